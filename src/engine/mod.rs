@@ -1,0 +1,1 @@
+//! The sans-IO contract engine (to be written).

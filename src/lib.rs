@@ -1,0 +1,21 @@
+//! tooltap: a recording HTTP proxy that checks OpenAI-compatible function-calling traffic.
+//!
+//! Data flows one way:
+//!
+//! ```text
+//! accept → forward → tee ──► client   (bytes unchanged, no delay)
+//!                     └────► inspect → engine { framing → reassemble → contract } → report
+//! ```
+//!
+//! * [`engine`] is the sans-IO analysis core: it imports neither hyper nor tokio, is fed bytes in
+//!   arbitrary chunks and returns values (reassembled messages and [`engine::Violation`]s). The
+//!   live proxy, the offline checker and the replayer all drive it.
+//! * [`config`], [`accept`], [`forward`], [`error`] and [`tls`] make the transparent proxy.
+
+pub mod accept;
+pub mod cli;
+pub mod config;
+pub mod engine;
+pub mod error;
+pub mod forward;
+pub mod tls;

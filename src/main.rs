@@ -1,0 +1,2 @@
+//! The `tooltap` binary (to be written).
+fn main() {}
