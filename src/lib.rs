@@ -18,4 +18,5 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod forward;
+pub mod tee;
 pub mod tls;

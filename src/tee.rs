@@ -1,0 +1,208 @@
+//! The tee: a transparent `http_body::Body` wrapper that forwards every frame first and copies it
+//! second, into a bounded per-exchange [`Tap`] that an inspector task drains.
+//!
+//! Input: any body with `Bytes` data (the upstream response, or the client's request). Output: the
+//! same frames, unchanged and undelayed, to whoever polls the body (hyper, writing to the client
+//! or to the upstream), plus [`TapEvent`]s on a bounded channel and exactly one [`TapEnd`] on a
+//! oneshot. The wrapper does O(1) work per frame: a reference-count bump (`Bytes::clone`), a
+//! `try_send` and a clock read. It never awaits, never locks, and never pushes back: when the
+//! channel is full it counts the drop, marks the exchange lossy and stops copying (a stream with
+//! a hole is useless to a reassembler), but it still delivers the ending, because the ending
+//! travels on its own oneshot that cannot be full.
+//!
+//! Every way a body can end is named in [`Ending`] and funnels into [`TeeBody::finish`], which
+//! takes the tap out of its `Option`: finishing twice is impossible by construction.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use bytes::Bytes;
+use http_body::{Body, Frame, SizeHint};
+use tokio::sync::{mpsc, oneshot};
+
+/// One copied data frame, stamped with the instant tooltap saw it.
+#[derive(Debug, Clone)]
+pub struct TapEvent {
+    pub bytes: Bytes,
+    pub at: Instant,
+}
+
+/// How a tapped body ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ending {
+    /// The inner body reported its end (`None`, or `is_end_stream()` turned true).
+    Complete,
+    /// The body ended with trailers (complete as far as data goes).
+    Trailers,
+    /// The inner body failed mid-stream (upstream reset, timeout...).
+    Error(String),
+    /// The body was dropped before its end: whoever was reading it went away.
+    Dropped,
+}
+
+/// Delivered once per tapped body, after its last [`TapEvent`].
+#[derive(Debug, Clone)]
+pub struct TapEnd {
+    pub ending: Ending,
+    /// Data frames that were not copied because the channel was full (or after it was).
+    pub dropped_frames: u64,
+    /// Whether any frame was dropped: the inspector saw a stream with a hole.
+    pub lossy: bool,
+    pub at: Instant,
+}
+
+/// The sending half held by a [`TeeBody`].
+#[derive(Debug)]
+pub struct Tap {
+    data: Option<mpsc::Sender<TapEvent>>,
+    end: oneshot::Sender<TapEnd>,
+    dropped_frames: u64,
+    lossy: bool,
+}
+
+/// The receiving half, owned by the inspector task.
+#[derive(Debug)]
+pub struct TapReceiver {
+    pub data: mpsc::Receiver<TapEvent>,
+    pub end: oneshot::Receiver<TapEnd>,
+}
+
+/// A bounded tap: at most `capacity` frames wait for the inspector at any time.
+pub fn tap(capacity: usize) -> (Tap, TapReceiver) {
+    let (data_tx, data_rx) = mpsc::channel(capacity.max(1));
+    let (end_tx, end_rx) = oneshot::channel();
+    let tap = Tap {
+        data: Some(data_tx),
+        end: end_tx,
+        dropped_frames: 0,
+        lossy: false,
+    };
+    (
+        tap,
+        TapReceiver {
+            data: data_rx,
+            end: end_rx,
+        },
+    )
+}
+
+impl Tap {
+    /// Copy one frame, or count it as dropped. Never blocks.
+    fn copy(&mut self, bytes: &Bytes) {
+        let Some(sender) = &self.data else {
+            // Lossy already, or the inspector went away: count, do not copy.
+            self.dropped_frames += 1;
+            return;
+        };
+        let event = TapEvent {
+            bytes: bytes.clone(),
+            at: Instant::now(),
+        };
+        match sender.try_send(event) {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                self.dropped_frames += 1;
+                self.lossy = true;
+                self.data = None;
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                self.data = None;
+            }
+        }
+    }
+
+    fn finish(self, ending: Ending) {
+        let Tap {
+            data,
+            end,
+            dropped_frames,
+            lossy,
+        } = self;
+        drop(data); // close the data channel first, so the inspector sees every frame, then the end
+        // The inspector may be gone (it panicked, or was never started): nothing to tell then.
+        let _ = end.send(TapEnd {
+            ending,
+            dropped_frames,
+            lossy,
+            at: Instant::now(),
+        });
+    }
+}
+
+/// A body that forwards its inner body's frames unchanged and copies data frames into a [`Tap`].
+#[derive(Debug)]
+pub struct TeeBody<B> {
+    inner: B,
+    tap: Option<Tap>,
+}
+
+impl<B> TeeBody<B> {
+    pub fn new(inner: B, tap: Tap) -> Self {
+        TeeBody {
+            inner,
+            tap: Some(tap),
+        }
+    }
+
+    /// The single place every ending goes through; a second call finds `None` and does nothing.
+    fn finish(&mut self, ending: Ending) {
+        if let Some(tap) = self.tap.take() {
+            tap.finish(ending);
+        }
+    }
+}
+
+impl<B> Body for TeeBody<B>
+where
+    B: Body<Data = Bytes> + Unpin,
+    B::Error: std::fmt::Display,
+{
+    type Data = Bytes;
+    type Error = B::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.inner).poll_frame(cx);
+        match &polled {
+            Poll::Pending => {}
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(bytes) = frame.data_ref() {
+                    if let Some(tap) = this.tap.as_mut() {
+                        tap.copy(bytes);
+                    }
+                    if this.inner.is_end_stream() {
+                        this.finish(Ending::Complete);
+                    }
+                } else if frame.is_trailers() {
+                    this.finish(Ending::Trailers);
+                }
+            }
+            Poll::Ready(Some(Err(error))) => this.finish(Ending::Error(error.to_string())),
+            Poll::Ready(None) => this.finish(Ending::Complete),
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+impl<B> Drop for TeeBody<B> {
+    fn drop(&mut self) {
+        // hyper may drop a body without polling it to the end (the client went away).
+        self.finish(Ending::Dropped);
+    }
+}
+
+#[cfg(test)]
+#[path = "tee_tests.rs"]
+mod tests;

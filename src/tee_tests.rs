@@ -1,0 +1,147 @@
+//! Unit tests of the tee: frames pass unchanged, every ending is delivered exactly once, and a
+//! full tap drops and counts instead of pushing back.
+
+use super::*;
+use http_body_util::BodyExt;
+use std::collections::VecDeque;
+
+/// A scripted body: yields its frames in order, then ends. `Unpin`, like hyper's `Incoming`.
+struct Scripted {
+    frames: VecDeque<Result<Frame<Bytes>, String>>,
+    exact_len: Option<u64>,
+}
+
+impl Scripted {
+    fn data(chunks: &[&'static str]) -> Self {
+        Scripted {
+            frames: chunks
+                .iter()
+                .map(|c| Ok(Frame::data(Bytes::from_static(c.as_bytes()))))
+                .collect(),
+            exact_len: None,
+        }
+    }
+}
+
+impl Body for Scripted {
+    type Data = Bytes;
+    type Error = String;
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, String>>> {
+        Poll::Ready(self.get_mut().frames.pop_front())
+    }
+    fn size_hint(&self) -> SizeHint {
+        match self.exact_len {
+            Some(n) => SizeHint::with_exact(n),
+            None => SizeHint::default(),
+        }
+    }
+}
+
+async fn drain(rx: &mut TapReceiver) -> Vec<Bytes> {
+    let mut out = Vec::new();
+    while let Some(event) = rx.data.recv().await {
+        out.push(event.bytes);
+    }
+    out
+}
+
+#[tokio::test]
+async fn frames_pass_unchanged_and_are_copied() {
+    let (tap, mut rx) = tap(16);
+    let mut body = TeeBody::new(Scripted::data(&["data: a\n\n", "data: b\n\n"]), tap);
+    let mut seen = Vec::new();
+    while let Some(frame) = body.frame().await {
+        seen.push(frame.expect("frame").into_data().expect("data"));
+    }
+    assert_eq!(seen, vec!["data: a\n\n", "data: b\n\n"]);
+    drop(body);
+    assert_eq!(drain(&mut rx).await, seen);
+    let end = rx.end.await.expect("end delivered");
+    assert_eq!(end.ending, Ending::Complete);
+    assert_eq!((end.dropped_frames, end.lossy), (0, false));
+}
+
+#[tokio::test]
+async fn a_full_tap_drops_counts_and_still_delivers_the_end() {
+    let (tap, mut rx) = tap(2);
+    let chunks = ["1", "2", "3", "4", "5"];
+    let mut body = TeeBody::new(Scripted::data(&chunks), tap);
+    let mut forwarded = 0;
+    while let Some(frame) = body.frame().await {
+        frame.expect("frame");
+        forwarded += 1;
+    }
+    // The client got every frame although nobody drained the tap.
+    assert_eq!(forwarded, 5);
+    assert_eq!(drain(&mut rx).await, vec!["1", "2"]);
+    let end = rx.end.await.expect("end delivered");
+    assert_eq!(end.ending, Ending::Complete);
+    assert!(end.lossy);
+    assert_eq!(end.dropped_frames, 3);
+}
+
+#[tokio::test]
+async fn dropping_before_the_end_reports_dropped() {
+    let (tap, mut rx) = tap(16);
+    let mut body = TeeBody::new(Scripted::data(&["x", "y"]), tap);
+    let first = body.frame().await.expect("one frame").expect("ok");
+    assert_eq!(first.into_data().expect("data"), "x");
+    drop(body);
+    assert_eq!(drain(&mut rx).await, vec!["x"]);
+    assert_eq!(rx.end.await.expect("end").ending, Ending::Dropped);
+}
+
+#[tokio::test]
+async fn an_error_mid_stream_is_the_ending() {
+    let (tap, rx) = tap(16);
+    let mut inner = Scripted::data(&["x"]);
+    inner.frames.push_back(Err("connection reset".into()));
+    let mut body = TeeBody::new(inner, tap);
+    assert!(body.frame().await.expect("frame").is_ok());
+    assert_eq!(
+        body.frame().await.expect("error frame").unwrap_err(),
+        "connection reset"
+    );
+    drop(body);
+    let end = rx.end.await.expect("end");
+    assert_eq!(end.ending, Ending::Error("connection reset".into()));
+}
+
+#[tokio::test]
+async fn trailers_end_the_tap_once() {
+    let (tap, rx) = tap(16);
+    let mut inner = Scripted::data(&["x"]);
+    inner
+        .frames
+        .push_back(Ok(Frame::trailers(http::HeaderMap::new())));
+    let mut body = TeeBody::new(inner, tap);
+    while body.frame().await.is_some() {}
+    drop(body); // dropping after the end must not replace the ending with Dropped
+    assert_eq!(rx.end.await.expect("end").ending, Ending::Trailers);
+}
+
+#[tokio::test]
+async fn a_closed_inspector_never_disturbs_the_body() {
+    let (tap, rx) = tap(1);
+    drop(rx);
+    let mut body = TeeBody::new(Scripted::data(&["a", "b", "c"]), tap);
+    let mut n = 0;
+    while let Some(frame) = body.frame().await {
+        frame.expect("frame");
+        n += 1;
+    }
+    assert_eq!(n, 3);
+}
+
+#[test]
+fn size_hint_and_end_of_stream_are_delegated() {
+    let (tap, _rx) = tap(1);
+    let mut inner = Scripted::data(&["abc"]);
+    inner.exact_len = Some(3);
+    let body = TeeBody::new(inner, tap);
+    assert_eq!(body.size_hint().exact(), Some(3));
+    assert!(!body.is_end_stream());
+}
