@@ -18,5 +18,6 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod forward;
+pub mod metrics;
 pub mod tee;
 pub mod tls;

@@ -1,0 +1,205 @@
+//! Prometheus metrics: a small hand-written registry of labelled counters and histograms, and
+//! its rendering in the Prometheus text exposition format (served by the admin listener).
+//!
+//! Written by the service (one update per exchange, never from inside `poll_frame`) and by the
+//! inspector tasks; read by the admin listener. Label values are bounded: model names are
+//! sanitised and capped in length, and past [`MAX_MODELS`] distinct models new ones are counted
+//! as `other`, so a client sending random model names cannot grow the registry without bound.
+//! (The `metrics`/`metrics-exporter-prometheus` crates were considered: the exporter defaults to
+//! a second rustls crypto provider, and what we need fits in this file.)
+
+mod family;
+
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use family::{CounterVec, HistogramVec, lock};
+
+/// Distinct model label values kept before new ones become `other`.
+pub const MAX_MODELS: usize = 64;
+/// Longest model label value kept; longer names are cut.
+pub const MAX_LABEL_LEN: usize = 64;
+
+/// Upper bounds (seconds) of the latency histograms: 50 µs to 60 s.
+const LATENCY_BUCKETS: &[f64] = &[
+    0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
+    2.5, 5.0, 10.0, 30.0, 60.0,
+];
+/// Upper bounds (seconds) of tooltap's own overhead: 1 µs to 10 ms.
+const OVERHEAD_BUCKETS: &[f64] = &[
+    0.000001, 0.0000025, 0.000005, 0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001,
+    0.0025, 0.01,
+];
+
+/// Every metric tooltap exports.
+pub struct Metrics {
+    requests: CounterVec,
+    inspected: CounterVec,
+    violations: CounterVec,
+    incomplete: CounterVec,
+    recording_failures: CounterVec,
+    upstream_ttfb: HistogramVec,
+    stream_duration: HistogramVec,
+    request_overhead: HistogramVec,
+    frame_overhead: HistogramVec,
+    models: Mutex<BTreeSet<String>>,
+}
+
+/// Why an exchange's inspection is incomplete: our own limits, never contract violations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IncompleteReason {
+    /// The tap was full: frames were dropped, the inspector saw a stream with a hole.
+    Lossy,
+    /// No inspection permit was free: the exchange was forwarded untapped.
+    Skipped,
+    /// The client went away before the end of the body.
+    ClientGone,
+    /// A body exceeded an inspection bound.
+    TooLarge,
+    /// The upstream body failed mid-stream.
+    UpstreamError,
+    /// The analysis code itself failed (a panic in the inspector), caught and reported.
+    InspectionFailed,
+}
+
+impl IncompleteReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IncompleteReason::Lossy => "lossy",
+            IncompleteReason::Skipped => "skipped",
+            IncompleteReason::ClientGone => "client_gone",
+            IncompleteReason::TooLarge => "too_large",
+            IncompleteReason::UpstreamError => "upstream_error",
+            IncompleteReason::InspectionFailed => "inspection_failed",
+        }
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics {
+            requests: CounterVec::new(
+                "tooltap_requests_total",
+                "Requests answered, by route and status.",
+                &["route", "status"],
+            ),
+            inspected: CounterVec::new(
+                "tooltap_exchanges_inspected_total",
+                "Exchanges run through the contract engine.",
+                &["route", "model", "stream"],
+            ),
+            violations: CounterVec::new(
+                "tooltap_violations_total",
+                "Contract violations found, by rule id and severity.",
+                &["route", "model", "rule", "severity"],
+            ),
+            incomplete: CounterVec::new(
+                "tooltap_inspection_incomplete_total",
+                "Exchanges whose inspection was incomplete, by reason.",
+                &["route", "reason"],
+            ),
+            recording_failures: CounterVec::new(
+                "tooltap_recording_failures_total",
+                "Failures writing the violations file or recordings (traffic is unaffected).",
+                &["target"],
+            ),
+            upstream_ttfb: HistogramVec::new(
+                "tooltap_upstream_ttfb_seconds",
+                "Time from sending the request upstream to its response head.",
+                &["route"],
+                LATENCY_BUCKETS,
+            ),
+            stream_duration: HistogramVec::new(
+                "tooltap_response_duration_seconds",
+                "Time from the response head to the end of its body.",
+                &["route"],
+                LATENCY_BUCKETS,
+            ),
+            request_overhead: HistogramVec::new(
+                "tooltap_request_overhead_seconds",
+                "Time spent in tooltap between accepting a request head and sending it upstream.",
+                &["route"],
+                OVERHEAD_BUCKETS,
+            ),
+            frame_overhead: HistogramVec::new(
+                "tooltap_frame_overhead_seconds",
+                "Time tooltap adds to a response frame between receiving it and handing it on.",
+                &["route"],
+                OVERHEAD_BUCKETS,
+            ),
+            models: Mutex::new(BTreeSet::new()),
+        }
+    }
+}
+
+impl Metrics {
+    /// A bounded label value for a model name (see the module doc).
+    pub fn model_label(&self, model: Option<&str>) -> String {
+        let Some(model) = model else {
+            return "unknown".to_string();
+        };
+        let clean: String = model
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || "._:/-@+".contains(*c))
+            .take(MAX_LABEL_LEN)
+            .collect();
+        if clean.is_empty() {
+            return "unknown".to_string();
+        }
+        let mut models = lock(&self.models);
+        if models.contains(&clean) || models.len() < MAX_MODELS {
+            models.insert(clean.clone());
+            clean
+        } else {
+            "other".to_string()
+        }
+    }
+
+    pub fn request(&self, route: &str, status: u16) {
+        self.requests.add(&[route, &status.to_string()], 1);
+    }
+    pub fn inspected(&self, route: &str, model: &str, stream: bool) {
+        let stream = if stream { "true" } else { "false" };
+        self.inspected.add(&[route, model, stream], 1);
+    }
+    pub fn violation(&self, route: &str, model: &str, rule: &str, severity: &str) {
+        self.violations.add(&[route, model, rule, severity], 1);
+    }
+    pub fn incomplete(&self, route: &str, reason: IncompleteReason) {
+        self.incomplete.add(&[route, reason.as_str()], 1);
+    }
+    pub fn recording_failure(&self, target: &str) {
+        self.recording_failures.add(&[target], 1);
+    }
+    pub fn upstream_ttfb(&self, route: &str, d: Duration) {
+        self.upstream_ttfb.observe(&[route], d.as_secs_f64());
+    }
+    pub fn response_duration(&self, route: &str, d: Duration) {
+        self.stream_duration.observe(&[route], d.as_secs_f64());
+    }
+    pub fn request_overhead(&self, route: &str, d: Duration) {
+        self.request_overhead.observe(&[route], d.as_secs_f64());
+    }
+    pub fn frame_overhead(&self, route: &str, d: Duration) {
+        self.frame_overhead.observe(&[route], d.as_secs_f64());
+    }
+
+    /// The whole registry in the Prometheus text exposition format (version 0.0.4).
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        self.requests.render(&mut out);
+        self.inspected.render(&mut out);
+        self.violations.render(&mut out);
+        self.incomplete.render(&mut out);
+        self.recording_failures.render(&mut out);
+        self.upstream_ttfb.render(&mut out);
+        self.stream_duration.render(&mut out);
+        self.request_overhead.render(&mut out);
+        self.frame_overhead.render(&mut out);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests;
