@@ -18,6 +18,7 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod forward;
+pub mod jsonl_sink;
 pub mod metrics;
 pub mod tee;
 pub mod tls;

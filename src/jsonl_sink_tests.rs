@@ -1,0 +1,70 @@
+//! Tests of the JSONL sink: appends whole lines, never truncates, creates owner-only files, and
+//! survives an unwritable path by counting the failure.
+
+use super::*;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tooltap-sink-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+#[tokio::test]
+async fn appends_lines_and_never_rewrites() {
+    let dir = temp_dir("append");
+    let path = dir.join("nested/violations.jsonl");
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&path, "{\"old\":true}\n").expect("seed line");
+    let metrics = Arc::new(Metrics::default());
+    let sink = JsonlSink::spawn(path.clone(), "violations", metrics.clone());
+    sink.append(vec!["{\"a\":1}".into(), "{\"b\":2}".into()]);
+    sink.append(vec!["{\"c\":3}".into()]);
+    sink.flush().await;
+    let text = std::fs::read_to_string(&path).expect("read");
+    assert_eq!(text, "{\"old\":true}\n{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n");
+    assert!(
+        !metrics
+            .render()
+            .contains("tooltap_recording_failures_total{")
+    );
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn new_files_are_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = temp_dir("perm");
+    let path = dir.join("v.jsonl");
+    let sink = JsonlSink::spawn(path.clone(), "violations", Arc::new(Metrics::default()));
+    sink.append(vec!["{}".into()]);
+    sink.flush().await;
+    let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+}
+
+#[tokio::test]
+async fn an_unwritable_path_is_counted_not_fatal() {
+    let dir = temp_dir("unwritable");
+    // A directory where the file should be: every open fails, whatever the user's privileges.
+    let path = dir.join("is-a-dir");
+    std::fs::create_dir_all(&path).expect("mkdir");
+    let metrics = Arc::new(Metrics::default());
+    let sink = JsonlSink::spawn(path.clone(), "violations", metrics.clone());
+    sink.append(vec!["{}".into()]);
+    sink.append(vec!["{}".into()]);
+    sink.flush().await;
+    assert!(
+        metrics
+            .render()
+            .contains("tooltap_recording_failures_total{target=\"violations\"} 2")
+    );
+    // Once the path becomes writable, lines are written again.
+    std::fs::remove_dir(&path).expect("rmdir");
+    sink.append(vec!["{\"back\":true}".into()]);
+    sink.flush().await;
+    assert_eq!(
+        std::fs::read_to_string(&path).expect("read"),
+        "{\"back\":true}\n"
+    );
+}
