@@ -13,6 +13,7 @@
 //! * [`config`], [`accept`], [`forward`], [`error`] and [`tls`] make the transparent proxy.
 
 pub mod accept;
+pub mod admin;
 pub mod cli;
 pub mod config;
 pub mod engine;

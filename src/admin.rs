@@ -1,0 +1,102 @@
+//! The admin listener: `/metrics` (Prometheus text format), `/healthz` and `/readyz`.
+//!
+//! It listens on its own address (loopback by default), separate from the proxied traffic, so a
+//! scrape can never be confused with a client request and the proxy's routes stay transparent.
+//! `/healthz` answers while the process runs; `/readyz` answers 200 while the proxy accepts and
+//! 503 once shutdown has begun, so a load balancer stops sending new work first.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use bytes::Bytes;
+use http::{Method, Request, Response, StatusCode, header};
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+
+use crate::metrics::Metrics;
+
+/// What the admin endpoints read.
+#[derive(Clone)]
+pub struct AdminState {
+    pub metrics: Arc<Metrics>,
+    /// False once shutdown has begun.
+    pub ready: Arc<AtomicBool>,
+}
+
+/// Serve the admin endpoints on `listener` until `shutdown` resolves.
+pub async fn serve(
+    listener: TcpListener,
+    state: AdminState,
+    shutdown: impl std::future::Future<Output = ()>,
+) {
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            _ = &mut shutdown => return,
+            accepted = listener.accept() => match accepted {
+                Ok(pair) => pair,
+                Err(error) => {
+                    tracing::warn!(%error, "admin accept failed");
+                    continue;
+                }
+            },
+        };
+        let state = state.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |req| {
+                let state = state.clone();
+                async move { Ok::<_, Infallible>(answer(&state, &req)) }
+            });
+            if let Err(error) = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await
+            {
+                tracing::debug!(%error, %peer, "admin connection ended with an error");
+            }
+        });
+    }
+}
+
+fn answer(state: &AdminState, req: &Request<Incoming>) -> Response<Full<Bytes>> {
+    if req.method() != Method::GET && req.method() != Method::HEAD {
+        return text(StatusCode::METHOD_NOT_ALLOWED, "only GET and HEAD\n");
+    }
+    match req.uri().path() {
+        "/metrics" => {
+            let mut response = text(StatusCode::OK, &state.metrics.render());
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                http::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+            );
+            response
+        }
+        "/healthz" => text(StatusCode::OK, "ok\n"),
+        "/readyz" if state.ready.load(Ordering::Relaxed) => text(StatusCode::OK, "ready\n"),
+        "/readyz" => text(StatusCode::SERVICE_UNAVAILABLE, "shutting down\n"),
+        _ => text(
+            StatusCode::NOT_FOUND,
+            "not found: the admin listener serves /metrics, /healthz and /readyz\n",
+        ),
+    }
+}
+
+fn text(status: StatusCode, body: &str) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(body.to_string())));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+/// Bind the admin address; a separate step so callers learn the port before serving.
+pub async fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    TcpListener::bind(addr).await
+}

@@ -1,0 +1,140 @@
+//! The inspector task: drains one exchange's taps into the contract engine and reports.
+//!
+//! Input: an [`InspectJob`] made by the service when it decides to inspect an exchange — the
+//! request body's tap, and a oneshot on which the service later sends the response head and the
+//! response body's tap (or nothing, when the upstream never answered). Output: one
+//! [`engine::Report`] turned into log lines (a WARN per violation, an INFO summary), metrics and
+//! lines in the violations file; the frames themselves go to the recorder when one is set.
+//!
+//! The analysis runs inside `catch_unwind`: a panic in the engine on a crafted input marks the
+//! exchange `inspection_failed` and the process lives on. The client never waits for any of it:
+//! the taps are fed by `try_send`, and this task only reads.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::BytesMut;
+use tokio::sync::oneshot;
+
+use crate::engine::{BodyEnd, EngineConfig, Exchange, Report, ResponseHead, SchemaCache};
+use crate::jsonl_sink::JsonlSink;
+use crate::metrics::Metrics;
+use crate::tee::{Ending, TapEnd, TapReceiver};
+
+/// Everything an inspector needs that outlives one exchange; shared by all of them.
+pub struct Inspection {
+    pub engine: Arc<EngineConfig>,
+    pub schemas: Arc<SchemaCache>,
+    pub metrics: Arc<Metrics>,
+    pub violations: Option<JsonlSink>,
+    /// Request bodies larger than this are not inspected (the exchange is reported too_large).
+    pub max_request_body: usize,
+}
+
+/// Who the exchange is, for reports.
+#[derive(Debug, Clone)]
+pub struct ExchangeLabel {
+    pub id: Arc<str>,
+    pub route: Arc<str>,
+    pub started: Instant,
+}
+
+/// The response half, sent by the service once the upstream's head arrived.
+pub struct ResponsePart {
+    pub head: ResponseHead,
+    pub body: TapReceiver,
+    /// Time from sending the request upstream to its response head.
+    pub ttfb: Duration,
+}
+
+/// One exchange to inspect.
+pub struct InspectJob {
+    pub label: ExchangeLabel,
+    pub request: TapReceiver,
+    pub response: oneshot::Receiver<ResponsePart>,
+}
+
+/// Run one inspection to its end. Spawned by the service; never awaited by the client path.
+pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
+    let InspectJob {
+        label,
+        request,
+        response,
+    } = job;
+    let (request_body, request_end) = collect_request(request, shared.max_request_body).await;
+    let Ok(part) = response.await else {
+        // The upstream never answered (its error went to the client and the log): nothing to judge.
+        return;
+    };
+    shared.metrics.upstream_ttfb(&label.route, part.ttfb);
+    let head_at = Instant::now();
+    let outcome = analyse(&shared, request_body.as_deref(), part).await;
+    shared.metrics.response_duration(&label.route, head_at.elapsed());
+    report::emit(&shared, &label, request_end.as_ref(), outcome);
+}
+
+/// The request body, or `None` when it was cut short, lossy or over the bound.
+async fn collect_request(mut tap: TapReceiver, max: usize) -> (Option<Vec<u8>>, Option<TapEnd>) {
+    let mut body = BytesMut::new();
+    let mut over = false;
+    while let Some(event) = tap.data.recv().await {
+        if body.len() + event.bytes.len() > max {
+            over = true;
+        } else if !over {
+            body.extend_from_slice(&event.bytes);
+        }
+    }
+    let end = tap.end.await.ok();
+    let whole = !over
+        && end
+            .as_ref()
+            .is_some_and(|e| !e.lossy && matches!(e.ending, Ending::Complete | Ending::Trailers));
+    (whole.then(|| body.to_vec()), end)
+}
+
+mod report;
+
+/// What inspecting the response gave.
+enum Outcome {
+    Judged { report: Report, end: Option<TapEnd> },
+    Panicked,
+}
+
+async fn analyse(shared: &Inspection, request_body: Option<&[u8]>, part: ResponsePart) -> Outcome {
+    let ResponsePart { head, mut body, .. } = part;
+    let mut exchange = match guarded(|| {
+        let mut exchange = Exchange::new(
+            shared.engine.clone(),
+            shared.schemas.clone(),
+            request_body.unwrap_or_default(),
+        );
+        exchange.response_head(head);
+        exchange
+    }) {
+        Some(exchange) => exchange,
+        None => return Outcome::Panicked,
+    };
+    while let Some(event) = body.data.recv().await {
+        if guarded(|| exchange.feed(&event.bytes)).is_none() {
+            return Outcome::Panicked;
+        }
+    }
+    let end = body.end.await.ok();
+    let body_end = match end.as_ref().map(|e| &e.ending) {
+        Some(Ending::Complete | Ending::Trailers) if !end.as_ref().is_some_and(|e| e.lossy) => {
+            BodyEnd::Complete
+        }
+        _ => BodyEnd::Truncated,
+    };
+    match guarded(move || exchange.finish(body_end)) {
+        Some(report) => Outcome::Judged { report, end },
+        None => Outcome::Panicked,
+    }
+}
+
+/// Run analysis code, turning a panic into `None` (the panic message is printed by the hook).
+fn guarded<T>(f: impl FnOnce() -> T) -> Option<T> {
+    catch_unwind(AssertUnwindSafe(f)).ok()
+}
+

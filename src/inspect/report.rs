@@ -1,0 +1,113 @@
+//! Turning one inspected exchange into its outputs: a WARN log line per violation and an INFO
+//! summary, metrics, and one line per violation in the violations file.
+//!
+//! The violations-file line is the documented public shape (docs/violations-file.md): `ts`,
+//! `exchange`, `route`, `model`, `stream`, `rule`, `severity`, `stage`, `path`, `choice`,
+//! `tool_call`, `seq`, `schema_path`, `detail`.
+
+use serde_json::json;
+
+use super::{ExchangeLabel, Inspection, Outcome};
+use crate::metrics::IncompleteReason;
+use crate::tee::{Ending, TapEnd};
+
+pub(super) fn emit(
+    shared: &Inspection,
+    label: &ExchangeLabel,
+    request_end: Option<&TapEnd>,
+    outcome: Outcome,
+) {
+    let route = &*label.route;
+    let metrics = &shared.metrics;
+    let (report, end) = match outcome {
+        Outcome::Judged { report, end } => (report, end),
+        Outcome::Panicked => {
+            metrics.incomplete(route, IncompleteReason::InspectionFailed);
+            tracing::error!(
+                exchange = &*label.id,
+                route,
+                "inspection failed: the analysis panicked on this exchange; the client was not affected"
+            );
+            return;
+        }
+    };
+    let model = metrics.model_label(report.request.model.as_deref());
+    let stream = report.request.stream;
+    metrics.inspected(route, &model, stream);
+    let incomplete = incomplete_reasons(request_end, end.as_ref(), &report);
+    for reason in &incomplete {
+        metrics.incomplete(route, *reason);
+    }
+
+    let ts = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
+    let mut lines = Vec::with_capacity(report.violations.len());
+    for v in &report.violations {
+        let rule = v.rule.as_str();
+        let severity = v.severity.as_str();
+        metrics.violation(route, &model, rule, severity);
+        tracing::warn!(
+            exchange = &*label.id,
+            route,
+            model = %model,
+            rule,
+            severity,
+            path = %v.path,
+            detail = %v.detail,
+            "contract violation"
+        );
+        let line = json!({
+            "ts": ts,
+            "exchange": &*label.id,
+            "route": route,
+            "model": report.request.model,
+            "stream": stream,
+            "rule": rule,
+            "severity": severity,
+            "stage": v.stage,
+            "path": v.path,
+            "choice": v.choice,
+            "tool_call": v.tool_call,
+            "seq": v.seq,
+            "schema_path": v.schema_path,
+            "detail": v.detail,
+        });
+        lines.push(line.to_string());
+    }
+    if let Some(sink) = &shared.violations {
+        sink.append(lines);
+    }
+    let incomplete: Vec<&str> = incomplete.iter().map(|r| r.as_str()).collect();
+    tracing::info!(
+        exchange = &*label.id,
+        route,
+        model = %model,
+        stream,
+        status = report.status,
+        violations = report.violations.len(),
+        incomplete = ?incomplete,
+        elapsed_ms = label.started.elapsed().as_millis() as u64,
+        "exchange inspected"
+    );
+}
+
+/// Why this inspection saw less than the whole exchange (our limits, not violations).
+fn incomplete_reasons(
+    request_end: Option<&TapEnd>,
+    response_end: Option<&TapEnd>,
+    report: &crate::engine::Report,
+) -> Vec<IncompleteReason> {
+    let mut reasons = Vec::new();
+    let lossy = request_end.is_some_and(|e| e.lossy) || response_end.is_some_and(|e| e.lossy);
+    if lossy {
+        reasons.push(IncompleteReason::Lossy);
+    }
+    match response_end.map(|e| &e.ending) {
+        Some(Ending::Dropped) => reasons.push(IncompleteReason::ClientGone),
+        Some(Ending::Error(_)) => reasons.push(IncompleteReason::UpstreamError),
+        Some(Ending::Complete | Ending::Trailers) | None => {}
+    }
+    if report.completeness.is_too_large() {
+        reasons.push(IncompleteReason::TooLarge);
+    }
+    reasons
+}
