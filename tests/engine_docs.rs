@@ -27,18 +27,30 @@ fn rules_doc_and_rule_ids_agree() {
     let documented = documented_rules();
     let ids: Vec<&str> = documented.iter().map(|(id, _)| id.as_str()).collect();
     for rule in RuleId::ALL {
-        assert!(ids.contains(&rule.as_str()), "{rule} is not documented in docs/rules.md");
+        assert!(
+            ids.contains(&rule.as_str()),
+            "{rule} is not documented in docs/rules.md"
+        );
     }
     for (id, body) in &documented {
-        let rule: RuleId = id.parse().unwrap_or_else(|_| panic!("docs/rules.md documents unknown id {id:?}"));
+        let rule: RuleId = id
+            .parse()
+            .unwrap_or_else(|_| panic!("docs/rules.md documents unknown id {id:?}"));
         let severity = match rule.default_severity() {
             Severity::Warning => "warning",
             Severity::Error => "error",
         };
-        assert!(body.contains(&format!("Default severity: {severity}.")), "{id}: doc severity disagrees with {severity}");
+        assert!(
+            body.contains(&format!("Default severity: {severity}.")),
+            "{id}: doc severity disagrees with {severity}"
+        );
         assert!(body.contains("```"), "{id}: no minimal failing example");
     }
-    assert_eq!(documented.len(), RuleId::ALL.len(), "a rule is documented twice");
+    assert_eq!(
+        documented.len(),
+        RuleId::ALL.len(),
+        "a rule is documented twice"
+    );
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -56,8 +68,20 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 fn engine_imports_no_io_stack() {
     let mut files = Vec::new();
     rust_files(&root().join("src/engine"), &mut files);
-    assert!(files.len() >= 10, "expected the engine's files, found {}", files.len());
-    let forbidden = ["hyper", "tokio", "http", "http_body", "reqwest", "std::net", "std::fs"];
+    assert!(
+        files.len() >= 10,
+        "expected the engine's files, found {}",
+        files.len()
+    );
+    let forbidden = [
+        "hyper",
+        "tokio",
+        "http",
+        "http_body",
+        "reqwest",
+        "std::net",
+        "std::fs",
+    ];
     for file in files {
         let text = std::fs::read_to_string(&file).expect("readable");
         for (number, line) in text.lines().enumerate() {
@@ -66,8 +90,15 @@ fn engine_imports_no_io_stack() {
                 continue;
             }
             for name in forbidden {
-                let used = code.contains(&format!("{name}::")) || code.contains(&format!("use {name}")) || code.contains(&format!("extern crate {name}"));
-                assert!(!used, "{}:{} uses {name}: the engine must stay sans-IO", file.display(), number + 1);
+                let used = code.contains(&format!("{name}::"))
+                    || code.contains(&format!("use {name}"))
+                    || code.contains(&format!("extern crate {name}"));
+                assert!(
+                    !used,
+                    "{}:{} uses {name}: the engine must stay sans-IO",
+                    file.display(),
+                    number + 1
+                );
             }
         }
     }

@@ -33,7 +33,12 @@ fn every_fixture_matches_its_expected_violations() {
             ));
         }
     }
-    assert!(failures.is_empty(), "{} fixture(s) differ:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} fixture(s) differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -44,8 +49,15 @@ fn every_rule_has_a_failing_fixture() {
             fired.insert(line["rule"].as_str().expect("rule is a string").to_owned());
         }
     }
-    let missing: Vec<&str> = RuleId::ALL.iter().map(|r| r.as_str()).filter(|id| !fired.contains(*id)).collect();
-    assert!(missing.is_empty(), "rules without a failing fixture: {missing:?}");
+    let missing: Vec<&str> = RuleId::ALL
+        .iter()
+        .map(|r| r.as_str())
+        .filter(|id| !fired.contains(*id))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "rules without a failing fixture: {missing:?}"
+    );
 }
 
 #[test]
@@ -53,14 +65,36 @@ fn clean_and_passing_cases_are_clean_and_complete() {
     let cache = SchemaCache::default();
     let clean: Vec<_> = load_all()
         .into_iter()
-        .filter(|f| f.name.starts_with("pass_") || f.name.starts_with("pair_") || f.name.starts_with("seed_"))
+        .filter(|f| {
+            f.name.starts_with("pass_")
+                || f.name.starts_with("pair_")
+                || f.name.starts_with("seed_")
+        })
         .collect();
-    assert!(clean.len() >= 8, "expected at least 8 clean cases, found {}", clean.len());
+    assert!(
+        clean.len() >= 8,
+        "expected at least 8 clean cases, found {}",
+        clean.len()
+    );
     for fixture in clean {
         let report = run_natural(&fixture, &cache);
-        assert!(report.violations.is_empty(), "{}: {:?}", fixture.name, report.violations);
-        assert_eq!(report.completeness, Completeness::Complete, "{}", fixture.name);
-        assert!(report.choices.iter().all(|c| c.finish_reason.is_some()), "{}", fixture.name);
+        assert!(
+            report.violations.is_empty(),
+            "{}: {:?}",
+            fixture.name,
+            report.violations
+        );
+        assert_eq!(
+            report.completeness,
+            Completeness::Complete,
+            "{}",
+            fixture.name
+        );
+        assert!(
+            report.choices.iter().all(|c| c.finish_reason.is_some()),
+            "{}",
+            fixture.name
+        );
     }
 }
 
@@ -69,9 +103,15 @@ fn reassembled_streams_equal_their_buffered_twins() {
     let cache = SchemaCache::default();
     let all = load_all();
     let mut pairs = 0;
-    for stream in all.iter().filter(|f| f.name.starts_with("pair_") && f.name.ends_with("_sse")) {
+    for stream in all
+        .iter()
+        .filter(|f| f.name.starts_with("pair_") && f.name.ends_with("_sse"))
+    {
         let twin_name = stream.name.replace("_sse", "_json");
-        let buffered = all.iter().find(|f| f.name == twin_name).expect("every _sse pair has a _json twin");
+        let buffered = all
+            .iter()
+            .find(|f| f.name == twin_name)
+            .expect("every _sse pair has a _json twin");
         let from_stream = run_natural(stream, &cache);
         let from_buffer = run_natural(buffered, &cache);
         assert!(!from_stream.choices.is_empty(), "{}", stream.name);
@@ -79,17 +119,29 @@ fn reassembled_streams_equal_their_buffered_twins() {
         assert_eq!(from_stream.usage, from_buffer.usage, "{}", stream.name);
         pairs += 1;
     }
-    assert!(pairs >= 2, "expected at least two stream/buffered pairs, found {pairs}");
+    assert!(
+        pairs >= 2,
+        "expected at least two stream/buffered pairs, found {pairs}"
+    );
 }
 
 #[test]
 fn seed_stream_reassembles_by_index_not_position() {
-    let fixture = load_all().into_iter().find(|f| f.name == "seed_required_stream").expect("seed fixture");
+    let fixture = load_all()
+        .into_iter()
+        .find(|f| f.name == "seed_required_stream")
+        .expect("seed fixture");
     let report = run_natural(&fixture, &SchemaCache::default());
     let calls = &report.choices[0].tool_calls;
     assert_eq!(calls.len(), 2);
     assert_eq!(calls[0].id.as_deref(), Some("call_paris"));
-    assert_eq!(calls[0].arguments, Some(serde_json::json!(r#"{"city":"Paris","unit":"c"}"#)));
+    assert_eq!(
+        calls[0].arguments,
+        Some(serde_json::json!(r#"{"city":"Paris","unit":"c"}"#))
+    );
     assert_eq!(calls[1].id.as_deref(), Some("call_oslo"));
-    assert_eq!(calls[1].arguments, Some(serde_json::json!(r#"{"city":"Oslo"}"#)));
+    assert_eq!(
+        calls[1].arguments,
+        Some(serde_json::json!(r#"{"city":"Oslo"}"#))
+    );
 }

@@ -33,20 +33,34 @@ struct Call {
 }
 
 fn call_strategy() -> impl Strategy<Value = Call> {
-    (0..2usize, "[a-zA-Z é]{0,10}", prop::option::of(prop::bool::ANY), prop::collection::vec(0..64usize, 0..6)).prop_map(
-        |(which, city, unit, raw_cuts)| {
+    (
+        0..2usize,
+        "[a-zA-Z é]{0,10}",
+        prop::option::of(prop::bool::ANY),
+        prop::collection::vec(0..64usize, 0..6),
+    )
+        .prop_map(|(which, city, unit, raw_cuts)| {
             let mut args = serde_json::Map::new();
             args.insert("city".into(), json!(city));
-            if which == 0 && let Some(celsius) = unit {
+            if which == 0
+                && let Some(celsius) = unit
+            {
                 args.insert("unit".into(), json!(if celsius { "c" } else { "f" }));
             }
             let arguments = Value::Object(args).to_string();
-            let mut cuts: Vec<usize> = raw_cuts.into_iter().map(|c| c % (arguments.len() + 1)).filter(|c| arguments.is_char_boundary(*c)).collect();
+            let mut cuts: Vec<usize> = raw_cuts
+                .into_iter()
+                .map(|c| c % (arguments.len() + 1))
+                .filter(|c| arguments.is_char_boundary(*c))
+                .collect();
             cuts.sort_unstable();
             cuts.dedup();
-            Call { name: NAMES[which], arguments, cuts }
-        },
-    )
+            Call {
+                name: NAMES[which],
+                arguments,
+                cuts,
+            }
+        })
 }
 
 /// One defect to inject; `rule` is the one that must fire.
@@ -93,10 +107,20 @@ impl Defect {
 
 fn defect_strategy() -> impl Strategy<Value = Defect> {
     prop_oneof![
-        Just(Defect::IdRepeated), Just(Defect::IdChanged), Just(Defect::NameRepeated), Just(Defect::NameChanged),
-        Just(Defect::NameUndeclared), Just(Defect::ArgumentsNotObject), Just(Defect::ArgumentsSchema),
-        Just(Defect::IndexSkips), Just(Defect::FinishStop), Just(Defect::FinishRepeated), Just(Defect::DoneMissing),
-        Just(Defect::DataAfterDone), Just(Defect::DataNotJson), Just(Defect::ErrorEvent),
+        Just(Defect::IdRepeated),
+        Just(Defect::IdChanged),
+        Just(Defect::NameRepeated),
+        Just(Defect::NameChanged),
+        Just(Defect::NameUndeclared),
+        Just(Defect::ArgumentsNotObject),
+        Just(Defect::ArgumentsSchema),
+        Just(Defect::IndexSkips),
+        Just(Defect::FinishStop),
+        Just(Defect::FinishRepeated),
+        Just(Defect::DoneMissing),
+        Just(Defect::DataAfterDone),
+        Just(Defect::DataNotJson),
+        Just(Defect::ErrorEvent),
     ]
 }
 
@@ -120,7 +144,16 @@ fn plan_strategy() -> impl Strategy<Value = Plan> {
         prop::bool::ANY,
         prop::collection::vec(0..4096usize, 0..12),
     )
-        .prop_map(|(calls, order, line_end, keepalive_every, usage_chunk, byte_cuts)| Plan { calls, order, line_end, keepalive_every, usage_chunk, byte_cuts })
+        .prop_map(
+            |(calls, order, line_end, keepalive_every, usage_chunk, byte_cuts)| Plan {
+                calls,
+                order,
+                line_end,
+                keepalive_every,
+                usage_chunk,
+                byte_cuts,
+            },
+        )
 }
 
 fn chunk(delta: Value, finish: Value) -> Value {
@@ -166,13 +199,19 @@ fn fragments(plan: &Plan, defect: Defect) -> Vec<Vec<Value>> {
 
 /// Serializes the plan as SSE bytes.
 fn render(plan: &Plan, defect: Defect) -> Vec<u8> {
-    let mut queues: Vec<std::collections::VecDeque<Value>> = fragments(plan, defect).into_iter().map(Into::into).collect();
-    let mut events = vec![chunk(json!({"role":"assistant","content":null}), Value::Null).to_string()];
+    let mut queues: Vec<std::collections::VecDeque<Value>> = fragments(plan, defect)
+        .into_iter()
+        .map(Into::into)
+        .collect();
+    let mut events =
+        vec![chunk(json!({"role":"assistant","content":null}), Value::Null).to_string()];
     let mut picks = plan.order.iter().copied().cycle();
     // Indexes open in order (a valid stream never skips one), then interleave freely.
     let mut opened = 0;
     while queues.iter().any(|q| !q.is_empty()) {
-        let open: Vec<usize> = (0..queues.len()).filter(|k| !queues[*k].is_empty() && *k <= opened).collect();
+        let open: Vec<usize> = (0..queues.len())
+            .filter(|k| !queues[*k].is_empty() && *k <= opened)
+            .collect();
         let k = open[picks.next().unwrap_or(0) % open.len()];
         if k == opened {
             opened += 1;
@@ -186,7 +225,11 @@ fn render(plan: &Plan, defect: Defect) -> Vec<u8> {
             events.push(json!({"error": {"message": "overloaded"}}).to_string());
         }
     }
-    let finish = if defect == Defect::FinishStop { "stop" } else { "tool_calls" };
+    let finish = if defect == Defect::FinishStop {
+        "stop"
+    } else {
+        "tool_calls"
+    };
     events.push(chunk(json!({}), json!(finish)).to_string());
     if defect == Defect::FinishRepeated {
         events.push(chunk(json!({}), json!("tool_calls")).to_string());
@@ -215,8 +258,16 @@ fn check(plan: &Plan, bytes: &[u8]) -> Report {
     let config = Arc::new(EngineConfig::default());
     let cache = SchemaCache::default();
     let mut exchange = Exchange::new(&config, &cache, &request());
-    exchange.response_head(ResponseHead { status: 200, content_type: Some("text/event-stream".into()), content_encoding: None });
-    let mut cuts: Vec<usize> = plan.byte_cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
+    exchange.response_head(ResponseHead {
+        status: 200,
+        content_type: Some("text/event-stream".into()),
+        content_encoding: None,
+    });
+    let mut cuts: Vec<usize> = plan
+        .byte_cuts
+        .iter()
+        .map(|c| c % (bytes.len() + 1))
+        .collect();
     cuts.sort_unstable();
     let mut start = 0;
     for cut in cuts.into_iter().chain([bytes.len()]) {

@@ -25,7 +25,9 @@ pub struct Fixture {
 }
 
 pub fn fixtures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("fixtures")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("fixtures")
 }
 
 /// Every fixture, sorted by name.
@@ -40,25 +42,52 @@ pub fn load_all() -> Vec<Fixture> {
 }
 
 pub fn load(dir: &Path) -> Fixture {
-    let name = dir.file_name().expect("named").to_string_lossy().into_owned();
+    let name = dir
+        .file_name()
+        .expect("named")
+        .to_string_lossy()
+        .into_owned();
     let request = std::fs::read(dir.join("request.json")).expect("request.json");
     let (body, is_sse) = match std::fs::read(dir.join("response.sse")) {
         Ok(body) => (body, true),
-        Err(_) => (std::fs::read(dir.join("response.json")).expect("response.json or .sse"), false),
+        Err(_) => (
+            std::fs::read(dir.join("response.json")).expect("response.json or .sse"),
+            false,
+        ),
     };
-    let default_type = if is_sse { "text/event-stream" } else { "application/json" };
+    let default_type = if is_sse {
+        "text/event-stream"
+    } else {
+        "application/json"
+    };
     let head = match std::fs::read(dir.join("head.json")) {
         Ok(raw) => {
             let value: Value = serde_json::from_slice(&raw).expect("head.json parses");
             ResponseHead {
                 status: value["status"].as_u64().map_or(200, |s| s as u16),
-                content_type: Some(value["content_type"].as_str().unwrap_or(default_type).to_owned()),
+                content_type: Some(
+                    value["content_type"]
+                        .as_str()
+                        .unwrap_or(default_type)
+                        .to_owned(),
+                ),
                 content_encoding: value["content_encoding"].as_str().map(str::to_owned),
             }
         }
-        Err(_) => ResponseHead { status: 200, content_type: Some(default_type.to_owned()), content_encoding: None },
+        Err(_) => ResponseHead {
+            status: 200,
+            content_type: Some(default_type.to_owned()),
+            content_encoding: None,
+        },
     };
-    Fixture { name, dir: dir.to_path_buf(), request, head, body, is_sse }
+    Fixture {
+        name,
+        dir: dir.to_path_buf(),
+        request,
+        head,
+        body,
+        is_sse,
+    }
 }
 
 /// The body as a server would send it: one frame per SSE event (cut after each blank line),

@@ -7,6 +7,7 @@
 
 pub mod buffered;
 pub mod calls;
+pub mod fragment;
 pub mod stream;
 
 use super::request::ToolChoice;
