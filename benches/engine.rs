@@ -30,17 +30,27 @@ fn sse_body(calls: usize) -> Vec<u8> {
     let mut out = String::new();
     let mut event = |value: serde_json::Value| out.push_str(&format!("data: {value}\n\n"));
     for index in 0..calls {
-        event(json!({"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[
-            {"index":index,"id":format!("call_{index}"),"type":"function","function":{"name":"get_weather","arguments":""}}]},"finish_reason":null}]}));
+        event(
+            json!({"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[
+            {"index":index,"id":format!("call_{index}"),"type":"function","function":{"name":"get_weather","arguments":""}}]},"finish_reason":null}]}),
+        );
     }
-    let pieces: Vec<&str> = arguments.as_bytes().chunks(4).map(|c| std::str::from_utf8(c).unwrap_or("")).collect();
+    let pieces: Vec<&str> = arguments
+        .as_bytes()
+        .chunks(4)
+        .map(|c| std::str::from_utf8(c).unwrap_or(""))
+        .collect();
     for piece in &pieces {
         for index in 0..calls {
-            event(json!({"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[
-                {"index":index,"function":{"arguments":piece}}]},"finish_reason":null}]}));
+            event(
+                json!({"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[
+                {"index":index,"function":{"arguments":piece}}]},"finish_reason":null}]}),
+            );
         }
     }
-    event(json!({"object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}));
+    event(
+        json!({"object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}),
+    );
     out.push_str("data: [DONE]\n\n");
     out.into_bytes()
 }
@@ -62,7 +72,11 @@ fn sse_checked(bencher: divan::Bencher, calls: usize) {
     let body = sse_body(calls);
     bencher.counter(BytesCount::new(body.len())).bench(|| {
         let mut exchange = Exchange::new(&config, &cache, &request);
-        exchange.response_head(ResponseHead { status: 200, content_type: Some("text/event-stream".into()), content_encoding: None });
+        exchange.response_head(ResponseHead {
+            status: 200,
+            content_type: Some("text/event-stream".into()),
+            content_encoding: None,
+        });
         // Network-sized frames, as the proxy's tee hands them over.
         for frame in body.chunks(1400) {
             exchange.feed(divan::black_box(frame));
@@ -79,7 +93,11 @@ fn buffered_tool_calls_validated(bencher: divan::Bencher, calls: usize) {
     let body = buffered_body(calls);
     bencher.counter(ItemsCount::new(calls)).bench(|| {
         let mut exchange = Exchange::new(&config, &cache, &request);
-        exchange.response_head(ResponseHead { status: 200, content_type: Some("application/json".into()), content_encoding: None });
+        exchange.response_head(ResponseHead {
+            status: 200,
+            content_type: Some("application/json".into()),
+            content_encoding: None,
+        });
         exchange.feed(divan::black_box(&body));
         exchange.finish(BodyEnd::Complete)
     });
