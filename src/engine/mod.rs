@@ -1,1 +1,66 @@
-//! The sans-IO contract engine (to be written).
+//! The sans-IO contract engine: framing, tool-call reassembly and the function-calling rules.
+//!
+//! Input: one exchange, fed by the proxy's inspector task, the offline checker or the replayer:
+//! the request body, the response head, then body bytes in arbitrary chunks. Output: a
+//! [`Report`] with the reassembled message per choice, [`Violation`]s with stable
+//! [`RuleId`]s, and how complete the inspection was. This module imports neither hyper, http
+//! nor tokio (a test enforces it), and does no I/O.
+//!
+//! ```text
+//! request body ─► request (facts, tools) ─► schema (cached validators)
+//! body bytes ─► decode ─► framing { sse | json } ─► contract { stream ─► reassemble, buffered, calls } ─► report
+//! ```
+
+pub mod config;
+pub mod contract;
+pub mod decode;
+mod exchange;
+pub mod framing;
+pub mod reassemble;
+pub mod report;
+pub mod request;
+pub mod rules;
+pub mod schema;
+pub mod violation;
+
+use std::sync::Arc;
+
+pub use config::{EngineConfig, Level, SeverityOverrides};
+pub use exchange::Exchange;
+pub use framing::{SseEvent, SseFramer};
+pub use report::{BodyKind, ChoiceOutcome, Completeness, LimitKind, Report, ToolCallOutcome};
+pub use request::RequestFacts;
+pub use rules::RuleId;
+pub use schema::SchemaCache;
+pub use violation::{Severity, Stage, Violation};
+
+/// The response status line and the headers the engine needs.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct ResponseHead {
+    pub status: u16,
+    pub content_type: Option<String>,
+    pub content_encoding: Option<String>,
+}
+
+/// How a response body ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyEnd {
+    /// The body ended normally.
+    Complete,
+    /// The body was cut short (client gone, upstream error): end-of-body rules are not applied.
+    Truncated,
+}
+
+/// Checks a whole exchange at once: the offline checker's and the tests' convenience.
+pub fn check_exchange(
+    config: &Arc<EngineConfig>,
+    cache: &SchemaCache,
+    request_body: &[u8],
+    head: ResponseHead,
+    body: &[u8],
+) -> Report {
+    let mut exchange = Exchange::new(config, cache, request_body);
+    exchange.response_head(head);
+    exchange.feed(body);
+    exchange.finish(BodyEnd::Complete)
+}

@@ -1,0 +1,205 @@
+//! Judges one message's `tool_calls`: ids, type, declared names and arguments.
+//!
+//! Input: the `tool_calls` array of a buffered message or of a stream's reassembled message.
+//! Output: [`ToolCallOutcome`]s (arguments exactly as received) and violations. Arguments must
+//! be a string that parses to an object valid against the schema the request declared for that
+//! tool: that very schema object, compiled by [`crate::engine::schema`].
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use super::{Declared, Origin, preview};
+use crate::engine::report::ToolCallOutcome;
+use crate::engine::rules::RuleId;
+use crate::engine::schema::ToolSchema;
+use crate::engine::violation::{Site, Stage, ViolationSink};
+
+/// A schema can fail in many places at once; past this many errors per call, stop listing.
+const MAX_SCHEMA_ERRORS_PER_CALL: usize = 16;
+
+/// Checks every call; `base` is the JSON pointer of the array.
+pub fn check_tool_calls(
+    calls: &[Value],
+    base: &str,
+    choice: u32,
+    declared: Declared<'_>,
+    origin: Origin,
+    sink: &mut ViolationSink,
+) -> Vec<ToolCallOutcome> {
+    let mut seen_ids = HashSet::new();
+    let mut outcomes = Vec::with_capacity(calls.len());
+    for (position, call) in calls.iter().enumerate() {
+        // Buffered calls are identified by position; reassembled ones keep their stream index.
+        let index = match origin {
+            Origin::Buffered => position as u64,
+            Origin::Stream => call
+                .get("index")
+                .and_then(Value::as_u64)
+                .unwrap_or(position as u64),
+        };
+        let index = u32::try_from(index).unwrap_or(u32::MAX);
+        let path = format!("{base}/{position}");
+        let site = |suffix: &str| {
+            Site::at(format!("{path}{suffix}"))
+                .choice(Some(choice))
+                .tool_call(Some(index))
+        };
+        if !call.is_object() {
+            let detail = format!("a tool call must be an object, got {}", preview(call));
+            sink.push(
+                RuleId::ResponseShapeInvalid,
+                Stage::Complete,
+                site(""),
+                detail,
+            );
+            continue;
+        }
+        let id = match call.get("id") {
+            Some(Value::String(id)) if !id.is_empty() => {
+                if !seen_ids.insert(id.clone()) {
+                    let detail = format!("id {id:?} is used by an earlier call of this message");
+                    sink.push(
+                        RuleId::ToolCallIdDuplicate,
+                        Stage::Complete,
+                        site("/id"),
+                        detail,
+                    );
+                }
+                Some(id.clone())
+            }
+            other => {
+                let shown = other.map_or_else(|| "missing".to_owned(), preview);
+                let detail = format!(
+                    "id must be a non-empty string (the client echoes it back), got {shown}"
+                );
+                sink.push(
+                    RuleId::ToolCallIdMissing,
+                    Stage::Complete,
+                    site("/id"),
+                    detail,
+                );
+                None
+            }
+        };
+        let kind = call.get("type");
+        if kind.and_then(Value::as_str) != Some("function") {
+            let shown = kind.map_or_else(|| "missing".to_owned(), preview);
+            let detail = format!("type must be \"function\", got {shown}");
+            sink.push(
+                RuleId::ToolCallTypeInvalid,
+                Stage::Complete,
+                site("/type"),
+                detail,
+            );
+        }
+        let function = call.get("function");
+        let name = match function.and_then(|f| f.get("name")) {
+            Some(Value::String(name)) if !name.is_empty() => Some(name.clone()),
+            other => {
+                let shown = other.map_or_else(|| "missing".to_owned(), preview);
+                sink.push(
+                    RuleId::ToolCallNameMissing,
+                    Stage::Complete,
+                    site("/function/name"),
+                    format!("function.name must be a non-empty string, got {shown}"),
+                );
+                None
+            }
+        };
+        let declared_tool = match (declared.tools, name.as_deref()) {
+            (Some(tools), Some(name)) => {
+                let found = tools.get(name);
+                if found.is_none() {
+                    let known: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
+                    let detail = format!("{name:?} is not a declared tool (declared: {known:?})");
+                    sink.push(
+                        RuleId::ToolCallNameUndeclared,
+                        Stage::Complete,
+                        site("/function/name"),
+                        detail,
+                    );
+                }
+                found
+            }
+            _ => None,
+        };
+        let arguments = function.and_then(|f| f.get("arguments")).cloned();
+        let args_site = site("/function/arguments");
+        match &arguments {
+            Some(Value::String(text)) => check_arguments(
+                text,
+                declared_tool.map(|tool| &tool.schema),
+                args_site,
+                sink,
+            ),
+            other => {
+                let shown = other.as_ref().map_or_else(|| "missing".to_owned(), preview);
+                let detail = format!("arguments must be a JSON-encoded string, got {shown}");
+                sink.push(
+                    RuleId::ToolCallArgumentsNotString,
+                    Stage::Complete,
+                    args_site,
+                    detail,
+                );
+            }
+        }
+        outcomes.push(ToolCallOutcome {
+            index,
+            id,
+            name,
+            arguments,
+        });
+    }
+    outcomes
+}
+
+/// Parses the arguments string and validates it against the declared schema.
+fn check_arguments(text: &str, schema: Option<&ToolSchema>, site: Site, sink: &mut ViolationSink) {
+    let parsed: Value = match serde_json::from_str(text) {
+        Ok(parsed) => parsed,
+        Err(error) => {
+            let detail = format!(
+                "arguments do not parse as JSON ({error}): {}",
+                preview(&Value::String(text.to_owned()))
+            );
+            sink.push(
+                RuleId::ToolCallArgumentsNotJson,
+                Stage::Complete,
+                site,
+                detail,
+            );
+            return;
+        }
+    };
+    if !parsed.is_object() {
+        let detail = format!(
+            "arguments must encode a JSON object, got {}",
+            preview(&parsed)
+        );
+        sink.push(
+            RuleId::ToolCallArgumentsNotObject,
+            Stage::Complete,
+            site,
+            detail,
+        );
+        return;
+    }
+    let Some(ToolSchema::Valid(validator)) = schema else {
+        return;
+    };
+    for error in validator
+        .iter_errors(&parsed)
+        .take(MAX_SCHEMA_ERRORS_PER_CALL)
+    {
+        let mut at = site.clone();
+        at.path.push_str(error.instance_path().as_str());
+        at.schema_path = Some(error.schema_path().as_str().to_owned());
+        sink.push(
+            RuleId::ToolCallArgumentsSchema,
+            Stage::Complete,
+            at,
+            error.to_string(),
+        );
+    }
+}

@@ -1,0 +1,395 @@
+//! One request/response pair, fed incrementally: the engine's public entry point.
+//!
+//! Input: the request body at construction, then the response head, then body bytes in
+//! arbitrary chunks (each `feed` call is one frame, numbered from 0 as `seq`), then how the
+//! body ended. Output: violations as they are found, and a [`Report`] at the end. The state
+//! owns everything (`Arc`s for shared parts), so it moves freely into another task or thread.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::config::EngineConfig;
+use super::contract::Declared;
+use super::contract::buffered::check_document;
+use super::contract::stream::StreamContract;
+use super::decode::{BodyDecoder, DecodeError};
+use super::framing::{JsonFramer, SseEvent, SseFramer};
+use super::report::{BodyKind, ChoiceOutcome, Completeness, LimitKind, Report};
+use super::request::{ParsedRequest, parse_request};
+use super::rules::RuleId;
+use super::schema::{CompiledTools, SchemaCache, ToolSchema};
+use super::violation::{Site, Stage, Violation, ViolationSink};
+use super::{BodyEnd, ResponseHead};
+
+/// What the body is being read as.
+#[derive(Debug)]
+enum Body {
+    AwaitingHead,
+    NotInspected(BodyKind),
+    Json(JsonFramer),
+    Sse(Box<SseBody>),
+}
+
+#[derive(Debug)]
+struct SseBody {
+    framer: SseFramer,
+    contract: StreamContract,
+    events: Vec<SseEvent>,
+}
+
+/// The engine's state for one exchange.
+#[derive(Debug)]
+pub struct Exchange {
+    config: Arc<EngineConfig>,
+    request: ParsedRequest,
+    tools: Option<Arc<CompiledTools>>,
+    sink: ViolationSink,
+    notes: Vec<String>,
+    status: Option<u16>,
+    body: Body,
+    decoder: Option<BodyDecoder>,
+    /// Set when inspection stopped early (a bound, a decode failure, not inspected).
+    stopped: Option<Completeness>,
+    next_seq: u64,
+}
+
+impl Exchange {
+    /// Starts an exchange; compiles (or fetches from `cache`) the declared tools' schemas.
+    pub fn new(config: &Arc<EngineConfig>, cache: &SchemaCache, request_body: &[u8]) -> Exchange {
+        let request = parse_request(request_body);
+        let mut sink = ViolationSink::new(config.severity.clone());
+        let mut notes = Vec::new();
+        let tools = request.tools.as_ref().map(|tools| cache.tools_for(tools));
+        if !request.facts.parsed {
+            notes.push("request body is not a JSON object: declared tools unknown, declaration rules skipped".to_owned());
+        } else if tools.is_none() {
+            notes.push("request declares no tools: declaration rules skipped".to_owned());
+        }
+        for tool in tools.iter().flat_map(|tools| tools.iter()) {
+            if let ToolSchema::Invalid(reason) = &tool.schema {
+                let detail = format!(
+                    "tool {:?}: {reason}; its arguments are not schema-checked",
+                    tool.name
+                );
+                sink.push(
+                    RuleId::RequestSchemaInvalid,
+                    Stage::Request,
+                    Site::at(tool.parameters_path.clone()),
+                    detail,
+                );
+            }
+        }
+        Exchange {
+            config: Arc::clone(config),
+            request,
+            tools,
+            sink,
+            notes,
+            status: None,
+            body: Body::AwaitingHead,
+            decoder: None,
+            stopped: None,
+            next_seq: 0,
+        }
+    }
+
+    /// Records the response head and decides how the body is read.
+    pub fn response_head(&mut self, head: ResponseHead) {
+        let ResponseHead {
+            status,
+            content_type,
+            content_encoding,
+        } = head;
+        self.status = Some(status);
+        let kind = self.body_kind(content_type.as_deref());
+        if !(200..300).contains(&status) {
+            self.notes
+                .push(format!("status {status}: tool rules skipped"));
+            self.stop(Body::NotInspected(kind), Completeness::NotInspected);
+            return;
+        }
+        if kind == BodyKind::Other {
+            let shown = content_type.unwrap_or_default();
+            self.notes.push(format!(
+                "content type {shown:?} is neither JSON nor SSE: body not inspected"
+            ));
+            self.stop(Body::NotInspected(kind), Completeness::NotInspected);
+            return;
+        }
+        self.check_stream_flag(kind);
+        match BodyDecoder::new(content_encoding.as_deref(), self.config.max_decoded) {
+            Ok(decoder) => self.decoder = Some(decoder),
+            Err(error) => {
+                self.stop(
+                    Body::NotInspected(kind),
+                    Completeness::DecodeFailed {
+                        reason: error.to_string(),
+                    },
+                );
+                return;
+            }
+        }
+        self.body = match kind {
+            BodyKind::Sse => Body::Sse(Box::new(SseBody {
+                framer: SseFramer::new(self.config.max_sse_line),
+                contract: StreamContract::default(),
+                events: Vec::new(),
+            })),
+            BodyKind::Json | BodyKind::Other | BodyKind::None => {
+                Body::Json(JsonFramer::new(self.config.max_json_body))
+            }
+        };
+    }
+
+    /// Feeds response body bytes; one call is one frame (`seq`).
+    pub fn feed(&mut self, chunk: &[u8]) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        if matches!(self.body, Body::AwaitingHead) {
+            self.notes
+                .push("body arrived without a response head: assumed 200".to_owned());
+            self.response_head(ResponseHead {
+                status: 200,
+                content_type: None,
+                content_encoding: None,
+            });
+            self.status = None;
+        }
+        if self.stopped.is_some() {
+            return;
+        }
+        let Exchange {
+            request,
+            tools,
+            sink,
+            body,
+            decoder,
+            ..
+        } = self;
+        let Some(decoder) = decoder.as_mut() else {
+            return;
+        };
+        let declared = declared(request, tools.as_deref());
+        let outcome = match decoder.push(chunk) {
+            Ok(decoded) => frame(body, decoded, seq, declared, sink),
+            Err(error) => Err(decode_stop(error)),
+        };
+        if let Err(completeness) = outcome {
+            self.stopped = Some(completeness);
+        }
+    }
+
+    /// Violations found so far (enforce mode checks this after each feed).
+    pub fn violations(&self) -> &[Violation] {
+        self.sink.as_slice()
+    }
+
+    /// Ends the exchange and builds the report.
+    pub fn finish(mut self, end: BodyEnd) -> Report {
+        if self.stopped.is_none()
+            && let Some(decoder) = self.decoder.as_mut()
+        {
+            let seq = self.next_seq.saturating_sub(1);
+            let declared = declared(&self.request, self.tools.as_deref());
+            let outcome = match decoder.finish() {
+                Ok(decoded) => frame(&mut self.body, decoded, seq, declared, &mut self.sink),
+                Err(error) => Err(decode_stop(error)),
+            };
+            if let Err(completeness) = outcome {
+                self.stopped = Some(completeness);
+            }
+        }
+        let judged = self.stopped.is_none() && end == BodyEnd::Complete;
+        let completeness = match (&self.stopped, end) {
+            (Some(stopped), _) => stopped.clone(),
+            (None, BodyEnd::Truncated) => Completeness::Truncated,
+            (None, BodyEnd::Complete) => Completeness::Complete,
+        };
+        let tools = self.tools.clone();
+        let request = self.request.clone();
+        let declared = declared(&request, tools.as_deref());
+        let body = std::mem::replace(&mut self.body, Body::AwaitingHead);
+        let (body_kind, choices, usage) = match body {
+            Body::AwaitingHead => (BodyKind::None, Vec::new(), None),
+            Body::NotInspected(kind) => (kind, Vec::new(), None),
+            Body::Json(framer) if judged => {
+                let (choices, usage) = judge_json(framer.body(), declared, &mut self.sink);
+                (BodyKind::Json, choices, usage)
+            }
+            Body::Json(_) => (BodyKind::Json, Vec::new(), None),
+            Body::Sse(mut sse) => {
+                let choices = if judged {
+                    let choices = sse.contract.complete(declared, &mut self.sink);
+                    sse.contract
+                        .end_of_body(sse.framer.has_pending(), &mut self.sink);
+                    choices
+                } else {
+                    // Partial reassembly is still worth showing; its verdicts are not.
+                    let mut scratch = ViolationSink::new(self.config.severity.clone());
+                    sse.contract.complete(declared, &mut scratch)
+                };
+                if sse.framer.comments() > 0 {
+                    self.notes.push(format!(
+                        "{} SSE comment line(s) (keep-alives) skipped",
+                        sse.framer.comments()
+                    ));
+                }
+                (BodyKind::Sse, choices, sse.contract.assembly.usage.take())
+            }
+        };
+        let Exchange {
+            sink,
+            notes,
+            status,
+            ..
+        } = self;
+        Report {
+            request: request.facts,
+            status,
+            body_kind,
+            choices,
+            usage,
+            violations: sink.into_vec(),
+            completeness,
+            notes,
+        }
+    }
+
+    fn body_kind(&self, content_type: Option<&str>) -> BodyKind {
+        let Some(content_type) = content_type else {
+            return if self.request.facts.stream {
+                BodyKind::Sse
+            } else {
+                BodyKind::Json
+            };
+        };
+        let mime = content_type
+            .split(';')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        if mime == "text/event-stream" {
+            BodyKind::Sse
+        } else if mime == "application/json" || mime.ends_with("+json") {
+            BodyKind::Json
+        } else {
+            BodyKind::Other
+        }
+    }
+
+    fn check_stream_flag(&mut self, kind: BodyKind) {
+        if !self.request.facts.parsed {
+            return;
+        }
+        let asked_stream = self.request.facts.stream;
+        let got_stream = kind == BodyKind::Sse;
+        if asked_stream != got_stream {
+            let detail = format!(
+                "the request set stream={asked_stream} and the response is {}",
+                if got_stream {
+                    "an SSE stream"
+                } else {
+                    "a buffered body"
+                }
+            );
+            self.sink.push(
+                RuleId::ResponseStreamMismatch,
+                Stage::Head,
+                Site::at(""),
+                detail,
+            );
+        }
+    }
+
+    fn stop(&mut self, body: Body, completeness: Completeness) {
+        self.body = body;
+        self.stopped = Some(completeness);
+    }
+}
+
+fn declared<'a>(request: &'a ParsedRequest, tools: Option<&'a CompiledTools>) -> Declared<'a> {
+    Declared {
+        tools,
+        choice: &request.choice,
+        parallel_tool_calls: request.facts.parallel_tool_calls,
+    }
+}
+
+/// Hands decoded bytes to the framer; an `Err` says why inspection must stop. At `[DONE]` the
+/// reassembled message is judged at once, so enforce mode sees complete-stage verdicts before
+/// the body ends.
+fn frame(
+    body: &mut Body,
+    decoded: &[u8],
+    seq: u64,
+    declared: Declared<'_>,
+    sink: &mut ViolationSink,
+) -> Result<(), Completeness> {
+    match body {
+        Body::AwaitingHead | Body::NotInspected(_) => Ok(()),
+        Body::Json(framer) => framer.push(decoded).map_err(|e| Completeness::TooLarge {
+            limit: LimitKind::JsonBody,
+            bytes: e.limit,
+        }),
+        Body::Sse(sse) => {
+            let SseBody {
+                framer,
+                contract,
+                events,
+            } = sse.as_mut();
+            let pushed = framer.push(decoded, events);
+            for event in events.drain(..) {
+                if contract.on_event(&event, seq, sink) {
+                    contract.complete(declared, sink);
+                }
+            }
+            pushed.map_err(|e| Completeness::TooLarge {
+                limit: LimitKind::SseLine,
+                bytes: e.limit,
+            })
+        }
+    }
+}
+
+fn decode_stop(error: DecodeError) -> Completeness {
+    match error {
+        DecodeError::TooLarge { limit } => Completeness::TooLarge {
+            limit: LimitKind::Decoded,
+            bytes: limit,
+        },
+        other @ (DecodeError::Unsupported(_) | DecodeError::Corrupt { .. }) => {
+            Completeness::DecodeFailed {
+                reason: other.to_string(),
+            }
+        }
+    }
+}
+
+/// Parses and judges a buffered body.
+fn judge_json(
+    body: &[u8],
+    declared: Declared<'_>,
+    sink: &mut ViolationSink,
+) -> (Vec<ChoiceOutcome>, Option<Value>) {
+    match serde_json::from_slice::<Value>(body) {
+        Ok(document) => {
+            let choices =
+                check_document(&document, declared, super::contract::Origin::Buffered, sink);
+            (
+                choices,
+                document.get("usage").filter(|u| !u.is_null()).cloned(),
+            )
+        }
+        Err(error) => {
+            sink.push(
+                RuleId::ResponseNotJson,
+                Stage::Complete,
+                Site::at(""),
+                format!("a 2xx JSON body that does not parse: {error}"),
+            );
+            (Vec::new(), None)
+        }
+    }
+}

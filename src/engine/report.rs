@@ -1,0 +1,86 @@
+//! The result of inspecting one exchange: what came back, what was wrong, how much was seen.
+//!
+//! Built by [`crate::engine::Exchange::finish`]; serialized by the proxy into JSON logs and
+//! recordings, and compared by tests. Our own limits are [`Completeness`], never violations.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::request::RequestFacts;
+use super::violation::Violation;
+
+/// Everything the engine concluded about one request/response pair.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub request: RequestFacts,
+    pub status: Option<u16>,
+    pub body_kind: BodyKind,
+    /// One entry per choice index, in index order.
+    pub choices: Vec<ChoiceOutcome>,
+    pub usage: Option<Value>,
+    pub violations: Vec<Violation>,
+    pub completeness: Completeness,
+    pub notes: Vec<String>,
+}
+
+/// How the response body was framed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BodyKind {
+    Json,
+    Sse,
+    /// A body of another content type: not inspected.
+    Other,
+    /// No body bytes arrived.
+    None,
+}
+
+/// The message of one choice, reassembled from a stream or read from a buffered body.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChoiceOutcome {
+    pub index: u32,
+    /// The text content; `None` when null or never sent.
+    pub content: Option<String>,
+    pub tool_calls: Vec<ToolCallOutcome>,
+    /// The terminal finish reason (the last non-null one of a stream).
+    pub finish_reason: Option<String>,
+    /// Every non-null finish reason received, in order (more than one is a violation).
+    pub finish_reasons: Vec<String>,
+}
+
+/// One tool call as received.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallOutcome {
+    /// `delta.tool_calls[].index` for streams, the array position for buffered bodies.
+    pub index: u32,
+    pub id: Option<String>,
+    pub name: Option<String>,
+    /// Exactly as received: the (concatenated) string, or the raw JSON value when a server sent
+    /// something else; `None` when absent.
+    pub arguments: Option<Value>,
+}
+
+/// How much of the exchange the engine saw and judged.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum Completeness {
+    /// The whole body was inspected.
+    Complete,
+    /// The body was cut short (client gone, upstream error): end-of-body rules were not applied.
+    Truncated,
+    /// One of our bounds was hit; inspection stopped there.
+    TooLarge { limit: LimitKind, bytes: usize },
+    /// The body's content-encoding could not be decoded; inspection stopped there.
+    DecodeFailed { reason: String },
+    /// A non-2xx status or a content type that is not inspected: the body was not judged.
+    NotInspected,
+}
+
+/// Which of [`crate::engine::EngineConfig`]'s bounds was hit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LimitKind {
+    JsonBody,
+    SseLine,
+    Decoded,
+}

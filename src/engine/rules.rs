@@ -1,0 +1,236 @@
+//! The catalogue of contract rules: one [`RuleId`] per thing tooltap can object to.
+//!
+//! Ids are public API (logs, metrics, recordings, `docs/rules.md`): never rename or reuse one.
+//! Every per-rule fact comes from an exhaustive `match` with no catch-all arm, so adding a
+//! variant forces a decision on its string id and default severity. The checks in
+//! [`crate::engine::contract`] produce these ids; [`crate::engine::violation`] carries them out.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::violation::Severity;
+
+/// A stable identifier of one contract rule, serialized as its `family.name` string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RuleId {
+    RequestSchemaInvalid,
+    ResponseNotJson,
+    ResponseShapeInvalid,
+    ResponseStreamMismatch,
+    FinishReasonNotToolCalls,
+    FinishReasonInvalid,
+    FinishReasonRepeated,
+    MessageContentType,
+    ToolCallsEmpty,
+    ToolCallsParallelDisallowed,
+    ToolCallIdMissing,
+    ToolCallIdDuplicate,
+    ToolCallTypeInvalid,
+    ToolCallNameMissing,
+    ToolCallNameUndeclared,
+    ToolCallArgumentsNotString,
+    ToolCallArgumentsNotJson,
+    ToolCallArgumentsNotObject,
+    ToolCallArgumentsSchema,
+    ToolChoiceIgnored,
+    ToolChoiceWrongFunction,
+    ToolChoiceNoneViolated,
+    SseDataNotJson,
+    SseDoneMissing,
+    SseDataAfterDone,
+    SseErrorEvent,
+    StreamTruncated,
+    DeltaIndexMissing,
+    DeltaIndexInvalid,
+    DeltaIdRepeated,
+    DeltaIdChanged,
+    DeltaNameRepeated,
+    DeltaNameChanged,
+    DeltaNameLate,
+    DeltaArgumentsNotString,
+}
+
+impl RuleId {
+    /// Every rule, in documentation order.
+    pub const ALL: [RuleId; 35] = [
+        RuleId::RequestSchemaInvalid,
+        RuleId::ResponseNotJson,
+        RuleId::ResponseShapeInvalid,
+        RuleId::ResponseStreamMismatch,
+        RuleId::FinishReasonNotToolCalls,
+        RuleId::FinishReasonInvalid,
+        RuleId::FinishReasonRepeated,
+        RuleId::MessageContentType,
+        RuleId::ToolCallsEmpty,
+        RuleId::ToolCallsParallelDisallowed,
+        RuleId::ToolCallIdMissing,
+        RuleId::ToolCallIdDuplicate,
+        RuleId::ToolCallTypeInvalid,
+        RuleId::ToolCallNameMissing,
+        RuleId::ToolCallNameUndeclared,
+        RuleId::ToolCallArgumentsNotString,
+        RuleId::ToolCallArgumentsNotJson,
+        RuleId::ToolCallArgumentsNotObject,
+        RuleId::ToolCallArgumentsSchema,
+        RuleId::ToolChoiceIgnored,
+        RuleId::ToolChoiceWrongFunction,
+        RuleId::ToolChoiceNoneViolated,
+        RuleId::SseDataNotJson,
+        RuleId::SseDoneMissing,
+        RuleId::SseDataAfterDone,
+        RuleId::SseErrorEvent,
+        RuleId::StreamTruncated,
+        RuleId::DeltaIndexMissing,
+        RuleId::DeltaIndexInvalid,
+        RuleId::DeltaIdRepeated,
+        RuleId::DeltaIdChanged,
+        RuleId::DeltaNameRepeated,
+        RuleId::DeltaNameChanged,
+        RuleId::DeltaNameLate,
+        RuleId::DeltaArgumentsNotString,
+    ];
+
+    /// The stable `family.name` id.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuleId::RequestSchemaInvalid => "request.schema_invalid",
+            RuleId::ResponseNotJson => "response.not_json",
+            RuleId::ResponseShapeInvalid => "response.shape_invalid",
+            RuleId::ResponseStreamMismatch => "response.stream_mismatch",
+            RuleId::FinishReasonNotToolCalls => "finish_reason.not_tool_calls",
+            RuleId::FinishReasonInvalid => "finish_reason.invalid",
+            RuleId::FinishReasonRepeated => "finish_reason.repeated",
+            RuleId::MessageContentType => "message.content_type",
+            RuleId::ToolCallsEmpty => "tool_calls.empty",
+            RuleId::ToolCallsParallelDisallowed => "tool_calls.parallel_disallowed",
+            RuleId::ToolCallIdMissing => "tool_call.id_missing",
+            RuleId::ToolCallIdDuplicate => "tool_call.id_duplicate",
+            RuleId::ToolCallTypeInvalid => "tool_call.type_invalid",
+            RuleId::ToolCallNameMissing => "tool_call.name_missing",
+            RuleId::ToolCallNameUndeclared => "tool_call.name_undeclared",
+            RuleId::ToolCallArgumentsNotString => "tool_call.arguments_not_string",
+            RuleId::ToolCallArgumentsNotJson => "tool_call.arguments_not_json",
+            RuleId::ToolCallArgumentsNotObject => "tool_call.arguments_not_object",
+            RuleId::ToolCallArgumentsSchema => "tool_call.arguments_schema",
+            RuleId::ToolChoiceIgnored => "tool_choice.ignored",
+            RuleId::ToolChoiceWrongFunction => "tool_choice.wrong_function",
+            RuleId::ToolChoiceNoneViolated => "tool_choice.none_violated",
+            RuleId::SseDataNotJson => "sse.data_not_json",
+            RuleId::SseDoneMissing => "sse.done_missing",
+            RuleId::SseDataAfterDone => "sse.data_after_done",
+            RuleId::SseErrorEvent => "sse.error_event",
+            RuleId::StreamTruncated => "stream.truncated",
+            RuleId::DeltaIndexMissing => "delta.index_missing",
+            RuleId::DeltaIndexInvalid => "delta.index_invalid",
+            RuleId::DeltaIdRepeated => "delta.id_repeated",
+            RuleId::DeltaIdChanged => "delta.id_changed",
+            RuleId::DeltaNameRepeated => "delta.name_repeated",
+            RuleId::DeltaNameChanged => "delta.name_changed",
+            RuleId::DeltaNameLate => "delta.name_late",
+            RuleId::DeltaArgumentsNotString => "delta.arguments_not_string",
+        }
+    }
+
+    /// The severity a rule has unless [`crate::engine::SeverityOverrides`] says otherwise.
+    /// Warnings are the things clients commonly survive (a repeated id, a skipped index) or
+    /// that say more about the request than the response (an invalid declared schema).
+    pub fn default_severity(self) -> Severity {
+        match self {
+            RuleId::RequestSchemaInvalid
+            | RuleId::ResponseStreamMismatch
+            | RuleId::ToolCallsParallelDisallowed
+            | RuleId::DeltaIndexInvalid
+            | RuleId::DeltaIdRepeated
+            | RuleId::DeltaNameRepeated => Severity::Warning,
+            RuleId::ResponseNotJson
+            | RuleId::ResponseShapeInvalid
+            | RuleId::FinishReasonNotToolCalls
+            | RuleId::FinishReasonInvalid
+            | RuleId::FinishReasonRepeated
+            | RuleId::MessageContentType
+            | RuleId::ToolCallsEmpty
+            | RuleId::ToolCallIdMissing
+            | RuleId::ToolCallIdDuplicate
+            | RuleId::ToolCallTypeInvalid
+            | RuleId::ToolCallNameMissing
+            | RuleId::ToolCallNameUndeclared
+            | RuleId::ToolCallArgumentsNotString
+            | RuleId::ToolCallArgumentsNotJson
+            | RuleId::ToolCallArgumentsNotObject
+            | RuleId::ToolCallArgumentsSchema
+            | RuleId::ToolChoiceIgnored
+            | RuleId::ToolChoiceWrongFunction
+            | RuleId::ToolChoiceNoneViolated
+            | RuleId::SseDataNotJson
+            | RuleId::SseDoneMissing
+            | RuleId::SseDataAfterDone
+            | RuleId::SseErrorEvent
+            | RuleId::StreamTruncated
+            | RuleId::DeltaIndexMissing
+            | RuleId::DeltaIdChanged
+            | RuleId::DeltaNameChanged
+            | RuleId::DeltaNameLate
+            | RuleId::DeltaArgumentsNotString => Severity::Error,
+        }
+    }
+
+    /// Where the rule is documented, relative to the repository root.
+    pub fn docs_anchor(self) -> String {
+        format!("docs/rules.md#{}", self.as_str().replace('.', ""))
+    }
+}
+
+/// A string that names no rule.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown rule id {0:?}")]
+pub struct UnknownRule(pub String);
+
+impl FromStr for RuleId {
+    type Err = UnknownRule;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        RuleId::ALL
+            .iter()
+            .copied()
+            .find(|rule| rule.as_str() == text)
+            .ok_or_else(|| UnknownRule(text.to_owned()))
+    }
+}
+
+impl fmt::Display for RuleId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for RuleId {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for RuleId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_round_trip_and_are_unique() {
+        let mut seen = std::collections::HashSet::new();
+        for rule in RuleId::ALL {
+            assert!(seen.insert(rule.as_str()), "duplicate id {rule}");
+            assert_eq!(rule.as_str().parse::<RuleId>(), Ok(rule));
+            let (family, name) = rule.as_str().split_once('.').expect("family.name");
+            assert!(!family.is_empty() && !name.is_empty());
+        }
+        assert!("tool_call.nonsense".parse::<RuleId>().is_err());
+    }
+}

@@ -1,0 +1,175 @@
+//! Shared fixture loader for the engine's test binaries (and any other test that wants to
+//! replay the same corpus, e.g. through the live proxy).
+//!
+//! Input: `tests/fixtures/<case>/` directories (layout in `tests/fixtures/README.md`). Output:
+//! [`Fixture`]s, helpers that drive an [`Exchange`] over a chosen split of the body, and the
+//! comparable form of violations (everything but `detail`).
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+use tooltap::engine::{BodyEnd, EngineConfig, Exchange, Report, ResponseHead, SchemaCache};
+
+/// One case of the corpus.
+#[derive(Debug, Clone)]
+pub struct Fixture {
+    pub name: String,
+    pub dir: PathBuf,
+    pub request: Vec<u8>,
+    pub head: ResponseHead,
+    /// The exact bytes the server sends (possibly content-encoded).
+    pub body: Vec<u8>,
+    pub is_sse: bool,
+}
+
+pub fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("fixtures")
+}
+
+/// Every fixture, sorted by name.
+pub fn load_all() -> Vec<Fixture> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(fixtures_dir())
+        .expect("tests/fixtures exists")
+        .map(|entry| entry.expect("readable entry").path())
+        .filter(|path| path.is_dir())
+        .collect();
+    dirs.sort();
+    dirs.iter().map(|dir| load(dir)).collect()
+}
+
+pub fn load(dir: &Path) -> Fixture {
+    let name = dir
+        .file_name()
+        .expect("named")
+        .to_string_lossy()
+        .into_owned();
+    let request = std::fs::read(dir.join("request.json")).expect("request.json");
+    let (body, is_sse) = match std::fs::read(dir.join("response.sse")) {
+        Ok(body) => (body, true),
+        Err(_) => (
+            std::fs::read(dir.join("response.json")).expect("response.json or .sse"),
+            false,
+        ),
+    };
+    let default_type = if is_sse {
+        "text/event-stream"
+    } else {
+        "application/json"
+    };
+    let head = match std::fs::read(dir.join("head.json")) {
+        Ok(raw) => {
+            let value: Value = serde_json::from_slice(&raw).expect("head.json parses");
+            ResponseHead {
+                status: value["status"].as_u64().map_or(200, |s| s as u16),
+                content_type: Some(
+                    value["content_type"]
+                        .as_str()
+                        .unwrap_or(default_type)
+                        .to_owned(),
+                ),
+                content_encoding: value["content_encoding"].as_str().map(str::to_owned),
+            }
+        }
+        Err(_) => ResponseHead {
+            status: 200,
+            content_type: Some(default_type.to_owned()),
+            content_encoding: None,
+        },
+    };
+    Fixture {
+        name,
+        dir: dir.to_path_buf(),
+        request,
+        head,
+        body,
+        is_sse,
+    }
+}
+
+/// The body as a server would send it: one frame per SSE event (cut after each blank line),
+/// fixed 64-byte frames for encoded bodies, one frame for a buffered body. The `seq` numbers
+/// in `expected.jsonl` refer to this split.
+pub fn natural_frames(fixture: &Fixture) -> Vec<&[u8]> {
+    let body = fixture.body.as_slice();
+    if fixture.head.content_encoding.is_some() {
+        return body.chunks(64).collect();
+    }
+    if !fixture.is_sse {
+        return vec![body];
+    }
+    let mut frames = Vec::new();
+    let (mut frame_start, mut line_start, mut i) = (0, 0, 0);
+    while i < body.len() {
+        if body[i] == b'\n' || body[i] == b'\r' {
+            let empty_line = i == line_start;
+            if body[i] == b'\r' && body.get(i + 1) == Some(&b'\n') {
+                i += 1;
+            }
+            i += 1;
+            line_start = i;
+            if empty_line {
+                frames.push(&body[frame_start..i]);
+                frame_start = i;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    if frame_start < body.len() {
+        frames.push(&body[frame_start..]);
+    }
+    frames
+}
+
+/// Drives one exchange over the given frames.
+pub fn run_frames(fixture: &Fixture, cache: &SchemaCache, frames: &[&[u8]]) -> Report {
+    let config = Arc::new(EngineConfig::default());
+    let mut exchange = Exchange::new(&config, cache, &fixture.request);
+    exchange.response_head(fixture.head.clone());
+    for frame in frames {
+        exchange.feed(frame);
+    }
+    exchange.finish(BodyEnd::Complete)
+}
+
+pub fn run_natural(fixture: &Fixture, cache: &SchemaCache) -> Report {
+    run_frames(fixture, cache, &natural_frames(fixture))
+}
+
+/// A violation as compared against `expected.jsonl`: every field but `detail`.
+pub fn comparable(report: &Report, keep_seq: bool) -> Vec<Value> {
+    report
+        .violations
+        .iter()
+        .map(|violation| {
+            let mut value = serde_json::to_value(violation).expect("serializes");
+            let object = value.as_object_mut().expect("object");
+            object.remove("detail");
+            if !keep_seq {
+                object.remove("seq");
+            }
+            value
+        })
+        .collect()
+}
+
+pub fn read_expected(fixture: &Fixture) -> Vec<Value> {
+    let text = std::fs::read_to_string(fixture.dir.join("expected.jsonl")).unwrap_or_default();
+    text.lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| serde_json::from_str(line).expect("expected.jsonl line parses"))
+        .collect()
+}
+
+pub fn write_expected(fixture: &Fixture, lines: &[Value]) {
+    let mut text = String::new();
+    for line in lines {
+        text.push_str(&serde_json::to_string(line).expect("serializes"));
+        text.push('\n');
+    }
+    std::fs::write(fixture.dir.join("expected.jsonl"), text).expect("writable fixtures");
+}
