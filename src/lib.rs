@@ -19,6 +19,7 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod forward;
+pub mod inspect;
 pub mod jsonl_sink;
 pub mod metrics;
 pub mod tee;

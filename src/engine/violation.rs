@@ -17,6 +17,16 @@ pub enum Severity {
     Error,
 }
 
+impl Severity {
+    /// The stable string used in logs, metrics and files (the serde name).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
 /// Which phase of the exchange produced the violation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

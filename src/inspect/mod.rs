@@ -105,8 +105,8 @@ async fn analyse(shared: &Inspection, request_body: Option<&[u8]>, part: Respons
     let ResponsePart { head, mut body, .. } = part;
     let mut exchange = match guarded(|| {
         let mut exchange = Exchange::new(
-            shared.engine.clone(),
-            shared.schemas.clone(),
+            &shared.engine,
+            &shared.schemas,
             request_body.unwrap_or_default(),
         );
         exchange.response_head(head);

@@ -8,6 +8,7 @@
 use serde_json::json;
 
 use super::{ExchangeLabel, Inspection, Outcome};
+use crate::engine::{Completeness, Report};
 use crate::metrics::IncompleteReason;
 use crate::tee::{Ending, TapEnd};
 
@@ -94,7 +95,7 @@ pub(super) fn emit(
 fn incomplete_reasons(
     request_end: Option<&TapEnd>,
     response_end: Option<&TapEnd>,
-    report: &crate::engine::Report,
+    report: &Report,
 ) -> Vec<IncompleteReason> {
     let mut reasons = Vec::new();
     let lossy = request_end.is_some_and(|e| e.lossy) || response_end.is_some_and(|e| e.lossy);
@@ -106,7 +107,7 @@ fn incomplete_reasons(
         Some(Ending::Error(_)) => reasons.push(IncompleteReason::UpstreamError),
         Some(Ending::Complete | Ending::Trailers) | None => {}
     }
-    if report.completeness.is_too_large() {
+    if matches!(report.completeness, Completeness::TooLarge { .. }) {
         reasons.push(IncompleteReason::TooLarge);
     }
     reasons
