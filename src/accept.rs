@@ -152,6 +152,6 @@ impl RunningProxy {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-        Ok((&mut self.task).await??)
+        (&mut self.task).await?
     }
 }

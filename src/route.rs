@@ -203,7 +203,7 @@ impl RouteTable {
                 }
             }
         }
-        routes.sort_by(|a, b| b.prefix.len().cmp(&a.prefix.len()));
+        routes.sort_by_key(|route| std::cmp::Reverse(route.prefix.len()));
         routes.push(Route::default_route(default_upstream));
         Ok(RouteTable { routes })
     }
