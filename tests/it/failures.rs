@@ -1,0 +1,72 @@
+//! tooltap's own errors: OpenAI-shaped JSON with a stable code and the right status.
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::Request;
+use http_body_util::Empty;
+
+use crate::support::client::{Collected, collect, exchange, request, send};
+use crate::support::proxy;
+use crate::support::upstream::{Script, Upstream};
+use tooltap::config::HumanDuration;
+
+fn assert_tooltap_error(response: &Collected, status: u16, code: &str) -> String {
+    assert_eq!(response.status.as_u16(), status);
+    assert_eq!(response.headers["content-type"], "application/json");
+    let body = response.json();
+    assert_eq!(body["error"]["type"], "tooltap_error");
+    assert_eq!(body["error"]["code"], code);
+    body["error"]["message"]
+        .as_str()
+        .expect("message")
+        .to_owned()
+}
+
+#[tokio::test]
+async fn an_upstream_that_refuses_connections_gives_502_upstream_unreachable() {
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.local_addr().expect("addr")
+    };
+    let tooltap = proxy::start(proxy::raw_config(&format!("http://{closed}"))).await;
+    let addr = tooltap.local_addr();
+    let response = exchange(addr, request(addr, "POST", "/v1/chat/completions", "{}")).await;
+    let message = assert_tooltap_error(&response, 502, "upstream_unreachable");
+    assert!(message.contains(&closed.to_string()), "{message}");
+}
+
+#[tokio::test]
+async fn a_silent_upstream_gives_504_after_the_first_byte_timeout() {
+    let upstream = Upstream::serving(Script::silent()).await;
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.timeouts.first_byte = Some(HumanDuration(Duration::from_millis(300)));
+    let tooltap = proxy::start(raw).await;
+    let addr = tooltap.local_addr();
+
+    let started = Instant::now();
+    let response = exchange(addr, request(addr, "POST", "/v1/chat/completions", "{}")).await;
+    let waited = started.elapsed();
+    assert_tooltap_error(&response, 504, "upstream_timeout");
+    assert!(
+        waited >= Duration::from_millis(300),
+        "gave up early: {waited:?}"
+    );
+    assert!(waited < Duration::from_secs(2), "gave up late: {waited:?}");
+}
+
+#[tokio::test]
+async fn connect_requests_are_rejected_as_bad_requests() {
+    let upstream = Upstream::serving(Script::full(200, "text/plain", "never")).await;
+    let tooltap = proxy::start(proxy::raw_config(&upstream.url())).await;
+    let addr = tooltap.local_addr();
+    let connect = Request::builder()
+        .method("CONNECT")
+        .uri("example.com:443")
+        .header("host", "example.com:443")
+        .body(Empty::<Bytes>::new())
+        .expect("request");
+    let (response, _conn) = send(addr, connect).await;
+    let response = collect(response).await;
+    assert_tooltap_error(&response, 400, "bad_request");
+}
