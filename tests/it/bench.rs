@@ -9,6 +9,7 @@ use bytes::Bytes;
 use http::Request;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
 use crate::support::proxy;
@@ -20,7 +21,9 @@ const TASKS: usize = 16;
 const PER_TASK: usize = 250;
 
 async fn rate(base: String, concurrency: usize, per_task: usize) -> f64 {
-    let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new()).build_http();
+    let mut connector = HttpConnector::new();
+    connector.set_nodelay(true);
+    let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new()).build(connector);
     let started = Instant::now();
     let mut tasks = Vec::new();
     for _ in 0..concurrency {
