@@ -1,6 +1,7 @@
 //! Accepting client connections, and stopping gracefully.
 //!
-//! Input: a bound [`TcpListener`], the [`Config`] and a shutdown future (signals in the binary, a
+//! Input: a bound [`TcpListener`], the [`ProxyState`] (built first, so a bad CA bundle fails
+//! before anything listens) and a shutdown future (signals in the binary, a
 //! oneshot in tests through [`RunningProxy`]). Output: every connection served by hyper-util's
 //! auto builder (HTTP/1.1 and h2c) with [`service::handle`]. On shutdown: stop accepting, let
 //! in-flight exchanges finish for `shutdown.grace`, then cut what is left.
@@ -24,15 +25,15 @@ use crate::tls::TlsError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
-    #[error("cannot bind {addr}: {source}")]
+    #[error("cannot bind {addr}: {cause}")]
     Bind {
         addr: SocketAddr,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error(transparent)]
     Tls(#[from] TlsError),
     #[error("the proxy task failed: {0}")]
-    Task(#[from] tokio::task::JoinError),
+    Task(tokio::task::JoinError),
 }
 
 /// How a shutdown went.
@@ -44,12 +45,12 @@ pub struct ServeReport {
 
 /// Serve until `shutdown` completes, then drain. Returns once every connection is closed.
 pub async fn serve(
-    config: Arc<Config>,
+    state: Arc<ProxyState>,
     listener: TcpListener,
     shutdown: impl Future<Output = ()>,
 ) -> Result<ServeReport, ServeError> {
+    let config = state.config.clone();
     let grace = config.shutdown.grace;
-    let state = Arc::new(ProxyState::new(config.clone())?);
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
         .http1()
@@ -122,20 +123,19 @@ impl RunningProxy {
     /// Bind `config.listen` (port 0 picks a free port) and start serving.
     pub async fn start(config: Config) -> Result<RunningProxy, ServeError> {
         let addr = config.listen;
+        let state = Arc::new(ProxyState::new(Arc::new(config))?);
         let listener = TcpListener::bind(addr)
             .await
-            .map_err(|source| ServeError::Bind { addr, source })?;
+            .map_err(|cause| ServeError::Bind { addr, cause })?;
         let local_addr = listener
             .local_addr()
-            .map_err(|source| ServeError::Bind { addr, source })?;
-        // Build the TLS config before spawning so a bad CA bundle fails `start`, not later.
-        crate::tls::client_config(config.tls.extra_ca.as_deref())?;
+            .map_err(|cause| ServeError::Bind { addr, cause })?;
         let (stop, stopped) = oneshot::channel::<()>();
         let shutdown = async move {
             // A dropped handle also stops the proxy.
             let _ = stopped.await;
         };
-        let task = tokio::spawn(serve(Arc::new(config), listener, shutdown));
+        let task = tokio::spawn(serve(state, listener, shutdown));
         Ok(RunningProxy {
             local_addr,
             stop: Some(stop),
@@ -152,6 +152,6 @@ impl RunningProxy {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-        (&mut self.task).await?
+        (&mut self.task).await.map_err(ServeError::Task)?
     }
 }

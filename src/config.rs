@@ -69,28 +69,30 @@ pub struct LogSettings {
     pub format: LogFormat,
 }
 
+/// Every message is complete on its own (it names the file, key or variable and the cause), so
+/// these errors expose no `source()`: printing the chain would repeat the cause.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("cannot read config file {}: {source}", path.display())]
+    #[error("cannot read config file {}: {cause}", path.display())]
     ReadFile {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
-    #[error("config file {}: {source}", path.display())]
+    #[error("config file {}: {cause}", path.display())]
     ParseFile {
         path: PathBuf,
-        source: Box<toml::de::Error>,
+        cause: Box<toml::de::Error>,
     },
     #[error("environment variable {variable}: {message}")]
     Env {
         variable: &'static str,
         message: String,
     },
-    #[error("{key}{}: {source}", origin_suffix(origin.as_deref()))]
+    #[error("{key}{}: {cause}", origin_suffix(origin.as_deref()))]
     Route {
         key: String,
         origin: Option<PathBuf>,
-        source: RouteError,
+        cause: RouteError,
     },
 }
 
@@ -131,11 +133,7 @@ impl Config {
         } = raw;
         let route_error = |key: String| {
             let origin = origin.map(Path::to_path_buf);
-            move |source| ConfigError::Route {
-                key,
-                origin,
-                source,
-            }
+            move |cause| ConfigError::Route { key, origin, cause }
         };
         let default_upstream = proxy.upstream.as_deref().unwrap_or(DEFAULT_UPSTREAM);
         let default_upstream = UpstreamUrl::parse(default_upstream).map_err(route_error(
@@ -187,13 +185,13 @@ fn default_listen() -> SocketAddr {
 
 /// Read and parse one TOML file; errors name the file (and, from serde, the offending key).
 pub fn read_file(path: &Path) -> Result<RawConfig, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::ReadFile {
+    let text = std::fs::read_to_string(path).map_err(|cause| ConfigError::ReadFile {
         path: path.to_path_buf(),
-        source,
+        cause,
     })?;
-    toml::from_str(&text).map_err(|source| ConfigError::ParseFile {
+    toml::from_str(&text).map_err(|cause| ConfigError::ParseFile {
         path: path.to_path_buf(),
-        source: Box::new(source),
+        cause: Box::new(cause),
     })
 }
 

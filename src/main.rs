@@ -2,6 +2,7 @@
 //! logging, and run the chosen subcommand on a Tokio runtime. The only place `anyhow` is used;
 //! the library returns typed errors and this edge prints them.
 
+use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
@@ -12,11 +13,21 @@ use tracing_subscriber::EnvFilter;
 use tooltap::accept;
 use tooltap::cli::{Cli, Command, ProxyArgs};
 use tooltap::config::{Config, EnvLayer, LogFormat};
+use tooltap::service::ProxyState;
 
-fn main() -> anyhow::Result<()> {
+fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
+    let outcome = match cli.command {
         Command::Proxy(args) => run_proxy(args),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            // `{:#}` prints the context chain on one line; tooltap's own errors are complete
+            // messages without a `source()`, so nothing repeats.
+            eprintln!("tooltap: {error:#}");
+            ExitCode::FAILURE
+        }
     }
 }
 
@@ -30,6 +41,9 @@ fn run_proxy(args: ProxyArgs) -> anyhow::Result<()> {
         .build()
         .context("cannot start the Tokio runtime")?;
     runtime.block_on(async move {
+        // Before binding: a bad CA bundle should fail without ever listening.
+        let state = Arc::new(ProxyState::new(Arc::new(config))?);
+        let config = state.config.clone();
         let listener = TcpListener::bind(config.listen)
             .await
             .with_context(|| format!("cannot listen on {}", config.listen))?;
@@ -43,7 +57,7 @@ fn run_proxy(args: ProxyArgs) -> anyhow::Result<()> {
             );
         }
         tracing::info!(listen = %local, "tooltap proxy ready");
-        let report = accept::serve(Arc::new(config), listener, tooltap::shutdown::signal()).await?;
+        let report = accept::serve(state, listener, tooltap::shutdown::signal()).await?;
         tracing::info!(connections_cut = report.connections_cut, "stopped");
         Ok(())
     })

@@ -16,18 +16,18 @@ use rustls_pki_types::pem::PemObject;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TlsError {
-    #[error("cannot read extra CA bundle {}: {source}", path.display())]
+    #[error("cannot read extra CA bundle {}: {cause}", path.display())]
     ReadCa {
         path: PathBuf,
-        source: rustls_pki_types::pem::Error,
+        cause: rustls_pki_types::pem::Error,
     },
     #[error("extra CA bundle {} holds no certificate", path.display())]
     EmptyCa { path: PathBuf },
-    #[error("extra CA bundle {}: certificate {index} is unusable: {source}", path.display())]
+    #[error("extra CA bundle {}: certificate {index} is unusable: {cause}", path.display())]
     BadCa {
         path: PathBuf,
         index: usize,
-        source: rustls::Error,
+        cause: rustls::Error,
     },
     #[error("rustls rejected the protocol versions: {0}")]
     Versions(rustls::Error),
@@ -50,9 +50,9 @@ pub fn client_config(extra_ca: Option<&Path>) -> Result<rustls::ClientConfig, Tl
 }
 
 fn add_bundle(roots: &mut RootCertStore, path: &Path) -> Result<(), TlsError> {
-    let read_error = |source| TlsError::ReadCa {
+    let read_error = |cause| TlsError::ReadCa {
         path: path.to_path_buf(),
-        source,
+        cause,
     };
     let mut added = 0;
     for (index, cert) in CertificateDer::pem_file_iter(path)
@@ -60,10 +60,10 @@ fn add_bundle(roots: &mut RootCertStore, path: &Path) -> Result<(), TlsError> {
         .enumerate()
     {
         let cert = cert.map_err(read_error)?;
-        roots.add(cert).map_err(|source| TlsError::BadCa {
+        roots.add(cert).map_err(|cause| TlsError::BadCa {
             path: path.to_path_buf(),
             index,
-            source,
+            cause,
         })?;
         added += 1;
     }

@@ -267,7 +267,10 @@ async fn respond(
     }
     tokio::spawn(async move {
         for (index, (delay, bytes)) in script.chunks.into_iter().enumerate() {
-            tokio::time::sleep(delay).await;
+            // Tokio timers tick in milliseconds: even a zero sleep would wait for the next tick.
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
             shared
                 .chunk_times
                 .lock()
