@@ -24,6 +24,7 @@ fn scripted(path: &str) -> Script {
                 .map(|i| (Duration::from_millis(5), Bytes::from(vec![i; 1000 + i as usize])))
                 .collect(),
             silent: false,
+            abort: false,
         },
         "/e429" => Script::full(
             429,

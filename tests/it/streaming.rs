@@ -124,7 +124,7 @@ async fn a_large_request_body_streams_to_the_upstream_before_it_is_complete() {
     for piece in pattern[..first_mib].chunks(PIECE) {
         within(
             Duration::from_secs(5),
-            sender.send(Bytes::copy_from_slice(piece)),
+            sender.send(Ok(Bytes::copy_from_slice(piece))),
         )
         .await
         .expect("send");
@@ -138,7 +138,7 @@ async fn a_large_request_body_streams_to_the_upstream_before_it_is_complete() {
     for piece in pattern[first_mib..].chunks(PIECE) {
         within(
             Duration::from_secs(5),
-            sender.send(Bytes::copy_from_slice(piece)),
+            sender.send(Ok(Bytes::copy_from_slice(piece))),
         )
         .await
         .expect("send");
@@ -159,4 +159,36 @@ async fn a_large_request_body_streams_to_the_upstream_before_it_is_complete() {
         seen.body == pattern,
         "request body bytes changed on the way"
     );
+}
+
+#[tokio::test]
+async fn an_upstream_breaking_off_mid_stream_is_a_broken_stream_for_the_client_too() {
+    let events = sse_events(3);
+    let event_refs: Vec<&str> = events.iter().map(String::as_str).collect();
+    let script = Script::sse(&event_refs, Duration::from_millis(20)).aborted();
+    let upstream = Upstream::serving(script).await;
+    let tooltap = proxy::start(proxy::raw_config(&upstream.url())).await;
+
+    let direct = frames_until_end(upstream.addr()).await;
+    assert_eq!(
+        direct,
+        (3, true),
+        "the test upstream should break the stream off"
+    );
+    // A proxy that ended the stream cleanly would make a truncated answer look complete.
+    assert_eq!(frames_until_end(tooltap.local_addr()).await, direct);
+}
+
+/// Data frames of one streamed response, and whether it ended with an error.
+async fn frames_until_end(addr: std::net::SocketAddr) -> (usize, bool) {
+    let (response, _conn) = send(addr, request(addr, "POST", "/v1/chat/completions", "{}")).await;
+    let mut body = response.into_body();
+    let mut frames = 0;
+    loop {
+        match within(Duration::from_secs(5), body.frame()).await {
+            None => return (frames, false),
+            Some(Err(_)) => return (frames, true),
+            Some(Ok(_)) => frames += 1,
+        }
+    }
 }

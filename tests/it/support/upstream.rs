@@ -22,7 +22,7 @@ use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
-use super::body::{ChannelBody, channel};
+use super::body::{Aborted, ChannelBody, channel};
 use super::within;
 
 /// One scripted response.
@@ -33,6 +33,8 @@ pub struct Script {
     pub chunks: Vec<(Duration, Bytes)>,
     /// Never answer (for first-byte timeouts).
     pub silent: bool,
+    /// After the last chunk, break the body off instead of ending it cleanly.
+    pub abort: bool,
 }
 
 impl Script {
@@ -46,6 +48,7 @@ impl Script {
             ],
             chunks: vec![(Duration::ZERO, Bytes::copy_from_slice(body.as_bytes()))],
             silent: false,
+            abort: false,
         }
     }
 
@@ -63,6 +66,7 @@ impl Script {
                 })
                 .collect(),
             silent: false,
+            abort: false,
         }
     }
 
@@ -72,7 +76,13 @@ impl Script {
             headers: vec![],
             chunks: vec![],
             silent: true,
+            abort: false,
         }
+    }
+
+    pub fn aborted(mut self) -> Script {
+        self.abort = true;
+        self
     }
 
     pub fn header(mut self, name: &str, value: &str) -> Script {
@@ -276,10 +286,13 @@ async fn respond(
                 .lock()
                 .expect("lock")
                 .push(Instant::now());
-            if sender.send(bytes).await.is_err() {
+            if sender.send(Ok(bytes)).await.is_err() {
                 let _ = shared.ends.send(StreamEnd::PeerGone { chunks_sent: index });
                 return;
             }
+        }
+        if script.abort {
+            let _ = sender.send(Err(Aborted)).await;
         }
         drop(sender);
         let _ = shared.ends.send(StreamEnd::Completed);
