@@ -70,3 +70,43 @@ async fn connect_requests_are_rejected_as_bad_requests() {
     let response = collect(response).await;
     assert_tooltap_error(&response, 400, "bad_request");
 }
+
+#[tokio::test]
+async fn an_upstream_that_never_accepts_gives_504_after_the_connect_timeout() {
+    // A listener whose accept queue is full: the kernel drops further SYNs, so a connect
+    // neither succeeds nor fails until the connect timeout ends it.
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket
+        .bind("127.0.0.1:0".parse().expect("addr"))
+        .expect("bind");
+    let listener = socket.listen(1).expect("listen");
+    let addr = listener.local_addr().expect("addr");
+    let mut fillers = Vec::new();
+    for _ in 0..8 {
+        match tokio::time::timeout(
+            Duration::from_millis(200),
+            tokio::net::TcpStream::connect(addr),
+        )
+        .await
+        {
+            Ok(Ok(stream)) => fillers.push(stream),
+            _ => break,
+        }
+    }
+    let mut raw = proxy::raw_config(&format!("http://{addr}"));
+    raw.timeouts.connect = Some(HumanDuration(Duration::from_millis(300)));
+    let tooltap = proxy::start(raw).await;
+    let proxy_addr = tooltap.local_addr();
+
+    let started = Instant::now();
+    let response = exchange(proxy_addr, request(proxy_addr, "GET", "/v1/models", "")).await;
+    let waited = started.elapsed();
+    let message = assert_tooltap_error(&response, 504, "upstream_timeout");
+    assert!(message.contains("accept a connection"), "{message}");
+    assert!(
+        waited >= Duration::from_millis(300),
+        "gave up early: {waited:?}"
+    );
+    assert!(waited < Duration::from_secs(2), "gave up late: {waited:?}");
+    drop((listener, fillers));
+}
