@@ -102,6 +102,8 @@ pub async fn serve(
     let connections_cut = match tokio::time::timeout(grace, graceful.shutdown()).await {
         Ok(()) => 0,
         Err(_elapsed) => {
+            // Reap tasks that finished but were not joined yet, so `len` counts live ones only.
+            while connections.try_join_next().is_some() {}
             let open = connections.len();
             tracing::warn!(open, "grace period over, cutting the remaining connections");
             open
