@@ -8,6 +8,10 @@ use bytes::Bytes;
 use http::Request;
 use http_body_util::BodyExt;
 
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
 use crate::support::body::channel;
 use crate::support::client::{collect, request, send};
 use crate::support::upstream::{Script, StreamEnd, Upstream};
@@ -96,6 +100,46 @@ async fn a_client_leaving_mid_stream_makes_tooltap_drop_the_upstream() {
         }
         StreamEnd::Completed => panic!("upstream streamed to the end for a client that left"),
     }
+}
+
+#[tokio::test]
+async fn tooltap_closes_the_upstream_connection_at_once_even_while_the_upstream_is_idle() {
+    // A bare-TCP upstream: it sends a head and one chunk, then only reads, so it learns of the
+    // close the moment tooltap closes the socket, not at its next write (a hyper server only
+    // notices on its next write, which is what the scripted upstream above measures).
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let upstream_addr = listener.local_addr().expect("addr");
+    let (closed_tx, closed_rx) = oneshot::channel::<Instant>();
+    tokio::spawn(async move {
+        let (mut stream, _) = listener.accept().await.expect("accept");
+        let mut buffer = vec![0u8; 64 * 1024];
+        let _request = stream.read(&mut buffer).await.expect("read request");
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
+                    transfer-encoding: chunked\r\n\r\n8\r\ndata: 1\n\r\n";
+        stream.write_all(head.as_bytes()).await.expect("write head");
+        while let Ok(read) = stream.read(&mut buffer).await {
+            if read == 0 {
+                break;
+            }
+        }
+        let _ = closed_tx.send(Instant::now());
+    });
+    let tooltap = proxy::start(proxy::raw_config(&format!("http://{upstream_addr}"))).await;
+    let addr = tooltap.local_addr();
+
+    let (response, conn) = send(addr, request(addr, "POST", "/v1/chat/completions", "{}")).await;
+    let mut body = response.into_body();
+    let first = within(Duration::from_secs(5), body.frame()).await;
+    assert!(first.is_some_and(|frame| frame.is_ok()));
+    let left = Instant::now();
+    drop(body);
+    drop(conn);
+    let closed = within(Duration::from_secs(5), closed_rx)
+        .await
+        .expect("closed");
+    let after = closed.saturating_duration_since(left);
+    eprintln!("upstream connection closed {after:?} after the client left");
+    assert!(after < Duration::from_millis(500), "took {after:?}");
 }
 
 #[tokio::test]
