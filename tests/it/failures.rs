@@ -110,3 +110,24 @@ async fn an_upstream_that_never_accepts_gives_504_after_the_connect_timeout() {
     assert!(waited < Duration::from_secs(2), "gave up late: {waited:?}");
     drop((listener, fillers));
 }
+
+#[tokio::test]
+async fn an_upstream_that_hangs_up_before_answering_gives_502_upstream_protocol() {
+    // Accepts, reads the request, closes without a response head.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let upstream_addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        use tokio::io::AsyncReadExt;
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let mut buffer = vec![0u8; 16 * 1024];
+            let _ = stream.read(&mut buffer).await;
+        }
+    });
+    let tooltap = proxy::start(proxy::raw_config(&format!("http://{upstream_addr}"))).await;
+    let addr = tooltap.local_addr();
+    let response = exchange(addr, request(addr, "POST", "/v1/chat/completions", "{}")).await;
+    let message = assert_tooltap_error(&response, 502, "upstream_protocol");
+    assert!(message.contains(&upstream_addr.to_string()), "{message}");
+}
