@@ -1,1 +1,150 @@
-//! (to be written)
+//! The command line: `tooltap <subcommand>`, parsed with clap.
+//!
+//! Input: `argv`. Output: a [`Cli`] whose subcommands turn their flags into a configuration
+//! layer ([`RawConfig`]) that `config::Config::from_layers` puts above the environment and the
+//! file. Only `proxy` exists now; `check` and `replay` join [`Command`] as further variants with
+//! their own `Args` structs.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::{HumanDuration, LogFormat, RawConfig};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "tooltap",
+    version,
+    about = "A recording HTTP proxy that checks OpenAI-compatible function-calling traffic",
+    long_about = "tooltap sits between an app and an OpenAI-compatible API. Point the app's base \
+                  URL at it (e.g. http://127.0.0.1:8787/v1): every byte is forwarded unchanged \
+                  and without delay, while tool calls in the responses are checked against the \
+                  function-calling contract."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the transparent proxy in front of an upstream API.
+    Proxy(ProxyArgs),
+}
+
+/// Flags of `tooltap proxy`. Each overrides its `TOOLTAP_*` variable, which overrides the file.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Precedence: flag > TOOLTAP_* environment variable > config file > \
+                        default. Durations are written like 250ms, 30s, 5m, 1h. Without \
+                        --config (or TOOLTAP_CONFIG) no file is read. Log verbosity: RUST_LOG."
+)]
+pub struct ProxyArgs {
+    /// TOML config file (see config/tooltap.toml) [env: TOOLTAP_CONFIG]
+    #[arg(long, short = 'c', value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Address to listen on [default: 127.0.0.1:8787] [env: TOOLTAP_LISTEN]
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<SocketAddr>,
+    /// Upstream base URL of the default route; may carry a path prefix such as
+    /// https://api.groq.com/openai [default: https://api.openai.com] [env: TOOLTAP_UPSTREAM]
+    #[arg(long, value_name = "URL")]
+    pub upstream: Option<String>,
+    /// TCP connect timeout to the upstream [default: 10s] [env: TOOLTAP_CONNECT_TIMEOUT]
+    #[arg(long, value_name = "DURATION")]
+    pub connect_timeout: Option<HumanDuration>,
+    /// Time allowed until the upstream's response head arrives; 504 after it
+    /// [default: 600s] [env: TOOLTAP_FIRST_BYTE_TIMEOUT]
+    #[arg(long, value_name = "DURATION")]
+    pub first_byte_timeout: Option<HumanDuration>,
+    /// Idle time before a pooled upstream connection is closed
+    /// [default: 90s] [env: TOOLTAP_POOL_IDLE_TIMEOUT]
+    #[arg(long, value_name = "DURATION")]
+    pub pool_idle_timeout: Option<HumanDuration>,
+    /// Time a client may take to send its request head
+    /// [default: 30s] [env: TOOLTAP_HEADER_READ_TIMEOUT]
+    #[arg(long, value_name = "DURATION")]
+    pub header_read_timeout: Option<HumanDuration>,
+    /// How long in-flight exchanges may continue after SIGINT/SIGTERM
+    /// [default: 30s] [env: TOOLTAP_SHUTDOWN_GRACE]
+    #[arg(long, value_name = "DURATION")]
+    pub shutdown_grace: Option<HumanDuration>,
+    /// Extra PEM CA bundle trusted for HTTPS upstreams, besides the bundled webpki roots
+    /// [env: TOOLTAP_EXTRA_CA]
+    #[arg(long, value_name = "PATH")]
+    pub extra_ca: Option<PathBuf>,
+    /// Log output format [default: human] [env: TOOLTAP_LOG_FORMAT]
+    #[arg(long, value_name = "FORMAT")]
+    pub log_format: Option<LogFormat>,
+}
+
+impl ProxyArgs {
+    /// The config file path (if given) and the CLI layer.
+    pub fn into_layer(self) -> (Option<PathBuf>, RawConfig) {
+        let ProxyArgs {
+            config,
+            listen,
+            upstream,
+            connect_timeout,
+            first_byte_timeout,
+            pool_idle_timeout,
+            header_read_timeout,
+            shutdown_grace,
+            extra_ca,
+            log_format,
+        } = self;
+        let mut raw = RawConfig::default();
+        raw.proxy.listen = listen;
+        raw.proxy.upstream = upstream;
+        raw.timeouts.connect = connect_timeout;
+        raw.timeouts.first_byte = first_byte_timeout;
+        raw.timeouts.pool_idle = pool_idle_timeout;
+        raw.timeouts.header_read = header_read_timeout;
+        raw.shutdown.grace = shutdown_grace;
+        raw.tls.extra_ca = extra_ca;
+        raw.log.format = log_format;
+        (config, raw)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn proxy_flags_become_a_layer() {
+        let cli = Cli::try_parse_from([
+            "tooltap",
+            "proxy",
+            "--listen",
+            "127.0.0.1:0",
+            "--first-byte-timeout",
+            "2s",
+            "--log-format",
+            "json",
+            "-c",
+            "x.toml",
+        ])
+        .expect("parses");
+        let Command::Proxy(args) = cli.command;
+        let (path, raw) = args.into_layer();
+        assert_eq!(path, Some(PathBuf::from("x.toml")));
+        assert_eq!(raw.proxy.listen.map(|a| a.port()), Some(0));
+        assert_eq!(raw.timeouts.first_byte.map(|d| d.0.as_secs()), Some(2));
+        assert_eq!(raw.log.format, Some(LogFormat::Json));
+        assert!(raw.proxy.upstream.is_none());
+    }
+
+    #[test]
+    fn bad_durations_are_rejected_by_the_parser() {
+        let result = Cli::try_parse_from(["tooltap", "proxy", "--connect-timeout", "10"]);
+        assert!(result.is_err());
+    }
+}

@@ -1,1 +1,219 @@
-//! (to be written)
+//! The runtime configuration: typed, validated, with every default in one place.
+//!
+//! Input: three [`RawConfig`] layers, merged with the precedence CLI flag > `TOOLTAP_*`
+//! variable > config file > default. The file is read only when a path is given (`--config` or
+//! `TOOLTAP_CONFIG`), so a fresh clone runs with no file at all. Output: a [`Config`] that
+//! `accept::serve` and `forward::Forwarder` consume; nothing downstream re-reads the environment.
+
+mod duration;
+mod env;
+mod raw;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use duration::{DurationError, HumanDuration};
+pub use env::{EnvLayer, VARIABLES as ENV_VARIABLES};
+pub use raw::{LogFormat, RawConfig, RawLog, RawProxy, RawRoute, RawShutdown, RawTimeouts, RawTls};
+
+use crate::route::{Route, RouteError, RouteTable, UpstreamUrl};
+
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
+pub const DEFAULT_UPSTREAM: &str = "https://api.openai.com";
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// A buffered (non-streamed) completion sends its head only when generation is done; the
+/// OpenAI SDKs wait 600 s by default, so a shorter deadline here would cut off slow answers
+/// that work without tooltap.
+pub const DEFAULT_FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(600);
+pub const DEFAULT_POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub listen: SocketAddr,
+    pub routes: RouteTable,
+    pub timeouts: Timeouts,
+    pub tls: TlsSettings,
+    pub shutdown: ShutdownSettings,
+    pub log: LogSettings,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// TCP connect to the upstream (per resolved address).
+    pub connect: Duration,
+    /// From sending the request until the upstream's response head arrives (→ 504).
+    pub first_byte: Duration,
+    /// How long an unused pooled upstream connection is kept.
+    pub pool_idle: Duration,
+    /// How long a client may take to send its request head.
+    pub header_read: Duration,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TlsSettings {
+    /// PEM bundle trusted in addition to the bundled webpki roots.
+    pub extra_ca: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShutdownSettings {
+    /// How long in-flight exchanges may run after SIGINT/SIGTERM before they are cut.
+    pub grace: Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogSettings {
+    pub format: LogFormat,
+}
+
+/// Every message is complete on its own (it names the file, key or variable and the cause), so
+/// these errors expose no `source()`: printing the chain would repeat the cause.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {}: {cause}", path.display())]
+    ReadFile {
+        path: PathBuf,
+        cause: std::io::Error,
+    },
+    #[error("config file {}: {cause}", path.display())]
+    ParseFile {
+        path: PathBuf,
+        cause: Box<toml::de::Error>,
+    },
+    #[error("environment variable {variable}: {message}")]
+    Env {
+        variable: &'static str,
+        message: String,
+    },
+    #[error("{key}{}: {cause}", origin_suffix(origin.as_deref()))]
+    Route {
+        key: String,
+        origin: Option<PathBuf>,
+        cause: RouteError,
+    },
+}
+
+fn origin_suffix(origin: Option<&Path>) -> String {
+    origin.map_or_else(String::new, |path| format!(" (in {})", path.display()))
+}
+
+impl Config {
+    /// Merge the layers (`cli` over `env` over the file) and validate. `cli_config_path` is
+    /// `--config`; when neither it nor `TOOLTAP_CONFIG` is set, no file is read.
+    pub fn from_layers(
+        cli_config_path: Option<PathBuf>,
+        env: EnvLayer,
+        cli: RawConfig,
+    ) -> Result<Config, ConfigError> {
+        let EnvLayer {
+            config_path,
+            raw: env_raw,
+        } = env;
+        let path = cli_config_path.or(config_path);
+        let file_raw = match &path {
+            Some(path) => read_file(path)?,
+            None => RawConfig::default(),
+        };
+        Config::validate(file_raw.overlay(env_raw).overlay(cli), path.as_deref())
+    }
+
+    /// Turn a merged raw config into the runtime type. `origin` is the file the routes came
+    /// from, named in route errors.
+    pub fn validate(raw: RawConfig, origin: Option<&Path>) -> Result<Config, ConfigError> {
+        let RawConfig {
+            proxy,
+            timeouts,
+            tls,
+            shutdown,
+            log,
+            routes,
+        } = raw;
+        let route_error = |key: String| {
+            let origin = origin.map(Path::to_path_buf);
+            move |cause| ConfigError::Route { key, origin, cause }
+        };
+        let default_upstream = proxy.upstream.as_deref().unwrap_or(DEFAULT_UPSTREAM);
+        let default_upstream = UpstreamUrl::parse(default_upstream).map_err(route_error(
+            "proxy.upstream (--upstream, TOOLTAP_UPSTREAM)".into(),
+        ))?;
+        let mut named = Vec::with_capacity(routes.len());
+        for (
+            index,
+            RawRoute {
+                name,
+                prefix,
+                upstream,
+            },
+        ) in routes.into_iter().enumerate()
+        {
+            let route = UpstreamUrl::parse(&upstream)
+                .and_then(|upstream| Route::new(&name, &prefix, upstream))
+                .map_err(route_error(format!("routes[{index}] (name = {name:?})")))?;
+            named.push(route);
+        }
+        let routes =
+            RouteTable::new(default_upstream, named).map_err(route_error("routes".into()))?;
+        let or = |value: Option<HumanDuration>, default| value.map_or(default, |d| d.0);
+        Ok(Config {
+            listen: proxy.listen.unwrap_or_else(default_listen),
+            routes,
+            timeouts: Timeouts {
+                connect: or(timeouts.connect, DEFAULT_CONNECT_TIMEOUT),
+                first_byte: or(timeouts.first_byte, DEFAULT_FIRST_BYTE_TIMEOUT),
+                pool_idle: or(timeouts.pool_idle, DEFAULT_POOL_IDLE_TIMEOUT),
+                header_read: or(timeouts.header_read, DEFAULT_HEADER_READ_TIMEOUT),
+            },
+            tls: TlsSettings {
+                extra_ca: tls.extra_ca,
+            },
+            shutdown: ShutdownSettings {
+                grace: or(shutdown.grace, DEFAULT_SHUTDOWN_GRACE),
+            },
+            log: LogSettings {
+                format: log.format.unwrap_or_default(),
+            },
+        })
+    }
+}
+
+fn default_listen() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], 8787))
+}
+
+/// Read and parse one TOML file; errors name the file (and, from serde, the offending key).
+pub fn read_file(path: &Path) -> Result<RawConfig, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|cause| ConfigError::ReadFile {
+        path: path.to_path_buf(),
+        cause,
+    })?;
+    toml::from_str(&text).map_err(|cause| ConfigError::ParseFile {
+        path: path.to_path_buf(),
+        cause: Box::new(cause),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_listen_matches_the_documented_constant() {
+        assert_eq!(default_listen().to_string(), DEFAULT_LISTEN);
+    }
+
+    #[test]
+    fn no_file_and_no_overrides_gives_the_defaults() {
+        let config =
+            Config::from_layers(None, EnvLayer::default(), RawConfig::default()).expect("valid");
+        assert_eq!(config.listen.to_string(), DEFAULT_LISTEN);
+        assert_eq!(
+            config.routes.default_route().upstream.as_str(),
+            DEFAULT_UPSTREAM
+        );
+        assert_eq!(config.timeouts.first_byte, DEFAULT_FIRST_BYTE_TIMEOUT);
+        assert_eq!(config.log.format, LogFormat::Human);
+    }
+}

@@ -3,14 +3,17 @@
 //! Data flows one way:
 //!
 //! ```text
-//! accept → forward → tee ──► client   (bytes unchanged, no delay)
-//!                     └────► inspect → engine { framing → reassemble → contract } → report
+//! accept → service → forward → tee ──► client   (bytes unchanged, no delay)
+//!                               └────► inspect → engine { framing → reassemble → contract } → report
 //! ```
 //!
 //! * [`engine`] is the sans-IO analysis core: it imports neither hyper nor tokio, is fed bytes in
 //!   arbitrary chunks and returns values (reassembled messages and [`engine::Violation`]s). The
 //!   live proxy, the offline checker and the replayer all drive it.
-//! * [`config`], [`accept`], [`forward`], [`error`] and [`tls`] make the transparent proxy.
+//! * [`config`] (with [`route`]), [`accept`], [`service`], [`exchange`], [`forward`], [`error`]
+//!   and [`tls`] make the transparent proxy; [`cli`] and [`shutdown`] serve the binary.
+//! * [`tee`], [`inspect`], [`metrics`], [`admin`] and [`jsonl_sink`] watch the traffic: a tee
+//!   copies each frame to an inspector task that feeds the engine and reports.
 
 pub mod accept;
 pub mod admin;
@@ -18,9 +21,13 @@ pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod exchange;
 pub mod forward;
 pub mod inspect;
 pub mod jsonl_sink;
 pub mod metrics;
+pub mod route;
+pub mod service;
+pub mod shutdown;
 pub mod tee;
 pub mod tls;

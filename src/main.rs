@@ -1,2 +1,74 @@
-//! The `tooltap` binary (to be written).
-fn main() {}
+//! The `tooltap` binary: parse the command line, build the configuration from its layers, set up
+//! logging, and run the chosen subcommand on a Tokio runtime. The only place `anyhow` is used;
+//! the library returns typed errors and this edge prints them.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Parser;
+use tokio::net::TcpListener;
+use tracing_subscriber::EnvFilter;
+
+use tooltap::accept;
+use tooltap::cli::{Cli, Command, ProxyArgs};
+use tooltap::config::{Config, EnvLayer, LogFormat};
+use tooltap::service::ProxyState;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Proxy(args) => run_proxy(args),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            // `{:#}` prints the context chain on one line; tooltap's own errors are complete
+            // messages without a `source()`, so nothing repeats.
+            eprintln!("tooltap: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run_proxy(args: ProxyArgs) -> anyhow::Result<()> {
+    let (config_path, cli_layer) = args.into_layer();
+    let env_layer = EnvLayer::read(|name| std::env::var(name).ok())?;
+    let config = Config::from_layers(config_path, env_layer, cli_layer)?;
+    init_logging(config.log.format);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the Tokio runtime")?;
+    runtime.block_on(async move {
+        // Before binding: a bad CA bundle should fail without ever listening.
+        let state = Arc::new(ProxyState::new(Arc::new(config))?);
+        let config = state.config.clone();
+        let listener = TcpListener::bind(config.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", config.listen))?;
+        let local = listener.local_addr().context("listener address")?;
+        for route in config.routes.iter() {
+            tracing::info!(
+                route = %route.name,
+                prefix = %route.prefix,
+                upstream = route.upstream.as_str(),
+                "route"
+            );
+        }
+        tracing::info!(listen = %local, "tooltap proxy ready");
+        let report = accept::serve(state, listener, tooltap::shutdown::signal()).await?;
+        tracing::info!(connections_cut = report.connections_cut, "stopped");
+        Ok(())
+    })
+}
+
+/// `RUST_LOG` picks verbosity (default `info`); the format comes from the config.
+fn init_logging(format: LogFormat) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    match format {
+        LogFormat::Human => builder.init(),
+        LogFormat::Json => builder.json().with_current_span(true).init(),
+    }
+}

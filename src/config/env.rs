@@ -1,0 +1,86 @@
+//! The `TOOLTAP_*` environment layer: sits between the config file and the CLI flags.
+//!
+//! Input: a lookup function (the binary passes `std::env::var`; tests pass a map, so no test
+//! mutates the process environment). Output: a partial [`RawConfig`] plus the config file path
+//! from `TOOLTAP_CONFIG`. A malformed value is an error naming the variable.
+
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use super::ConfigError;
+use super::raw::{LogFormat, RawConfig};
+
+/// Every variable this layer reads, with the key it sets; `docs/configuration.md` lists them.
+pub const VARIABLES: &[(&str, &str)] = &[
+    ("TOOLTAP_CONFIG", "config file path (--config)"),
+    ("TOOLTAP_LISTEN", "proxy.listen"),
+    ("TOOLTAP_UPSTREAM", "proxy.upstream"),
+    ("TOOLTAP_CONNECT_TIMEOUT", "timeouts.connect"),
+    ("TOOLTAP_FIRST_BYTE_TIMEOUT", "timeouts.first_byte"),
+    ("TOOLTAP_POOL_IDLE_TIMEOUT", "timeouts.pool_idle"),
+    ("TOOLTAP_HEADER_READ_TIMEOUT", "timeouts.header_read"),
+    ("TOOLTAP_SHUTDOWN_GRACE", "shutdown.grace"),
+    ("TOOLTAP_EXTRA_CA", "tls.extra_ca"),
+    ("TOOLTAP_LOG_FORMAT", "log.format"),
+];
+
+/// What the environment contributes.
+#[derive(Debug, Default)]
+pub struct EnvLayer {
+    pub config_path: Option<PathBuf>,
+    pub raw: RawConfig,
+}
+
+impl EnvLayer {
+    pub fn read(lookup: impl Fn(&str) -> Option<String>) -> Result<EnvLayer, ConfigError> {
+        // Empty values count as unset: `TOOLTAP_UPSTREAM= tooltap proxy` should not fail.
+        let get = |name: &str| lookup(name).filter(|value| !value.trim().is_empty());
+        let mut layer = EnvLayer {
+            config_path: get("TOOLTAP_CONFIG").map(PathBuf::from),
+            ..EnvLayer::default()
+        };
+        let raw = &mut layer.raw;
+        raw.proxy.listen = parse(&get, "TOOLTAP_LISTEN")?;
+        raw.proxy.upstream = get("TOOLTAP_UPSTREAM");
+        raw.timeouts.connect = parse(&get, "TOOLTAP_CONNECT_TIMEOUT")?;
+        raw.timeouts.first_byte = parse(&get, "TOOLTAP_FIRST_BYTE_TIMEOUT")?;
+        raw.timeouts.pool_idle = parse(&get, "TOOLTAP_POOL_IDLE_TIMEOUT")?;
+        raw.timeouts.header_read = parse(&get, "TOOLTAP_HEADER_READ_TIMEOUT")?;
+        raw.shutdown.grace = parse(&get, "TOOLTAP_SHUTDOWN_GRACE")?;
+        raw.tls.extra_ca = get("TOOLTAP_EXTRA_CA").map(PathBuf::from);
+        raw.log.format = match get("TOOLTAP_LOG_FORMAT") {
+            None => None,
+            Some(text) => Some(parse_log_format(&text).ok_or_else(|| ConfigError::Env {
+                variable: "TOOLTAP_LOG_FORMAT",
+                message: format!("`{text}` is neither `human` nor `json`"),
+            })?),
+        };
+        Ok(layer)
+    }
+}
+
+fn parse<T>(
+    get: &impl Fn(&str) -> Option<String>,
+    variable: &'static str,
+) -> Result<Option<T>, ConfigError>
+where
+    T: FromStr,
+    T::Err: std::fmt::Display,
+{
+    get(variable)
+        .map(|text| {
+            text.trim().parse::<T>().map_err(|error| ConfigError::Env {
+                variable,
+                message: format!("`{text}`: {error}"),
+            })
+        })
+        .transpose()
+}
+
+fn parse_log_format(text: &str) -> Option<LogFormat> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "human" => Some(LogFormat::Human),
+        "json" => Some(LogFormat::Json),
+        _ => None,
+    }
+}

@@ -1,0 +1,125 @@
+//! The configuration as written: every key optional, unknown keys rejected.
+//!
+//! Input: a TOML file (serde, `deny_unknown_fields` on every table), the `TOOLTAP_*` environment
+//! layer and the CLI layer, which all produce a [`RawConfig`]. Output: one merged [`RawConfig`]
+//! that `config::Config::validate` turns into the typed runtime configuration.
+//!
+//! Adding a section later (`[inspect]`, `[admin]`, `[record]`, `[redact]`) is one struct here,
+//! one field on [`RawConfig`] and one line in [`RawConfig::overlay`].
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use super::duration::HumanDuration;
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfig {
+    #[serde(default)]
+    pub proxy: RawProxy,
+    #[serde(default)]
+    pub timeouts: RawTimeouts,
+    #[serde(default)]
+    pub tls: RawTls,
+    #[serde(default)]
+    pub shutdown: RawShutdown,
+    #[serde(default)]
+    pub log: RawLog,
+    #[serde(default)]
+    pub routes: Vec<RawRoute>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawProxy {
+    pub listen: Option<SocketAddr>,
+    pub upstream: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTimeouts {
+    pub connect: Option<HumanDuration>,
+    pub first_byte: Option<HumanDuration>,
+    pub pool_idle: Option<HumanDuration>,
+    pub header_read: Option<HumanDuration>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTls {
+    pub extra_ca: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawShutdown {
+    pub grace: Option<HumanDuration>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLog {
+    pub format: Option<LogFormat>,
+}
+
+/// `human` for terminals, `json` (one object per line) for log collectors.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    #[default]
+    Human,
+    Json,
+}
+
+/// One `[[routes]]` entry: requests whose path starts with `prefix` go to `upstream`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRoute {
+    pub name: String,
+    pub prefix: String,
+    pub upstream: String,
+}
+
+impl RawConfig {
+    /// `higher` wins key by key. Routes are a list: a higher layer that sets any replaces them
+    /// all (env and CLI never do, so in practice routes come from the file).
+    pub fn overlay(self, higher: RawConfig) -> RawConfig {
+        let RawConfig {
+            proxy,
+            timeouts,
+            tls,
+            shutdown,
+            log,
+            routes,
+        } = higher;
+        RawConfig {
+            proxy: RawProxy {
+                listen: proxy.listen.or(self.proxy.listen),
+                upstream: proxy.upstream.or(self.proxy.upstream),
+            },
+            timeouts: RawTimeouts {
+                connect: timeouts.connect.or(self.timeouts.connect),
+                first_byte: timeouts.first_byte.or(self.timeouts.first_byte),
+                pool_idle: timeouts.pool_idle.or(self.timeouts.pool_idle),
+                header_read: timeouts.header_read.or(self.timeouts.header_read),
+            },
+            tls: RawTls {
+                extra_ca: tls.extra_ca.or(self.tls.extra_ca),
+            },
+            shutdown: RawShutdown {
+                grace: shutdown.grace.or(self.shutdown.grace),
+            },
+            log: RawLog {
+                format: log.format.or(self.log.format),
+            },
+            routes: if routes.is_empty() {
+                self.routes
+            } else {
+                routes
+            },
+        }
+    }
+}

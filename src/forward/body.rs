@@ -1,0 +1,44 @@
+//! The body types on both sides of the proxy, and the only conversions into them.
+//!
+//! Input: hyper's `Incoming` bodies (the client's request, the upstream's response) and tooltap's
+//! own error bodies. Output: [`RequestBody`] (sent upstream) and [`ProxyBody`] (sent to the
+//! client). Both are boxed so a later wrapper (the tee) changes what goes *inside* the box, not
+//! the types the service, client and server agree on. Boxing delegates `size_hint` and
+//! `is_end_stream`, so Content-Length, chunking and h2 END_STREAM stay what they were.
+
+use bytes::Bytes;
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+
+/// Errors inside a body stream. Boxed because hyper needs `Into<Box<dyn Error>>` anyway and a
+/// tee may add its own.
+pub type BodyError = Box<dyn std::error::Error + Send + Sync>;
+
+/// What the client receives.
+pub type ProxyBody = UnsyncBoxBody<Bytes, BodyError>;
+
+/// What the upstream receives.
+pub type RequestBody = UnsyncBoxBody<Bytes, BodyError>;
+
+/// Marks a failure of the *client's* request body (it went away, or sent bad framing), so
+/// `forward` can blame the client instead of the upstream when the upstream request then fails.
+#[derive(Debug, thiserror::Error)]
+#[error("the client's request body failed")]
+pub struct ClientBodyError(#[source] pub hyper::Error);
+
+pub fn from_client(body: Incoming) -> RequestBody {
+    body.map_err(|error| Box::new(ClientBodyError(error)) as BodyError)
+        .boxed_unsync()
+}
+
+pub fn from_upstream(body: Incoming) -> ProxyBody {
+    body.map_err(BodyError::from).boxed_unsync()
+}
+
+/// A complete in-memory body (tooltap's own error responses).
+pub fn full(bytes: Bytes) -> ProxyBody {
+    Full::new(bytes)
+        .map_err(|never| match never {})
+        .boxed_unsync()
+}

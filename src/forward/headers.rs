@@ -1,0 +1,107 @@
+//! The one place that edits headers on their way through.
+//!
+//! Input: request headers from the client, response headers from the upstream. Output: the same
+//! maps minus hop-by-hop fields, with `Host` pointing at the upstream. Everything else
+//! (`Authorization`, `Content-Type`, `Content-Encoding`, `Content-Length`, `openai-*`, request
+//! ids, `Accept-Encoding`) passes untouched, so the upstream sees what the app sent and the app
+//! sees what the upstream sent. Nothing is added: no `Via`, no `Forwarded`.
+//!
+//! Hop-by-hop fields (RFC 9110 §7.6.1): `Connection` and every field it names, plus
+//! `Proxy-Connection`, `Keep-Alive`, `TE`, `Transfer-Encoding` and `Upgrade`. Also dropped:
+//! `Proxy-Authenticate` and `Proxy-Authorization` (§11.7), which address the proxy itself;
+//! tooltap demands no proxy credentials, so they are not meant for the upstream. `Trailer` is
+//! end-to-end (§6.6.2) and passes.
+
+use http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use http::uri::Authority;
+
+const FIXED_HOP_BY_HOP: [HeaderName; 8] = [
+    header::CONNECTION,
+    HeaderName::from_static("proxy-connection"),
+    HeaderName::from_static("keep-alive"),
+    header::TE,
+    header::TRANSFER_ENCODING,
+    header::UPGRADE,
+    header::PROXY_AUTHENTICATE,
+    header::PROXY_AUTHORIZATION,
+];
+
+/// Remove hop-by-hop fields, including those listed in `Connection` (possibly over several
+/// `Connection` lines, comma-separated).
+pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
+    let named: Vec<HeaderName> = headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|list| list.split(','))
+        .filter_map(|token| HeaderName::from_bytes(token.trim().as_bytes()).ok())
+        .collect();
+    for name in named.iter().chain(FIXED_HOP_BY_HOP.iter()) {
+        headers.remove(name);
+    }
+}
+
+/// Prepare a client request's headers for the upstream.
+pub fn prepare_request(headers: &mut HeaderMap, upstream: &Authority) -> Result<(), http::Error> {
+    strip_hop_by_hop(headers);
+    let host = HeaderValue::from_str(upstream.as_str())?;
+    headers.insert(header::HOST, host);
+    Ok(())
+}
+
+/// Prepare an upstream response's headers for the client.
+pub fn prepare_response(headers: &mut HeaderMap) {
+    strip_hop_by_hop(headers);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for (name, value) in pairs {
+            headers.append(*name, HeaderValue::from_static(value));
+        }
+        headers
+    }
+
+    #[test]
+    fn strips_fixed_and_connection_named_fields_and_keeps_the_rest() {
+        let mut headers = map(&[
+            ("connection", "keep-alive, X-Secret-Hop"),
+            ("connection", "x-other-hop"),
+            ("x-secret-hop", "1"),
+            ("x-other-hop", "2"),
+            ("keep-alive", "timeout=5"),
+            ("te", "trailers"),
+            ("transfer-encoding", "chunked"),
+            ("proxy-authorization", "Basic eA=="),
+            ("authorization", "Bearer sk-test"),
+            ("content-encoding", "gzip"),
+            ("openai-organization", "org-1"),
+            ("trailer", "x-checksum"),
+        ]);
+        strip_hop_by_hop(&mut headers);
+        let mut left: Vec<&str> = headers.keys().map(HeaderName::as_str).collect();
+        left.sort_unstable();
+        assert_eq!(
+            left,
+            [
+                "authorization",
+                "content-encoding",
+                "openai-organization",
+                "trailer"
+            ]
+        );
+    }
+
+    #[test]
+    fn host_is_replaced_by_the_upstream_authority() {
+        let mut headers = map(&[("host", "127.0.0.1:8787")]);
+        let authority = Authority::from_static("api.groq.com");
+        prepare_request(&mut headers, &authority).expect("valid host");
+        assert_eq!(headers.get_all(header::HOST).iter().count(), 1);
+        assert_eq!(headers[header::HOST], "api.groq.com");
+    }
+}

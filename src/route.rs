@@ -1,0 +1,235 @@
+//! Named routes: which upstream a request goes to, and the URI it is sent to there.
+//!
+//! Input: `[[routes]]` entries and the default upstream, validated by `config`. Output: for each
+//! request path, the matching [`Route`] (its name travels with the exchange for logs and metrics)
+//! and the rewritten upstream URI.
+//!
+//! Rules, worked through with route `groq` = prefix `/groq`, upstream
+//! `https://api.groq.com/openai`:
+//! * the longest matching prefix wins, and a prefix matches whole path segments only
+//!   (`/groq` matches `/groq` and `/groq/v1`, never `/groqx`); the default route (prefix `/`)
+//!   matches everything else;
+//! * the route prefix is stripped and the rest is appended to the upstream's base path:
+//!   `/groq/v1/chat/completions?x=1` → `https://api.groq.com/openai/v1/chat/completions?x=1`;
+//! * the default route strips nothing: with `--upstream https://api.groq.com/openai`,
+//!   `/v1/models` → `https://api.groq.com/openai/v1/models`.
+
+use std::sync::Arc;
+
+use http::Uri;
+use http::uri::{Authority, Scheme};
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RouteError {
+    #[error("`{0}` is not a URL")]
+    NotAUrl(String),
+    #[error("`{0}`: only http:// and https:// upstreams are supported")]
+    UnsupportedScheme(String),
+    #[error("`{0}`: the upstream URL needs a host")]
+    MissingHost(String),
+    #[error("`{0}`: put credentials in headers, not in the upstream URL")]
+    HasUserinfo(String),
+    #[error("`{0}`: an upstream URL cannot carry a query string")]
+    HasQuery(String),
+    #[error("a route needs a non-empty name")]
+    EmptyName,
+    #[error("the route name `default` is reserved for --upstream")]
+    ReservedName,
+    #[error("prefix `{0}` must start with `/` and contain no `?` or `#`")]
+    BadPrefix(String),
+    #[error("prefix `/` belongs to the default route: set proxy.upstream (--upstream) instead")]
+    RootPrefix,
+    #[error("two routes are named `{0}`")]
+    DuplicateName(String),
+    #[error("two routes have the prefix `{0}`")]
+    DuplicatePrefix(String),
+}
+
+/// A validated upstream base URL, e.g. `https://api.groq.com/openai`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpstreamUrl {
+    text: String,
+    scheme: Scheme,
+    authority: Authority,
+    /// Without a trailing slash; empty for a bare host.
+    base_path: String,
+}
+
+impl UpstreamUrl {
+    pub fn parse(text: &str) -> Result<UpstreamUrl, RouteError> {
+        let trimmed = text.trim();
+        let uri: Uri = trimmed
+            .parse()
+            .map_err(|_| RouteError::NotAUrl(text.to_owned()))?;
+        let scheme = match uri.scheme_str() {
+            Some("http") => Scheme::HTTP,
+            Some("https") => Scheme::HTTPS,
+            Some(_) => return Err(RouteError::UnsupportedScheme(text.to_owned())),
+            None => return Err(RouteError::NotAUrl(text.to_owned())),
+        };
+        let authority = uri
+            .authority()
+            .cloned()
+            .ok_or_else(|| RouteError::MissingHost(text.to_owned()))?;
+        if authority.as_str().contains('@') {
+            return Err(RouteError::HasUserinfo(text.to_owned()));
+        }
+        if authority.host().is_empty() {
+            return Err(RouteError::MissingHost(text.to_owned()));
+        }
+        if uri.query().is_some() {
+            return Err(RouteError::HasQuery(text.to_owned()));
+        }
+        let base_path = uri.path().trim_end_matches('/').to_owned();
+        Ok(UpstreamUrl {
+            text: format!("{scheme}://{authority}{base_path}"),
+            scheme,
+            authority,
+            base_path,
+        })
+    }
+
+    /// The normalized URL, for logs and error messages.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// What the `Host` header (and h2 `:authority`) becomes.
+    pub fn authority(&self) -> &Authority {
+        &self.authority
+    }
+
+    pub fn is_https(&self) -> bool {
+        self.scheme == Scheme::HTTPS
+    }
+
+    /// Join the base path with the rest of the client's path (already stripped of the route
+    /// prefix; empty or starting with `/`), keeping the query untouched.
+    pub fn target(&self, rest: &str, query: Option<&str>) -> Result<Uri, http::Error> {
+        let mut path_and_query = String::with_capacity(self.base_path.len() + rest.len() + 1);
+        path_and_query.push_str(&self.base_path);
+        if !rest.is_empty() && !rest.starts_with('/') {
+            path_and_query.push('/');
+        }
+        path_and_query.push_str(rest);
+        if path_and_query.is_empty() {
+            path_and_query.push('/');
+        }
+        if let Some(query) = query {
+            path_and_query.push('?');
+            path_and_query.push_str(query);
+        }
+        Uri::builder()
+            .scheme(self.scheme.clone())
+            .authority(self.authority.clone())
+            .path_and_query(path_and_query)
+            .build()
+    }
+}
+
+/// One named route.
+#[derive(Debug, Clone)]
+pub struct Route {
+    pub name: Arc<str>,
+    /// `/` for the default route, otherwise without a trailing slash.
+    pub prefix: String,
+    pub upstream: UpstreamUrl,
+}
+
+impl Route {
+    pub fn new(name: &str, prefix: &str, upstream: UpstreamUrl) -> Result<Route, RouteError> {
+        let name = name.trim();
+        if name.is_empty() {
+            return Err(RouteError::EmptyName);
+        }
+        if name == "default" {
+            return Err(RouteError::ReservedName);
+        }
+        if !prefix.starts_with('/') || prefix.contains(['?', '#']) {
+            return Err(RouteError::BadPrefix(prefix.to_owned()));
+        }
+        let prefix = prefix.trim_end_matches('/');
+        if prefix.is_empty() {
+            return Err(RouteError::RootPrefix);
+        }
+        Ok(Route {
+            name: Arc::from(name),
+            prefix: prefix.to_owned(),
+            upstream,
+        })
+    }
+
+    fn default_route(upstream: UpstreamUrl) -> Route {
+        Route {
+            name: Arc::from("default"),
+            prefix: "/".to_owned(),
+            upstream,
+        }
+    }
+
+    /// The upstream URI for a client request URI: prefix stripped, base path joined, query kept.
+    pub fn target_uri(&self, client_uri: &Uri) -> Result<Uri, http::Error> {
+        let path = client_uri.path();
+        let rest = self.strip(path).unwrap_or(path);
+        self.upstream.target(rest, client_uri.query())
+    }
+
+    /// The part of `path` after this route's prefix, if the prefix matches whole segments.
+    fn strip<'p>(&self, path: &'p str) -> Option<&'p str> {
+        if self.prefix == "/" {
+            return Some(path);
+        }
+        let rest = path.strip_prefix(self.prefix.as_str())?;
+        (rest.is_empty() || rest.starts_with('/')).then_some(rest)
+    }
+}
+
+/// All routes, longest prefix first, the default route last (so it always matches).
+#[derive(Debug, Clone)]
+pub struct RouteTable {
+    routes: Vec<Route>,
+}
+
+impl RouteTable {
+    pub fn new(default_upstream: UpstreamUrl, named: Vec<Route>) -> Result<RouteTable, RouteError> {
+        let mut routes = named;
+        for (index, route) in routes.iter().enumerate() {
+            for earlier in &routes[..index] {
+                if earlier.name == route.name {
+                    return Err(RouteError::DuplicateName(route.name.to_string()));
+                }
+                if earlier.prefix == route.prefix {
+                    return Err(RouteError::DuplicatePrefix(route.prefix.clone()));
+                }
+            }
+        }
+        routes.sort_by_key(|route| std::cmp::Reverse(route.prefix.len()));
+        routes.push(Route::default_route(default_upstream));
+        Ok(RouteTable { routes })
+    }
+
+    /// The route for `path` and the rest of the path after its prefix.
+    pub fn resolve<'p>(&self, path: &'p str) -> (&Route, &'p str) {
+        for route in &self.routes {
+            if let Some(rest) = route.strip(path) {
+                return (route, rest);
+            }
+        }
+        // Unreachable by construction (the default route strips nothing), but a total
+        // function is simpler to trust than an `expect`.
+        (self.default_route(), path)
+    }
+
+    pub fn default_route(&self) -> &Route {
+        let last = self.routes.len() - 1;
+        &self.routes[last]
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Route> {
+        self.routes.iter()
+    }
+}
+
+#[cfg(test)]
+#[path = "route_tests.rs"]
+mod tests;

@@ -1,0 +1,143 @@
+//! Configuration layers through the public API: the documented example is valid, unknown keys
+//! are named together with the file, and precedence is flag > env > file > default.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tooltap::config::{Config, DEFAULT_HEADER_READ_TIMEOUT, EnvLayer, HumanDuration, RawConfig};
+
+fn temp_toml(name: &str, text: &str) -> PathBuf {
+    let path = std::env::temp_dir().join(format!("tooltap-it-{}-{name}.toml", std::process::id()));
+    std::fs::write(&path, text).expect("write config");
+    path
+}
+
+fn env(pairs: &[(&str, &str)]) -> EnvLayer {
+    let map: HashMap<String, String> = pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    EnvLayer::read(|name| map.get(name).cloned()).expect("env layer")
+}
+
+#[test]
+fn the_documented_example_config_is_valid() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/tooltap.toml");
+    let config = Config::from_layers(Some(path), EnvLayer::default(), RawConfig::default())
+        .expect("config/tooltap.toml must stay valid");
+    let names: Vec<&str> = config.routes.iter().map(|route| &*route.name).collect();
+    assert!(names.contains(&"default"), "{names:?}");
+    assert!(
+        names.len() > 1,
+        "the example should show a named route: {names:?}"
+    );
+}
+
+#[test]
+fn unknown_keys_are_rejected_naming_the_key_and_the_file() {
+    for (name, text, key) in [
+        (
+            "nested",
+            "[proxy]\nlisten = \"127.0.0.1:0\"\nupstrem = \"http://x\"\n",
+            "upstrem",
+        ),
+        ("section", "[inspekt]\nenabled = true\n", "inspekt"),
+        (
+            "route",
+            "[[routes]]\nname = \"a\"\nprefix = \"/a\"\nupstream = \"http://a\"\nweight = 2\n",
+            "weight",
+        ),
+    ] {
+        let path = temp_toml(name, text);
+        let error = Config::from_layers(
+            Some(path.clone()),
+            EnvLayer::default(),
+            RawConfig::default(),
+        )
+        .expect_err("unknown key accepted");
+        let message = error.to_string();
+        assert!(message.contains(key), "{message}");
+        assert!(message.contains(&path.display().to_string()), "{message}");
+        std::fs::remove_file(path).ok();
+    }
+}
+
+#[test]
+fn flags_beat_env_which_beats_the_file_which_beats_defaults() {
+    let path = temp_toml(
+        "layers",
+        "[proxy]\nlisten = \"127.0.0.1:1111\"\nupstream = \"http://file.example\"\n\
+         [timeouts]\nfirst_byte = \"7s\"\nconnect = \"1s\"\n",
+    );
+    let env_layer = env(&[
+        ("TOOLTAP_LISTEN", "127.0.0.1:2222"),
+        ("TOOLTAP_UPSTREAM", "http://env.example"),
+        ("TOOLTAP_CONNECT_TIMEOUT", "2s"),
+    ]);
+    let mut cli = RawConfig::default();
+    cli.proxy.listen = Some("127.0.0.1:3333".parse().expect("addr"));
+    let config = Config::from_layers(Some(path.clone()), env_layer, cli).expect("valid");
+    assert_eq!(config.listen.port(), 3333, "flag wins");
+    assert_eq!(
+        config.routes.default_route().upstream.as_str(),
+        "http://env.example"
+    );
+    assert_eq!(
+        config.timeouts.connect,
+        Duration::from_secs(2),
+        "env beats file"
+    );
+    assert_eq!(
+        config.timeouts.first_byte,
+        Duration::from_secs(7),
+        "file beats default"
+    );
+    assert_eq!(config.timeouts.header_read, DEFAULT_HEADER_READ_TIMEOUT);
+
+    // TOOLTAP_CONFIG names the file when --config is absent; --config wins over it.
+    let via_env = env(&[("TOOLTAP_CONFIG", path.to_str().expect("utf-8 path"))]);
+    let config = Config::from_layers(None, via_env, RawConfig::default()).expect("valid");
+    assert_eq!(config.listen.port(), 1111);
+    let other = temp_toml("other", "[proxy]\nlisten = \"127.0.0.1:4444\"\n");
+    let via_env = env(&[("TOOLTAP_CONFIG", path.to_str().expect("utf-8 path"))]);
+    let config =
+        Config::from_layers(Some(other.clone()), via_env, RawConfig::default()).expect("valid");
+    assert_eq!(config.listen.port(), 4444);
+    std::fs::remove_file(path).ok();
+    std::fs::remove_file(other).ok();
+}
+
+#[test]
+fn bad_values_name_their_source() {
+    let error =
+        EnvLayer::read(|name| (name == "TOOLTAP_FIRST_BYTE_TIMEOUT").then(|| "10".to_owned()))
+            .expect_err("unitless duration accepted");
+    assert!(
+        error.to_string().contains("TOOLTAP_FIRST_BYTE_TIMEOUT"),
+        "{error}"
+    );
+
+    let path = temp_toml(
+        "badroute",
+        "[[routes]]\nname = \"x\"\nprefix = \"/x\"\nupstream = \"ftp://x\"\n",
+    );
+    let error = Config::from_layers(
+        Some(path.clone()),
+        EnvLayer::default(),
+        RawConfig::default(),
+    )
+    .expect_err("ftp upstream accepted");
+    let message = error.to_string();
+    assert!(
+        message.contains("routes[0]") && message.contains(&path.display().to_string()),
+        "{message}"
+    );
+    std::fs::remove_file(path).ok();
+
+    let mut cli = RawConfig::default();
+    cli.timeouts.first_byte = Some(HumanDuration(Duration::from_secs(1)));
+    cli.proxy.upstream = Some("not a url".into());
+    let error = Config::from_layers(None, EnvLayer::default(), cli).expect_err("bad upstream");
+    assert!(error.to_string().contains("--upstream"), "{error}");
+}

@@ -1,0 +1,17 @@
+//! tooltap's integration tests: one binary, real servers on ephemeral loopback ports, the proxy
+//! started in-process through the library, a timeout on every network await.
+//!
+//! Modules, by what they prove: `passthrough` (bytes, statuses, headers, routes unchanged), `protocol` (h2c, header timeout),
+//! `streaming` (no buffering either way, disconnects propagate), `failures` (tooltap's own
+//! errors), `tls` (verified HTTPS upstreams), `config` (layers and validation), `shutdown`
+//! (graceful drain), `bench` (an ignored side-by-side throughput figure).
+
+mod bench;
+mod config;
+mod failures;
+mod passthrough;
+mod protocol;
+mod shutdown;
+mod streaming;
+mod support;
+mod tls;

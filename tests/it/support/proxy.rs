@@ -1,0 +1,30 @@
+//! Starting tooltap in-process for a test: a config on `127.0.0.1:0` aimed at a test upstream,
+//! built through the same `RawConfig` → `Config` validation the binary uses.
+
+use std::time::Duration;
+
+use tooltap::accept::RunningProxy;
+use tooltap::config::{Config, HumanDuration, RawConfig, RawRoute};
+
+/// Raw config listening on an ephemeral port with `upstream` as the default route.
+pub fn raw_config(upstream: &str) -> RawConfig {
+    let mut raw = RawConfig::default();
+    raw.proxy.listen = Some("127.0.0.1:0".parse().expect("addr"));
+    raw.proxy.upstream = Some(upstream.to_owned());
+    raw.timeouts.first_byte = Some(HumanDuration(Duration::from_secs(5)));
+    raw.shutdown.grace = Some(HumanDuration(Duration::from_secs(5)));
+    raw
+}
+
+pub fn route(name: &str, prefix: &str, upstream: &str) -> RawRoute {
+    RawRoute {
+        name: name.into(),
+        prefix: prefix.into(),
+        upstream: upstream.into(),
+    }
+}
+
+pub async fn start(raw: RawConfig) -> RunningProxy {
+    let config = Config::validate(raw, None).expect("valid test config");
+    RunningProxy::start(config).await.expect("proxy starts")
+}
