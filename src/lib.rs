@@ -26,6 +26,7 @@ pub mod forward;
 pub mod inspect;
 pub mod jsonl_sink;
 pub mod metrics;
+pub mod record;
 pub mod route;
 pub mod service;
 pub mod shutdown;

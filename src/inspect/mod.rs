@@ -70,7 +70,9 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
     shared.metrics.upstream_ttfb(&label.route, part.ttfb);
     let head_at = Instant::now();
     let outcome = analyse(&shared, request_body.as_deref(), part).await;
-    shared.metrics.response_duration(&label.route, head_at.elapsed());
+    shared
+        .metrics
+        .response_duration(&label.route, head_at.elapsed());
     report::emit(&shared, &label, request_end.as_ref(), outcome);
 }
 
@@ -137,4 +139,3 @@ async fn analyse(shared: &Inspection, request_body: Option<&[u8]>, part: Respons
 fn guarded<T>(f: impl FnOnce() -> T) -> Option<T> {
     catch_unwind(AssertUnwindSafe(f)).ok()
 }
-

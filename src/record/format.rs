@@ -1,0 +1,167 @@
+//! The recording format, version 1, as serde types: one JSON Lines file per exchange.
+//!
+//! Line 1 is a [`Meta`] (`"type":"exchange"`), then one [`FrameLine`] (`"type":"frame"`) per
+//! response body frame exactly as it arrived, then one [`EndLine`] (`"type":"end"`). The writer
+//! produces these, the reader parses them, `tooltap check` re-judges them and `tooltap replay`
+//! serves them. docs/recording-format.md is the prose version of this file; keep them in step.
+//! Bytes travel as a UTF-8 string when they are valid UTF-8 and as base64 otherwise, so a
+//! recording is greppable and still exact.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::engine::{Completeness, Violation};
+
+/// The only version this build writes and reads.
+pub const VERSION: u32 = 1;
+
+/// One recorded line, tagged by `type`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Line {
+    Exchange(Box<Meta>),
+    Frame(FrameLine),
+    End(Box<EndLine>),
+}
+
+/// The first line: who, where, what was asked and the response head.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Meta {
+    /// Format version; a reader refuses versions it does not know.
+    pub v: u32,
+    /// The exchange id (also the file name and the `x-tooltap-exchange` header).
+    pub id: String,
+    /// RFC 3339 time tooltap received the request head.
+    pub started: String,
+    pub route: String,
+    /// The upstream base URL, never with credentials (user-info is stripped).
+    pub upstream: String,
+    pub method: String,
+    /// The client's path, without the query.
+    pub path: String,
+    /// The query string with credential-like parameter values redacted; `None` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+    pub request: RequestPart,
+    pub response: ResponsePart,
+    /// What was redacted: `header:<name>` and `body:<json pointer>` entries.
+    #[serde(default)]
+    pub redacted: Vec<String>,
+}
+
+/// The request as recorded (after redaction).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestPart {
+    /// Header name/value pairs in the order received; names lowercase.
+    pub headers: Vec<(String, String)>,
+    pub body: RecordedBody,
+}
+
+/// The response head.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResponsePart {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+}
+
+/// A request body: parsed JSON when it parses, else text, else base64.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RecordedBody {
+    Json(Value),
+    Text(String),
+    Base64(String),
+    /// The body was not captured (too large, lossy or cut short).
+    Missing,
+}
+
+impl RecordedBody {
+    /// The body as the engine and the matcher want it: compact JSON, text or decoded bytes.
+    pub fn to_bytes(&self) -> Option<Vec<u8>> {
+        match self {
+            RecordedBody::Json(value) => serde_json::to_vec(value).ok(),
+            RecordedBody::Text(text) => Some(text.clone().into_bytes()),
+            RecordedBody::Base64(b64) => BASE64.decode(b64).ok(),
+            RecordedBody::Missing => None,
+        }
+    }
+
+    /// Classify raw bytes (JSON beats text beats base64).
+    pub fn from_bytes(bytes: &[u8]) -> RecordedBody {
+        if let Ok(value) = serde_json::from_slice::<Value>(bytes) {
+            return RecordedBody::Json(value);
+        }
+        match std::str::from_utf8(bytes) {
+            Ok(text) => RecordedBody::Text(text.to_string()),
+            Err(_) => RecordedBody::Base64(BASE64.encode(bytes)),
+        }
+    }
+}
+
+/// One response body frame exactly as it arrived.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FrameLine {
+    /// 0-based, gap-free within a file.
+    pub seq: u64,
+    /// Microseconds since tooltap received the request head.
+    pub t_us: u64,
+    #[serde(flatten)]
+    pub data: FrameData,
+}
+
+/// A frame's bytes: `text` when valid UTF-8, `base64` otherwise.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FrameData {
+    Text(String),
+    Base64(String),
+}
+
+impl FrameData {
+    pub fn from_bytes(bytes: &[u8]) -> FrameData {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => FrameData::Text(text.to_string()),
+            Err(_) => FrameData::Base64(BASE64.encode(bytes)),
+        }
+    }
+
+    /// The exact bytes; `None` for malformed base64.
+    pub fn to_bytes(&self) -> Option<Bytes> {
+        match self {
+            FrameData::Text(text) => Some(Bytes::from(text.clone())),
+            FrameData::Base64(b64) => BASE64.decode(b64).ok().map(Bytes::from),
+        }
+    }
+}
+
+/// How the exchange ended, from the recorder's point of view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Complete,
+    ClientGone,
+    UpstreamError,
+    Lossy,
+    /// The recording hit its size limit; frames after that are missing.
+    Truncated,
+}
+
+/// The last line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EndLine {
+    pub outcome: Outcome,
+    /// Microseconds since tooltap received the request head.
+    pub t_us: u64,
+    /// Frames the tap dropped (inspection fell behind), which are missing from this file.
+    pub dropped_frames: u64,
+    /// Frames written to this file.
+    pub frames: u64,
+    /// Body bytes written to this file.
+    pub bytes: u64,
+    pub completeness: Completeness,
+    /// The violations tooltap found live (`tooltap check` re-judges from the frames).
+    pub violations: Vec<Violation>,
+}

@@ -1,0 +1,173 @@
+//! Reading one recording file back: the meta line, the frames, and the end line when present.
+//!
+//! A file that lost its end (tooltap crashed, or the disk filled) is still readable up to its
+//! last whole line: `end` is then `None`, and a partial last line (no trailing newline, not
+//! parseable) is ignored. Anything else that is wrong is an error naming the file and the line:
+//! a version this build does not know, a line that is not JSON, frames out of order.
+
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+
+use super::format::{EndLine, Line, Meta, VERSION};
+
+/// A recording as read from disk.
+#[derive(Debug, Clone)]
+pub struct Recording {
+    pub path: PathBuf,
+    pub meta: Meta,
+    /// `(seq, t_us, bytes)` in file order.
+    pub frames: Vec<RecordedFrame>,
+    /// `None` when the file ends before its end line.
+    pub end: Option<EndLine>,
+}
+
+/// One frame, decoded to its exact bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedFrame {
+    pub seq: u64,
+    pub t_us: u64,
+    pub bytes: Bytes,
+}
+
+/// Why a recording could not be read; always names the file, and the line where there is one.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("{path}: cannot read: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}: {message}")]
+    Invalid {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error(
+        "{path}:1: recording format version {found} is newer than this tooltap reads (version {VERSION}); upgrade tooltap"
+    )]
+    FutureVersion { path: PathBuf, found: u32 },
+}
+
+/// Read and validate one recording file.
+pub fn read_file(path: &Path) -> Result<Recording, ReadError> {
+    let text = std::fs::read(path).map_err(|source| ReadError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse(path, &text)
+}
+
+/// Parse a recording's bytes (`path` is used in errors only).
+pub fn parse(path: &Path, text: &[u8]) -> Result<Recording, ReadError> {
+    let invalid = |line: usize, message: String| ReadError::Invalid {
+        path: path.to_path_buf(),
+        line,
+        message,
+    };
+    let ends_whole = text.last() == Some(&b'\n');
+    let raw_lines: Vec<&[u8]> = text.split(|b| *b == b'\n').collect();
+    let count = raw_lines.len();
+    let mut meta = None;
+    let mut frames = Vec::new();
+    let mut end = None;
+    for (i, raw) in raw_lines.into_iter().enumerate() {
+        let number = i + 1;
+        let is_partial_tail = i + 1 == count && !ends_whole;
+        if raw.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let line: Line = match serde_json::from_slice(raw) {
+            Ok(line) => line,
+            Err(_) if is_partial_tail && meta.is_some() => break, // cut by a crash: ignore
+            Err(error) => {
+                if number == 1 {
+                    check_version(path, raw)?;
+                }
+                return Err(invalid(number, format!("not a recording line: {error}")));
+            }
+        };
+        match (line, meta.is_some(), end.is_some()) {
+            (_, _, true) => return Err(invalid(number, "a line after the end line".into())),
+            (Line::Exchange(m), false, false) => {
+                if m.v != VERSION {
+                    return Err(version_error(path, m.v));
+                }
+                meta = Some(*m);
+            }
+            (Line::Exchange(_), true, false) => {
+                return Err(invalid(number, "a second exchange line".into()));
+            }
+            (_, false, false) => {
+                return Err(invalid(
+                    number,
+                    "the first line must be the exchange line".into(),
+                ));
+            }
+            (Line::Frame(frame), true, false) => {
+                let expected = frames.len() as u64;
+                if frame.seq != expected {
+                    let message = format!("frame seq {} where {expected} was expected", frame.seq);
+                    return Err(invalid(number, message));
+                }
+                let bytes = frame
+                    .data
+                    .to_bytes()
+                    .ok_or_else(|| invalid(number, "frame base64 does not decode".into()))?;
+                frames.push(RecordedFrame {
+                    seq: frame.seq,
+                    t_us: frame.t_us,
+                    bytes,
+                });
+            }
+            (Line::End(e), true, false) => end = Some(*e),
+        }
+    }
+    let meta = meta.ok_or_else(|| invalid(1, "empty file: no exchange line".into()))?;
+    Ok(Recording {
+        path: path.to_path_buf(),
+        meta,
+        frames,
+        end,
+    })
+}
+
+/// A first line that does not parse may still be a recording from a newer tooltap: say so.
+fn check_version(path: &Path, raw: &[u8]) -> Result<(), ReadError> {
+    let value: serde_json::Value = match serde_json::from_slice(raw) {
+        Ok(value) => value,
+        Err(_) => return Ok(()),
+    };
+    match value.get("v").and_then(serde_json::Value::as_u64) {
+        Some(v) if v != u64::from(VERSION) => Err(version_error(path, v as u32)),
+        _ => Ok(()),
+    }
+}
+
+fn version_error(path: &Path, found: u32) -> ReadError {
+    if found > VERSION {
+        ReadError::FutureVersion {
+            path: path.to_path_buf(),
+            found,
+        }
+    } else {
+        ReadError::Invalid {
+            path: path.to_path_buf(),
+            line: 1,
+            message: format!("unknown recording format version {found}"),
+        }
+    }
+}
+
+impl Recording {
+    /// The response body: every frame's bytes, concatenated.
+    pub fn body(&self) -> Vec<u8> {
+        let mut body = Vec::with_capacity(self.frames.iter().map(|f| f.bytes.len()).sum());
+        for frame in &self.frames {
+            body.extend_from_slice(&frame.bytes);
+        }
+        body
+    }
+}
