@@ -77,6 +77,25 @@ pub struct ProxyArgs {
     /// Log output format [default: human] [env: TOOLTAP_LOG_FORMAT]
     #[arg(long, value_name = "FORMAT")]
     pub log_format: Option<LogFormat>,
+    /// Inspect matching traffic (POST .../chat/completions by default); `false` makes tooltap a
+    /// plain pass-through [default: true] [env: TOOLTAP_INSPECT]
+    #[arg(long, value_name = "BOOL")]
+    pub inspect: Option<bool>,
+    /// Enforce mode: a buffered response with an error-severity violation becomes a 502, a
+    /// stream ends with an error event [env: TOOLTAP_ENFORCE]
+    #[arg(long)]
+    pub enforce: bool,
+    /// Append violations as JSON lines to this file; `off` disables it
+    /// [default: recordings/violations.jsonl] [env: TOOLTAP_VIOLATIONS]
+    #[arg(long, value_name = "PATH")]
+    pub violations: Option<PathBuf>,
+    /// Admin listener (/metrics, /healthz, /readyz); `off` disables it
+    /// [default: 127.0.0.1:9787] [env: TOOLTAP_ADMIN_LISTEN]
+    #[arg(long, value_name = "ADDR")]
+    pub admin_listen: Option<String>,
+    /// Per-rule severity, e.g. finish_reason.not_tool_calls=warning,delta.id_repeated=off
+    #[arg(long, value_name = "RULE=LEVEL,...")]
+    pub severity: Option<String>,
 }
 
 impl ProxyArgs {
@@ -93,6 +112,11 @@ impl ProxyArgs {
             shutdown_grace,
             extra_ca,
             log_format,
+            inspect,
+            enforce,
+            violations,
+            admin_listen,
+            severity,
         } = self;
         let mut raw = RawConfig::default();
         raw.proxy.listen = listen;
@@ -104,6 +128,22 @@ impl ProxyArgs {
         raw.shutdown.grace = shutdown_grace;
         raw.tls.extra_ca = extra_ca;
         raw.log.format = log_format;
+        raw.inspect.enabled = inspect;
+        raw.inspect.enforce = enforce.then_some(true);
+        raw.inspect.violations = violations;
+        raw.admin.listen = admin_listen;
+        raw.inspect.severity = severity.map(|list| {
+            // Validated with the rest of the config; a malformed item is kept whole so the
+            // error message can name it.
+            list.split(',')
+                .map(str::trim)
+                .filter(|item| !item.is_empty())
+                .map(|item| match item.split_once('=') {
+                    Some((rule, level)) => (rule.trim().to_string(), level.trim().to_string()),
+                    None => (item.to_string(), String::new()),
+                })
+                .collect()
+        });
         (config, raw)
     }
 }

@@ -7,6 +7,7 @@
 
 mod duration;
 mod env;
+pub mod inspect;
 mod raw;
 
 use std::net::SocketAddr;
@@ -18,6 +19,7 @@ pub use env::{EnvLayer, VARIABLES as ENV_VARIABLES};
 pub use raw::{LogFormat, RawConfig, RawLog, RawProxy, RawRoute, RawShutdown, RawTimeouts, RawTls};
 
 use crate::route::{Route, RouteError, RouteTable, UpstreamUrl};
+use inspect::{AdminSettings, InspectConfigError, InspectSettings, RoutePolicy};
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
 pub const DEFAULT_UPSTREAM: &str = "https://api.openai.com";
@@ -38,6 +40,8 @@ pub struct Config {
     pub tls: TlsSettings,
     pub shutdown: ShutdownSettings,
     pub log: LogSettings,
+    pub inspect: InspectSettings,
+    pub admin: AdminSettings,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,6 +92,11 @@ pub enum ConfigError {
         variable: &'static str,
         message: String,
     },
+    #[error("{cause}{}", origin_suffix(origin.as_deref()))]
+    Inspect {
+        origin: Option<PathBuf>,
+        cause: InspectConfigError,
+    },
     #[error("{key}{}: {cause}", origin_suffix(origin.as_deref()))]
     Route {
         key: String,
@@ -129,6 +138,8 @@ impl Config {
             tls,
             shutdown,
             log,
+            inspect,
+            admin,
             routes,
         } = raw;
         let route_error = |key: String| {
@@ -140,15 +151,19 @@ impl Config {
             "proxy.upstream (--upstream, TOOLTAP_UPSTREAM)".into(),
         ))?;
         let mut named = Vec::with_capacity(routes.len());
+        let mut policies = std::collections::HashMap::new();
         for (
             index,
             RawRoute {
                 name,
                 prefix,
                 upstream,
+                inspect,
+                enforce,
             },
         ) in routes.into_iter().enumerate()
         {
+            policies.insert(name.trim().to_string(), RoutePolicy { inspect, enforce });
             let route = UpstreamUrl::parse(&upstream)
                 .and_then(|upstream| Route::new(&name, &prefix, upstream))
                 .map_err(route_error(format!("routes[{index}] (name = {name:?})")))?;
@@ -156,6 +171,11 @@ impl Config {
         }
         let routes =
             RouteTable::new(default_upstream, named).map_err(route_error("routes".into()))?;
+        let (inspect, admin) =
+            inspect::validate(inspect, admin, policies).map_err(|cause| ConfigError::Inspect {
+                origin: origin.map(Path::to_path_buf),
+                cause,
+            })?;
         let or = |value: Option<HumanDuration>, default| value.map_or(default, |d| d.0);
         Ok(Config {
             listen: proxy.listen.unwrap_or_else(default_listen),
@@ -175,6 +195,8 @@ impl Config {
             log: LogSettings {
                 format: log.format.unwrap_or_default(),
             },
+            inspect,
+            admin,
         })
     }
 }

@@ -32,3 +32,4 @@ pub mod service;
 pub mod shutdown;
 pub mod tee;
 pub mod tls;
+pub mod watch;

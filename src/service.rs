@@ -7,6 +7,8 @@
 
 use std::convert::Infallible;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
 
 use http::{Request, Response};
 use hyper::body::Incoming;
@@ -16,19 +18,35 @@ use crate::config::Config;
 use crate::exchange::ExchangeCtx;
 use crate::forward::Forwarder;
 use crate::forward::body::{self, ProxyBody};
+use crate::metrics::Metrics;
 use crate::tls::TlsError;
+use crate::watch::Watch;
+
+/// The response header that names the exchange in logs, the violations file and recordings.
+pub const EXCHANGE_HEADER: &str = "x-tooltap-exchange";
 
 /// Everything a request needs, shared by all connections.
-#[derive(Debug)]
 pub struct ProxyState {
     pub config: Arc<Config>,
     pub forwarder: Forwarder,
+    pub metrics: Arc<Metrics>,
+    pub watch: Watch,
+    /// True while accepting; false once shutdown began (`/readyz` answers 503 then).
+    pub ready: Arc<AtomicBool>,
 }
 
 impl ProxyState {
     pub fn new(config: Arc<Config>) -> Result<ProxyState, TlsError> {
         let forwarder = Forwarder::new(&config)?;
-        Ok(ProxyState { config, forwarder })
+        let metrics = Arc::new(Metrics::default());
+        let watch = Watch::new(&config, metrics.clone());
+        Ok(ProxyState {
+            config,
+            forwarder,
+            metrics,
+            watch,
+            ready: Arc::new(AtomicBool::new(true)),
+        })
     }
 }
 
@@ -45,17 +63,33 @@ pub async fn handle(
         method = %ctx.method,
         path = %ctx.path,
     );
-    let request = request.map(body::from_client);
+    let (inspect, _enforce) =
+        state
+            .config
+            .inspect
+            .decide(&route.name, ctx.method.as_str(), &ctx.path);
     let response = async {
+        let (parts, incoming) = request.into_parts();
+        let (request_body, watching) = if inspect {
+            state.watch.begin(&ctx, incoming)
+        } else {
+            (body::from_client(incoming), None)
+        };
+        let request = Request::from_parts(parts, request_body);
+        let sent = Instant::now();
+        state.metrics.request_overhead(&ctx.route, sent - ctx.started);
         match state.forwarder.send(&ctx, route, request).await {
             Ok(response) => {
+                let ttfb = sent.elapsed();
                 tracing::info!(
                     status = response.status().as_u16(),
                     head_ms = ctx.started.elapsed().as_millis() as u64,
                     "upstream responded"
                 );
-                // The tee wraps the body here in the next issue.
-                response.map(body::from_upstream)
+                match watching {
+                    Some(watching) => watching.response(response, ttfb),
+                    None => response.map(body::from_upstream),
+                }
             }
             Err(error) => {
                 tracing::warn!(
@@ -71,5 +105,10 @@ pub async fn handle(
     }
     .instrument(span)
     .await;
+    let mut response = response;
+    state.metrics.request(&ctx.route, response.status().as_u16());
+    if let Ok(value) = http::HeaderValue::from_str(ctx.id.as_str()) {
+        response.headers_mut().insert(EXCHANGE_HEADER, value);
+    }
     Ok(response)
 }

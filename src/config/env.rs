@@ -22,6 +22,10 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ("TOOLTAP_SHUTDOWN_GRACE", "shutdown.grace"),
     ("TOOLTAP_EXTRA_CA", "tls.extra_ca"),
     ("TOOLTAP_LOG_FORMAT", "log.format"),
+    ("TOOLTAP_INSPECT", "inspect.enabled"),
+    ("TOOLTAP_ENFORCE", "inspect.enforce"),
+    ("TOOLTAP_VIOLATIONS", "inspect.violations"),
+    ("TOOLTAP_ADMIN_LISTEN", "admin.listen"),
 ];
 
 /// What the environment contributes.
@@ -48,6 +52,10 @@ impl EnvLayer {
         raw.timeouts.header_read = parse(&get, "TOOLTAP_HEADER_READ_TIMEOUT")?;
         raw.shutdown.grace = parse(&get, "TOOLTAP_SHUTDOWN_GRACE")?;
         raw.tls.extra_ca = get("TOOLTAP_EXTRA_CA").map(PathBuf::from);
+        raw.inspect.enabled = parse(&get, "TOOLTAP_INSPECT")?;
+        raw.inspect.enforce = parse(&get, "TOOLTAP_ENFORCE")?;
+        raw.inspect.violations = get("TOOLTAP_VIOLATIONS").map(PathBuf::from);
+        raw.admin.listen = get("TOOLTAP_ADMIN_LISTEN");
         raw.log.format = match get("TOOLTAP_LOG_FORMAT") {
             None => None,
             Some(text) => Some(parse_log_format(&text).ok_or_else(|| ConfigError::Env {

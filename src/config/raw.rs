@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use super::duration::HumanDuration;
+use super::inspect::{RawAdmin, RawInspect};
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -27,6 +28,10 @@ pub struct RawConfig {
     pub shutdown: RawShutdown,
     #[serde(default)]
     pub log: RawLog,
+    #[serde(default)]
+    pub inspect: RawInspect,
+    #[serde(default)]
+    pub admin: RawAdmin,
     #[serde(default)]
     pub routes: Vec<RawRoute>,
 }
@@ -81,6 +86,10 @@ pub struct RawRoute {
     pub name: String,
     pub prefix: String,
     pub upstream: String,
+    /// Overrides `inspect.enabled` for this route.
+    pub inspect: Option<bool>,
+    /// Overrides `inspect.enforce` for this route.
+    pub enforce: Option<bool>,
 }
 
 impl RawConfig {
@@ -93,6 +102,8 @@ impl RawConfig {
             tls,
             shutdown,
             log,
+            inspect,
+            admin,
             routes,
         } = higher;
         RawConfig {
@@ -114,6 +125,10 @@ impl RawConfig {
             },
             log: RawLog {
                 format: log.format.or(self.log.format),
+            },
+            inspect: self.inspect.overlay(inspect),
+            admin: RawAdmin {
+                listen: admin.listen.or(self.admin.listen),
             },
             routes: if routes.is_empty() {
                 self.routes
