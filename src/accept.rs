@@ -210,4 +210,3 @@ impl StopSignal {
         let _ = self.0.wait_for(|stopped| *stopped).await;
     }
 }
-

@@ -77,7 +77,9 @@ pub async fn handle(
         };
         let request = Request::from_parts(parts, request_body);
         let sent = Instant::now();
-        state.metrics.request_overhead(&ctx.route, sent - ctx.started);
+        state
+            .metrics
+            .request_overhead(&ctx.route, sent - ctx.started);
         match state.forwarder.send(&ctx, route, request).await {
             Ok(response) => {
                 let ttfb = sent.elapsed();
@@ -106,7 +108,9 @@ pub async fn handle(
     .instrument(span)
     .await;
     let mut response = response;
-    state.metrics.request(&ctx.route, response.status().as_u16());
+    state
+        .metrics
+        .request(&ctx.route, response.status().as_u16());
     if let Ok(value) = http::HeaderValue::from_str(ctx.id.as_str()) {
         response.headers_mut().insert(EXCHANGE_HEADER, value);
     }

@@ -95,7 +95,10 @@ impl Watch {
             response: response_tx,
             tap_frames: self.tap_frames,
         };
-        (body::from_client_tee(TeeBody::new(request, tap)), Some(watching))
+        (
+            body::from_client_tee(TeeBody::new(request, tap)),
+            Some(watching),
+        )
     }
 }
 

@@ -78,7 +78,10 @@ impl Matcher {
     pub fn matches(&self, method: &str, path: &str) -> bool {
         let path = path.trim_end_matches('/');
         self.methods.iter().any(|m| m.eq_ignore_ascii_case(method))
-            && self.path_suffixes.iter().any(|s| path.ends_with(s.as_str()))
+            && self
+                .path_suffixes
+                .iter()
+                .any(|s| path.ends_with(s.as_str()))
     }
 }
 
@@ -166,7 +169,11 @@ pub fn validate(
         enforce: enforce.unwrap_or(false),
         max_concurrent: positive(max_concurrent, DEFAULT_MAX_CONCURRENT, "max_concurrent")?,
         tap_frames: positive(tap_frames, DEFAULT_TAP_FRAMES, "tap_frames")?,
-        max_request_body: positive(max_request_body, DEFAULT_MAX_REQUEST_BODY, "max_request_body")?,
+        max_request_body: positive(
+            max_request_body,
+            DEFAULT_MAX_REQUEST_BODY,
+            "max_request_body",
+        )?,
         violations: (violations.as_os_str() != "off").then_some(violations),
         matcher: Matcher {
             methods: methods.unwrap_or(defaults.methods),
