@@ -19,6 +19,7 @@ pub mod accept;
 pub mod admin;
 pub mod cli;
 pub mod config;
+pub mod enforce;
 pub mod engine;
 pub mod error;
 pub mod exchange;

@@ -14,11 +14,16 @@ use http::{Request, Response};
 use hyper::body::Incoming;
 use tracing::Instrument;
 
+use http_body_util::BodyExt;
+
 use crate::config::Config;
+use crate::enforce::{self, Held};
+use crate::error::ProxyError;
 use crate::exchange::ExchangeCtx;
 use crate::forward::Forwarder;
 use crate::forward::body::{self, ProxyBody};
 use crate::metrics::Metrics;
+use crate::route::Route;
 use crate::tls::TlsError;
 use crate::watch::Watch;
 
@@ -63,51 +68,14 @@ pub async fn handle(
         method = %ctx.method,
         path = %ctx.path,
     );
-    let (inspect, _enforce) =
+    let (inspect, enforce) =
         state
             .config
             .inspect
             .decide(&route.name, ctx.method.as_str(), &ctx.path);
-    let response = async {
-        let (parts, incoming) = request.into_parts();
-        let (request_body, watching) = if inspect {
-            state.watch.begin(&ctx, incoming)
-        } else {
-            (body::from_client(incoming), None)
-        };
-        let request = Request::from_parts(parts, request_body);
-        let sent = Instant::now();
-        state
-            .metrics
-            .request_overhead(&ctx.route, sent - ctx.started);
-        match state.forwarder.send(&ctx, route, request).await {
-            Ok(response) => {
-                let ttfb = sent.elapsed();
-                tracing::info!(
-                    status = response.status().as_u16(),
-                    head_ms = ctx.started.elapsed().as_millis() as u64,
-                    "upstream responded"
-                );
-                match watching {
-                    Some(watching) => watching.response(response, ttfb),
-                    None => response.map(body::from_upstream),
-                }
-            }
-            Err(error) => {
-                tracing::warn!(
-                    fault = %error.fault(),
-                    code = error.code(),
-                    status = error.status().as_u16(),
-                    %error,
-                    "exchange failed"
-                );
-                error.to_response().map(body::full)
-            }
-        }
-    }
-    .instrument(span)
-    .await;
-    let mut response = response;
+    let mut response = run(&state, &ctx, route, request, inspect, enforce)
+        .instrument(span)
+        .await;
     state
         .metrics
         .request(&ctx.route, response.status().as_u16());
@@ -115,4 +83,89 @@ pub async fn handle(
         response.headers_mut().insert(EXCHANGE_HEADER, value);
     }
     Ok(response)
+}
+
+/// One exchange: tee it when inspected, hold it when enforced, forward it, answer.
+async fn run(
+    state: &ProxyState,
+    ctx: &ExchangeCtx,
+    route: &Route,
+    request: Request<Incoming>,
+    inspect: bool,
+    enforce: bool,
+) -> Response<ProxyBody> {
+    let (parts, incoming) = request.into_parts();
+    let (mut request_body, watching) = if inspect {
+        state.watch.begin(ctx, incoming)
+    } else {
+        (body::from_client(incoming), None)
+    };
+    let mut held = None;
+    if enforce {
+        match enforce::hold(request_body, state.config.inspect.max_request_body).await {
+            Held::Whole(bytes) => {
+                request_body = body::full(bytes.clone());
+                held = Some(bytes);
+            }
+            Held::TooLarge(rest) => {
+                tracing::warn!(
+                    "enforce: request body over inspect.max_request_body, forwarded unenforced"
+                );
+                request_body = rest.boxed_unsync();
+            }
+            Held::Failed(error) => {
+                let message = format!("the request body failed while tooltap read it: {error}");
+                return failure(ProxyError::BadRequest(message));
+            }
+        }
+    }
+    let request = Request::from_parts(parts, request_body);
+    let sent = Instant::now();
+    state
+        .metrics
+        .request_overhead(&ctx.route, sent - ctx.started);
+    let response = match state.forwarder.send(ctx, route, request).await {
+        Ok(response) => response,
+        Err(error) => return failure(error),
+    };
+    let ttfb = sent.elapsed();
+    tracing::info!(
+        status = response.status().as_u16(),
+        head_ms = ctx.started.elapsed().as_millis() as u64,
+        "upstream responded"
+    );
+    let enforced = watching
+        .as_ref()
+        .map(|watching| watching.enforced.clone())
+        .unwrap_or_default();
+    let response = match watching {
+        Some(watching) => watching.response(response, ttfb),
+        None => response.map(body::from_upstream),
+    };
+    match held {
+        Some(request_body) => {
+            let inspection = state.watch.inspection();
+            enforce::response(
+                &inspection.engine,
+                &inspection.schemas,
+                &request_body,
+                response,
+                enforced,
+            )
+            .await
+        }
+        None => response,
+    }
+}
+
+/// tooltap's own error, logged with whose fault it is, in the OpenAI shape.
+fn failure(error: ProxyError) -> Response<ProxyBody> {
+    tracing::warn!(
+        fault = %error.fault(),
+        code = error.code(),
+        status = error.status().as_u16(),
+        %error,
+        "exchange failed"
+    );
+    error.to_response().map(body::full)
 }

@@ -9,6 +9,7 @@
 //! inspection (not the response) ends.
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use http::{HeaderMap, Response, header};
@@ -36,6 +37,8 @@ pub struct Watch {
 pub struct Watching {
     response: oneshot::Sender<ResponsePart>,
     tap_frames: usize,
+    /// Shared with the inspector: enforce mode sets it when it cuts the response on purpose.
+    pub enforced: Arc<AtomicBool>,
 }
 
 impl Watch {
@@ -81,7 +84,9 @@ impl Watch {
         };
         let (tap, request_rx) = tee::tap(self.tap_frames);
         let (response_tx, response_rx) = oneshot::channel();
+        let enforced = Arc::new(AtomicBool::new(false));
         let job = InspectJob {
+            enforced: enforced.clone(),
             label: ExchangeLabel {
                 id: Arc::from(ctx.id.as_str()),
                 route: ctx.route.clone(),
@@ -94,6 +99,7 @@ impl Watch {
         let watching = Watching {
             response: response_tx,
             tap_frames: self.tap_frames,
+            enforced,
         };
         (
             body::from_client_tee(TeeBody::new(request, tap)),

@@ -12,6 +12,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
@@ -53,6 +54,9 @@ pub struct InspectJob {
     pub label: ExchangeLabel,
     pub request: TapReceiver,
     pub response: oneshot::Receiver<ResponsePart>,
+    /// Set by enforce mode when it cut the stream or refused the body on purpose: the end the
+    /// tap then sees is tooltap's doing, not a client that went away.
+    pub enforced: Arc<AtomicBool>,
 }
 
 /// Run one inspection to its end. Spawned by the service; never awaited by the client path.
@@ -61,6 +65,7 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
         label,
         request,
         response,
+        enforced,
     } = job;
     let (request_body, request_end) = collect_request(request, shared.max_request_body).await;
     let Ok(part) = response.await else {
@@ -73,7 +78,8 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
     shared
         .metrics
         .response_duration(&label.route, head_at.elapsed());
-    report::emit(&shared, &label, request_end.as_ref(), outcome);
+    let enforced = enforced.load(Ordering::Relaxed);
+    report::emit(&shared, &label, request_end.as_ref(), outcome, enforced);
 }
 
 /// The request body, or `None` when it was cut short, lossy or over the bound.

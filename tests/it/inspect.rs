@@ -41,7 +41,7 @@ fn fixture_script(fixture: &Fixture) -> Script {
 }
 
 /// An upstream that answers each request with the fixture named in its `x-fixture` header.
-async fn fixture_upstream(fixtures: &[Fixture]) -> Upstream {
+pub async fn fixture_upstream(fixtures: &[Fixture]) -> Upstream {
     let scripts: BTreeMap<String, Script> = fixtures
         .iter()
         .map(|f| (f.name.clone(), fixture_script(f)))

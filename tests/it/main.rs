@@ -9,6 +9,7 @@
 
 mod bench;
 mod config;
+mod enforce;
 #[path = "../engine_support/mod.rs"]
 mod engine_support;
 mod failures;
