@@ -392,3 +392,57 @@ async fn health_and_readiness_answer_on_the_admin_listener() {
     let text = metrics(&tooltap).await;
     assert!(text.contains("# TYPE tooltap_violations_total counter"));
 }
+
+#[tokio::test]
+async fn a_client_that_stops_reading_holds_the_upstream_back_and_blocks_no_one_else() {
+    const CHUNK: usize = 16 * 1024;
+    const CHUNKS: usize = 8192; // 128 MiB offered: far more than every socket buffer on the path
+    let chunk = Bytes::from(vec![b'x'; CHUNK]);
+    let big = Script {
+        status: 200,
+        headers: vec![("content-type".into(), "application/octet-stream".into())],
+        chunks: vec![(Duration::ZERO, chunk); CHUNKS],
+        silent: false,
+        abort: false,
+    };
+    let small = Script::full(200, "application/json", "{\"ok\":true}");
+    let upstream = Upstream::start(
+        move |received| {
+            if received.uri.ends_with("/big/chat/completions") {
+                big.clone()
+            } else {
+                small.clone()
+            }
+        },
+        None,
+    )
+    .await;
+    let tooltap = proxy::start(proxy::raw_config(&upstream.url())).await;
+    let addr = tooltap.local_addr();
+    let (stalled, _conn) = send(addr, request(addr, "POST", "/big/chat/completions", "{}")).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    // Another exchange goes through while the first client reads nothing.
+    let other = within(
+        Duration::from_secs(5),
+        exchange(addr, request(addr, "POST", "/v1/chat/completions", "{}")),
+    )
+    .await;
+    assert_eq!(other.body, "{\"ok\":true}");
+
+    // Backpressure, not buffering: the upstream could hand over only what the socket buffers
+    // and tooltap's bounded per-connection buffers hold.
+    let handed_over = upstream.chunk_times().len() * CHUNK;
+    assert!(
+        handed_over < 48 * 1024 * 1024,
+        "the upstream sent {handed_over} bytes to a client that reads nothing"
+    );
+
+    // The stalled client then gets every byte.
+    let mut body = stalled.into_body();
+    let mut total = 0;
+    while let Some(frame) = within(Duration::from_secs(30), body.frame()).await {
+        total += frame.expect("frame").into_data().map_or(0, |d| d.len());
+    }
+    assert_eq!(total, CHUNK * CHUNKS);
+}
