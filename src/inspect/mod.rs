@@ -105,7 +105,10 @@ mod report;
 
 /// What inspecting the response gave.
 enum Outcome {
-    Judged { report: Report, end: Option<TapEnd> },
+    Judged {
+        report: Box<Report>,
+        end: Option<TapEnd>,
+    },
     Panicked,
 }
 
@@ -136,7 +139,10 @@ async fn analyse(shared: &Inspection, request_body: Option<&[u8]>, part: Respons
         _ => BodyEnd::Truncated,
     };
     match guarded(move || exchange.finish(body_end)) {
-        Some(report) => Outcome::Judged { report, end },
+        Some(report) => Outcome::Judged {
+            report: Box::new(report),
+            end,
+        },
         None => Outcome::Panicked,
     }
 }
