@@ -66,6 +66,10 @@ pub struct ProxyArgs {
     /// [default: 30s] [env: TOOLTAP_HEADER_READ_TIMEOUT]
     #[arg(long, value_name = "DURATION")]
     pub header_read_timeout: Option<HumanDuration>,
+    /// Longest silence inside an upstream response body (between two frames) before the
+    /// stream is cut [default: 600s] [env: TOOLTAP_STREAM_IDLE_TIMEOUT]
+    #[arg(long, value_name = "DURATION")]
+    pub stream_idle_timeout: Option<HumanDuration>,
     /// How long in-flight exchanges may continue after SIGINT/SIGTERM
     /// [default: 30s] [env: TOOLTAP_SHUTDOWN_GRACE]
     #[arg(long, value_name = "DURATION")]
@@ -109,6 +113,7 @@ impl ProxyArgs {
             first_byte_timeout,
             pool_idle_timeout,
             header_read_timeout,
+            stream_idle_timeout,
             shutdown_grace,
             extra_ca,
             log_format,
@@ -125,6 +130,7 @@ impl ProxyArgs {
         raw.timeouts.first_byte = first_byte_timeout;
         raw.timeouts.pool_idle = pool_idle_timeout;
         raw.timeouts.header_read = header_read_timeout;
+        raw.timeouts.stream_idle = stream_idle_timeout;
         raw.shutdown.grace = shutdown_grace;
         raw.tls.extra_ca = extra_ca;
         raw.log.format = log_format;

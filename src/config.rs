@@ -31,6 +31,8 @@ pub const DEFAULT_FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(600);
 pub const DEFAULT_POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+/// Reasoning models can think for minutes between events; keep this above the longest pause.
+pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -54,6 +56,8 @@ pub struct Timeouts {
     pub pool_idle: Duration,
     /// How long a client may take to send its request head.
     pub header_read: Duration,
+    /// Longest silence inside an upstream response body before it is cut.
+    pub stream_idle: Duration,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -185,6 +189,7 @@ impl Config {
                 first_byte: or(timeouts.first_byte, DEFAULT_FIRST_BYTE_TIMEOUT),
                 pool_idle: or(timeouts.pool_idle, DEFAULT_POOL_IDLE_TIMEOUT),
                 header_read: or(timeouts.header_read, DEFAULT_HEADER_READ_TIMEOUT),
+                stream_idle: or(timeouts.stream_idle, DEFAULT_STREAM_IDLE_TIMEOUT),
             },
             tls: TlsSettings {
                 extra_ca: tls.extra_ca,

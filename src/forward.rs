@@ -13,6 +13,10 @@
 pub mod body;
 mod classify;
 pub mod headers;
+pub mod idle;
+
+/// The upstream's response body as the rest of tooltap sees it: with its idle deadline.
+pub type UpstreamBody = idle::IdleBody<Incoming>;
 
 use std::time::Duration;
 
@@ -38,6 +42,7 @@ pub struct Forwarder {
     client: UpstreamClient,
     connect_timeout: Duration,
     first_byte_timeout: Duration,
+    stream_idle_timeout: Duration,
 }
 
 impl Forwarder {
@@ -64,6 +69,7 @@ impl Forwarder {
             client,
             connect_timeout: config.timeouts.connect,
             first_byte_timeout: config.timeouts.first_byte,
+            stream_idle_timeout: config.timeouts.stream_idle,
         })
     }
 
@@ -73,7 +79,7 @@ impl Forwarder {
         ctx: &ExchangeCtx,
         route: &Route,
         request: Request<RequestBody>,
-    ) -> Result<Response<Incoming>, ProxyError> {
+    ) -> Result<Response<UpstreamBody>, ProxyError> {
         let (mut parts, request_body) = request.into_parts();
         if parts.method == Method::CONNECT {
             return Err(ProxyError::BadRequest(
@@ -112,6 +118,7 @@ impl Forwarder {
         };
         let (mut parts, upstream_body) = response.into_parts();
         headers::prepare_response(&mut parts.headers);
-        Ok(Response::from_parts(parts, upstream_body))
+        let body = idle::IdleBody::new(upstream_body, self.stream_idle_timeout);
+        Ok(Response::from_parts(parts, body))
     }
 }

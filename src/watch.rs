@@ -20,6 +20,7 @@ use tracing::Instrument;
 use crate::config::Config;
 use crate::engine::{EngineConfig, ResponseHead, SchemaCache};
 use crate::exchange::ExchangeCtx;
+use crate::forward::UpstreamBody;
 use crate::forward::body::{self, ProxyBody, RequestBody};
 use crate::inspect::{self, ExchangeLabel, InspectJob, Inspection, ResponsePart};
 use crate::jsonl_sink::JsonlSink;
@@ -118,7 +119,7 @@ fn spawn(inspection: Arc<Inspection>, job: InspectJob, permit: OwnedSemaphorePer
 
 impl Watching {
     /// Tee the response body and tell the inspector about the head.
-    pub fn response(self, response: Response<Incoming>, ttfb: Duration) -> Response<ProxyBody> {
+    pub fn response(self, response: Response<UpstreamBody>, ttfb: Duration) -> Response<ProxyBody> {
         let (tap, body_rx) = tee::tap(self.tap_frames);
         let head = response_head(response.status().as_u16(), response.headers());
         // The inspector may have gone (it panicked): then nothing is watching; forward anyway.

@@ -50,6 +50,7 @@ pub struct RawTimeouts {
     pub first_byte: Option<HumanDuration>,
     pub pool_idle: Option<HumanDuration>,
     pub header_read: Option<HumanDuration>,
+    pub stream_idle: Option<HumanDuration>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -116,6 +117,7 @@ impl RawConfig {
                 first_byte: timeouts.first_byte.or(self.timeouts.first_byte),
                 pool_idle: timeouts.pool_idle.or(self.timeouts.pool_idle),
                 header_read: timeouts.header_read.or(self.timeouts.header_read),
+                stream_idle: timeouts.stream_idle.or(self.timeouts.stream_idle),
             },
             tls: RawTls {
                 extra_ca: tls.extra_ca.or(self.tls.extra_ca),

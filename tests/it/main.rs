@@ -13,6 +13,7 @@ mod enforce;
 #[path = "../engine_support/mod.rs"]
 mod engine_support;
 mod failures;
+mod faults;
 mod inspect;
 mod passthrough;
 mod protocol;
