@@ -108,7 +108,10 @@ mod tests {
         let started = UNIX_EPOCH + Duration::from_secs(1_796_212_800); // 2026-12-02
         let paths = RecordingPaths::new(Path::new("/r"), "../etc", started, "t1-7/../x");
         assert_eq!(paths.folder, PathBuf::from("/r/_._etc/2026-12-02"));
-        assert_eq!(paths.done, PathBuf::from("/r/_._etc/2026-12-02/t1-7_.._x.jsonl"));
+        assert_eq!(
+            paths.done,
+            PathBuf::from("/r/_._etc/2026-12-02/t1-7_.._x.jsonl")
+        );
         assert_eq!(
             paths.temp,
             PathBuf::from("/r/_._etc/2026-12-02/.t1-7_.._x.jsonl.tmp")

@@ -29,8 +29,17 @@ pub const DEFAULT_HEADERS: &[&str] = &[
 
 /// Query parameter names (lowercase, `-` read as `_`) that are credentials outright.
 const SECRET_PARAMS: &[&str] = &[
-    "key", "api_key", "apikey", "token", "access_token", "auth", "sig", "signature", "password",
-    "secret", "code",
+    "key",
+    "api_key",
+    "apikey",
+    "token",
+    "access_token",
+    "auth",
+    "sig",
+    "signature",
+    "password",
+    "secret",
+    "code",
 ];
 /// Fragments that make any parameter name credential-like (`x_goog_api_key`, `client_secret`).
 const SECRET_FRAGMENTS: &[&str] = &["key", "token", "secret", "password", "auth", "credential"];
@@ -178,7 +187,9 @@ fn percent_decode(text: &str) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok());
         match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
             (b'%', Some(byte)) => {
                 out.push(byte);

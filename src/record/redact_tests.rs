@@ -105,7 +105,10 @@ fn credential_like_query_parameters_are_redacted() {
 fn urls_lose_user_info_and_secret_parameters() {
     let mut redacted = Vec::new();
     assert_eq!(
-        url("https://user:pw@api.example.com:8443/v1?key=s", &mut redacted),
+        url(
+            "https://user:pw@api.example.com:8443/v1?key=s",
+            &mut redacted
+        ),
         "https://api.example.com:8443/v1?key=[REDACTED]"
     );
     assert_eq!(redacted, vec!["upstream:userinfo", "query:key"]);

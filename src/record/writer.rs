@@ -203,7 +203,9 @@ impl Recorder {
     /// stay under their temporary names).
     pub async fn flush(&self) {
         let (done_tx, done_rx) = tokio::sync::oneshot::channel();
-        self.shared.queued.fetch_add(MSG_OVERHEAD, Ordering::Relaxed);
+        self.shared
+            .queued
+            .fetch_add(MSG_OVERHEAD, Ordering::Relaxed);
         if self.tx.send(Msg::Flush(done_tx)).is_ok() {
             let _ = done_rx.await;
         }
