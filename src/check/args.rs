@@ -31,10 +31,12 @@ pub enum FailOn {
 
 /// `tooltap check [PATH]... [--request FILE --response FILE]`.
 #[derive(Debug, Clone, Args)]
-#[command(after_help = "Exit status: 0 clean, 1 a violation at or above --fail-on, 2 usage \
+#[command(
+    after_help = "Exit status: 0 clean, 1 a violation at or above --fail-on, 2 usage \
                         errors or unreadable input (named with file and line). Folders are \
                         walked recursively for *.jsonl recordings; unfinished (temporary) \
-                        recordings are skipped.")]
+                        recordings are skipped."
+)]
 pub struct CheckArgs {
     /// Recording files, or folders walked recursively for *.jsonl
     #[arg(value_name = "PATH")]

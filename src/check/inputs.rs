@@ -44,7 +44,9 @@ fn walk(dir: &Path, depth: usize, found: &mut Vec<PathBuf>, problems: &mut Vec<S
     for entry in entries.flatten() {
         let path = entry.path();
         match std::fs::metadata(&path) {
-            Ok(meta) if meta.is_dir() && depth < MAX_DEPTH => walk(&path, depth + 1, found, problems),
+            Ok(meta) if meta.is_dir() && depth < MAX_DEPTH => {
+                walk(&path, depth + 1, found, problems)
+            }
             Ok(meta) if meta.is_file() && is_recording(&path) => found.push(path),
             _ => {}
         }
@@ -152,14 +154,24 @@ mod tests {
 
     #[test]
     fn sniffing_and_event_splitting() {
-        assert_eq!(sniff_type(b"\xef\xbb\xbf  {\"a\":1}"), Some("application/json"));
-        assert_eq!(sniff_type(b": ping\n\ndata: x\n\n"), Some("text/event-stream"));
+        assert_eq!(
+            sniff_type(b"\xef\xbb\xbf  {\"a\":1}"),
+            Some("application/json")
+        );
+        assert_eq!(
+            sniff_type(b": ping\n\ndata: x\n\n"),
+            Some("text/event-stream")
+        );
         assert_eq!(sniff_type(b"hello"), None);
         assert_eq!(sniff_encoding(&[0x1f, 0x8b, 8]), Some("gzip"));
         let frames = split_events(b"data: a\r\n\r\ndata: b\n\ndata: c");
         assert_eq!(
             frames,
-            vec![b"data: a\r\n\r\n".to_vec(), b"data: b\n\n".to_vec(), b"data: c".to_vec()]
+            vec![
+                b"data: a\r\n\r\n".to_vec(),
+                b"data: b\n\n".to_vec(),
+                b"data: c".to_vec()
+            ]
         );
     }
 }

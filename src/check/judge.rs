@@ -80,10 +80,8 @@ pub fn run_all(
         }
         handles
             .into_iter()
-            .flat_map(|handle| match handle.join() {
-                Ok(mine) => mine,
-                Err(_) => Vec::new(), // a panicking worker's files are reported below
-            })
+            // A panicking worker's files have no result; they are reported below.
+            .flat_map(|handle| handle.join().unwrap_or_default())
             .collect()
     });
     results.sort_by_key(|(index, _)| *index);

@@ -81,10 +81,7 @@ fn exit_code(items: &[Item], fail_on: FailOn) -> u8 {
         return EXIT_USAGE;
     }
     let failing = items.iter().any(|item| match item {
-        Item::Checked(checked) => checked
-            .violations
-            .iter()
-            .any(|v| fail_on.fails(v.severity)),
+        Item::Checked(checked) => checked.violations.iter().any(|v| fail_on.fails(v.severity)),
         Item::Unreadable(_) => false,
     });
     if failing { EXIT_VIOLATIONS } else { EXIT_CLEAN }
