@@ -152,3 +152,29 @@ async fn the_recorded_fixture_corpus_gives_the_expected_violations() {
 
 #[path = "check_cli/cases.rs"]
 mod cases;
+
+/// Writes the recorded corpus 10 times over into `$TOOLTAP_BENCH_DIR` for a throughput run of
+/// the release binary: `cargo test --test check_cli -- --ignored`, then
+/// `time target/release/tooltap check $TOOLTAP_BENCH_DIR`.
+#[tokio::test]
+#[ignore = "generates a benchmark corpus on request"]
+async fn generate_a_benchmark_corpus() {
+    let Ok(target) = std::env::var("TOOLTAP_BENCH_DIR") else {
+        return;
+    };
+    let (dir, _) = record_corpus("bench-source").await;
+    let mut written = 0;
+    for copy in 0..10 {
+        for entry in std::fs::read_dir(dir.join("fixtures")).expect("route") {
+            let date = entry.expect("entry").path();
+            let out = PathBuf::from(&target).join(format!("copy{copy}"));
+            std::fs::create_dir_all(&out).expect("mkdir");
+            for file in std::fs::read_dir(&date).expect("date") {
+                let file = file.expect("entry").path();
+                std::fs::copy(&file, out.join(file.file_name().expect("name"))).expect("copy");
+                written += 1;
+            }
+        }
+    }
+    assert!(written > 500);
+}
