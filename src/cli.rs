@@ -2,7 +2,7 @@
 //!
 //! Input: `argv`. Output: a [`Cli`] whose subcommands turn their flags into a configuration
 //! layer ([`RawConfig`]) that `config::Config::from_layers` puts above the environment and the
-//! file. Only `proxy` exists now; `check` and `replay` join [`Command`] as further variants with
+//! file. `check` (see [`crate::check`]) and `replay` are further variants of [`Command`] with
 //! their own `Args` structs.
 
 use std::net::SocketAddr;
@@ -31,6 +31,8 @@ pub struct Cli {
 pub enum Command {
     /// Run the transparent proxy in front of an upstream API.
     Proxy(ProxyArgs),
+    /// Re-judge recorded exchanges (or a capture made elsewhere) with the contract engine.
+    Check(crate::check::CheckArgs),
 }
 
 /// Flags of `tooltap proxy`. Each overrides its `TOOLTAP_*` variable, which overrides the file.
@@ -179,7 +181,9 @@ mod tests {
             "x.toml",
         ])
         .expect("parses");
-        let Command::Proxy(args) = cli.command;
+        let Command::Proxy(args) = cli.command else {
+            panic!("proxy subcommand expected");
+        };
         let (path, raw) = args.into_layer();
         assert_eq!(path, Some(PathBuf::from("x.toml")));
         assert_eq!(raw.proxy.listen.map(|a| a.port()), Some(0));

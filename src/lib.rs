@@ -14,9 +14,12 @@
 //!   and [`tls`] make the transparent proxy; [`cli`] and [`shutdown`] serve the binary.
 //! * [`tee`], [`inspect`], [`metrics`], [`admin`] and [`jsonl_sink`] watch the traffic: a tee
 //!   copies each frame to an inspector task that feeds the engine and reports.
+//! * [`record`] writes exchanges to disk as replayable fragment sequences (redacted first);
+//!   [`check`] re-judges recordings offline.
 
 pub mod accept;
 pub mod admin;
+pub mod check;
 pub mod cli;
 pub mod config;
 pub mod enforce;

@@ -19,6 +19,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Proxy(args) => run_proxy(args),
+        Command::Check(args) => {
+            let code = tooltap::check::run(&args, &mut std::io::stdout(), &mut std::io::stderr());
+            return ExitCode::from(code);
+        }
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
