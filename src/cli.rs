@@ -99,6 +99,14 @@ pub struct ProxyArgs {
     /// [default: 127.0.0.1:9787] [env: TOOLTAP_ADMIN_LISTEN]
     #[arg(long, value_name = "ADDR")]
     pub admin_listen: Option<String>,
+    /// Which exchanges to record: off, violations (only those with violations) or all
+    /// [default: violations] [env: TOOLTAP_RECORD]
+    #[arg(long, value_name = "MODE")]
+    pub record: Option<crate::record::RecordMode>,
+    /// Folder for recordings, laid out as <route>/<yyyy-mm-dd>/<exchange-id>.jsonl
+    /// [default: recordings] [env: TOOLTAP_RECORDINGS]
+    #[arg(long, value_name = "DIR")]
+    pub recordings: Option<PathBuf>,
     /// Per-rule severity, e.g. finish_reason.not_tool_calls=warning,delta.id_repeated=off
     #[arg(long, value_name = "RULE=LEVEL,...")]
     pub severity: Option<String>,
@@ -123,6 +131,8 @@ impl ProxyArgs {
             enforce,
             violations,
             admin_listen,
+            record,
+            recordings,
             severity,
         } = self;
         let mut raw = RawConfig::default();
@@ -140,6 +150,8 @@ impl ProxyArgs {
         raw.inspect.enforce = enforce.then_some(true);
         raw.inspect.violations = violations;
         raw.admin.listen = admin_listen;
+        raw.record.mode = record;
+        raw.record.dir = recordings;
         raw.inspect.severity = severity.map(|list| {
             // Validated with the rest of the config; a malformed item is kept whole so the
             // error message can name it.

@@ -9,6 +9,7 @@ mod duration;
 mod env;
 pub mod inspect;
 mod raw;
+pub mod record;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -44,6 +45,7 @@ pub struct Config {
     pub log: LogSettings,
     pub inspect: InspectSettings,
     pub admin: AdminSettings,
+    pub record: crate::record::RecorderConfig,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,6 +146,8 @@ impl Config {
             log,
             inspect,
             admin,
+            record,
+            redact,
             routes,
         } = raw;
         let route_error = |key: String| {
@@ -202,6 +206,7 @@ impl Config {
             },
             inspect,
             admin,
+            record: record::validate(record, redact),
         })
     }
 }

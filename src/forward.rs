@@ -95,7 +95,12 @@ impl Forwarder {
         // The client may speak h2c to us while the upstream only speaks HTTP/1.1 (or the
         // reverse): the pooled connection picks the wire version, ALPN decides for HTTPS.
         parts.version = Version::HTTP_11;
-        tracing::debug!(exchange = %ctx.id, upstream_uri = %parts.uri, "forwarding");
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            // Queries can carry credentials (`?key=` on Gemini's endpoint): never log them raw.
+            let mut redacted = Vec::new();
+            let uri = crate::record::redact::url(&parts.uri.to_string(), &mut redacted);
+            tracing::debug!(exchange = %ctx.id, upstream_uri = %uri, "forwarding");
+        }
         let pending = self
             .client
             .request(Request::from_parts(parts, request_body));

@@ -27,6 +27,8 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ("TOOLTAP_ENFORCE", "inspect.enforce"),
     ("TOOLTAP_VIOLATIONS", "inspect.violations"),
     ("TOOLTAP_ADMIN_LISTEN", "admin.listen"),
+    ("TOOLTAP_RECORD", "record.mode"),
+    ("TOOLTAP_RECORDINGS", "record.dir"),
 ];
 
 /// What the environment contributes.
@@ -58,6 +60,8 @@ impl EnvLayer {
         raw.inspect.enforce = parse(&get, "TOOLTAP_ENFORCE")?;
         raw.inspect.violations = get("TOOLTAP_VIOLATIONS").map(PathBuf::from);
         raw.admin.listen = get("TOOLTAP_ADMIN_LISTEN");
+        raw.record.mode = parse(&get, "TOOLTAP_RECORD")?;
+        raw.record.dir = get("TOOLTAP_RECORDINGS").map(PathBuf::from);
         raw.log.format = match get("TOOLTAP_LOG_FORMAT") {
             None => None,
             Some(text) => Some(parse_log_format(&text).ok_or_else(|| ConfigError::Env {

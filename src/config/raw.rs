@@ -14,6 +14,7 @@ use serde::Deserialize;
 
 use super::duration::HumanDuration;
 use super::inspect::{RawAdmin, RawInspect};
+use super::record::{RawRecord, RawRedact};
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -32,6 +33,10 @@ pub struct RawConfig {
     pub inspect: RawInspect,
     #[serde(default)]
     pub admin: RawAdmin,
+    #[serde(default)]
+    pub record: RawRecord,
+    #[serde(default)]
+    pub redact: RawRedact,
     #[serde(default)]
     pub routes: Vec<RawRoute>,
 }
@@ -105,6 +110,8 @@ impl RawConfig {
             log,
             inspect,
             admin,
+            record,
+            redact,
             routes,
         } = higher;
         RawConfig {
@@ -132,6 +139,8 @@ impl RawConfig {
             admin: RawAdmin {
                 listen: admin.listen.or(self.admin.listen),
             },
+            record: self.record.overlay(record),
+            redact: self.redact.overlay(redact),
             routes: if routes.is_empty() {
                 self.routes
             } else {

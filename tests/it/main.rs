@@ -8,6 +8,7 @@
 //! `bench` (an ignored side-by-side throughput figure).
 
 mod bench;
+mod binary;
 mod config;
 mod enforce;
 #[path = "../engine_support/mod.rs"]
@@ -17,6 +18,7 @@ mod faults;
 mod inspect;
 mod passthrough;
 mod protocol;
+mod record;
 mod shutdown;
 mod streaming;
 mod support;
