@@ -7,6 +7,7 @@
 //! (graceful drain), `inspect` (live inspection: fixtures judged in flight, metrics, permits),
 //! `bench` (an ignored side-by-side throughput figure).
 
+mod bad_input;
 mod bench;
 mod binary;
 mod config;
