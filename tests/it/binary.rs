@@ -55,11 +55,14 @@ async fn the_binary_never_logs_a_credential_and_stops_on_sigterm() {
     // The ready line names the bound address.
     let addr: std::net::SocketAddr = within(Duration::from_secs(20), async {
         loop {
-            let line = lines
-                .next_line()
-                .await
-                .expect("read")
-                .expect("tooltap exited early");
+            let Some(line) = lines.next_line().await.expect("read") else {
+                let status = child.wait().await.expect("wait");
+                let mut stderr = String::new();
+                if let Some(mut err) = child.stderr.take() {
+                    let _ = tokio::io::AsyncReadExt::read_to_string(&mut err, &mut stderr).await;
+                }
+                panic!("tooltap exited early ({status}): {stderr}");
+            };
             let value: serde_json::Value = serde_json::from_str(&line).expect("JSON log line");
             log.push(line.clone());
             if value["fields"]["message"] == "tooltap proxy ready" {
