@@ -165,7 +165,12 @@ async fn analyse(
         if let Some(handle) = recording.as_mut() {
             handle.frame(&event.bytes, event.at);
         }
-        if guarded(|| exchange.feed(&event.bytes)).is_none() {
+        let fed = guarded(|| {
+            #[cfg(test)]
+            tests::panic_on_marker(&event.bytes);
+            exchange.feed(&event.bytes)
+        });
+        if fed.is_none() {
             return Outcome::Panicked;
         }
     }
@@ -189,3 +194,6 @@ async fn analyse(
 fn guarded<T>(f: impl FnOnce() -> T) -> Option<T> {
     catch_unwind(AssertUnwindSafe(f)).ok()
 }
+
+#[cfg(test)]
+mod tests;
