@@ -107,3 +107,73 @@ async fn a_panic_in_the_analysis_is_reported_and_the_client_keeps_every_byte() {
             .contains("tooltap_exchanges_inspected_total{")
     );
 }
+
+#[tokio::test]
+async fn a_stalled_inspector_makes_the_report_lossy_while_the_client_gets_every_byte() {
+    let shared = inspection();
+    let (request_tap, request_rx) = tee::tap(16);
+    let (response_tx, response_rx) = oneshot::channel();
+    let request = TeeBody::new(
+        Full::new(Bytes::from_static(b"{\"stream\":true}")),
+        request_tap,
+    );
+    request.collect().await.expect("request body");
+    // A tap of one frame, and an inspector that has not run yet: the client reads the whole
+    // multi-frame body first, so the copy overflows.
+    let (tap, body_rx) = tee::tap(1);
+    let upstream = Frames(
+        (0..5)
+            .map(|i| Bytes::from(format!("data: {{\"id\":\"c{i}\",\"choices\":[]}}\n\n")))
+            .collect(),
+    );
+    let client = TeeBody::new(upstream, tap);
+    let seen = client.collect().await.expect("body").to_bytes();
+    assert_eq!(
+        seen.len(),
+        5 * "data: {\"id\":\"c0\",\"choices\":[]}\n\n".len()
+    );
+    let part = ResponsePart {
+        head: ResponseHead {
+            status: 200,
+            content_type: Some("text/event-stream".into()),
+            content_encoding: None,
+        },
+        body: body_rx,
+        ttfb: Duration::ZERO,
+        headers: None,
+    };
+    assert!(response_tx.send(part).is_ok());
+    let job = InspectJob {
+        label: ExchangeLabel {
+            id: Arc::from("t-2"),
+            route: Arc::from("default"),
+            started: Instant::now(),
+        },
+        request: request_rx,
+        response: response_rx,
+        enforced: Arc::new(AtomicBool::new(false)),
+        recording: None,
+    };
+    run(shared.clone(), job).await;
+    let text = shared.metrics.render();
+    assert!(
+        text.contains("tooltap_inspection_incomplete_total{route=\"default\",reason=\"lossy\"} 1"),
+        "{text}"
+    );
+    // A stream with a hole is not judged: no truncation or missing [DONE] blamed on the upstream.
+    assert!(!text.contains("tooltap_violations_total{"), "{text}");
+}
+
+/// A body that yields its frames one per poll, like a stream from the network.
+struct Frames(std::collections::VecDeque<Bytes>);
+
+impl http_body::Body for Frames {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        std::task::Poll::Ready(self.0.pop_front().map(|b| Ok(http_body::Frame::data(b))))
+    }
+}
