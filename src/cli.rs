@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::config::{HumanDuration, LogFormat, RawConfig};
+use crate::replay::args::ReplayArgs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -31,6 +32,8 @@ pub struct Cli {
 pub enum Command {
     /// Run the transparent proxy in front of an upstream API.
     Proxy(ProxyArgs),
+    /// Serve recordings with their exact fragment boundaries, as fixtures for tests.
+    Replay(ReplayArgs),
 }
 
 /// Flags of `tooltap proxy`. Each overrides its `TOOLTAP_*` variable, which overrides the file.
@@ -133,7 +136,9 @@ mod tests {
             "x.toml",
         ])
         .expect("parses");
-        let Command::Proxy(args) = cli.command;
+        let Command::Proxy(args) = cli.command else {
+            panic!("not proxy");
+        };
         let (path, raw) = args.into_layer();
         assert_eq!(path, Some(PathBuf::from("x.toml")));
         assert_eq!(raw.proxy.listen.map(|a| a.port()), Some(0));

@@ -1,0 +1,93 @@
+//! `--on-miss forward`: a request no recording answers goes upstream through the proxy's own
+//! forwarding and inspection path.
+//!
+//! Input: the missed request (head and the body the service already read) and the response
+//! slot of its inspection job. Output: the upstream's response, teed into the inspector exactly
+//! as the proxy does, or the proxy's own OpenAI-shaped error (502/504...) when the upstream
+//! cannot be reached.
+//!
+//! Writing the forwarded exchange to the recordings directory belongs to the recorder
+//! (`src/record/`), which is not on this branch yet: until it is, forwarded misses are inspected
+//! and logged but not saved, so the next identical request misses again.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::request::Parts;
+use http::{Request, Response};
+use http_body_util::BodyExt;
+
+use super::respond::{EXCHANGE_HEADER, engine_head};
+use super::service::{ResponseSlot, TAP_CAPACITY};
+use crate::config::{Config, ConfigError, RawConfig};
+use crate::exchange::ExchangeCtx;
+use crate::forward::Forwarder;
+use crate::forward::body::{self as proxy_body, BodyError, ProxyBody};
+use crate::inspect::ResponsePart;
+use crate::tee::{self, TeeBody};
+use crate::tls::TlsError;
+
+/// The forwarding half of a replay server in `--on-miss forward` mode.
+#[derive(Debug)]
+pub struct ForwardMiss {
+    pub config: Arc<Config>,
+    pub forwarder: Forwarder,
+}
+
+/// Why forwarding could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum ForwardSetupError {
+    #[error("--upstream: {0}")]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+}
+
+impl ForwardMiss {
+    /// A forwarder for `upstream` with the proxy's default timeouts and TLS roots.
+    pub fn new(upstream: &str) -> Result<ForwardMiss, ForwardSetupError> {
+        let mut raw = RawConfig::default();
+        raw.proxy.upstream = Some(upstream.to_owned());
+        let config = Arc::new(Config::validate(raw, None)?);
+        let forwarder = Forwarder::new(&config)?;
+        Ok(ForwardMiss { config, forwarder })
+    }
+}
+
+pub async fn forward(
+    forward: &ForwardMiss,
+    ctx: &ExchangeCtx,
+    parts: Parts,
+    body: Bytes,
+    slot: ResponseSlot,
+) -> Response<ProxyBody> {
+    let (route, _rest) = forward.config.routes.resolve(&ctx.path);
+    let request = Request::from_parts(parts, proxy_body::full(body));
+    match forward.forwarder.send(ctx, route, request).await {
+        Ok(response) => {
+            let (mut parts, incoming) = response.into_parts();
+            tracing::info!(
+                status = parts.status.as_u16(),
+                upstream = route.upstream.as_str(),
+                "miss forwarded upstream"
+            );
+            let (tap, copies) = tee::tap(TAP_CAPACITY);
+            let _ = slot.send(ResponsePart {
+                head: engine_head(parts.status, &parts.headers),
+                body: copies,
+                ttfb: ctx.started.elapsed(),
+            });
+            if let Ok(value) = http::HeaderValue::from_str(ctx.id.as_str()) {
+                parts.headers.insert(EXCHANGE_HEADER, value);
+            }
+            let body = TeeBody::new(incoming, tap)
+                .map_err(BodyError::from)
+                .boxed_unsync();
+            Response::from_parts(parts, body)
+        }
+        Err(error) => {
+            tracing::warn!(fault = %error.fault(), code = error.code(), %error, "forwarding a miss failed");
+            error.to_response().map(proxy_body::full)
+        }
+    }
+}
