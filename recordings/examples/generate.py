@@ -11,6 +11,7 @@ shapes (chat.completion, chat.completion.chunk); headers and timings are made up
 """
 import json, os
 
+MODEL_OVERRIDE = {}
 ROOT = os.path.dirname(os.path.abspath(__file__))
 PARAMS = {"type": "object", "properties": {"city": {"type": "string"}, "unit": {"type": "string", "enum": ["c", "f"]}},
           "required": ["city"], "additionalProperties": False}
@@ -72,6 +73,7 @@ def completion(cid, calls, finish="tool_calls", model="gpt-4o-mini"):
 
 
 def chunk(cid, delta=None, finish=None, choices=True, usage=None, model="gpt-4o-mini"):
+    model = MODEL_OVERRIDE.get("model", model)
     c = {"id": cid, "object": "chat.completion.chunk", "created": 1764676800, "model": model,
          "service_tier": "default", "system_fingerprint": "fp_560af6e559"}
     c["choices"] = [{"index": 0, "delta": delta or {}, "logprobs": None, "finish_reason": finish}] if choices else []
@@ -118,23 +120,29 @@ buffered("seed/forced-buffered.jsonl", "tex1-1", forced("Weather in Paris, metri
 # The seed's second request: two parallel calls whose fragments interleave, then a usage chunk.
 # One SSE event is split across two frames, as networks do.
 cid = "chatcmpl-ex2"
-events = [
-    chunk(cid, {"role": "assistant", "content": None, "refusal": None}),
-    chunk(cid, frag(0, "", "call_paris7Hk2", "get_weather")),
-    chunk(cid, frag(0, "{\"ci")),
-    chunk(cid, frag(1, "", "call_oslo4Rt9", "get_weather")),
-    chunk(cid, frag(1, "{\"city\"")),
-    chunk(cid, frag(0, "ty\": \"Par")),
-    chunk(cid, frag(1, ": \"Oslo\", ")),
-    chunk(cid, frag(0, "is\", \"unit\": \"c\"}")),
-    chunk(cid, frag(1, "\"unit\": \"c\"}")),
-    chunk(cid, {}, "tool_calls"),
-    chunk(cid, choices=False, usage={"prompt_tokens": 66, "completion_tokens": 52, "total_tokens": 118}),
-    "data: [DONE]\n\n",
-]
-split = events[6]
-events[6:7] = [split[:40], split[40:]]
-stream("seed/required-stream.jsonl", "tex1-2", required_stream("Weather in Paris and in Oslo."), events)
+
+
+def seed_stream_events():
+    events = [
+        chunk(cid, {"role": "assistant", "content": None, "refusal": None}),
+        chunk(cid, frag(0, "", "call_paris7Hk2", "get_weather")),
+        chunk(cid, frag(0, "{\"ci")),
+        chunk(cid, frag(1, "", "call_oslo4Rt9", "get_weather")),
+        chunk(cid, frag(1, "{\"city\"")),
+        chunk(cid, frag(0, "ty\": \"Par")),
+        chunk(cid, frag(1, ": \"Oslo\", ")),
+        chunk(cid, frag(0, "is\", \"unit\": \"c\"}")),
+        chunk(cid, frag(1, "\"unit\": \"c\"}")),
+        chunk(cid, {}, "tool_calls"),
+        chunk(cid, choices=False, usage={"prompt_tokens": 66, "completion_tokens": 52, "total_tokens": 118}),
+        "data: [DONE]\n\n",
+    ]
+    split = events[6]
+    events[6:7] = [split[:40], split[40:]]
+    return events
+
+
+stream("seed/required-stream.jsonl", "tex1-2", required_stream("Weather in Paris and in Oslo."), seed_stream_events())
 
 # A "helpful" server that parses the arguments into an object.
 buffered("failures/arguments-object.jsonl", "tex1-3", forced("Weather in Lisbon."),
@@ -170,3 +178,11 @@ buffered("broken/seed-forced-arguments-object.jsonl", "tex1-6", forced("Weather 
          completion("chatcmpl-ex6", [{"id": "call_Xq3pTn2Wb8", "type": "function",
                                       "function": {"name": "get_weather", "arguments": {"city": "Paris", "unit": "c"}}}],
                     model=BROKEN))
+
+# The same provider streams correctly: with TARGET_MODEL=broken-args-as-object only the seed's
+# first test fails.
+cid = "chatcmpl-ex7"
+MODEL_OVERRIDE["model"] = BROKEN
+stream("broken/seed-required-stream.jsonl", "tex1-7", required_stream("Weather in Paris and in Oslo.", BROKEN),
+       seed_stream_events())
+MODEL_OVERRIDE.clear()

@@ -35,6 +35,7 @@ const EXPECTED: &[(&str, &[&str])] = &[
         "broken/seed-forced-arguments-object.jsonl",
         &["tool_call.arguments_not_string"],
     ),
+    ("broken/seed-required-stream.jsonl", &[]),
 ];
 
 /// Judge a recording the way the replay server's inspector does: frame by frame.

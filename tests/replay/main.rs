@@ -11,7 +11,6 @@
 
 mod clients;
 mod examples;
-mod forward;
 mod frames;
 mod inspection;
 mod matching;
