@@ -19,7 +19,7 @@ pub fn example_request(name: &str) -> Value {
 }
 
 /// Wait until the violations file holds a line for `exchange`, and return that exchange's lines.
-async fn violations_for(path: &Path, exchange: &str) -> Vec<Value> {
+pub async fn violations_for(path: &Path, exchange: &str) -> Vec<Value> {
     within(Duration::from_secs(10), async {
         loop {
             let text = std::fs::read_to_string(path).unwrap_or_default();

@@ -11,6 +11,7 @@
 
 mod clients;
 mod examples;
+mod forward;
 mod frames;
 mod inspection;
 mod matching;
