@@ -107,3 +107,18 @@ async fn key_order_and_default_ignored_fields_do_not_matter_but_the_model_does()
     let received = post_json(replay.local_addr(), &other_model).await;
     assert_eq!(received.status, 200);
 }
+
+#[tokio::test]
+async fn an_oversized_request_body_is_refused_with_413() {
+    let dir = TempDir::new("large");
+    Fixture::json(chat("small"), &answer("ok")).write(dir.path(), "small.jsonl");
+    let mut settings = settings(dir.path());
+    settings.max_request_body = 256;
+    let replay = start(&settings).await;
+    let big = chat(&"x".repeat(1_000));
+    let received = post_json(replay.local_addr(), &big).await;
+    assert_eq!(received.status, 413);
+    assert_eq!(received.json()["error"]["code"], "request_too_large");
+    let small = post_json(replay.local_addr(), &chat("small")).await;
+    assert_eq!(small.status, 200);
+}
