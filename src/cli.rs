@@ -137,7 +137,7 @@ mod tests {
         ])
         .expect("parses");
         let Command::Proxy(args) = cli.command else {
-            panic!("not proxy");
+            panic!("proxy subcommand expected");
         };
         let (path, raw) = args.into_layer();
         assert_eq!(path, Some(PathBuf::from("x.toml")));

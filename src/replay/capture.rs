@@ -3,12 +3,13 @@
 //!
 //! Input: the missed request (head and the body the service already read) and the response
 //! slot of its inspection job. Output: the upstream's response, teed into the inspector exactly
-//! as the proxy does, or the proxy's own OpenAI-shaped error (502/504...) when the upstream
-//! cannot be reached.
+//! as the proxy does and teed a second time into [`remember`], which adds the exchange to the
+//! running server's library (identical requests are then replayed offline); or the proxy's own
+//! OpenAI-shaped error (502/504...) when the upstream cannot be reached.
 //!
 //! Writing the forwarded exchange to the recordings directory belongs to the recorder
-//! (`src/record/`), which is not on this branch yet: until it is, forwarded misses are inspected
-//! and logged but not saved, so the next identical request misses again.
+//! (`src/record/`), which is not wired into this branch yet: until it is, what a forward
+//! captures lasts as long as the process.
 
 use std::sync::Arc;
 
@@ -16,7 +17,10 @@ use bytes::Bytes;
 use http::request::Parts;
 use http::{Request, Response};
 use http_body_util::BodyExt;
+use tracing::Instrument;
 
+use super::ReplayState;
+use super::remember::{self, Forwarded};
 use super::respond::{EXCHANGE_HEADER, engine_head};
 use super::service::{ResponseSlot, TAP_CAPACITY};
 use crate::config::{Config, ConfigError, RawConfig};
@@ -55,6 +59,7 @@ impl ForwardMiss {
 }
 
 pub async fn forward(
+    state: &Arc<ReplayState>,
     forward: &ForwardMiss,
     ctx: &ExchangeCtx,
     parts: Parts,
@@ -62,7 +67,8 @@ pub async fn forward(
     slot: ResponseSlot,
 ) -> Response<ProxyBody> {
     let (route, _rest) = forward.config.routes.resolve(&ctx.path);
-    let request = Request::from_parts(parts, proxy_body::full(body));
+    let method = parts.method.to_string();
+    let request = Request::from_parts(parts, proxy_body::full(body.clone()));
     match forward.forwarder.send(ctx, route, request).await {
         Ok(response) => {
             let (mut parts, incoming) = response.into_parts();
@@ -77,10 +83,21 @@ pub async fn forward(
                 body: copies,
                 ttfb: ctx.started.elapsed(),
             });
+            let (keep_tap, kept) = tee::tap(TAP_CAPACITY);
+            let forwarded = Forwarded {
+                upstream: route.upstream.as_str().to_owned(),
+                method,
+                request_body: body.to_vec(),
+                status: parts.status,
+                headers: parts.headers.clone(),
+            };
+            tokio::spawn(
+                remember::remember(state.clone(), ctx.clone(), forwarded, kept).in_current_span(),
+            );
             if let Ok(value) = http::HeaderValue::from_str(ctx.id.as_str()) {
                 parts.headers.insert(EXCHANGE_HEADER, value);
             }
-            let body = TeeBody::new(incoming, tap)
+            let body = TeeBody::new(TeeBody::new(incoming, tap), keep_tap)
                 .map_err(BodyError::from)
                 .boxed_unsync();
             Response::from_parts(parts, body)

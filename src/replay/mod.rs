@@ -14,13 +14,14 @@
 //!
 //! [`matching`] is pure (canonical JSON, ignored pointers, differences); [`library`] loads and
 //! indexes; [`body`] paces and frames; [`respond`] builds heads and errors; [`service`] answers
-//! one request; [`capture`] forwards misses; [`server`] accepts connections; [`args`] is the CLI.
+//! one request; [`capture`] forwards misses and [`remember`] keeps them for replay; [`server`] accepts connections; [`args`] is the CLI.
 
 pub mod args;
 pub mod body;
 pub mod capture;
 pub mod library;
 pub mod matching;
+pub mod remember;
 pub mod respond;
 pub mod server;
 pub mod service;

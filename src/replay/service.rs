@@ -117,7 +117,7 @@ async fn answer(
             let shown = String::from_utf8_lossy(&body[..body.len().min(LOGGED_BODY)]);
             tracing::warn!(body = %shown, "{message}");
             match &state.forward {
-                Some(forward) => capture::forward(forward, &ctx, parts, body, slot).await,
+                Some(forward) => capture::forward(state, forward, &ctx, parts, body, slot).await,
                 None => respond::error_response(StatusCode::NOT_FOUND, "replay_no_match", &message)
                     .map(proxy_body::full),
             }

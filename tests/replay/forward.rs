@@ -1,5 +1,6 @@
 //! `--on-miss forward`: a request no recording answers is forwarded to the upstream through the
-//! proxy's forwarding and inspection path; a recorded one is still replayed without it.
+//! proxy's forwarding and inspection path and kept, so the same request is then answered
+//! offline; a recorded one is replayed without going upstream at all.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -15,7 +16,7 @@ use serde_json::json;
 use tokio::net::TcpListener;
 use tooltap::replay::OnMiss;
 
-use crate::support::{Fixture, TempDir, chat, post_json, settings, start};
+use crate::support::{Fixture, LIMIT, TempDir, chat, post_json, settings, start, within};
 
 /// An upstream that answers every request with a buffered tool call whose arguments are an
 /// object (a violation the inspector must report), counting requests.
@@ -88,6 +89,27 @@ async fn a_miss_is_forwarded_upstream_and_inspected_a_hit_is_not() {
             .any(|l| l["rule"] == "tool_call.arguments_not_string"),
         "{lines:?}"
     );
+
+    // The forwarded exchange joins the library once its body ended; then it replays offline.
+    within(LIMIT, async {
+        while replay.state().library.read().map_or(0, |l| l.len()) < 2 {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    let replayed = post_json(replay.local_addr(), &missed).await;
+    assert_eq!(
+        hits.load(Ordering::Relaxed),
+        1,
+        "the kept exchange went upstream again"
+    );
+    assert_eq!(replayed.status, 200);
+    assert_eq!(
+        replayed.header("x-tooltap-recording"),
+        format!("captured/{exchange}")
+    );
+    assert_eq!(replayed.header("x-upstream"), "yes");
+    assert_eq!(replayed.body(), forwarded.body());
 }
 
 #[tokio::test]
