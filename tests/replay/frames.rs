@@ -98,3 +98,48 @@ async fn a_bad_recording_stops_the_start_naming_the_file_and_line() {
     assert!(error.contains("zz-broken.jsonl:3:"), "{error}");
     assert!(error.contains("seq"), "{error}");
 }
+
+#[tokio::test]
+async fn h2c_clients_get_one_data_frame_per_recorded_frame() {
+    use http_body_util::{BodyExt, Full};
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+
+    use crate::support::{LIMIT, within};
+
+    let dir = TempDir::new("h2c");
+    Fixture::sse(chat("h2"), tricky_frames()).write(dir.path(), "h2.jsonl");
+    let replay = start(&settings(dir.path())).await;
+    let stream = within(LIMIT, tokio::net::TcpStream::connect(replay.local_addr()))
+        .await
+        .expect("connect");
+    let (mut sender, connection) = within(
+        LIMIT,
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(stream)),
+    )
+    .await
+    .expect("h2c handshake");
+    let driver = tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    let request = http::Request::post(format!(
+        "http://{}/v1/chat/completions",
+        replay.local_addr()
+    ))
+    .body(Full::new(bytes::Bytes::from(chat("h2").to_string())))
+    .expect("request");
+    let response = within(LIMIT, sender.send_request(request))
+        .await
+        .expect("head");
+    assert_eq!(response.version(), http::Version::HTTP_2);
+    assert_eq!(response.status(), 200);
+    let mut body = response.into_body();
+    let mut frames = Vec::new();
+    while let Some(frame) = within(LIMIT, body.frame()).await {
+        if let Ok(data) = frame.expect("frame").into_data() {
+            frames.push(data.to_vec());
+        }
+    }
+    let recorded: Vec<Vec<u8>> = tricky_frames().into_iter().map(|f| f.1).collect();
+    assert_eq!(frames, recorded);
+    driver.abort();
+}
