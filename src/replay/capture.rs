@@ -41,8 +41,9 @@ pub struct ForwardMiss {
 /// Why forwarding could not be set up.
 #[derive(Debug, thiserror::Error)]
 pub enum ForwardSetupError {
-    #[error("--upstream: {0}")]
-    Config(#[from] ConfigError),
+    /// Names `--upstream` itself; complete on its own.
+    #[error(transparent)]
+    Config(ConfigError),
     #[error(transparent)]
     Tls(#[from] TlsError),
 }
@@ -52,7 +53,7 @@ impl ForwardMiss {
     pub fn new(upstream: &str) -> Result<ForwardMiss, ForwardSetupError> {
         let mut raw = RawConfig::default();
         raw.proxy.upstream = Some(upstream.to_owned());
-        let config = Arc::new(Config::validate(raw, None)?);
+        let config = Arc::new(Config::validate(raw, None).map_err(ForwardSetupError::Config)?);
         let forwarder = Forwarder::new(&config)?;
         Ok(ForwardMiss { config, forwarder })
     }

@@ -38,11 +38,11 @@ pub struct Entry {
 /// Why the recordings could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    #[error("recordings directory {}: {source}", path.display())]
+    /// Complete on its own (no `source()`), so a printed chain does not repeat the cause.
+    #[error("recordings directory {}: {cause}", path.display())]
     Walk {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error(transparent)]
     Read(#[from] ReadError),
@@ -188,9 +188,9 @@ fn head_differences(recorded: &MatchKey, sent: &MatchKey) -> Vec<String> {
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), LoadError> {
-    let error = |source| LoadError::Walk {
+    let error = |cause| LoadError::Walk {
         path: dir.to_path_buf(),
-        source,
+        cause,
     };
     for item in std::fs::read_dir(dir).map_err(error)? {
         let item = item.map_err(error)?;

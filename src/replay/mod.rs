@@ -14,7 +14,8 @@
 //!
 //! [`matching`] is pure (canonical JSON, ignored pointers, differences); [`library`] loads and
 //! indexes; [`body`] paces and frames; [`respond`] builds heads and errors; [`service`] answers
-//! one request; [`capture`] forwards misses and [`remember`] keeps them for replay; [`server`] accepts connections; [`args`] is the CLI.
+//! one request; [`capture`] forwards misses and [`remember`] keeps them for replay; [`server`]
+//! accepts connections; [`args`] is the CLI.
 
 pub mod args;
 pub mod body;
@@ -89,11 +90,10 @@ pub enum ReplayError {
     Load(#[from] LoadError),
     #[error(transparent)]
     Forward(#[from] ForwardSetupError),
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr}: {cause}")]
     Bind {
         addr: SocketAddr,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("the replay server task failed: {0}")]
     Task(tokio::task::JoinError),

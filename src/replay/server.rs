@@ -93,7 +93,7 @@ impl RunningReplay {
     pub async fn start(settings: &ReplaySettings) -> Result<RunningReplay, ReplayError> {
         let state = Arc::new(ReplayState::new(settings)?);
         let addr = settings.listen;
-        let bind_error = |source| ReplayError::Bind { addr, source };
+        let bind_error = |cause| ReplayError::Bind { addr, cause };
         let listener = TcpListener::bind(addr).await.map_err(bind_error)?;
         let local_addr = listener.local_addr().map_err(bind_error)?;
         let (stop, stopped) = oneshot::channel::<()>();
