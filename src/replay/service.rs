@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
-use http_body_util::{BodyExt, Limited};
+use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use tokio::sync::oneshot;
 use tracing::Instrument;
@@ -61,20 +61,7 @@ async fn answer(
     request: Request<Incoming>,
 ) -> Response<ProxyBody> {
     let (parts, incoming) = request.into_parts();
-    let (request_tap, request_copies) = tee::tap(TAP_CAPACITY);
-    let (slot, response_part) = oneshot::channel();
-    let job = InspectJob {
-        label: ExchangeLabel {
-            id: Arc::from(ctx.id.as_str()),
-            route: ctx.route.clone(),
-            started: ctx.started,
-        },
-        request: request_copies,
-        response: response_part,
-    };
-    tokio::spawn(inspect::run(state.inspection.clone(), job).in_current_span());
-
-    let body = match read_body(TeeBody::new(incoming, request_tap), state.max_request_body).await {
+    let body = match read_body(incoming, state.max_request_body).await {
         Ok(body) => body,
         Err(response) => return response,
     };
@@ -97,6 +84,7 @@ async fn answer(
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
             tracing::info!(recording = %name, status = status.as_u16(), frames = frames.len(), "replaying");
             let head = engine_head(status, &headers);
+            let slot = start_inspection(state, &ctx, &body).await;
             let body = ReplayBody::new(frames, state.pace);
             let (response_tap, response_copies) = tee::tap(TAP_CAPACITY);
             let _ = slot.send(ResponsePart {
@@ -117,7 +105,10 @@ async fn answer(
             let shown = String::from_utf8_lossy(&body[..body.len().min(LOGGED_BODY)]);
             tracing::warn!(body = %shown, "{message}");
             match &state.forward {
-                Some(forward) => capture::forward(state, forward, &ctx, parts, body, slot).await,
+                Some(forward) => {
+                    let slot = start_inspection(state, &ctx, &body).await;
+                    capture::forward(state, forward, &ctx, parts, body, slot).await
+                }
                 None => respond::error_response(StatusCode::NOT_FOUND, "replay_no_match", &message)
                     .map(proxy_body::full),
             }
@@ -125,8 +116,33 @@ async fn answer(
     }
 }
 
-/// The whole request body (teed to the inspector as it is read), or the error response.
-async fn read_body(body: TeeBody<Incoming>, max: usize) -> Result<Bytes, Response<ProxyBody>> {
+/// Spawn the exchange's inspector, exactly as the proxy does, and hand it the request body
+/// through the same tee; the response half goes into the returned slot. (The body was read
+/// whole to be matched, so it passes the tee as one frame.)
+async fn start_inspection(state: &ReplayState, ctx: &ExchangeCtx, body: &Bytes) -> ResponseSlot {
+    let (request_tap, request_copies) = tee::tap(2);
+    let (slot, response_part) = oneshot::channel();
+    let job = InspectJob {
+        label: ExchangeLabel {
+            id: Arc::from(ctx.id.as_str()),
+            route: ctx.route.clone(),
+            started: ctx.started,
+        },
+        request: request_copies,
+        response: response_part,
+    };
+    tokio::spawn(inspect::run(state.inspection.clone(), job).in_current_span());
+    let copied = TeeBody::new(Full::new(body.clone()), request_tap)
+        .collect()
+        .await;
+    if let Err(never) = copied {
+        match never {}
+    }
+    slot
+}
+
+/// The whole request body, or the error response.
+async fn read_body(body: Incoming, max: usize) -> Result<Bytes, Response<ProxyBody>> {
     let limited = Limited::new(body, max);
     let error = |status: StatusCode, code: &str, message: String| {
         respond::error_response(status, code, &message).map(proxy_body::full)
