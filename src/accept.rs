@@ -9,6 +9,7 @@
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use hyper::service::service_fn;
@@ -16,9 +17,9 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
-use tokio::sync::oneshot;
 use tokio::task::{JoinHandle, JoinSet};
 
+use crate::admin;
 use crate::config::Config;
 use crate::service::{self, ProxyState};
 use crate::tls::TlsError;
@@ -94,6 +95,7 @@ pub async fn serve(
         }
     }
     drop(listener);
+    state.ready.store(false, Ordering::Relaxed);
     tracing::info!(
         open = connections.len(),
         grace_ms = grace.as_millis() as u64,
@@ -114,10 +116,11 @@ pub async fn serve(
 }
 
 /// A proxy running on a Tokio task: what tests and embedders use.
-#[derive(Debug)]
 pub struct RunningProxy {
     local_addr: SocketAddr,
-    stop: Option<oneshot::Sender<()>>,
+    admin_addr: Option<SocketAddr>,
+    state: Arc<ProxyState>,
+    stop: Option<tokio::sync::watch::Sender<bool>>,
     task: JoinHandle<Result<ServeReport, ServeError>>,
 }
 
@@ -132,14 +135,21 @@ impl RunningProxy {
         let local_addr = listener
             .local_addr()
             .map_err(|cause| ServeError::Bind { addr, cause })?;
-        let (stop, stopped) = oneshot::channel::<()>();
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let stopped = StopSignal(stopped);
+        let admin_addr = match state.config.admin.listen {
+            Some(addr) => Some(start_admin(&state, addr, stopped.clone()).await?),
+            None => None,
+        };
         let shutdown = async move {
             // A dropped handle also stops the proxy.
-            let _ = stopped.await;
+            stopped.wait().await;
         };
-        let task = tokio::spawn(serve(state, listener, shutdown));
+        let task = tokio::spawn(serve(state.clone(), listener, shutdown));
         Ok(RunningProxy {
             local_addr,
+            admin_addr,
+            state,
             stop: Some(stop),
             task,
         })
@@ -149,11 +159,54 @@ impl RunningProxy {
         self.local_addr
     }
 
+    /// Where the admin listener (metrics, health) listens, when enabled.
+    pub fn admin_addr(&self) -> Option<SocketAddr> {
+        self.admin_addr
+    }
+
+    /// The proxy's shared state (metrics, inspection), for tests and embedders.
+    pub fn state(&self) -> &Arc<ProxyState> {
+        &self.state
+    }
+
     /// Stop accepting, drain for the configured grace, and report.
     pub async fn shutdown(mut self) -> Result<ServeReport, ServeError> {
         if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
+            let _ = stop.send(true);
         }
         (&mut self.task).await.map_err(ServeError::Task)?
+    }
+}
+
+/// Bind and start the admin listener; it stops when `stop` fires.
+pub async fn start_admin(
+    state: &Arc<ProxyState>,
+    addr: SocketAddr,
+    stop: StopSignal,
+) -> Result<SocketAddr, ServeError> {
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|cause| ServeError::Bind { addr, cause })?;
+    let bound = listener
+        .local_addr()
+        .map_err(|cause| ServeError::Bind { addr, cause })?;
+    let admin_state = admin::AdminState {
+        metrics: state.metrics.clone(),
+        ready: state.ready.clone(),
+    };
+    tokio::spawn(admin::serve(listener, admin_state, async move {
+        stop.wait().await
+    }));
+    Ok(bound)
+}
+
+/// A stop signal that several tasks can wait on (the proxy and its admin listener).
+#[derive(Clone, Debug)]
+pub struct StopSignal(pub tokio::sync::watch::Receiver<bool>);
+
+impl StopSignal {
+    /// Resolves once stop was requested or the requester is gone.
+    pub async fn wait(mut self) {
+        let _ = self.0.wait_for(|stopped| *stopped).await;
     }
 }

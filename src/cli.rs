@@ -2,7 +2,7 @@
 //!
 //! Input: `argv`. Output: a [`Cli`] whose subcommands turn their flags into a configuration
 //! layer ([`RawConfig`]) that `config::Config::from_layers` puts above the environment and the
-//! file. Only `proxy` exists now; `check` and `replay` join [`Command`] as further variants with
+//! file. `check` (see [`crate::check`]) and `replay` are further variants of [`Command`] with
 //! their own `Args` structs.
 
 use std::net::SocketAddr;
@@ -34,6 +34,8 @@ pub enum Command {
     Proxy(ProxyArgs),
     /// Serve recordings with their exact fragment boundaries, as fixtures for tests.
     Replay(ReplayArgs),
+    /// Re-judge recorded exchanges (or a capture made elsewhere) with the contract engine.
+    Check(crate::check::CheckArgs),
 }
 
 /// Flags of `tooltap proxy`. Each overrides its `TOOLTAP_*` variable, which overrides the file.
@@ -69,6 +71,10 @@ pub struct ProxyArgs {
     /// [default: 30s] [env: TOOLTAP_HEADER_READ_TIMEOUT]
     #[arg(long, value_name = "DURATION")]
     pub header_read_timeout: Option<HumanDuration>,
+    /// Longest silence inside an upstream response body (between two frames) before the
+    /// stream is cut [default: 600s] [env: TOOLTAP_STREAM_IDLE_TIMEOUT]
+    #[arg(long, value_name = "DURATION")]
+    pub stream_idle_timeout: Option<HumanDuration>,
     /// How long in-flight exchanges may continue after SIGINT/SIGTERM
     /// [default: 30s] [env: TOOLTAP_SHUTDOWN_GRACE]
     #[arg(long, value_name = "DURATION")]
@@ -80,6 +86,33 @@ pub struct ProxyArgs {
     /// Log output format [default: human] [env: TOOLTAP_LOG_FORMAT]
     #[arg(long, value_name = "FORMAT")]
     pub log_format: Option<LogFormat>,
+    /// Inspect matching traffic (POST .../chat/completions by default); `false` makes tooltap a
+    /// plain pass-through [default: true] [env: TOOLTAP_INSPECT]
+    #[arg(long, value_name = "BOOL")]
+    pub inspect: Option<bool>,
+    /// Enforce mode: a buffered response with an error-severity violation becomes a 502, a
+    /// stream ends with an error event [env: TOOLTAP_ENFORCE]
+    #[arg(long)]
+    pub enforce: bool,
+    /// Append violations as JSON lines to this file; `off` disables it
+    /// [default: recordings/violations.jsonl] [env: TOOLTAP_VIOLATIONS]
+    #[arg(long, value_name = "PATH")]
+    pub violations: Option<PathBuf>,
+    /// Admin listener (/metrics, /healthz, /readyz); `off` disables it
+    /// [default: 127.0.0.1:9787] [env: TOOLTAP_ADMIN_LISTEN]
+    #[arg(long, value_name = "ADDR")]
+    pub admin_listen: Option<String>,
+    /// Which exchanges to record: off, violations (only those with violations) or all
+    /// [default: violations] [env: TOOLTAP_RECORD]
+    #[arg(long, value_name = "MODE")]
+    pub record: Option<crate::record::RecordMode>,
+    /// Folder for recordings, laid out as <route>/<yyyy-mm-dd>/<exchange-id>.jsonl
+    /// [default: recordings] [env: TOOLTAP_RECORDINGS]
+    #[arg(long, value_name = "DIR")]
+    pub recordings: Option<PathBuf>,
+    /// Per-rule severity, e.g. finish_reason.not_tool_calls=warning,delta.id_repeated=off
+    #[arg(long, value_name = "RULE=LEVEL,...")]
+    pub severity: Option<String>,
 }
 
 impl ProxyArgs {
@@ -93,9 +126,17 @@ impl ProxyArgs {
             first_byte_timeout,
             pool_idle_timeout,
             header_read_timeout,
+            stream_idle_timeout,
             shutdown_grace,
             extra_ca,
             log_format,
+            inspect,
+            enforce,
+            violations,
+            admin_listen,
+            record,
+            recordings,
+            severity,
         } = self;
         let mut raw = RawConfig::default();
         raw.proxy.listen = listen;
@@ -104,9 +145,28 @@ impl ProxyArgs {
         raw.timeouts.first_byte = first_byte_timeout;
         raw.timeouts.pool_idle = pool_idle_timeout;
         raw.timeouts.header_read = header_read_timeout;
+        raw.timeouts.stream_idle = stream_idle_timeout;
         raw.shutdown.grace = shutdown_grace;
         raw.tls.extra_ca = extra_ca;
         raw.log.format = log_format;
+        raw.inspect.enabled = inspect;
+        raw.inspect.enforce = enforce.then_some(true);
+        raw.inspect.violations = violations;
+        raw.admin.listen = admin_listen;
+        raw.record.mode = record;
+        raw.record.dir = recordings;
+        raw.inspect.severity = severity.map(|list| {
+            // Validated with the rest of the config; a malformed item is kept whole so the
+            // error message can name it.
+            list.split(',')
+                .map(str::trim)
+                .filter(|item| !item.is_empty())
+                .map(|item| match item.split_once('=') {
+                    Some((rule, level)) => (rule.trim().to_string(), level.trim().to_string()),
+                    None => (item.to_string(), String::new()),
+                })
+                .collect()
+        });
         (config, raw)
     }
 }

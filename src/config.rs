@@ -7,7 +7,9 @@
 
 mod duration;
 mod env;
+pub mod inspect;
 mod raw;
+pub mod record;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -18,6 +20,7 @@ pub use env::{EnvLayer, VARIABLES as ENV_VARIABLES};
 pub use raw::{LogFormat, RawConfig, RawLog, RawProxy, RawRoute, RawShutdown, RawTimeouts, RawTls};
 
 use crate::route::{Route, RouteError, RouteTable, UpstreamUrl};
+use inspect::{AdminSettings, InspectConfigError, InspectSettings, RoutePolicy};
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
 pub const DEFAULT_UPSTREAM: &str = "https://api.openai.com";
@@ -29,6 +32,8 @@ pub const DEFAULT_FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(600);
 pub const DEFAULT_POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+/// Reasoning models can think for minutes between events; keep this above the longest pause.
+pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -38,6 +43,9 @@ pub struct Config {
     pub tls: TlsSettings,
     pub shutdown: ShutdownSettings,
     pub log: LogSettings,
+    pub inspect: InspectSettings,
+    pub admin: AdminSettings,
+    pub record: crate::record::RecorderConfig,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +58,8 @@ pub struct Timeouts {
     pub pool_idle: Duration,
     /// How long a client may take to send its request head.
     pub header_read: Duration,
+    /// Longest silence inside an upstream response body before it is cut.
+    pub stream_idle: Duration,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -87,6 +97,11 @@ pub enum ConfigError {
     Env {
         variable: &'static str,
         message: String,
+    },
+    #[error("{cause}{}", origin_suffix(origin.as_deref()))]
+    Inspect {
+        origin: Option<PathBuf>,
+        cause: InspectConfigError,
     },
     #[error("{key}{}: {cause}", origin_suffix(origin.as_deref()))]
     Route {
@@ -129,6 +144,10 @@ impl Config {
             tls,
             shutdown,
             log,
+            inspect,
+            admin,
+            record,
+            redact,
             routes,
         } = raw;
         let route_error = |key: String| {
@@ -140,15 +159,19 @@ impl Config {
             "proxy.upstream (--upstream, TOOLTAP_UPSTREAM)".into(),
         ))?;
         let mut named = Vec::with_capacity(routes.len());
+        let mut policies = std::collections::HashMap::new();
         for (
             index,
             RawRoute {
                 name,
                 prefix,
                 upstream,
+                inspect,
+                enforce,
             },
         ) in routes.into_iter().enumerate()
         {
+            policies.insert(name.trim().to_string(), RoutePolicy { inspect, enforce });
             let route = UpstreamUrl::parse(&upstream)
                 .and_then(|upstream| Route::new(&name, &prefix, upstream))
                 .map_err(route_error(format!("routes[{index}] (name = {name:?})")))?;
@@ -156,6 +179,11 @@ impl Config {
         }
         let routes =
             RouteTable::new(default_upstream, named).map_err(route_error("routes".into()))?;
+        let (inspect, admin) =
+            inspect::validate(inspect, admin, policies).map_err(|cause| ConfigError::Inspect {
+                origin: origin.map(Path::to_path_buf),
+                cause,
+            })?;
         let or = |value: Option<HumanDuration>, default| value.map_or(default, |d| d.0);
         Ok(Config {
             listen: proxy.listen.unwrap_or_else(default_listen),
@@ -165,6 +193,7 @@ impl Config {
                 first_byte: or(timeouts.first_byte, DEFAULT_FIRST_BYTE_TIMEOUT),
                 pool_idle: or(timeouts.pool_idle, DEFAULT_POOL_IDLE_TIMEOUT),
                 header_read: or(timeouts.header_read, DEFAULT_HEADER_READ_TIMEOUT),
+                stream_idle: or(timeouts.stream_idle, DEFAULT_STREAM_IDLE_TIMEOUT),
             },
             tls: TlsSettings {
                 extra_ca: tls.extra_ca,
@@ -175,6 +204,9 @@ impl Config {
             log: LogSettings {
                 format: log.format.unwrap_or_default(),
             },
+            inspect,
+            admin,
+            record: record::validate(record, redact),
         })
     }
 }

@@ -15,11 +15,15 @@
 //! * [`replay`] serves [`record`]ings back as fixtures, through the same tee and inspector.
 //! * [`tee`], [`inspect`], [`metrics`], [`admin`] and [`jsonl_sink`] watch the traffic: a tee
 //!   copies each frame to an inspector task that feeds the engine and reports.
+//! * [`record`] writes exchanges to disk as replayable fragment sequences (redacted first);
+//!   [`check`] re-judges recordings offline.
 
 pub mod accept;
 pub mod admin;
+pub mod check;
 pub mod cli;
 pub mod config;
+pub mod enforce;
 pub mod engine;
 pub mod error;
 pub mod exchange;
@@ -34,3 +38,4 @@ pub mod service;
 pub mod shutdown;
 pub mod tee;
 pub mod tls;
+pub mod watch;

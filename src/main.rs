@@ -21,6 +21,10 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Proxy(args) => run_proxy(args),
         Command::Replay(args) => run_replay(args),
+        Command::Check(args) => {
+            let code = tooltap::check::run(&args, &mut std::io::stdout(), &mut std::io::stderr());
+            return ExitCode::from(code);
+        }
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -58,8 +62,21 @@ fn run_proxy(args: ProxyArgs) -> anyhow::Result<()> {
                 "route"
             );
         }
+        let (stop_admin, admin_stopped) = tokio::sync::watch::channel(false);
+        if let Some(addr) = config.admin.listen {
+            let stop = accept::StopSignal(admin_stopped);
+            let bound = accept::start_admin(&state, addr, stop).await?;
+            tracing::info!(admin = %bound, "admin listener ready (/metrics, /healthz, /readyz)");
+        }
+        match &config.inspect.violations {
+            Some(path) if config.inspect.enabled => {
+                tracing::info!(violations = %path.display(), enforce = config.inspect.enforce, "inspecting");
+            }
+            _ => tracing::info!(enabled = config.inspect.enabled, "violations file off"),
+        }
         tracing::info!(listen = %local, "tooltap proxy ready");
         let report = accept::serve(state, listener, tooltap::shutdown::signal()).await?;
+        let _ = stop_admin.send(true);
         tracing::info!(connections_cut = report.connections_cut, "stopped");
         Ok(())
     })

@@ -7,28 +7,51 @@
 
 use std::convert::Infallible;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
 
 use http::{Request, Response};
 use hyper::body::Incoming;
 use tracing::Instrument;
 
+use http_body_util::BodyExt;
+
 use crate::config::Config;
+use crate::enforce::{self, Held};
+use crate::error::ProxyError;
 use crate::exchange::ExchangeCtx;
 use crate::forward::Forwarder;
 use crate::forward::body::{self, ProxyBody};
+use crate::metrics::Metrics;
+use crate::route::Route;
 use crate::tls::TlsError;
+use crate::watch::Watch;
+
+/// The response header that names the exchange in logs, the violations file and recordings.
+pub const EXCHANGE_HEADER: &str = "x-tooltap-exchange";
 
 /// Everything a request needs, shared by all connections.
-#[derive(Debug)]
 pub struct ProxyState {
     pub config: Arc<Config>,
     pub forwarder: Forwarder,
+    pub metrics: Arc<Metrics>,
+    pub watch: Watch,
+    /// True while accepting; false once shutdown began (`/readyz` answers 503 then).
+    pub ready: Arc<AtomicBool>,
 }
 
 impl ProxyState {
     pub fn new(config: Arc<Config>) -> Result<ProxyState, TlsError> {
         let forwarder = Forwarder::new(&config)?;
-        Ok(ProxyState { config, forwarder })
+        let metrics = Arc::new(Metrics::default());
+        let watch = Watch::new(&config, metrics.clone());
+        Ok(ProxyState {
+            config,
+            forwarder,
+            metrics,
+            watch,
+            ready: Arc::new(AtomicBool::new(true)),
+        })
     }
 }
 
@@ -45,31 +68,106 @@ pub async fn handle(
         method = %ctx.method,
         path = %ctx.path,
     );
-    let request = request.map(body::from_client);
-    let response = async {
-        match state.forwarder.send(&ctx, route, request).await {
-            Ok(response) => {
-                tracing::info!(
-                    status = response.status().as_u16(),
-                    head_ms = ctx.started.elapsed().as_millis() as u64,
-                    "upstream responded"
-                );
-                // The tee wraps the body here in the next issue.
-                response.map(body::from_upstream)
+    let (inspect, enforce) =
+        state
+            .config
+            .inspect
+            .decide(&route.name, ctx.method.as_str(), &ctx.path);
+    let mut response = run(&state, &ctx, route, request, inspect, enforce)
+        .instrument(span)
+        .await;
+    state
+        .metrics
+        .request(&ctx.route, response.status().as_u16());
+    if let Ok(value) = http::HeaderValue::from_str(ctx.id.as_str()) {
+        response.headers_mut().insert(EXCHANGE_HEADER, value);
+    }
+    Ok(response)
+}
+
+/// One exchange: tee it when inspected, hold it when enforced, forward it, answer.
+async fn run(
+    state: &ProxyState,
+    ctx: &ExchangeCtx,
+    route: &Route,
+    request: Request<Incoming>,
+    inspect: bool,
+    enforce: bool,
+) -> Response<ProxyBody> {
+    let (parts, incoming) = request.into_parts();
+    let (mut request_body, watching) = if inspect {
+        state
+            .watch
+            .begin(ctx, &parts, route.upstream.as_str(), incoming)
+    } else {
+        (body::from_client(incoming), None)
+    };
+    let mut held = None;
+    if enforce {
+        match enforce::hold(request_body, state.config.inspect.max_request_body).await {
+            Held::Whole(bytes) => {
+                request_body = body::full(bytes.clone());
+                held = Some(bytes);
             }
-            Err(error) => {
+            Held::TooLarge(rest) => {
                 tracing::warn!(
-                    fault = %error.fault(),
-                    code = error.code(),
-                    status = error.status().as_u16(),
-                    %error,
-                    "exchange failed"
+                    "enforce: request body over inspect.max_request_body, forwarded unenforced"
                 );
-                error.to_response().map(body::full)
+                request_body = rest.boxed_unsync();
+            }
+            Held::Failed(error) => {
+                let message = format!("the request body failed while tooltap read it: {error}");
+                return failure(ProxyError::BadRequest(message));
             }
         }
     }
-    .instrument(span)
-    .await;
-    Ok(response)
+    let request = Request::from_parts(parts, request_body);
+    let sent = Instant::now();
+    state
+        .metrics
+        .request_overhead(&ctx.route, sent - ctx.started);
+    let response = match state.forwarder.send(ctx, route, request).await {
+        Ok(response) => response,
+        Err(error) => return failure(error),
+    };
+    let ttfb = sent.elapsed();
+    tracing::info!(
+        status = response.status().as_u16(),
+        head_ms = ctx.started.elapsed().as_millis() as u64,
+        "upstream responded"
+    );
+    let enforced = watching
+        .as_ref()
+        .map(|watching| watching.enforced.clone())
+        .unwrap_or_default();
+    let response = match watching {
+        Some(watching) => watching.response(response, ttfb),
+        None => response.map(body::from_upstream),
+    };
+    match held {
+        Some(request_body) => {
+            let inspection = state.watch.inspection();
+            enforce::response(
+                &inspection.engine,
+                &inspection.schemas,
+                &request_body,
+                response,
+                enforced,
+            )
+            .await
+        }
+        None => response,
+    }
+}
+
+/// tooltap's own error, logged with whose fault it is, in the OpenAI shape.
+fn failure(error: ProxyError) -> Response<ProxyBody> {
+    tracing::warn!(
+        fault = %error.fault(),
+        code = error.code(),
+        status = error.status().as_u16(),
+        %error,
+        "exchange failed"
+    );
+    error.to_response().map(body::full)
 }

@@ -50,6 +50,10 @@ pub struct TapEnd {
     /// Whether any frame was dropped: the inspector saw a stream with a hole.
     pub lossy: bool,
     pub at: Instant,
+    /// Frames copied, and the time the tee spent copying them: what inspection adds to the
+    /// client path (`tooltap_frame_overhead_seconds`).
+    pub copied_frames: u64,
+    pub copy_time: std::time::Duration,
 }
 
 /// The sending half held by a [`TeeBody`].
@@ -59,6 +63,8 @@ pub struct Tap {
     end: oneshot::Sender<TapEnd>,
     dropped_frames: u64,
     lossy: bool,
+    copied_frames: u64,
+    copy_time: std::time::Duration,
 }
 
 /// The receiving half, owned by the inspector task.
@@ -77,6 +83,8 @@ pub fn tap(capacity: usize) -> (Tap, TapReceiver) {
         end: end_tx,
         dropped_frames: 0,
         lossy: false,
+        copied_frames: 0,
+        copy_time: std::time::Duration::ZERO,
     };
     (
         tap,
@@ -95,12 +103,16 @@ impl Tap {
             self.dropped_frames += 1;
             return;
         };
+        let at = Instant::now();
         let event = TapEvent {
             bytes: bytes.clone(),
-            at: Instant::now(),
+            at,
         };
         match sender.try_send(event) {
-            Ok(()) => {}
+            Ok(()) => {
+                self.copied_frames += 1;
+                self.copy_time += at.elapsed();
+            }
             Err(mpsc::error::TrySendError::Full(_)) => {
                 self.dropped_frames += 1;
                 self.lossy = true;
@@ -118,6 +130,8 @@ impl Tap {
             end,
             dropped_frames,
             lossy,
+            copied_frames,
+            copy_time,
         } = self;
         drop(data); // close the data channel first, so the inspector sees every frame, then the end
         // The inspector may be gone (it panicked, or was never started): nothing to tell then.
@@ -126,6 +140,8 @@ impl Tap {
             dropped_frames,
             lossy,
             at: Instant::now(),
+            copied_frames,
+            copy_time,
         });
     }
 }

@@ -13,6 +13,8 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use super::duration::HumanDuration;
+use super::inspect::{RawAdmin, RawInspect};
+use super::record::{RawRecord, RawRedact};
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -27,6 +29,14 @@ pub struct RawConfig {
     pub shutdown: RawShutdown,
     #[serde(default)]
     pub log: RawLog,
+    #[serde(default)]
+    pub inspect: RawInspect,
+    #[serde(default)]
+    pub admin: RawAdmin,
+    #[serde(default)]
+    pub record: RawRecord,
+    #[serde(default)]
+    pub redact: RawRedact,
     #[serde(default)]
     pub routes: Vec<RawRoute>,
 }
@@ -45,6 +55,7 @@ pub struct RawTimeouts {
     pub first_byte: Option<HumanDuration>,
     pub pool_idle: Option<HumanDuration>,
     pub header_read: Option<HumanDuration>,
+    pub stream_idle: Option<HumanDuration>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -81,6 +92,10 @@ pub struct RawRoute {
     pub name: String,
     pub prefix: String,
     pub upstream: String,
+    /// Overrides `inspect.enabled` for this route.
+    pub inspect: Option<bool>,
+    /// Overrides `inspect.enforce` for this route.
+    pub enforce: Option<bool>,
 }
 
 impl RawConfig {
@@ -93,6 +108,10 @@ impl RawConfig {
             tls,
             shutdown,
             log,
+            inspect,
+            admin,
+            record,
+            redact,
             routes,
         } = higher;
         RawConfig {
@@ -105,6 +124,7 @@ impl RawConfig {
                 first_byte: timeouts.first_byte.or(self.timeouts.first_byte),
                 pool_idle: timeouts.pool_idle.or(self.timeouts.pool_idle),
                 header_read: timeouts.header_read.or(self.timeouts.header_read),
+                stream_idle: timeouts.stream_idle.or(self.timeouts.stream_idle),
             },
             tls: RawTls {
                 extra_ca: tls.extra_ca.or(self.tls.extra_ca),
@@ -115,6 +135,12 @@ impl RawConfig {
             log: RawLog {
                 format: log.format.or(self.log.format),
             },
+            inspect: self.inspect.overlay(inspect),
+            admin: RawAdmin {
+                listen: admin.listen.or(self.admin.listen),
+            },
+            record: self.record.overlay(record),
+            redact: self.redact.overlay(redact),
             routes: if routes.is_empty() {
                 self.routes
             } else {

@@ -11,6 +11,9 @@ use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 
+use super::UpstreamBody;
+use crate::tee::TeeBody;
+
 /// Errors inside a body stream. Boxed because hyper needs `Into<Box<dyn Error>>` anyway and a
 /// tee may add its own.
 pub type BodyError = Box<dyn std::error::Error + Send + Sync>;
@@ -32,8 +35,8 @@ pub fn from_client(body: Incoming) -> RequestBody {
         .boxed_unsync()
 }
 
-pub fn from_upstream(body: Incoming) -> ProxyBody {
-    body.map_err(BodyError::from).boxed_unsync()
+pub fn from_upstream(body: UpstreamBody) -> ProxyBody {
+    body.boxed_unsync()
 }
 
 /// A complete in-memory body (tooltap's own error responses).
@@ -41,4 +44,15 @@ pub fn full(bytes: Bytes) -> ProxyBody {
     Full::new(bytes)
         .map_err(|never| match never {})
         .boxed_unsync()
+}
+
+/// The client's request body behind a tee (the inspector gets a copy of each frame).
+pub fn from_client_tee(body: TeeBody<Incoming>) -> RequestBody {
+    body.map_err(|error| Box::new(ClientBodyError(error)) as BodyError)
+        .boxed_unsync()
+}
+
+/// The upstream's response body behind a tee.
+pub fn from_upstream_tee(body: TeeBody<UpstreamBody>) -> ProxyBody {
+    body.boxed_unsync()
 }

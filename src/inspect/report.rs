@@ -17,6 +17,7 @@ pub(super) fn emit(
     label: &ExchangeLabel,
     request_end: Option<&TapEnd>,
     outcome: Outcome,
+    enforced: bool,
 ) {
     let route = &*label.route;
     let metrics = &shared.metrics;
@@ -35,7 +36,7 @@ pub(super) fn emit(
     let model = metrics.model_label(report.request.model.as_deref());
     let stream = report.request.stream;
     metrics.inspected(route, &model, stream);
-    let incomplete = incomplete_reasons(request_end, end.as_ref(), &report);
+    let incomplete = incomplete_reasons(request_end, end.as_ref(), &report, enforced);
     for reason in &incomplete {
         metrics.incomplete(route, *reason);
     }
@@ -86,6 +87,7 @@ pub(super) fn emit(
         status = report.status,
         violations = report.violations.len(),
         incomplete = ?incomplete,
+        enforced,
         elapsed_ms = label.started.elapsed().as_millis() as u64,
         "exchange inspected"
     );
@@ -96,6 +98,7 @@ fn incomplete_reasons(
     request_end: Option<&TapEnd>,
     response_end: Option<&TapEnd>,
     report: &Report,
+    enforced: bool,
 ) -> Vec<IncompleteReason> {
     let mut reasons = Vec::new();
     let lossy = request_end.is_some_and(|e| e.lossy) || response_end.is_some_and(|e| e.lossy);
@@ -103,6 +106,8 @@ fn incomplete_reasons(
         reasons.push(IncompleteReason::Lossy);
     }
     match response_end.map(|e| &e.ending) {
+        // Enforce mode ended the body on purpose: the rest was refused, nobody left.
+        Some(Ending::Dropped) if enforced => {}
         Some(Ending::Dropped) => reasons.push(IncompleteReason::ClientGone),
         Some(Ending::Error(_)) => reasons.push(IncompleteReason::UpstreamError),
         Some(Ending::Complete | Ending::Trailers) | None => {}

@@ -124,7 +124,7 @@ impl Default for Metrics {
             ),
             frame_overhead: HistogramVec::new(
                 "tooltap_frame_overhead_seconds",
-                "Time tooltap adds to a response frame between receiving it and handing it on.",
+                "Mean time the tee adds to a response frame (copying it for inspection), one sample per exchange.",
                 &["route"],
                 OVERHEAD_BUCKETS,
             ),

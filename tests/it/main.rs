@@ -4,13 +4,22 @@
 //! Modules, by what they prove: `passthrough` (bytes, statuses, headers, routes unchanged), `protocol` (h2c, header timeout),
 //! `streaming` (no buffering either way, disconnects propagate), `failures` (tooltap's own
 //! errors), `tls` (verified HTTPS upstreams), `config` (layers and validation), `shutdown`
-//! (graceful drain), `bench` (an ignored side-by-side throughput figure).
+//! (graceful drain), `inspect` (live inspection: fixtures judged in flight, metrics, permits),
+//! `bench` (an ignored side-by-side throughput figure).
 
+mod bad_input;
 mod bench;
+mod binary;
 mod config;
+mod enforce;
+#[path = "../engine_support/mod.rs"]
+mod engine_support;
 mod failures;
+mod faults;
+mod inspect;
 mod passthrough;
 mod protocol;
+mod record;
 mod shutdown;
 mod streaming;
 mod support;

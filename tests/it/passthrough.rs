@@ -56,12 +56,18 @@ async fn buffered_and_chunked_bodies_are_identical_to_a_direct_request() {
             request(upstream.addr(), method, path, body),
         )
         .await;
-        let via = exchange(
+        let mut via = exchange(
             tooltap.local_addr(),
             request(tooltap.local_addr(), method, path, body),
         )
         .await;
         assert_eq!(via.status, direct.status, "{path}");
+        // The one header tooltap adds: the exchange id, so a user can find it in logs.
+        let id = via.headers.remove("x-tooltap-exchange");
+        assert!(
+            id.is_some_and(|id| id.len() > 2),
+            "{path}: no x-tooltap-exchange"
+        );
         assert_eq!(via.headers, direct.headers, "{path}");
         assert_eq!(via.body, direct.body, "{path}");
         assert_eq!(

@@ -13,6 +13,10 @@ pub fn raw_config(upstream: &str) -> RawConfig {
     raw.proxy.upstream = Some(upstream.to_owned());
     raw.timeouts.first_byte = Some(HumanDuration(Duration::from_secs(5)));
     raw.shutdown.grace = Some(HumanDuration(Duration::from_secs(5)));
+    // Never a fixed port, never a file in the working tree: tests that want them set their own.
+    raw.admin.listen = Some("127.0.0.1:0".into());
+    raw.inspect.violations = Some("off".into());
+    raw.record.mode = Some(tooltap::record::RecordMode::Off);
     raw
 }
 
@@ -21,6 +25,8 @@ pub fn route(name: &str, prefix: &str, upstream: &str) -> RawRoute {
         name: name.into(),
         prefix: prefix.into(),
         upstream: upstream.into(),
+        inspect: None,
+        enforce: None,
     }
 }
 

@@ -1,0 +1,194 @@
+//! The `[inspect]` and `[admin]` sections: which traffic is inspected, how much tooltap may hold
+//! for it, where violations go, enforce mode, per-rule severity, and the admin listener.
+//!
+//! Input: the raw sections (file, `TOOLTAP_*`, flags) and the per-route `inspect`/`enforce`
+//! keys. Output: [`InspectSettings`] and [`AdminSettings`], read by the service (which exchange
+//! to tap, and whether to enforce) and by `main` (where the admin listener binds).
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use crate::engine::{Level, RuleId, SeverityOverrides};
+
+pub const DEFAULT_VIOLATIONS: &str = "recordings/violations.jsonl";
+pub const DEFAULT_ADMIN_LISTEN: &str = "127.0.0.1:9787";
+pub const DEFAULT_MAX_CONCURRENT: usize = 1024;
+pub const DEFAULT_TAP_FRAMES: usize = 1024;
+pub const DEFAULT_MAX_REQUEST_BODY: usize = 16 * 1024 * 1024;
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawInspect {
+    pub enabled: Option<bool>,
+    pub enforce: Option<bool>,
+    pub max_concurrent: Option<usize>,
+    pub tap_frames: Option<usize>,
+    pub max_request_body: Option<usize>,
+    /// Path of the violations file; `"off"` disables it.
+    pub violations: Option<PathBuf>,
+    pub methods: Option<Vec<String>>,
+    pub path_suffixes: Option<Vec<String>>,
+    /// `rule id = "off" | "warning" | "error"`.
+    pub severity: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAdmin {
+    /// `host:port`, or `"off"`.
+    pub listen: Option<String>,
+}
+
+impl RawInspect {
+    pub fn overlay(self, higher: RawInspect) -> RawInspect {
+        RawInspect {
+            enabled: higher.enabled.or(self.enabled),
+            enforce: higher.enforce.or(self.enforce),
+            max_concurrent: higher.max_concurrent.or(self.max_concurrent),
+            tap_frames: higher.tap_frames.or(self.tap_frames),
+            max_request_body: higher.max_request_body.or(self.max_request_body),
+            violations: higher.violations.or(self.violations),
+            methods: higher.methods.or(self.methods),
+            path_suffixes: higher.path_suffixes.or(self.path_suffixes),
+            severity: higher.severity.or(self.severity),
+        }
+    }
+}
+
+/// Which requests are inspected: a method and a path suffix must both match.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Matcher {
+    pub methods: Vec<String>,
+    pub path_suffixes: Vec<String>,
+}
+
+impl Default for Matcher {
+    fn default() -> Self {
+        Matcher {
+            methods: vec!["POST".into()],
+            path_suffixes: vec!["/chat/completions".into()],
+        }
+    }
+}
+
+impl Matcher {
+    pub fn matches(&self, method: &str, path: &str) -> bool {
+        let path = path.trim_end_matches('/');
+        self.methods.iter().any(|m| m.eq_ignore_ascii_case(method))
+            && self
+                .path_suffixes
+                .iter()
+                .any(|s| path.ends_with(s.as_str()))
+    }
+}
+
+/// A route's own choices, where it makes them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RoutePolicy {
+    pub inspect: Option<bool>,
+    pub enforce: Option<bool>,
+}
+
+#[derive(Debug, Clone)]
+pub struct InspectSettings {
+    pub enabled: bool,
+    pub enforce: bool,
+    pub max_concurrent: usize,
+    pub tap_frames: usize,
+    pub max_request_body: usize,
+    pub violations: Option<PathBuf>,
+    pub matcher: Matcher,
+    pub severity: SeverityOverrides,
+    /// By route name.
+    pub routes: HashMap<String, RoutePolicy>,
+}
+
+impl InspectSettings {
+    /// Whether this request is inspected, and whether it is enforced.
+    pub fn decide(&self, route: &str, method: &str, path: &str) -> (bool, bool) {
+        let policy = self.routes.get(route).copied().unwrap_or_default();
+        let inspect = policy.inspect.unwrap_or(self.enabled) && self.matcher.matches(method, path);
+        let enforce = inspect && policy.enforce.unwrap_or(self.enforce);
+        (inspect, enforce)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AdminSettings {
+    pub listen: Option<SocketAddr>,
+}
+
+/// Validation failures of these sections; the caller adds where the value came from.
+#[derive(Debug, thiserror::Error)]
+pub enum InspectConfigError {
+    #[error("inspect.severity: {0}")]
+    Severity(String),
+    #[error("admin.listen: `{0}` is neither host:port nor \"off\"")]
+    AdminListen(String),
+    #[error("inspect.{key}: must be at least 1")]
+    Zero { key: &'static str },
+}
+
+pub fn validate(
+    raw: RawInspect,
+    admin: RawAdmin,
+    routes: HashMap<String, RoutePolicy>,
+) -> Result<(InspectSettings, AdminSettings), InspectConfigError> {
+    let RawInspect {
+        enabled,
+        enforce,
+        max_concurrent,
+        tap_frames,
+        max_request_body,
+        violations,
+        methods,
+        path_suffixes,
+        severity,
+    } = raw;
+    let mut overrides = SeverityOverrides::default();
+    for (rule, level) in severity.unwrap_or_default() {
+        let rule: RuleId = rule
+            .parse()
+            .map_err(|e| InspectConfigError::Severity(format!("{e}")))?;
+        let level: Level = level
+            .parse()
+            .map_err(|e| InspectConfigError::Severity(format!("{}: {e}", rule.as_str())))?;
+        overrides.set(rule, level);
+    }
+    let positive = |value: Option<usize>, default, key| match value {
+        Some(0) => Err(InspectConfigError::Zero { key }),
+        other => Ok(other.unwrap_or(default)),
+    };
+    let defaults = Matcher::default();
+    let violations = violations.unwrap_or_else(|| PathBuf::from(DEFAULT_VIOLATIONS));
+    let inspect = InspectSettings {
+        enabled: enabled.unwrap_or(true),
+        enforce: enforce.unwrap_or(false),
+        max_concurrent: positive(max_concurrent, DEFAULT_MAX_CONCURRENT, "max_concurrent")?,
+        tap_frames: positive(tap_frames, DEFAULT_TAP_FRAMES, "tap_frames")?,
+        max_request_body: positive(
+            max_request_body,
+            DEFAULT_MAX_REQUEST_BODY,
+            "max_request_body",
+        )?,
+        violations: (violations.as_os_str() != "off").then_some(violations),
+        matcher: Matcher {
+            methods: methods.unwrap_or(defaults.methods),
+            path_suffixes: path_suffixes.unwrap_or(defaults.path_suffixes),
+        },
+        severity: overrides,
+        routes,
+    };
+    let listen = admin.listen.unwrap_or_else(|| DEFAULT_ADMIN_LISTEN.into());
+    let listen = match listen.trim() {
+        "off" => None,
+        text => Some(
+            text.parse()
+                .map_err(|_| InspectConfigError::AdminListen(text.into()))?,
+        ),
+    };
+    Ok((inspect, AdminSettings { listen }))
+}

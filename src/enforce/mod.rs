@@ -1,0 +1,164 @@
+//! Enforce mode: a broken contract becomes an error the client's SDK raises (a red CI build).
+//!
+//! Observe mode never changes a byte; enforce mode (`--enforce`, or per route) runs the engine
+//! *inline*, on the client path, because the verdict must come before the bytes it judges:
+//!
+//! * Buffered responses: [`judge_buffered`] holds the body (bounded by the engine's JSON limit),
+//!   checks it, and on an error-severity violation answers 502 with an OpenAI-shaped error whose
+//!   message lists the rule ids and paths. Clean responses pass unchanged.
+//! * Streams: [`EnforceBody`] feeds every frame to an engine [`Exchange`] before forwarding it.
+//!   Chunks already sent cannot be recalled, so on the first error-severity violation the frame
+//!   that completed it is replaced by a final `data: {"error":{...}}` event naming the rule, and
+//!   the stream ends there. The official SDKs raise an error on that event.
+//!
+//! The passive inspector still reports every exchange as in observe mode; it is told that the
+//! stream was cut on purpose, so the cut is not mistaken for a client that went away.
+
+mod hold;
+mod stream;
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{HeaderValue, Response, StatusCode, header};
+
+use http_body_util::BodyExt;
+
+use crate::engine::{EngineConfig, ResponseHead, SchemaCache, Severity, Violation};
+use crate::forward::body::{BodyError, ProxyBody, full};
+
+pub use hold::{Held, Prefixed, hold};
+pub use stream::EnforceBody;
+
+/// The error `code` tooltap uses for an enforced violation.
+pub const CODE: &str = "contract_violation";
+
+/// The violations that enforce mode acts on.
+pub(crate) fn errors(violations: &[Violation]) -> Vec<&Violation> {
+    violations
+        .iter()
+        .filter(|v| v.severity == Severity::Error)
+        .collect()
+}
+
+/// `rule at path; rule at path` — what the SDK prints.
+fn message(violations: &[&Violation]) -> String {
+    let list: Vec<String> = violations
+        .iter()
+        .map(|v| {
+            format!(
+                "{} at {}",
+                v.rule.as_str(),
+                if v.path.is_empty() { "/" } else { &v.path }
+            )
+        })
+        .collect();
+    format!(
+        "tooltap enforce: the response broke the function-calling contract: {} (see docs/rules.md)",
+        list.join("; ")
+    )
+}
+
+/// The OpenAI error object for these violations.
+pub(crate) fn error_object(violations: &[&Violation]) -> serde_json::Value {
+    serde_json::json!({
+        "message": message(violations),
+        "type": "tooltap_contract_violation",
+        "code": CODE,
+        "param": violations.first().map(|v| v.rule.as_str()),
+    })
+}
+
+/// Judge a whole buffered response. `Some(502 response)` when it must not reach the client.
+pub fn judge_buffered(
+    engine: &Arc<EngineConfig>,
+    schemas: &SchemaCache,
+    request_body: &[u8],
+    head: ResponseHead,
+    body: &[u8],
+) -> Option<Response<Bytes>> {
+    let report = crate::engine::check_exchange(engine, schemas, request_body, head, body);
+    let errors = errors(&report.violations);
+    if errors.is_empty() {
+        return None;
+    }
+    let body = serde_json::json!({ "error": error_object(&errors) });
+    let mut response = Response::new(Bytes::from(body.to_string()));
+    *response.status_mut() = StatusCode::BAD_GATEWAY;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    // The OpenAI SDKs retry 502s by default; the same answer would come back, so say not to.
+    headers.insert("x-should-retry", HeaderValue::from_static("false"));
+    Some(response)
+}
+
+/// Apply enforce mode to an upstream response, given the request body it answers. Non-2xx
+/// responses pass unchanged; streams are checked frame by frame; buffered bodies are held.
+pub async fn response(
+    engine: &Arc<EngineConfig>,
+    schemas: &SchemaCache,
+    request_body: &[u8],
+    response: Response<ProxyBody>,
+    cut: Arc<std::sync::atomic::AtomicBool>,
+) -> Response<ProxyBody> {
+    if !response.status().is_success() {
+        return response;
+    }
+    let head = crate::watch::response_head(response.status().as_u16(), response.headers());
+    let is_stream = head.content_type.as_deref().is_some_and(|t| {
+        t.trim_start()
+            .to_ascii_lowercase()
+            .starts_with("text/event-stream")
+    });
+    let (mut parts, body) = response.into_parts();
+    if is_stream {
+        let mut exchange = crate::engine::Exchange::new(engine, schemas, request_body);
+        exchange.response_head(head);
+        // The stream may gain an error event: a stated length would no longer be true.
+        parts.headers.remove(header::CONTENT_LENGTH);
+        let body = EnforceBody::new(body, exchange, cut).boxed_unsync();
+        return Response::from_parts(parts, body);
+    }
+    match hold(body, engine.max_json_body).await {
+        Held::Whole(bytes) => match judge_buffered(engine, schemas, request_body, head, &bytes) {
+            Some(refusal) => {
+                cut.store(true, std::sync::atomic::Ordering::Relaxed);
+                refusal.map(full)
+            }
+            None => Response::from_parts(parts, full(bytes)),
+        },
+        Held::TooLarge(prefixed) => {
+            tracing::warn!(
+                limit = engine.max_json_body,
+                "enforce: buffered body over the inspection limit, forwarded unenforced"
+            );
+            Response::from_parts(parts, prefixed.boxed_unsync())
+        }
+        Held::Failed(error) => {
+            // The upstream broke off mid-body: the client sees the same kind of failure.
+            Response::from_parts(parts, failed(error))
+        }
+    }
+}
+
+/// A body that fails at once with `error` (the upstream's own failure, passed on).
+fn failed(error: BodyError) -> ProxyBody {
+    Failing(Some(error)).boxed_unsync()
+}
+
+struct Failing(Option<BodyError>);
+
+impl http_body::Body for Failing {
+    type Data = Bytes;
+    type Error = BodyError;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, BodyError>>> {
+        std::task::Poll::Ready(self.0.take().map(Err))
+    }
+}

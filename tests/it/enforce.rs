@@ -1,0 +1,181 @@
+//! Enforce mode through the real proxy: a buffered violation becomes a 502 in the OpenAI error
+//! shape, a streamed one ends the stream with an error event; clean traffic passes unchanged;
+//! and the official OpenAI Python SDK raises on both, with the rule id in its message.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::engine_support::{self, Fixture};
+use crate::inspect::{fixture_upstream, metric_sum, settle};
+use crate::support::client::{exchange, request};
+use crate::support::proxy;
+use crate::support::within;
+use tooltap::accept::RunningProxy;
+
+const LIMIT: Duration = Duration::from_secs(20);
+
+fn fixture(name: &str) -> Fixture {
+    engine_support::load(&engine_support::fixtures_dir().join(name))
+}
+
+async fn enforcing(fixtures: &[Fixture]) -> (RunningProxy, crate::support::upstream::Upstream) {
+    let upstream = fixture_upstream(fixtures).await;
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.inspect.enforce = Some(true);
+    (proxy::start(raw).await, upstream)
+}
+
+async fn post_fixture(
+    tooltap: &RunningProxy,
+    fixture: &Fixture,
+) -> crate::support::client::Collected {
+    let addr = tooltap.local_addr();
+    let body = String::from_utf8_lossy(&fixture.request).into_owned();
+    let mut req = request(addr, "POST", "/v1/chat/completions", &body);
+    req.headers_mut()
+        .insert("x-fixture", fixture.name.parse().expect("header value"));
+    within(LIMIT, exchange(addr, req)).await
+}
+
+#[tokio::test]
+async fn a_buffered_violation_becomes_a_502_naming_the_rule_and_clean_bodies_pass() {
+    let broken = fixture("buffered_arguments_object");
+    let clean = fixture("seed_forced_buffered");
+    let (tooltap, _upstream) = enforcing(&[broken.clone(), clean.clone()]).await;
+
+    let refused = post_fixture(&tooltap, &broken).await;
+    assert_eq!(refused.status, 502);
+    assert_eq!(refused.headers["x-should-retry"], "false");
+    assert!(refused.headers.contains_key("x-tooltap-exchange"));
+    let error = &refused.json()["error"];
+    assert_eq!(error["code"], "contract_violation");
+    assert_eq!(error["type"], "tooltap_contract_violation");
+    let message = error["message"].as_str().expect("message");
+    assert!(
+        message.contains(
+            "tool_call.arguments_not_string at /choices/0/message/tool_calls/0/function/arguments"
+        ),
+        "{message}"
+    );
+
+    let passed = post_fixture(&tooltap, &clean).await;
+    assert_eq!(passed.status, 200);
+    assert_eq!(
+        passed.body, clean.body,
+        "a clean body must pass byte for byte"
+    );
+
+    // The passive report still sees both exchanges, and the refusal is not a client gone.
+    let text = settle(&tooltap, 2).await;
+    assert_eq!(
+        metric_sum(&text, "tooltap_inspection_incomplete_total", &[]),
+        0
+    );
+    assert!(
+        metric_sum(
+            &text,
+            "tooltap_violations_total",
+            &["tool_call.arguments_not_string"]
+        ) >= 1
+    );
+}
+
+#[tokio::test]
+async fn a_streamed_violation_ends_the_stream_with_an_error_event() {
+    let broken = fixture("stream_parallel_all_on_index_0");
+    let clean = fixture("seed_required_stream");
+    let (tooltap, _upstream) = enforcing(&[broken.clone(), clean.clone()]).await;
+
+    let cut = post_fixture(&tooltap, &broken).await;
+    assert_eq!(cut.status, 200, "the head was sent before the violation");
+    let text = String::from_utf8(cut.body.to_vec()).expect("utf-8");
+    let frames = engine_support::natural_frames(&broken);
+    // delta.id_changed fires on frame 3: frames 0..3 pass, then the error event, nothing more.
+    let passed: Vec<u8> = frames[..3].concat();
+    assert!(cut.body.starts_with(&passed), "{text}");
+    let rest = &text[passed.len()..];
+    let payload = rest
+        .strip_prefix("data: ")
+        .and_then(|r| r.strip_suffix("\n\n"))
+        .unwrap_or_else(|| panic!("not one error event: {rest:?}"));
+    let event: Value = serde_json::from_str(payload).expect("error event is JSON");
+    assert_eq!(event["error"]["code"], "contract_violation");
+    assert_eq!(event["error"]["param"], "delta.id_changed");
+    assert!(!text.contains("[DONE]"));
+
+    let passed = post_fixture(&tooltap, &clean).await;
+    assert_eq!(
+        passed.body, clean.body,
+        "a clean stream must pass byte for byte"
+    );
+    let metrics = settle(&tooltap, 2).await;
+    assert_eq!(
+        metric_sum(
+            &metrics,
+            "tooltap_inspection_incomplete_total",
+            &["client_gone"]
+        ),
+        0
+    );
+}
+
+/// The Python interpreter with the `openai` SDK that `scripts/test` installs.
+pub fn python() -> std::path::PathBuf {
+    let path = std::env::var_os("TOOLTAP_TEST_PYTHON")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".deps/venv/bin/python")
+        });
+    assert!(
+        path.exists(),
+        "{} is missing: run scripts/test, which installs the openai Python SDK the tests drive",
+        path.display()
+    );
+    path
+}
+
+#[tokio::test]
+async fn the_openai_python_sdk_raises_on_enforced_violations() {
+    let names = [
+        "buffered_arguments_object",
+        "seed_forced_buffered",
+        "stream_parallel_all_on_index_0",
+    ];
+    let fixtures: Vec<Fixture> = names.iter().map(|n| fixture(n)).collect();
+    let (tooltap, _upstream) = enforcing(&fixtures).await;
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/clients/python/enforce_check.py");
+    let base_url = format!("http://{}/v1", tooltap.local_addr());
+    let output = within(
+        Duration::from_secs(60),
+        tokio::process::Command::new(python())
+            .arg(script)
+            .arg(&base_url)
+            .arg(engine_support::fixtures_dir())
+            .output(),
+    )
+    .await
+    .expect("python runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "python failed: {stderr}");
+    let out: Value = serde_json::from_slice(&output.stdout).expect("script prints JSON");
+
+    assert_eq!(out["buffered"]["raised"], true, "{out}");
+    assert_eq!(out["buffered"]["status"], 502);
+    assert_eq!(out["buffered"]["code"], "contract_violation");
+    let message = out["buffered"]["message"].as_str().expect("message");
+    assert!(
+        message.contains("tool_call.arguments_not_string"),
+        "{message}"
+    );
+
+    assert_eq!(out["clean"]["finish_reason"], "tool_calls");
+    assert_eq!(out["clean"]["name"], "get_weather");
+    assert_eq!(out["clean"]["arguments_is_str"], true);
+
+    assert_eq!(out["stream"]["raised"], true, "{out}");
+    assert_eq!(out["stream"]["chunks_before"], 3, "{out}");
+    let message = out["stream"]["message"].as_str().expect("message");
+    assert!(message.contains("delta.id_changed"), "{message}");
+}
