@@ -7,11 +7,12 @@
 //! running server's library (identical requests are then replayed offline); or the proxy's own
 //! OpenAI-shaped error (502/504...) when the upstream cannot be reached.
 //!
-//! Writing the forwarded exchange to the recordings directory belongs to the recorder
-//! (`src/record/`), which is not wired into this branch yet: until it is, what a forward
-//! captures lasts as long as the process.
+//! The inspector also writes the forwarded exchange into the recordings directory through the
+//! recorder (`src/record/`, mode `all`, with its redaction), as
+//! `<recordings>/replay/<yyyy-mm-dd>/<id>.jsonl`: the next start loads it like any fixture.
 
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use bytes::Bytes;
 use http::request::Parts;
@@ -22,12 +23,12 @@ use tracing::Instrument;
 use super::ReplayState;
 use super::remember::{self, Forwarded};
 use super::respond::{EXCHANGE_HEADER, engine_head};
-use super::service::{ResponseSlot, TAP_CAPACITY};
+use super::service::{TAP_CAPACITY, start_inspection};
 use crate::config::{Config, ConfigError, RawConfig};
 use crate::exchange::ExchangeCtx;
 use crate::forward::Forwarder;
 use crate::forward::body::{self as proxy_body, BodyError, ProxyBody};
-use crate::inspect::ResponsePart;
+use crate::inspect::{RecordingSeed, ResponsePart};
 use crate::tee::{self, TeeBody};
 use crate::tls::TlsError;
 
@@ -65,9 +66,20 @@ pub async fn forward(
     ctx: &ExchangeCtx,
     parts: Parts,
     body: Bytes,
-    slot: ResponseSlot,
 ) -> Response<ProxyBody> {
     let (route, _rest) = forward.config.routes.resolve(&ctx.path);
+    // Recorded (by the recorder, when `--recordings` is writable) exactly like a proxied exchange.
+    let seed = RecordingSeed {
+        started: SystemTime::now()
+            .checked_sub(ctx.started.elapsed())
+            .unwrap_or_else(SystemTime::now),
+        upstream: route.upstream.as_str().to_owned(),
+        method: parts.method.to_string(),
+        path: ctx.path.clone(),
+        query: parts.uri.query().map(str::to_owned),
+        headers: parts.headers.clone(),
+    };
+    let slot = start_inspection(state, ctx, &body, Some(seed)).await;
     let method = parts.method.to_string();
     let request = Request::from_parts(parts, proxy_body::full(body.clone()));
     match forward.forwarder.send(ctx, route, request).await {
@@ -83,6 +95,7 @@ pub async fn forward(
                 head: engine_head(parts.status, &parts.headers),
                 body: copies,
                 ttfb: ctx.started.elapsed(),
+                headers: Some(parts.headers.clone()),
             });
             let (keep_tap, kept) = tee::tap(TAP_CAPACITY);
             let forwarded = Forwarded {

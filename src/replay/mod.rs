@@ -41,6 +41,7 @@ use crate::engine::{EngineConfig, SchemaCache};
 use crate::inspect::Inspection;
 use crate::jsonl_sink::JsonlSink;
 use crate::metrics::Metrics;
+use crate::record::{RecordMode, Recorder, RecorderConfig};
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
 /// Request bodies are read whole to be matched; larger ones are refused with 413.
@@ -130,7 +131,20 @@ impl ReplayState {
         let violations = violations
             .clone()
             .map(|path| JsonlSink::spawn(path, "violations", metrics.clone()));
+        // Only forwarded misses are recorded (replayed exchanges are fixtures already), into the
+        // recordings directory itself, never pruned: the fixtures live there too.
+        let recorder = forward.as_ref().map(|_| {
+            let config = RecorderConfig {
+                dir: recordings.clone(),
+                mode: RecordMode::All,
+                max_total_bytes: None,
+                max_files: None,
+                ..RecorderConfig::default()
+            };
+            Recorder::spawn(config, metrics.clone())
+        });
         let inspection = Arc::new(Inspection {
+            recorder,
             engine: Arc::new(EngineConfig::default()),
             schemas: Arc::new(SchemaCache::default()),
             metrics: metrics.clone(),

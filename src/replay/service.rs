@@ -24,7 +24,7 @@ use super::capture;
 use super::respond::{self, engine_head, replay_headers};
 use crate::exchange::ExchangeCtx;
 use crate::forward::body::{self as proxy_body, BodyError, ProxyBody};
-use crate::inspect::{self, ExchangeLabel, InspectJob, ResponsePart};
+use crate::inspect::{self, ExchangeLabel, InspectJob, RecordingSeed, ResponsePart};
 use crate::tee::{self, TeeBody};
 
 /// Frames that may wait for the inspector before it counts the exchange as lossy.
@@ -84,13 +84,15 @@ async fn answer(
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
             tracing::info!(recording = %name, status = status.as_u16(), frames = frames.len(), "replaying");
             let head = engine_head(status, &headers);
-            let slot = start_inspection(state, &ctx, &body).await;
+            // A replayed exchange is never recorded again.
+            let slot = start_inspection(state, &ctx, &body, None).await;
             let body = ReplayBody::new(frames, state.pace);
             let (response_tap, response_copies) = tee::tap(TAP_CAPACITY);
             let _ = slot.send(ResponsePart {
                 head,
                 body: response_copies,
                 ttfb: ctx.started.elapsed(),
+                headers: None,
             });
             let body = TeeBody::new(body, response_tap)
                 .map_err(|never| match never {})
@@ -105,10 +107,7 @@ async fn answer(
             let shown = String::from_utf8_lossy(&body[..body.len().min(LOGGED_BODY)]);
             tracing::warn!(body = %shown, "{message}");
             match &state.forward {
-                Some(forward) => {
-                    let slot = start_inspection(state, &ctx, &body).await;
-                    capture::forward(state, forward, &ctx, parts, body, slot).await
-                }
+                Some(forward) => capture::forward(state, forward, &ctx, parts, body).await,
                 None => respond::error_response(StatusCode::NOT_FOUND, "replay_no_match", &message)
                     .map(proxy_body::full),
             }
@@ -119,7 +118,12 @@ async fn answer(
 /// Spawn the exchange's inspector, exactly as the proxy does, and hand it the request body
 /// through the same tee; the response half goes into the returned slot. (The body was read
 /// whole to be matched, so it passes the tee as one frame.)
-async fn start_inspection(state: &ReplayState, ctx: &ExchangeCtx, body: &Bytes) -> ResponseSlot {
+pub async fn start_inspection(
+    state: &ReplayState,
+    ctx: &ExchangeCtx,
+    body: &Bytes,
+    recording: Option<RecordingSeed>,
+) -> ResponseSlot {
     let (request_tap, request_copies) = tee::tap(2);
     let (slot, response_part) = oneshot::channel();
     let job = InspectJob {
@@ -130,6 +134,9 @@ async fn start_inspection(state: &ReplayState, ctx: &ExchangeCtx, body: &Bytes) 
         },
         request: request_copies,
         response: response_part,
+        // Replay never enforces: the fixture's bytes are what the test asked for.
+        enforced: Arc::default(),
+        recording,
     };
     tokio::spawn(inspect::run(state.inspection.clone(), job).in_current_span());
     let copied = TeeBody::new(Full::new(body.clone()), request_tap)

@@ -130,3 +130,69 @@ async fn an_unreachable_upstream_gives_the_proxys_own_error() {
     assert_eq!(received.status, 502);
     assert_eq!(received.json()["error"]["code"], "upstream_unreachable");
 }
+
+/// Every finished `*.jsonl` under `dir`, relative, sorted.
+fn jsonl_files(dir: &std::path::Path, root: &std::path::Path, out: &mut Vec<String>) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            jsonl_files(&path, root, out);
+        } else if path.extension().is_some_and(|e| e == "jsonl") {
+            let relative = path.strip_prefix(root).expect("under root");
+            out.push(relative.to_string_lossy().replace('\\', "/"));
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_forwarded_miss_is_recorded_to_disk_and_replayed_offline_after_a_restart() {
+    let (upstream, hits) = upstream().await;
+    let dir = TempDir::new("vcr");
+    let mut forwarding = settings(dir.path());
+    forwarding.on_miss = OnMiss::Forward {
+        upstream: format!("http://{upstream}"),
+    };
+    let replay = start(&forwarding).await;
+    let request = chat("first run");
+    let secret = "Bearer sk-test-do-not-record";
+    let forwarded = crate::support::post_with(
+        replay.local_addr(),
+        crate::support::CHAT,
+        request.to_string().as_bytes(),
+        &[("authorization", secret)],
+    )
+    .await;
+    assert_eq!(forwarded.header("x-upstream"), "yes");
+    let exchange = forwarded.header("x-tooltap-exchange").to_owned();
+
+    let recorded = within(LIMIT, async {
+        loop {
+            let mut files = Vec::new();
+            jsonl_files(dir.path(), dir.path(), &mut files);
+            if let Some(file) = files
+                .into_iter()
+                .find(|f| f.ends_with(&format!("{exchange}.jsonl")))
+            {
+                return file;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    assert!(recorded.starts_with("replay/"), "{recorded}");
+    let text = std::fs::read_to_string(dir.path().join(&recorded)).expect("recording");
+    assert!(
+        !text.contains("sk-test-do-not-record"),
+        "credential recorded: {text}"
+    );
+    assert!(text.contains("header:authorization"), "{text}");
+    replay.shutdown().await.expect("shutdown");
+
+    // Offline: a new server, misses are errors now, and the upstream is not asked again.
+    let offline = start(&settings(dir.path())).await;
+    let replayed = post_json(offline.local_addr(), &request).await;
+    assert_eq!(replayed.status, 200, "{:?}", replayed.json());
+    assert_eq!(replayed.header("x-tooltap-recording"), recorded);
+    assert_eq!(replayed.body(), forwarded.body());
+    assert_eq!(hits.load(Ordering::Relaxed), 1);
+}

@@ -178,6 +178,16 @@ impl Received {
 
 /// POST `body` to `path` on a fresh HTTP/1.1 connection and read every frame.
 pub async fn post(addr: SocketAddr, path: &str, body: &[u8]) -> Received {
+    post_with(addr, path, body, &[]).await
+}
+
+/// [`post`] with extra request headers.
+pub async fn post_with(
+    addr: SocketAddr,
+    path: &str,
+    body: &[u8],
+    headers: &[(&str, &str)],
+) -> Received {
     let stream = within(LIMIT, TcpStream::connect(addr))
         .await
         .expect("connect");
@@ -191,9 +201,13 @@ pub async fn post(addr: SocketAddr, path: &str, body: &[u8]) -> Received {
     let driver = tokio::spawn(async move {
         let _ = connection.await;
     });
-    let request = Request::post(path)
+    let mut request = Request::post(path)
         .header("host", addr.to_string())
-        .header("content-type", "application/json")
+        .header("content-type", "application/json");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let request = request
         .body(Full::new(Bytes::copy_from_slice(body)))
         .expect("request");
     let response = within(LIMIT, sender.send_request(request))
