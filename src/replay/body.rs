@@ -7,6 +7,10 @@
 //! write and, with chunked encoding, its own chunk. A client's accumulator sees the provider's
 //! exact fragment boundaries.
 //!
+//! A recording whose upstream broke off mid-body (`outcome: upstream_error`) is replayed the
+//! same way: after its last frame the body fails with [`RecordedBreak`], so hyper aborts the
+//! response (no terminating chunk, or an h2 reset) and the client sees a broken stream.
+//!
 //! Pacing schedules frame `i` at `t_us[i] × factor` after the body starts (absolute deadlines,
 //! so sleeping late once does not push every later frame back). `t_us` counts from the original
 //! request head, so under `recorded` pacing the first frame also waits its original
@@ -64,12 +68,28 @@ impl Pace {
     }
 }
 
-/// The body hyper polls; it never fails.
+/// How a replayed body ends after its last frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyEnding {
+    /// A normal end of body.
+    Clean,
+    /// The recorded upstream broke off: fail the body, as it did.
+    Break,
+}
+
+/// The error a [`BodyEnding::Break`] body ends with.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the recorded upstream broke off here (tooltap replay of an upstream_error recording)")]
+pub struct RecordedBreak;
+
+/// The body hyper polls.
 #[derive(Debug)]
 pub struct ReplayBody {
     frames: Arc<[RecordedFrame]>,
     next: usize,
     pace: Pace,
+    /// `Some` until the ending was delivered.
+    ending: Option<BodyEnding>,
     /// Set on the first poll: pacing counts from when the client starts reading.
     started: Option<Instant>,
     /// Waiting for the next frame's deadline.
@@ -79,11 +99,12 @@ pub struct ReplayBody {
 }
 
 impl ReplayBody {
-    pub fn new(frames: Arc<[RecordedFrame]>, pace: Pace) -> ReplayBody {
+    pub fn new(frames: Arc<[RecordedFrame]>, pace: Pace, ending: BodyEnding) -> ReplayBody {
         ReplayBody {
             frames,
             next: 0,
             pace,
+            ending: Some(ending),
             started: None,
             sleep: None,
             flush_pending: false,
@@ -93,22 +114,25 @@ impl ReplayBody {
 
 impl Body for ReplayBody {
     type Data = Bytes;
-    type Error = std::convert::Infallible;
+    type Error = RecordedBreak;
 
     fn poll_frame(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         let this = self.get_mut();
-        let Some(frame) = this.frames.get(this.next) else {
-            return Poll::Ready(None);
-        };
         let started = *this.started.get_or_insert_with(Instant::now);
         if this.flush_pending {
             this.flush_pending = false;
             cx.waker().wake_by_ref();
             return Poll::Pending;
         }
+        let Some(frame) = this.frames.get(this.next) else {
+            return match this.ending.take() {
+                Some(BodyEnding::Break) => Poll::Ready(Some(Err(RecordedBreak))),
+                Some(BodyEnding::Clean) | None => Poll::Ready(None),
+            };
+        };
         if let Some(offset) = this.pace.offset(frame.t_us) {
             let due = started + offset;
             if Instant::now() < due {
@@ -129,7 +153,8 @@ impl Body for ReplayBody {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.next >= self.frames.len()
+        // A breaking body is not at its end until the break was delivered.
+        self.next >= self.frames.len() && self.ending != Some(BodyEnding::Break)
     }
 
     fn size_hint(&self) -> SizeHint {
@@ -168,23 +193,38 @@ mod tests {
 
     #[tokio::test]
     async fn yields_each_frame_on_its_own_and_ends() {
-        let mut body = ReplayBody::new(frames(&[0, 5, 9]), Pace::Instant);
+        let mut body = ReplayBody::new(frames(&[0, 5, 9]), Pace::Instant, BodyEnding::Clean);
         let mut seen = Vec::new();
         while let Some(frame) = body.frame().await {
-            let frame = frame.expect("infallible");
+            let frame = frame.expect("a clean body does not fail");
             seen.push(frame.into_data().expect("data"));
         }
         assert_eq!(seen, ["frame 0\n", "frame 1\n", "frame 2\n"]);
         assert!(body.is_end_stream());
     }
 
+    #[tokio::test]
+    async fn a_breaking_body_fails_after_its_last_frame() {
+        let mut body = ReplayBody::new(frames(&[0, 5]), Pace::Instant, BodyEnding::Break);
+        let mut seen = Vec::new();
+        while let Some(frame) = body.frame().await {
+            seen.push(frame.map(|f| f.into_data().is_ok()));
+            if seen.len() == 2 {
+                assert!(!body.is_end_stream(), "the break is still to come");
+            }
+        }
+        assert_eq!(seen, [Ok(true), Ok(true), Err(RecordedBreak)]);
+        assert!(body.is_end_stream());
+    }
+
     #[tokio::test(start_paused = true)]
     async fn scaled_pace_waits_for_each_deadline() {
         let start = Instant::now();
-        let mut body = ReplayBody::new(frames(&[100_000, 300_000, 1_000_000]), Pace::Scaled(0.5));
+        let times = frames(&[100_000, 300_000, 1_000_000]);
+        let mut body = ReplayBody::new(times, Pace::Scaled(0.5), BodyEnding::Clean);
         let mut at = Vec::new();
         while let Some(frame) = body.frame().await {
-            frame.expect("infallible");
+            frame.expect("a clean body does not fail");
             at.push(start.elapsed().as_millis());
         }
         assert_eq!(at, [50, 150, 500]);

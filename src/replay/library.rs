@@ -19,8 +19,9 @@ use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 
 use serde_json::Value;
 
+use super::body::BodyEnding;
 use super::matching::{MatchKey, MatchRules, differing_pointers};
-use crate::record::{ReadError, RecordedFrame, Recording, read_file};
+use crate::record::{Outcome, ReadError, RecordedFrame, Recording, read_file};
 
 /// One loaded recording and what it is matched on.
 #[derive(Debug)]
@@ -30,6 +31,8 @@ pub struct Entry {
     pub recording: Recording,
     /// The recording's frames, shared with every response that replays them.
     pub frames: Arc<[RecordedFrame]>,
+    /// `Break` when the recorded upstream broke off mid-body.
+    pub ending: BodyEnding,
     pub key: MatchKey,
     /// The request body after ignoring, for the miss diagnosis; `None` when not JSON.
     normalized: Option<Value>,
@@ -108,8 +111,10 @@ impl Library {
             .or_default()
             .entries
             .push(self.entries.len());
+        let ending = ending_of(&name, &recording);
         self.entries.push(Entry {
             name,
+            ending,
             frames: recording.frames.iter().cloned().collect(),
             recording,
             key,
@@ -172,6 +177,27 @@ impl Library {
                 closest: None,
                 differing: Vec::new(),
             },
+        }
+    }
+}
+
+/// How a recording's body ends when replayed; recordings that are not whole are served as
+/// they are, with a warning, because a fixture suite may hold them on purpose.
+fn ending_of(name: &str, recording: &Recording) -> BodyEnding {
+    let outcome = recording.end.as_ref().map(|end| end.outcome);
+    match outcome {
+        Some(Outcome::Complete) => BodyEnding::Clean,
+        Some(Outcome::UpstreamError) => BodyEnding::Break,
+        Some(other @ (Outcome::ClientGone | Outcome::Lossy | Outcome::Truncated)) => {
+            tracing::warn!(recording = name, outcome = ?other, "recording is not whole; replayed as recorded, with a clean end");
+            BodyEnding::Clean
+        }
+        None => {
+            tracing::warn!(
+                recording = name,
+                "recording has no end line (cut short); replayed as recorded, with a clean end"
+            );
+            BodyEnding::Clean
         }
     }
 }

@@ -71,22 +71,17 @@ async fn answer(
         library.next_for(method, &ctx.path, &body).map(|entry| {
             let response = &entry.recording.meta.response;
             let headers = replay_headers(&response.headers, ctx.id.as_str(), &entry.name);
-            (
-                entry.name.clone(),
-                response.status,
-                headers,
-                entry.frames.clone(),
-            )
+            let replayed = ReplayBody::new(entry.frames.clone(), state.pace, entry.ending);
+            (entry.name.clone(), response.status, headers, replayed)
         })
     };
     match found {
-        Ok((name, status, headers, frames)) => {
+        Ok((name, status, headers, replayed)) => {
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
-            tracing::info!(recording = %name, status = status.as_u16(), frames = frames.len(), "replaying");
+            tracing::info!(recording = %name, status = status.as_u16(), "replaying");
             let head = engine_head(status, &headers);
             // A replayed exchange is never recorded again.
             let slot = start_inspection(state, &ctx, &body, None).await;
-            let body = ReplayBody::new(frames, state.pace);
             let (response_tap, response_copies) = tee::tap(TAP_CAPACITY);
             let _ = slot.send(ResponsePart {
                 head,
@@ -94,8 +89,8 @@ async fn answer(
                 ttfb: ctx.started.elapsed(),
                 headers: None,
             });
-            let body = TeeBody::new(body, response_tap)
-                .map_err(|never| match never {})
+            let body = TeeBody::new(replayed, response_tap)
+                .map_err(BodyError::from)
                 .boxed_unsync();
             let mut response = Response::new(body);
             *response.status_mut() = status;

@@ -143,3 +143,61 @@ async fn h2c_clients_get_one_data_frame_per_recorded_frame() {
     assert_eq!(frames, recorded);
     driver.abort();
 }
+
+#[tokio::test]
+async fn an_upstream_that_broke_off_is_replayed_as_a_broken_stream() {
+    use http_body_util::{BodyExt, Full};
+    use hyper_util::rt::TokioIo;
+
+    use crate::support::{LIMIT, within};
+
+    let dir = TempDir::new("break");
+    let mut fixture = Fixture::sse(
+        chat("break"),
+        vec![
+            (10, b"data: {\"a\":1}\n\n".to_vec()),
+            (20, b"data: {\"b\"".to_vec()),
+        ],
+    );
+    fixture.outcome = tooltap::record::Outcome::UpstreamError;
+    fixture.write(dir.path(), "broken.jsonl");
+    let replay = start(&settings(dir.path())).await;
+
+    let stream = within(LIMIT, tokio::net::TcpStream::connect(replay.local_addr()))
+        .await
+        .expect("connect");
+    let (mut sender, connection) = within(
+        LIMIT,
+        hyper::client::conn::http1::handshake(TokioIo::new(stream)),
+    )
+    .await
+    .expect("handshake");
+    let driver = tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    let request = http::Request::post("/v1/chat/completions")
+        .header("host", "replay")
+        .body(Full::new(bytes::Bytes::from(chat("break").to_string())))
+        .expect("request");
+    let mut body = within(LIMIT, sender.send_request(request))
+        .await
+        .expect("head")
+        .into_body();
+    let mut data = Vec::new();
+    let mut failed = false;
+    while let Some(frame) = within(LIMIT, body.frame()).await {
+        match frame {
+            Ok(frame) => data.extend_from_slice(&frame.into_data().expect("data")),
+            Err(_) => {
+                failed = true;
+                break;
+            }
+        }
+    }
+    assert_eq!(data, b"data: {\"a\":1}\n\ndata: {\"b\"");
+    assert!(
+        failed,
+        "the replayed stream ended cleanly; the recorded one broke off"
+    );
+    driver.abort();
+}

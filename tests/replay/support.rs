@@ -59,6 +59,7 @@ pub struct Fixture {
     pub status: u16,
     pub headers: Vec<(&'static str, &'static str)>,
     pub frames: Vec<(u64, Vec<u8>)>,
+    pub outcome: Outcome,
 }
 
 impl Fixture {
@@ -68,6 +69,7 @@ impl Fixture {
             status: 200,
             headers: vec![("content-type", "text/event-stream")],
             frames,
+            outcome: Outcome::Complete,
         }
     }
 
@@ -77,6 +79,7 @@ impl Fixture {
             status: 200,
             headers: vec![("content-type", "application/json")],
             frames: vec![(1_000, body.to_string().into_bytes())],
+            outcome: Outcome::Complete,
         }
     }
 
@@ -114,7 +117,7 @@ impl Fixture {
             }));
         }
         lines.push(Line::End(Box::new(EndLine {
-            outcome: Outcome::Complete,
+            outcome: self.outcome,
             t_us: self.frames.last().map_or(0, |f| f.0 + 10),
             dropped_frames: 0,
             frames: self.frames.len() as u64,
