@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::config::{HumanDuration, LogFormat, RawConfig};
+use crate::replay::args::ReplayArgs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -31,6 +32,8 @@ pub struct Cli {
 pub enum Command {
     /// Run the transparent proxy in front of an upstream API.
     Proxy(ProxyArgs),
+    /// Serve recordings with their exact fragment boundaries, as fixtures for tests.
+    Replay(ReplayArgs),
     /// Re-judge recorded exchanges (or a capture made elsewhere) with the contract engine.
     Check(crate::check::CheckArgs),
 }
