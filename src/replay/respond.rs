@@ -16,7 +16,7 @@ use super::library::Miss;
 use crate::engine::ResponseHead;
 use crate::forward::headers::strip_hop_by_hop;
 
-pub const EXCHANGE_HEADER: &str = "x-tooltap-exchange";
+pub use crate::service::EXCHANGE_HEADER;
 pub const RECORDING_HEADER: &str = "x-tooltap-recording";
 /// How many differing pointers a miss message lists before "and N more".
 const MAX_LISTED: usize = 12;
