@@ -1,26 +1,22 @@
-//! Accepting client connections, and stopping gracefully.
+//! Running the proxy: serving its listener through [`crate::listen`], and stopping gracefully.
 //!
 //! Input: a bound [`TcpListener`], the [`ProxyState`] (built first, so a bad CA bundle fails
 //! before anything listens) and a shutdown future (signals in the binary, a
-//! oneshot in tests through [`RunningProxy`]). Output: every connection served by hyper-util's
-//! auto builder (HTTP/1.1 and h2c) with [`service::handle`]. On shutdown: stop accepting, let
-//! in-flight exchanges finish for `shutdown.grace`, then cut what is left.
+//! watch channel in tests through [`RunningProxy`]). Output: every connection served with
+//! [`service::handle`]; on shutdown `/readyz` turns 503, in-flight exchanges finish for
+//! `shutdown.grace`, then what is left is cut. Also starts the admin listener.
 
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
-use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinHandle;
 
 use crate::admin;
 use crate::config::Config;
+use crate::listen::{self, ListenSettings};
 use crate::service::{self, ProxyState};
 use crate::tls::TlsError;
 
@@ -37,12 +33,7 @@ pub enum ServeError {
     Task(tokio::task::JoinError),
 }
 
-/// How a shutdown went.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ServeReport {
-    /// Connections still busy when the grace period ran out, and therefore cut.
-    pub connections_cut: usize,
-}
+pub use crate::listen::ServeReport;
 
 /// Serve until `shutdown` completes, then drain. Returns once every connection is closed.
 pub async fn serve(
@@ -50,69 +41,18 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: impl Future<Output = ()>,
 ) -> Result<ServeReport, ServeError> {
-    let config = state.config.clone();
-    let grace = config.shutdown.grace;
-    let mut builder = auto::Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(config.timeouts.header_read)
-        // The upstream's Date passes through; tooltap adds none of its own.
-        .auto_date_header(false);
-    builder.http2().timer(TokioTimer::new());
-    let graceful = GracefulShutdown::new();
-    let mut connections = JoinSet::new();
-    let mut shutdown = std::pin::pin!(shutdown);
-    loop {
-        tokio::select! {
-            () = &mut shutdown => break,
-            Some(_finished) = connections.join_next(), if !connections.is_empty() => {}
-            accepted = listener.accept() => {
-                let (stream, peer) = match accepted {
-                    Ok(accepted) => accepted,
-                    Err(error) => {
-                        // EMFILE and friends: back off instead of spinning on the error.
-                        tracing::warn!(%error, "accept failed");
-                        tokio::time::sleep(Duration::from_millis(100)).await;
-                        continue;
-                    }
-                };
-                if let Err(error) = stream.set_nodelay(true) {
-                    tracing::debug!(%error, %peer, "cannot set TCP_NODELAY");
-                }
-                let state = state.clone();
-                let service = service_fn(move |request| service::handle(state.clone(), request));
-                let connection = builder
-                    .serve_connection(TokioIo::new(stream), service)
-                    .into_owned();
-                let watched = graceful.watch(connection);
-                connections.spawn(async move {
-                    if let Err(error) = watched.await {
-                        tracing::debug!(%peer, %error, "client connection ended with an error");
-                    }
-                });
-            }
-        }
-    }
-    drop(listener);
-    state.ready.store(false, Ordering::Relaxed);
-    tracing::info!(
-        open = connections.len(),
-        grace_ms = grace.as_millis() as u64,
-        "draining"
-    );
-    let connections_cut = match tokio::time::timeout(grace, graceful.shutdown()).await {
-        Ok(()) => 0,
-        Err(_elapsed) => {
-            // Reap tasks that finished but were not joined yet, so `len` counts live ones only.
-            while connections.try_join_next().is_some() {}
-            let open = connections.len();
-            tracing::warn!(open, "grace period over, cutting the remaining connections");
-            open
-        }
+    let settings = ListenSettings {
+        header_read: state.config.timeouts.header_read,
+        grace: state.config.shutdown.grace,
     };
-    connections.shutdown().await;
-    Ok(ServeReport { connections_cut })
+    let ready = state.ready.clone();
+    let shutdown = async move {
+        shutdown.await;
+        // `/readyz` answers 503 from now on, while in-flight exchanges drain.
+        ready.store(false, Ordering::Relaxed);
+    };
+    let handle = move |request| service::handle(state.clone(), request);
+    Ok(listen::serve(listener, settings, shutdown, handle).await)
 }
 
 /// A proxy running on a Tokio task: what tests and embedders use.

@@ -30,6 +30,7 @@ pub mod exchange;
 pub mod forward;
 pub mod inspect;
 pub mod jsonl_sink;
+pub mod listen;
 pub mod metrics;
 pub mod record;
 pub mod replay;

@@ -1,25 +1,22 @@
 //! Accepting connections for the replay server, and stopping it.
 //!
 //! Input: a bound listener, the [`ReplayState`] (recordings loaded before anything listens, so a
-//! bad file fails the start) and a shutdown future. Output: every connection served by
-//! hyper-util's auto builder (HTTP/1.1 and h2c) with [`service::handle`], `TCP_NODELAY` set so a
-//! small SSE frame is not held back waiting for the next. [`RunningReplay`] runs it on a task,
-//! for tests and embedders. On shutdown, in-flight replays get [`GRACE`] to finish.
+//! bad file fails the start) and a shutdown future. Output: every connection served by the
+//! proxy's accept loop ([`crate::listen`]: HTTP/1.1 and h2c, `TCP_NODELAY` so a small SSE frame
+//! is not held back waiting for the next) with [`service::handle`]. [`RunningReplay`] runs it on
+//! a task, for tests and embedders. On shutdown, in-flight replays get [`GRACE`] to finish.
 
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinHandle;
 
 use super::{ReplayError, ReplaySettings, ReplayState, service};
+use crate::listen::{self, ListenSettings};
 
 /// How long in-flight replays may continue after shutdown is asked for.
 pub const GRACE: Duration = Duration::from_secs(5);
@@ -31,53 +28,12 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: impl Future<Output = ()>,
 ) {
-    let mut builder = auto::Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(HEADER_READ_TIMEOUT);
-    builder.http2().timer(TokioTimer::new());
-    let graceful = GracefulShutdown::new();
-    let mut connections = JoinSet::new();
-    let mut shutdown = std::pin::pin!(shutdown);
-    loop {
-        tokio::select! {
-            () = &mut shutdown => break,
-            Some(_finished) = connections.join_next(), if !connections.is_empty() => {}
-            accepted = listener.accept() => {
-                let (stream, peer) = match accepted {
-                    Ok(accepted) => accepted,
-                    Err(error) => {
-                        tracing::warn!(%error, "accept failed");
-                        tokio::time::sleep(Duration::from_millis(100)).await;
-                        continue;
-                    }
-                };
-                if let Err(error) = stream.set_nodelay(true) {
-                    tracing::debug!(%error, %peer, "cannot set TCP_NODELAY");
-                }
-                let state = state.clone();
-                let service = service_fn(move |request| service::handle(state.clone(), request));
-                let connection = builder
-                    .serve_connection(TokioIo::new(stream), service)
-                    .into_owned();
-                let watched = graceful.watch(connection);
-                connections.spawn(async move {
-                    if let Err(error) = watched.await {
-                        tracing::debug!(%peer, %error, "client connection ended with an error");
-                    }
-                });
-            }
-        }
-    }
-    drop(listener);
-    if tokio::time::timeout(GRACE, graceful.shutdown())
-        .await
-        .is_err()
-    {
-        tracing::warn!("grace period over, cutting the remaining replay connections");
-    }
-    connections.shutdown().await;
+    let settings = ListenSettings {
+        header_read: HEADER_READ_TIMEOUT,
+        grace: GRACE,
+    };
+    let handle = move |request| service::handle(state.clone(), request);
+    listen::serve(listener, settings, shutdown, handle).await;
 }
 
 /// A replay server on a Tokio task.
