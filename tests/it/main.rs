@@ -21,6 +21,7 @@ mod passthrough;
 mod protocol;
 mod record;
 mod shutdown;
+mod soak;
 mod streaming;
 mod support;
 mod tls;
