@@ -112,28 +112,36 @@ impl ProxyError {
         }
     }
 
-    /// The JSON body in the OpenAI error shape.
-    pub fn body_json(&self) -> Bytes {
-        let body = serde_json::json!({
-            "error": {
-                "message": self.to_string(),
-                "type": "tooltap_error",
-                "code": self.code(),
-            }
-        });
-        Bytes::from(body.to_string())
-    }
-
     /// The whole response; the body type is chosen by the caller (see `forward::body::full`).
     pub fn to_response(&self) -> Response<Bytes> {
-        let mut response = Response::new(self.body_json());
-        *response.status_mut() = self.status();
-        response.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        response
+        error_response(
+            self.status(),
+            "tooltap_error",
+            self.code(),
+            &self.to_string(),
+        )
     }
+}
+
+/// A complete JSON response in the OpenAI error shape,
+/// `{"error":{"message","type","code"}}`, which the official SDKs print as one clear line.
+/// Every error tooltap answers itself goes through here (proxy, enforce mode, replay).
+pub fn error_response(
+    status: StatusCode,
+    kind: &str,
+    code: &str,
+    message: &str,
+) -> Response<Bytes> {
+    let body = serde_json::json!({
+        "error": { "message": message, "type": kind, "code": code }
+    });
+    let mut response = Response::new(Bytes::from(body.to_string()));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
 }
 
 #[cfg(test)]

@@ -86,16 +86,7 @@ pub fn miss_message(method: &str, path: &str, miss: &Miss) -> String {
 
 /// A complete error response in the OpenAI shape, `type` `tooltap_error`.
 pub fn error_response(status: StatusCode, code: &str, message: &str) -> Response<Bytes> {
-    let body = serde_json::json!({
-        "error": { "message": message, "type": "tooltap_error", "code": code }
-    });
-    let mut response = Response::new(Bytes::from(body.to_string()));
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
+    crate::error::error_response(status, "tooltap_error", code, message)
 }
 
 #[cfg(test)]
