@@ -131,7 +131,7 @@ async fn run(
         Err(error) => return failure(error),
     };
     let ttfb = sent.elapsed();
-    tracing::info!(
+    tracing::debug!(
         status = response.status().as_u16(),
         head_ms = ctx.started.elapsed().as_millis() as u64,
         "upstream responded"

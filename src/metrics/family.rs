@@ -1,16 +1,53 @@
 //! Metric families: labelled counters and histograms behind a mutex each, and their rendering in
 //! the Prometheus text exposition format. [`super::Metrics`] owns one of each family it exports.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::Mutex;
+
+/// Series of one family keyed by their label values. A vector scanned by borrowed `&str`s, so
+/// an update allocates only the first time a label set is seen (the request path updates
+/// several families per exchange); rendering sorts a copy of the keys.
+struct Series<V> {
+    entries: Vec<(Vec<String>, V)>,
+}
+
+impl<V> Series<V> {
+    const fn new() -> Self {
+        Series {
+            entries: Vec::new(),
+        }
+    }
+
+    fn entry(&mut self, values: &[&str], make: impl FnOnce() -> V) -> &mut V {
+        let found = self
+            .entries
+            .iter()
+            .position(|(key, _)| key.iter().map(String::as_str).eq(values.iter().copied()));
+        let index = match found {
+            Some(index) => index,
+            None => {
+                let key = values.iter().map(|v| v.to_string()).collect();
+                self.entries.push((key, make()));
+                self.entries.len() - 1
+            }
+        };
+        &mut self.entries[index].1
+    }
+
+    /// Entries in label order, for a stable exposition.
+    fn sorted(&self) -> Vec<&(Vec<String>, V)> {
+        let mut sorted: Vec<_> = self.entries.iter().collect();
+        sorted.sort_by(|a, b| a.0.cmp(&b.0));
+        sorted
+    }
+}
 
 /// A family of counters keyed by label values.
 pub(super) struct CounterVec {
     name: &'static str,
     help: &'static str,
     labels: &'static [&'static str],
-    values: Mutex<BTreeMap<Vec<String>, u64>>,
+    values: Mutex<Series<u64>>,
 }
 
 struct HistogramData {
@@ -25,7 +62,7 @@ pub(super) struct HistogramVec {
     help: &'static str,
     labels: &'static [&'static str],
     buckets: &'static [f64],
-    values: Mutex<BTreeMap<Vec<String>, HistogramData>>,
+    values: Mutex<Series<HistogramData>>,
 }
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -43,13 +80,12 @@ impl CounterVec {
             name,
             help,
             labels,
-            values: Mutex::new(BTreeMap::new()),
+            values: Mutex::new(Series::new()),
         }
     }
     pub(super) fn add(&self, values: &[&str], n: u64) {
         debug_assert_eq!(values.len(), self.labels.len());
-        let key = values.iter().map(|v| v.to_string()).collect();
-        *lock(&self.values).entry(key).or_insert(0) += n;
+        *lock(&self.values).entry(values, || 0) += n;
     }
     pub(super) fn render(&self, out: &mut String) {
         let _ = writeln!(
@@ -57,7 +93,7 @@ impl CounterVec {
             "# HELP {} {}\n# TYPE {} counter",
             self.name, self.help, self.name
         );
-        for (values, n) in lock(&self.values).iter() {
+        for (values, n) in lock(&self.values).sorted() {
             let _ = writeln!(
                 out,
                 "{}{} {}",
@@ -81,13 +117,12 @@ impl HistogramVec {
             help,
             labels,
             buckets,
-            values: Mutex::new(BTreeMap::new()),
+            values: Mutex::new(Series::new()),
         }
     }
     pub(super) fn observe(&self, values: &[&str], seconds: f64) {
-        let key = values.iter().map(|v| v.to_string()).collect();
-        let mut map = lock(&self.values);
-        let data = map.entry(key).or_insert_with(|| HistogramData {
+        let mut series = lock(&self.values);
+        let data = series.entry(values, || HistogramData {
             counts: vec![0; self.buckets.len()],
             sum: 0.0,
             count: 0,
@@ -104,7 +139,7 @@ impl HistogramVec {
             "# HELP {} {}\n# TYPE {} histogram",
             self.name, self.help, self.name
         );
-        for (values, data) in lock(&self.values).iter() {
+        for (values, data) in lock(&self.values).sorted() {
             let mut cumulative = 0;
             for (le, n) in self.buckets.iter().zip(&data.counts) {
                 cumulative += n;

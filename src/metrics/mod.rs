@@ -157,7 +157,11 @@ impl Metrics {
     }
 
     pub fn request(&self, route: &str, status: u16) {
-        self.requests.add(&[route, &status.to_string()], 1);
+        // StatusCode's digits are a static table: no allocation on the request path.
+        match http::StatusCode::from_u16(status) {
+            Ok(code) => self.requests.add(&[route, code.as_str()], 1),
+            Err(_) => self.requests.add(&[route, &status.to_string()], 1),
+        }
     }
     pub fn inspected(&self, route: &str, model: &str, stream: bool) {
         let stream = if stream { "true" } else { "false" };
