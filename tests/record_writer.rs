@@ -235,3 +235,38 @@ async fn writes_the_documented_format_with_secrets_redacted() {
 
 #[path = "record_writer/limits.rs"]
 mod limits;
+
+#[tokio::test]
+async fn in_violations_mode_a_clean_exchange_never_touches_the_disk() {
+    let dir = temp_dir("violations-hold");
+    let metrics = Arc::new(Metrics::default());
+    let recorder = Recorder::spawn(config(&dir, RecordMode::Violations), metrics);
+    let origin = Instant::now();
+    let mut handle = begin(&recorder, "t-held-1", &HeaderMap::new(), origin);
+    handle.request_body(Some(br#"{"model":"m","stream":true}"#));
+    handle.response_head(200, &HeaderMap::new());
+    handle.frame(&Bytes::from_static(b"data: [DONE]\n\n"), Instant::now());
+    recorder.flush().await;
+    // Mid-exchange, nothing exists yet: no folder, no temporary file.
+    assert!(files_under(&dir).is_empty(), "{:?}", files_under(&dir));
+    handle.finish(end(Vec::new()));
+    recorder.flush().await;
+    assert!(files_under(&dir).is_empty(), "{:?}", files_under(&dir));
+    assert!(
+        std::fs::read_dir(&dir).map_or(0, |d| d.count()) == 0,
+        "not even a route folder for a clean exchange"
+    );
+    // The same exchange with a violation is written whole.
+    record(
+        &recorder,
+        "t-held-2",
+        &[b"data: [DONE]\n\n"],
+        vec![violation()],
+    )
+    .await;
+    let files = files_under(&dir);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let recording = tooltap::record::read_file(&files[0]).expect("readable");
+    assert_eq!(recording.frames.len(), 1);
+    assert!(recording.end.is_some());
+}

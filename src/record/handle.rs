@@ -134,15 +134,35 @@ impl RecordingHandle {
             completeness,
             violations,
         };
-        self.send(Msg::Finish {
+        let finish = Msg::Finish {
             key: self.key,
             end: Box::new(line),
             keep,
-        });
+        };
+        match self.held.take() {
+            // Held until now: a clean exchange never reaches the writer at all.
+            Some(_) if !keep => {}
+            Some(held) => {
+                for msg in held {
+                    self.queue(msg);
+                }
+                self.queue(finish);
+            }
+            None => self.queue(finish),
+        }
     }
 
-    /// Queues a message; its cost is released by the writer thread once handled.
-    fn send(&self, msg: Msg) {
+    /// Queues a message (or holds it until the verdict, in `violations` mode); its cost is
+    /// released by the writer thread once handled.
+    fn send(&mut self, msg: Msg) {
+        if let Some(held) = self.held.as_mut() {
+            held.push(msg);
+            return;
+        }
+        self.queue(msg);
+    }
+
+    fn queue(&self, msg: Msg) {
         let cost = msg.cost();
         self.shared.queued.fetch_add(cost, Ordering::Relaxed);
         if self.tx.send(msg).is_err() {
