@@ -80,6 +80,9 @@ enum Mode {
         events: u32,
         #[arg(long, default_value_t = 2000)]
         interval_us: u64,
+        /// Waves of `streams` concurrent streams, one after the other on warm connections.
+        #[arg(long, default_value_t = 1)]
+        waves: usize,
     },
     Hold {
         #[arg(long)]
@@ -145,7 +148,8 @@ async fn run(args: Args) -> Result<Value, String> {
             streams,
             events,
             interval_us,
-        } => sse_mode(target, streams, events, interval_us).await,
+            waves,
+        } => sse_mode(target, streams, events, interval_us, waves).await,
         Mode::Hold {
             streams,
             interval,

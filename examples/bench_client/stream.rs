@@ -104,6 +104,7 @@ pub async fn sse_mode(
     streams: usize,
     events: u32,
     interval_us: u64,
+    waves: usize,
 ) -> Result<Value, String> {
     let query = format!("events={events}&interval_us={interval_us}");
     let budget = target.timeout + Duration::from_micros(interval_us * u64::from(events));
@@ -119,40 +120,43 @@ pub async fn sse_mode(
         let _ = warmer.await;
     }
     let cpu_before = target.cpu_ticks();
-    let mut tasks = Vec::new();
-    for _ in 0..streams {
-        let (target, query) = (target.clone(), query.clone());
-        tasks.push(tokio::spawn(async move {
-            tokio::time::timeout(budget, read_stream(&target, &query)).await
-        }));
-    }
     let (mut ttfe, mut delays) = (Vec::new(), Vec::new());
     let (mut received, mut frames, mut complete, mut errors) = (0u64, 0u64, 0usize, Vec::new());
-    for task in tasks {
-        match task.await {
-            Ok(Ok(seen)) => {
-                received += u64::from(seen.events);
-                frames += u64::from(seen.frames);
-                ttfe.extend(seen.first_event_ns);
-                delays.extend(seen.delays_ns);
-                if seen.done && seen.events == events + 1 {
-                    complete += 1;
+    for _ in 0..waves.max(1) {
+        let mut tasks = Vec::new();
+        for _ in 0..streams {
+            let (target, query) = (target.clone(), query.clone());
+            tasks.push(tokio::spawn(async move {
+                tokio::time::timeout(budget, read_stream(&target, &query)).await
+            }));
+        }
+        for task in tasks {
+            match task.await {
+                Ok(Ok(seen)) => {
+                    received += u64::from(seen.events);
+                    frames += u64::from(seen.frames);
+                    ttfe.extend(seen.first_event_ns);
+                    delays.extend(seen.delays_ns);
+                    if seen.done && seen.events == events + 1 {
+                        complete += 1;
+                    }
+                    errors.extend(seen.error);
                 }
-                errors.extend(seen.error);
+                Ok(Err(_)) => errors.push("stream timed out".to_string()),
+                Err(error) => errors.push(error.to_string()),
             }
-            Ok(Err(_)) => errors.push("stream timed out".to_string()),
-            Err(error) => errors.push(error.to_string()),
         }
     }
     let cpu_after = target.cpu_ticks();
     // Each stream carries `events` tool-call chunks plus the stamped finish chunk.
-    let expected = streams as u64 * (u64::from(events) + 1);
+    let total_streams = streams * waves.max(1);
+    let expected = total_streams as u64 * (u64::from(events) + 1);
     Ok(json!({
-        "mode": "sse", "streams": streams, "events_expected": expected,
+        "mode": "sse", "streams": total_streams, "events_expected": expected,
         "events_received": received, "frames_received": frames,
         "streams_complete": complete, "errors": errors.len(), "first_error": errors.first(),
         "ttfe_us": percentiles(&mut ttfe), "event_delay_us": percentiles(&mut delays),
-        "cpu": cpu_json(cpu_before, cpu_after, streams),
+        "cpu": cpu_json(cpu_before, cpu_after, total_streams),
     }))
 }
 
