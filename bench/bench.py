@@ -31,7 +31,11 @@ QUICK = dict(rounds=1, rates=[500, 2000], seconds=1.0, warmup=0.3, max_seconds=1
 def variants(bins, want_record):
     out = [dict(name="direct", kind="direct", label="direct to the mock"),
            dict(name="tooltap-off", kind="tooltap", inspect=False, label="tooltap --inspect false"),
-           dict(name="tooltap-full", kind="tooltap", label="tooltap full inspection")]
+           dict(name="tooltap-full", kind="tooltap", label="tooltap full inspection"),
+           # Same as tooltap-full without the two INFO lines and the span fields it logs per
+           # exchange: what logging costs. Not in the memory figure (same buffers as full).
+           dict(name="tooltap-full-warn", kind="tooltap", env={"RUST_LOG": "warn"}, hold=False,
+                label="tooltap full inspection, RUST_LOG=warn")]
     if want_record:
         out.append(dict(name="tooltap-record", kind="tooltap", record=True,
                         label="tooltap full inspection + --record all"))
@@ -199,7 +203,7 @@ def memory(bins, rundir, pin, plan, variant_list, mock_port, results):
     """A fresh proxy per size, so earlier load does not sit in its allocator's caches."""
     for streams in plan["hold"]:
         for v in variant_list:
-            if v["kind"] == "direct":
+            if v["kind"] == "direct" or not v.get("hold", True):
                 continue
             proc = procs.start_variant(v, bins, rundir, pin, mock_port)
             try:

@@ -142,7 +142,8 @@ def start_variant(variant, bins, rundir, pin, mock_port, env=None, role="proxy")
             cmd += ["--inspect", "false", "--violations", "off", "--admin-listen", "off"]
         if variant.get("record"):
             cmd += ["--record", "all", "--recordings", os.path.join(rundir, f"{name}-rec")]
-        proc_env = {**variant.get("env", {}), **(env or {})}
+        # tooltap's documented default verbosity, whatever the caller's environment says.
+        proc_env = {"RUST_LOG": "info", **variant.get("env", {}), **(env or {})}
         proc = Proc(name, pin.prefix(role) + cmd, rundir, env=proc_env, port=port)
         proc.admin_port = admin_port if variant.get("inspect", True) else None
         return proc

@@ -186,7 +186,8 @@ def write(repo, meta, results):
         "python3 bench/report.py   # re-render this page from bench/results.json\n```", "",
         "Variants: " + "; ".join(f"`{n}` = {v['label']}" for n, v in results["variants"].items())
         + ". nginx runs as a single process (`master_process off`, one worker) with upstream "
-        "keep-alive and its default access log; tooltap with its default `info` log to a file. "
+        "keep-alive and its default access log; tooltap with its default `info` log (two lines "
+        "and one span per inspected exchange) to a file, except `tooltap-full-warn`. "
         + ("" if meta["record_variant"] else
            "The `--record all` variant is missing: this tooltap build has no `--record` yet. "),
         "", "## Buffered requests at fixed rates", "",
