@@ -2,7 +2,7 @@
 //!
 //! Input: `argv`. Output: a [`Cli`] whose subcommands turn their flags into a configuration
 //! layer ([`RawConfig`]) that `config::Config::from_layers` puts above the environment and the
-//! file. Only `proxy` exists now; `check` and `replay` join [`Command`] as further variants with
+//! file. `check` (see [`crate::check`]) and `replay` are further variants of [`Command`] with
 //! their own `Args` structs.
 
 use std::net::SocketAddr;
@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::config::{HumanDuration, LogFormat, RawConfig};
+use crate::replay::args::ReplayArgs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -31,6 +32,10 @@ pub struct Cli {
 pub enum Command {
     /// Run the transparent proxy in front of an upstream API.
     Proxy(ProxyArgs),
+    /// Serve recordings with their exact fragment boundaries, as fixtures for tests.
+    Replay(ReplayArgs),
+    /// Re-judge recorded exchanges (or a capture made elsewhere) with the contract engine.
+    Check(crate::check::CheckArgs),
 }
 
 /// Flags of `tooltap proxy`. Each overrides its `TOOLTAP_*` variable, which overrides the file.
@@ -66,6 +71,10 @@ pub struct ProxyArgs {
     /// [default: 30s] [env: TOOLTAP_HEADER_READ_TIMEOUT]
     #[arg(long, value_name = "DURATION")]
     pub header_read_timeout: Option<HumanDuration>,
+    /// Longest silence inside an upstream response body (between two frames) before the
+    /// stream is cut [default: 600s] [env: TOOLTAP_STREAM_IDLE_TIMEOUT]
+    #[arg(long, value_name = "DURATION")]
+    pub stream_idle_timeout: Option<HumanDuration>,
     /// How long in-flight exchanges may continue after SIGINT/SIGTERM
     /// [default: 30s] [env: TOOLTAP_SHUTDOWN_GRACE]
     #[arg(long, value_name = "DURATION")]
@@ -93,6 +102,14 @@ pub struct ProxyArgs {
     /// [default: 127.0.0.1:9787] [env: TOOLTAP_ADMIN_LISTEN]
     #[arg(long, value_name = "ADDR")]
     pub admin_listen: Option<String>,
+    /// Which exchanges to record: off, violations (only those with violations) or all
+    /// [default: violations] [env: TOOLTAP_RECORD]
+    #[arg(long, value_name = "MODE")]
+    pub record: Option<crate::record::RecordMode>,
+    /// Folder for recordings, laid out as <route>/<yyyy-mm-dd>/<exchange-id>.jsonl
+    /// [default: recordings] [env: TOOLTAP_RECORDINGS]
+    #[arg(long, value_name = "DIR")]
+    pub recordings: Option<PathBuf>,
     /// Per-rule severity, e.g. finish_reason.not_tool_calls=warning,delta.id_repeated=off
     #[arg(long, value_name = "RULE=LEVEL,...")]
     pub severity: Option<String>,
@@ -109,6 +126,7 @@ impl ProxyArgs {
             first_byte_timeout,
             pool_idle_timeout,
             header_read_timeout,
+            stream_idle_timeout,
             shutdown_grace,
             extra_ca,
             log_format,
@@ -116,6 +134,8 @@ impl ProxyArgs {
             enforce,
             violations,
             admin_listen,
+            record,
+            recordings,
             severity,
         } = self;
         let mut raw = RawConfig::default();
@@ -125,6 +145,7 @@ impl ProxyArgs {
         raw.timeouts.first_byte = first_byte_timeout;
         raw.timeouts.pool_idle = pool_idle_timeout;
         raw.timeouts.header_read = header_read_timeout;
+        raw.timeouts.stream_idle = stream_idle_timeout;
         raw.shutdown.grace = shutdown_grace;
         raw.tls.extra_ca = extra_ca;
         raw.log.format = log_format;
@@ -132,6 +153,8 @@ impl ProxyArgs {
         raw.inspect.enforce = enforce.then_some(true);
         raw.inspect.violations = violations;
         raw.admin.listen = admin_listen;
+        raw.record.mode = record;
+        raw.record.dir = recordings;
         raw.inspect.severity = severity.map(|list| {
             // Validated with the rest of the config; a malformed item is kept whole so the
             // error message can name it.
@@ -173,7 +196,9 @@ mod tests {
             "x.toml",
         ])
         .expect("parses");
-        let Command::Proxy(args) = cli.command;
+        let Command::Proxy(args) = cli.command else {
+            panic!("proxy subcommand expected");
+        };
         let (path, raw) = args.into_layer();
         assert_eq!(path, Some(PathBuf::from("x.toml")));
         assert_eq!(raw.proxy.listen.map(|a| a.port()), Some(0));

@@ -9,6 +9,7 @@ mod duration;
 mod env;
 pub mod inspect;
 mod raw;
+pub mod record;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -31,6 +32,8 @@ pub const DEFAULT_FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(600);
 pub const DEFAULT_POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+/// Reasoning models can think for minutes between events; keep this above the longest pause.
+pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -42,6 +45,7 @@ pub struct Config {
     pub log: LogSettings,
     pub inspect: InspectSettings,
     pub admin: AdminSettings,
+    pub record: crate::record::RecorderConfig,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +58,8 @@ pub struct Timeouts {
     pub pool_idle: Duration,
     /// How long a client may take to send its request head.
     pub header_read: Duration,
+    /// Longest silence inside an upstream response body before it is cut.
+    pub stream_idle: Duration,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -140,6 +146,8 @@ impl Config {
             log,
             inspect,
             admin,
+            record,
+            redact,
             routes,
         } = raw;
         let route_error = |key: String| {
@@ -185,6 +193,7 @@ impl Config {
                 first_byte: or(timeouts.first_byte, DEFAULT_FIRST_BYTE_TIMEOUT),
                 pool_idle: or(timeouts.pool_idle, DEFAULT_POOL_IDLE_TIMEOUT),
                 header_read: or(timeouts.header_read, DEFAULT_HEADER_READ_TIMEOUT),
+                stream_idle: or(timeouts.stream_idle, DEFAULT_STREAM_IDLE_TIMEOUT),
             },
             tls: TlsSettings {
                 extra_ca: tls.extra_ca,
@@ -197,6 +206,7 @@ impl Config {
             },
             inspect,
             admin,
+            record: record::validate(record, redact),
         })
     }
 }

@@ -13,6 +13,10 @@
 pub mod body;
 mod classify;
 pub mod headers;
+pub mod idle;
+
+/// The upstream's response body as the rest of tooltap sees it: with its idle deadline.
+pub type UpstreamBody = idle::IdleBody<Incoming>;
 
 use std::time::Duration;
 
@@ -38,6 +42,7 @@ pub struct Forwarder {
     client: UpstreamClient,
     connect_timeout: Duration,
     first_byte_timeout: Duration,
+    stream_idle_timeout: Duration,
 }
 
 impl Forwarder {
@@ -64,6 +69,7 @@ impl Forwarder {
             client,
             connect_timeout: config.timeouts.connect,
             first_byte_timeout: config.timeouts.first_byte,
+            stream_idle_timeout: config.timeouts.stream_idle,
         })
     }
 
@@ -73,7 +79,7 @@ impl Forwarder {
         ctx: &ExchangeCtx,
         route: &Route,
         request: Request<RequestBody>,
-    ) -> Result<Response<Incoming>, ProxyError> {
+    ) -> Result<Response<UpstreamBody>, ProxyError> {
         let (mut parts, request_body) = request.into_parts();
         if parts.method == Method::CONNECT {
             return Err(ProxyError::BadRequest(
@@ -89,7 +95,12 @@ impl Forwarder {
         // The client may speak h2c to us while the upstream only speaks HTTP/1.1 (or the
         // reverse): the pooled connection picks the wire version, ALPN decides for HTTPS.
         parts.version = Version::HTTP_11;
-        tracing::debug!(exchange = %ctx.id, upstream_uri = %parts.uri, "forwarding");
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            // Queries can carry credentials (`?key=` on Gemini's endpoint): never log them raw.
+            let mut redacted = Vec::new();
+            let uri = crate::record::redact::url(&parts.uri.to_string(), &mut redacted);
+            tracing::debug!(exchange = %ctx.id, upstream_uri = %uri, "forwarding");
+        }
         let pending = self
             .client
             .request(Request::from_parts(parts, request_body));
@@ -112,6 +123,7 @@ impl Forwarder {
         };
         let (mut parts, upstream_body) = response.into_parts();
         headers::prepare_response(&mut parts.headers);
-        Ok(Response::from_parts(parts, upstream_body))
+        let body = idle::IdleBody::new(upstream_body, self.stream_idle_timeout);
+        Ok(Response::from_parts(parts, body))
     }
 }

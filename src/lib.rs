@@ -12,11 +12,15 @@
 //!   live proxy, the offline checker and the replayer all drive it.
 //! * [`config`] (with [`route`]), [`accept`], [`service`], [`exchange`], [`forward`], [`error`]
 //!   and [`tls`] make the transparent proxy; [`cli`] and [`shutdown`] serve the binary.
+//! * [`replay`] serves [`record`]ings back as fixtures, through the same tee and inspector.
 //! * [`tee`], [`inspect`], [`metrics`], [`admin`] and [`jsonl_sink`] watch the traffic: a tee
 //!   copies each frame to an inspector task that feeds the engine and reports.
+//! * [`record`] writes exchanges to disk as replayable fragment sequences (redacted first);
+//!   [`check`] re-judges recordings offline.
 
 pub mod accept;
 pub mod admin;
+pub mod check;
 pub mod cli;
 pub mod config;
 pub mod enforce;
@@ -28,6 +32,7 @@ pub mod inspect;
 pub mod jsonl_sink;
 pub mod metrics;
 pub mod record;
+pub mod replay;
 pub mod route;
 pub mod service;
 pub mod shutdown;

@@ -13,12 +13,18 @@ use tracing_subscriber::EnvFilter;
 use tooltap::accept;
 use tooltap::cli::{Cli, Command, ProxyArgs};
 use tooltap::config::{Config, EnvLayer, LogFormat};
+use tooltap::replay::{self, ReplayState, args::ReplayArgs};
 use tooltap::service::ProxyState;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Proxy(args) => run_proxy(args),
+        Command::Replay(args) => run_replay(args),
+        Command::Check(args) => {
+            let code = tooltap::check::run(&args, &mut std::io::stdout(), &mut std::io::stderr());
+            return ExitCode::from(code);
+        }
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -72,6 +78,28 @@ fn run_proxy(args: ProxyArgs) -> anyhow::Result<()> {
         let report = accept::serve(state, listener, tooltap::shutdown::signal()).await?;
         let _ = stop_admin.send(true);
         tracing::info!(connections_cut = report.connections_cut, "stopped");
+        Ok(())
+    })
+}
+
+fn run_replay(args: ReplayArgs) -> anyhow::Result<()> {
+    let (settings, log_format) = args.into_settings()?;
+    init_logging(log_format);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the Tokio runtime")?;
+    runtime.block_on(async move {
+        // Load before binding: a bad recording fails the start without ever listening.
+        let state = Arc::new(ReplayState::new(&settings)?);
+        let listener = TcpListener::bind(settings.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", settings.listen))?;
+        let local = listener.local_addr().context("listener address")?;
+        let recordings = state.library.read().map_or(0, |library| library.len());
+        tracing::info!(listen = %local, recordings, dir = %settings.recordings.display(), "tooltap replay ready");
+        replay::serve(state, listener, tooltap::shutdown::signal()).await;
+        tracing::info!("stopped");
         Ok(())
     })
 }

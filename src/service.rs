@@ -96,7 +96,9 @@ async fn run(
 ) -> Response<ProxyBody> {
     let (parts, incoming) = request.into_parts();
     let (mut request_body, watching) = if inspect {
-        state.watch.begin(ctx, incoming)
+        state
+            .watch
+            .begin(ctx, &parts, route.upstream.as_str(), incoming)
     } else {
         (body::from_client(incoming), None)
     };

@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use http::{HeaderMap, Response, header};
 use hyper::body::Incoming;
@@ -20,10 +20,12 @@ use tracing::Instrument;
 use crate::config::Config;
 use crate::engine::{EngineConfig, ResponseHead, SchemaCache};
 use crate::exchange::ExchangeCtx;
+use crate::forward::UpstreamBody;
 use crate::forward::body::{self, ProxyBody, RequestBody};
-use crate::inspect::{self, ExchangeLabel, InspectJob, Inspection, ResponsePart};
+use crate::inspect::{self, ExchangeLabel, InspectJob, Inspection, RecordingSeed, ResponsePart};
 use crate::jsonl_sink::JsonlSink;
 use crate::metrics::{IncompleteReason, Metrics};
+use crate::record::{RecordMode, Recorder};
 use crate::tee::{self, TeeBody};
 
 /// Shared by every exchange of one proxy.
@@ -39,6 +41,8 @@ pub struct Watching {
     tap_frames: usize,
     /// Shared with the inspector: enforce mode sets it when it cuts the response on purpose.
     pub enforced: Arc<AtomicBool>,
+    /// Whether a recording wants the response headers.
+    records: bool,
 }
 
 impl Watch {
@@ -52,8 +56,11 @@ impl Watch {
             .violations
             .clone()
             .map(|path| JsonlSink::spawn(path, "violations", metrics.clone()));
+        let recorder = (config.record.mode != RecordMode::Off)
+            .then(|| Recorder::spawn(config.record.clone(), metrics.clone()));
         Watch {
             inspection: Arc::new(Inspection {
+                recorder,
                 engine: Arc::new(engine),
                 schemas: Arc::new(SchemaCache::default()),
                 metrics,
@@ -71,7 +78,13 @@ impl Watch {
 
     /// Start watching: tee the request body and spawn the inspector, or forward untapped when no
     /// permit is free. Call inside the exchange's span; the inspector task inherits it.
-    pub fn begin(&self, ctx: &ExchangeCtx, request: Incoming) -> (RequestBody, Option<Watching>) {
+    pub fn begin(
+        &self,
+        ctx: &ExchangeCtx,
+        head: &http::request::Parts,
+        upstream: &str,
+        request: Incoming,
+    ) -> (RequestBody, Option<Watching>) {
         let permit = match self.permits.clone().try_acquire_owned() {
             Ok(permit) => permit,
             Err(_) => {
@@ -85,7 +98,18 @@ impl Watch {
         let (tap, request_rx) = tee::tap(self.tap_frames);
         let (response_tx, response_rx) = oneshot::channel();
         let enforced = Arc::new(AtomicBool::new(false));
+        // Only a recorder needs the request's head; observe-only traffic copies nothing.
+        let recording = self.inspection.recorder.as_ref().map(|_| RecordingSeed {
+            started: SystemTime::now(),
+            upstream: upstream.to_string(),
+            method: head.method.to_string(),
+            path: ctx.path.clone(),
+            query: head.uri.query().map(str::to_string),
+            headers: head.headers.clone(),
+        });
+        let records = recording.is_some();
         let job = InspectJob {
+            recording,
             enforced: enforced.clone(),
             label: ExchangeLabel {
                 id: Arc::from(ctx.id.as_str()),
@@ -100,6 +124,7 @@ impl Watch {
             response: response_tx,
             tap_frames: self.tap_frames,
             enforced,
+            records,
         };
         (
             body::from_client_tee(TeeBody::new(request, tap)),
@@ -118,7 +143,7 @@ fn spawn(inspection: Arc<Inspection>, job: InspectJob, permit: OwnedSemaphorePer
 
 impl Watching {
     /// Tee the response body and tell the inspector about the head.
-    pub fn response(self, response: Response<Incoming>, ttfb: Duration) -> Response<ProxyBody> {
+    pub fn response(self, response: Response<UpstreamBody>, ttfb: Duration) -> Response<ProxyBody> {
         let (tap, body_rx) = tee::tap(self.tap_frames);
         let head = response_head(response.status().as_u16(), response.headers());
         // The inspector may have gone (it panicked): then nothing is watching; forward anyway.
@@ -126,6 +151,7 @@ impl Watching {
             head,
             body: body_rx,
             ttfb,
+            headers: self.records.then(|| response.headers().clone()),
         });
         response.map(|incoming| body::from_upstream_tee(TeeBody::new(incoming, tap)))
     }

@@ -19,6 +19,7 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ("TOOLTAP_FIRST_BYTE_TIMEOUT", "timeouts.first_byte"),
     ("TOOLTAP_POOL_IDLE_TIMEOUT", "timeouts.pool_idle"),
     ("TOOLTAP_HEADER_READ_TIMEOUT", "timeouts.header_read"),
+    ("TOOLTAP_STREAM_IDLE_TIMEOUT", "timeouts.stream_idle"),
     ("TOOLTAP_SHUTDOWN_GRACE", "shutdown.grace"),
     ("TOOLTAP_EXTRA_CA", "tls.extra_ca"),
     ("TOOLTAP_LOG_FORMAT", "log.format"),
@@ -26,6 +27,8 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ("TOOLTAP_ENFORCE", "inspect.enforce"),
     ("TOOLTAP_VIOLATIONS", "inspect.violations"),
     ("TOOLTAP_ADMIN_LISTEN", "admin.listen"),
+    ("TOOLTAP_RECORD", "record.mode"),
+    ("TOOLTAP_RECORDINGS", "record.dir"),
 ];
 
 /// What the environment contributes.
@@ -50,12 +53,15 @@ impl EnvLayer {
         raw.timeouts.first_byte = parse(&get, "TOOLTAP_FIRST_BYTE_TIMEOUT")?;
         raw.timeouts.pool_idle = parse(&get, "TOOLTAP_POOL_IDLE_TIMEOUT")?;
         raw.timeouts.header_read = parse(&get, "TOOLTAP_HEADER_READ_TIMEOUT")?;
+        raw.timeouts.stream_idle = parse(&get, "TOOLTAP_STREAM_IDLE_TIMEOUT")?;
         raw.shutdown.grace = parse(&get, "TOOLTAP_SHUTDOWN_GRACE")?;
         raw.tls.extra_ca = get("TOOLTAP_EXTRA_CA").map(PathBuf::from);
         raw.inspect.enabled = parse(&get, "TOOLTAP_INSPECT")?;
         raw.inspect.enforce = parse(&get, "TOOLTAP_ENFORCE")?;
         raw.inspect.violations = get("TOOLTAP_VIOLATIONS").map(PathBuf::from);
         raw.admin.listen = get("TOOLTAP_ADMIN_LISTEN");
+        raw.record.mode = parse(&get, "TOOLTAP_RECORD")?;
+        raw.record.dir = get("TOOLTAP_RECORDINGS").map(PathBuf::from);
         raw.log.format = match get("TOOLTAP_LOG_FORMAT") {
             None => None,
             Some(text) => Some(parse_log_format(&text).ok_or_else(|| ConfigError::Env {

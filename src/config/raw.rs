@@ -14,6 +14,7 @@ use serde::Deserialize;
 
 use super::duration::HumanDuration;
 use super::inspect::{RawAdmin, RawInspect};
+use super::record::{RawRecord, RawRedact};
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -33,6 +34,10 @@ pub struct RawConfig {
     #[serde(default)]
     pub admin: RawAdmin,
     #[serde(default)]
+    pub record: RawRecord,
+    #[serde(default)]
+    pub redact: RawRedact,
+    #[serde(default)]
     pub routes: Vec<RawRoute>,
 }
 
@@ -50,6 +55,7 @@ pub struct RawTimeouts {
     pub first_byte: Option<HumanDuration>,
     pub pool_idle: Option<HumanDuration>,
     pub header_read: Option<HumanDuration>,
+    pub stream_idle: Option<HumanDuration>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -104,6 +110,8 @@ impl RawConfig {
             log,
             inspect,
             admin,
+            record,
+            redact,
             routes,
         } = higher;
         RawConfig {
@@ -116,6 +124,7 @@ impl RawConfig {
                 first_byte: timeouts.first_byte.or(self.timeouts.first_byte),
                 pool_idle: timeouts.pool_idle.or(self.timeouts.pool_idle),
                 header_read: timeouts.header_read.or(self.timeouts.header_read),
+                stream_idle: timeouts.stream_idle.or(self.timeouts.stream_idle),
             },
             tls: RawTls {
                 extra_ca: tls.extra_ca.or(self.tls.extra_ca),
@@ -130,6 +139,8 @@ impl RawConfig {
             admin: RawAdmin {
                 listen: admin.listen.or(self.admin.listen),
             },
+            record: self.record.overlay(record),
+            redact: self.redact.overlay(redact),
             routes: if routes.is_empty() {
                 self.routes
             } else {

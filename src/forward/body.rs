@@ -11,6 +11,7 @@ use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 
+use super::UpstreamBody;
 use crate::tee::TeeBody;
 
 /// Errors inside a body stream. Boxed because hyper needs `Into<Box<dyn Error>>` anyway and a
@@ -34,8 +35,8 @@ pub fn from_client(body: Incoming) -> RequestBody {
         .boxed_unsync()
 }
 
-pub fn from_upstream(body: Incoming) -> ProxyBody {
-    body.map_err(BodyError::from).boxed_unsync()
+pub fn from_upstream(body: UpstreamBody) -> ProxyBody {
+    body.boxed_unsync()
 }
 
 /// A complete in-memory body (tooltap's own error responses).
@@ -52,6 +53,6 @@ pub fn from_client_tee(body: TeeBody<Incoming>) -> RequestBody {
 }
 
 /// The upstream's response body behind a tee.
-pub fn from_upstream_tee(body: TeeBody<Incoming>) -> ProxyBody {
-    body.map_err(BodyError::from).boxed_unsync()
+pub fn from_upstream_tee(body: TeeBody<UpstreamBody>) -> ProxyBody {
+    body.boxed_unsync()
 }

@@ -21,6 +21,7 @@ use tokio::sync::oneshot;
 use crate::engine::{BodyEnd, EngineConfig, Exchange, Report, ResponseHead, SchemaCache};
 use crate::jsonl_sink::JsonlSink;
 use crate::metrics::Metrics;
+use crate::record::{Recorder, RecordingEnd, RecordingHandle};
 use crate::tee::{Ending, TapEnd, TapReceiver};
 
 /// Everything an inspector needs that outlives one exchange; shared by all of them.
@@ -29,6 +30,8 @@ pub struct Inspection {
     pub schemas: Arc<SchemaCache>,
     pub metrics: Arc<Metrics>,
     pub violations: Option<JsonlSink>,
+    /// Writes recordings; `None` when `record.mode` is off.
+    pub recorder: Option<Recorder>,
     /// Request bodies larger than this are not inspected (the exchange is reported too_large).
     pub max_request_body: usize,
 }
@@ -47,6 +50,8 @@ pub struct ResponsePart {
     pub body: TapReceiver,
     /// Time from sending the request upstream to its response head.
     pub ttfb: Duration,
+    /// The response headers as the client got them, when a recording wants them.
+    pub headers: Option<http::HeaderMap>,
 }
 
 /// One exchange to inspect.
@@ -57,6 +62,8 @@ pub struct InspectJob {
     /// Set by enforce mode when it cut the stream or refused the body on purpose: the end the
     /// tap then sees is tooltap's doing, not a client that went away.
     pub enforced: Arc<AtomicBool>,
+    /// What a recording needs, when a recorder is on.
+    pub recording: Option<RecordingSeed>,
 }
 
 /// Run one inspection to its end. Spawned by the service; never awaited by the client path.
@@ -66,19 +73,39 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
         request,
         response,
         enforced,
+        recording: seed,
     } = job;
+    let mut recording = match (&shared.recorder, &seed) {
+        (Some(recorder), Some(seed)) => recording::begin(recorder, &label, seed),
+        _ => None,
+    };
     let (request_body, request_end) = collect_request(request, shared.max_request_body).await;
+    if let Some(handle) = recording.as_mut() {
+        handle.request_body(request_body.as_deref());
+    }
     let Ok(part) = response.await else {
         // The upstream never answered (its error went to the client and the log): nothing to judge.
         return;
     };
     shared.metrics.upstream_ttfb(&label.route, part.ttfb);
     let head_at = Instant::now();
-    let outcome = analyse(&shared, request_body.as_deref(), part).await;
+    if let (Some(handle), Some(headers)) = (recording.as_mut(), part.headers.as_ref()) {
+        handle.response_head(part.head.status, headers);
+    }
+    let outcome = analyse(&shared, request_body.as_deref(), part, &mut recording).await;
     shared
         .metrics
         .response_duration(&label.route, head_at.elapsed());
     let enforced = enforced.load(Ordering::Relaxed);
+    if let (Some(handle), Outcome::Judged { report, end }) = (recording, &outcome) {
+        handle.finish(RecordingEnd {
+            outcome: recording::outcome(end.as_ref(), enforced),
+            ended: end.as_ref().map_or_else(Instant::now, |end| end.at),
+            dropped_frames: end.as_ref().map_or(0, |end| end.dropped_frames),
+            completeness: report.completeness.clone(),
+            violations: report.violations.clone(),
+        });
+    }
     report::emit(&shared, &label, request_end.as_ref(), outcome, enforced);
 }
 
@@ -101,15 +128,26 @@ async fn collect_request(mut tap: TapReceiver, max: usize) -> (Option<Vec<u8>>, 
     (whole.then(|| body.to_vec()), end)
 }
 
+mod recording;
 mod report;
+
+pub use recording::RecordingSeed;
 
 /// What inspecting the response gave.
 enum Outcome {
-    Judged { report: Report, end: Option<TapEnd> },
+    Judged {
+        report: Box<Report>,
+        end: Option<TapEnd>,
+    },
     Panicked,
 }
 
-async fn analyse(shared: &Inspection, request_body: Option<&[u8]>, part: ResponsePart) -> Outcome {
+async fn analyse(
+    shared: &Inspection,
+    request_body: Option<&[u8]>,
+    part: ResponsePart,
+    recording: &mut Option<RecordingHandle>,
+) -> Outcome {
     let ResponsePart { head, mut body, .. } = part;
     let mut exchange = match guarded(|| {
         let mut exchange = Exchange::new(
@@ -124,7 +162,15 @@ async fn analyse(shared: &Inspection, request_body: Option<&[u8]>, part: Respons
         None => return Outcome::Panicked,
     };
     while let Some(event) = body.data.recv().await {
-        if guarded(|| exchange.feed(&event.bytes)).is_none() {
+        if let Some(handle) = recording.as_mut() {
+            handle.frame(&event.bytes, event.at);
+        }
+        let fed = guarded(|| {
+            #[cfg(test)]
+            tests::panic_on_marker(&event.bytes);
+            exchange.feed(&event.bytes)
+        });
+        if fed.is_none() {
             return Outcome::Panicked;
         }
     }
@@ -136,7 +182,10 @@ async fn analyse(shared: &Inspection, request_body: Option<&[u8]>, part: Respons
         _ => BodyEnd::Truncated,
     };
     match guarded(move || exchange.finish(body_end)) {
-        Some(report) => Outcome::Judged { report, end },
+        Some(report) => Outcome::Judged {
+            report: Box::new(report),
+            end,
+        },
         None => Outcome::Panicked,
     }
 }
@@ -145,3 +194,6 @@ async fn analyse(shared: &Inspection, request_body: Option<&[u8]>, part: Respons
 fn guarded<T>(f: impl FnOnce() -> T) -> Option<T> {
     catch_unwind(AssertUnwindSafe(f)).ok()
 }
+
+#[cfg(test)]
+mod tests;

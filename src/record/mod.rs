@@ -1,10 +1,27 @@
 //! Recordings: each exchange as a replayable fragment sequence on disk (one JSONL file).
 //!
-//! [`format`] holds the version-1 line types; [`read`] parses a file back. The writer, redaction
-//! and `tooltap check` build on these; `tooltap replay` serves what [`read`] returns.
+//! [`format`] holds the version-1 line types; [`read`] parses a file back. [`Recorder`] writes
+//! them off the client path (one writer thread; see `writer.rs` for the calling order an
+//! inspector follows), after [`redact`] removed credentials. `tooltap check` (`crate::check`)
+//! re-judges recordings and `tooltap replay` serves what [`read`] returns.
+//!
+//! Wiring it into an async inspector: build one [`Recorder`] at start-up with
+//! [`Recorder::spawn`], clone it into the shared inspection state, and per exchange call
+//! `begin` → `request_body` → `response_head` → `frame`... → `finish`. None of these block or
+//! await; all are cheap (a header redaction, a `Bytes` clone and a channel send per frame).
 
+mod config;
+mod disk;
 pub mod format;
+pub mod layout;
+mod prune;
 pub mod read;
+pub mod redact;
+mod writer;
 
+pub use config::{RecordMode, RecorderConfig, UnknownRecordMode};
+pub use disk::FAILURE_TARGET;
 pub use format::{EndLine, FrameData, FrameLine, Line, Meta, Outcome, RecordedBody, VERSION};
 pub use read::{ReadError, RecordedFrame, Recording, read_file};
+pub use redact::{REDACTED, RedactionConfig, Redactor};
+pub use writer::{QUEUE_FULL_TARGET, Recorder, RecordingEnd, RecordingHandle, RecordingStart};

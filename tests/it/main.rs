@@ -7,15 +7,19 @@
 //! (graceful drain), `inspect` (live inspection: fixtures judged in flight, metrics, permits),
 //! `bench` (an ignored side-by-side throughput figure).
 
+mod bad_input;
 mod bench;
+mod binary;
 mod config;
 mod enforce;
 #[path = "../engine_support/mod.rs"]
 mod engine_support;
 mod failures;
+mod faults;
 mod inspect;
 mod passthrough;
 mod protocol;
+mod record;
 mod shutdown;
 mod streaming;
 mod support;

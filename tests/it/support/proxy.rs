@@ -16,6 +16,7 @@ pub fn raw_config(upstream: &str) -> RawConfig {
     // Never a fixed port, never a file in the working tree: tests that want them set their own.
     raw.admin.listen = Some("127.0.0.1:0".into());
     raw.inspect.violations = Some("off".into());
+    raw.record.mode = Some(tooltap::record::RecordMode::Off);
     raw
 }
 

@@ -1,0 +1,177 @@
+//! What `tooltap check` reads: recording files found under the given paths, and captures made
+//! elsewhere (`--request`/`--response`), with the response's type sniffed when not given.
+//!
+//! Input: paths and flags from [`super::CheckArgs`]. Output: a sorted list of recording files
+//! plus messages for paths that do not exist, and a [`Capture`] ready for the engine.
+
+use std::path::{Path, PathBuf};
+
+use super::CheckArgs;
+use crate::engine::ResponseHead;
+use crate::record::layout::is_recording;
+
+/// Folders deeper than this are not walked (a symlink loop ends here).
+const MAX_DEPTH: usize = 32;
+
+/// Recording files under `paths` (a named file is taken whatever its name; folders give their
+/// `*.jsonl` files, never hidden temporary ones), sorted, and a message per missing path.
+pub fn collect(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<String>) {
+    let mut files = Vec::new();
+    let mut problems = Vec::new();
+    for path in paths {
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.is_dir() => {
+                let mut found = Vec::new();
+                walk(path, 0, &mut found, &mut problems);
+                found.sort();
+                files.extend(found);
+            }
+            Ok(_) => files.push(path.clone()),
+            Err(error) => problems.push(format!("{}: {error}", path.display())),
+        }
+    }
+    (files, problems)
+}
+
+fn walk(dir: &Path, depth: usize, found: &mut Vec<PathBuf>, problems: &mut Vec<String>) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(error) => {
+            problems.push(format!("{}: cannot list: {error}", dir.display()));
+            return;
+        }
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        match std::fs::metadata(&path) {
+            Ok(meta) if meta.is_dir() && depth < MAX_DEPTH => {
+                walk(&path, depth + 1, found, problems)
+            }
+            Ok(meta) if meta.is_file() && is_recording(&path) => found.push(path),
+            _ => {}
+        }
+    }
+}
+
+/// An exchange captured elsewhere, as the engine will see it.
+#[derive(Debug, Clone)]
+pub struct Capture {
+    pub source: String,
+    pub request: Vec<u8>,
+    pub head: ResponseHead,
+    /// The body split as a server would send it: one frame per SSE event when the body is an
+    /// unencoded stream (so `seq` counts events), else one frame.
+    pub frames: Vec<Vec<u8>>,
+}
+
+/// Reads a `--request`/`--response` pair.
+pub fn capture(args: &CheckArgs, request: &Path, response: &Path) -> Result<Capture, String> {
+    let read = |path: &Path| {
+        std::fs::read(path).map_err(|error| format!("{}: cannot read: {error}", path.display()))
+    };
+    let request_body = read(request)?;
+    let body = read(response)?;
+    let content_encoding = args
+        .content_encoding
+        .clone()
+        .or_else(|| sniff_encoding(&body).map(str::to_owned));
+    let content_type = match (&args.content_type, &content_encoding) {
+        (Some(given), _) => Some(given.clone()),
+        // Compressed bytes say nothing; the engine then follows the request's `stream` flag.
+        (None, Some(_)) => None,
+        (None, None) => sniff_type(&body).map(str::to_owned),
+    };
+    let is_sse = content_type.as_deref() == Some("text/event-stream");
+    let frames = if is_sse && content_encoding.is_none() {
+        split_events(&body)
+    } else {
+        vec![body]
+    };
+    Ok(Capture {
+        source: response.display().to_string(),
+        request: request_body,
+        head: ResponseHead {
+            status: args.status.unwrap_or(200),
+            content_type,
+            content_encoding,
+        },
+        frames,
+    })
+}
+
+fn sniff_encoding(body: &[u8]) -> Option<&'static str> {
+    match body {
+        [0x1f, 0x8b, ..] => Some("gzip"),
+        [0x28, 0xb5, 0x2f, 0xfd, ..] => Some("zstd"),
+        _ => None,
+    }
+}
+
+/// JSON when the first meaningful byte opens a document, SSE when it starts a field or comment.
+fn sniff_type(body: &[u8]) -> Option<&'static str> {
+    let body = body.strip_prefix(b"\xef\xbb\xbf").unwrap_or(body);
+    let start = body.iter().position(|b| !b.is_ascii_whitespace())?;
+    let rest = &body[start..];
+    if rest.starts_with(b"{") || rest.starts_with(b"[") {
+        return Some("application/json");
+    }
+    let sse_starts: [&[u8]; 5] = [b"data:", b"event:", b"id:", b"retry:", b":"];
+    sse_starts
+        .iter()
+        .any(|s| rest.starts_with(s))
+        .then_some("text/event-stream")
+}
+
+/// Cuts after each blank line (CR, LF or CRLF line ends), keeping every byte.
+fn split_events(body: &[u8]) -> Vec<Vec<u8>> {
+    let mut frames = Vec::new();
+    let (mut frame_start, mut line_start, mut i) = (0, 0, 0);
+    while i < body.len() {
+        if body[i] == b'\n' || body[i] == b'\r' {
+            let blank = i == line_start;
+            if body[i] == b'\r' && body.get(i + 1) == Some(&b'\n') {
+                i += 1;
+            }
+            i += 1;
+            line_start = i;
+            if blank {
+                frames.push(body[frame_start..i].to_vec());
+                frame_start = i;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    if frame_start < body.len() {
+        frames.push(body[frame_start..].to_vec());
+    }
+    frames
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sniffing_and_event_splitting() {
+        assert_eq!(
+            sniff_type(b"\xef\xbb\xbf  {\"a\":1}"),
+            Some("application/json")
+        );
+        assert_eq!(
+            sniff_type(b": ping\n\ndata: x\n\n"),
+            Some("text/event-stream")
+        );
+        assert_eq!(sniff_type(b"hello"), None);
+        assert_eq!(sniff_encoding(&[0x1f, 0x8b, 8]), Some("gzip"));
+        let frames = split_events(b"data: a\r\n\r\ndata: b\n\ndata: c");
+        assert_eq!(
+            frames,
+            vec![
+                b"data: a\r\n\r\n".to_vec(),
+                b"data: b\n\n".to_vec(),
+                b"data: c".to_vec()
+            ]
+        );
+    }
+}

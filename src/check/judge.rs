@@ -1,0 +1,190 @@
+//! Running the engine over recordings, in parallel: one [`Checked`] per exchange.
+//!
+//! Input: recording files (read with [`crate::record::read_file`]) or a [`Capture`]. Output:
+//! [`Item`]s in input order. Workers are scoped std threads pulling the next file index from an
+//! atomic counter; only the verdict of each file is kept, so memory stays at one recording per
+//! worker. A progress line is drawn on the given terminal writer while they run.
+
+use std::io::Write;
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use super::inputs::Capture;
+use crate::engine::{
+    BodyEnd, Completeness, EngineConfig, Exchange, ResponseHead, SchemaCache, Violation,
+};
+use crate::record::{Outcome, Recording, read_file};
+
+/// One exchange re-judged.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checked {
+    /// The file (or the `--response` capture) it came from.
+    pub source: String,
+    pub id: Option<String>,
+    pub route: Option<String>,
+    pub method: Option<String>,
+    pub path: Option<String>,
+    /// How the recording says the exchange ended; `None` without an end line (or a capture).
+    pub outcome: Option<Outcome>,
+    /// Violations recorded live, when the file has an end line.
+    pub live_violations: Option<usize>,
+    pub violations: Vec<Violation>,
+    pub completeness: Completeness,
+}
+
+/// One input's result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Item {
+    Checked(Box<Checked>),
+    /// A message naming the file (and line) that could not be read.
+    Unreadable(String),
+}
+
+/// Judges every file, `jobs` at a time (default: the available parallelism).
+pub fn run_all(
+    files: &[PathBuf],
+    engine: &Arc<EngineConfig>,
+    jobs: Option<NonZeroUsize>,
+    progress: Option<&mut dyn Write>,
+) -> Vec<Item> {
+    let cache = SchemaCache::default();
+    let workers = jobs
+        .or_else(|| std::thread::available_parallelism().ok())
+        .map_or(1, NonZeroUsize::get)
+        .min(files.len())
+        .max(1);
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let mut results: Vec<(usize, Item)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let index = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(file) = files.get(index) else {
+                            break;
+                        };
+                        mine.push((index, judge_file(file, engine, &cache)));
+                        done.fetch_add(1, Ordering::Relaxed);
+                    }
+                    mine
+                })
+            })
+            .collect();
+        if let Some(out) = progress {
+            draw_progress(out, &done, files.len());
+        }
+        handles
+            .into_iter()
+            // A panicking worker's files have no result; they are reported below.
+            .flat_map(|handle| handle.join().unwrap_or_default())
+            .collect()
+    });
+    results.sort_by_key(|(index, _)| *index);
+    // A file whose worker panicked has no result: say so rather than pass it silently.
+    let mut items = Vec::with_capacity(files.len());
+    let mut results = results.into_iter().peekable();
+    for (index, file) in files.iter().enumerate() {
+        match results.next_if(|(i, _)| *i == index) {
+            Some((_, item)) => items.push(item),
+            None => items.push(Item::Unreadable(format!(
+                "{}: the check failed internally",
+                file.display()
+            ))),
+        }
+    }
+    items
+}
+
+fn draw_progress(out: &mut dyn Write, done: &AtomicUsize, total: usize) {
+    loop {
+        let finished = done.load(Ordering::Relaxed);
+        let _ = write!(out, "\rchecked {finished}/{total} recordings");
+        let _ = out.flush();
+        if finished >= total {
+            let _ = writeln!(out);
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn judge_file(file: &std::path::Path, engine: &Arc<EngineConfig>, cache: &SchemaCache) -> Item {
+    match read_file(file) {
+        Ok(recording) => Item::Checked(Box::new(judge_recording(&recording, engine, cache))),
+        Err(error) => Item::Unreadable(error.to_string()),
+    }
+}
+
+/// Re-runs the engine over one recording, one `feed` per recorded frame.
+pub fn judge_recording(
+    recording: &Recording,
+    engine: &Arc<EngineConfig>,
+    cache: &SchemaCache,
+) -> Checked {
+    let meta = &recording.meta;
+    let request = meta.request.body.to_bytes().unwrap_or_default();
+    let header = |name: &str| {
+        meta.response
+            .headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.clone())
+    };
+    let mut exchange = Exchange::new(engine, cache, &request);
+    exchange.response_head(ResponseHead {
+        status: meta.response.status,
+        content_type: header("content-type"),
+        content_encoding: header("content-encoding"),
+    });
+    for frame in &recording.frames {
+        exchange.feed(&frame.bytes);
+    }
+    // Only a file that holds the whole body may be judged on how the body ended.
+    let whole = recording
+        .end
+        .as_ref()
+        .is_some_and(|end| end.outcome == Outcome::Complete && end.dropped_frames == 0);
+    let report = exchange.finish(if whole {
+        BodyEnd::Complete
+    } else {
+        BodyEnd::Truncated
+    });
+    Checked {
+        source: recording.path.display().to_string(),
+        id: Some(meta.id.clone()),
+        route: Some(meta.route.clone()),
+        method: Some(meta.method.clone()),
+        path: Some(meta.path.clone()),
+        outcome: recording.end.as_ref().map(|end| end.outcome),
+        live_violations: recording.end.as_ref().map(|end| end.violations.len()),
+        violations: report.violations,
+        completeness: report.completeness,
+    }
+}
+
+/// Judges a capture made elsewhere.
+pub fn capture(capture: &Capture, engine: &Arc<EngineConfig>) -> Item {
+    let cache = SchemaCache::default();
+    let mut exchange = Exchange::new(engine, &cache, &capture.request);
+    exchange.response_head(capture.head.clone());
+    for frame in &capture.frames {
+        exchange.feed(frame);
+    }
+    let report = exchange.finish(BodyEnd::Complete);
+    Item::Checked(Box::new(Checked {
+        source: capture.source.clone(),
+        id: None,
+        route: None,
+        method: None,
+        path: None,
+        outcome: None,
+        live_violations: None,
+        violations: report.violations,
+        completeness: report.completeness,
+    }))
+}

@@ -1,0 +1,161 @@
+//! The human and JSON reports of `tooltap check`.
+//!
+//! Input: the [`Item`]s judged. Output: text on the given writer. The human report lists each
+//! exchange that has violations (rule, severity, and where: JSON pointer, choice, tool call and
+//! `seq`, the frame to jump to in a replay), then a one-line summary; clean exchanges appear only
+//! in the count. The JSON report is one document with every exchange, for machines.
+
+use std::io::{self, Write};
+
+use serde_json::{Value, json};
+
+use super::judge::{Checked, Item};
+use crate::engine::{Completeness, Severity, Violation};
+
+/// Counts for the summary line and the JSON summary.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Summary {
+    pub exchanges: usize,
+    pub with_violations: usize,
+    pub errors: usize,
+    pub warnings: usize,
+    pub incomplete: usize,
+    pub unreadable: usize,
+}
+
+pub fn summarize(items: &[Item]) -> Summary {
+    let mut summary = Summary::default();
+    for item in items {
+        match item {
+            Item::Checked(checked) => {
+                summary.exchanges += 1;
+                summary.with_violations += usize::from(!checked.violations.is_empty());
+                for violation in &checked.violations {
+                    match violation.severity {
+                        Severity::Error => summary.errors += 1,
+                        Severity::Warning => summary.warnings += 1,
+                    }
+                }
+                summary.incomplete += usize::from(checked.completeness != Completeness::Complete);
+            }
+            Item::Unreadable(_) => summary.unreadable += 1,
+        }
+    }
+    summary
+}
+
+pub fn human(items: &[Item], out: &mut dyn Write) -> io::Result<()> {
+    for item in items {
+        let Item::Checked(checked) = item else {
+            continue; // named on stderr
+        };
+        if checked.violations.is_empty() {
+            continue;
+        }
+        writeln!(out, "{}", heading(checked))?;
+        for violation in &checked.violations {
+            writeln!(out, "  {}", describe(violation))?;
+        }
+        if let Some(live) = checked.live_violations
+            && live != checked.violations.len()
+        {
+            writeln!(out, "  note: {live} violation(s) were recorded live")?;
+        }
+    }
+    let s = summarize(items);
+    writeln!(
+        out,
+        "checked {} exchange(s): {} with violations ({} error(s), {} warning(s)), {} incomplete, {} unreadable",
+        s.exchanges, s.with_violations, s.errors, s.warnings, s.incomplete, s.unreadable
+    )
+}
+
+/// `file  id  route  POST /v1/chat/completions  [truncated]`
+pub fn heading(checked: &Checked) -> String {
+    let mut parts = vec![checked.source.clone()];
+    parts.extend(checked.id.clone());
+    parts.extend(checked.route.clone());
+    if let (Some(method), Some(path)) = (&checked.method, &checked.path) {
+        parts.push(format!("{method} {path}"));
+    }
+    if checked.completeness != Completeness::Complete {
+        parts.push(format!("[{}]", completeness_name(&checked.completeness)));
+    }
+    parts.join("  ")
+}
+
+/// `error tool_call.id_missing at /choices/0/... (choice 0, tool call 1, seq 4): detail`
+pub fn describe(violation: &Violation) -> String {
+    let mut place = Vec::new();
+    if let Some(choice) = violation.choice {
+        place.push(format!("choice {choice}"));
+    }
+    if let Some(call) = violation.tool_call {
+        place.push(format!("tool call {call}"));
+    }
+    if let Some(seq) = violation.seq {
+        place.push(format!("seq {seq}"));
+    }
+    let path = if violation.path.is_empty() {
+        "/"
+    } else {
+        &violation.path
+    };
+    let place = if place.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", place.join(", "))
+    };
+    format!(
+        "{:<7} {} at {path}{place}: {}",
+        violation.severity.as_str(),
+        violation.rule,
+        violation.detail
+    )
+}
+
+pub fn completeness_name(completeness: &Completeness) -> &'static str {
+    match completeness {
+        Completeness::Complete => "complete",
+        Completeness::Truncated => "truncated",
+        Completeness::TooLarge { .. } => "too_large",
+        Completeness::DecodeFailed { .. } => "decode_failed",
+        Completeness::NotInspected => "not_inspected",
+    }
+}
+
+pub fn json(items: &[Item], out: &mut dyn Write) -> io::Result<()> {
+    let s = summarize(items);
+    let mut exchanges = Vec::new();
+    let mut unreadable = Vec::new();
+    for item in items {
+        match item {
+            Item::Checked(c) => exchanges.push(json!({
+                "source": c.source,
+                "id": c.id,
+                "route": c.route,
+                "method": c.method,
+                "path": c.path,
+                "outcome": c.outcome,
+                "completeness": c.completeness,
+                "live_violations": c.live_violations,
+                "violations": c.violations,
+            })),
+            Item::Unreadable(message) => unreadable.push(Value::String(message.clone())),
+        }
+    }
+    let document = json!({
+        "summary": {
+            "exchanges": s.exchanges,
+            "with_violations": s.with_violations,
+            "errors": s.errors,
+            "warnings": s.warnings,
+            "incomplete": s.incomplete,
+            "unreadable": s.unreadable,
+        },
+        "exchanges": exchanges,
+        "unreadable": unreadable,
+    });
+    serde_json::to_writer_pretty(&mut *out, &document).map_err(io::Error::other)?;
+    writeln!(out)
+}

@@ -1,0 +1,74 @@
+//! The stream idle timeout: an upstream body that sends nothing for `timeouts.stream_idle` fails
+//! with an error the client sees as a broken stream, and the inspector reports as
+//! `upstream_error`, instead of holding a connection (and an inspection permit) forever.
+//!
+//! Input: the upstream's body. Output: the same frames, unchanged; the deadline is pushed back on
+//! every frame. Polling a timer inside `poll_frame` is the body's own readiness, not a wait on
+//! anyone else: nothing here blocks or locks.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body::{Body, Frame, SizeHint};
+use tokio::time::{Instant, Sleep};
+
+use super::body::BodyError;
+
+/// The error a stalled upstream body ends with.
+#[derive(Debug, thiserror::Error)]
+#[error("the upstream sent nothing for {0:?} (timeouts.stream_idle): stream cut")]
+pub struct StreamIdle(pub Duration);
+
+/// An upstream body with an idle deadline.
+pub struct IdleBody<B> {
+    inner: B,
+    idle: Duration,
+    deadline: Pin<Box<Sleep>>,
+}
+
+impl<B> IdleBody<B> {
+    pub fn new(inner: B, idle: Duration) -> IdleBody<B> {
+        IdleBody {
+            inner,
+            idle,
+            deadline: Box::pin(tokio::time::sleep(idle)),
+        }
+    }
+}
+
+impl<B> Body for IdleBody<B>
+where
+    B: Body<Data = Bytes> + Unpin,
+    B::Error: Into<BodyError>,
+{
+    type Data = Bytes;
+    type Error = BodyError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+        let this = &mut *self;
+        match Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Ready(polled) => {
+                let idle = this.idle;
+                this.deadline.as_mut().reset(Instant::now() + idle);
+                Poll::Ready(polled.map(|frame| frame.map_err(Into::into)))
+            }
+            Poll::Pending => match this.deadline.as_mut().poll(cx) {
+                Poll::Ready(()) => Poll::Ready(Some(Err(Box::new(StreamIdle(this.idle))))),
+                Poll::Pending => Poll::Pending,
+            },
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}

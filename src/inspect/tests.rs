@@ -1,0 +1,179 @@
+//! The inspector survives a panic in the analysis: the exchange is reported `inspection_failed`,
+//! the client's body is untouched, and the next inspection works.
+//!
+//! No input is known to panic the engine (the robustness property tests look for one), so this
+//! test injects the panic: in test builds only, a frame holding [`MARKER`] panics inside the
+//! guarded analysis call, exactly where an engine bug would.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use tokio::sync::oneshot;
+
+use super::*;
+use crate::tee::{self, TeeBody};
+
+const MARKER: &[u8] = b"\xde\xad-inject-panic";
+
+pub(super) fn panic_on_marker(bytes: &[u8]) {
+    if bytes.windows(MARKER.len()).any(|w| w == MARKER) {
+        panic!("injected analysis panic");
+    }
+}
+
+fn inspection() -> Arc<Inspection> {
+    Arc::new(Inspection {
+        engine: Arc::new(EngineConfig::default()),
+        schemas: Arc::new(SchemaCache::default()),
+        metrics: Arc::new(Metrics::default()),
+        violations: None,
+        recorder: None,
+        max_request_body: 1 << 20,
+    })
+}
+
+/// Run one exchange whose response body is `body`; returns what the client read.
+async fn exchange(shared: &Arc<Inspection>, body: &'static [u8]) -> Bytes {
+    let (request_tap, request_rx) = tee::tap(16);
+    let (response_tx, response_rx) = oneshot::channel();
+    let job = InspectJob {
+        label: ExchangeLabel {
+            id: Arc::from("t-1"),
+            route: Arc::from("default"),
+            started: Instant::now(),
+        },
+        request: request_rx,
+        response: response_rx,
+        enforced: Arc::new(AtomicBool::new(false)),
+        recording: None,
+    };
+    let task = tokio::spawn(run(shared.clone(), job));
+    let request = TeeBody::new(
+        Full::new(Bytes::from_static(b"{\"stream\":true}")),
+        request_tap,
+    );
+    request.collect().await.expect("request body");
+    let (tap, body_rx) = tee::tap(16);
+    let head = ResponseHead {
+        status: 200,
+        content_type: Some("text/event-stream".into()),
+        content_encoding: None,
+    };
+    let part = ResponsePart {
+        head,
+        body: body_rx,
+        ttfb: Duration::ZERO,
+        headers: None,
+    };
+    assert!(response_tx.send(part).is_ok());
+    let client = TeeBody::new(Full::new(Bytes::from_static(body)), tap);
+    let seen = client.collect().await.expect("response body").to_bytes();
+    tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .expect("inspector finishes")
+        .expect("the inspector task itself does not die");
+    seen
+}
+
+#[tokio::test]
+async fn a_panic_in_the_analysis_is_reported_and_the_client_keeps_every_byte() {
+    let shared = inspection();
+    let body: &'static [u8] = Box::leak(
+        [b"data: ".as_slice(), MARKER, b"\n\ndata: [DONE]\n\n"]
+            .concat()
+            .into_boxed_slice(),
+    );
+    let seen = exchange(&shared, body).await;
+    assert_eq!(
+        seen, body,
+        "the client's bytes must not depend on the inspector"
+    );
+    let text = shared.metrics.render();
+    assert!(
+        text.contains(
+            "tooltap_inspection_incomplete_total{route=\"default\",reason=\"inspection_failed\"} 1"
+        ),
+        "{text}"
+    );
+    // The next exchange is inspected normally.
+    exchange(&shared, b"data: [DONE]\n\n").await;
+    assert!(
+        shared
+            .metrics
+            .render()
+            .contains("tooltap_exchanges_inspected_total{")
+    );
+}
+
+#[tokio::test]
+async fn a_stalled_inspector_makes_the_report_lossy_while_the_client_gets_every_byte() {
+    let shared = inspection();
+    let (request_tap, request_rx) = tee::tap(16);
+    let (response_tx, response_rx) = oneshot::channel();
+    let request = TeeBody::new(
+        Full::new(Bytes::from_static(b"{\"stream\":true}")),
+        request_tap,
+    );
+    request.collect().await.expect("request body");
+    // A tap of one frame, and an inspector that has not run yet: the client reads the whole
+    // multi-frame body first, so the copy overflows.
+    let (tap, body_rx) = tee::tap(1);
+    let upstream = Frames(
+        (0..5)
+            .map(|i| Bytes::from(format!("data: {{\"id\":\"c{i}\",\"choices\":[]}}\n\n")))
+            .collect(),
+    );
+    let client = TeeBody::new(upstream, tap);
+    let seen = client.collect().await.expect("body").to_bytes();
+    assert_eq!(
+        seen.len(),
+        5 * "data: {\"id\":\"c0\",\"choices\":[]}\n\n".len()
+    );
+    let part = ResponsePart {
+        head: ResponseHead {
+            status: 200,
+            content_type: Some("text/event-stream".into()),
+            content_encoding: None,
+        },
+        body: body_rx,
+        ttfb: Duration::ZERO,
+        headers: None,
+    };
+    assert!(response_tx.send(part).is_ok());
+    let job = InspectJob {
+        label: ExchangeLabel {
+            id: Arc::from("t-2"),
+            route: Arc::from("default"),
+            started: Instant::now(),
+        },
+        request: request_rx,
+        response: response_rx,
+        enforced: Arc::new(AtomicBool::new(false)),
+        recording: None,
+    };
+    run(shared.clone(), job).await;
+    let text = shared.metrics.render();
+    assert!(
+        text.contains("tooltap_inspection_incomplete_total{route=\"default\",reason=\"lossy\"} 1"),
+        "{text}"
+    );
+    // A stream with a hole is not judged: no truncation or missing [DONE] blamed on the upstream.
+    assert!(!text.contains("tooltap_violations_total{"), "{text}");
+}
+
+/// A body that yields its frames one per poll, like a stream from the network.
+struct Frames(std::collections::VecDeque<Bytes>);
+
+impl http_body::Body for Frames {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        std::task::Poll::Ready(self.0.pop_front().map(|b| Ok(http_body::Frame::data(b))))
+    }
+}

@@ -1,0 +1,237 @@
+//! The recorder's writer thread: the only code that touches recording files.
+//!
+//! Input: [`Msg`]s from [`crate::record::RecordingHandle`]s over an unbounded std channel whose
+//! memory is bounded by a byte budget the senders check (see `writer.rs`). Output: one file per
+//! exchange, written to its temporary name through a `BufWriter` and renamed into place at the
+//! end (or deleted, when the recording is not to be kept), then pruning. Every I/O error is
+//! counted (`tooltap_recording_failures_total{target="recordings"}`), logged at most once a
+//! minute, and ends only the recording it hit; the thread carries on with the next one.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::Receiver;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use tokio::sync::oneshot;
+
+use super::format::{EndLine, FrameData, FrameLine, Line, Meta};
+use super::layout::{RecordingPaths, create_file, create_folder};
+use super::prune::Pruner;
+use crate::metrics::Metrics;
+
+/// Failures are logged at most this often.
+const LOG_EVERY: Duration = Duration::from_secs(60);
+/// What a message costs in the queue budget besides its payload.
+pub(super) const MSG_OVERHEAD: usize = 128;
+/// Metrics target of disk failures.
+pub const FAILURE_TARGET: &str = "recordings";
+
+/// What the writer thread receives. One `key` per recording; messages of a key arrive in order.
+pub(super) enum Msg {
+    Open {
+        key: u64,
+        paths: RecordingPaths,
+        meta: Box<Meta>,
+    },
+    Frame {
+        key: u64,
+        seq: u64,
+        t_us: u64,
+        bytes: Bytes,
+    },
+    /// `end.frames`/`end.bytes` are filled in here, from what the file really holds.
+    Finish {
+        key: u64,
+        end: Box<EndLine>,
+        keep: bool,
+    },
+    /// Flush every open file, then answer (tests, shutdown).
+    Flush(oneshot::Sender<()>),
+}
+
+impl Msg {
+    /// The bytes this message holds against the queue budget.
+    pub(super) fn cost(&self) -> usize {
+        match self {
+            Msg::Frame { bytes, .. } => bytes.len() + MSG_OVERHEAD,
+            Msg::Open { .. } | Msg::Finish { .. } | Msg::Flush(_) => MSG_OVERHEAD,
+        }
+    }
+}
+
+struct OpenRecording {
+    paths: RecordingPaths,
+    out: BufWriter<File>,
+    frames: u64,
+    bytes: u64,
+    written: u64,
+}
+
+pub(super) struct Disk {
+    pub(super) metrics: Arc<Metrics>,
+    pub(super) queued: Arc<AtomicUsize>,
+    pub(super) pruner: Pruner,
+    open: HashMap<u64, OpenRecording>,
+    last_logged: Option<Instant>,
+    failures_since_log: u64,
+}
+
+impl Disk {
+    pub(super) fn new(metrics: Arc<Metrics>, queued: Arc<AtomicUsize>, pruner: Pruner) -> Disk {
+        Disk {
+            metrics,
+            queued,
+            pruner,
+            open: HashMap::new(),
+            last_logged: None,
+            failures_since_log: 0,
+        }
+    }
+
+    /// Runs until every sender (the recorder and all handles) is gone.
+    pub(super) fn run(mut self, rx: Receiver<Msg>) {
+        while let Ok(msg) = rx.recv() {
+            let cost = msg.cost();
+            self.handle(msg);
+            self.queued.fetch_sub(cost, Ordering::Relaxed);
+        }
+    }
+
+    fn handle(&mut self, msg: Msg) {
+        match msg {
+            Msg::Open { key, paths, meta } => match open(paths, meta) {
+                Ok(recording) => {
+                    self.open.insert(key, recording);
+                }
+                Err((error, paths)) => self.failed(&error, &paths),
+            },
+            Msg::Frame {
+                key,
+                seq,
+                t_us,
+                bytes,
+            } => {
+                let Some(recording) = self.open.get_mut(&key) else {
+                    return; // its open failed, or an earlier write did: already counted
+                };
+                let line = Line::Frame(FrameLine {
+                    seq,
+                    t_us,
+                    data: FrameData::from_bytes(&bytes),
+                });
+                match write_line(&mut recording.out, &line) {
+                    Ok(written) => {
+                        recording.frames += 1;
+                        recording.bytes += bytes.len() as u64;
+                        recording.written += written;
+                    }
+                    Err(error) => self.abandon(key, &error),
+                }
+            }
+            Msg::Finish { key, end, keep } => self.finish(key, end, keep),
+            Msg::Flush(done) => {
+                let mut broken = Vec::new();
+                for (key, recording) in &mut self.open {
+                    if let Err(error) = recording.out.flush() {
+                        broken.push((*key, error));
+                    }
+                }
+                for (key, error) in broken {
+                    self.abandon(key, &error);
+                }
+                let _ = done.send(());
+            }
+        }
+    }
+
+    fn finish(&mut self, key: u64, mut end: Box<EndLine>, keep: bool) {
+        let Some(mut recording) = self.open.remove(&key) else {
+            return;
+        };
+        if !keep {
+            drop(recording.out);
+            let _ = std::fs::remove_file(&recording.paths.temp);
+            return;
+        }
+        end.frames = recording.frames;
+        end.bytes = recording.bytes;
+        let finished = write_line(&mut recording.out, &Line::End(end))
+            .and_then(|written| {
+                recording.written += written;
+                recording.out.flush()
+            })
+            .and_then(|()| std::fs::rename(&recording.paths.temp, &recording.paths.done));
+        match finished {
+            Ok(()) => {
+                for deleted in self.pruner.added(recording.paths.done, recording.written) {
+                    tracing::debug!(path = %deleted.display(), "recording pruned");
+                }
+            }
+            Err(error) => {
+                let _ = std::fs::remove_file(&recording.paths.temp);
+                self.failed(&error, &recording.paths);
+            }
+        }
+    }
+
+    /// A write failed mid-recording: drop what was written and count it.
+    fn abandon(&mut self, key: u64, error: &std::io::Error) {
+        if let Some(recording) = self.open.remove(&key) {
+            drop(recording.out);
+            let _ = std::fs::remove_file(&recording.paths.temp);
+            self.failed(error, &recording.paths);
+        }
+    }
+
+    fn failed(&mut self, error: &std::io::Error, paths: &RecordingPaths) {
+        self.metrics.recording_failure(FAILURE_TARGET);
+        self.failures_since_log += 1;
+        if self.last_logged.is_none_or(|t| t.elapsed() >= LOG_EVERY) {
+            self.last_logged = Some(Instant::now());
+            tracing::error!(
+                path = %paths.temp.display(),
+                %error,
+                failures = self.failures_since_log,
+                "cannot write a recording; traffic is unaffected (logged at most once a minute)"
+            );
+            self.failures_since_log = 0;
+        }
+    }
+}
+
+fn open(
+    paths: RecordingPaths,
+    meta: Box<Meta>,
+) -> Result<OpenRecording, (std::io::Error, RecordingPaths)> {
+    let opened = create_folder(&paths.folder).and_then(|()| create_file(&paths.temp));
+    let file = match opened {
+        Ok(file) => file,
+        Err(error) => return Err((error, paths)),
+    };
+    let mut out = BufWriter::with_capacity(64 * 1024, file);
+    match write_line(&mut out, &Line::Exchange(meta)) {
+        Ok(written) => Ok(OpenRecording {
+            paths,
+            out,
+            frames: 0,
+            bytes: 0,
+            written,
+        }),
+        Err(error) => {
+            let _ = std::fs::remove_file(&paths.temp);
+            Err((error, paths))
+        }
+    }
+}
+
+/// Writes one line and its newline; returns the bytes written.
+fn write_line(out: &mut BufWriter<File>, line: &Line) -> std::io::Result<u64> {
+    let mut text = serde_json::to_vec(line).map_err(std::io::Error::other)?;
+    text.push(b'\n');
+    out.write_all(&text)?;
+    Ok(text.len() as u64)
+}

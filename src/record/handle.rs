@@ -1,0 +1,176 @@
+//! [`RecordingHandle`]'s methods: redact and queue one exchange's parts, in order.
+//!
+//! Input: the inspector's calls (see the calling order in `writer.rs`). Output: `Open`, `Frame`
+//! and `Finish` messages for the writer thread. Byte limits are applied here, before a frame
+//! is queued, so a truncated recording costs no queue space.
+
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use bytes::Bytes;
+use http::HeaderMap;
+
+use super::super::disk::Msg;
+use super::super::format::{EndLine, Outcome, RecordedBody};
+use super::{FAILURE_TARGET, QUEUE_FULL_TARGET, RecordMode, RecordingEnd, RecordingHandle};
+use crate::engine::Completeness;
+
+impl RecordingHandle {
+    /// The request body as captured; `None` when it was not (too large, cut short). Bodies
+    /// that do not fit the per-recording limit, or that are not JSON while body pointers are
+    /// configured (their secret could not be found), are recorded as `missing`.
+    pub fn request_body(&mut self, body: Option<&[u8]>) {
+        let Some(meta) = self.pending.as_mut() else {
+            return;
+        };
+        let Some(body) = body else {
+            meta.request.body = RecordedBody::Missing;
+            return;
+        };
+        if body.len() as u64 > self.shared.max_bytes {
+            self.truncated = true;
+            meta.request.body = RecordedBody::Missing;
+            return;
+        }
+        self.used += body.len() as u64;
+        meta.request.body = match RecordedBody::from_bytes(body) {
+            RecordedBody::Json(mut value) => {
+                self.shared.redactor.body(&mut value, &mut meta.redacted);
+                RecordedBody::Json(value)
+            }
+            _ if self.shared.redactor.has_body_pointers() => {
+                meta.redacted.push("body".to_string());
+                RecordedBody::Missing
+            }
+            other => other,
+        };
+    }
+
+    /// The response head: completes the first line and opens the file.
+    pub fn response_head(&mut self, status: u16, headers: &HeaderMap) {
+        let Some(mut meta) = self.pending.take() else {
+            return;
+        };
+        meta.response.status = status;
+        meta.response.headers = self.shared.redactor.headers(headers, &mut meta.redacted);
+        let paths = self.paths.clone();
+        self.send(Msg::Open {
+            key: self.key,
+            paths,
+            meta,
+        });
+    }
+
+    /// One response body frame exactly as it arrived, at `at`. Never blocks.
+    pub fn frame(&mut self, bytes: &Bytes, at: Instant) {
+        if self.pending.is_some() {
+            // A body without a head should not happen; record it with status 0 rather than lose it.
+            self.response_head(0, &HeaderMap::new());
+        }
+        if self.truncated || self.lossy || self.finished {
+            return;
+        }
+        if self.used + bytes.len() as u64 > self.shared.max_bytes {
+            self.truncated = true;
+            return;
+        }
+        let msg = Msg::Frame {
+            key: self.key,
+            seq: self.next_seq,
+            t_us: micros(self.origin, at),
+            bytes: bytes.clone(),
+        };
+        let cost = msg.cost();
+        if self.shared.queued.load(Ordering::Relaxed) + cost > self.shared.max_queued {
+            // A file with a hole is useless to a replayer: stop taking frames, end it lossy.
+            self.lossy = true;
+            self.own_dropped += 1;
+            self.shared.metrics.recording_failure(QUEUE_FULL_TARGET);
+            return;
+        }
+        self.used += bytes.len() as u64;
+        self.next_seq += 1;
+        self.send(msg);
+    }
+
+    /// Ends the recording; kept in `all` mode, or in `violations` mode when there are any.
+    pub fn finish(mut self, end: RecordingEnd) {
+        let keep = match self.shared.mode {
+            RecordMode::All => true,
+            RecordMode::Violations => !end.violations.is_empty(),
+            RecordMode::Off => false,
+        };
+        self.end(end, keep);
+    }
+
+    fn end(&mut self, end: RecordingEnd, keep: bool) {
+        if self.finished || self.pending.is_some() {
+            // Never opened (no response head): nothing is on disk.
+            self.finished = true;
+            return;
+        }
+        self.finished = true;
+        let RecordingEnd {
+            outcome,
+            ended,
+            dropped_frames,
+            completeness,
+            violations,
+        } = end;
+        // The file's own gaps explain it best: a hole first, then a cut.
+        let outcome = if self.lossy {
+            Outcome::Lossy
+        } else if self.truncated {
+            Outcome::Truncated
+        } else {
+            outcome
+        };
+        let line = EndLine {
+            outcome,
+            t_us: micros(self.origin, ended),
+            dropped_frames: dropped_frames + self.own_dropped,
+            frames: 0,
+            bytes: 0,
+            completeness,
+            violations,
+        };
+        self.send(Msg::Finish {
+            key: self.key,
+            end: Box::new(line),
+            keep,
+        });
+    }
+
+    /// Queues a message; its cost is released by the writer thread once handled.
+    fn send(&self, msg: Msg) {
+        let cost = msg.cost();
+        self.shared.queued.fetch_add(cost, Ordering::Relaxed);
+        if self.tx.send(msg).is_err() {
+            self.shared.queued.fetch_sub(cost, Ordering::Relaxed);
+            self.shared.metrics.recording_failure(FAILURE_TARGET);
+        }
+    }
+}
+
+impl Drop for RecordingHandle {
+    /// An inspector that ended without `finish` (a bug, a cancelled task): close the file as
+    /// truncated rather than leave it open in the writer thread.
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        let end = RecordingEnd {
+            outcome: Outcome::Truncated,
+            ended: Instant::now(),
+            dropped_frames: 0,
+            completeness: Completeness::Truncated,
+            violations: Vec::new(),
+        };
+        let keep = self.shared.mode == RecordMode::All;
+        self.end(end, keep);
+    }
+}
+
+fn micros(origin: Instant, at: Instant) -> u64 {
+    u64::try_from(at.saturating_duration_since(origin).as_micros()).unwrap_or(u64::MAX)
+}

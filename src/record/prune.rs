@@ -1,0 +1,122 @@
+//! Oldest-first pruning of finished recordings, when a total size or count is configured.
+//!
+//! Input: the recordings folder (scanned once, lazily, when the first recording is kept) and
+//! every recording the writer thread finishes afterwards. Output: deleted files (and the date
+//! and route folders they leave empty). Owned by the writer thread alone, so no locking.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use super::layout::is_recording;
+
+/// How deep the scan goes: `<route>/<date>/<file>` is three levels; a little slack for hands.
+const MAX_DEPTH: usize = 4;
+
+/// Limits on what the recordings folder may hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PruneLimits {
+    pub max_total_bytes: Option<u64>,
+    pub max_files: Option<usize>,
+}
+
+/// The kept recordings, oldest first.
+#[derive(Debug)]
+pub struct Pruner {
+    root: PathBuf,
+    limits: PruneLimits,
+    files: Option<VecDeque<(PathBuf, u64)>>,
+    total: u64,
+}
+
+impl Pruner {
+    pub fn new(root: PathBuf, limits: PruneLimits) -> Pruner {
+        Pruner {
+            root,
+            limits,
+            files: None,
+            total: 0,
+        }
+    }
+
+    fn enabled(&self) -> bool {
+        self.limits.max_total_bytes.is_some() || self.limits.max_files.is_some()
+    }
+
+    /// Notes a newly finished recording and deletes the oldest ones while over a limit.
+    /// Returns the paths deleted. The newest file counts like any other: a limit smaller than
+    /// one recording keeps nothing, which is what a disk-protection limit should do.
+    pub fn added(&mut self, path: PathBuf, size: u64) -> Vec<PathBuf> {
+        if !self.enabled() {
+            return Vec::new();
+        }
+        if self.files.is_none() {
+            // The scan already sees the new file; don't count it twice.
+            self.files = Some(scan(&self.root));
+            self.total = self.files.iter().flatten().map(|(_, size)| size).sum();
+        }
+        let Some(files) = self.files.as_mut() else {
+            return Vec::new();
+        };
+        if !files.iter().any(|(p, _)| *p == path) {
+            files.push_back((path, size));
+            self.total += size;
+        }
+        let mut deleted = Vec::new();
+        while over(self.limits, files.len(), self.total) {
+            let Some((oldest, size)) = files.pop_front() else {
+                break;
+            };
+            self.total = self.total.saturating_sub(size);
+            if std::fs::remove_file(&oldest).is_ok() {
+                remove_empty_parents(&self.root, &oldest);
+                deleted.push(oldest);
+            }
+        }
+        deleted
+    }
+}
+
+fn over(limits: PruneLimits, count: usize, total: u64) -> bool {
+    limits.max_files.is_some_and(|max| count > max)
+        || limits.max_total_bytes.is_some_and(|max| total > max)
+}
+
+/// Every finished recording under `root`, oldest (by modification time, then path) first.
+fn scan(root: &Path) -> VecDeque<(PathBuf, u64)> {
+    let mut found: Vec<(SystemTime, PathBuf, u64)> = Vec::new();
+    let mut stack = vec![(root.to_path_buf(), 0)];
+    while let Some((dir, depth)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(meta) = entry.metadata() else {
+                continue;
+            };
+            if meta.is_dir() && depth < MAX_DEPTH {
+                stack.push((path, depth + 1));
+            } else if meta.is_file() && is_recording(&path) {
+                let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+                found.push((modified, path, meta.len()));
+            }
+        }
+    }
+    found.sort();
+    found
+        .into_iter()
+        .map(|(_, path, size)| (path, size))
+        .collect()
+}
+
+/// Removes the date and route folders a deletion emptied (never `root` itself).
+fn remove_empty_parents(root: &Path, file: &Path) {
+    let mut current = file.parent();
+    while let Some(dir) = current {
+        if dir == root || !dir.starts_with(root) || std::fs::remove_dir(dir).is_err() {
+            break;
+        }
+        current = dir.parent();
+    }
+}

@@ -1,0 +1,234 @@
+//! The recorder's caller side: [`Recorder`] and the per-exchange [`RecordingHandle`].
+//!
+//! Input: calls from an inspector task (async or not: no method blocks or awaits, except
+//! [`Recorder::flush`]). Output: [`Msg`]s to the writer thread in `disk.rs`.
+//!
+//! Calling order for one exchange, as the inspector sees it:
+//!
+//! ```text
+//! let mut rec = recorder.begin(RecordingStart { id, started, origin, route, upstream, method,
+//!                                               path, query, request_headers })?;  // None: off
+//! rec.request_body(Some(&body));            // or None when the body was not captured
+//! rec.response_head(status, &headers);      // the file is opened here (the first line is whole)
+//! for (frame, at) in tap { rec.frame(&frame, at); }
+//! rec.finish(RecordingEnd { outcome, ended, dropped_frames, completeness, violations });
+//! ```
+//!
+//! Redaction happens in `begin`/`request_body`/`response_head`, before anything is queued.
+//! The queue is a std channel bounded by bytes, not by messages: frames are sent only while
+//! fewer than `max_queued_bytes` wait (else that recording stops taking frames and ends
+//! `lossy`), while `Open` and `Finish` always go through, so every recording that began is
+//! closed (kept or deleted) even when the queue was full. Dropping a handle without `finish`
+//! ends the recording as `truncated` (kept only in `all` mode).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Sender};
+use std::time::{Instant, SystemTime};
+
+use http::HeaderMap;
+
+use super::config::{RecordMode, RecorderConfig};
+use super::disk::{Disk, FAILURE_TARGET, MSG_OVERHEAD, Msg};
+use super::format::{Meta, Outcome, RecordedBody, RequestPart, ResponsePart, VERSION};
+use super::layout::RecordingPaths;
+use super::prune::{PruneLimits, Pruner};
+use super::redact::{self, Redactor};
+use crate::engine::{Completeness, Violation};
+use crate::metrics::Metrics;
+
+/// Metrics target counting frames dropped because the writer queue was full.
+pub const QUEUE_FULL_TARGET: &str = "recordings_queue";
+
+/// Shared by the recorder and its handles.
+struct Shared {
+    dir: std::path::PathBuf,
+    mode: RecordMode,
+    max_bytes: u64,
+    max_queued: usize,
+    redactor: Redactor,
+    metrics: Arc<Metrics>,
+    queued: Arc<AtomicUsize>,
+    next_key: AtomicU64,
+}
+
+/// Starts recordings; cheap to clone, `Send + Sync`.
+#[derive(Clone)]
+pub struct Recorder {
+    shared: Arc<Shared>,
+    tx: Sender<Msg>,
+}
+
+/// Who the exchange is and what was asked: everything known when the request head arrives.
+#[derive(Debug, Clone, Copy)]
+pub struct RecordingStart<'a> {
+    pub id: &'a str,
+    /// Wall-clock time of the request head (the `started` field and the date folder).
+    pub started: SystemTime,
+    /// The same moment on the monotonic clock: frames' `t_us` count from here.
+    pub origin: Instant,
+    pub route: &'a str,
+    pub upstream: &'a str,
+    pub method: &'a str,
+    pub path: &'a str,
+    pub query: Option<&'a str>,
+    pub request_headers: &'a HeaderMap,
+}
+
+/// How an exchange ended, as the inspector knows it.
+#[derive(Debug, Clone)]
+pub struct RecordingEnd {
+    /// `complete`, `client_gone`, `upstream_error` or `lossy`; the recorder replaces it with
+    /// `lossy`/`truncated` when its own queue or size limit cut the file short.
+    pub outcome: Outcome,
+    /// When the body ended.
+    pub ended: Instant,
+    /// Frames the tap dropped before the inspector saw them.
+    pub dropped_frames: u64,
+    pub completeness: Completeness,
+    pub violations: Vec<Violation>,
+}
+
+impl Recorder {
+    /// Starts the writer thread. A thread that cannot start makes every recording fail (and
+    /// be counted); traffic is unaffected either way.
+    pub fn spawn(config: RecorderConfig, metrics: Arc<Metrics>) -> Recorder {
+        let RecorderConfig {
+            dir,
+            mode,
+            max_bytes_per_recording,
+            max_total_bytes,
+            max_files,
+            max_queued_bytes,
+            redact,
+        } = config;
+        let queued = Arc::new(AtomicUsize::new(0));
+        let (tx, rx) = mpsc::channel();
+        let limits = PruneLimits {
+            max_total_bytes,
+            max_files,
+        };
+        let disk = Disk::new(
+            metrics.clone(),
+            queued.clone(),
+            Pruner::new(dir.clone(), limits),
+        );
+        let spawned = std::thread::Builder::new()
+            .name("tooltap-recorder".into())
+            .spawn(move || disk.run(rx));
+        if let Err(error) = spawned {
+            tracing::error!(%error, "could not start the recorder thread; nothing will be recorded");
+        }
+        let shared = Shared {
+            dir,
+            mode,
+            max_bytes: max_bytes_per_recording,
+            max_queued: max_queued_bytes,
+            redactor: Redactor::new(&redact),
+            metrics,
+            queued,
+            next_key: AtomicU64::new(0),
+        };
+        Recorder {
+            shared: Arc::new(shared),
+            tx,
+        }
+    }
+
+    pub fn mode(&self) -> RecordMode {
+        self.shared.mode
+    }
+
+    /// The redaction in use, for callers that log request data.
+    pub fn redactor(&self) -> &Redactor {
+        &self.shared.redactor
+    }
+
+    /// Starts recording one exchange; `None` in `off` mode.
+    pub fn begin(&self, start: RecordingStart<'_>) -> Option<RecordingHandle> {
+        if self.shared.mode == RecordMode::Off {
+            return None;
+        }
+        let RecordingStart {
+            id,
+            started,
+            origin,
+            route,
+            upstream,
+            method,
+            path,
+            query,
+            request_headers,
+        } = start;
+        let mut redacted = Vec::new();
+        let headers = self.shared.redactor.headers(request_headers, &mut redacted);
+        let upstream = redact::url(upstream, &mut redacted);
+        let query = query.map(|q| redact::query(q, &mut redacted));
+        let meta = Meta {
+            v: VERSION,
+            id: id.to_string(),
+            started: humantime::format_rfc3339_millis(started).to_string(),
+            route: route.to_string(),
+            upstream,
+            method: method.to_string(),
+            path: path.to_string(),
+            query,
+            request: RequestPart {
+                headers,
+                body: RecordedBody::Missing,
+            },
+            response: ResponsePart {
+                status: 0,
+                headers: Vec::new(),
+            },
+            redacted,
+        };
+        Some(RecordingHandle {
+            paths: RecordingPaths::new(&self.shared.dir, route, started, id),
+            key: self.shared.next_key.fetch_add(1, Ordering::Relaxed),
+            shared: self.shared.clone(),
+            tx: self.tx.clone(),
+            origin,
+            pending: Some(Box::new(meta)),
+            used: 0,
+            next_seq: 0,
+            truncated: false,
+            lossy: false,
+            own_dropped: 0,
+            finished: false,
+        })
+    }
+
+    /// Waits until everything queued so far is on disk (buffers flushed; unfinished recordings
+    /// stay under their temporary names).
+    pub async fn flush(&self) {
+        let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+        self.shared
+            .queued
+            .fetch_add(MSG_OVERHEAD, Ordering::Relaxed);
+        if self.tx.send(Msg::Flush(done_tx)).is_ok() {
+            let _ = done_rx.await;
+        }
+    }
+}
+
+/// One exchange being recorded. Not `Clone`: one owner feeds it in order.
+pub struct RecordingHandle {
+    shared: Arc<Shared>,
+    tx: Sender<Msg>,
+    key: u64,
+    paths: RecordingPaths,
+    origin: Instant,
+    /// The first line until the response head completes it; `None` once the file is open.
+    pending: Option<Box<Meta>>,
+    /// Request body and frame bytes counted against `max_bytes_per_recording`.
+    used: u64,
+    next_seq: u64,
+    truncated: bool,
+    lossy: bool,
+    own_dropped: u64,
+    finished: bool,
+}
+
+#[path = "handle.rs"]
+mod handle;

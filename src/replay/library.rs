@@ -1,0 +1,287 @@
+//! The recordings a replay server answers from, indexed by [`MatchKey`], served in turn.
+//!
+//! Input: a directory of `*.jsonl` recordings (read recursively at start-up with
+//! [`crate::record::read_file`]; one unreadable file stops the start, naming the file and the
+//! line, because a fixture suite that silently lost a fixture is worse than one that refuses to
+//! start) and the [`MatchRules`]. Output: for each request, the next recording under its key, or
+//! a [`Miss`] naming the closest recording and the JSON pointers where the bodies differ.
+//!
+//! Several recordings with one key are served in turn, in natural file-name order
+//! (`call-2.jsonl` before `call-10.jsonl`), cycling: the third request for a key with two
+//! recordings gets the first again. Cycling (not exhausting) keeps a long-lived replay server
+//! usable by a suite that runs twice; the `x-tooltap-recording` header says which file answered.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
+
+use serde_json::Value;
+
+use super::body::BodyEnding;
+use super::matching::{MatchKey, MatchRules, differing_pointers};
+use crate::record::{Outcome, ReadError, RecordedFrame, Recording, read_file};
+
+/// One loaded recording and what it is matched on.
+#[derive(Debug)]
+pub struct Entry {
+    /// The file's path relative to the recordings directory, with `/` separators.
+    pub name: String,
+    pub recording: Recording,
+    /// The recording's frames, shared with every response that replays them.
+    pub frames: Arc<[RecordedFrame]>,
+    /// `Break` when the recorded upstream broke off mid-body.
+    pub ending: BodyEnding,
+    pub key: MatchKey,
+    /// The request body after ignoring, for the miss diagnosis; `None` when not JSON.
+    normalized: Option<Value>,
+}
+
+/// Why the recordings could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// Complete on its own (no `source()`), so a printed chain does not repeat the cause.
+    #[error("recordings directory {}: {cause}", path.display())]
+    Walk {
+        path: PathBuf,
+        cause: std::io::Error,
+    },
+    #[error(transparent)]
+    Read(#[from] ReadError),
+}
+
+/// A request no recording answers, and the nearest thing there was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Miss {
+    /// The closest recording's name, if there is any recording at all.
+    pub closest: Option<String>,
+    /// What differs from the closest: `method`/`path` mismatches, then body JSON pointers.
+    pub differing: Vec<String>,
+}
+
+/// The recordings, indexed.
+#[derive(Debug)]
+pub struct Library {
+    rules: MatchRules,
+    entries: Vec<Entry>,
+    turns: HashMap<MatchKey, Turns>,
+}
+
+/// The recordings under one key, and whose turn is next.
+#[derive(Debug, Default)]
+struct Turns {
+    entries: Vec<usize>,
+    next: AtomicUsize,
+}
+
+impl Library {
+    /// Read every `*.jsonl` under `dir` (hidden directories skipped).
+    pub fn load(dir: &Path, rules: MatchRules) -> Result<Library, LoadError> {
+        let mut files = Vec::new();
+        walk(dir, &mut files)?;
+        let mut named: Vec<(String, PathBuf)> = files
+            .into_iter()
+            .map(|path| (relative_name(dir, &path), path))
+            .collect();
+        named.sort_by(|a, b| natural_cmp(&a.0, &b.0));
+        let mut library = Library::empty(rules);
+        for (name, path) in named {
+            library.insert(name, read_file(&path)?);
+        }
+        Ok(library)
+    }
+
+    pub fn empty(rules: MatchRules) -> Library {
+        Library {
+            rules,
+            entries: Vec::new(),
+            turns: HashMap::new(),
+        }
+    }
+
+    /// Add a recording; it takes its turn after those already under its key.
+    pub fn insert(&mut self, name: String, recording: Recording) {
+        let body = recording.meta.request.body.to_bytes();
+        let meta = &recording.meta;
+        let key = self.rules.key(&meta.method, &meta.path, body.as_deref());
+        let normalized = body.as_deref().and_then(|b| self.rules.normalize(b));
+        self.turns
+            .entry(key.clone())
+            .or_default()
+            .entries
+            .push(self.entries.len());
+        let ending = ending_of(&name, &recording);
+        self.entries.push(Entry {
+            name,
+            ending,
+            frames: recording.frames.iter().cloned().collect(),
+            recording,
+            key,
+            normalized,
+        });
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn rules(&self) -> &MatchRules {
+        &self.rules
+    }
+
+    /// The recording whose turn it is for this request, or why there is none.
+    pub fn next_for(&self, method: &str, path: &str, body: &[u8]) -> Result<&Entry, Miss> {
+        let exact = self.rules.key(method, path, Some(body));
+        let any_body = self.rules.key(method, path, None);
+        let turns = self.turns.get(&exact).or_else(|| self.turns.get(&any_body));
+        match turns {
+            Some(turns) if !turns.entries.is_empty() => {
+                let turn = turns.next.fetch_add(1, AtomicOrdering::Relaxed);
+                Ok(&self.entries[turns.entries[turn % turns.entries.len()]])
+            }
+            _ => Err(self.closest(&exact, body)),
+        }
+    }
+
+    /// The recording differing from the request in the fewest places (method and path weigh
+    /// more than any body difference), with those places.
+    fn closest(&self, key: &MatchKey, body: &[u8]) -> Miss {
+        let sent = self.rules.normalize(body);
+        let best = self
+            .entries
+            .iter()
+            .map(|entry| {
+                let head = head_differences(&entry.key, key);
+                let body = match (&entry.normalized, &sent) {
+                    (Some(recorded), Some(sent)) => differing_pointers(recorded, sent),
+                    _ if entry.key.body == key.body => Vec::new(),
+                    _ => vec!["(body is not JSON)".to_owned()],
+                };
+                (entry, head, body)
+            })
+            .min_by_key(|(entry, head, body)| (head.len(), body.len(), entry.name.clone()));
+        match best {
+            Some((entry, mut head, body)) => {
+                head.extend(body);
+                Miss {
+                    closest: Some(entry.name.clone()),
+                    differing: head,
+                }
+            }
+            None => Miss {
+                closest: None,
+                differing: Vec::new(),
+            },
+        }
+    }
+}
+
+/// How a recording's body ends when replayed; recordings that are not whole are served as
+/// they are, with a warning, because a fixture suite may hold them on purpose.
+fn ending_of(name: &str, recording: &Recording) -> BodyEnding {
+    let outcome = recording.end.as_ref().map(|end| end.outcome);
+    match outcome {
+        Some(Outcome::Complete) => BodyEnding::Clean,
+        Some(Outcome::UpstreamError) => BodyEnding::Break,
+        Some(other @ (Outcome::ClientGone | Outcome::Lossy | Outcome::Truncated)) => {
+            tracing::warn!(recording = name, outcome = ?other, "recording is not whole; replayed as recorded, with a clean end");
+            BodyEnding::Clean
+        }
+        None => {
+            tracing::warn!(
+                recording = name,
+                "recording has no end line (cut short); replayed as recorded, with a clean end"
+            );
+            BodyEnding::Clean
+        }
+    }
+}
+
+fn head_differences(recorded: &MatchKey, sent: &MatchKey) -> Vec<String> {
+    let mut out = Vec::new();
+    if recorded.method != sent.method {
+        out.push(format!("method (recorded {})", recorded.method));
+    }
+    if recorded.path != sent.path {
+        out.push(format!("path (recorded {})", recorded.path));
+    }
+    out
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), LoadError> {
+    let error = |cause| LoadError::Walk {
+        path: dir.to_path_buf(),
+        cause,
+    };
+    for item in std::fs::read_dir(dir).map_err(error)? {
+        let item = item.map_err(error)?;
+        let path = item.path();
+        let hidden = item.file_name().to_string_lossy().starts_with('.');
+        let kind = item.file_type().map_err(error)?;
+        if kind.is_dir() && !hidden {
+            walk(&path, out)?;
+        } else if path.extension().is_some_and(|ext| ext == "jsonl") && !kind.is_dir() {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn relative_name(root: &Path, path: &Path) -> String {
+    let relative = path.strip_prefix(root).unwrap_or(path);
+    let parts: Vec<String> = relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    parts.join("/")
+}
+
+/// Compare names with runs of digits compared as numbers: `t-9` < `t-10`.
+pub fn natural_cmp(a: &str, b: &str) -> Ordering {
+    let (mut left, mut right) = (a.as_bytes(), b.as_bytes());
+    loop {
+        match (left.first(), right.first()) {
+            (None, None) => return a.cmp(b),
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(x), Some(y)) if x.is_ascii_digit() && y.is_ascii_digit() => {
+                let (l_digits, l_rest) = split_digits(left);
+                let (r_digits, r_rest) = split_digits(right);
+                let l_trim = trim_zeros(l_digits);
+                let r_trim = trim_zeros(r_digits);
+                let by_value = l_trim.len().cmp(&r_trim.len()).then(l_trim.cmp(r_trim));
+                if by_value != Ordering::Equal {
+                    return by_value;
+                }
+                (left, right) = (l_rest, r_rest);
+            }
+            (Some(x), Some(y)) if x != y => return x.cmp(y),
+            _ => (left, right) = (&left[1..], &right[1..]),
+        }
+    }
+}
+
+fn split_digits(bytes: &[u8]) -> (&[u8], &[u8]) {
+    let end = bytes
+        .iter()
+        .position(|b| !b.is_ascii_digit())
+        .unwrap_or(bytes.len());
+    bytes.split_at(end)
+}
+
+fn trim_zeros(digits: &[u8]) -> &[u8] {
+    let start = digits
+        .iter()
+        .position(|b| *b != b'0')
+        .unwrap_or(digits.len());
+    &digits[start..]
+}
+
+#[cfg(test)]
+#[path = "library_tests.rs"]
+mod tests;

@@ -1,0 +1,144 @@
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use super::*;
+use crate::record::format::{RequestPart, ResponsePart};
+use crate::record::{Meta, RecordedBody};
+
+fn recording(method: &str, path: &str, body: RecordedBody) -> Recording {
+    Recording {
+        path: PathBuf::from("x.jsonl"),
+        meta: Meta {
+            v: 1,
+            id: "t1-1".into(),
+            started: "2026-12-02T12:00:00Z".into(),
+            route: "default".into(),
+            upstream: "https://api.openai.com".into(),
+            method: method.into(),
+            path: path.into(),
+            query: None,
+            request: RequestPart {
+                headers: vec![],
+                body,
+            },
+            response: ResponsePart {
+                status: 200,
+                headers: vec![],
+            },
+            redacted: vec![],
+        },
+        frames: vec![],
+        end: None,
+    }
+}
+
+fn chat(content: &str) -> Value {
+    json!({"model": "m", "messages": [{"role": "user", "content": content}], "max_tokens": 5})
+}
+
+fn library(items: &[(&str, Value)]) -> Library {
+    let mut library = Library::empty(MatchRules::default());
+    for (name, body) in items {
+        let body = RecordedBody::Json(body.clone());
+        library.insert(
+            (*name).into(),
+            recording("POST", "/v1/chat/completions", body),
+        );
+    }
+    library
+}
+
+fn ask(library: &Library, body: &Value) -> Result<String, Miss> {
+    let bytes = body.to_string();
+    library
+        .next_for("POST", "/v1/chat/completions", bytes.as_bytes())
+        .map(|entry| entry.name.clone())
+}
+
+#[test]
+fn repeated_requests_are_served_in_turn_and_cycle() {
+    let library = library(&[("a-1", chat("hi")), ("a-2", chat("hi")), ("b", chat("bye"))]);
+    let served: Vec<String> = (0..5)
+        .map(|_| ask(&library, &chat("hi")).expect("hit"))
+        .collect();
+    assert_eq!(served, ["a-1", "a-2", "a-1", "a-2", "a-1"]);
+    assert_eq!(ask(&library, &chat("bye")).expect("hit"), "b");
+}
+
+#[test]
+fn a_miss_names_the_closest_recording_and_the_pointers_that_differ() {
+    let library = library(&[
+        ("near", chat("Weather in Paris.")),
+        ("far", json!({"x": 1})),
+    ]);
+    let mut sent = chat("Weather in Oslo.");
+    sent["max_tokens"] = json!(9);
+    let miss = ask(&library, &sent).expect_err("miss");
+    assert_eq!(miss.closest.as_deref(), Some("near"));
+    assert_eq!(miss.differing, ["/max_tokens", "/messages/0/content"]);
+}
+
+#[test]
+fn a_miss_on_the_path_says_so() {
+    let library = library(&[("only", chat("hi"))]);
+    let miss = library
+        .next_for("POST", "/v1/completions", chat("hi").to_string().as_bytes())
+        .expect_err("miss");
+    assert_eq!(miss.closest.as_deref(), Some("only"));
+    assert_eq!(miss.differing, ["path (recorded /v1/chat/completions)"]);
+    let empty = Library::empty(MatchRules::default());
+    assert_eq!(ask(&empty, &chat("hi")).expect_err("miss").closest, None);
+}
+
+#[test]
+fn a_recording_without_its_request_body_matches_any_body_on_its_path() {
+    let mut library = library(&[("exact", chat("hi"))]);
+    library.insert(
+        "uncaptured".into(),
+        recording("POST", "/v1/chat/completions", RecordedBody::Missing),
+    );
+    assert_eq!(ask(&library, &chat("hi")).expect("hit"), "exact");
+    assert_eq!(ask(&library, &chat("other")).expect("hit"), "uncaptured");
+}
+
+#[test]
+fn natural_order_compares_digit_runs_as_numbers() {
+    let mut names = vec!["t-10.jsonl", "t-9.jsonl", "a/t-2.jsonl", "t-010b", "t-010a"];
+    names.sort_by(|a, b| natural_cmp(a, b));
+    assert_eq!(
+        names,
+        ["a/t-2.jsonl", "t-9.jsonl", "t-10.jsonl", "t-010a", "t-010b"]
+    );
+}
+
+#[test]
+fn loading_walks_subdirectories_and_a_bad_file_names_its_line() {
+    let dir = std::env::temp_dir().join(format!("tooltap-lib-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("sub/.hidden")).expect("mkdir");
+    let meta = json!({"type": "exchange", "v": 1, "id": "i", "started": "s", "route": "r",
+        "upstream": "u", "method": "POST", "path": "/p",
+        "request": {"headers": [], "body": {"json": {"a": 1}}},
+        "response": {"status": 200, "headers": []}});
+    let good = format!("{meta}\n{{\"type\":\"frame\",\"seq\":0,\"t_us\":1,\"text\":\"x\"}}\n");
+    std::fs::write(dir.join("sub/one.jsonl"), &good).expect("write");
+    std::fs::write(dir.join("sub/.hidden/skip.jsonl"), "garbage\n").expect("write");
+    std::fs::write(dir.join("notes.txt"), "ignored").expect("write");
+    let library = Library::load(&dir, MatchRules::default()).expect("loads");
+    assert_eq!(library.len(), 1);
+    assert_eq!(
+        library
+            .next_for("POST", "/p", br#"{"a":1}"#)
+            .expect("hit")
+            .name,
+        "sub/one.jsonl"
+    );
+
+    let bad = format!("{good}{{\"type\":\"frame\",\"seq\":5,\"t_us\":1,\"text\":\"x\"}}\n");
+    std::fs::write(dir.join("two.jsonl"), bad).expect("write");
+    let error = Library::load(&dir, MatchRules::default()).expect_err("bad file");
+    let message = error.to_string();
+    assert!(message.contains("two.jsonl:3:"), "{message}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,157 @@
+//! The response heads the replay server sends: a recorded head made fit to re-send, and the
+//! OpenAI-shaped errors for misses and bad requests.
+//!
+//! Input: a recording's status and header pairs (from the library), or a [`Miss`]. Output: an
+//! `http::response::Parts`-ready status and [`HeaderMap`], or a complete error response. The
+//! body is re-framed by the replay server, so the recorded `content-length` and
+//! `transfer-encoding` go, with every other hop-by-hop field; `content-type` and
+//! `content-encoding` stay (a gzip body is replayed as the same gzip bytes). Any recorded
+//! `x-tooltap-*` field is replaced by this replay's own.
+
+use bytes::Bytes;
+use http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use http::{Response, StatusCode};
+
+use super::library::Miss;
+use crate::engine::ResponseHead;
+use crate::forward::headers::strip_hop_by_hop;
+
+pub use crate::service::EXCHANGE_HEADER;
+pub const RECORDING_HEADER: &str = "x-tooltap-recording";
+/// How many differing pointers a miss message lists before "and N more".
+const MAX_LISTED: usize = 12;
+
+/// The recorded headers, cleaned for re-sending, plus the replay's identification headers.
+pub fn replay_headers(recorded: &[(String, String)], exchange: &str, recording: &str) -> HeaderMap {
+    let mut headers = HeaderMap::with_capacity(recorded.len() + 2);
+    for (name, value) in recorded {
+        match (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            (Ok(name), Ok(value)) if !name.as_str().starts_with("x-tooltap-") => {
+                headers.append(name, value);
+            }
+            (Ok(_), Ok(_)) => {}
+            _ => tracing::debug!(header = %name, "recorded header is not valid HTTP; skipped"),
+        }
+    }
+    strip_hop_by_hop(&mut headers);
+    headers.remove(header::CONTENT_LENGTH);
+    for (name, value) in [(EXCHANGE_HEADER, exchange), (RECORDING_HEADER, recording)] {
+        if let Ok(value) = HeaderValue::from_str(value) {
+            headers.insert(HeaderName::from_static(name), value);
+        }
+    }
+    headers
+}
+
+/// What the engine needs of a response head.
+pub fn engine_head(status: StatusCode, headers: &HeaderMap) -> ResponseHead {
+    let text = |name: header::HeaderName| {
+        headers
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned)
+    };
+    ResponseHead {
+        status: status.as_u16(),
+        content_type: text(header::CONTENT_TYPE),
+        content_encoding: text(header::CONTENT_ENCODING),
+    }
+}
+
+/// The human message for a miss: the request, the closest recording, and what differs.
+pub fn miss_message(method: &str, path: &str, miss: &Miss) -> String {
+    let mut message = format!("tooltap replay: no recording matches {method} {path}");
+    match &miss.closest {
+        None => message.push_str("; the recordings directory holds no recordings"),
+        Some(closest) => {
+            message.push_str(&format!("; closest recording: {closest}"));
+            let listed: Vec<&str> = miss
+                .differing
+                .iter()
+                .take(MAX_LISTED)
+                .map(String::as_str)
+                .collect();
+            message.push_str(&format!(", which differs at {}", listed.join(", ")));
+            if miss.differing.len() > MAX_LISTED {
+                let more = miss.differing.len() - MAX_LISTED;
+                message.push_str(&format!(" and {more} more"));
+            }
+        }
+    }
+    message
+}
+
+/// A complete error response in the OpenAI shape, `type` `tooltap_error`.
+pub fn error_response(status: StatusCode, code: &str, message: &str) -> Response<Bytes> {
+    let body = serde_json::json!({
+        "error": { "message": message, "type": "tooltap_error", "code": code }
+    });
+    let mut response = Response::new(Bytes::from(body.to_string()));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recorded_framing_and_hop_by_hop_fields_go_and_the_rest_stays() {
+        let recorded: Vec<(String, String)> = [
+            ("content-type", "text/event-stream"),
+            ("content-encoding", "gzip"),
+            ("content-length", "812"),
+            ("transfer-encoding", "chunked"),
+            ("connection", "keep-alive"),
+            ("x-request-id", "req_1"),
+            ("x-tooltap-exchange", "old-id"),
+            ("bad header", "x"),
+        ]
+        .iter()
+        .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+        .collect();
+        let headers = replay_headers(&recorded, "t1-7", "seed/a.jsonl");
+        let mut names: Vec<&str> = headers.keys().map(HeaderName::as_str).collect();
+        names.sort_unstable();
+        assert_eq!(
+            names,
+            [
+                "content-encoding",
+                "content-type",
+                "x-request-id",
+                "x-tooltap-exchange",
+                "x-tooltap-recording"
+            ]
+        );
+        assert_eq!(headers[EXCHANGE_HEADER], "t1-7");
+        let head = engine_head(StatusCode::OK, &headers);
+        assert_eq!(head.content_type.as_deref(), Some("text/event-stream"));
+        assert_eq!(head.content_encoding.as_deref(), Some("gzip"));
+    }
+
+    #[test]
+    fn miss_messages_name_the_closest_and_cap_the_list() {
+        let miss = Miss {
+            closest: Some("seed/a.jsonl".into()),
+            differing: (0..15).map(|i| format!("/messages/{i}")).collect(),
+        };
+        let message = miss_message("POST", "/v1/chat/completions", &miss);
+        assert!(
+            message.contains("closest recording: seed/a.jsonl"),
+            "{message}"
+        );
+        assert!(message.contains("/messages/11 and 3 more"), "{message}");
+        let none = Miss {
+            closest: None,
+            differing: vec![],
+        };
+        assert!(miss_message("GET", "/", &none).contains("holds no recordings"));
+    }
+}

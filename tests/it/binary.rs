@@ -1,0 +1,139 @@
+//! The real `tooltap` binary: it starts with no config file, logs JSON lines, never logs a
+//! credential even at debug verbosity, and stops cleanly on SIGTERM.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
+
+use crate::engine_support;
+use crate::inspect::fixture_upstream;
+use crate::support::client::{exchange, request};
+use crate::support::within;
+
+const SECRET: &str = "sk-planted-5b0e2d44";
+
+#[tokio::test]
+async fn the_binary_never_logs_a_credential_and_stops_on_sigterm() {
+    let fixture =
+        engine_support::load(&engine_support::fixtures_dir().join("buffered_arguments_object"));
+    let upstream = fixture_upstream(std::slice::from_ref(&fixture)).await;
+    let dir = std::env::temp_dir().join(format!("tooltap-it-binary-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tooltap"))
+        .args([
+            "proxy",
+            "--listen",
+            "127.0.0.1:0",
+            "--admin-listen",
+            "127.0.0.1:0",
+        ])
+        .args([
+            "--upstream",
+            &upstream.url(),
+            "--log-format",
+            "json",
+            "--record",
+            "all",
+        ])
+        .arg("--recordings")
+        .arg(dir.join("rec"))
+        .arg("--violations")
+        .arg(dir.join("violations.jsonl"))
+        .env("RUST_LOG", "trace")
+        .env_remove("TOOLTAP_CONFIG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the tooltap binary starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let mut log = Vec::new();
+    // The ready line names the bound address.
+    let addr: std::net::SocketAddr = within(Duration::from_secs(20), async {
+        loop {
+            let Some(line) = lines.next_line().await.expect("read") else {
+                let status = child.wait().await.expect("wait");
+                let mut stderr = String::new();
+                if let Some(mut err) = child.stderr.take() {
+                    let _ = tokio::io::AsyncReadExt::read_to_string(&mut err, &mut stderr).await;
+                }
+                panic!("tooltap exited early ({status}): {stderr}");
+            };
+            let value: serde_json::Value = serde_json::from_str(&line).expect("JSON log line");
+            log.push(line.clone());
+            if value["fields"]["message"] == "tooltap proxy ready" {
+                let listen = value["fields"]["listen"].as_str().expect("listen field");
+                return listen.parse().expect("address");
+            }
+        }
+    })
+    .await;
+
+    let mut body: serde_json::Value = serde_json::from_slice(&fixture.request).expect("json");
+    body["user"] = SECRET.into();
+    let path = format!("/v1/chat/completions?key={SECRET}");
+    let mut req = request(addr, "POST", &path, &body.to_string());
+    req.headers_mut()
+        .insert("x-fixture", fixture.name.parse().expect("value"));
+    req.headers_mut().insert(
+        "authorization",
+        format!("Bearer {SECRET}").parse().expect("value"),
+    );
+    let got = exchange(addr, req).await;
+    assert_eq!(got.body, fixture.body);
+
+    // Read until the exchange's summary, then stop the process.
+    within(Duration::from_secs(20), async {
+        loop {
+            let line = lines
+                .next_line()
+                .await
+                .expect("read")
+                .expect("tooltap exited early");
+            log.push(line.clone());
+            if line.contains("exchange inspected") {
+                return;
+            }
+        }
+    })
+    .await;
+    let pid = child.id().expect("pid").to_string();
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let status = within(Duration::from_secs(20), child.wait())
+        .await
+        .expect("wait");
+    assert!(
+        status.success(),
+        "tooltap exited with {status} after SIGTERM"
+    );
+    while let Ok(Some(line)) = lines.next_line().await {
+        log.push(line);
+    }
+    let stderr = child.stderr.take().expect("stderr");
+    let mut errors = BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = errors.next_line().await {
+        log.push(line);
+    }
+    assert!(
+        log.len() > 5,
+        "too little logged to prove anything: {log:?}"
+    );
+    assert!(
+        log.iter()
+            .any(|l| l.contains("tool_call.arguments_not_string"))
+    );
+    for line in &log {
+        assert!(
+            !line.contains(SECRET),
+            "a log line holds the planted key: {line}"
+        );
+    }
+}

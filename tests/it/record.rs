@@ -1,0 +1,224 @@
+//! Recording through the live proxy: every exchange written as its exact fragment sequence,
+//! `tooltap check` re-judging the files reaches the same verdicts as the live inspection, no
+//! credential reaches the disk, and an unwritable recordings folder never touches traffic.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+use serde_json::Value;
+
+use crate::engine_support;
+use crate::inspect::{fixture_upstream, metric_sum, settle, violations_by_exchange};
+use crate::support::client::{exchange, request};
+use crate::support::proxy;
+use crate::support::within;
+use tooltap::accept::RunningProxy;
+use tooltap::cli::{Cli, Command};
+use tooltap::record::RecordMode;
+
+const SECRET: &str = "sk-planted-7f3a9c1e";
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tooltap-it-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read dir").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
+/// The fixture's request with the secret planted in `user` (when it is a JSON object).
+fn planted_body(request: &[u8]) -> String {
+    match serde_json::from_slice::<Value>(request) {
+        Ok(Value::Object(mut map)) => {
+            map.insert("user".into(), Value::String(SECRET.into()));
+            Value::Object(map).to_string()
+        }
+        _ => String::from_utf8_lossy(request).into_owned(),
+    }
+}
+
+async fn flush(tooltap: &RunningProxy) {
+    if let Some(recorder) = &tooltap.state().watch.inspection().recorder {
+        within(std::time::Duration::from_secs(20), recorder.flush()).await;
+    }
+}
+
+fn comparable(v: &Value) -> Value {
+    let keys = [
+        "rule",
+        "severity",
+        "stage",
+        "choice",
+        "tool_call",
+        "path",
+        "seq",
+        "schema_path",
+    ];
+    Value::Object(
+        keys.iter()
+            .map(|k| (k.to_string(), v.get(*k).cloned().unwrap_or(Value::Null)))
+            .collect(),
+    )
+}
+
+fn sorted(mut values: Vec<Value>) -> Vec<Value> {
+    values.sort_by_key(|v| v.to_string());
+    values
+}
+
+#[tokio::test]
+async fn recordings_made_live_are_rejudged_by_check_to_the_same_verdicts_and_hold_no_secret() {
+    let fixtures = engine_support::load_all();
+    let upstream = fixture_upstream(&fixtures).await;
+    let dir = temp_dir("record-live");
+    let recordings = dir.join("recordings");
+    let violations = dir.join("violations.jsonl");
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.record.mode = Some(RecordMode::All);
+    raw.record.dir = Some(recordings.clone());
+    raw.redact.body_pointers = Some(vec!["/user".into()]);
+    raw.inspect.violations = Some(violations.clone());
+    let tooltap = proxy::start(raw).await;
+    let addr = tooltap.local_addr();
+    for fixture in &fixtures {
+        let path = format!("/v1/chat/completions?key={SECRET}");
+        let mut req = request(addr, "POST", &path, &planted_body(&fixture.request));
+        let headers = req.headers_mut();
+        headers.insert("x-fixture", fixture.name.parse().expect("value"));
+        headers.insert(
+            "authorization",
+            format!("Bearer {SECRET}").parse().expect("value"),
+        );
+        headers.insert("x-api-key", SECRET.parse().expect("value"));
+        let got = exchange(addr, req).await;
+        assert_eq!(got.body, fixture.body, "{}", fixture.name);
+    }
+    settle(&tooltap, fixtures.len() as u64).await;
+    flush(&tooltap).await;
+
+    let files = files_under(&recordings);
+    let recorded: Vec<&PathBuf> = files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    assert_eq!(
+        recorded.len(),
+        fixtures.len(),
+        "one recording per exchange: {files:?}"
+    );
+    for file in files_under(&dir) {
+        let bytes = std::fs::read(&file).expect("read");
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(
+            !text.contains(SECRET),
+            "{} holds the planted key",
+            file.display()
+        );
+    }
+
+    let argv = [
+        "tooltap",
+        "check",
+        "--format",
+        "json",
+        recordings.to_str().expect("utf-8"),
+    ];
+    let Command::Check(args) = Cli::try_parse_from(argv).expect("parses").command else {
+        panic!("not check");
+    };
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = tooltap::check::run_with_progress(&args, &mut out, &mut err, false);
+    assert_eq!(
+        code,
+        1,
+        "violations were recorded: {}",
+        String::from_utf8_lossy(&err)
+    );
+    let report: Value = serde_json::from_slice(&out).expect("check JSON");
+    let rejudged: BTreeMap<String, Vec<Value>> = report["exchanges"]
+        .as_array()
+        .expect("exchanges")
+        .iter()
+        .map(|e| {
+            let id = e["id"].as_str().expect("id").to_string();
+            let list = e["violations"]
+                .as_array()
+                .expect("list")
+                .iter()
+                .map(comparable)
+                .collect();
+            (id, list)
+        })
+        .collect();
+    assert_eq!(rejudged.len(), fixtures.len());
+    let live = violations_by_exchange(&violations);
+    let mut compared = 0;
+    for (id, offline) in &rejudged {
+        let online: Vec<Value> = live
+            .get(id)
+            .map(|l| l.iter().map(comparable).collect())
+            .unwrap_or_default();
+        assert_eq!(sorted(offline.clone()), sorted(online), "exchange {id}");
+        compared += offline.len();
+    }
+    assert!(compared > 50, "only {compared} violations compared");
+}
+
+#[tokio::test]
+async fn an_unwritable_recordings_folder_leaves_traffic_untouched_and_is_reported() {
+    let fixtures = engine_support::load_all();
+    let broken: Vec<_> = fixtures
+        .into_iter()
+        .filter(|f| f.name == "buffered_arguments_object" || f.name == "seed_required_stream")
+        .collect();
+    let upstream = fixture_upstream(&broken).await;
+    let dir = temp_dir("record-unwritable");
+    // A regular file where the folder should be: unwritable even for root.
+    let recordings = dir.join("recordings");
+    std::fs::write(&recordings, "not a folder").expect("file");
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.record.mode = Some(RecordMode::All);
+    raw.record.dir = Some(recordings);
+    let tooltap = proxy::start(raw).await;
+    let addr = tooltap.local_addr();
+    for fixture in &broken {
+        let mut req = request(
+            addr,
+            "POST",
+            "/v1/chat/completions",
+            &String::from_utf8_lossy(&fixture.request),
+        );
+        req.headers_mut()
+            .insert("x-fixture", fixture.name.parse().expect("value"));
+        let got = exchange(addr, req).await;
+        assert_eq!(got.status, 200);
+        assert_eq!(got.body, fixture.body, "{}", fixture.name);
+    }
+    settle(&tooltap, 2).await;
+    flush(&tooltap).await;
+    let text = crate::inspect::metrics(&tooltap).await;
+    assert!(
+        metric_sum(
+            &text,
+            "tooltap_recording_failures_total",
+            &["target=\"recordings\""]
+        ) >= 1,
+        "{text}"
+    );
+}
