@@ -11,6 +11,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -32,10 +33,14 @@ def variants(bins, want_record):
     out = [dict(name="direct", kind="direct", label="direct to the mock"),
            dict(name="tooltap-off", kind="tooltap", inspect=False, label="tooltap --inspect false"),
            dict(name="tooltap-full", kind="tooltap", label="tooltap full inspection"),
-           # Same as tooltap-full without the two INFO lines and the span fields it logs per
-           # exchange: what logging costs. Not in the memory figure (same buffers as full).
-           dict(name="tooltap-full-warn", kind="tooltap", env={"RUST_LOG": "warn"}, hold=False,
-                label="tooltap full inspection, RUST_LOG=warn")]
+           # Diagnostic variants, in the closed-loop and SSE figures only: tooltap-full without
+           # the per-exchange INFO lines and span fields (what logging costs), and without the
+           # default `--record violations`, which writes every exchange to a temporary file
+           # and deletes it when it is clean (what that costs).
+           dict(name="tooltap-full-warn", kind="tooltap", env={"RUST_LOG": "warn"},
+                phases={"max", "sse"}, label="tooltap full inspection, RUST_LOG=warn"),
+           dict(name="tooltap-full-norec", kind="tooltap", args=["--record", "off"],
+                phases={"max", "sse"}, label="tooltap full inspection, --record off")]
     if want_record:
         out.append(dict(name="tooltap-record", kind="tooltap", record=True,
                         label="tooltap full inspection + --record all"))
@@ -104,7 +109,7 @@ def run_all(bins, rundir, pin, plan, variant_list):
                       "--listen", f"127.0.0.1:{(mock_port := procs.free_port())}"], rundir,
                       port=mock_port)
     results = dict(variants={v["name"]: dict(label=v["label"]) for v in variant_list},
-                   rate={}, max={}, sse={}, hold={}, runtime={}, checks={})
+                   rate={}, max={}, sse={}, hold={}, runtime={}, checks={}, check=None)
     running = {}
     try:
         for v in variant_list:
@@ -116,6 +121,8 @@ def run_all(bins, rundir, pin, plan, variant_list):
         for name, proc in running.items():
             if proc:
                 proc.stop()
+        if "tooltap-record" in running:
+            results["check"] = check_throughput(bins, rundir, running["tooltap-record"])
         memory(bins, rundir, pin, plan, variant_list, mock_port, results)
         if plan["runtime_rounds"]:
             runtime(bins, rundir, plan, results)
@@ -125,6 +132,10 @@ def run_all(bins, rundir, pin, plan, variant_list):
                 proc.stop()
         mock.stop()
     return results
+
+
+def in_phase(variant, phase):
+    return phase in variant.get("phases", {"rate", "max", "sse", "hold"})
 
 
 def url_pid(proc, mock_port):
@@ -139,19 +150,19 @@ def rounds(bins, pin, plan, variant_list, running, mock_port, results):
         order = variant_list[r % len(variant_list):] + variant_list[:r % len(variant_list)]
         print(f"round {r + 1}/{plan['rounds']}: order {[v['name'] for v in order]}", flush=True)
         for rate in plan["rates"]:
-            for v in order:
+            for v in [v for v in order if in_phase(v, "rate")]:
                 url, pid = url_pid(running[v["name"]], mock_port)
                 out = procs.run_client(bins, pin, url, pid, [
                     "rate", "--rate", rate, "--seconds", plan["seconds"],
                     "--warmup", plan["warmup"]], budget=plan["seconds"] + 60)
                 results["rate"].setdefault(str(rate), {}).setdefault(v["name"], []).append(out)
-        for v in order:
+        for v in [v for v in order if in_phase(v, "max")]:
             url, pid = url_pid(running[v["name"]], mock_port)
             out = procs.run_client(bins, pin, url, pid, [
                 "max", "--seconds", plan["max_seconds"], "--warmup", plan["warmup"],
                 "--concurrency", 32], budget=plan["max_seconds"] + 60)
             results["max"].setdefault(v["name"], []).append(out)
-        for v in order:
+        for v in [v for v in order if in_phase(v, "sse")]:
             url, pid = url_pid(running[v["name"]], mock_port)
             out = procs.run_client(bins, pin, url, pid, [
                 "sse", "--streams", sse["streams"], "--events", sse["events"],
@@ -199,11 +210,41 @@ def inspection_checks(running, rundir):
     return checks
 
 
+def check_throughput(bins, rundir, recorder):
+    """`tooltap check` over everything the --record all variant wrote during the rounds (both
+    cores, default parallelism): MB/s of recording files re-judged. The files are deleted after."""
+    folder = os.path.join(rundir, f"{recorder.name}-rec")
+    files, size = 0, 0
+    for root, _, names in os.walk(folder):
+        for name in names:
+            if name.endswith(".jsonl"):
+                files += 1
+                size += os.path.getsize(os.path.join(root, name))
+    before = os.times()
+    started = time.monotonic()
+    try:
+        done = subprocess.run([os.path.join(bins, "tooltap"), "check", folder, "--format", "json"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=600)
+        exit_code, error = done.returncode, done.stderr.decode(errors="replace")[-300:]
+    except subprocess.TimeoutExpired:
+        exit_code, error = None, "timed out after 600 s"
+    seconds = time.monotonic() - started
+    after = os.times()
+    cpu = (after.children_user - before.children_user) + (after.children_system
+                                                           - before.children_system)
+    shutil.rmtree(folder, ignore_errors=True)
+    out = dict(files=files, bytes=size, seconds=seconds, cpu_seconds=cpu, exit_code=exit_code,
+               error=error or None, mb_per_s=size / 1e6 / seconds if seconds else None)
+    print(f"  check: {files} recordings, {size / 1e6:.1f} MB in {seconds:.2f} s "
+          f"({out['mb_per_s'] or 0:.0f} MB/s), exit {exit_code}", flush=True)
+    return out
+
+
 def memory(bins, rundir, pin, plan, variant_list, mock_port, results):
     """A fresh proxy per size, so earlier load does not sit in its allocator's caches."""
     for streams in plan["hold"]:
         for v in variant_list:
-            if v["kind"] == "direct" or not v.get("hold", True):
+            if v["kind"] == "direct" or not in_phase(v, "hold"):
                 continue
             proc = procs.start_variant(v, bins, rundir, pin, mock_port)
             try:

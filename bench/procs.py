@@ -140,6 +140,7 @@ def start_variant(variant, bins, rundir, pin, mock_port, env=None, role="proxy")
                     "--admin-listen", f"127.0.0.1:{admin_port}"]
         else:
             cmd += ["--inspect", "false", "--violations", "off", "--admin-listen", "off"]
+        cmd += variant.get("args", [])
         if variant.get("record"):
             cmd += ["--record", "all", "--recordings", os.path.join(rundir, f"{name}-rec")]
         # tooltap's documented default verbosity, whatever the caller's environment says.

@@ -59,8 +59,8 @@ def buffered_table(results, rates):
                                   for p in ("p50", "p90", "p99", "max"))
                      + f" | {fmt(median(get(r, 'achieved_rps') for r in base))} | "
                        f"{sum(get(r, 'errors') or 0 for r in base)} | — |")
-        for name in proxies(results):
-            runs = by_variant.get(name, [])
+        for name in [n for n in proxies(results) if n in by_variant]:
+            runs = by_variant[name]
             cells = [fmt(added(runs, base, "latency_us", p), 0, " µs")
                      for p in ("p50", "p90", "p99", "max")]
             lines.append(f"| {rate} | {name} | " + " | ".join(cells)
@@ -135,7 +135,8 @@ def runtime_table(results):
 
 
 def plots(repo, results, rates):
-    names = proxies(results)
+    names = [n for n in proxies(results)
+             if any(n in results["rate"].get(str(rate), {}) for rate in rates)]
     def series(path):
         return {n: {str(rate): added(results["rate"].get(str(rate), {}).get(n),
                                      results["rate"].get(str(rate), {}).get("direct"), *path)
@@ -145,15 +146,16 @@ def plots(repo, results, rates):
          series(("latency_us", "p50")), "µs"),
         ("Buffered: added latency p99 vs direct (µs, median of rounds)", [str(r) for r in rates],
          series(("latency_us", "p99")), "µs")], names, note="x: fixed request rate (req/s)")
-    sse_values = {n: {} for n in names}
-    for n in names:
+    sse_names = [n for n in proxies(results) if n in results["sse"]]
+    sse_values = {}
+    for n in sse_names:
         runs, base = results["sse"].get(n), results["sse"].get("direct")
         sse_values[n] = {"first event p50": added(runs, base, "ttfe_us", "p50"),
                          "per-event p50": added(runs, base, "event_delay_us", "p50"),
                          "per-event p99": added(runs, base, "event_delay_us", "p99")}
     sse = svg.document([("SSE: added delay vs direct (µs, median of rounds)",
                          ["first event p50", "per-event p50", "per-event p99"], sse_values,
-                         "µs")], names)
+                         "µs")], sse_names)
     os.makedirs(os.path.join(repo, "docs", "img"), exist_ok=True)
     for name, text in (("bench-buffered.svg", buffered), ("bench-sse.svg", sse)):
         with open(os.path.join(repo, "docs", "img", name), "w") as out:
@@ -187,7 +189,9 @@ def write(repo, meta, results):
         "Variants: " + "; ".join(f"`{n}` = {v['label']}" for n, v in results["variants"].items())
         + ". nginx runs as a single process (`master_process off`, one worker) with upstream "
         "keep-alive and its default access log; tooltap with its default `info` log (two lines "
-        "and one span per inspected exchange) to a file, except `tooltap-full-warn`. "
+        "and one span per inspected exchange) to a file, except `tooltap-full-warn`. The "
+        "two diagnostic variants (`-warn`, `-norec`) run in the closed-loop and SSE figures "
+        "only. "
         + ("" if meta["record_variant"] else
            "The `--record all` variant is missing: this tooltap build has no `--record` yet. "),
         "", "## Buffered requests at fixed rates", "",
@@ -218,6 +222,17 @@ def write(repo, meta, results):
         "(loaded − idle) / open streams.", "",
         hold_table(results), "",
     ]
+    check = results.get("check")
+    if check:
+        page += ["## `tooltap check` throughput", "",
+                 "Everything the `tooltap-record` variant recorded during the rounds (buffered "
+                 "and SSE exchanges, one file each), re-judged by `tooltap check DIR --format "
+                 "json` with its default parallelism, unpinned.", "",
+                 "| recordings | MB | wall time | MB/s | CPU time | exit code |",
+                 "|---|---|---|---|---|---|",
+                 f"| {check['files']:,} | {check['bytes'] / 1e6:,.1f} | {check['seconds']:.2f} s "
+                 f"| {fmt(check['mb_per_s'])} | {check['cpu_seconds']:.2f} s | "
+                 f"{check['exit_code']} |", ""]
     if results.get("runtime"):
         page += ["## One Tokio worker or two (unpinned)", "",
                  "tooltap full inspection, nothing pinned (proxy, mock and load generator share "
