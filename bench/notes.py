@@ -22,7 +22,13 @@ def targets_table(results, get, median, added):
     at_2k = results["rate"].get("2000", {})
     p50_2k = added(at_2k.get("tooltap-full"), at_2k.get("direct"), "latency_us", "p50")
     p99_2k = added(at_2k.get("tooltap-full"), at_2k.get("direct"), "latency_us", "p99")
-    largest = max(results["hold"], key=int) if results["hold"] else None
+    # A difference smaller than direct's own spread is noise, not a verdict.
+    direct_p99_2k = median(get(r, "latency_us", "p99") for r in at_2k.get("direct", []))
+    # Above inspect.max_concurrent (1024 by default) streams are forwarded uninspected, so the
+    # per-stream cost of inspection is read at the largest size below it.
+    sizes = sorted((int(k) for k in results["hold"]), reverse=True)
+    judged = next((k for k in sizes if k <= 1024), sizes[0] if sizes else None)
+    largest = str(judged) if judged is not None else None
     hold = results["hold"].get(largest, {}) if largest else {}
     per_stream = get(hold, "tooltap-full", "bytes_per_stream")
     idle = get(hold, "tooltap-full", "rss_idle_kib")
@@ -37,7 +43,8 @@ def targets_table(results, get, median, added):
         ("per-event added delay p50 ≤ 50 µs", sse_added("tooltap-full", "p50"), 50, "µs",
          lambda a, b: a <= b),
         ("added p50 at 2k req/s ≤ 50 µs", p50_2k, 50, "µs", lambda a, b: a <= b),
-        ("added p99 at 2k req/s ≤ 250 µs", p99_2k, 250, "µs", lambda a, b: a <= b),
+        ("added p99 at 2k req/s ≤ 250 µs", p99_2k, 250, "µs",
+         (lambda a, b: None) if (direct_p99_2k or 0) > 250 else (lambda a, b: a <= b)),
         (f"RSS per concurrent stream ≤ 64 KiB ({largest} streams)",
          per_stream and per_stream / 1024, 64, "KiB", lambda a, b: a <= b),
         ("idle RSS near nginx's", idle and idle / 1024,
@@ -45,8 +52,8 @@ def targets_table(results, get, median, added):
     ]
     lines = ["| target | tooltap full inspection | reference | met? |", "|---|---|---|---|"]
     for label, ours, reference, unit, ok in rows:
-        verdict = "n/a" if ours is None or reference is None else (
-            "yes" if ok(ours, reference) else "**no**")
+        met = None if ours is None or reference is None else ok(ours, reference)
+        verdict = {True: "yes", False: "**no**", None: "not measurable here"}[met]
         lines.append(f"| {label} | {show(ours, unit)} | {show(reference, unit)} | {verdict} |")
     check = results.get("check")
     if check and check.get("mb_per_s") is not None:
@@ -56,6 +63,10 @@ def targets_table(results, get, median, added):
     else:
         lines.append("| `tooltap check` ≥ 200 MB/s | not measured | 200 MB/s | n/a (no "
                      "`--record all` variant in this run) |")
+    lines.append(f"\nThe p99 target is not measurable on this machine when direct's own p99 at "
+                 f"2k req/s ({show(direct_p99_2k, 'µs')}) is far above 250 µs: the difference of "
+                 f"two noisy tails, even negative, says nothing. Negative added figures in the "
+                 f"tables above mean the same.")
     return "\n".join(lines)
 
 

@@ -185,7 +185,9 @@ def write(repo, meta, results):
         "", "## How to rerun", "",
         "```sh\nbench/run            # ~10 minutes: builds release binaries, installs nginx if "
         "missing, runs everything\nbench/run --quick    # ~1-2 minutes smoke run\n"
-        "python3 bench/report.py   # re-render this page from bench/results.json\n```", "",
+        "python3 bench/report.py   # re-render this page from bench/results.json\n"
+        "bench/profile full 2000   # callgrind: instructions per request, top functions "
+        "(needs valgrind)\n```", "",
         "Variants: " + "; ".join(f"`{n}` = {v['label']}" for n, v in results["variants"].items())
         + ". nginx runs as a single process (`master_process off`, one worker) with upstream "
         "keep-alive and its default access log; tooltap with its default `info` log (two lines "
