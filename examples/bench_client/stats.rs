@@ -1,0 +1,89 @@
+//! Measurement helpers of `bench_client`: the target process's CPU time and RSS from /proc,
+//! nearest-rank percentiles, wall-clock nanoseconds, and the per-request sample store.
+//! Input: /proc/PID/{stat,status} and raw samples; output: JSON fragments for the report.
+
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+
+/// utime + stime of all threads, in clock ticks (fields 14 and 15 of /proc/PID/stat).
+pub fn cpu_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may contain spaces; the fields after its closing parenthesis do not.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split(' ').collect();
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    Some(utime + stime)
+}
+
+pub fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Linux reports CPU time in USER_HZ ticks, 100 per second on every mainstream architecture.
+const TICKS_PER_SECOND: f64 = 100.0;
+
+pub fn cpu_json(before: Option<u64>, after: Option<u64>, requests: usize) -> Value {
+    match (before, after) {
+        (Some(b), Some(a)) if requests > 0 => {
+            let seconds = (a.saturating_sub(b)) as f64 / TICKS_PER_SECOND;
+            json!({"cpu_seconds": seconds, "cpu_us_per_request": seconds * 1e6 / requests as f64})
+        }
+        _ => json!({"cpu_seconds": null, "cpu_us_per_request": null}),
+    }
+}
+
+/// Nearest-rank percentiles of nanosecond samples, reported in microseconds.
+pub fn percentiles(samples: &mut [i64]) -> Value {
+    if samples.is_empty() {
+        return json!(null);
+    }
+    samples.sort_unstable();
+    let at = |p: f64| {
+        let rank = ((p * samples.len() as f64).ceil() as usize).clamp(1, samples.len());
+        samples[rank - 1] as f64 / 1000.0
+    };
+    json!({"n": samples.len(), "p50": at(0.50), "p90": at(0.90), "p99": at(0.99),
+           "p999": at(0.999), "max": at(1.0), "min": at(0.0)})
+}
+
+pub fn unix_nanos() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0)
+}
+
+#[derive(Default)]
+pub struct Samples {
+    pub scheduled: Vec<i64>,
+    pub service: Vec<i64>,
+    pub lateness: Vec<i64>,
+    pub errors: usize,
+    pub first_error: Option<String>,
+}
+
+impl Samples {
+    pub fn record(
+        &mut self,
+        outcome: Result<(), String>,
+        at: Instant,
+        sent: Instant,
+        done: Instant,
+    ) {
+        match outcome {
+            Ok(()) => {
+                self.scheduled.push((done - at).as_nanos() as i64);
+                self.service.push((done - sent).as_nanos() as i64);
+                self.lateness.push((sent - at).as_nanos() as i64);
+            }
+            Err(error) => {
+                self.errors += 1;
+                self.first_error.get_or_insert(error);
+            }
+        }
+    }
+}
