@@ -61,6 +61,7 @@ impl Watch {
         Watch {
             inspection: Arc::new(Inspection {
                 recorder,
+                max_recording: config.record.max_bytes_per_recording,
                 engine: Arc::new(engine),
                 schemas: Arc::new(SchemaCache::default()),
                 metrics,

@@ -21,7 +21,7 @@ use tokio::sync::oneshot;
 use crate::engine::{BodyEnd, EngineConfig, Exchange, Report, ResponseHead, SchemaCache};
 use crate::jsonl_sink::JsonlSink;
 use crate::metrics::Metrics;
-use crate::record::{Recorder, RecordingEnd, RecordingHandle};
+use crate::record::{Recorder, RecordingEnd};
 use crate::tee::{Ending, TapEnd, TapReceiver};
 
 /// Everything an inspector needs that outlives one exchange; shared by all of them.
@@ -32,6 +32,8 @@ pub struct Inspection {
     pub violations: Option<JsonlSink>,
     /// Writes recordings; `None` when `record.mode` is off.
     pub recorder: Option<Recorder>,
+    /// Response bytes a held (`violations` mode) recording keeps in memory until the verdict.
+    pub max_recording: u64,
     /// Request bodies larger than this are not inspected (the exchange is reported too_large).
     pub max_request_body: usize,
 }
@@ -76,34 +78,46 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
         recording: seed,
     } = job;
     let mut recording = match (&shared.recorder, &seed) {
-        (Some(recorder), Some(seed)) => recording::begin(recorder, &label, seed),
+        (Some(recorder), Some(seed)) => Tape::start(recorder, &label, seed, shared.max_recording),
         _ => None,
     };
     let (request_body, request_end) = collect_request(request, shared.max_request_body).await;
     if let Some(handle) = recording.as_mut() {
         handle.request_body(request_body.as_deref());
     }
-    let Ok(part) = response.await else {
+    let Ok(mut part) = response.await else {
         // The upstream never answered (its error went to the client and the log): nothing to judge.
         return;
     };
     shared.metrics.upstream_ttfb(&label.route, part.ttfb);
     let head_at = Instant::now();
-    if let (Some(handle), Some(headers)) = (recording.as_mut(), part.headers.as_ref()) {
-        handle.response_head(part.head.status, headers);
+    let status = part.head.status;
+    let headers = part.headers.take();
+    if let (Some(tape), Some(headers)) = (recording.as_mut(), headers.as_ref()) {
+        tape.response_head(status, headers);
     }
     let outcome = analyse(&shared, request_body.as_deref(), part, &mut recording).await;
     shared
         .metrics
         .response_duration(&label.route, head_at.elapsed());
     let enforced = enforced.load(Ordering::Relaxed);
-    if let (Some(handle), Outcome::Judged { report, end }) = (recording, &outcome) {
-        handle.finish(RecordingEnd {
-            outcome: recording::outcome(end.as_ref(), enforced),
-            ended: end.as_ref().map_or_else(Instant::now, |end| end.at),
-            dropped_frames: end.as_ref().map_or(0, |end| end.dropped_frames),
-            completeness: report.completeness.clone(),
-            violations: report.violations.clone(),
+    if let (Some(tape), Some(recorder), Some(seed), Outcome::Judged { report, end }) =
+        (recording, &shared.recorder, &seed, &outcome)
+    {
+        tape.finish(Verdict {
+            recorder,
+            label: &label,
+            seed,
+            request_body: request_body.as_deref(),
+            status,
+            headers: headers.as_ref(),
+            end: RecordingEnd {
+                outcome: recording::outcome(end.as_ref(), enforced),
+                ended: end.as_ref().map_or_else(Instant::now, |end| end.at),
+                dropped_frames: end.as_ref().map_or(0, |end| end.dropped_frames),
+                completeness: report.completeness.clone(),
+                violations: report.violations.clone(),
+            },
         });
     }
     report::emit(&shared, &label, request_end.as_ref(), outcome, enforced);
@@ -132,6 +146,7 @@ mod recording;
 mod report;
 
 pub use recording::RecordingSeed;
+use recording::{Tape, Verdict};
 
 /// What inspecting the response gave.
 enum Outcome {
@@ -146,7 +161,7 @@ async fn analyse(
     shared: &Inspection,
     request_body: Option<&[u8]>,
     part: ResponsePart,
-    recording: &mut Option<RecordingHandle>,
+    recording: &mut Option<Tape>,
 ) -> Outcome {
     let ResponsePart { head, mut body, .. } = part;
     let mut exchange = match guarded(|| {

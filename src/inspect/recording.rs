@@ -5,12 +5,14 @@
 //! so observe-only traffic pays nothing), the tap's [`TapEnd`]. Output: calls on the
 //! [`RecordingHandle`] of [`crate::record`], which never block.
 
-use std::time::SystemTime;
+use std::time::{Instant, SystemTime};
+
+use bytes::Bytes;
 
 use http::HeaderMap;
 
 use super::ExchangeLabel;
-use crate::record::{Outcome, Recorder, RecordingHandle, RecordingStart};
+use crate::record::{Outcome, RecordMode, Recorder, RecordingEnd, RecordingHandle, RecordingStart};
 use crate::tee::{Ending, TapEnd};
 
 /// The request facts a recording's first line needs.
@@ -24,7 +26,7 @@ pub struct RecordingSeed {
     pub headers: HeaderMap,
 }
 
-pub(super) fn begin(
+fn begin(
     recorder: &Recorder,
     label: &ExchangeLabel,
     seed: &RecordingSeed,
@@ -54,5 +56,106 @@ pub(super) fn outcome(end: Option<&TapEnd>, enforced: bool) -> Outcome {
             Ending::Dropped if enforced => Outcome::Truncated,
             Ending::Dropped => Outcome::ClientGone,
         },
+    }
+}
+
+/// One exchange's recording as the inspector keeps it.
+pub(super) enum Tape {
+    /// `all` mode: every part goes to the recorder as it arrives.
+    Live(RecordingHandle),
+    /// `violations` mode: frames stay here until the verdict, and the recording is made only
+    /// when the exchange has violations. A clean exchange (the common case) then costs no
+    /// redaction, no JSON re-parse of the request, no file. Bounded: past `max` bytes the next
+    /// frame is kept (so the recorder sees the limit crossed and marks the file truncated) and
+    /// no more.
+    Held {
+        frames: Vec<(Bytes, Instant)>,
+        bytes: u64,
+        max: u64,
+        full: bool,
+    },
+}
+
+/// What a held recording needs at the end, besides its frames.
+pub(super) struct Verdict<'a> {
+    pub recorder: &'a Recorder,
+    pub label: &'a ExchangeLabel,
+    pub seed: &'a RecordingSeed,
+    pub request_body: Option<&'a [u8]>,
+    pub status: u16,
+    pub headers: Option<&'a HeaderMap>,
+    pub end: RecordingEnd,
+}
+
+impl Tape {
+    pub(super) fn start(
+        recorder: &Recorder,
+        label: &ExchangeLabel,
+        seed: &RecordingSeed,
+        max: u64,
+    ) -> Option<Tape> {
+        match recorder.mode() {
+            RecordMode::Off => None,
+            RecordMode::All => begin(recorder, label, seed).map(Tape::Live),
+            RecordMode::Violations => Some(Tape::Held {
+                frames: Vec::new(),
+                bytes: 0,
+                max,
+                full: false,
+            }),
+        }
+    }
+
+    pub(super) fn request_body(&mut self, body: Option<&[u8]>) {
+        if let Tape::Live(handle) = self {
+            handle.request_body(body);
+        }
+    }
+
+    pub(super) fn response_head(&mut self, status: u16, headers: &HeaderMap) {
+        if let Tape::Live(handle) = self {
+            handle.response_head(status, headers);
+        }
+    }
+
+    pub(super) fn frame(&mut self, bytes: &Bytes, at: Instant) {
+        match self {
+            Tape::Live(handle) => handle.frame(bytes, at),
+            Tape::Held {
+                frames,
+                bytes: held,
+                max,
+                full,
+            } => {
+                if *full {
+                    return;
+                }
+                frames.push((bytes.clone(), at));
+                *held += bytes.len() as u64;
+                *full = *held > *max;
+            }
+        }
+    }
+
+    /// Finish: a live recording ends; a held one is written only when there are violations.
+    pub(super) fn finish(self, verdict: Verdict<'_>) {
+        match self {
+            Tape::Live(handle) => handle.finish(verdict.end),
+            Tape::Held { frames, .. } => {
+                if verdict.end.violations.is_empty() {
+                    return;
+                }
+                let Some(mut handle) = begin(verdict.recorder, verdict.label, verdict.seed) else {
+                    return;
+                };
+                handle.request_body(verdict.request_body);
+                let empty = HeaderMap::new();
+                handle.response_head(verdict.status, verdict.headers.unwrap_or(&empty));
+                for (bytes, at) in &frames {
+                    handle.frame(bytes, *at);
+                }
+                handle.finish(verdict.end);
+            }
+        }
     }
 }

@@ -145,6 +145,7 @@ impl ReplayState {
         });
         let inspection = Arc::new(Inspection {
             recorder,
+            max_recording: RecorderConfig::default().max_bytes_per_recording,
             engine: Arc::new(EngineConfig::default()),
             schemas: Arc::new(SchemaCache::default()),
             metrics: metrics.clone(),

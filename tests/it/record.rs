@@ -222,3 +222,56 @@ async fn an_unwritable_recordings_folder_leaves_traffic_untouched_and_is_reporte
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn violations_mode_records_only_the_violating_exchange_whole() {
+    let fixtures: Vec<_> = engine_support::load_all()
+        .into_iter()
+        .filter(|f| f.name == "seed_required_stream" || f.name == "stream_parallel_all_on_index_0")
+        .collect();
+    assert_eq!(fixtures.len(), 2);
+    let upstream = fixture_upstream(&fixtures).await;
+    let dir = temp_dir("record-violations-mode");
+    let recordings = dir.join("recordings");
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.record.mode = Some(RecordMode::Violations);
+    raw.record.dir = Some(recordings.clone());
+    let tooltap = proxy::start(raw).await;
+    let addr = tooltap.local_addr();
+    let mut ids = BTreeMap::new();
+    for fixture in &fixtures {
+        let body = String::from_utf8_lossy(&fixture.request).into_owned();
+        let mut req = request(addr, "POST", "/v1/chat/completions", &body);
+        req.headers_mut()
+            .insert("x-fixture", fixture.name.parse().expect("value"));
+        let got = exchange(addr, req).await;
+        let id = got.headers["x-tooltap-exchange"]
+            .to_str()
+            .expect("id")
+            .to_string();
+        ids.insert(fixture.name.clone(), id);
+    }
+    settle(&tooltap, 2).await;
+    flush(&tooltap).await;
+    let files = files_under(&recordings);
+    assert_eq!(
+        files.len(),
+        1,
+        "only the violating exchange is kept: {files:?}"
+    );
+    let recording = tooltap::record::read_file(&files[0]).expect("readable");
+    let broken = &fixtures[fixtures[0].name.ne("stream_parallel_all_on_index_0") as usize];
+    assert_eq!(broken.name, "stream_parallel_all_on_index_0");
+    assert_eq!(recording.meta.id, ids[&broken.name]);
+    assert_eq!(recording.body(), broken.body, "every frame, in order");
+    assert!(matches!(
+        recording.meta.request.body,
+        tooltap::record::RecordedBody::Json(_)
+    ));
+    let end = recording.end.expect("end line");
+    assert!(
+        end.violations
+            .iter()
+            .any(|v| v.rule.as_str() == "delta.id_changed")
+    );
+}
