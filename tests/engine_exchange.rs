@@ -187,3 +187,25 @@ fn exchanges_move_across_threads_and_report_serializes() {
     assert_eq!(json["body_kind"], "sse");
     assert_eq!(json["request"]["tools"][0], "get_weather");
 }
+
+#[test]
+fn declared_tool_names_come_from_the_cached_compilation_and_an_empty_array_declares_none() {
+    let config = Arc::new(EngineConfig::default());
+    let cache = SchemaCache::default();
+    let two = br#"{"tools":[{"type":"function","function":{"name":"a"}},{"type":"custom","custom":{"name":"c"}},{"type":"function","function":{"name":"b","parameters":{"type":"object"}}}],"stream":true}"#;
+    for _ in 0..2 {
+        let mut exchange = Exchange::new(&config, &cache, two);
+        exchange.response_head(sse_head());
+        let report = exchange.finish(BodyEnd::Complete);
+        assert_eq!(report.request.tools, vec!["a".to_owned(), "b".to_owned()]);
+    }
+    assert_eq!(cache.len(), 1, "the same array is compiled once");
+    let empty = Exchange::new(&config, &cache, br#"{"tools":[],"stream":true}"#);
+    let report = empty.finish(BodyEnd::Complete);
+    assert!(report.request.tools.is_empty());
+    assert!(
+        report.notes.iter().any(|n| n.contains("declares no tools")),
+        "{:?}",
+        report.notes
+    );
+}

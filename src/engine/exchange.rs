@@ -57,10 +57,19 @@ pub struct Exchange {
 impl Exchange {
     /// Starts an exchange; compiles (or fetches from `cache`) the declared tools' schemas.
     pub fn new(config: &Arc<EngineConfig>, cache: &SchemaCache, request_body: &[u8]) -> Exchange {
-        let request = parse_request(request_body);
+        let mut request = parse_request(request_body);
         let mut sink = ViolationSink::new(config.severity.clone());
         let mut notes = Vec::new();
-        let tools = request.tools.as_ref().map(|tools| cache.tools_for(tools));
+        let tools = request
+            .tools
+            .as_ref()
+            .map(|tools| cache.tools_for_raw(tools))
+            .filter(|tools| tools.declares());
+        request.facts.tools = tools
+            .iter()
+            .flat_map(|tools| tools.iter())
+            .map(|tool| tool.name.clone())
+            .collect();
         if !request.facts.parsed {
             notes.push("request body is not a JSON object: declared tools unknown, declaration rules skipped".to_owned());
         } else if tools.is_none() {

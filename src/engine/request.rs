@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// What the request asked for, as it goes into the report.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -43,8 +44,9 @@ pub enum ToolChoice {
 pub struct ParsedRequest {
     pub facts: RequestFacts,
     pub choice: ToolChoice,
-    /// The `tools` array when it declares at least one tool.
-    pub tools: Option<Value>,
+    /// The `tools` value exactly as sent (compiled, and checked for being a non-empty array,
+    /// by the schema cache).
+    pub tools: Option<Box<RawValue>>,
 }
 
 /// The fields of a request body the contract reads. Every other key (`messages`, most of a
@@ -54,7 +56,7 @@ pub struct ParsedRequest {
 struct Fields {
     model: Option<Value>,
     stream: Option<Value>,
-    tools: Option<Value>,
+    tools: Option<Box<RawValue>>,
     tool_choice: Option<Value>,
     parallel_tool_calls: Option<Value>,
     stream_options: Option<Value>,
@@ -76,7 +78,9 @@ impl Fields {
                 Value::Object(mut map) => Some(Fields {
                     model: map.remove("model"),
                     stream: map.remove("stream"),
-                    tools: map.remove("tools"),
+                    tools: map
+                        .remove("tools")
+                        .and_then(|tools| serde_json::value::to_raw_value(&tools).ok()),
                     tool_choice: map.remove("tool_choice"),
                     parallel_tool_calls: map.remove("parallel_tool_calls"),
                     stream_options: map.remove("stream_options"),
@@ -104,14 +108,13 @@ pub fn parse_request(body: &[u8]) -> ParsedRequest {
         parallel_tool_calls,
         stream_options,
     } = fields;
-    let tools = tools.filter(|t| t.as_array().is_some_and(|items| !items.is_empty()));
-    let names = tools.as_ref().map(declared_names).unwrap_or_default();
     let choice = interpret_choice(tool_choice.as_ref());
     let facts = RequestFacts {
         parsed: true,
         model: model.as_ref().and_then(Value::as_str).map(str::to_owned),
         stream: stream.as_ref().and_then(Value::as_bool).unwrap_or(false),
-        tools: names,
+        // Filled from the compiled tools by `Exchange::new` (cached per distinct array).
+        tools: Vec::new(),
         tool_choice,
         parallel_tool_calls: parallel_tool_calls.as_ref().and_then(Value::as_bool),
         include_usage: stream_options
@@ -124,17 +127,6 @@ pub fn parse_request(body: &[u8]) -> ParsedRequest {
         choice,
         tools,
     }
-}
-
-fn declared_names(tools: &Value) -> Vec<String> {
-    let Some(items) = tools.as_array() else {
-        return Vec::new();
-    };
-    items
-        .iter()
-        .filter_map(function_name)
-        .map(str::to_owned)
-        .collect()
 }
 
 /// The function name of a `{"type":"function","function":{"name":...}}` tool declaration.
@@ -182,7 +174,6 @@ mod tests {
         let body = br#"{"model":"m","messages":[],"tools":[{"type":"function","function":{"name":"get_weather","parameters":{}}}],"tool_choice":{"type":"function","function":{"name":"get_weather"}},"stream":true,"stream_options":{"include_usage":true},"parallel_tool_calls":false}"#;
         let parsed = parse_request(body);
         assert!(parsed.facts.parsed);
-        assert_eq!(parsed.facts.tools, vec!["get_weather".to_owned()]);
         assert_eq!(parsed.choice, ToolChoice::Named("get_weather".to_owned()));
         assert!(parsed.facts.stream);
         assert_eq!(parsed.facts.include_usage, Some(true));
@@ -194,7 +185,7 @@ mod tests {
     fn garbage_and_toolless_requests_declare_nothing() {
         let garbage = parse_request(b"not json");
         assert!(!garbage.facts.parsed && garbage.tools.is_none());
-        let toolless = parse_request(br#"{"messages":[],"tools":[],"tool_choice":"required"}"#);
+        let toolless = parse_request(br#"{"messages":[],"tool_choice":"required"}"#);
         assert!(toolless.facts.parsed && toolless.tools.is_none());
         assert_eq!(toolless.choice, ToolChoice::Required);
     }
