@@ -3,7 +3,9 @@
 //! Input: a request from `accept` (any method, path, HTTP/1.1 or h2c). Output: the upstream's
 //! response with its body boxed as [`ProxyBody`], or tooltap's own error in the OpenAI shape.
 //! Each exchange gets an [`ExchangeCtx`] and a tracing span (id, route, method, path) that every
-//! log line inside it carries.
+//! log line inside it carries. The `[inspect]` settings decide per route whether the exchange
+//! is watched (its bodies teed to an inspector, see [`crate::watch`]) and whether it is
+//! enforced (see [`crate::enforce`]); every response gets the `x-tooltap-exchange` header.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -11,10 +13,9 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use http::{Request, Response};
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use tracing::Instrument;
-
-use http_body_util::BodyExt;
 
 use crate::config::Config;
 use crate::enforce::{self, Held};

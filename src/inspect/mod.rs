@@ -81,7 +81,11 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
         (Some(recorder), Some(seed)) => Tape::start(recorder, &label, seed, shared.max_recording),
         _ => None,
     };
-    let (request_body, request_end) = collect_request(request, shared.max_request_body).await;
+    let RequestCopy {
+        body: request_body,
+        end: request_end,
+        too_large: request_too_large,
+    } = collect_request(request, shared.max_request_body).await;
     if let Some(handle) = recording.as_mut() {
         handle.request_body(request_body.as_deref());
     }
@@ -120,11 +124,23 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
             },
         });
     }
-    report::emit(&shared, &label, request_end.as_ref(), outcome, enforced);
+    let request = report::RequestSeen {
+        end: request_end.as_ref(),
+        too_large: request_too_large,
+    };
+    report::emit(&shared, &label, request, outcome, enforced);
 }
 
-/// The request body, or `None` when it was cut short, lossy or over the bound.
-async fn collect_request(mut tap: TapReceiver, max: usize) -> (Option<Vec<u8>>, Option<TapEnd>) {
+/// The inspector's copy of the request body.
+struct RequestCopy {
+    /// `None` when it was cut short, lossy or over the bound.
+    body: Option<Vec<u8>>,
+    end: Option<TapEnd>,
+    /// Over `inspect.max_request_body`: forwarded whole, not judged.
+    too_large: bool,
+}
+
+async fn collect_request(mut tap: TapReceiver, max: usize) -> RequestCopy {
     let mut body = BytesMut::new();
     let mut over = false;
     while let Some(event) = tap.data.recv().await {
@@ -139,7 +155,11 @@ async fn collect_request(mut tap: TapReceiver, max: usize) -> (Option<Vec<u8>>, 
         && end
             .as_ref()
             .is_some_and(|e| !e.lossy && matches!(e.ending, Ending::Complete | Ending::Trailers));
-    (whole.then(|| body.to_vec()), end)
+    RequestCopy {
+        body: whole.then(|| body.to_vec()),
+        end,
+        too_large: over,
+    }
 }
 
 mod recording;

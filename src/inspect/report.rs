@@ -12,10 +12,17 @@ use crate::engine::{Completeness, Report};
 use crate::metrics::IncompleteReason;
 use crate::tee::{Ending, TapEnd};
 
+/// What the inspector saw of the request body.
+pub(super) struct RequestSeen<'a> {
+    pub end: Option<&'a TapEnd>,
+    /// Over `inspect.max_request_body`: not judged, reported `too_large`.
+    pub too_large: bool,
+}
+
 pub(super) fn emit(
     shared: &Inspection,
     label: &ExchangeLabel,
-    request_end: Option<&TapEnd>,
+    request: RequestSeen<'_>,
     outcome: Outcome,
     enforced: bool,
 ) {
@@ -36,7 +43,7 @@ pub(super) fn emit(
     let model = metrics.model_label(report.request.model.as_deref());
     let stream = report.request.stream;
     metrics.inspected(route, &model, stream);
-    let incomplete = incomplete_reasons(request_end, end.as_ref(), &report, enforced);
+    let incomplete = incomplete_reasons(&request, end.as_ref(), &report, enforced);
     for reason in &incomplete {
         metrics.incomplete(route, *reason);
     }
@@ -95,13 +102,13 @@ pub(super) fn emit(
 
 /// Why this inspection saw less than the whole exchange (our limits, not violations).
 fn incomplete_reasons(
-    request_end: Option<&TapEnd>,
+    request: &RequestSeen<'_>,
     response_end: Option<&TapEnd>,
     report: &Report,
     enforced: bool,
 ) -> Vec<IncompleteReason> {
     let mut reasons = Vec::new();
-    let lossy = request_end.is_some_and(|e| e.lossy) || response_end.is_some_and(|e| e.lossy);
+    let lossy = request.end.is_some_and(|e| e.lossy) || response_end.is_some_and(|e| e.lossy);
     if lossy {
         reasons.push(IncompleteReason::Lossy);
     }
@@ -112,7 +119,7 @@ fn incomplete_reasons(
         Some(Ending::Error(_)) => reasons.push(IncompleteReason::UpstreamError),
         Some(Ending::Complete | Ending::Trailers) | None => {}
     }
-    if matches!(report.completeness, Completeness::TooLarge { .. }) {
+    if request.too_large || matches!(report.completeness, Completeness::TooLarge { .. }) {
         reasons.push(IncompleteReason::TooLarge);
     }
     reasons

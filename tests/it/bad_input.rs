@@ -198,3 +198,37 @@ async fn an_unknown_content_encoding_passes_untouched_and_is_not_judged() {
         1
     );
 }
+
+#[tokio::test]
+async fn a_request_body_over_the_inspection_bound_is_forwarded_whole_and_reported_too_large() {
+    let mut upstream = Upstream::serving(Script::full(200, "application/json", "{}")).await;
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.inspect.max_request_body = Some(1024);
+    let tooltap = proxy::start(raw).await;
+    let addr = tooltap.local_addr();
+    let big = format!(
+        r#"{{"model":"m","messages":[{{"role":"user","content":"{}"}}]}}"#,
+        "x".repeat(8192)
+    );
+    let got = within(
+        LIMIT,
+        exchange(addr, request(addr, "POST", "/v1/chat/completions", &big)),
+    )
+    .await;
+    assert_eq!(got.status, 200);
+    let received = within(LIMIT, upstream.next_request()).await;
+    assert_eq!(
+        received.body,
+        big.as_bytes(),
+        "the upstream got the body whole"
+    );
+    let text = settle(&tooltap, 1).await;
+    assert_eq!(
+        metric_sum(
+            &text,
+            "tooltap_inspection_incomplete_total",
+            &["reason=\"too_large\""]
+        ),
+        1
+    );
+}

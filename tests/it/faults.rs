@@ -10,7 +10,49 @@ use crate::support::client::{request, send};
 use crate::support::proxy;
 use crate::support::upstream::{Script, Upstream};
 use crate::support::within;
-use tooltap::config::HumanDuration;
+use tooltap::accept::RunningProxy;
+use tooltap::config::{HumanDuration, RawConfig};
+use tooltap::record::{Outcome, RecordMode};
+
+fn recordings_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("tooltap-it-faults-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// A proxy config that records every exchange into `dir`.
+fn recording_all(upstream: &str, dir: &std::path::Path) -> RawConfig {
+    let mut raw = proxy::raw_config(upstream);
+    raw.record.mode = Some(RecordMode::All);
+    raw.record.dir = Some(dir.to_path_buf());
+    raw
+}
+
+/// The outcome written in the one recording under `dir`, once the inspector is done.
+async fn recorded_outcome(tooltap: &RunningProxy, dir: &std::path::Path) -> Outcome {
+    settle(tooltap, 1).await;
+    if let Some(recorder) = &tooltap.state().watch.inspection().recorder {
+        within(Duration::from_secs(10), recorder.flush()).await;
+    }
+    let mut stack = vec![dir.to_path_buf()];
+    let mut files = Vec::new();
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(&folder)
+            .expect("recordings folder")
+            .flatten()
+        {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "jsonl") {
+                files.push(path);
+            }
+        }
+    }
+    assert_eq!(files.len(), 1, "{files:?}");
+    let recording = tooltap::record::read_file(&files[0]).expect("readable");
+    recording.end.expect("an end line").outcome
+}
 
 const BODY: &str = r#"{"model":"m","stream":true,"messages":[]}"#;
 
@@ -63,13 +105,18 @@ async fn an_upstream_that_breaks_off_mid_stream_is_reported_as_upstream_error() 
     let events = ["data: {\"choices\":[]}\n\n"; 3];
     let script = Script::sse(&events, Duration::from_millis(10)).aborted();
     let upstream = Upstream::serving(script).await;
-    let tooltap = proxy::start(proxy::raw_config(&upstream.url())).await;
+    let recordings = recordings_dir("upstream-error");
+    let tooltap = proxy::start(recording_all(&upstream.url(), &recordings)).await;
     let addr = tooltap.local_addr();
     let (response, _conn) = send(addr, request(addr, "POST", "/v1/chat/completions", BODY)).await;
     let outcome = within(Duration::from_secs(10), read_to_end(response.into_body())).await;
     assert!(
         outcome.is_err(),
         "the client must see the break: {outcome:?}"
+    );
+    assert_eq!(
+        recorded_outcome(&tooltap, &recordings).await,
+        Outcome::UpstreamError
     );
     let text = settle(&tooltap, 1).await;
     assert_eq!(
@@ -83,4 +130,23 @@ async fn an_upstream_that_breaks_off_mid_stream_is_reported_as_upstream_error() 
     // The engine does not judge a body that was cut: no stream.truncated blamed on the upstream's
     // contract for a transport failure.
     assert_eq!(metric_sum(&text, "tooltap_violations_total", &[]), 0);
+}
+
+#[tokio::test]
+async fn a_client_that_aborts_mid_stream_is_recorded_client_gone() {
+    let events = ["data: {\"choices\":[]}\n\n"; 40];
+    let upstream = Upstream::serving(Script::sse(&events, Duration::from_millis(50))).await;
+    let recordings = recordings_dir("client-gone");
+    let tooltap = proxy::start(recording_all(&upstream.url(), &recordings)).await;
+    let addr = tooltap.local_addr();
+    let (response, conn) = send(addr, request(addr, "POST", "/v1/chat/completions", BODY)).await;
+    let mut body = response.into_body();
+    let first = within(Duration::from_secs(10), body.frame()).await;
+    assert!(first.is_some_and(|f| f.is_ok()));
+    drop(body);
+    drop(conn);
+    assert_eq!(
+        recorded_outcome(&tooltap, &recordings).await,
+        Outcome::ClientGone
+    );
 }
