@@ -9,7 +9,9 @@ use clap::Parser;
 use serde_json::Value;
 
 use crate::engine_support;
-use crate::inspect::{fixture_upstream, metric_sum, settle, violations_by_exchange};
+use crate::inspect::{
+    comparable, fixture_upstream, metric_sum, settle, sorted, violations_by_exchange,
+};
 use crate::support::client::{exchange, request};
 use crate::support::proxy;
 use crate::support::within;
@@ -57,29 +59,6 @@ async fn flush(tooltap: &RunningProxy) {
     if let Some(recorder) = &tooltap.state().watch.inspection().recorder {
         within(std::time::Duration::from_secs(20), recorder.flush()).await;
     }
-}
-
-fn comparable(v: &Value) -> Value {
-    let keys = [
-        "rule",
-        "severity",
-        "stage",
-        "choice",
-        "tool_call",
-        "path",
-        "seq",
-        "schema_path",
-    ];
-    Value::Object(
-        keys.iter()
-            .map(|k| (k.to_string(), v.get(*k).cloned().unwrap_or(Value::Null)))
-            .collect(),
-    )
-}
-
-fn sorted(mut values: Vec<Value>) -> Vec<Value> {
-    values.sort_by_key(|v| v.to_string());
-    values
 }
 
 #[tokio::test]
@@ -161,7 +140,7 @@ async fn recordings_made_live_are_rejudged_by_check_to_the_same_verdicts_and_hol
                 .as_array()
                 .expect("list")
                 .iter()
-                .map(comparable)
+                .map(|v| comparable(v, true))
                 .collect();
             (id, list)
         })
@@ -172,7 +151,7 @@ async fn recordings_made_live_are_rejudged_by_check_to_the_same_verdicts_and_hol
     for (id, offline) in &rejudged {
         let online: Vec<Value> = live
             .get(id)
-            .map(|l| l.iter().map(comparable).collect())
+            .map(|l| l.iter().map(|v| comparable(v, true)).collect())
             .unwrap_or_default();
         assert_eq!(sorted(offline.clone()), sorted(online), "exchange {id}");
         compared += offline.len();
