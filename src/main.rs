@@ -74,6 +74,11 @@ fn run_proxy(args: ProxyArgs) -> anyhow::Result<()> {
             }
             _ => tracing::info!(enabled = config.inspect.enabled, "violations file off"),
         }
+        tracing::info!(
+            mode = %config.record.mode,
+            dir = %config.record.dir.display(),
+            "recordings"
+        );
         tracing::info!(listen = %local, "tooltap proxy ready");
         let report = accept::serve(state, listener, tooltap::shutdown::signal()).await?;
         let _ = stop_admin.send(true);
