@@ -110,6 +110,11 @@ pub struct ProxyArgs {
     /// [default: recordings] [env: TOOLTAP_RECORDINGS]
     #[arg(long, value_name = "DIR")]
     pub recordings: Option<PathBuf>,
+    /// Tokio worker threads; 1 runs everything on one thread, which can beat two on a small,
+    /// shared machine (see docs/benchmarks.md) [default: one per core]
+    /// [env: TOOLTAP_WORKER_THREADS]
+    #[arg(long, value_name = "N")]
+    pub worker_threads: Option<usize>,
     /// Per-rule severity, e.g. finish_reason.not_tool_calls=warning,delta.id_repeated=off
     #[arg(long, value_name = "RULE=LEVEL,...")]
     pub severity: Option<String>,
@@ -136,6 +141,7 @@ impl ProxyArgs {
             admin_listen,
             record,
             recordings,
+            worker_threads,
             severity,
         } = self;
         let mut raw = RawConfig::default();
@@ -155,6 +161,7 @@ impl ProxyArgs {
         raw.admin.listen = admin_listen;
         raw.record.mode = record;
         raw.record.dir = recordings;
+        raw.runtime.worker_threads = worker_threads;
         raw.inspect.severity = severity.map(|list| {
             // Validated with the rest of the config; a malformed item is kept whole so the
             // error message can name it.

@@ -17,7 +17,9 @@ use std::time::Duration;
 
 pub use duration::{DurationError, HumanDuration};
 pub use env::{EnvLayer, VARIABLES as ENV_VARIABLES};
-pub use raw::{LogFormat, RawConfig, RawLog, RawProxy, RawRoute, RawShutdown, RawTimeouts, RawTls};
+pub use raw::{
+    LogFormat, RawConfig, RawLog, RawProxy, RawRoute, RawRuntime, RawShutdown, RawTimeouts, RawTls,
+};
 
 use crate::route::{Route, RouteError, RouteTable, UpstreamUrl};
 use inspect::{AdminSettings, InspectConfigError, InspectSettings, RoutePolicy};
@@ -46,6 +48,8 @@ pub struct Config {
     pub inspect: InspectSettings,
     pub admin: AdminSettings,
     pub record: crate::record::RecorderConfig,
+    /// Tokio worker threads; `None` = one per core; 1 = a single-threaded runtime.
+    pub worker_threads: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,6 +150,7 @@ impl Config {
             log,
             inspect,
             admin,
+            runtime,
             record,
             redact,
             routes,
@@ -207,6 +212,8 @@ impl Config {
             inspect,
             admin,
             record: record::validate(record, redact),
+            // 0 would be a runtime with no worker at all: treat it as "not set".
+            worker_threads: runtime.worker_threads.filter(|n| *n > 0),
         })
     }
 }

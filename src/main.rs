@@ -42,10 +42,19 @@ fn run_proxy(args: ProxyArgs) -> anyhow::Result<()> {
     let env_layer = EnvLayer::read(|name| std::env::var(name).ok())?;
     let config = Config::from_layers(config_path, env_layer, cli_layer)?;
     init_logging(config.log.format);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the Tokio runtime")?;
+    let runtime = match config.worker_threads {
+        Some(1) => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
+        Some(n) => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(n)
+            .enable_all()
+            .build(),
+        None => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build(),
+    }
+    .context("cannot start the Tokio runtime")?;
     runtime.block_on(async move {
         // Before binding: a bad CA bundle should fail without ever listening.
         let state = Arc::new(ProxyState::new(Arc::new(config))?);

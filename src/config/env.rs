@@ -28,6 +28,7 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ("TOOLTAP_VIOLATIONS", "inspect.violations"),
     ("TOOLTAP_ADMIN_LISTEN", "admin.listen"),
     ("TOOLTAP_RECORD", "record.mode"),
+    ("TOOLTAP_WORKER_THREADS", "runtime.worker_threads"),
     ("TOOLTAP_RECORDINGS", "record.dir"),
 ];
 
@@ -61,6 +62,7 @@ impl EnvLayer {
         raw.inspect.violations = get("TOOLTAP_VIOLATIONS").map(PathBuf::from);
         raw.admin.listen = get("TOOLTAP_ADMIN_LISTEN");
         raw.record.mode = parse(&get, "TOOLTAP_RECORD")?;
+        raw.runtime.worker_threads = parse(&get, "TOOLTAP_WORKER_THREADS")?;
         raw.record.dir = get("TOOLTAP_RECORDINGS").map(PathBuf::from);
         raw.log.format = match get("TOOLTAP_LOG_FORMAT") {
             None => None,

@@ -34,6 +34,8 @@ pub struct RawConfig {
     #[serde(default)]
     pub admin: RawAdmin,
     #[serde(default)]
+    pub runtime: RawRuntime,
+    #[serde(default)]
     pub record: RawRecord,
     #[serde(default)]
     pub redact: RawRedact,
@@ -68,6 +70,13 @@ pub struct RawTls {
 #[serde(deny_unknown_fields)]
 pub struct RawShutdown {
     pub grace: Option<HumanDuration>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRuntime {
+    /// Tokio worker threads; 1 runs a single-threaded runtime.
+    pub worker_threads: Option<usize>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -110,6 +119,7 @@ impl RawConfig {
             log,
             inspect,
             admin,
+            runtime,
             record,
             redact,
             routes,
@@ -138,6 +148,9 @@ impl RawConfig {
             inspect: self.inspect.overlay(inspect),
             admin: RawAdmin {
                 listen: admin.listen.or(self.admin.listen),
+            },
+            runtime: RawRuntime {
+                worker_threads: runtime.worker_threads.or(self.runtime.worker_threads),
             },
             record: self.record.overlay(record),
             redact: self.redact.overlay(redact),

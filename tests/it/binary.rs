@@ -30,6 +30,8 @@ async fn the_binary_never_logs_a_credential_and_stops_on_sigterm() {
             "--admin-listen",
             "127.0.0.1:0",
         ])
+        // A single-threaded runtime: the option operators may pick on small machines.
+        .args(["--worker-threads", "1"])
         .args([
             "--upstream",
             &upstream.url(),
