@@ -78,13 +78,7 @@ async fn a_client_leaving_mid_stream_makes_tooltap_drop_the_upstream() {
     let tooltap = proxy::start(proxy::raw_config(&upstream.url())).await;
     let addr = tooltap.local_addr();
 
-    let (response, conn) = send(addr, request(addr, "POST", "/v1/chat/completions", "{}")).await;
-    let mut body = response.into_body();
-    let first = within(Duration::from_secs(5), body.frame()).await;
-    assert!(first.is_some_and(|frame| frame.is_ok()));
-    let left = Instant::now();
-    drop(body);
-    drop(conn);
+    let left = read_one_frame_then_leave(addr).await;
 
     match upstream.next_end(Duration::from_secs(3)).await {
         StreamEnd::PeerGone { chunks_sent } => {
@@ -126,13 +120,7 @@ async fn tooltap_closes_the_upstream_connection_at_once_even_while_the_upstream_
     let tooltap = proxy::start(proxy::raw_config(&format!("http://{upstream_addr}"))).await;
     let addr = tooltap.local_addr();
 
-    let (response, conn) = send(addr, request(addr, "POST", "/v1/chat/completions", "{}")).await;
-    let mut body = response.into_body();
-    let first = within(Duration::from_secs(5), body.frame()).await;
-    assert!(first.is_some_and(|frame| frame.is_ok()));
-    let left = Instant::now();
-    drop(body);
-    drop(conn);
+    let left = read_one_frame_then_leave(addr).await;
     let closed = within(Duration::from_secs(5), closed_rx)
         .await
         .expect("closed");
@@ -234,4 +222,17 @@ async fn frames_until_end(addr: std::net::SocketAddr) -> (usize, bool) {
             Some(Ok(_)) => frames += 1,
         }
     }
+}
+
+/// Start a stream through `addr`, read its first frame, then close the connection; returns when
+/// the client left.
+async fn read_one_frame_then_leave(addr: std::net::SocketAddr) -> Instant {
+    let (response, conn) = send(addr, request(addr, "POST", "/v1/chat/completions", "{}")).await;
+    let mut body = response.into_body();
+    let first = within(Duration::from_secs(5), body.frame()).await;
+    assert!(first.is_some_and(|frame| frame.is_ok()));
+    let left = Instant::now();
+    drop(body);
+    drop(conn);
+    left
 }

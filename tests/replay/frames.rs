@@ -1,7 +1,7 @@
 //! Record → replay: a raw HTTP/1.1 client receives the recorded frames byte for byte, with the
 //! recorded boundaries, and the recorded head minus the re-framed length headers.
 
-use crate::support::{Fixture, TempDir, chat, post_json, settings, start};
+use crate::support::{Fixture, TempDir, chat, connect, post_json, settings, start};
 
 /// Frames a client accumulator must survive: an event split mid-JSON, a UTF-8 code point split
 /// across frames, a frame that is not UTF-8 at all (stored as base64), two events in one frame.
@@ -147,7 +147,6 @@ async fn h2c_clients_get_one_data_frame_per_recorded_frame() {
 #[tokio::test]
 async fn an_upstream_that_broke_off_is_replayed_as_a_broken_stream() {
     use http_body_util::{BodyExt, Full};
-    use hyper_util::rt::TokioIo;
 
     use crate::support::{LIMIT, within};
 
@@ -163,18 +162,7 @@ async fn an_upstream_that_broke_off_is_replayed_as_a_broken_stream() {
     fixture.write(dir.path(), "broken.jsonl");
     let replay = start(&settings(dir.path())).await;
 
-    let stream = within(LIMIT, tokio::net::TcpStream::connect(replay.local_addr()))
-        .await
-        .expect("connect");
-    let (mut sender, connection) = within(
-        LIMIT,
-        hyper::client::conn::http1::handshake(TokioIo::new(stream)),
-    )
-    .await
-    .expect("handshake");
-    let driver = tokio::spawn(async move {
-        let _ = connection.await;
-    });
+    let (mut sender, driver) = connect(replay.local_addr()).await;
     let request = http::Request::post("/v1/chat/completions")
         .header("host", "replay")
         .body(Full::new(bytes::Bytes::from(chat("break").to_string())))

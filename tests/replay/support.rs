@@ -184,18 +184,18 @@ pub async fn post(addr: SocketAddr, path: &str, body: &[u8]) -> Received {
     post_with(addr, path, body, &[]).await
 }
 
-/// [`post`] with extra request headers.
-pub async fn post_with(
+/// An HTTP/1.1 client connection to `addr`, and the task driving it (abort it when done).
+pub async fn connect(
     addr: SocketAddr,
-    path: &str,
-    body: &[u8],
-    headers: &[(&str, &str)],
-) -> Received {
+) -> (
+    hyper::client::conn::http1::SendRequest<Full<Bytes>>,
+    tokio::task::JoinHandle<()>,
+) {
     let stream = within(LIMIT, TcpStream::connect(addr))
         .await
         .expect("connect");
     stream.set_nodelay(true).expect("nodelay");
-    let (mut sender, connection) = within(
+    let (sender, connection) = within(
         LIMIT,
         hyper::client::conn::http1::handshake(TokioIo::new(stream)),
     )
@@ -204,6 +204,17 @@ pub async fn post_with(
     let driver = tokio::spawn(async move {
         let _ = connection.await;
     });
+    (sender, driver)
+}
+
+/// [`post`] with extra request headers.
+pub async fn post_with(
+    addr: SocketAddr,
+    path: &str,
+    body: &[u8],
+    headers: &[(&str, &str)],
+) -> Received {
+    let (mut sender, driver) = connect(addr).await;
     let mut request = Request::post(path)
         .header("host", addr.to_string())
         .header("content-type", "application/json");
