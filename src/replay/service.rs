@@ -24,6 +24,7 @@ use super::capture;
 use super::respond::{self, engine_head, replay_headers};
 use crate::exchange::ExchangeCtx;
 use crate::forward::body::{self as proxy_body, BodyError, ProxyBody};
+use crate::forward::flush_first::FlushFirst;
 use crate::inspect::{self, ExchangeLabel, InspectJob, RecordingSeed, ResponsePart};
 use crate::tee::{self, TeeBody};
 
@@ -89,7 +90,8 @@ async fn answer(
                 ttfb: ctx.started.elapsed(),
                 headers: None,
             });
-            let body = TeeBody::new(replayed, response_tap)
+            // A recorded break must not take the frames before it along (see FlushFirst).
+            let body = FlushFirst::new(TeeBody::new(replayed, response_tap))
                 .map_err(BodyError::from)
                 .boxed_unsync();
             let mut response = Response::new(body);

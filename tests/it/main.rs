@@ -10,6 +10,7 @@
 mod bad_input;
 mod bench;
 mod binary;
+mod broken_upstream;
 mod config;
 mod enforce;
 #[path = "../engine_support/mod.rs"]
