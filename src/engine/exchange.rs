@@ -209,11 +209,16 @@ impl Exchange {
                 self.stopped = Some(completeness);
             }
         }
-        let judged = self.stopped.is_none() && end == BodyEnd::Complete;
-        let completeness = match (&self.stopped, end) {
-            (Some(stopped), _) => stopped.clone(),
-            (None, BodyEnd::Truncated) => Completeness::Truncated,
-            (None, BodyEnd::Complete) => Completeness::Complete,
+        let judged = self.stopped.is_none()
+            && match end {
+                BodyEnd::Complete | BodyEnd::UpstreamBroke => true,
+                BodyEnd::ReaderGone => self.content_is_whole(),
+                BodyEnd::Lossy => false,
+            };
+        let completeness = match &self.stopped {
+            Some(stopped) => stopped.clone(),
+            None if judged => Completeness::Complete,
+            None => Completeness::Truncated,
         };
         let tools = self.tools.clone();
         let request = self.request.clone();
@@ -262,6 +267,18 @@ impl Exchange {
             violations: sink.into_vec(),
             completeness,
             notes,
+        }
+    }
+
+    /// Whether the body's content already ended by its own framing, whatever the transport did
+    /// after: `data: [DONE]` on a stream, a complete document on a buffered body.
+    fn content_is_whole(&self) -> bool {
+        match &self.body {
+            Body::Sse(sse) => sse.contract.is_done(),
+            Body::Json(framer) => {
+                serde_json::from_slice::<serde::de::IgnoredAny>(framer.body()).is_ok()
+            }
+            Body::AwaitingHead | Body::NotInspected(_) => false,
         }
     }
 

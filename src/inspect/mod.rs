@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use bytes::BytesMut;
 use tokio::sync::oneshot;
 
-use crate::engine::{BodyEnd, EngineConfig, Exchange, Report, ResponseHead, SchemaCache};
+use crate::engine::{EngineConfig, Exchange, Report, ResponseHead, SchemaCache};
 use crate::jsonl_sink::JsonlSink;
 use crate::metrics::Metrics;
 use crate::record::{Recorder, RecordingEnd};
@@ -210,12 +210,10 @@ async fn analyse(
         }
     }
     let end = body.end.await.ok();
-    let body_end = match end.as_ref().map(|e| &e.ending) {
-        Some(Ending::Complete | Ending::Trailers) if !end.as_ref().is_some_and(|e| e.lossy) => {
-            BodyEnd::Complete
-        }
-        _ => BodyEnd::Truncated,
-    };
+    // The recording's outcome is the one vocabulary for endings: the same translation into the
+    // engine's `BodyEnd` as `tooltap check` makes from the file.
+    let body_end = recording::outcome(end.as_ref(), false)
+        .body_end(end.as_ref().map_or(0, |end| end.dropped_frames));
     match guarded(move || exchange.finish(body_end)) {
         Some(report) => Outcome::Judged {
             report: Box::new(report),

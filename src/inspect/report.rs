@@ -115,6 +115,9 @@ fn incomplete_reasons(
     match response_end.map(|e| &e.ending) {
         // Enforce mode ended the body on purpose: the rest was refused, nobody left.
         Some(Ending::Dropped) if enforced => {}
+        // A reader that left after the content was whole (`[DONE]` seen: the Python SDK closes
+        // right then) missed nothing the verdict needs.
+        Some(Ending::Dropped) if report.completeness == Completeness::Complete => {}
         Some(Ending::Dropped) => reasons.push(IncompleteReason::ClientGone),
         Some(Ending::Error(_)) => reasons.push(IncompleteReason::UpstreamError),
         Some(Ending::Complete | Ending::Trailers) | None => {}

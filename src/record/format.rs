@@ -13,7 +13,7 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::engine::{Completeness, Violation};
+use crate::engine::{BodyEnd, Completeness, Violation};
 
 /// The only version this build writes and reads.
 pub const VERSION: u32 = 1;
@@ -147,6 +147,24 @@ pub enum Outcome {
     Lossy,
     /// The recording hit its size limit; frames after that are missing.
     Truncated,
+}
+
+impl Outcome {
+    /// How the engine must treat a body that ended this way: the one translation, used live
+    /// (from the tap's ending) and by `tooltap check` (from the file), so equal bytes with an
+    /// equal ending get an equal verdict. A recording with dropped frames is lossy whatever
+    /// its outcome says.
+    pub fn body_end(self, dropped_frames: u64) -> BodyEnd {
+        if dropped_frames > 0 {
+            return BodyEnd::Lossy;
+        }
+        match self {
+            Outcome::Complete => BodyEnd::Complete,
+            Outcome::UpstreamError => BodyEnd::UpstreamBroke,
+            Outcome::ClientGone => BodyEnd::ReaderGone,
+            Outcome::Lossy | Outcome::Truncated => BodyEnd::Lossy,
+        }
+    }
 }
 
 /// The last line.

@@ -42,9 +42,20 @@ fn fixture_script(fixture: &Fixture) -> Script {
 
 /// An upstream that answers each request with the fixture named in its `x-fixture` header.
 pub async fn fixture_upstream(fixtures: &[Fixture]) -> Upstream {
+    fixture_upstream_ending(fixtures, false).await
+}
+
+/// The same, with every body broken off after its last frame when `abort` is set.
+pub async fn fixture_upstream_ending(fixtures: &[Fixture], abort: bool) -> Upstream {
     let scripts: BTreeMap<String, Script> = fixtures
         .iter()
-        .map(|f| (f.name.clone(), fixture_script(f)))
+        .map(|f| {
+            let script = fixture_script(f);
+            (
+                f.name.clone(),
+                if abort { script.aborted() } else { script },
+            )
+        })
         .collect();
     Upstream::start(
         move |received| {
