@@ -27,4 +27,5 @@ mod soak;
 mod streaming;
 mod support;
 mod tls;
+mod two_processes;
 mod verdicts;
