@@ -152,6 +152,8 @@ async fn the_recorded_fixture_corpus_gives_the_expected_violations() {
 
 #[path = "check_cli/cases.rs"]
 mod cases;
+#[path = "check_cli/examples.rs"]
+mod examples;
 
 /// Writes the recorded corpus 10 times over into `$TOOLTAP_BENCH_DIR` for a throughput run of
 /// the release binary: `cargo test --test check_cli -- --ignored`, then
