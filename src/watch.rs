@@ -9,7 +9,6 @@
 //! inspection (not the response) ends.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, SystemTime};
 
 use http::{HeaderMap, Response, header};
@@ -18,6 +17,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 use tracing::Instrument;
 
 use crate::config::Config;
+use crate::enforce::CutSender;
 use crate::engine::{EngineConfig, ResponseHead, SchemaCache};
 use crate::exchange::ExchangeCtx;
 use crate::forward::UpstreamBody;
@@ -39,8 +39,9 @@ pub struct Watch {
 pub struct Watching {
     response: oneshot::Sender<ResponsePart>,
     tap_frames: usize,
-    /// Shared with the inspector: enforce mode sets it when it cuts the response on purpose.
-    pub enforced: Arc<AtomicBool>,
+    /// Enforce mode's half of the verdict channel: it tells the inspector when it cuts the
+    /// response on purpose. Taken by the service when the route enforces; dropped otherwise.
+    pub cut: CutSender,
     /// Whether a recording wants the response headers.
     records: bool,
 }
@@ -98,7 +99,7 @@ impl Watch {
         };
         let (tap, request_rx) = tee::tap(self.tap_frames);
         let (response_tx, response_rx) = oneshot::channel();
-        let enforced = Arc::new(AtomicBool::new(false));
+        let (cut, cut_rx) = crate::enforce::verdict::channel();
         // Only a recorder needs the request's head; observe-only traffic copies nothing.
         let recording = self.inspection.recorder.as_ref().map(|_| RecordingSeed {
             started: SystemTime::now(),
@@ -111,7 +112,7 @@ impl Watch {
         let records = recording.is_some();
         let job = InspectJob {
             recording,
-            enforced: enforced.clone(),
+            enforced: cut_rx,
             label: ExchangeLabel {
                 id: Arc::from(ctx.id.as_str()),
                 route: ctx.route.clone(),
@@ -124,7 +125,7 @@ impl Watch {
         let watching = Watching {
             response: response_tx,
             tap_frames: self.tap_frames,
-            enforced,
+            cut,
             records,
         };
         (

@@ -147,6 +147,9 @@ pub enum Outcome {
     Lossy,
     /// The recording hit its size limit; frames after that are missing.
     Truncated,
+    /// Enforce mode cut the response on purpose: the frames are the upstream's as read, and
+    /// the end line's `enforced` says what the client got instead.
+    Enforced,
 }
 
 impl Outcome {
@@ -163,8 +166,38 @@ impl Outcome {
             Outcome::UpstreamError => BodyEnd::UpstreamBroke,
             Outcome::ClientGone => BodyEnd::ReaderGone,
             Outcome::Lossy | Outcome::Truncated => BodyEnd::Lossy,
+            // Enforce mode stopped reading: judged like a reader that left (a whole buffered
+            // body in full, a stream cut before its end without its end-of-body rules).
+            Outcome::Enforced => BodyEnd::ReaderGone,
         }
     }
+
+    /// The name written in files and logs (`client_gone`, not `ClientGone`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Complete => "complete",
+            Outcome::ClientGone => "client_gone",
+            Outcome::UpstreamError => "upstream_error",
+            Outcome::Lossy => "lossy",
+            Outcome::Truncated => "truncated",
+            Outcome::Enforced => "enforced",
+        }
+    }
+}
+
+/// What enforce mode sent the client instead of the upstream's response (outcome `enforced`):
+/// replay serves this, so a fixture reproduces what the client saw.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EnforcedLine {
+    /// `502` when a buffered body was refused; absent when a stream was cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// The 502's body, or the stream's final error event.
+    #[serde(flatten)]
+    pub data: FrameData,
+    /// For a stream: the error event replaced the last recorded frame (`true`), or followed
+    /// the upstream's whole body (`false`).
+    pub replaced_last: bool,
 }
 
 /// The last line.
@@ -182,4 +215,7 @@ pub struct EndLine {
     pub completeness: Completeness,
     /// The violations tooltap found live (`tooltap check` re-judges from the frames).
     pub violations: Vec<Violation>,
+    /// Present with outcome `enforced`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enforced: Option<EnforcedLine>,
 }

@@ -116,6 +116,7 @@ impl RecordingHandle {
             dropped_frames,
             completeness,
             violations,
+            enforced,
         } = end;
         // The file's own gaps explain it best: a hole first, then a cut.
         let outcome = if self.lossy {
@@ -133,6 +134,7 @@ impl RecordingHandle {
             bytes: 0,
             completeness,
             violations,
+            enforced,
         };
         let finish = Msg::Finish {
             key: self.key,
@@ -185,6 +187,7 @@ impl Drop for RecordingHandle {
             dropped_frames: 0,
             completeness: Completeness::Truncated,
             violations: Vec::new(),
+            enforced: None,
         };
         let keep = self.shared.mode == RecordMode::All;
         self.end(end, keep);

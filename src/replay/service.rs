@@ -132,7 +132,7 @@ pub async fn start_inspection(
         request: request_copies,
         response: response_part,
         // Replay never enforces: the fixture's bytes are what the test asked for.
-        enforced: Arc::default(),
+        enforced: crate::enforce::verdict::channel().1,
         recording,
     };
     tokio::spawn(inspect::run(state.inspection.clone(), job).in_current_span());

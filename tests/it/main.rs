@@ -13,6 +13,7 @@ mod binary;
 mod broken_upstream;
 mod config;
 mod enforce;
+mod enforce_record;
 #[path = "../engine_support/mod.rs"]
 mod engine_support;
 mod failures;
