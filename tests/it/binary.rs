@@ -109,3 +109,38 @@ async fn the_binary_never_logs_a_credential_and_stops_on_sigterm() {
         );
     }
 }
+
+/// Human logs on a pipe carry no colour codes, and a clash on the admin port names the admin
+/// listener and the flag that moves it.
+#[tokio::test]
+async fn piped_logs_are_plain_and_an_admin_port_clash_names_the_flag() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = taken.local_addr().expect("addr").to_string();
+    let output = within(
+        Duration::from_secs(20),
+        tokio::process::Command::new(env!("CARGO_BIN_EXE_tooltap"))
+            .args(["proxy", "--listen", "127.0.0.1:0", "--admin-listen", &port])
+            .args(["--violations", "off", "--record", "off"])
+            .env("RUST_LOG", "info")
+            .env_remove("TOOLTAP_CONFIG")
+            .output(),
+    )
+    .await
+    .expect("runs");
+    assert!(!output.status.success());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stdout.contains(" INFO "),
+        "human logs were written: {stdout}"
+    );
+    assert!(
+        !stdout.contains('\u{1b}'),
+        "colour codes on a pipe: {stdout:?}"
+    );
+    assert!(
+        stderr.contains("admin listener") && stderr.contains("--admin-listen"),
+        "{stderr}"
+    );
+    drop(taken);
+}
