@@ -43,6 +43,12 @@ pub(super) fn emit(
     let model = metrics.model_label(report.request.model.as_deref());
     let stream = report.request.stream;
     metrics.inspected(route, &model, stream);
+    // What the tee added on the client path: its copy time per response frame, one sample per
+    // exchange (the mean over its frames).
+    if let Some(end) = end.as_ref().filter(|end| end.copied_frames > 0) {
+        let frames = u32::try_from(end.copied_frames).unwrap_or(u32::MAX);
+        metrics.frame_overhead(route, end.copy_time / frames);
+    }
     let incomplete = incomplete_reasons(&request, end.as_ref(), &report, enforced);
     for reason in &incomplete {
         metrics.incomplete(route, *reason);

@@ -221,6 +221,12 @@ async fn every_fixture_through_the_proxy_reports_exactly_its_expected_violations
         metric_sum(&text, "tooltap_exchanges_inspected_total", &[]),
         fixtures.len() as u64
     );
+    // The tee's cost is measured: one sample per exchange with a response body.
+    let with_body = fixtures.iter().filter(|f| !f.body.is_empty()).count() as u64;
+    assert_eq!(
+        metric_sum(&text, "tooltap_frame_overhead_seconds_count", &[]),
+        with_body
+    );
     // One precise sample: the helpful reimplementation's signature rule.
     assert!(
         metric_sum(
