@@ -9,6 +9,7 @@
 //! inspection (not the response) ends.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use http::{HeaderMap, Response, header};
@@ -33,6 +34,10 @@ pub struct Watch {
     inspection: Arc<Inspection>,
     permits: Arc<Semaphore>,
     tap_frames: usize,
+    /// Exchanges whose inspection began (counted on the request path, before the response):
+    /// a signal a test can read the moment its response arrives, where the inspected count
+    /// would still be racing the inspector.
+    begun: AtomicU64,
 }
 
 /// An exchange being watched: the service hands it the upstream's response.
@@ -71,11 +76,17 @@ impl Watch {
             }),
             permits: Arc::new(Semaphore::new(settings.max_concurrent)),
             tap_frames: settings.tap_frames,
+            begun: AtomicU64::new(0),
         }
     }
 
     pub fn inspection(&self) -> &Arc<Inspection> {
         &self.inspection
+    }
+
+    /// How many exchanges had their inspection begun (skipped ones not counted).
+    pub fn begun(&self) -> u64 {
+        self.begun.load(Ordering::Relaxed)
     }
 
     /// Start watching: tee the request body and spawn the inspector, or forward untapped when no
@@ -97,6 +108,7 @@ impl Watch {
                 return (body::from_client(request), None);
             }
         };
+        self.begun.fetch_add(1, Ordering::Relaxed);
         let (tap, request_rx) = tee::tap(self.tap_frames);
         let (response_tx, response_rx) = oneshot::channel();
         let (cut, cut_rx) = crate::enforce::verdict::channel();
