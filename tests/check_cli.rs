@@ -98,6 +98,7 @@ async fn record_corpus(name: &str) -> (PathBuf, Vec<Fixture>) {
             dropped_frames: 0,
             completeness: report.completeness,
             violations: report.violations,
+            enforced: None,
         });
     }
     recorder.flush().await;

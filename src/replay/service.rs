@@ -5,7 +5,8 @@
 //! [`ReplayBody`] wrapped in the proxy's [`TeeBody`], whose copies go to an [`inspect::run`]
 //! task (violations in the logs, metrics and the violations file), or an OpenAI-shaped error:
 //! 404 `replay_no_match` for a miss (or the upstream's answer with `--on-miss forward`), 413 /
-//! 400 for a request body that is too large or broken.
+//! 400 for a request body that is too large or broken. `GET /healthz` answers `ok` (a probe is
+//! not a miss).
 
 use std::convert::Infallible;
 use std::sync::{Arc, PoisonError};
@@ -42,6 +43,10 @@ pub async fn handle(
     state: Arc<ReplayState>,
     request: Request<Incoming>,
 ) -> Result<Response<ProxyBody>, Infallible> {
+    // A liveness probe (a container's, a test harness's) is answered, never matched or logged.
+    if request.method() == http::Method::GET && request.uri().path() == "/healthz" {
+        return Ok(Response::new(proxy_body::full(Bytes::from_static(b"ok\n"))));
+    }
     let ctx = ExchangeCtx::begin(Arc::from(ROUTE), request.method(), request.uri().path());
     let span = tracing::info_span!(
         "exchange",

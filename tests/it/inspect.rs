@@ -375,7 +375,11 @@ async fn traffic_that_does_not_match_is_not_inspected_and_inspection_can_be_turn
 
     // The control: a matching request begins an inspection before its response arrives.
     exchange(addr, request(addr, "POST", "/v1/chat/completions", "{}")).await;
-    assert_eq!(tooltap.state().watch.begun(), 1, "a matching request is inspected");
+    assert_eq!(
+        tooltap.state().watch.begun(),
+        1,
+        "a matching request is inspected"
+    );
 
     raw.inspect.enabled = Some(false);
     let plain = proxy::start(raw).await;
@@ -383,7 +387,11 @@ async fn traffic_that_does_not_match_is_not_inspected_and_inspection_can_be_turn
     exchange(addr, request(addr, "POST", "/v1/chat/completions", "{}")).await;
     let text = metrics(&plain).await;
     assert_eq!(metric_sum(&text, "tooltap_requests_total", &[]), 1);
-    assert_eq!(plain.state().watch.begun(), 0, "inspection off: nothing begun");
+    assert_eq!(
+        plain.state().watch.begun(),
+        0,
+        "inspection off: nothing begun"
+    );
 }
 
 #[tokio::test]
