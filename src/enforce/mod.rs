@@ -25,7 +25,7 @@ use http::{HeaderValue, Response, StatusCode, header};
 
 use http_body_util::BodyExt;
 
-use crate::engine::{EngineConfig, ResponseHead, SchemaCache, Severity, Violation};
+use crate::engine::{BodyKind, EngineConfig, ResponseHead, SchemaCache, Severity, Violation};
 use crate::forward::body::{BodyError, ProxyBody, full};
 
 pub use hold::{Held, Prefixed, hold};
@@ -119,15 +119,11 @@ pub async fn response(
         return response;
     }
     let head = crate::watch::response_head(response.status().as_u16(), response.headers());
-    let is_stream = head.content_type.as_deref().is_some_and(|t| {
-        t.trim_start()
-            .to_ascii_lowercase()
-            .starts_with("text/event-stream")
-    });
+    // The engine's own answer to "is this a stream", so enforce mode and the inspector agree.
+    let mut exchange = crate::engine::Exchange::new(engine, schemas, request_body);
+    exchange.response_head(head.clone());
     let (mut parts, body) = response.into_parts();
-    if is_stream {
-        let mut exchange = crate::engine::Exchange::new(engine, schemas, request_body);
-        exchange.response_head(head);
+    if exchange.body_kind() == Some(BodyKind::Sse) {
         // The stream may gain an error event: a stated length would no longer be true.
         parts.headers.remove(header::CONTENT_LENGTH);
         let body = EnforceBody::new(body, exchange, cut).boxed_unsync();

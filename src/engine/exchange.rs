@@ -47,6 +47,8 @@ pub struct Exchange {
     sink: ViolationSink,
     notes: Vec<String>,
     status: Option<u16>,
+    /// How the body is framed, once the head is known.
+    kind: Option<BodyKind>,
     body: Body,
     decoder: Option<BodyDecoder>,
     /// Set when inspection stopped early (a bound, a decode failure, not inspected).
@@ -96,6 +98,7 @@ impl Exchange {
             sink,
             notes,
             status: None,
+            kind: None,
             body: Body::AwaitingHead,
             decoder: None,
             stopped: None,
@@ -111,7 +114,8 @@ impl Exchange {
             content_encoding,
         } = head;
         self.status = Some(status);
-        let kind = self.body_kind(content_type.as_deref());
+        let kind = self.classify(content_type.as_deref());
+        self.kind = Some(kind);
         if !(200..300).contains(&status) {
             self.notes
                 .push(format!("status {status}: tool rules skipped"));
@@ -282,7 +286,14 @@ impl Exchange {
         }
     }
 
-    fn body_kind(&self, content_type: Option<&str>) -> BodyKind {
+    /// How the response body is framed, once [`Exchange::response_head`] was given: the one
+    /// answer to "is this a stream" (the content type, or the request's `stream` flag when the
+    /// response names none), which enforce mode asks too.
+    pub fn body_kind(&self) -> Option<BodyKind> {
+        self.kind
+    }
+
+    fn classify(&self, content_type: Option<&str>) -> BodyKind {
         let Some(content_type) = content_type else {
             return if self.request.facts.stream {
                 BodyKind::Sse

@@ -94,3 +94,30 @@ async fn every_cut_is_recorded_enforced_and_replays_as_the_client_saw_it() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A stream answered without a content type is a stream to enforce mode as to the engine (the
+/// request asked for one): cut with an error event, not held and refused with a 502.
+#[tokio::test]
+async fn enforce_and_the_engine_agree_on_what_a_stream_is() {
+    let fixture = engine_support::load(
+        &engine_support::fixtures_dir().join("stream_parallel_all_on_index_0"),
+    );
+    let frames: Vec<String> = engine_support::natural_frames(&fixture)
+        .into_iter()
+        .map(|f| String::from_utf8_lossy(f).into_owned())
+        .collect();
+    let refs: Vec<&str> = frames.iter().map(String::as_str).collect();
+    let mut script = crate::support::upstream::Script::sse(&refs, Duration::ZERO);
+    script.headers.clear();
+    let upstream = crate::support::upstream::Upstream::serving(script).await;
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.inspect.enforce = Some(true);
+    let tooltap = proxy::start(raw).await;
+    let got = post(tooltap.local_addr(), &fixture).await;
+    assert_eq!(got.status, 200, "a stream is cut, not refused");
+    let text = String::from_utf8_lossy(&got.body);
+    assert!(
+        text.trim_end().ends_with('}') && text.contains("contract_violation"),
+        "{text}"
+    );
+}
