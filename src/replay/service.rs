@@ -14,20 +14,17 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
-use tokio::sync::oneshot;
 use tracing::Instrument;
 
 use super::ReplayState;
 use super::body::ReplayBody;
 use super::capture;
-use super::respond::{self, engine_head, replay_headers};
+use super::respond::{self, replay_headers};
 use crate::exchange::ExchangeCtx;
 use crate::forward::body::{self as proxy_body, BodyError, ProxyBody};
 use crate::forward::flush_first::FlushFirst;
-use crate::inspect::{self, ExchangeLabel, InspectJob, RecordingSeed, ResponsePart};
-use crate::tee::{self, TeeBody};
 
 /// Frames that may wait for the inspector before it counts the exchange as lossy.
 pub const TAP_CAPACITY: usize = 1024;
@@ -58,9 +55,6 @@ pub async fn handle(
     Ok(answer(&state, ctx, request).instrument(span).await)
 }
 
-/// Where the inspector gets the response half of the exchange.
-pub type ResponseSlot = oneshot::Sender<ResponsePart>;
-
 async fn answer(
     state: &Arc<ReplayState>,
     ctx: ExchangeCtx,
@@ -85,20 +79,21 @@ async fn answer(
         Ok((name, status, headers, replayed)) => {
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
             tracing::info!(recording = %name, status = status.as_u16(), "replaying");
-            let head = engine_head(status, &headers);
-            // A replayed exchange is never recorded again.
-            let slot = start_inspection(state, &ctx, &body, None).await;
-            let (response_tap, response_copies) = tee::tap(TAP_CAPACITY);
-            let _ = slot.send(ResponsePart {
-                head,
-                body: response_copies,
-                ttfb: ctx.started.elapsed(),
-                headers: None,
-            });
-            // A recorded break must not take the frames before it along (see FlushFirst).
-            let body = FlushFirst::new(TeeBody::new(replayed, response_tap))
-                .map_err(BodyError::from)
-                .boxed_unsync();
+            // Inspected through the proxy's own wiring (cap, tap, severities); a replayed
+            // exchange is never recorded again.
+            let body = match state.watch.begin_read(&ctx, None, &body).await {
+                Some(watching) => {
+                    let ttfb = ctx.started.elapsed();
+                    let teed = watching.tee(status.as_u16(), &headers, ttfb, replayed);
+                    // A recorded break must not take the frames before it along.
+                    FlushFirst::new(teed)
+                        .map_err(BodyError::from)
+                        .boxed_unsync()
+                }
+                None => FlushFirst::new(replayed)
+                    .map_err(BodyError::from)
+                    .boxed_unsync(),
+            };
             let mut response = Response::new(body);
             *response.status_mut() = status;
             *response.headers_mut() = headers;
@@ -115,39 +110,6 @@ async fn answer(
             }
         }
     }
-}
-
-/// Spawn the exchange's inspector, exactly as the proxy does, and hand it the request body
-/// through the same tee; the response half goes into the returned slot. (The body was read
-/// whole to be matched, so it passes the tee as one frame.)
-pub async fn start_inspection(
-    state: &ReplayState,
-    ctx: &ExchangeCtx,
-    body: &Bytes,
-    recording: Option<RecordingSeed>,
-) -> ResponseSlot {
-    let (request_tap, request_copies) = tee::tap(2);
-    let (slot, response_part) = oneshot::channel();
-    let job = InspectJob {
-        label: ExchangeLabel {
-            id: Arc::from(ctx.id.as_str()),
-            route: ctx.route.clone(),
-            started: ctx.started,
-        },
-        request: request_copies,
-        response: response_part,
-        // Replay never enforces: the fixture's bytes are what the test asked for.
-        enforced: crate::enforce::verdict::channel().1,
-        recording,
-    };
-    tokio::spawn(inspect::run(state.inspection.clone(), job).in_current_span());
-    let copied = TeeBody::new(Full::new(body.clone()), request_tap)
-        .collect()
-        .await;
-    if let Err(never) = copied {
-        match never {}
-    }
-    slot
 }
 
 /// The whole request body, or the error response.
