@@ -129,7 +129,9 @@ mod tests {
         }
     }
 
-    fn poll_once<B: Body + Unpin>(body: &mut B) -> Poll<Option<Result<Frame<B::Data>, B::Error>>> {
+    type Polled<B> = Poll<Option<Result<Frame<<B as Body>::Data>, <B as Body>::Error>>>;
+
+    fn poll_once<B: Body + Unpin>(body: &mut B) -> Polled<B> {
         let waker = std::task::Waker::noop();
         let mut cx = Context::from_waker(waker);
         Pin::new(body).poll_frame(&mut cx)

@@ -82,6 +82,9 @@ async fn answer_then_break(mut socket: TcpStream, how: Break) {
         }
         Break::Silent => tokio::time::sleep(Duration::from_secs(3)).await,
         Break::Reset => {
+            // A reset discards what the proxy's kernel has not handed to tooltap yet (a direct
+            // client loses it the same way): give the last event time to be read first.
+            tokio::time::sleep(Duration::from_millis(50)).await;
             #[allow(deprecated)]
             // SO_LINGER 0 is the point: close sends RST (the socket is not blocking)
             let _ = socket.set_linger(Some(Duration::ZERO));
