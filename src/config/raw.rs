@@ -48,6 +48,10 @@ pub struct RawConfig {
 pub struct RawProxy {
     pub listen: Option<SocketAddr>,
     pub upstream: Option<String>,
+    /// Client connections open at once on the proxy (and replay) listener.
+    pub max_connections: Option<usize>,
+    /// Connections open at once on the admin listener.
+    pub admin_max_connections: Option<usize>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -58,6 +62,7 @@ pub struct RawTimeouts {
     pub pool_idle: Option<HumanDuration>,
     pub header_read: Option<HumanDuration>,
     pub stream_idle: Option<HumanDuration>,
+    pub request_body_idle: Option<HumanDuration>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -128,6 +133,10 @@ impl RawConfig {
             proxy: RawProxy {
                 listen: proxy.listen.or(self.proxy.listen),
                 upstream: proxy.upstream.or(self.proxy.upstream),
+                max_connections: proxy.max_connections.or(self.proxy.max_connections),
+                admin_max_connections: proxy
+                    .admin_max_connections
+                    .or(self.proxy.admin_max_connections),
             },
             timeouts: RawTimeouts {
                 connect: timeouts.connect.or(self.timeouts.connect),
@@ -135,6 +144,9 @@ impl RawConfig {
                 pool_idle: timeouts.pool_idle.or(self.timeouts.pool_idle),
                 header_read: timeouts.header_read.or(self.timeouts.header_read),
                 stream_idle: timeouts.stream_idle.or(self.timeouts.stream_idle),
+                request_body_idle: timeouts
+                    .request_body_idle
+                    .or(self.timeouts.request_body_idle),
             },
             tls: RawTls {
                 extra_ca: tls.extra_ca.or(self.tls.extra_ca),
