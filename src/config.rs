@@ -57,6 +57,8 @@ pub struct Config {
     pub admin: AdminSettings,
     pub record: crate::record::RecorderConfig,
     pub connections: ConnectionLimits,
+    /// Size bound of the violations file.
+    pub violations_file: crate::jsonl_sink::Rotation,
     /// Tokio worker threads; `None` = one per core; 1 = a single-threaded runtime.
     pub worker_threads: Option<usize>,
 }
@@ -225,6 +227,7 @@ impl Config {
                 cause,
             })?;
         let or = |value: Option<HumanDuration>, default| value.map_or(default, |d| d.0);
+        let (record, violations_file) = record::validate(record, redact);
         let positive = |value: Option<usize>, default: fn() -> usize, key| match value {
             Some(0) => Err(ConfigError::Zero {
                 key,
@@ -269,8 +272,9 @@ impl Config {
             },
             inspect,
             admin,
-            record: record::validate(record, redact),
+            record,
             connections,
+            violations_file,
             // 0 would be a runtime with no worker at all: treat it as "not set".
             worker_threads: runtime.worker_threads.filter(|n| *n > 0),
         })

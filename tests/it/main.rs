@@ -18,6 +18,7 @@ mod engine_support;
 mod failures;
 mod faults;
 mod inspect;
+mod layout;
 mod passthrough;
 mod protocol;
 mod record;
