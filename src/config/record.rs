@@ -36,6 +36,12 @@ pub struct RawRedact {
     pub headers: Option<Vec<String>>,
     /// JSON pointers into the request body whose values are redacted.
     pub body_pointers: Option<Vec<String>>,
+    /// Header names never redacted by pattern.
+    pub allow_headers: Option<Vec<String>>,
+    /// Query parameter names redacted besides the patterns.
+    pub query_params: Option<Vec<String>>,
+    /// Query parameter names never redacted by pattern.
+    pub allow_query_params: Option<Vec<String>>,
 }
 
 impl RawRecord {
@@ -59,6 +65,9 @@ impl RawRedact {
         RawRedact {
             headers: higher.headers.or(self.headers),
             body_pointers: higher.body_pointers.or(self.body_pointers),
+            allow_headers: higher.allow_headers.or(self.allow_headers),
+            query_params: higher.query_params.or(self.query_params),
+            allow_query_params: higher.allow_query_params.or(self.allow_query_params),
         }
     }
 }
@@ -81,6 +90,9 @@ pub fn validate(record: RawRecord, redact: RawRedact) -> (RecorderConfig, Rotati
     let RawRedact {
         headers,
         body_pointers,
+        allow_headers,
+        query_params,
+        allow_query_params,
     } = redact;
     let defaults = RecorderConfig::default();
     let rotation = Rotation {
@@ -102,6 +114,9 @@ pub fn validate(record: RawRecord, redact: RawRedact) -> (RecorderConfig, Rotati
         redact: RedactionConfig {
             headers: headers.unwrap_or_default(),
             body_pointers: body_pointers.unwrap_or_default(),
+            allow_headers: allow_headers.unwrap_or_default(),
+            query_params: query_params.unwrap_or_default(),
+            allow_query_params: allow_query_params.unwrap_or_default(),
         },
     };
     (config, rotation)

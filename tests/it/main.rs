@@ -22,6 +22,7 @@ mod layout;
 mod passthrough;
 mod protocol;
 mod record;
+mod redaction;
 mod shutdown;
 mod soak;
 mod streaming;

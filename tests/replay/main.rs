@@ -16,4 +16,5 @@ mod frames;
 mod inspection;
 mod matching;
 mod pacing;
+mod redaction;
 mod support;
