@@ -36,9 +36,11 @@ pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 /// Reasoning models can think for minutes between events; keep this above the longest pause.
 pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
-/// Longest silence while the client sends its request body: a body trickled at 1 byte/s
-/// would otherwise hold a connection and an upstream request open for ever.
-pub const DEFAULT_REQUEST_BODY_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+/// Time a client has to send its request body, before the extension below: a body trickled at
+/// 1 byte/s would otherwise hold a connection and an upstream request open for ever.
+pub const DEFAULT_REQUEST_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+/// Every this many bytes of request body received extend the deadline by one second.
+pub const DEFAULT_REQUEST_BODY_MIN_RATE: u64 = 500;
 /// Client connections open at once on the proxy listener, unless `ulimit -n` allows fewer
 /// (see [`crate::listen::cap_for_fds`]).
 pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
@@ -75,8 +77,10 @@ pub struct Timeouts {
     pub header_read: Duration,
     /// Longest silence inside an upstream response body before it is cut.
     pub stream_idle: Duration,
-    /// Longest silence inside a client's request body before it is cut (408).
-    pub request_body_idle: Duration,
+    /// Time for the client's request body, extended by 1 s per `request_body_min_rate` bytes.
+    pub request_body: Duration,
+    /// Bytes per second of request body that keep the deadline moving.
+    pub request_body_min_rate: u64,
 }
 
 /// Connections open at once, per listener.
@@ -256,10 +260,11 @@ impl Config {
                 pool_idle: or(timeouts.pool_idle, DEFAULT_POOL_IDLE_TIMEOUT),
                 header_read: or(timeouts.header_read, DEFAULT_HEADER_READ_TIMEOUT),
                 stream_idle: or(timeouts.stream_idle, DEFAULT_STREAM_IDLE_TIMEOUT),
-                request_body_idle: or(
-                    timeouts.request_body_idle,
-                    DEFAULT_REQUEST_BODY_IDLE_TIMEOUT,
-                ),
+                request_body: or(timeouts.request_body, DEFAULT_REQUEST_BODY_TIMEOUT),
+                request_body_min_rate: timeouts
+                    .request_body_min_rate
+                    .unwrap_or(DEFAULT_REQUEST_BODY_MIN_RATE)
+                    .max(1),
             },
             tls: TlsSettings {
                 extra_ca: tls.extra_ca,

@@ -62,7 +62,9 @@ pub struct RawTimeouts {
     pub pool_idle: Option<HumanDuration>,
     pub header_read: Option<HumanDuration>,
     pub stream_idle: Option<HumanDuration>,
-    pub request_body_idle: Option<HumanDuration>,
+    pub request_body: Option<HumanDuration>,
+    /// Bytes per second that each extend `request_body` by one second.
+    pub request_body_min_rate: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -144,9 +146,10 @@ impl RawConfig {
                 pool_idle: timeouts.pool_idle.or(self.timeouts.pool_idle),
                 header_read: timeouts.header_read.or(self.timeouts.header_read),
                 stream_idle: timeouts.stream_idle.or(self.timeouts.stream_idle),
-                request_body_idle: timeouts
-                    .request_body_idle
-                    .or(self.timeouts.request_body_idle),
+                request_body: timeouts.request_body.or(self.timeouts.request_body),
+                request_body_min_rate: timeouts
+                    .request_body_min_rate
+                    .or(self.timeouts.request_body_min_rate),
             },
             tls: RawTls {
                 extra_ca: tls.extra_ca.or(self.tls.extra_ca),

@@ -11,6 +11,7 @@ mod bad_input;
 mod bench;
 mod binary;
 mod config;
+mod edges;
 mod connections;
 mod enforce;
 #[path = "../engine_support/mod.rs"]
