@@ -37,6 +37,13 @@ use body::RequestBody;
 
 pub type UpstreamClient = Client<HttpsConnector<HttpConnector>, RequestBody>;
 
+/// Response headers accepted from an upstream (hyper's default is 100, which some gateways
+/// exceed; a direct client would get the answer, so tooltap must too). Bounded all the same.
+pub const UPSTREAM_MAX_HEADERS: usize = 1000;
+/// Bytes the upstream's response head may take (hyper's default is ~400 KiB, less than one
+/// 500 KiB header). The read buffer grows to this only when a head needs it.
+pub const UPSTREAM_MAX_HEAD_BYTES: usize = 1024 * 1024;
+
 /// The shared, cloneable forwarding half of the proxy.
 #[derive(Clone, Debug)]
 pub struct Forwarder {
@@ -76,6 +83,8 @@ impl Forwarder {
             .timer(TokioTimer::new())
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(config.timeouts.pool_idle)
+            .http1_max_headers(UPSTREAM_MAX_HEADERS)
+            .http1_max_buf_size(UPSTREAM_MAX_HEAD_BYTES)
             // `headers::prepare_request` sets Host itself; the client must not add anything.
             .set_host(false)
             .build(connector);

@@ -88,3 +88,54 @@ async fn a_large_body_sent_at_a_fair_rate_is_not_cut() {
     assert_eq!(&head, b"HTTP/1.1 200");
     assert_eq!(upstream.next_request().await.body.len(), 20_000);
 }
+
+/// A raw HTTP/1.1 GET with `connection: close`; everything the server sent.
+async fn raw_get(addr: std::net::SocketAddr) -> String {
+    let mut stream = within(Duration::from_secs(5), TcpStream::connect(addr))
+        .await
+        .expect("connect");
+    stream
+        .write_all(b"GET /v1/models HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+        .await
+        .expect("request");
+    let mut answer = Vec::new();
+    within(Duration::from_secs(5), stream.read_to_end(&mut answer))
+        .await
+        .expect("read");
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+#[tokio::test]
+async fn an_upstream_with_many_headers_or_one_huge_header_passes_through_like_direct() {
+    let mut many = Script::full(200, "text/plain", "many");
+    for n in 0..120 {
+        many = many.header(&format!("x-h-{n}"), &format!("v{n}"));
+    }
+    let huge = "b".repeat(500 * 1024);
+    let cases = [
+        ("120 headers", many, "x-h-119: v119".to_string()),
+        (
+            "one 500 KiB header",
+            Script::full(200, "text/plain", "huge").header("x-huge", &huge),
+            format!("x-huge: {huge}"),
+        ),
+    ];
+    for (name, script, expected) in cases {
+        let upstream = Upstream::serving(script).await;
+        let tooltap = proxy::start(proxy::raw_config(&upstream.url())).await;
+        let direct = raw_get(upstream.addr()).await;
+        let via = raw_get(tooltap.local_addr()).await;
+        assert!(direct.starts_with("HTTP/1.1 200"), "{name}: direct");
+        assert!(
+            via.starts_with("HTTP/1.1 200"),
+            "{name}: {:?}",
+            &via[..via.len().min(120)]
+        );
+        assert!(via.contains(&expected), "{name}: header lost");
+        assert_eq!(
+            via.lines().filter(|l| l.starts_with("x-")).count(),
+            direct.lines().filter(|l| l.starts_with("x-")).count() + 1, // x-tooltap-exchange
+            "{name}"
+        );
+    }
+}
