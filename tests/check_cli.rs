@@ -178,3 +178,6 @@ async fn generate_a_benchmark_corpus() {
     }
     assert!(written > 500);
 }
+
+#[path = "check_cli/bounds.rs"]
+mod bounds;

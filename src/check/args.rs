@@ -68,6 +68,10 @@ pub struct CheckArgs {
     /// Recordings checked in parallel [default: the number of CPUs]
     #[arg(long, value_name = "N")]
     pub jobs: Option<NonZeroUsize>,
+    /// Largest input read, in bytes; larger files (and devices such as /dev/zero) are reported
+    /// unreadable instead of filling memory
+    #[arg(long, value_name = "BYTES", default_value_t = super::inputs::DEFAULT_MAX_INPUT_BYTES)]
+    pub max_input_bytes: u64,
 }
 
 impl CheckArgs {

@@ -20,10 +20,7 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ("TOOLTAP_POOL_IDLE_TIMEOUT", "timeouts.pool_idle"),
     ("TOOLTAP_HEADER_READ_TIMEOUT", "timeouts.header_read"),
     ("TOOLTAP_STREAM_IDLE_TIMEOUT", "timeouts.stream_idle"),
-    (
-        "TOOLTAP_REQUEST_BODY_TIMEOUT",
-        "timeouts.request_body",
-    ),
+    ("TOOLTAP_REQUEST_BODY_TIMEOUT", "timeouts.request_body"),
     ("TOOLTAP_MAX_CONNECTIONS", "proxy.max_connections"),
     ("TOOLTAP_SHUTDOWN_GRACE", "shutdown.grace"),
     ("TOOLTAP_EXTRA_CA", "tls.extra_ca"),

@@ -97,10 +97,10 @@ where
                         metrics.limit_hit("request_body_slow", "proxy");
                     }
                     Poll::Ready(Some(Err(Box::new(SlowRequestBody {
-                    received: this.received,
-                    elapsed: this.started.elapsed(),
-                    initial: this.initial,
-                    min_rate: this.min_rate,
+                        received: this.received,
+                        elapsed: this.started.elapsed(),
+                        initial: this.initial,
+                        min_rate: this.min_rate,
                     }))))
                 }
                 Poll::Pending => Poll::Pending,

@@ -59,9 +59,7 @@ impl FromStr for Pace {
             "instant" => Ok(Pace::Instant),
             "recorded" => Ok(Pace::Scaled(1.0)),
             other => match other.parse::<f64>() {
-                Ok(factor) if (0.0..=MAX_PACE_FACTOR).contains(&factor) => {
-                    Ok(Pace::Scaled(factor))
-                }
+                Ok(factor) if (0.0..=MAX_PACE_FACTOR).contains(&factor) => Ok(Pace::Scaled(factor)),
                 _ => Err(BadPace(text.to_owned())),
             },
         }

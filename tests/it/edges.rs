@@ -20,9 +20,12 @@ async fn a_request_body_trickled_byte_by_byte_is_cut_and_the_upstream_request_ab
     let tooltap = proxy::start(raw).await;
     let admin = tooltap.admin_addr().expect("admin");
 
-    let mut stream = within(Duration::from_secs(5), TcpStream::connect(tooltap.local_addr()))
-        .await
-        .expect("connect");
+    let mut stream = within(
+        Duration::from_secs(5),
+        TcpStream::connect(tooltap.local_addr()),
+    )
+    .await
+    .expect("connect");
     stream
         .write_all(
             b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n",
@@ -46,7 +49,10 @@ async fn a_request_body_trickled_byte_by_byte_is_cut_and_the_upstream_request_ab
     let text = String::from_utf8_lossy(&answer);
     assert!(text.starts_with("HTTP/1.1 400"), "{text}");
     assert!(text.contains("request body too slowly"), "{text}");
-    assert!(waited >= Duration::from_millis(700), "cut too early: {waited:?}");
+    assert!(
+        waited >= Duration::from_millis(700),
+        "cut too early: {waited:?}"
+    );
     assert!(waited < Duration::from_secs(3), "cut too late: {waited:?}");
     let seen = upstream.next_request().await;
     assert!(
@@ -68,9 +74,12 @@ async fn a_large_body_sent_at_a_fair_rate_is_not_cut() {
     let mut raw = proxy::raw_config(&upstream.url());
     raw.timeouts.request_body = Some(HumanDuration(Duration::from_millis(300)));
     let tooltap = proxy::start(raw).await;
-    let mut stream = within(Duration::from_secs(5), TcpStream::connect(tooltap.local_addr()))
-        .await
-        .expect("connect");
+    let mut stream = within(
+        Duration::from_secs(5),
+        TcpStream::connect(tooltap.local_addr()),
+    )
+    .await
+    .expect("connect");
     // 20 chunks of 1,000 bytes, 50 ms apart: 1 s in all, far past the initial 300 ms, but
     // each chunk earns 2 s at the default 500 bytes/s.
     stream

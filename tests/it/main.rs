@@ -11,8 +11,8 @@ mod bad_input;
 mod bench;
 mod binary;
 mod config;
-mod edges;
 mod connections;
+mod edges;
 mod enforce;
 #[path = "../engine_support/mod.rs"]
 mod engine_support;
