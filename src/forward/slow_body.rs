@@ -122,8 +122,8 @@ mod tests {
     use super::*;
     use http_body_util::{BodyExt, Full};
 
-    #[test]
-    fn the_deadline_grows_one_second_per_min_rate_bytes() {
+    #[tokio::test]
+    async fn the_deadline_grows_one_second_per_min_rate_bytes() {
         let body = Full::new(Bytes::new()).map_err(|never| match never {});
         let mut body = DeadlineBody::new(body, Duration::from_secs(30), 500, None);
         assert_eq!(body.allowed(), Duration::from_secs(30));
