@@ -59,31 +59,6 @@ pub const DEFAULT_ALLOWED_HEADERS: &[&str] = &[
     "x-ratelimit-remaining-tokens",
     "x-ratelimit-reset-tokens",
 ];
-/// Body field names (lowercase, `-` read as `_`) that hold credentials when they contain one
-/// of these; narrower than [`SECRET_FRAGMENTS`], since `max_tokens` and `prompt_cache_key` are
-/// ordinary request fields that replay matching and `check` need.
-const SECRET_BODY_FRAGMENTS: &[&str] = &[
-    "api_key",
-    "apikey",
-    "secret",
-    "password",
-    "passwd",
-    "authorization",
-    "credential",
-    "private_key",
-    "access_token",
-    "refresh_token",
-    "id_token",
-    "auth_token",
-    "session_token",
-    "bearer",
-];
-/// Top-level request fields never walked for credential-named fields: they hold schemas.
-const SCHEMA_FIELDS: &[&str] = &["tools", "functions", "response_format"];
-/// Nesting walked in a request body; deeper values are left as they are.
-const MAX_BODY_DEPTH: usize = 32;
-/// Credential-named body fields listed one by one in `redacted`; the rest as `body:...`.
-const MAX_LISTED: usize = 32;
 /// Request credential values shorter than this are not searched for in response headers.
 const MIN_ECHO: usize = 8;
 
@@ -242,7 +217,7 @@ impl Redactor {
 
     /// Replaces the values at the configured pointers (a pointer that matches nothing is
     /// skipped), then string and number values of credential-named fields anywhere outside
-    /// [`SCHEMA_FIELDS`], at most [`MAX_BODY_DEPTH`] deep.
+    /// `tools`, `functions` and `response_format` (see `redact_fields.rs`).
     pub fn body(&self, body: &mut Value, redacted: &mut Vec<String>) {
         for pointer in &self.body_pointers {
             if let Some(value) = body.pointer_mut(pointer) {
@@ -250,60 +225,8 @@ impl Redactor {
                 note(redacted, format!("body:{pointer}"));
             }
         }
-        let mut listed = 0usize;
-        // (value, its JSON pointer, the field name it sits under, depth)
-        let mut stack: Vec<(&mut Value, String, String, usize)> = Vec::new();
-        if let Value::Object(fields) = body {
-            for (name, value) in fields.iter_mut() {
-                if !SCHEMA_FIELDS.contains(&name.as_str()) {
-                    stack.push((value, format!("/{}", escape(name)), name.clone(), 1));
-                }
-            }
-        }
-        while let Some((value, pointer, name, depth)) = stack.pop() {
-            match value {
-                Value::String(_) | Value::Number(_) => {
-                    if secret_body_field(&name) && value.as_str() != Some(REDACTED) {
-                        *value = Value::String(REDACTED.to_string());
-                        // The list says a value was there; thousands of entries would say
-                        // nothing more and cost quadratic time.
-                        listed += 1;
-                        match listed.cmp(&MAX_LISTED) {
-                            std::cmp::Ordering::Less => note(redacted, format!("body:{pointer}")),
-                            std::cmp::Ordering::Equal => note(redacted, "body:...".to_string()),
-                            std::cmp::Ordering::Greater => {}
-                        }
-                    }
-                }
-                _ if depth >= MAX_BODY_DEPTH => {}
-                Value::Object(fields) => {
-                    for (child_name, child) in fields.iter_mut() {
-                        let child_pointer = format!("{pointer}/{}", escape(child_name));
-                        stack.push((child, child_pointer, child_name.clone(), depth + 1));
-                    }
-                }
-                Value::Array(items) => {
-                    // Items of `"api_keys": [...]` are named by the array's field.
-                    for (index, child) in items.iter_mut().enumerate() {
-                        stack.push((child, format!("{pointer}/{index}"), name.clone(), depth + 1));
-                    }
-                }
-                Value::Null | Value::Bool(_) => {}
-            }
-        }
+        fields::redact(body, redacted);
     }
-}
-
-/// A JSON pointer segment (`~` → `~0`, `/` → `~1`).
-fn escape(name: &str) -> String {
-    name.replace('~', "~0").replace('/', "~1")
-}
-
-/// Whether a request body field's name is a credential's.
-fn secret_body_field(name: &str) -> bool {
-    let name = param_name(name);
-    SECRET_BODY_FRAGMENTS.iter().any(|f| name.contains(f))
-        || matches!(name.as_str(), "token" | "pwd" | "pass" | "jwt" | "key")
 }
 
 /// A parameter name as compared: percent-decoded, lowercase, `-` read as `_`.
@@ -397,6 +320,9 @@ fn percent_decode(text: &str) -> String {
     }
     String::from_utf8_lossy(&out).into_owned()
 }
+
+#[path = "redact_fields.rs"]
+mod fields;
 
 #[cfg(test)]
 #[path = "redact_tests.rs"]
