@@ -79,3 +79,21 @@ fn control_characters_from_a_recording_are_escaped_in_the_report() {
     assert!(!out.contains('\u{202e}'), "{out:?}");
     assert!(out.contains("\\u{1b}]0;pwned\\u{7}"), "{out}");
 }
+
+#[test]
+fn a_violations_file_left_in_the_recordings_folder_is_not_read_as_a_recording() {
+    // The old default put it at recordings/violations.jsonl; a folder walk skips it.
+    let dir = temp_dir("old-layout");
+    std::fs::write(
+        dir.join("violations.jsonl"),
+        "{\"ts\":\"2026-01-01T00:00:00.000Z\",\"rule\":\"x\"}\n",
+    )
+    .expect("write");
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("recordings/examples/seed/required-stream.jsonl");
+    std::fs::copy(&example, dir.join("t1-1.jsonl")).expect("copy an example recording");
+    let (code, out, err) = run(&[dir.to_str().expect("utf-8")]);
+    assert!(!err.contains("violations.jsonl"), "{err}");
+    assert!(out.contains("checked 1 exchange(s)"), "{out}");
+    assert_eq!(code, 0, "{err}");
+}
