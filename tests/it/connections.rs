@@ -71,6 +71,21 @@ async fn silent_sockets_are_closed_after_header_read_on_the_proxy_and_admin_port
     let started = Instant::now();
     let on_proxy = silent(tooltap.local_addr(), 60).await;
     let on_admin = silent(admin, 20).await;
+    // Normal requests while the silent sockets are open: p50 under 100 ms.
+    let addr = tooltap.local_addr();
+    let mut latencies = Vec::new();
+    for _ in 0..9 {
+        let sent = Instant::now();
+        let got = exchange(addr, request(addr, "GET", "/x", "")).await;
+        assert_eq!(got.status, 200);
+        latencies.push(sent.elapsed());
+    }
+    latencies.sort();
+    assert!(
+        latencies[4] < Duration::from_millis(100),
+        "p50 {:?} during the attack",
+        latencies[4]
+    );
     let (proxy_closed, admin_closed) = tokio::join!(
         closed_within(on_proxy, Duration::from_secs(3)),
         closed_within(on_admin, Duration::from_secs(3)),
