@@ -95,7 +95,7 @@ pub struct ProxyArgs {
     #[arg(long)]
     pub enforce: bool,
     /// Append violations as JSON lines to this file; `off` disables it
-    /// [default: recordings/violations.jsonl] [env: TOOLTAP_VIOLATIONS]
+    /// [default: violations.jsonl, beside the recordings folder] [env: TOOLTAP_VIOLATIONS]
     #[arg(long, value_name = "PATH")]
     pub violations: Option<PathBuf>,
     /// Admin listener (/metrics, /healthz, /readyz); `off` disables it
