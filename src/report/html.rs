@@ -57,6 +57,7 @@ mod tests {
         let page = render(&ReportData {
             generated_by: "t".into(),
             exchanges: Vec::new(),
+            tools: Default::default(),
             unreadable: Vec::new(),
             omitted: 0,
         })

@@ -60,6 +60,8 @@ pub struct ReportArgs {
 pub struct ReportData {
     pub generated_by: String,
     pub exchanges: Vec<model::ExchangeView>,
+    /// The distinct `tools` lists the exchanges point into.
+    pub tools: model::ToolTable,
     /// Inputs that could not be read, with file and line.
     pub unreadable: Vec<String>,
     /// Recordings beyond `--max-exchanges`, not shown.
@@ -77,11 +79,12 @@ pub fn collect(args: &ReportArgs) -> ReportData {
     let cache = SchemaCache::default();
     let shown = files.len().min(args.max_exchanges);
     let mut exchanges = Vec::with_capacity(shown);
+    let mut tools = model::ToolTable::default();
     for file in &files[..shown] {
         match read_file(file) {
             Ok(recording) => {
                 let report = judge::engine_report(&recording, &engine, &cache);
-                exchanges.push(model::view(&recording, &report, &args.docs_base));
+                exchanges.push(model::view(&recording, &report, &args.docs_base, &mut tools));
             }
             Err(error) => unreadable.push(error.to_string()),
         }
@@ -89,6 +92,7 @@ pub fn collect(args: &ReportArgs) -> ReportData {
     ReportData {
         generated_by: format!("tooltap {}", env!("CARGO_PKG_VERSION")),
         exchanges,
+        tools,
         unreadable,
         omitted: files.len() - shown,
     }

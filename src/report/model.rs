@@ -34,14 +34,40 @@ pub struct ExchangeView {
     pub completeness: String,
     pub dropped_frames: u64,
     pub live_violations: Option<usize>,
-    /// The request's `tools` and `tool_choice` exactly as recorded.
-    pub tools: Value,
+    /// The request's `tools` (an index into [`ToolTable`]: most exchanges repeat a few tool
+    /// lists) and `tool_choice`, exactly as recorded.
+    pub tools: usize,
     pub tool_choice: Value,
     pub violations: Vec<ViolationView>,
     pub fragments: Vec<Fragment>,
     pub frames: Vec<FrameView>,
     pub choices: Vec<ChoiceOutcome>,
-    pub commands: Commands,
+}
+
+/// Distinct `tools` values, each stored once in the page.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(transparent)]
+pub struct ToolTable {
+    values: Vec<Value>,
+    #[serde(skip)]
+    index: std::collections::HashMap<String, usize>,
+}
+
+impl ToolTable {
+    /// The index of `tools`, added when new.
+    pub fn intern(&mut self, tools: Value) -> usize {
+        let key = tools.to_string();
+        if let Some(&at) = self.index.get(&key) {
+            return at;
+        }
+        self.values.push(tools);
+        self.index.insert(key, self.values.len() - 1);
+        self.values.len() - 1
+    }
+
+    pub fn get(&self, at: usize) -> Option<&Value> {
+        self.values.get(at)
+    }
 }
 
 /// A violation with its docs link.
@@ -65,15 +91,13 @@ pub struct FrameView {
     pub base64: Option<String>,
 }
 
-/// Command lines for the exchange's file.
-#[derive(Debug, Clone, Serialize)]
-pub struct Commands {
-    pub check: String,
-    pub replay: String,
-}
-
 /// Builds the view of one recording.
-pub fn view(recording: &Recording, report: &Report, docs_base: &str) -> ExchangeView {
+pub fn view(
+    recording: &Recording,
+    report: &Report,
+    docs_base: &str,
+    tools: &mut ToolTable,
+) -> ExchangeView {
     let meta = &recording.meta;
     let header = |name: &str| {
         meta.response
@@ -90,11 +114,6 @@ pub fn view(recording: &Recording, report: &Report, docs_base: &str) -> Exchange
     };
     let field = |name: &str| request.and_then(|r| r.get(name)).cloned().unwrap_or(Value::Null);
     let is_sse = content_type.is_some_and(|t| t.trim_start().starts_with("text/event-stream"));
-    let file = recording.path.display().to_string();
-    let folder = recording
-        .path
-        .parent()
-        .map_or_else(|| ".".to_string(), |p| p.display().to_string());
     ExchangeView {
         id: meta.id.clone(),
         started: meta.started.clone(),
@@ -109,7 +128,7 @@ pub fn view(recording: &Recording, report: &Report, docs_base: &str) -> Exchange
         completeness: completeness_str(&report.completeness).to_string(),
         dropped_frames: recording.end.as_ref().map_or(0, |end| end.dropped_frames),
         live_violations: recording.end.as_ref().map(|end| end.violations.len()),
-        tools: field("tools"),
+        tools: tools.intern(field("tools")),
         tool_choice: field("tool_choice"),
         violations: report
             .violations
@@ -144,11 +163,7 @@ pub fn view(recording: &Recording, report: &Report, docs_base: &str) -> Exchange
             })
             .collect(),
         choices: report.choices.clone(),
-        commands: Commands {
-            check: format!("tooltap check {}", shell_quote(&file)),
-            replay: format!("tooltap replay --recordings {}", shell_quote(&folder)),
-        },
-        file,
+        file: recording.path.display().to_string(),
     }
 }
 
@@ -172,23 +187,3 @@ fn completeness_str(completeness: &Completeness) -> &'static str {
     }
 }
 
-/// Single-quotes a path for a POSIX shell when it holds anything but safe characters.
-fn shell_quote(text: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "/._-+:=@,".contains(c);
-    if !text.is_empty() && text.chars().all(safe) {
-        text.to_string()
-    } else {
-        format!("'{}'", text.replace('\'', "'\\''"))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::shell_quote;
-
-    #[test]
-    fn paths_are_quoted_for_the_shell() {
-        assert_eq!(shell_quote("recordings/a.jsonl"), "recordings/a.jsonl");
-        assert_eq!(shell_quote("my dir/it's.jsonl"), "'my dir/it'\\''s.jsonl'");
-    }
-}

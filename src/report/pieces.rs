@@ -26,7 +26,9 @@ pub struct Fragment {
     /// The SSE `event:` field, when one was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub event: Option<String>,
-    /// The data payload (stream) or body (buffered) as text.
+    /// The data payload (stream) or body (buffered) as text, kept only for fragments without
+    /// pieces (the page shows it in the "other" lane; every byte is in the raw frames anyway).
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub data: String,
     pub pieces: Vec<Piece>,
 }
@@ -99,6 +101,7 @@ fn fragment(
         Ok(doc) => pieces_of(&doc, rules),
         Err(_) => Vec::new(),
     };
+    let data = if pieces.is_empty() { data } else { String::new() };
     Fragment {
         seq: frame.seq,
         t_us: frame.t_us,

@@ -168,6 +168,19 @@
   function timeline(x) {
     var lanes = { content: [] };
     var chips = [];
+    // A violation can point at a frame that completed no event (a cut stream, a frame that
+    // failed to decode): it gets a placeholder fragment so the mark has a place.
+    var frags = x.fragments.slice();
+    var frameAt = {};
+    x.frames.forEach(function (f) { frameAt[f.seq] = f; });
+    x.violations.forEach(function (v) {
+      if (v.seq === null || v.seq === undefined) return;
+      if (frags.some(function (f) { return f.seq === v.seq; })) return;
+      var frame = frameAt[v.seq] || x.frames[x.frames.length - 1] || { t_us: 0 };
+      frags.push({ seq: v.seq, t_us: frame.t_us, data: "(frame #" + v.seq + " completed no event)", pieces: [] });
+    });
+    frags.sort(function (a, b) { return a.seq - b.seq; });
+    x = { frames: x.frames, violations: x.violations, fragments: frags };
     x.fragments.forEach(function (f, i) {
       if (!f.pieces.length) { chips.push({ lane: "other", kind: "other", text: f.data, frag: i, f: f, ptr: "" }); return; }
       f.pieces.forEach(function (p) { chips.push({ lane: p.lane, kind: p.kind, text: p.text, frag: i, f: f, ptr: p.ptr }); });
@@ -212,7 +225,7 @@
     }).join("") + "</div>";
     var html = '<div class="legend">' + ["id", "name", "arguments", "content", "finish", "other"].map(function (k) {
       return '<span class="kind-' + k + '">' + KIND_LABEL[k] + "</span>";
-    }).join("") + ' time → (ms after the request head; fragments in arrival order, each at the frame that completed it)</div><div class="timeline" id="timeline">' + axis;
+    }).join("") + ' time → (ms after the request head; fragments in arrival order, each at the frame that completed it)</div><div class="timeline" class="timeline">' + axis;
     var markRows = [];
     laneOrder(Object.keys(lanes)).forEach(function (lane) {
       var title = lane === "content" ? "content" : lane === "other" ? "other events" : "tool call " + lane;
@@ -238,8 +251,8 @@
   }
 
   function violationsTable(x) {
-    if (!x.violations.length) return '<p id="no-violations">No violations.</p>';
-    return '<table id="violations"><tr><th>rule</th><th>severity</th><th>stage</th><th>JSON path</th><th>seq</th><th>tool call</th><th>detail</th></tr>' +
+    if (!x.violations.length) return '<p class="no-violations">No violations.</p>';
+    return '<table class="violations"><tr><th>rule</th><th>severity</th><th>stage</th><th>JSON path</th><th>seq</th><th>tool call</th><th>detail</th></tr>' +
       x.violations.map(function (v) {
         return '<tr class="violation" data-rule="' + esc(v.rule) + '"><td><a href="' + esc(v.doc) + '">' + esc(v.rule) + '</a></td><td class="sev-' + v.severity + '">' + v.severity +
           "</td><td>" + v.stage + "</td><td><code>" + esc(v.path || "(root)") + (v.schema_path ? "</code><br>schema <code>" + esc(v.schema_path) : "") + "</code></td><td>" +
@@ -249,15 +262,15 @@
   }
 
   function frames(x) {
-    return '<details id="raw"><summary>Raw frames, exactly as recorded (' + x.frames.length + ")</summary>" + x.frames.map(function (f) {
-      return '<div class="frame" id="frame-' + f.seq + '"><b>#' + f.seq + "</b> at " + (f.t_us / 1000).toFixed(1) + " ms" +
+    return '<details class="raw"><summary>Raw frames, exactly as recorded (' + x.frames.length + ")</summary>" + x.frames.map(function (f) {
+      return '<div class="frame" data-frame-seq="' + f.seq + '"><b>#' + f.seq + "</b> at " + (f.t_us / 1000).toFixed(1) + " ms" +
         (f.base64 !== undefined ? " (base64)" : "") + "<pre>" + esc(f.text !== undefined ? f.text : f.base64) + "</pre></div>";
     }).join("") + "</details>";
   }
 
-  function showFrame(seq) {
-    var raw = document.getElementById("raw");
-    var el = document.getElementById("frame-" + seq);
+  function showFrame(section, seq) {
+    var raw = section.querySelector(".raw");
+    var el = section.querySelector('[data-frame-seq="' + seq + '"]');
     if (!raw || !el) return;
     raw.open = true;
     document.querySelectorAll(".frame.focus").forEach(function (e) { e.classList.remove("focus"); });
@@ -265,38 +278,68 @@
     el.scrollIntoView({ block: "center" });
   }
 
+  // Single-quotes a path for a POSIX shell when it holds anything but safe characters.
+  function shellQuote(text) {
+    return /^[A-Za-z0-9\/._+:=@,-]+$/.test(text) ? text : "'" + text.replace(/'/g, "'\\''") + "'";
+  }
+  function commands(x) {
+    var cut = x.file.lastIndexOf("/");
+    var folder = cut > 0 ? x.file.slice(0, cut) : ".";
+    return "tooltap check " + shellQuote(x.file) + "\n" + "tooltap replay --recordings " + shellQuote(folder);
+  }
+
   function detail(x) {
-    var box = document.getElementById("exchange");
-    var toolNames = Array.isArray(x.tools) ? x.tools.map(function (t) {
+    var tools = data.tools[x.tools];
+    var box = document.createElement("section");
+    box.className = "exchange-detail";
+    var toolNames = Array.isArray(tools) ? tools.map(function (t) {
       return (t && t["function"] && t["function"].name) || (t && t.name) || (t && t.type) || "?";
     }) : [];
     box.dataset.id = x.id;
-    box.innerHTML = '<a class="back" href="#">← all exchanges</a><h2>Exchange <code>' + esc(x.id) + "</code></h2>" +
+    box.innerHTML = '<h2>Exchange <code>' + esc(x.id) + "</code></h2>" +
       '<div class="cards"><div class="card"><dl class="facts">' +
       [["route", x.route], ["model", x.model], ["dialect", x.dialect], ["request", x.method + " " + x.path], ["started", x.started],
         ["status", x.status], ["mode", x.mode], ["outcome", x.outcome], ["inspection", x.completeness],
         ["dropped frames", x.dropped_frames], ["violations (live)", x.live_violations === null ? "no end line" : x.live_violations],
         ["file", x.file]].map(function (r) { return "<dt>" + r[0] + "</dt><dd>" + esc(r[1]) + "</dd>"; }).join("") + "</dl></div>" +
-      '<div class="card"><h2>Declared tools</h2><p id="declared-tools">' + (toolNames.length ? toolNames.map(function (n) { return "<code>" + esc(n) + "</code>"; }).join(", ") : "none") +
-      "</p><h2>tool_choice</h2><pre id=\"tool-choice\">" + json(x.tool_choice) + "</pre><details><summary>tools as sent</summary><pre>" + json(x.tools) + "</pre></details></div>" +
-      '<div class="card"><h2>Commands</h2><pre id="commands">' + esc(x.commands.check) + "\n" + esc(x.commands.replay) + "</pre></div></div>" +
+      '<div class="card"><h2>Declared tools</h2><p class="declared-tools">' + (toolNames.length ? toolNames.map(function (n) { return "<code>" + esc(n) + "</code>"; }).join(", ") : "none") +
+      "</p><h2>tool_choice</h2><pre class=\"tool-choice\">" + json(x.tool_choice) + "</pre><details><summary>tools as sent</summary><pre>" + json(tools) + "</pre></details></div>" +
+      '<div class="card"><h2>Commands</h2><pre class="commands">' + esc(commands(x)) + "</pre></div></div>" +
       '<div class="card wide"><h2>Violations (re-judged)</h2>' + violationsTable(x) + "</div>" +
       '<div class="card wide"><h2>Fragment timeline</h2>' + timeline(x) + "</div>" +
-      '<div class="card wide"><h2>Reassembled calls (buffered-equivalent message per choice)</h2><pre id="reassembled">' + json(x.choices) + "</pre></div>" +
+      '<div class="card wide"><h2>Reassembled calls (buffered-equivalent message per choice)</h2><pre class="reassembled">' + json(x.choices) + "</pre></div>" +
       '<div class="card wide">' + frames(x) + "</div>";
-    box.querySelectorAll("[data-seq]").forEach(function (el) { el.onclick = function () { showFrame(el.dataset.seq); }; });
-    box.querySelectorAll("[data-frame]").forEach(function (el) { el.onclick = function (e) { e.preventDefault(); showFrame(el.dataset.frame); }; });
+    box.querySelectorAll("[data-seq]").forEach(function (el) { el.onclick = function () { showFrame(box, el.dataset.seq); }; });
+    box.querySelectorAll("[data-frame]").forEach(function (el) { el.onclick = function (e) { e.preventDefault(); showFrame(box, el.dataset.frame); }; });
+    return box;
   }
 
+  // #exchange=ID shows one exchange; #exchange=ID1,ID2 shows several one below the other.
   function route() {
+    if (/^#f=/.test(location.hash)) { filtersFromHash(); update(); }
     var m = /^#exchange=(.*)$/.exec(location.hash);
-    var index = m ? byId[decodeURIComponent(m[1])] : undefined;
+    var ids = m ? m[1].split(",").map(decodeURIComponent).filter(function (id) { return byId[id] !== undefined; }) : [];
     var overviewBox = document.getElementById("overview"), box = document.getElementById("exchange");
-    if (index === undefined) { box.hidden = true; overviewBox.hidden = false; return; }
-    detail(all[index]);
+    if (!ids.length) { box.hidden = true; overviewBox.hidden = false; return; }
+    box.innerHTML = '<a class="back" href="#">← all exchanges</a>';
+    ids.forEach(function (id) { box.appendChild(detail(all[byId[id]])); });
     overviewBox.hidden = true;
     box.hidden = false;
     window.scrollTo(0, 0);
+  }
+
+  // #f=rule=delta.id_changed;mode=stream preselects filters (a link that keeps a view).
+  function filtersFromHash() {
+    var m = /^#f=(.*)$/.exec(location.hash);
+    if (!m) return;
+    m[1].split(";").forEach(function (pair) {
+      var kv = pair.split("=");
+      var key = decodeURIComponent(kv[0]), value = decodeURIComponent(kv.slice(1).join("="));
+      if (!Object.prototype.hasOwnProperty.call(state, key) || key === "page") return;
+      state[key] = value;
+      var select = document.getElementById("filter-" + key);
+      if (select) select.value = value;
+    });
   }
 
   try {
@@ -309,11 +352,13 @@
       u.textContent = "Unreadable inputs:\n" + data.unreadable.join("\n");
     }
     buildFilters();
+    filtersFromHash();
     update();
     window.addEventListener("hashchange", route);
     route();
     var ms = performance.now() - started;
     document.body.dataset.renderMs = ms.toFixed(1);
+    document.body.dataset.loadMs = performance.now().toFixed(1);
     document.body.dataset.parseMs = parsedMs.toFixed(1);
     document.getElementById("perf").textContent = "rendered in " + ms.toFixed(0) + " ms";
     document.body.dataset.ready = "1";
