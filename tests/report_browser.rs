@@ -134,7 +134,7 @@ fn every_fixture_renders_with_its_expected_violations_marked() {
         }
         for fragment in &view.fragments {
             for piece in &fragment.pieces {
-                let kind = serde_json::to_value(piece.kind).expect("kind");
+                let kind = serde_json::to_value(piece.1).expect("kind");
                 let tag = [format!("data-seq=\"{}\"", fragment.seq), format!("data-kind=\"{}\"", kind.as_str().unwrap_or(""))];
                 assert!(!tags_with(s, &["frag kind-", &tag[0], &tag[1]]).is_empty(), "{}: {tag:?}", fixture.name);
             }

@@ -58,6 +58,7 @@ mod tests {
             generated_by: "t".into(),
             exchanges: Vec::new(),
             tools: Default::default(),
+            pointers: Default::default(),
             unreadable: Vec::new(),
             omitted: 0,
         })

@@ -62,6 +62,8 @@ pub struct ReportData {
     pub exchanges: Vec<model::ExchangeView>,
     /// The distinct `tools` lists the exchanges point into.
     pub tools: model::ToolTable,
+    /// The distinct JSON pointers the fragments' pieces point into.
+    pub pointers: model::ToolTable,
     /// Inputs that could not be read, with file and line.
     pub unreadable: Vec<String>,
     /// Recordings beyond `--max-exchanges`, not shown.
@@ -80,11 +82,12 @@ pub fn collect(args: &ReportArgs) -> ReportData {
     let shown = files.len().min(args.max_exchanges);
     let mut exchanges = Vec::with_capacity(shown);
     let mut tools = model::ToolTable::default();
+    let mut pointers = model::ToolTable::default();
     for file in &files[..shown] {
         match read_file(file) {
             Ok(recording) => {
                 let report = judge::engine_report(&recording, &engine, &cache);
-                exchanges.push(model::view(&recording, &report, &args.docs_base, &mut tools));
+                exchanges.push(model::view(&recording, &report, &args.docs_base, &mut tools, &mut pointers));
             }
             Err(error) => unreadable.push(error.to_string()),
         }
@@ -93,6 +96,7 @@ pub fn collect(args: &ReportArgs) -> ReportData {
         generated_by: format!("tooltap {}", env!("CARGO_PKG_VERSION")),
         exchanges,
         tools,
+        pointers,
         unreadable,
         omitted: files.len() - shown,
     }

@@ -9,7 +9,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::dialect;
+use super::dialect::{self, PieceKind};
 use super::pieces::{self, Fragment};
 use crate::engine::{ChoiceOutcome, Completeness, Report, Violation};
 use crate::record::{Outcome, RecordedBody, Recording};
@@ -39,12 +39,25 @@ pub struct ExchangeView {
     pub tools: usize,
     pub tool_choice: Value,
     pub violations: Vec<ViolationView>,
-    pub fragments: Vec<Fragment>,
+    pub fragments: Vec<FragmentView>,
     pub frames: Vec<FrameView>,
     pub choices: Vec<ChoiceOutcome>,
 }
 
-/// Distinct `tools` values, each stored once in the page.
+/// A fragment as the page gets it: pieces as `[lane, kind, text, pointer index]` arrays, the
+/// pointers interned (the same few pointers repeat in every exchange).
+#[derive(Debug, Clone, Serialize)]
+pub struct FragmentView {
+    pub seq: u64,
+    pub t_us: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub data: String,
+    pub pieces: Vec<(String, PieceKind, String, usize)>,
+}
+
+/// Distinct JSON values (tool lists, pointers), each stored once in the page.
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(transparent)]
 pub struct ToolTable {
@@ -63,6 +76,11 @@ impl ToolTable {
         self.values.push(tools);
         self.index.insert(key, self.values.len() - 1);
         self.values.len() - 1
+    }
+
+    /// The string at `at` when it is one.
+    pub fn str(&self, at: usize) -> Option<&str> {
+        self.values.get(at).and_then(Value::as_str)
     }
 
     pub fn get(&self, at: usize) -> Option<&Value> {
@@ -97,6 +115,7 @@ pub fn view(
     report: &Report,
     docs_base: &str,
     tools: &mut ToolTable,
+    pointers: &mut ToolTable,
 ) -> ExchangeView {
     let meta = &recording.meta;
     let header = |name: &str| {
@@ -143,7 +162,20 @@ pub fn view(
             content_type,
             header("content-encoding"),
             dialect,
-        ),
+        )
+        .into_iter()
+        .map(|f: Fragment| FragmentView {
+            seq: f.seq,
+            t_us: f.t_us,
+            event: f.event,
+            data: f.data,
+            pieces: f
+                .pieces
+                .into_iter()
+                .map(|p| (p.lane, p.kind, p.text, pointers.intern(Value::String(p.ptr))))
+                .collect(),
+        })
+        .collect(),
         frames: recording
             .frames
             .iter()

@@ -183,7 +183,8 @@
     x = { frames: x.frames, violations: x.violations, fragments: frags };
     x.fragments.forEach(function (f, i) {
       if (!f.pieces.length) { chips.push({ lane: "other", kind: "other", text: f.data, frag: i, f: f, ptr: "" }); return; }
-      f.pieces.forEach(function (p) { chips.push({ lane: p.lane, kind: p.kind, text: p.text, frag: i, f: f, ptr: p.ptr }); });
+      // A piece is [lane, kind, text, index into data.pointers].
+      f.pieces.forEach(function (p) { chips.push({ lane: p[0], kind: p[1], text: p[2], frag: i, f: f, ptr: data.pointers[p[3]] }); });
     });
     chips.forEach(function (c) { lanes[c.lane] = lanes[c.lane] || []; lanes[c.lane].push(c); });
     x.violations.forEach(function (v) {
