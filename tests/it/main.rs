@@ -5,6 +5,7 @@
 //! `streaming` (no buffering either way, disconnects propagate), `failures` (tooltap's own
 //! errors), `tls` (verified HTTPS upstreams), `config` (layers and validation), `shutdown`
 //! (graceful drain), `inspect` (live inspection: fixtures judged in flight, metrics, permits),
+//! `monitoring` (the Prometheus rules and Grafana queries run by a real Prometheus scraping tooltap),
 //! `bench` (an ignored side-by-side throughput figure).
 
 mod bad_input;
@@ -17,6 +18,7 @@ mod engine_support;
 mod failures;
 mod faults;
 mod inspect;
+mod monitoring;
 mod passthrough;
 mod protocol;
 mod record;
