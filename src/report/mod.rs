@@ -35,14 +35,21 @@ pub const EXIT_USAGE: u8 = 2;
 
 /// `tooltap report PATH... [-o FILE]`.
 #[derive(Debug, Clone, Args)]
-#[command(after_help = "Folders are walked recursively for *.jsonl recordings, as by `tooltap \
-                        check`. The page needs no network: open it from disk in any browser.")]
+#[command(
+    after_help = "Folders are walked recursively for *.jsonl recordings, as by `tooltap \
+                        check`. The page needs no network: open it from disk in any browser."
+)]
 pub struct ReportArgs {
     /// Recording files, or folders walked recursively for *.jsonl
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
     /// Where to write the page
-    #[arg(long, short = 'o', value_name = "FILE", default_value = "tooltap-report.html")]
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "FILE",
+        default_value = "tooltap-report.html"
+    )]
     pub output: PathBuf,
     /// Per-rule severities, e.g. finish_reason.not_tool_calls=warning,delta.id_repeated=off
     #[arg(long, value_name = "RULE=LEVEL,...", value_parser = SeverityOverrides::parse_list)]
@@ -87,7 +94,13 @@ pub fn collect(args: &ReportArgs) -> ReportData {
         match read_file(file) {
             Ok(recording) => {
                 let report = judge::engine_report(&recording, &engine, &cache);
-                exchanges.push(model::view(&recording, &report, &args.docs_base, &mut tools, &mut pointers));
+                exchanges.push(model::view(
+                    &recording,
+                    &report,
+                    &args.docs_base,
+                    &mut tools,
+                    &mut pointers,
+                ));
             }
             Err(error) => unreadable.push(error.to_string()),
         }
@@ -136,5 +149,9 @@ pub fn run(args: &ReportArgs, stderr: &mut dyn Write) -> u8 {
         data.exchanges.len(),
         args.output.display()
     );
-    if data.unreadable.is_empty() { EXIT_OK } else { EXIT_USAGE }
+    if data.unreadable.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_USAGE
+    }
 }

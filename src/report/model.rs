@@ -131,19 +131,31 @@ pub fn view(
         RecordedBody::Json(value) => Some(value),
         _ => None,
     };
-    let field = |name: &str| request.and_then(|r| r.get(name)).cloned().unwrap_or(Value::Null);
+    let field = |name: &str| {
+        request
+            .and_then(|r| r.get(name))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
     let is_sse = content_type.is_some_and(|t| t.trim_start().starts_with("text/event-stream"));
     ExchangeView {
         id: meta.id.clone(),
         started: meta.started.clone(),
         route: meta.route.clone(),
-        model: report.request.model.clone().unwrap_or_else(|| "unknown".into()),
+        model: report
+            .request
+            .model
+            .clone()
+            .unwrap_or_else(|| "unknown".into()),
         method: meta.method.clone(),
         path: meta.path.clone(),
         dialect: dialect.name,
         status: meta.response.status,
         mode: if is_sse { "stream" } else { "buffered" },
-        outcome: recording.end.as_ref().map_or("unfinished", |end| outcome_str(end.outcome)),
+        outcome: recording
+            .end
+            .as_ref()
+            .map_or("unfinished", |end| outcome_str(end.outcome)),
         completeness: completeness_str(&report.completeness).to_string(),
         dropped_frames: recording.end.as_ref().map_or(0, |end| end.dropped_frames),
         live_violations: recording.end.as_ref().map(|end| end.violations.len()),
@@ -172,7 +184,14 @@ pub fn view(
             pieces: f
                 .pieces
                 .into_iter()
-                .map(|p| (p.lane, p.kind, p.text, pointers.intern(Value::String(p.ptr))))
+                .map(|p| {
+                    (
+                        p.lane,
+                        p.kind,
+                        p.text,
+                        pointers.intern(Value::String(p.ptr)),
+                    )
+                })
                 .collect(),
         })
         .collect(),
@@ -218,4 +237,3 @@ fn completeness_str(completeness: &Completeness) -> &'static str {
         Completeness::NotInspected => "not_inspected",
     }
 }
-

@@ -101,7 +101,11 @@ fn fragment(
         Ok(doc) => pieces_of(&doc, rules),
         Err(_) => Vec::new(),
     };
-    let data = if pieces.is_empty() { data } else { String::new() };
+    let data = if pieces.is_empty() {
+        data
+    } else {
+        String::new()
+    };
     Fragment {
         seq: frame.seq,
         t_us: frame.t_us,
@@ -120,14 +124,23 @@ pub fn pieces_of(doc: &Value, rules: &[PieceRule]) -> Vec<Piece> {
             continue;
         }
         let mut items = Vec::new();
-        expand(doc, rule.items.split('/').skip(1), String::new(), None, &mut items);
+        expand(
+            doc,
+            rule.items.split('/').skip(1),
+            String::new(),
+            None,
+            &mut items,
+        );
         for (pointer, position) in items {
             let Some(item) = doc.pointer(&pointer) else {
                 continue;
             };
             let lane = match rule.lane {
                 Lane::Content => Some("content".to_string()),
-                Lane::Field(field) => item.pointer(field).and_then(Value::as_u64).map(|i| i.to_string()),
+                Lane::Field(field) => item
+                    .pointer(field)
+                    .and_then(Value::as_u64)
+                    .map(|i| i.to_string()),
                 Lane::Position => position.map(|i| i.to_string()),
             };
             let Some(lane) = lane else { continue };
@@ -213,10 +226,25 @@ mod tests {
         assert_eq!(
             seen,
             vec![
-                ("content", PieceKind::Content, "hi", "/choices/0/delta/content"),
+                (
+                    "content",
+                    PieceKind::Content,
+                    "hi",
+                    "/choices/0/delta/content"
+                ),
                 ("1", PieceKind::Id, "c1", "/choices/0/delta/tool_calls/0/id"),
-                ("1", PieceKind::Name, "f", "/choices/0/delta/tool_calls/0/function/name"),
-                ("1", PieceKind::Arguments, "{\"", "/choices/0/delta/tool_calls/0/function/arguments"),
+                (
+                    "1",
+                    PieceKind::Name,
+                    "f",
+                    "/choices/0/delta/tool_calls/0/function/name"
+                ),
+                (
+                    "1",
+                    PieceKind::Arguments,
+                    "{\"",
+                    "/choices/0/delta/tool_calls/0/function/arguments"
+                ),
             ]
         );
     }
@@ -227,7 +255,10 @@ mod tests {
             "output_index":2,"delta":"{\"a\""});
         let pieces = pieces_of(&doc, DIALECTS[1].stream);
         assert_eq!(pieces.len(), 1);
-        assert_eq!((pieces[0].lane.as_str(), pieces[0].kind), ("2", PieceKind::Arguments));
+        assert_eq!(
+            (pieces[0].lane.as_str(), pieces[0].kind),
+            ("2", PieceKind::Arguments)
+        );
     }
 
     #[test]

@@ -47,14 +47,22 @@ fn promtool_checks_and_unit_tests_the_rules() {
         .current_dir(pack())
         .output()
         .expect("promtool runs");
-    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stdout));
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
     let test = Command::new(&promtool)
         .args(["test", "rules", "tooltap.rules.test.yml"])
         .current_dir(pack())
         .output()
         .expect("promtool runs");
     let out = String::from_utf8_lossy(&test.stdout);
-    assert!(test.status.success() && out.contains("SUCCESS"), "{out}{}", String::from_utf8_lossy(&test.stderr));
+    assert!(
+        test.status.success() && out.contains("SUCCESS"),
+        "{out}{}",
+        String::from_utf8_lossy(&test.stderr)
+    );
 }
 
 /// A `prometheus` server killed when dropped.
@@ -91,8 +99,14 @@ fn start_prometheus(target: SocketAddr) -> Prometheus {
     std::fs::write(dir.join("prometheus.yml"), config).expect("config");
     let addr = free_port();
     let child = Command::new(binary)
-        .arg(format!("--config.file={}", dir.join("prometheus.yml").display()))
-        .arg(format!("--storage.tsdb.path={}", dir.join("data").display()))
+        .arg(format!(
+            "--config.file={}",
+            dir.join("prometheus.yml").display()
+        ))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            dir.join("data").display()
+        ))
         .arg(format!("--web.listen-address={addr}"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -104,7 +118,9 @@ fn start_prometheus(target: SocketAddr) -> Prometheus {
 fn encode(text: &str) -> String {
     text.bytes()
         .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
             _ => format!("%{b:02X}"),
         })
         .collect()
@@ -116,7 +132,11 @@ async fn api(prometheus: &Prometheus, path: &str) -> Value {
 }
 
 async fn query(prometheus: &Prometheus, promql: &str) -> Value {
-    api(prometheus, &format!("/api/v1/query?query={}", encode(promql))).await
+    api(
+        prometheus,
+        &format!("/api/v1/query?query={}", encode(promql)),
+    )
+    .await
 }
 
 /// The single value of an instant query, when it has exactly one sample.
@@ -140,7 +160,8 @@ where
 }
 
 fn dashboard_queries(path: &Path) -> Vec<String> {
-    let dashboard: Value = serde_json::from_slice(&std::fs::read(path).expect("dashboard")).expect("json");
+    let dashboard: Value =
+        serde_json::from_slice(&std::fs::read(path).expect("dashboard")).expect("json");
     dashboard["panels"]
         .as_array()
         .expect("panels")
@@ -162,24 +183,33 @@ async fn prometheus_scrapes_tooltap_evaluates_the_dashboard_and_fires_the_error_
     let admin = tooltap.admin_addr().expect("admin listener");
     let prometheus = start_prometheus(admin);
     eventually(Duration::from_secs(30), "prometheus listens", || async {
-        tokio::net::TcpStream::connect(prometheus.addr).await.is_ok()
+        tokio::net::TcpStream::connect(prometheus.addr)
+            .await
+            .is_ok()
     })
     .await;
-    eventually(Duration::from_secs(30), "prometheus scrapes tooltap", || async {
-        scalar(&prometheus, "up{job=\"tooltap\"}").await == Some(1.0)
-    })
+    eventually(
+        Duration::from_secs(30),
+        "prometheus scrapes tooltap",
+        || async { scalar(&prometheus, "up{job=\"tooltap\"}").await == Some(1.0) },
+    )
     .await;
 
     // 3 violating streams (delta.id_changed, error) and 5 clean ones; one violation is scraped
     // before the other two so that the counter visibly grows (rates above zero).
     let send = |name: &'static str, times: usize| {
-        let fixture = fixtures.iter().find(|f| f.name == name).expect("fixture").clone();
+        let fixture = fixtures
+            .iter()
+            .find(|f| f.name == name)
+            .expect("fixture")
+            .clone();
         let addr = tooltap.local_addr();
         async move {
             for _ in 0..times {
                 let body = String::from_utf8_lossy(&fixture.request).into_owned();
                 let mut req = request(addr, "POST", "/v1/chat/completions", &body);
-                req.headers_mut().insert("x-fixture", name.parse().expect("header"));
+                req.headers_mut()
+                    .insert("x-fixture", name.parse().expect("header"));
                 let got = exchange(addr, req).await;
                 assert_eq!(got.status, 200);
             }
@@ -187,17 +217,25 @@ async fn prometheus_scrapes_tooltap_evaluates_the_dashboard_and_fires_the_error_
     };
     send("stream_id_changed", 1).await;
     send("pair_parallel_sse", 5).await;
-    eventually(Duration::from_secs(30), "the first violation scraped", || async {
-        scalar(&prometheus, "sum(tooltap_violations_total)").await == Some(1.0)
-    })
+    eventually(
+        Duration::from_secs(30),
+        "the first violation scraped",
+        || async { scalar(&prometheus, "sum(tooltap_violations_total)").await == Some(1.0) },
+    )
     .await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
     send("stream_id_changed", 2).await;
 
     let wanted = [
-        ("sum(tooltap_violations_total{rule=\"delta.id_changed\",severity=\"error\"})", 3.0),
+        (
+            "sum(tooltap_violations_total{rule=\"delta.id_changed\",severity=\"error\"})",
+            3.0,
+        ),
         ("sum(tooltap_violations_total)", 3.0),
-        ("sum(tooltap_exchanges_inspected_total{stream=\"true\"})", 8.0),
+        (
+            "sum(tooltap_exchanges_inspected_total{stream=\"true\"})",
+            8.0,
+        ),
         ("sum(tooltap_requests_total{status=\"200\"})", 8.0),
         ("sum(tooltap_upstream_ttfb_seconds_count)", 8.0),
         ("sum(tooltap_request_overhead_seconds_count)", 8.0),
@@ -210,7 +248,12 @@ async fn prometheus_scrapes_tooltap_evaluates_the_dashboard_and_fires_the_error_
     }
     // Recording rules produce series.
     eventually(Duration::from_secs(30), "recording rule", || async {
-        scalar(&prometheus, "tooltap:violations:rate5m{rule=\"delta.id_changed\"}").await.is_some_and(|v| v > 0.0)
+        scalar(
+            &prometheus,
+            "tooltap:violations:rate5m{rule=\"delta.id_changed\"}",
+        )
+        .await
+        .is_some_and(|v| v > 0.0)
     })
     .await;
 
@@ -218,32 +261,58 @@ async fn prometheus_scrapes_tooltap_evaluates_the_dashboard_and_fires_the_error_
     let queries = dashboard_queries(&pack().join("grafana-dashboard.json"));
     assert!(queries.len() >= 12, "{queries:?}");
     for raw in &queries {
-        let promql = raw.replace("$__rate_interval", "1m").replace("$route", ".*");
+        let promql = raw
+            .replace("$__rate_interval", "1m")
+            .replace("$route", ".*");
         let answer = query(&prometheus, &promql).await;
         assert_eq!(answer["status"], "success", "{promql}: {answer}");
     }
-    let violations_by_rule = query(&prometheus, &queries[0].replace("$__rate_interval", "1m").replace("$route", ".*")).await;
-    assert!(violations_by_rule["data"]["result"].to_string().contains("delta.id_changed"), "{violations_by_rule}");
+    let violations_by_rule = query(
+        &prometheus,
+        &queries[0]
+            .replace("$__rate_interval", "1m")
+            .replace("$route", ".*"),
+    )
+    .await;
+    assert!(
+        violations_by_rule["data"]["result"]
+            .to_string()
+            .contains("delta.id_changed"),
+        "{violations_by_rule}"
+    );
 
     // The error-severity alert fires for that rule and route.
-    eventually(Duration::from_secs(30), "TooltapErrorViolations firing", || async {
-        let alerts = api(&prometheus, "/api/v1/alerts").await;
-        alerts["data"]["alerts"].as_array().is_some_and(|list| {
-            list.iter().any(|a| {
-                a["labels"]["alertname"] == "TooltapErrorViolations"
-                    && a["labels"]["rule"] == "delta.id_changed"
-                    && a["labels"]["route"] == "default"
-                    && a["state"] == "firing"
+    eventually(
+        Duration::from_secs(30),
+        "TooltapErrorViolations firing",
+        || async {
+            let alerts = api(&prometheus, "/api/v1/alerts").await;
+            alerts["data"]["alerts"].as_array().is_some_and(|list| {
+                list.iter().any(|a| {
+                    a["labels"]["alertname"] == "TooltapErrorViolations"
+                        && a["labels"]["rule"] == "delta.id_changed"
+                        && a["labels"]["route"] == "default"
+                        && a["state"] == "firing"
+                })
             })
-        })
-    })
+        },
+    )
     .await;
     let alerts = api(&prometheus, "/api/v1/alerts").await;
     let firing: Vec<&str> = alerts["data"]["alerts"]
         .as_array()
-        .map(|l| l.iter().filter(|a| a["state"] == "firing").filter_map(|a| a["labels"]["alertname"].as_str()).collect())
+        .map(|l| {
+            l.iter()
+                .filter(|a| a["state"] == "firing")
+                .filter_map(|a| a["labels"]["alertname"].as_str())
+                .collect()
+        })
         .unwrap_or_default();
-    assert_eq!(firing, vec!["TooltapErrorViolations"], "only the error alert fires on this traffic");
+    assert_eq!(
+        firing,
+        vec!["TooltapErrorViolations"],
+        "only the error alert fires on this traffic"
+    );
     drop(prometheus);
     let _ = tooltap.shutdown().await;
 }

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tooltap::engine::{Completeness, ResponseHead};
-use tooltap::record::{EndLine, FrameData, FrameLine, Line, Meta, Outcome, RecordedBody};
 use tooltap::record::format::{RequestPart, ResponsePart};
+use tooltap::record::{EndLine, FrameData, FrameLine, Line, Meta, Outcome, RecordedBody};
 
 /// The browser binary: `TOOLTAP_CHROMIUM`, else `chromium` or `chromium-browser` on PATH.
 pub fn chromium() -> PathBuf {
@@ -40,7 +40,10 @@ pub fn chromium() -> PathBuf {
 pub fn dump_dom(file: &Path, hash: &str) -> String {
     let url = format!("file://{}{hash}", file.display());
     let out = run_chromium(&["--virtual-time-budget=10000", "--dump-dom", &url]);
-    assert!(out.contains("</html>"), "chromium printed no DOM for {url}: {out}");
+    assert!(
+        out.contains("</html>"),
+        "chromium printed no DOM for {url}: {out}"
+    );
     without_scripts(&out)
 }
 
@@ -64,14 +67,25 @@ pub fn screenshot(file: &Path, hash: &str, png: &Path, size: &str) {
     let url = format!("file://{}{hash}", file.display());
     let shot = format!("--screenshot={}", png.display());
     let window = format!("--window-size={size}");
-    run_chromium(&["--virtual-time-budget=10000", "--hide-scrollbars", &shot, &window, &url]);
+    run_chromium(&[
+        "--virtual-time-budget=10000",
+        "--hide-scrollbars",
+        &shot,
+        &window,
+        &url,
+    ]);
     assert!(png.exists(), "no screenshot written to {}", png.display());
 }
 
 fn run_chromium(args: &[&str]) -> String {
     let profile = tempdir("chromium-profile");
     let mut child = Command::new(chromium())
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"])
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+        ])
         .arg(format!("--user-data-dir={}", profile.display()))
         .args(args)
         .stdout(Stdio::piped())
@@ -203,21 +217,36 @@ pub fn tags_with<'a>(dom: &'a str, needles: &[&str]) -> Vec<&'a str> {
 
 /// The page ran its script to the end and logged no script error.
 pub fn assert_clean(dom: &str) {
-    assert!(dom.contains("data-ready=\"1\""), "the page's script did not finish");
-    assert!(!dom.contains("class=\"script-error\""), "script error in the page: {}", errors_of(dom));
-    assert!(tags_with(dom, &["id=\"errors\"", "hidden"]).len() == 1, "error box shown");
+    assert!(
+        dom.contains("data-ready=\"1\""),
+        "the page's script did not finish"
+    );
+    assert!(
+        !dom.contains("class=\"script-error\""),
+        "script error in the page: {}",
+        errors_of(dom)
+    );
+    assert!(
+        tags_with(dom, &["id=\"errors\"", "hidden"]).len() == 1,
+        "error box shown"
+    );
 }
 
 fn errors_of(dom: &str) -> String {
-    dom.split("class=\"script-error\"").skip(1).map(|s| s.chars().take(300).collect::<String>()).collect()
+    dom.split("class=\"script-error\"")
+        .skip(1)
+        .map(|s| s.chars().take(300).collect::<String>())
+        .collect()
 }
 
 /// A small chat request declaring `get_weather`.
 pub fn weather_request(stream: bool) -> Vec<u8> {
-    serde_json::to_vec(&json!({"model":"gpt-test","stream":stream,"tool_choice":"required",
+    serde_json::to_vec(
+        &json!({"model":"gpt-test","stream":stream,"tool_choice":"required",
         "messages":[{"role":"user","content":"weather?"}],
         "tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object",
-            "properties":{"city":{"type":"string"}},"required":["city"]}}}]}))
+            "properties":{"city":{"type":"string"}},"required":["city"]}}}]}),
+    )
     .expect("json")
 }
 
@@ -226,4 +255,76 @@ pub fn chunk(delta: Value, finish: Option<&str>) -> Vec<u8> {
     let doc = json!({"id":"c","object":"chat.completion.chunk","model":"gpt-test",
         "choices":[{"index":0,"delta":delta,"finish_reason":finish}]});
     format!("data: {doc}\n\n").into_bytes()
+}
+
+pub fn examples() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("recordings/examples")
+}
+
+/// The section of the DOM that shows exchange `id` (in a multi-exchange view).
+pub fn section<'a>(dom: &'a str, id: &str) -> &'a str {
+    let marker = format!("class=\"exchange-detail\" data-id=\"{id}\"");
+    let start = dom
+        .find(&marker)
+        .unwrap_or_else(|| panic!("no section for {id}"));
+    let rest = &dom[start + marker.len()..];
+    let end = rest.find("class=\"exchange-detail\"").unwrap_or(rest.len());
+    &rest[..end]
+}
+
+pub fn page_text(page: &std::path::Path) -> String {
+    std::fs::read_to_string(page).expect("page")
+}
+
+pub fn attr<'a>(dom: &'a str, name: &str) -> &'a str {
+    let at = dom
+        .find(&format!("{name}=\""))
+        .unwrap_or_else(|| panic!("no {name}"));
+    let rest = &dom[at + name.len() + 2..];
+    &rest[..rest.find('"').unwrap_or(0)]
+}
+
+/// `n` small streamed exchanges (one call, four frames), every tenth with unparseable
+/// arguments, started one second apart.
+pub fn write_small_exchanges(recs: &Path, n: u32) {
+    let request = weather_request(true);
+    let sse = ResponseHead {
+        status: 200,
+        content_type: Some("text/event-stream".into()),
+        content_encoding: None,
+    };
+    let open = chunk(
+        json!({"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]}),
+        None,
+    );
+    let args = chunk(
+        json!({"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":\"Oslo\"}"}}]}),
+        None,
+    );
+    let bad = chunk(
+        json!({"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":"}}]}),
+        None,
+    );
+    let finish = chunk(json!({}), Some("tool_calls"));
+    for n in 0..n {
+        let id = format!("x{n:05}");
+        let started = format!(
+            "2026-12-02T{:02}:{:02}:{:02}Z",
+            n / 3600 % 24,
+            n / 60 % 60,
+            n % 60
+        );
+        let middle: &[u8] = if n % 10 == 0 { &bad } else { &args };
+        write_recording(
+            &recs.join(format!("{id}.jsonl")),
+            &Rec {
+                id: &id,
+                started: &started,
+                request: &request,
+                head: sse.clone(),
+                frames: vec![&open, middle, &finish, b"data: [DONE]\n\n"],
+                end: Some((Outcome::Complete, 0)),
+            },
+        );
+    }
 }
