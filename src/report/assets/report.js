@@ -119,7 +119,7 @@
     points.forEach(function (p) { bins[Math.min(buckets - 1, Math.floor((p[0] - min) / span * buckets))][p[1]]++; });
     var top = Math.max.apply(null, bins.map(function (b) { return b.error + b.warning; }));
     var w = 900, h = 140, bw = w / buckets;
-    var svg = '<svg id="chart-svg" viewBox="0 0 ' + w + " " + (h + 20) + '" width="100%" height="' + (h + 20) + '" role="img">';
+    var svg = '<svg id="chart-svg" viewBox="0 0 ' + w + " " + (h + 20) + '" width="' + w + '" height="' + (h + 20) + '" role="img">';
     bins.forEach(function (b, i) {
       var he = b.error / top * h, hw = b.warning / top * h;
       if (b.error) svg += '<rect class="chart-bar-error" x="' + (i * bw + 1) + '" y="' + (h - he) + '" width="' + (bw - 2) + '" height="' + he + '"><title>' + b.error + " error</title></rect>";
@@ -127,7 +127,7 @@
     });
     svg += '<text class="chart-axis" x="0" y="' + (h + 14) + '">' + esc(new Date(min).toISOString()) + "</text>";
     svg += '<text class="chart-axis" x="' + w + '" y="' + (h + 14) + '" text-anchor="end">' + esc(new Date(max).toISOString()) + "</text>";
-    svg += '<text class="chart-axis" x="2" y="10">max ' + top + "/bucket</text></svg>";
+    svg += '<text class="chart-axis" x="' + w + '" y="10" text-anchor="end">tallest bar: ' + top + " violations (" + buckets + " buckets)</text></svg>";
     box.innerHTML = svg;
   }
 
