@@ -370,3 +370,33 @@ fn a_screenshot_of_the_bundled_examples_is_drawn() {
         screenshot(&page, "", &docs.join("report-overview.png"), "1400,950");
     }
 }
+
+#[test]
+fn the_binary_writes_the_page_and_names_unreadable_inputs() {
+    let dir = tempdir("binary");
+    let page = dir.join("out.html");
+    let run = |args: &[&std::ffi::OsStr]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_tooltap"))
+            .arg("report")
+            .args(args)
+            .output()
+            .expect("tooltap runs")
+    };
+    let ok = run(&[examples().as_os_str(), "-o".as_ref(), page.as_os_str()]);
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert!(String::from_utf8_lossy(&ok.stderr).contains("7 exchanges written"));
+    assert!(page_text(&page).contains("\"id\":\"tex1-5\""));
+    let junk = dir.join("junk.jsonl");
+    std::fs::write(&junk, "not a recording\n").expect("junk");
+    let bad = run(&[junk.as_os_str(), "-o".as_ref(), page.as_os_str()]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("junk.jsonl:1"));
+    let dom = dump_dom(&page, "");
+    assert_clean(&dom);
+    assert!(dom.contains("Unreadable inputs:") && dom.contains("junk.jsonl:1"));
+}
