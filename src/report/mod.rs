@@ -155,3 +155,24 @@ pub fn run(args: &ReportArgs, stderr: &mut dyn Write) -> u8 {
         EXIT_USAGE
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exchanges_beyond_the_bound_are_counted_not_shown() {
+        let args = ReportArgs {
+            paths: vec![PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("recordings/examples")],
+            output: PathBuf::from("unused.html"),
+            severity: None,
+            docs_base: String::new(),
+            max_exchanges: 3,
+        };
+        let data = collect(&args);
+        assert_eq!((data.exchanges.len(), data.omitted), (3, 4));
+        assert!(data.unreadable.is_empty());
+        // Seven exchanges, one tool list between them: stored once.
+        assert_eq!(data.tools.get(1), None);
+    }
+}
