@@ -400,3 +400,80 @@ fn the_binary_writes_the_page_and_names_unreadable_inputs() {
     assert_clean(&dom);
     assert!(dom.contains("Unreadable inputs:") && dom.contains("junk.jsonl:1"));
 }
+
+#[test]
+fn a_responses_api_stream_is_drawn_from_its_dialect_table() {
+    let dir = tempdir("responses");
+    let recs = dir.join("recs");
+    std::fs::create_dir_all(&recs).expect("dir");
+    let event = |kind: &str, doc: serde_json::Value| format!("event: {kind}\ndata: {doc}\n\n");
+    let frames = [
+        event(
+            "response.output_item.added",
+            json!({"type":"response.output_item.added","output_index":1,
+            "item":{"type":"function_call","call_id":"call_r1","name":"get_weather","arguments":""}}),
+        ),
+        event(
+            "response.function_call_arguments.delta",
+            json!({"type":"response.function_call_arguments.delta",
+            "output_index":1,"delta":"{\"city\":"}),
+        ),
+        event(
+            "response.function_call_arguments.delta",
+            json!({"type":"response.function_call_arguments.delta",
+            "output_index":1,"delta":"\"Oslo\"}"}),
+        ),
+        event(
+            "response.completed",
+            json!({"type":"response.completed","response":{"status":"completed"}}),
+        ),
+    ];
+    let request = serde_json::to_vec(&json!({"model":"gpt-test","stream":true,"input":"weather?",
+        "tools":[{"type":"function","name":"get_weather","parameters":{"type":"object"}}]}))
+    .expect("json");
+    let head = ResponseHead {
+        status: 200,
+        content_type: Some("text/event-stream".into()),
+        content_encoding: None,
+    };
+    let rec = Rec {
+        id: "resp-1",
+        started: "2026-12-02T12:00:00Z",
+        request: &request,
+        head,
+        frames: frames.iter().map(|f| f.as_bytes()).collect(),
+        end: Some((Outcome::Complete, 0)),
+    };
+    write_recording_for(&recs.join("resp-1.jsonl"), &rec, "/v1/responses");
+    let page = dir.join("report.html");
+    build(&[recs], &page);
+    let dom = dump_dom(&page, "#exchange=resp-1");
+    assert_clean(&dom);
+    let s = section(&dom, "resp-1");
+    assert!(s.contains("<dt>dialect</dt><dd>responses</dd>"));
+    assert!(
+        s.contains("<code>get_weather</code>"),
+        "flat Responses tools are named"
+    );
+    assert_eq!(
+        tags_with(s, &["class=\"lane\"", "data-lane=\"1\""]).len(),
+        1
+    );
+    for (seq, kind) in [
+        (0, "id"),
+        (0, "name"),
+        (1, "arguments"),
+        (2, "arguments"),
+        (3, "finish"),
+    ] {
+        let tag = [
+            format!("data-seq=\"{seq}\""),
+            format!("data-kind=\"{kind}\""),
+        ];
+        assert_eq!(
+            tags_with(s, &["frag kind-", &tag[0], &tag[1]]).len(),
+            1,
+            "{tag:?}"
+        );
+    }
+}

@@ -154,6 +154,11 @@ pub struct Rec<'a> {
 
 /// Writes a recording in the on-disk format `tooltap proxy` writes.
 pub fn write_recording(path: &Path, rec: &Rec<'_>) {
+    write_recording_for(path, rec, "/v1/chat/completions");
+}
+
+/// [`write_recording`] for a request to `request_path`.
+pub fn write_recording_for(path: &Path, rec: &Rec<'_>, request_path: &str) {
     let mut headers = Vec::new();
     if let Some(t) = &rec.head.content_type {
         headers.push(("content-type".to_string(), t.clone()));
@@ -168,7 +173,7 @@ pub fn write_recording(path: &Path, rec: &Rec<'_>) {
         route: "default".into(),
         upstream: "http://127.0.0.1:1".into(),
         method: "POST".into(),
-        path: "/v1/chat/completions".into(),
+        path: request_path.into(),
         query: None,
         request: RequestPart {
             headers: vec![("content-type".into(), "application/json".into())],
