@@ -36,6 +36,8 @@ pub enum Command {
     Replay(ReplayArgs),
     /// Re-judge recorded exchanges (or a capture made elsewhere) with the contract engine.
     Check(crate::check::CheckArgs),
+    /// Write one self-contained HTML page showing recorded exchanges, re-judged.
+    Report(crate::report::ReportArgs),
 }
 
 /// Flags of `tooltap proxy`. Each overrides its `TOOLTAP_*` variable, which overrides the file.

@@ -9,8 +9,8 @@
 //! [`run`] takes its writers as arguments so tests drive it without spawning the binary.
 
 mod args;
-mod inputs;
-mod judge;
+pub(crate) mod inputs;
+pub(crate) mod judge;
 mod junit;
 mod output;
 

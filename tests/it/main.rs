@@ -5,6 +5,7 @@
 //! `streaming` (no buffering either way, disconnects propagate), `failures` (tooltap's own
 //! errors), `tls` (verified HTTPS upstreams), `config` (layers and validation), `shutdown`
 //! (graceful drain), `inspect` (live inspection: fixtures judged in flight, metrics, permits),
+//! `monitoring` (the Prometheus rules and Grafana queries run by a real Prometheus scraping tooltap),
 //! `bench` (an ignored side-by-side throughput figure).
 
 mod bad_input;
@@ -22,6 +23,7 @@ mod failures;
 mod faults;
 mod inspect;
 mod layout;
+mod monitoring;
 mod passthrough;
 mod protocol;
 mod record;
