@@ -36,6 +36,8 @@ pub enum Command {
     Replay(ReplayArgs),
     /// Re-judge recorded exchanges (or a capture made elsewhere) with the contract engine.
     Check(crate::check::CheckArgs),
+    /// List the quirks `replay --quirk` and `proxy --inject` can apply (see docs/quirks.md).
+    Quirks(crate::quirk::list::QuirksArgs),
 }
 
 /// Flags of `tooltap proxy`. Each overrides its `TOOLTAP_*` variable, which overrides the file.

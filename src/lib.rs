@@ -32,6 +32,7 @@ pub mod inspect;
 pub mod jsonl_sink;
 pub mod listen;
 pub mod metrics;
+pub mod quirk;
 pub mod record;
 pub mod replay;
 pub mod route;

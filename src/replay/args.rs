@@ -53,6 +53,10 @@ pub struct ReplayArgs {
     /// Log output format [default: human]
     #[arg(long, value_name = "FORMAT")]
     pub log_format: Option<LogFormat>,
+    /// Serve every recording with these quirks applied, in order (`tooltap quirks` lists them),
+    /// e.g. args-as-object or index-all-zero,done-missing
+    #[arg(long, value_name = "ID[,ID...]")]
+    pub quirk: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -69,6 +73,8 @@ pub enum ArgsError {
     NoUpstream,
     #[error("--upstream is only used with --on-miss forward")]
     UnusedUpstream,
+    #[error("--quirk: {0}")]
+    Quirk(#[from] crate::quirk::inject::InjectError),
 }
 
 impl ReplayArgs {
@@ -85,7 +91,12 @@ impl ReplayArgs {
             upstream,
             violations,
             log_format,
+            quirk,
         } = self;
+        let quirks = match quirk {
+            Some(list) => crate::quirk::parse_quirk_list(&list)?,
+            None => Vec::new(),
+        };
         if ignore_model {
             ignore.push("/model".to_owned());
         }
@@ -104,6 +115,7 @@ impl ReplayArgs {
             on_miss,
             violations,
             max_request_body: DEFAULT_MAX_REQUEST_BODY,
+            quirks,
         };
         Ok((settings, log_format.unwrap_or_default()))
     }
@@ -167,5 +179,11 @@ mod tests {
             parse(&["--ignore", "model"]),
             Err(ArgsError::Pointer(_))
         ));
+        assert!(matches!(
+            parse(&["--quirk", "args-as-object,nope"]),
+            Err(ArgsError::Quirk(_))
+        ));
+        let (settings, _) = parse(&["--quirk", "args-as-object,done-missing"]).expect("valid");
+        assert_eq!(settings.quirks.len(), 2);
     }
 }

@@ -22,6 +22,7 @@ pub mod body;
 pub mod capture;
 pub mod library;
 pub mod matching;
+pub mod quirks;
 pub mod remember;
 pub mod respond;
 pub mod server;
@@ -67,6 +68,8 @@ pub struct ReplaySettings {
     /// Where violation lines go (the proxy's violations-file format); none when `None`.
     pub violations: Option<PathBuf>,
     pub max_request_body: usize,
+    /// Quirks applied to every replayed exchange (`--quirk`), in order; see [`crate::quirk`].
+    pub quirks: Vec<crate::quirk::QuirkId>,
 }
 
 impl ReplaySettings {
@@ -80,6 +83,7 @@ impl ReplaySettings {
             on_miss: OnMiss::Error,
             violations: None,
             max_request_body: DEFAULT_MAX_REQUEST_BODY,
+            quirks: Vec::new(),
         }
     }
 }
@@ -108,6 +112,7 @@ pub struct ReplayState {
     pub metrics: Arc<Metrics>,
     pub forward: Option<ForwardMiss>,
     pub max_request_body: usize,
+    pub quirks: Vec<crate::quirk::QuirkId>,
 }
 
 impl ReplayState {
@@ -121,6 +126,7 @@ impl ReplayState {
             on_miss,
             violations,
             max_request_body,
+            quirks,
         } = settings;
         let library = Library::load(recordings, rules.clone())?;
         let forward = match on_miss {
@@ -159,6 +165,7 @@ impl ReplayState {
             metrics,
             forward,
             max_request_body: *max_request_body,
+            quirks: quirks.clone(),
         })
     }
 }
