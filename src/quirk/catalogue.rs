@@ -40,6 +40,7 @@ pub struct RequestKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum QuirkId {
     ArgsAsObject,
+    ArgsAsObjectStream,
     ArgsDoubleEncoded,
     ArgsInvalidJson,
     ArgsSchemaViolation,
@@ -74,8 +75,9 @@ const SEED: &str = "docs/rules.md#tool_callarguments_not_string";
 
 impl QuirkId {
     /// Every quirk, in documentation order.
-    pub const ALL: [QuirkId; 22] = [
+    pub const ALL: [QuirkId; 23] = [
         QuirkId::ArgsAsObject,
+        QuirkId::ArgsAsObjectStream,
         QuirkId::ArgsDoubleEncoded,
         QuirkId::ArgsInvalidJson,
         QuirkId::ArgsSchemaViolation,
@@ -103,6 +105,7 @@ impl QuirkId {
     pub fn as_str(self) -> &'static str {
         match self {
             QuirkId::ArgsAsObject => "args-as-object",
+            QuirkId::ArgsAsObjectStream => "args-as-object-stream",
             QuirkId::ArgsDoubleEncoded => "args-double-encoded",
             QuirkId::ArgsInvalidJson => "args-invalid-json",
             QuirkId::ArgsSchemaViolation => "args-schema-violation",
@@ -131,6 +134,7 @@ impl QuirkId {
     pub fn dialect(self) -> Dialect {
         match self {
             QuirkId::ArgsAsObject
+            | QuirkId::ArgsAsObjectStream
             | QuirkId::ArgsDoubleEncoded
             | QuirkId::ArgsInvalidJson
             | QuirkId::ArgsSchemaViolation
@@ -159,7 +163,10 @@ impl QuirkId {
     pub fn description(self) -> &'static str {
         match self {
             QuirkId::ArgsAsObject => {
-                "function.arguments sent as a JSON object instead of a JSON-encoded string (streams: the object arrives on the finish chunk)"
+                "function.arguments sent as a JSON object instead of a JSON-encoded string (the server parsed the whole message)"
+            }
+            QuirkId::ArgsAsObjectStream => {
+                "streamed arguments fragments left empty, the whole arguments object sent on the finish chunk"
             }
             QuirkId::ArgsDoubleEncoded => {
                 "function.arguments JSON-encoded twice: a string that parses to a string"
@@ -211,6 +218,10 @@ impl QuirkId {
     pub fn seen(self) -> Seen {
         let seen = |provider, link| Seen { provider, link };
         match self {
+            QuirkId::ArgsAsObjectStream => seen(
+                "Ollama behind LiteLLM (streamed tool input arrives whole, as an object)",
+                "https://github.com/BerriAI/litellm/issues/25605",
+            ),
             QuirkId::ArgsAsObject => seen(
                 "self-hosted \"helpful\" OpenAI-compatible servers (the seed article's compatibility case)",
                 SEED,
@@ -306,9 +317,10 @@ impl QuirkId {
     pub fn shapes(self) -> &'static [Shape] {
         const BOTH: &[Shape] = &[Shape::Buffered, Shape::Streamed];
         const STREAM: &[Shape] = &[Shape::Streamed];
+        const BUFFERED: &[Shape] = &[Shape::Buffered];
         match self {
-            QuirkId::ArgsAsObject
-            | QuirkId::ArgsDoubleEncoded
+            QuirkId::ArgsAsObject => BUFFERED,
+            QuirkId::ArgsDoubleEncoded
             | QuirkId::ArgsInvalidJson
             | QuirkId::ArgsSchemaViolation
             | QuirkId::FinishStopWithCalls
@@ -318,7 +330,8 @@ impl QuirkId {
             | QuirkId::ToolCallsEmptyArray
             | QuirkId::ToolChoiceIgnored
             | QuirkId::CutAfterName => BOTH,
-            QuirkId::FinishRepeated
+            QuirkId::ArgsAsObjectStream
+            | QuirkId::FinishRepeated
             | QuirkId::IndexAllZero
             | QuirkId::IndexMissing
             | QuirkId::IdOnEveryChunk
@@ -338,7 +351,7 @@ impl QuirkId {
         use RuleId as R;
         let stream = shape == Shape::Streamed;
         let mut rules = match self {
-            QuirkId::ArgsAsObject if stream => {
+            QuirkId::ArgsAsObjectStream => {
                 vec![R::DeltaArgumentsNotString, R::ToolCallArgumentsNotString]
             }
             QuirkId::ArgsAsObject => vec![R::ToolCallArgumentsNotString],

@@ -7,7 +7,7 @@
 //! name and arguments so far) is kept per call, bounded by the stream itself (the live driver
 //! bounds what it holds). [`StreamQuirk::cut`] turns true when the quirk ends the stream.
 //!
-//! Worked example, `args-as-object` on `{"ci` + `ty": "Paris"}`: both fragments go out with
+//! Worked example, `args-as-object-stream` on `{"ci` + `ty": "Paris"}`: both fragments go out with
 //! `"arguments":""` (they keep their timing), and the finish chunk carries one more fragment
 //! per call with `"arguments":{"city":"Paris"}`, the object a "helpful" server sends.
 
@@ -264,7 +264,7 @@ impl StreamQuirk {
         let mut owed: Vec<Value> = Vec::new();
         for (index, call) in calls {
             let arguments = match self.quirk {
-                QuirkId::ArgsAsObject => serde_json::from_str::<Value>(&call.arguments).ok(),
+                QuirkId::ArgsAsObjectStream => serde_json::from_str::<Value>(&call.arguments).ok(),
                 QuirkId::ArgsSchemaViolation => call
                     .name
                     .as_deref()
@@ -317,7 +317,7 @@ fn rewrite_fragment(
         .as_object_mut();
     let Some(function) = function else { return };
     match quirk {
-        QuirkId::ArgsAsObject | QuirkId::ArgsSchemaViolation if !args.is_empty() => {
+        QuirkId::ArgsAsObjectStream | QuirkId::ArgsSchemaViolation if !args.is_empty() => {
             function.insert("arguments".to_owned(), Value::from(""));
         }
         QuirkId::ArgsDoubleEncoded => {
