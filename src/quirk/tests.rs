@@ -96,7 +96,9 @@ fn catalogue_ids_round_trip_and_every_quirk_is_detected_or_says_why_not() {
     for quirk in QuirkId::ALL {
         assert!(seen.insert(quirk.as_str()));
         assert_eq!(quirk.as_str().parse::<QuirkId>(), Ok(quirk));
-        assert!(quirk.seen().link.starts_with("https://") || quirk.seen().link.starts_with("docs/"));
+        assert!(
+            quirk.seen().link.starts_with("https://") || quirk.seen().link.starts_with("docs/")
+        );
         assert!(!quirk.description().is_empty());
         assert!(!quirk.shapes().is_empty());
     }
