@@ -28,6 +28,7 @@ pub mod engine;
 pub mod error;
 pub mod exchange;
 pub mod forward;
+pub mod inject;
 pub mod inspect;
 pub mod jsonl_sink;
 pub mod listen;

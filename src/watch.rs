@@ -134,6 +134,26 @@ impl Watch {
     }
 }
 
+impl Watching {
+    /// As [`Watching::response`], for a body tooltap rewrote on its way to the client
+    /// (`proxy --inject`): the inspector sees what the client gets.
+    pub fn response_boxed(
+        self,
+        response: Response<ProxyBody>,
+        ttfb: Duration,
+    ) -> Response<ProxyBody> {
+        let (tap, body_rx) = tee::tap(self.tap_frames);
+        let head = response_head(response.status().as_u16(), response.headers());
+        let _ = self.response.send(ResponsePart {
+            head,
+            body: body_rx,
+            ttfb,
+            headers: self.records.then(|| response.headers().clone()),
+        });
+        response.map(|body| http_body_util::BodyExt::boxed_unsync(TeeBody::new(body, tap)))
+    }
+}
+
 fn spawn(inspection: Arc<Inspection>, job: InspectJob, permit: OwnedSemaphorePermit) {
     let task = async move {
         inspect::run(inspection, job).await;

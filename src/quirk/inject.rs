@@ -5,6 +5,8 @@
 //! the n-th exchange a plan sees gets the same quirks for the same seed (splitmix64 over seed,
 //! n and the quirk's position), so a failing run can be reproduced.
 
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::catalogue::{QuirkId, UnknownQuirk};
@@ -105,6 +107,53 @@ impl InjectPlan {
             })
             .map(|(_, spec)| spec.quirk)
             .collect()
+    }
+}
+
+/// Bytes a live quirk may hold by default (an event cut across frames, a buffered body).
+pub const DEFAULT_MAX_HOLD: usize = 1024 * 1024;
+
+/// The validated `[inject]` settings: a plan for every route, or one per route.
+#[derive(Debug, Clone, Default)]
+pub struct InjectSettings {
+    seed: u64,
+    pub max_hold: usize,
+    default: Option<Arc<InjectPlan>>,
+    routes: HashMap<String, Option<Arc<InjectPlan>>>,
+}
+
+impl InjectSettings {
+    pub fn new(seed: Option<u64>, max_hold: Option<usize>) -> InjectSettings {
+        InjectSettings {
+            seed: seed.unwrap_or(0),
+            max_hold: max_hold.unwrap_or(DEFAULT_MAX_HOLD),
+            default: None,
+            routes: HashMap::new(),
+        }
+    }
+
+    /// `inject.quirks` / `--inject`: every route without its own list.
+    pub fn set_default(&mut self, list: &str) -> Result<(), InjectError> {
+        self.default = Some(Arc::new(InjectPlan::new(parse_inject(list)?, self.seed)));
+        Ok(())
+    }
+
+    /// `[[routes]] inject`: this route's own list; `""` injects nothing on it.
+    pub fn set_route(&mut self, route: &str, list: &str) -> Result<(), InjectError> {
+        let plan = match list.trim() {
+            "" => None,
+            list => Some(Arc::new(InjectPlan::new(parse_inject(list)?, self.seed))),
+        };
+        self.routes.insert(route.to_owned(), plan);
+        Ok(())
+    }
+
+    /// The plan for `route`, if anything is injected there.
+    pub fn plan(&self, route: &str) -> Option<&Arc<InjectPlan>> {
+        match self.routes.get(route) {
+            Some(plan) => plan.as_ref(),
+            None => self.default.as_ref(),
+        }
     }
 }
 

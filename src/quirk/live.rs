@@ -67,6 +67,11 @@ impl LiveQuirks {
         })
     }
 
+    /// The quirks that have a transformation for this response's shape.
+    pub fn quirks(&self) -> &[QuirkId] {
+        &self.quirks
+    }
+
     /// True once a quirk ended the stream: the caller ends the body.
     pub fn cut(&self) -> bool {
         self.cut

@@ -4,7 +4,8 @@
 //! Modules, by what they prove: `passthrough` (bytes, statuses, headers, routes unchanged), `protocol` (h2c, header timeout),
 //! `streaming` (no buffering either way, disconnects propagate), `failures` (tooltap's own
 //! errors), `tls` (verified HTTPS upstreams), `config` (layers and validation), `shutdown`
-//! (graceful drain), `inspect` (live inspection: fixtures judged in flight, metrics, permits),
+//! (graceful drain), `inspect` (live inspection: fixtures judged in flight, metrics, permits), `inject`
+//! (`--inject`: quirks on live responses, judged as the client got them),
 //! `bench` (an ignored side-by-side throughput figure).
 
 mod bad_input;
@@ -16,6 +17,7 @@ mod enforce;
 mod engine_support;
 mod failures;
 mod faults;
+mod inject;
 mod inspect;
 mod passthrough;
 mod protocol;
