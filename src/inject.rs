@@ -40,10 +40,10 @@ fn ids(quirks: &[QuirkId]) -> String {
 }
 
 fn set(headers: &mut HeaderMap, name: &'static str, value: &str) {
-    if let Ok(value) = HeaderValue::from_str(value) {
-        if !value.is_empty() {
-            headers.insert(HeaderName::from_static(name), value);
-        }
+    if let Ok(value) = HeaderValue::from_str(value)
+        && !value.is_empty()
+    {
+        headers.insert(HeaderName::from_static(name), value);
     }
 }
 

@@ -238,3 +238,15 @@ fn docs_quirks_md_lists_exactly_the_catalogue() {
         );
     }
 }
+
+#[test]
+fn the_quirk_room_does_no_io() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/quirk");
+    for entry in std::fs::read_dir(&dir).expect("src/quirk") {
+        let path = entry.expect("entry").path();
+        let text = std::fs::read_to_string(&path).expect("source");
+        for banned in ["hyper", "tokio", "use http", "http::", "std::net", "std::fs", "std::io"] {
+            assert!(!text.contains(banned), "{} mentions {banned}", path.display());
+        }
+    }
+}

@@ -70,10 +70,10 @@ fn rewrite_choice(quirk: QuirkId, context: &RequestContext, choice: &mut Value) 
         (Some(Value::Null), Some(choice)) => {
             choice.remove("finish_reason");
         }
-        (Some(reason), Some(choice)) => {
-            if choice.get("finish_reason") == Some(&Value::from("tool_calls")) {
-                choice.insert("finish_reason".to_owned(), reason);
-            }
+        (Some(reason), Some(choice))
+            if choice.get("finish_reason").and_then(Value::as_str) == Some("tool_calls") =>
+        {
+            choice.insert("finish_reason".to_owned(), reason);
         }
         _ => {}
     }

@@ -18,6 +18,7 @@ pub mod list;
 pub mod live;
 pub mod recorded;
 pub mod request;
+pub mod seen;
 pub mod sse;
 pub mod stream;
 

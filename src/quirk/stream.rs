@@ -94,11 +94,13 @@ impl StreamQuirk {
     /// Events owed at the end of the body (none for the quirks so far that insert before
     /// `[DONE]` when the stream has one).
     pub fn finish(&mut self) -> Vec<Vec<u8>> {
-        if self.quirk == QuirkId::UsageChunkWithoutChoices && !self.usage_seen && !self.cut {
-            if let Some(usage) = self.usage_chunk() {
-                self.changed = true;
-                return vec![Event::json_bytes(&usage, "\n")];
-            }
+        if self.quirk == QuirkId::UsageChunkWithoutChoices
+            && !self.usage_seen
+            && !self.cut
+            && let Some(usage) = self.usage_chunk()
+        {
+            self.changed = true;
+            return vec![Event::json_bytes(&usage, "\n")];
         }
         Vec::new()
     }
@@ -283,7 +285,7 @@ impl StreamQuirk {
         if !owed.is_empty() {
             value["delta"]["tool_calls"] = Value::Array(owed);
         }
-        let is_tool_calls = reason == Value::from("tool_calls");
+        let is_tool_calls = reason == "tool_calls";
         match self.quirk {
             QuirkId::FinishStopWithCalls if has_calls && is_tool_calls => {
                 value["finish_reason"] = Value::from("stop");

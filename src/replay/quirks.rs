@@ -52,10 +52,10 @@ pub fn apply(
         (QUIRK_HEADER, &applied_ids),
         (NOT_APPLICABLE_HEADER, &skipped_ids),
     ] {
-        if let Ok(value) = HeaderValue::from_str(value) {
-            if !value.is_empty() {
-                headers.insert(HeaderName::from_static(name), value);
-            }
+        if let Ok(value) = HeaderValue::from_str(value)
+            && !value.is_empty()
+        {
+            headers.insert(HeaderName::from_static(name), value);
         }
     }
     applied
