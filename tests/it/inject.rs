@@ -148,3 +148,24 @@ async fn the_draw_is_reproducible_from_the_seed_and_routes_choose_their_own() {
     assert_eq!(first, run(7).await, "same seed, same draws");
     assert!(first.contains(&true) && first.contains(&false), "{first:?}");
 }
+
+#[tokio::test]
+async fn cut_after_name_ends_the_live_stream_mid_arguments() {
+    let seed = fixture("seed_required_stream");
+    let upstream = Upstream::serving(script(&seed)).await;
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.inject.quirks = Some("cut-after-name".into());
+    let tooltap = proxy::start(raw).await;
+    let got = send(tooltap.local_addr(), &seed).await;
+    assert_eq!(got.status, 200);
+    assert_eq!(got.headers["x-tooltap-quirk"], "cut-after-name");
+    let text = String::from_utf8(got.body.to_vec()).expect("utf-8");
+    assert!(text.contains("\"name\":\"get_weather\""), "{text}");
+    assert!(
+        !text.contains("[DONE]") && !text.contains("finish_reason\":\"tool_calls"),
+        "{text}"
+    );
+    // The role chunk, call 0's name, call 1's name (interleaved), call 0's first arguments
+    // fragment: then the end.
+    assert_eq!(text.matches("data: ").count(), 4, "{text}");
+}
