@@ -115,7 +115,9 @@ async fn run(
             }
             Held::TooLarge(rest) => {
                 tracing::warn!(
-                    "enforce: request body over inspect.max_request_body, forwarded unenforced"
+                    enforce,
+                    quirks = quirks.len(),
+                    "request body over inspect.max_request_body: forwarded unenforced, no quirk injected"
                 );
                 request_body = rest.boxed_unsync();
             }

@@ -73,8 +73,9 @@ pub enum ArgsError {
     NoUpstream,
     #[error("--upstream is only used with --on-miss forward")]
     UnusedUpstream,
+    /// Not `#[from]`: the message is complete, a `source` would print it twice.
     #[error("--quirk: {0}")]
-    Quirk(#[from] crate::quirk::inject::InjectError),
+    Quirk(crate::quirk::inject::InjectError),
 }
 
 impl ReplayArgs {
@@ -94,7 +95,7 @@ impl ReplayArgs {
             quirk,
         } = self;
         let quirks = match quirk {
-            Some(list) => crate::quirk::parse_quirk_list(&list)?,
+            Some(list) => crate::quirk::parse_quirk_list(&list).map_err(ArgsError::Quirk)?,
             None => Vec::new(),
         };
         if ignore_model {
