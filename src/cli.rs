@@ -38,6 +38,8 @@ pub enum Command {
     Check(crate::check::CheckArgs),
     /// Write one self-contained HTML page showing recorded exchanges, re-judged.
     Report(crate::report::ReportArgs),
+    /// List the quirks `replay --quirk` and `proxy --inject` can apply (see docs/quirks.md).
+    Quirks(crate::quirk::list::QuirksArgs),
 }
 
 /// Flags of `tooltap proxy`. Each overrides its `TOOLTAP_*` variable, which overrides the file.
@@ -120,6 +122,15 @@ pub struct ProxyArgs {
     /// Per-rule severity, e.g. finish_reason.not_tool_calls=warning,delta.id_repeated=off
     #[arg(long, value_name = "RULE=LEVEL,...")]
     pub severity: Option<String>,
+    /// Inject quirks into live responses (after the upstream, before the client), each with a
+    /// probability: args-as-object:0.2,done-missing (rate 1 when omitted); `tooltap quirks`
+    /// lists the ids, docs/quirks.md explains them
+    #[arg(long, value_name = "ID[:RATE],...")]
+    pub inject: Option<String>,
+    /// Seed of the --inject draw: the same seed gives the same quirks to the same exchanges
+    /// [default: 0]
+    #[arg(long, value_name = "N")]
+    pub inject_seed: Option<u64>,
 }
 
 impl ProxyArgs {
@@ -145,6 +156,8 @@ impl ProxyArgs {
             recordings,
             worker_threads,
             severity,
+            inject,
+            inject_seed,
         } = self;
         let mut raw = RawConfig::default();
         raw.proxy.listen = listen;
@@ -164,6 +177,8 @@ impl ProxyArgs {
         raw.record.mode = record;
         raw.record.dir = recordings;
         raw.runtime.worker_threads = worker_threads;
+        raw.inject.quirks = inject;
+        raw.inject.seed = inject_seed;
         raw.inspect.severity = severity.map(|list| {
             // Validated with the rest of the config; a malformed item is kept whole so the
             // error message can name it.

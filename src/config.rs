@@ -63,6 +63,8 @@ pub struct Config {
     pub violations_file: crate::jsonl_sink::Rotation,
     /// Tokio worker threads; `None` = one per core; 1 = a single-threaded runtime.
     pub worker_threads: Option<usize>,
+    /// Quirks injected into live responses (`--inject`); empty unless asked for.
+    pub inject: crate::quirk::InjectSettings,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,6 +157,12 @@ pub enum ConfigError {
         origin: Option<PathBuf>,
     },
     #[error("{key}{}: {cause}", origin_suffix(origin.as_deref()))]
+    Inject {
+        key: String,
+        origin: Option<PathBuf>,
+        cause: crate::quirk::inject::InjectError,
+    },
+    #[error("{key}{}: {cause}", origin_suffix(origin.as_deref()))]
     Route {
         key: String,
         origin: Option<PathBuf>,
@@ -200,8 +208,19 @@ impl Config {
             runtime,
             record,
             redact,
+            inject: raw_inject,
             routes,
         } = raw;
+        let inject_error = |key: String| {
+            let origin = origin.map(Path::to_path_buf);
+            move |cause| ConfigError::Inject { key, origin, cause }
+        };
+        let mut inject = crate::quirk::InjectSettings::new(raw_inject.seed, raw_inject.max_hold);
+        if let Some(list) = raw_inject.quirks.as_deref() {
+            inject
+                .set_default(list)
+                .map_err(inject_error("inject.quirks (--inject)".into()))?;
+        }
         let route_error = |key: String| {
             let origin = origin.map(Path::to_path_buf);
             move |cause| ConfigError::Route { key, origin, cause }
@@ -220,9 +239,15 @@ impl Config {
                 upstream,
                 inspect,
                 enforce,
+                inject: route_inject,
             },
         ) in routes.into_iter().enumerate()
         {
+            if let Some(list) = route_inject.as_deref() {
+                inject
+                    .set_route(name.trim(), list)
+                    .map_err(inject_error(format!("routes[{index}].inject")))?;
+            }
             policies.insert(name.trim().to_string(), RoutePolicy { inspect, enforce });
             let route = UpstreamUrl::parse(&upstream)
                 .and_then(|upstream| Route::new(&name, &prefix, upstream))
@@ -299,6 +324,7 @@ impl Config {
                 }
                 other => other,
             },
+            inject,
         })
     }
 }

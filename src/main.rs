@@ -22,6 +22,10 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Proxy(args) => run_proxy(args),
         Command::Replay(args) => run_replay(args),
+        Command::Quirks(args) => {
+            print!("{}", tooltap::quirk::list::render(args.format));
+            return ExitCode::SUCCESS;
+        }
         Command::Check(args) => {
             let code = tooltap::check::run(&args, &mut std::io::stdout(), &mut std::io::stderr());
             return ExitCode::from(code);

@@ -68,6 +68,7 @@ pub async fn handle(
         route = %ctx.route,
         method = %ctx.method,
         path = %ctx.path,
+        quirk = tracing::field::Empty,
     );
     let (inspect, enforce) =
         state
@@ -103,8 +104,10 @@ async fn run(
     } else {
         (body::from_client(incoming), None)
     };
+    // `--inject`: drawn per exchange; a quirk reads the request (tool choice, schemas).
+    let quirks = crate::inject::draw(&state.config, &route.name);
     let mut held = None;
-    if enforce {
+    if enforce || !quirks.is_empty() {
         match enforce::hold(request_body, state.config.inspect.max_request_body).await {
             Held::Whole(bytes) => {
                 request_body = body::full(bytes.clone());
@@ -112,7 +115,9 @@ async fn run(
             }
             Held::TooLarge(rest) => {
                 tracing::warn!(
-                    "enforce: request body over inspect.max_request_body, forwarded unenforced"
+                    enforce,
+                    quirks = quirks.len(),
+                    "request body over inspect.max_request_body: forwarded unenforced, no quirk injected"
                 );
                 request_body = rest.boxed_unsync();
             }
@@ -141,11 +146,24 @@ async fn run(
         .as_mut()
         .map(|watching| std::mem::take(&mut watching.cut))
         .unwrap_or_default();
-    let response = match watching {
-        Some(watching) => watching.response(response, ttfb),
-        None => response.map(body::from_upstream),
+    let response = match (watching, held.as_ref().filter(|_| !quirks.is_empty())) {
+        (watching, Some(request)) => {
+            let max_hold = state.config.inject.max_hold;
+            let injected = crate::inject::response(
+                &quirks,
+                request,
+                max_hold,
+                response.map(body::from_upstream),
+            );
+            match watching {
+                Some(watching) => watching.response_boxed(injected, ttfb),
+                None => injected,
+            }
+        }
+        (Some(watching), None) => watching.response(response, ttfb),
+        (None, None) => response.map(body::from_upstream),
     };
-    match held {
+    match held.filter(|_| enforce) {
         Some(request_body) => {
             let inspection = state.watch.inspection();
             enforce::response(

@@ -180,6 +180,20 @@ impl Watch {
     }
 }
 
+impl Watching {
+    /// As [`Watching::response`], for a body tooltap rewrote on its way to the client
+    /// (`proxy --inject`): the inspector sees what the client gets.
+    pub fn response_boxed(
+        self,
+        response: Response<ProxyBody>,
+        ttfb: Duration,
+    ) -> Response<ProxyBody> {
+        let (parts, body) = response.into_parts();
+        let teed = self.tee(parts.status.as_u16(), &parts.headers, ttfb, body);
+        Response::from_parts(parts, http_body_util::BodyExt::boxed_unsync(teed))
+    }
+}
+
 fn spawn(inspection: Arc<Inspection>, job: InspectJob, permit: OwnedSemaphorePermit) {
     let task = async move {
         inspect::run(inspection, job).await;

@@ -40,7 +40,21 @@ pub struct RawConfig {
     #[serde(default)]
     pub redact: RawRedact,
     #[serde(default)]
+    pub inject: RawInject,
+    #[serde(default)]
     pub routes: Vec<RawRoute>,
+}
+
+/// `[inject]`: quirks applied to live responses (`--inject`, docs/quirks.md).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawInject {
+    /// `ID[:RATE],...` for every route without its own `inject`.
+    pub quirks: Option<String>,
+    /// Seed of the per-exchange draw.
+    pub seed: Option<u64>,
+    /// Bytes a live quirk may hold (an event cut across frames, a buffered body).
+    pub max_hold: Option<usize>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -112,6 +126,8 @@ pub struct RawRoute {
     pub inspect: Option<bool>,
     /// Overrides `inspect.enforce` for this route.
     pub enforce: Option<bool>,
+    /// Overrides `inject.quirks` for this route (`""` injects nothing here).
+    pub inject: Option<String>,
 }
 
 impl RawConfig {
@@ -129,6 +145,7 @@ impl RawConfig {
             runtime,
             record,
             redact,
+            inject,
             routes,
         } = higher;
         RawConfig {
@@ -169,6 +186,11 @@ impl RawConfig {
             },
             record: self.record.overlay(record),
             redact: self.redact.overlay(redact),
+            inject: RawInject {
+                quirks: inject.quirks.or(self.inject.quirks),
+                seed: inject.seed.or(self.inject.seed),
+                max_hold: inject.max_hold.or(self.inject.max_hold),
+            },
             routes: if routes.is_empty() {
                 self.routes
             } else {

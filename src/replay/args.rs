@@ -57,6 +57,10 @@ pub struct ReplayArgs {
     /// Log output format [default: human]
     #[arg(long, value_name = "FORMAT")]
     pub log_format: Option<LogFormat>,
+    /// Serve every recording with these quirks applied, in order (`tooltap quirks` lists them),
+    /// e.g. args-as-object or index-all-zero,done-missing
+    #[arg(long, value_name = "ID[,ID...]")]
+    pub quirk: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -73,6 +77,9 @@ pub enum ArgsError {
     NoUpstream,
     #[error("--upstream is only used with --on-miss forward")]
     UnusedUpstream,
+    /// Not `#[from]`: the message is complete, a `source` would print it twice.
+    #[error("--quirk: {0}")]
+    Quirk(crate::quirk::inject::InjectError),
 }
 
 impl ReplayArgs {
@@ -90,7 +97,12 @@ impl ReplayArgs {
             violations,
             severity,
             log_format,
+            quirk,
         } = self;
+        let quirks = match quirk {
+            Some(list) => crate::quirk::parse_quirk_list(&list).map_err(ArgsError::Quirk)?,
+            None => Vec::new(),
+        };
         if ignore_model {
             ignore.push("/model".to_owned());
         }
@@ -110,6 +122,7 @@ impl ReplayArgs {
             violations,
             severity: severity.unwrap_or_default(),
             max_request_body: DEFAULT_MAX_REQUEST_BODY,
+            quirks,
         };
         Ok((settings, log_format.unwrap_or_default()))
     }
@@ -173,6 +186,12 @@ mod tests {
             parse(&["--ignore", "model"]),
             Err(ArgsError::Pointer(_))
         ));
+        assert!(matches!(
+            parse(&["--quirk", "args-as-object,nope"]),
+            Err(ArgsError::Quirk(_))
+        ));
+        let (settings, _) = parse(&["--quirk", "args-as-object,done-missing"]).expect("valid");
+        assert_eq!(settings.quirks.len(), 2);
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub mod body;
 pub mod capture;
 pub mod library;
 pub mod matching;
+pub mod quirks;
 pub mod remember;
 pub mod respond;
 pub mod server;
@@ -71,6 +72,8 @@ pub struct ReplaySettings {
     /// Per-rule severities for the inspection of replayed traffic.
     pub severity: SeverityOverrides,
     pub max_request_body: usize,
+    /// Quirks applied to every replayed exchange (`--quirk`), in order; see [`crate::quirk`].
+    pub quirks: Vec<crate::quirk::QuirkId>,
 }
 
 impl ReplaySettings {
@@ -85,6 +88,7 @@ impl ReplaySettings {
             violations: None,
             severity: SeverityOverrides::default(),
             max_request_body: DEFAULT_MAX_REQUEST_BODY,
+            quirks: Vec::new(),
         }
     }
 }
@@ -113,6 +117,7 @@ pub struct ReplayState {
     pub metrics: Arc<Metrics>,
     pub forward: Option<ForwardMiss>,
     pub max_request_body: usize,
+    pub quirks: Vec<crate::quirk::QuirkId>,
 }
 
 impl ReplayState {
@@ -127,6 +132,7 @@ impl ReplayState {
             violations,
             severity,
             max_request_body,
+            quirks,
         } = settings;
         let library = Library::load(recordings, rules.clone())?;
         let forward = match on_miss {
@@ -169,6 +175,7 @@ impl ReplayState {
             metrics,
             forward,
             max_request_body: *max_request_body,
+            quirks: quirks.clone(),
         })
     }
 }

@@ -21,6 +21,7 @@ use tracing::Instrument;
 use super::ReplayState;
 use super::body::ReplayBody;
 use super::capture;
+use super::quirks;
 use super::respond::{self, replay_headers};
 use crate::exchange::ExchangeCtx;
 use crate::forward::body::{self as proxy_body, BodyError, ProxyBody};
@@ -51,6 +52,7 @@ pub async fn handle(
         route = ROUTE,
         method = %ctx.method,
         path = %ctx.path,
+        quirk = tracing::field::Empty,
     );
     Ok(answer(&state, ctx, request).instrument(span).await)
 }
@@ -71,14 +73,25 @@ async fn answer(
         library.next_for(method, &ctx.path, &body).map(|entry| {
             let response = &entry.recording.meta.response;
             let headers = replay_headers(&response.headers, ctx.id.as_str(), &entry.name);
-            let replayed = ReplayBody::new(entry.frames.clone(), state.pace, entry.ending);
-            (entry.name.clone(), response.status, headers, replayed)
+            (
+                entry.name.clone(),
+                response.status,
+                headers,
+                entry.frames.clone(),
+                entry.ending,
+            )
         })
     };
     match found {
-        Ok((name, status, headers, replayed)) => {
+        Ok((name, status, mut headers, frames, ending)) => {
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
             tracing::info!(recording = %name, status = status.as_u16(), "replaying");
+            let head = crate::watch::response_head(status.as_u16(), &headers);
+            let frames = match state.quirks.is_empty() {
+                true => frames,
+                false => quirks::apply(&state.quirks, &body, &head, &frames, &mut headers),
+            };
+            let replayed = ReplayBody::new(frames, state.pace, ending);
             // Inspected through the proxy's own wiring (cap, tap, severities); a replayed
             // exchange is never recorded again.
             let body = match state.watch.begin_read(&ctx, None, &body).await {

@@ -5,7 +5,8 @@
 //! `streaming` (no buffering either way, disconnects propagate), `failures` (tooltap's own
 //! errors), `tls` (verified HTTPS upstreams), `config` (layers and validation), `shutdown`
 //! (graceful drain), `inspect` (live inspection: fixtures judged in flight, metrics, permits),
-//! `monitoring` (the Prometheus rules and Grafana queries run by a real Prometheus scraping tooltap),
+//! `monitoring` (the Prometheus rules and Grafana queries run by a real Prometheus scraping tooltap), `inject`
+//! (`--inject`: quirks on live responses, judged as the client got them),
 //! `bench` (an ignored side-by-side throughput figure).
 
 mod bad_input;
@@ -21,6 +22,7 @@ mod enforce_record;
 mod engine_support;
 mod failures;
 mod faults;
+mod inject;
 mod inspect;
 mod layout;
 mod monitoring;

@@ -19,7 +19,7 @@ use crate::support::{TempDir, repo, settings, start};
 
 const CLIENT_LIMIT: Duration = Duration::from_secs(120);
 
-fn seed_suite() -> PathBuf {
+pub fn seed_suite() -> PathBuf {
     let dir = std::env::var_os("TOOLTAP_TEST_SEED_SUITE")
         .map_or_else(|| repo().join("tests/clients/seed-suite"), PathBuf::from);
     assert!(
@@ -31,7 +31,7 @@ fn seed_suite() -> PathBuf {
     dir
 }
 
-fn python() -> PathBuf {
+pub fn python() -> PathBuf {
     let python = std::env::var_os("TOOLTAP_TEST_PYTHON")
         .map_or_else(|| repo().join(".deps/venv/bin/python"), PathBuf::from);
     assert!(
@@ -45,7 +45,7 @@ fn python() -> PathBuf {
 
 /// Run `command` to its end without blocking the runtime (the replay server shares it), with
 /// stdout and stderr in one file (a pipe could fill up while nobody reads it).
-async fn run(mut command: Command, tag: &str) -> (ExitStatus, String) {
+pub async fn run(mut command: Command, tag: &str) -> (ExitStatus, String) {
     let out = TempDir::new(tag);
     let log = out.path().join("output.txt");
     let file = std::fs::File::create(&log).expect("output file");
@@ -68,7 +68,7 @@ async fn run(mut command: Command, tag: &str) -> (ExitStatus, String) {
     (status, std::fs::read_to_string(&log).unwrap_or_default())
 }
 
-async fn vitest(dir: &Path, base_url: &str, model: &str) -> (ExitStatus, String) {
+pub async fn vitest(dir: &Path, base_url: &str, model: &str) -> (ExitStatus, String) {
     let mut command = Command::new(dir.join("node_modules/.bin/vitest"));
     command
         .arg("run")

@@ -7,7 +7,8 @@
 //! headers), `pacing` (recorded gaps and factors), `matching` (misses, turns, ignored fields),
 //! `inspection` (violations from replayed traffic reach the violations file), `examples` (the
 //! bundled recordings parse and the engine judges them as documented), `forward` (misses sent
-//! upstream), `clients` (the seed suite and the Python SDK against the examples).
+//! upstream), `clients` (the seed suite and the Python SDK against the examples), `quirks` (`--quirk`: headers,
+//! the seed suite failing on its compatibility line, what the Python SDK does with a few quirks).
 
 mod clients;
 mod examples;
@@ -17,5 +18,6 @@ mod inspection;
 mod layout;
 mod matching;
 mod pacing;
+mod quirks;
 mod redaction;
 mod support;

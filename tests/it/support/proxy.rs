@@ -22,6 +22,7 @@ pub fn raw_config(upstream: &str) -> RawConfig {
 
 pub fn route(name: &str, prefix: &str, upstream: &str) -> RawRoute {
     RawRoute {
+        inject: None,
         name: name.into(),
         prefix: prefix.into(),
         upstream: upstream.into(),

@@ -1,0 +1,343 @@
+//! The quirk catalogue: one [`QuirkId`] per real-world way a provider breaks tool calling.
+//!
+//! Ids are public API (`--quirk`, `--inject`, the `x-tooltap-quirk` header, docs/quirks.md):
+//! never renamed or reused. Every per-quirk fact (id, dialect, description, where it was seen,
+//! the shapes it applies to, the rules that detect it) comes from an exhaustive `match` with no
+//! catch-all arm, so a new variant forces a decision on each. The transformations themselves
+//! live in [`super::buffered`] and [`super::stream`].
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::engine::RuleId;
+
+pub use super::seen::Seen;
+
+/// The API dialect a quirk rewrites. Only Chat Completions exists today; a Responses or
+/// Anthropic quirk adds a variant here and its own transformation module.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    ChatCompletions,
+}
+
+/// Which kind of response body a quirk is applied to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// One JSON document (`application/json`).
+    Buffered,
+    /// Server-sent events (`text/event-stream`).
+    Streamed,
+}
+
+/// What the request asked for, as far as a quirk's detection depends on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RequestKind {
+    /// `tool_choice` names one function.
+    pub forced_function: bool,
+    /// `tool_choice` is `"required"` or names a function: an answer without calls breaks it.
+    pub call_required: bool,
+}
+
+/// A stable identifier of one quirk, written as its kebab-case id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum QuirkId {
+    ArgsAsObject,
+    ArgsAsObjectStream,
+    ArgsDoubleEncoded,
+    ArgsInvalidJson,
+    ArgsSchemaViolation,
+    FinishStopWithCalls,
+    FinishMissing,
+    FinishRepeated,
+    IndexAllZero,
+    IndexMissing,
+    IdOnEveryChunk,
+    IdChanges,
+    NameOnEveryChunk,
+    NameLate,
+    NameUndeclared,
+    ContentEmptyString,
+    ToolCallsEmptyArray,
+    ToolChoiceIgnored,
+    DoneMissing,
+    DataAfterDone,
+    CutAfterName,
+    UsageChunkWithoutChoices,
+    ErrorEventMidstream,
+}
+
+impl QuirkId {
+    /// Every quirk, in documentation order.
+    pub const ALL: [QuirkId; 23] = [
+        QuirkId::ArgsAsObject,
+        QuirkId::ArgsAsObjectStream,
+        QuirkId::ArgsDoubleEncoded,
+        QuirkId::ArgsInvalidJson,
+        QuirkId::ArgsSchemaViolation,
+        QuirkId::FinishStopWithCalls,
+        QuirkId::FinishMissing,
+        QuirkId::FinishRepeated,
+        QuirkId::IndexAllZero,
+        QuirkId::IndexMissing,
+        QuirkId::IdOnEveryChunk,
+        QuirkId::IdChanges,
+        QuirkId::NameOnEveryChunk,
+        QuirkId::NameLate,
+        QuirkId::NameUndeclared,
+        QuirkId::ContentEmptyString,
+        QuirkId::ToolCallsEmptyArray,
+        QuirkId::ToolChoiceIgnored,
+        QuirkId::DoneMissing,
+        QuirkId::DataAfterDone,
+        QuirkId::CutAfterName,
+        QuirkId::UsageChunkWithoutChoices,
+        QuirkId::ErrorEventMidstream,
+    ];
+
+    /// The stable kebab-case id.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QuirkId::ArgsAsObject => "args-as-object",
+            QuirkId::ArgsAsObjectStream => "args-as-object-stream",
+            QuirkId::ArgsDoubleEncoded => "args-double-encoded",
+            QuirkId::ArgsInvalidJson => "args-invalid-json",
+            QuirkId::ArgsSchemaViolation => "args-schema-violation",
+            QuirkId::FinishStopWithCalls => "finish-stop-with-calls",
+            QuirkId::FinishMissing => "finish-missing",
+            QuirkId::FinishRepeated => "finish-repeated",
+            QuirkId::IndexAllZero => "index-all-zero",
+            QuirkId::IndexMissing => "index-missing",
+            QuirkId::IdOnEveryChunk => "id-on-every-chunk",
+            QuirkId::IdChanges => "id-changes",
+            QuirkId::NameOnEveryChunk => "name-on-every-chunk",
+            QuirkId::NameLate => "name-late",
+            QuirkId::NameUndeclared => "name-undeclared",
+            QuirkId::ContentEmptyString => "content-empty-string",
+            QuirkId::ToolCallsEmptyArray => "tool-calls-empty-array",
+            QuirkId::ToolChoiceIgnored => "tool-choice-ignored",
+            QuirkId::DoneMissing => "done-missing",
+            QuirkId::DataAfterDone => "data-after-done",
+            QuirkId::CutAfterName => "cut-after-name",
+            QuirkId::UsageChunkWithoutChoices => "usage-chunk-without-choices",
+            QuirkId::ErrorEventMidstream => "error-event-midstream",
+        }
+    }
+
+    /// The dialect the quirk rewrites.
+    pub fn dialect(self) -> Dialect {
+        match self {
+            QuirkId::ArgsAsObject
+            | QuirkId::ArgsAsObjectStream
+            | QuirkId::ArgsDoubleEncoded
+            | QuirkId::ArgsInvalidJson
+            | QuirkId::ArgsSchemaViolation
+            | QuirkId::FinishStopWithCalls
+            | QuirkId::FinishMissing
+            | QuirkId::FinishRepeated
+            | QuirkId::IndexAllZero
+            | QuirkId::IndexMissing
+            | QuirkId::IdOnEveryChunk
+            | QuirkId::IdChanges
+            | QuirkId::NameOnEveryChunk
+            | QuirkId::NameLate
+            | QuirkId::NameUndeclared
+            | QuirkId::ContentEmptyString
+            | QuirkId::ToolCallsEmptyArray
+            | QuirkId::ToolChoiceIgnored
+            | QuirkId::DoneMissing
+            | QuirkId::DataAfterDone
+            | QuirkId::CutAfterName
+            | QuirkId::UsageChunkWithoutChoices
+            | QuirkId::ErrorEventMidstream => Dialect::ChatCompletions,
+        }
+    }
+
+    /// One line: what the quirk does to a healthy exchange.
+    pub fn description(self) -> &'static str {
+        match self {
+            QuirkId::ArgsAsObject => {
+                "function.arguments sent as a JSON object instead of a JSON-encoded string (the server parsed the whole message)"
+            }
+            QuirkId::ArgsAsObjectStream => {
+                "streamed arguments fragments left empty, the whole arguments object sent on the finish chunk"
+            }
+            QuirkId::ArgsDoubleEncoded => {
+                "function.arguments JSON-encoded twice: a string that parses to a string"
+            }
+            QuirkId::ArgsInvalidJson => {
+                "function.arguments written with single quotes, Python-dict style: not JSON"
+            }
+            QuirkId::ArgsSchemaViolation => {
+                "arguments parse but break the declared schema (a required property dropped, or an undeclared one added)"
+            }
+            QuirkId::FinishStopWithCalls => "finish_reason \"stop\" although tool calls came back",
+            QuirkId::FinishMissing => {
+                "no finish_reason: absent on a buffered choice, never non-null in a stream"
+            }
+            QuirkId::FinishRepeated => "the finish chunk is sent twice",
+            QuirkId::IndexAllZero => "every parallel call's fragments carry index 0",
+            QuirkId::IndexMissing => "tool-call fragments carry no index",
+            QuirkId::IdOnEveryChunk => "the call id repeated on every fragment of the call",
+            QuirkId::IdChanges => "a different call id on every later fragment of the same call",
+            QuirkId::NameOnEveryChunk => "the function name repeated on every fragment of the call",
+            QuirkId::NameLate => {
+                "the function name arrives on the call's second fragment, not its first"
+            }
+            QuirkId::NameUndeclared => {
+                "a function name the request never declared (functions.<name>, a leaked prefix)"
+            }
+            QuirkId::ContentEmptyString => "content \"\" instead of null next to tool calls",
+            QuirkId::ToolCallsEmptyArray => {
+                "tool_calls: [] (streams: every tool_calls delta emptied)"
+            }
+            QuirkId::ToolChoiceIgnored => {
+                "a forced or required tool choice answered with prose: the call written out as text, finish_reason \"stop\""
+            }
+            QuirkId::DoneMissing => "the stream ends without data: [DONE]",
+            QuirkId::DataAfterDone => "another chunk after data: [DONE]",
+            QuirkId::CutAfterName => {
+                "the body ends mid-arguments, right after the function name and a first arguments fragment"
+            }
+            QuirkId::UsageChunkWithoutChoices => {
+                "the usage chunk has no choices key at all (not even [])"
+            }
+            QuirkId::ErrorEventMidstream => {
+                "a data: {\"error\":...} event in the middle of a 200 stream"
+            }
+        }
+    }
+
+    /// The body shapes the quirk has a transformation for.
+    pub fn shapes(self) -> &'static [Shape] {
+        const BOTH: &[Shape] = &[Shape::Buffered, Shape::Streamed];
+        const STREAM: &[Shape] = &[Shape::Streamed];
+        const BUFFERED: &[Shape] = &[Shape::Buffered];
+        match self {
+            QuirkId::ArgsAsObject => BUFFERED,
+            QuirkId::ArgsDoubleEncoded
+            | QuirkId::ArgsInvalidJson
+            | QuirkId::ArgsSchemaViolation
+            | QuirkId::FinishStopWithCalls
+            | QuirkId::FinishMissing
+            | QuirkId::NameUndeclared
+            | QuirkId::ContentEmptyString
+            | QuirkId::ToolCallsEmptyArray
+            | QuirkId::ToolChoiceIgnored
+            | QuirkId::CutAfterName => BOTH,
+            QuirkId::ArgsAsObjectStream
+            | QuirkId::FinishRepeated
+            | QuirkId::IndexAllZero
+            | QuirkId::IndexMissing
+            | QuirkId::IdOnEveryChunk
+            | QuirkId::IdChanges
+            | QuirkId::NameOnEveryChunk
+            | QuirkId::NameLate
+            | QuirkId::DoneMissing
+            | QuirkId::DataAfterDone
+            | QuirkId::UsageChunkWithoutChoices
+            | QuirkId::ErrorEventMidstream => STREAM,
+        }
+    }
+
+    /// The rules the engine reports on a transformed healthy exchange of this shape, exactly
+    /// (the self-check test holds the catalogue to it). Empty: tooltap has no rule for it.
+    pub fn detected_by(self, shape: Shape, request: RequestKind) -> Vec<RuleId> {
+        use RuleId as R;
+        let stream = shape == Shape::Streamed;
+        let mut rules = match self {
+            QuirkId::ArgsAsObjectStream => {
+                vec![R::DeltaArgumentsNotString, R::ToolCallArgumentsNotString]
+            }
+            QuirkId::ArgsAsObject => vec![R::ToolCallArgumentsNotString],
+            QuirkId::ArgsDoubleEncoded => vec![R::ToolCallArgumentsNotObject],
+            QuirkId::ArgsInvalidJson => vec![R::ToolCallArgumentsNotJson],
+            QuirkId::ArgsSchemaViolation => vec![R::ToolCallArgumentsSchema],
+            // A named tool_choice answered "stop" is what OpenAI itself does: its own rule.
+            QuirkId::FinishStopWithCalls if request.forced_function => {
+                vec![R::FinishReasonStopOnNamedChoice]
+            }
+            QuirkId::FinishStopWithCalls => vec![R::FinishReasonNotToolCalls],
+            QuirkId::FinishMissing if stream => vec![R::StreamTruncated],
+            QuirkId::FinishMissing => vec![R::FinishReasonInvalid],
+            QuirkId::FinishRepeated => vec![R::FinishReasonRepeated],
+            QuirkId::IndexAllZero => vec![
+                R::DeltaIdChanged,
+                R::DeltaNameRepeated,
+                R::ToolCallArgumentsNotJson,
+            ],
+            QuirkId::IndexMissing => vec![R::DeltaIndexMissing],
+            QuirkId::IdOnEveryChunk => vec![R::DeltaIdRepeated],
+            QuirkId::IdChanges => vec![R::DeltaIdChanged],
+            QuirkId::NameOnEveryChunk => vec![R::DeltaNameRepeated],
+            QuirkId::NameLate => vec![R::DeltaNameLate],
+            QuirkId::NameUndeclared => vec![R::ToolCallNameUndeclared],
+            QuirkId::ContentEmptyString => vec![],
+            QuirkId::ToolCallsEmptyArray if stream => vec![],
+            QuirkId::ToolCallsEmptyArray => vec![R::ToolCallsEmpty],
+            QuirkId::ToolChoiceIgnored => vec![],
+            QuirkId::DoneMissing => vec![R::SseDoneMissing],
+            QuirkId::DataAfterDone => vec![R::SseDataAfterDone],
+            QuirkId::CutAfterName if stream => vec![
+                R::SseDoneMissing,
+                R::StreamTruncated,
+                R::ToolCallArgumentsNotJson,
+            ],
+            QuirkId::CutAfterName => vec![R::ResponseNotJson],
+            QuirkId::UsageChunkWithoutChoices => vec![R::ResponseShapeInvalid],
+            QuirkId::ErrorEventMidstream => vec![R::SseErrorEvent],
+        };
+        // The calls are gone (or cannot be placed): a request that required one notices.
+        let calls_lost = matches!(
+            self,
+            QuirkId::IndexMissing | QuirkId::ToolCallsEmptyArray | QuirkId::ToolChoiceIgnored
+        );
+        if calls_lost && request.call_required {
+            rules.push(R::ToolChoiceIgnored);
+        }
+        if self == QuirkId::NameUndeclared && request.forced_function {
+            rules.push(R::ToolChoiceWrongFunction);
+        }
+        rules.sort();
+        rules
+    }
+
+    /// Every rule that may detect the quirk, whatever the shape or request (for listings).
+    pub fn all_rules(self) -> Vec<RuleId> {
+        let mut rules = Vec::new();
+        for &shape in self.shapes() {
+            for (forced_function, call_required) in [(false, false), (false, true), (true, true)] {
+                let request = RequestKind {
+                    forced_function,
+                    call_required,
+                };
+                rules.extend(self.detected_by(shape, request));
+            }
+        }
+        rules.sort();
+        rules.dedup();
+        rules
+    }
+}
+
+/// A string that names no quirk.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown quirk {0:?} (tooltap quirks lists them)")]
+pub struct UnknownQuirk(pub String);
+
+impl FromStr for QuirkId {
+    type Err = UnknownQuirk;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        QuirkId::ALL
+            .iter()
+            .copied()
+            .find(|quirk| quirk.as_str() == text.trim())
+            .ok_or_else(|| UnknownQuirk(text.to_owned()))
+    }
+}
+
+impl fmt::Display for QuirkId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

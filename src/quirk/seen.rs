@@ -1,0 +1,116 @@
+//! Where each quirk was seen in the wild: the provider or server, and a public link.
+//!
+//! Input: a [`QuirkId`]. Output: a [`Seen`], from an exhaustive match (a new quirk must say
+//! where it comes from). docs/quirks.md shows the same, checked by tests/quirk_selfcheck.rs.
+
+use super::catalogue::QuirkId;
+
+/// Where a quirk was seen in the wild: the provider or server, and a public link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Seen {
+    pub provider: &'static str,
+    pub link: &'static str,
+}
+
+const SEED: &str = "docs/rules.md#tool_callarguments_not_string";
+
+impl QuirkId {
+    /// Where the failure was seen. Links are public issues; see docs/quirks.md.
+    pub fn seen(self) -> Seen {
+        let seen = |provider, link| Seen { provider, link };
+        match self {
+            QuirkId::ArgsAsObjectStream => seen(
+                "Ollama behind LiteLLM (streamed tool input arrives whole, as an object)",
+                "https://github.com/BerriAI/litellm/issues/25605",
+            ),
+            QuirkId::ArgsAsObject => seen(
+                "self-hosted \"helpful\" OpenAI-compatible servers (the seed article's compatibility case)",
+                SEED,
+            ),
+            QuirkId::ArgsDoubleEncoded => seen(
+                "Responses/Chat shims that re-encode arguments (LongCat: arguments that fail JSON parsing)",
+                "https://github.com/meituan-longcat/LongCat-2.0/issues/14",
+            ),
+            QuirkId::ArgsInvalidJson => seen(
+                "LongCat-2.0 (arguments that fail JSON parsing)",
+                "https://github.com/meituan-longcat/LongCat-2.0/issues/14",
+            ),
+            QuirkId::ArgsSchemaViolation => seen(
+                "any model; Ollama via LiteLLM lost every parameter (input {})",
+                "https://github.com/BerriAI/litellm/issues/25605",
+            ),
+            QuirkId::FinishStopWithCalls => seen(
+                "Gemini OpenAI-compatible endpoint, streaming",
+                "https://github.com/googleapis/python-genai/issues/2868",
+            ),
+            QuirkId::FinishMissing => seen(
+                "ChatGLM3 (stream never yields the function-call finish_reason)",
+                "https://github.com/zai-org/ChatGLM3/issues/1311",
+            ),
+            QuirkId::FinishRepeated => seen(
+                "api-for-open-llm on vLLM (function_call, then stop)",
+                "https://github.com/xusenlinzy/api-for-open-llm/issues/193",
+            ),
+            QuirkId::IndexAllZero => seen(
+                "gemini-3.1-pro through a relay",
+                "https://github.com/dyedd/lens/issues/49",
+            ),
+            QuirkId::IndexMissing => seen(
+                "Gemini OpenAI-compatible endpoint",
+                "https://github.com/openai/openai-python/issues/2806",
+            ),
+            QuirkId::IdOnEveryChunk => seen(
+                "Gemini OpenAI-compatible endpoint (indexless deltas, each a whole call)",
+                "https://github.com/open-webui/computer/issues/224",
+            ),
+            QuirkId::IdChanges => seen(
+                "LiteLLM Chat→Responses shim (placeholder ids per item)",
+                "https://github.com/openai/chatkit-python/issues/89",
+            ),
+            QuirkId::NameOnEveryChunk => seen(
+                "Gemini OpenAI-compatible endpoint",
+                "https://github.com/open-webui/computer/issues/224",
+            ),
+            QuirkId::NameLate => seen(
+                "vLLM (tool-call tail interleaved with content: nameless item)",
+                "https://github.com/vllm-project/vllm/pull/52418",
+            ),
+            QuirkId::NameUndeclared => seen(
+                "CLIProxyAPI (custom tool returned under another shape and name)",
+                "https://github.com/router-for-me/CLIProxyAPI/issues/5753",
+            ),
+            QuirkId::ContentEmptyString => seen(
+                "vLLM behind LiteLLM (content with tool_calls: [])",
+                "https://github.com/BerriAI/litellm/issues/29286",
+            ),
+            QuirkId::ToolCallsEmptyArray => seen(
+                "vLLM behind LiteLLM (content with tool_calls: [])",
+                "https://github.com/BerriAI/litellm/issues/29286",
+            ),
+            QuirkId::ToolChoiceIgnored => seen(
+                "OrcaRouter-Lite (functions stripped, plain text returned)",
+                "https://github.com/Continuum-AI-Corp/OrcaRouter-Lite/issues/131",
+            ),
+            QuirkId::DoneMissing => seen(
+                "Gemini OpenAI-compatible endpoint and translating gateways",
+                "https://github.com/open-webui/computer/issues/224",
+            ),
+            QuirkId::DataAfterDone => seen(
+                "bifrost (frames after the terminal event)",
+                "https://github.com/maximhq/bifrost/issues/6419",
+            ),
+            QuirkId::CutAfterName => seen(
+                "LiteLLM /v1/messages over OpenAI-compatible providers (input_json_delta dropped)",
+                "https://github.com/BerriAI/litellm/issues/29491",
+            ),
+            QuirkId::UsageChunkWithoutChoices => seen(
+                "Oaklight/llm-rosetta (chunks missing required fields)",
+                "https://github.com/Oaklight/llm-rosetta/issues/56",
+            ),
+            QuirkId::ErrorEventMidstream => seen(
+                "Azure via bifrost (error frame after response.failed)",
+                "https://github.com/maximhq/bifrost/issues/6419",
+            ),
+        }
+    }
+}

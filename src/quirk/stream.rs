@@ -1,0 +1,381 @@
+//! Quirks on a streamed Chat Completions response, one SSE event at a time.
+//!
+//! Input: the events of a stream in order ([`super::sse::Event`]), from a recording or a live
+//! upstream. Output: for each event, the events to send instead (the same raw bytes when the
+//! quirk leaves it alone, none to drop it, several to insert after it), and at the end any
+//! events still owed. Nothing looks ahead: what a quirk needs from earlier events (a call's id,
+//! name and arguments so far) is kept per call, bounded by the stream itself (the live driver
+//! bounds what it holds). [`StreamQuirk::cut`] turns true when the quirk ends the stream.
+//!
+//! Worked example, `args-as-object-stream` on `{"ci` + `ty": "Paris"}`: both fragments go out with
+//! `"arguments":""` (they keep their timing), and the finish chunk carries one more fragment
+//! per call with `"arguments":{"city":"Paris"}`, the object a "helpful" server sends.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+
+use super::catalogue::QuirkId;
+use super::request::RequestContext;
+use super::sse::{Data, Event};
+
+/// What was seen of one call `(choice, index)` in the original stream.
+#[derive(Debug, Default)]
+struct Call {
+    id: Option<Value>,
+    name: Option<String>,
+    fragments: u64,
+    arguments: String,
+    /// `name-late`: the name held back from the first fragment.
+    held_name: Option<String>,
+}
+
+/// One quirk's state over one stream.
+#[derive(Debug)]
+pub struct StreamQuirk {
+    quirk: QuirkId,
+    context: RequestContext,
+    calls: BTreeMap<(u64, u64), Call>,
+    changed: bool,
+    cut: bool,
+    cut_call: Option<(u64, u64)>,
+    usage_seen: bool,
+    error_sent: bool,
+    last_chunk: Option<Value>,
+}
+
+impl StreamQuirk {
+    pub fn new(quirk: QuirkId, context: RequestContext) -> StreamQuirk {
+        StreamQuirk {
+            quirk,
+            context,
+            calls: BTreeMap::new(),
+            changed: false,
+            cut: false,
+            cut_call: None,
+            usage_seen: false,
+            error_sent: false,
+            last_chunk: None,
+        }
+    }
+
+    pub fn quirk(&self) -> QuirkId {
+        self.quirk
+    }
+
+    /// True once any event was changed, dropped or inserted.
+    pub fn changed(&self) -> bool {
+        self.changed
+    }
+
+    /// True once the quirk ended the stream: every later event is dropped.
+    pub fn cut(&self) -> bool {
+        self.cut
+    }
+
+    /// The events to send for `event`.
+    pub fn event(&mut self, event: Event) -> Vec<Vec<u8>> {
+        if self.cut {
+            self.changed = true;
+            return Vec::new();
+        }
+        let out = match &event.data {
+            Data::Other => vec![event.raw.clone()],
+            Data::Done => self.done(&event),
+            Data::Json(chunk) => self.chunk(chunk.clone(), &event),
+        };
+        // Ending the stream early is a change even when the event that ends it is unchanged.
+        if out.len() != 1 || out[0] != event.raw || self.cut {
+            self.changed = true;
+        }
+        out
+    }
+
+    /// Events owed at the end of the body (none for the quirks so far that insert before
+    /// `[DONE]` when the stream has one).
+    pub fn finish(&mut self) -> Vec<Vec<u8>> {
+        if self.quirk == QuirkId::UsageChunkWithoutChoices
+            && !self.usage_seen
+            && !self.cut
+            && let Some(usage) = self.usage_chunk()
+        {
+            self.changed = true;
+            return vec![Event::json_bytes(&usage, "\n")];
+        }
+        Vec::new()
+    }
+
+    fn done(&mut self, event: &Event) -> Vec<Vec<u8>> {
+        match self.quirk {
+            QuirkId::DoneMissing => Vec::new(),
+            QuirkId::DataAfterDone => {
+                let mut out = vec![event.raw.clone()];
+                if let Some(mut extra) = self.last_chunk.clone() {
+                    extra["choices"] = json!([]);
+                    if let Some(extra) = extra.as_object_mut() {
+                        extra.remove("usage");
+                    }
+                    out.push(Event::json_bytes(&extra, event.eol));
+                }
+                out
+            }
+            QuirkId::UsageChunkWithoutChoices if !self.usage_seen => {
+                self.usage_seen = true;
+                match self.usage_chunk() {
+                    Some(usage) => vec![Event::json_bytes(&usage, event.eol), event.raw.clone()],
+                    None => vec![event.raw.clone()],
+                }
+            }
+            _ => vec![event.raw.clone()],
+        }
+    }
+
+    fn usage_chunk(&self) -> Option<Value> {
+        let mut usage = self.last_chunk.clone()?;
+        let object = usage.as_object_mut()?;
+        object.remove("choices");
+        object.insert(
+            "usage".to_owned(),
+            json!({"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}),
+        );
+        Some(usage)
+    }
+
+    fn chunk(&mut self, mut chunk: Value, event: &Event) -> Vec<Vec<u8>> {
+        let original = chunk.clone();
+        self.last_chunk = Some(original.clone());
+        let mut after: Vec<Value> = Vec::new();
+        let is_usage = chunk.get("usage").is_some_and(|usage| !usage.is_null())
+            && chunk
+                .get("choices")
+                .and_then(Value::as_array)
+                .is_some_and(Vec::is_empty);
+        if is_usage && self.quirk == QuirkId::UsageChunkWithoutChoices {
+            self.usage_seen = true;
+            if let Some(object) = chunk.as_object_mut() {
+                object.remove("choices");
+            }
+        }
+        let mut carried_call = false;
+        let choices = chunk.get_mut("choices").and_then(Value::as_array_mut);
+        for (position, choice) in choices.into_iter().flatten().enumerate() {
+            let index = choice
+                .get("index")
+                .and_then(Value::as_u64)
+                .unwrap_or(position as u64);
+            carried_call |= self.rewrite_delta(index, choice);
+            if let Some(extra) = self.rewrite_finish(index, choice) {
+                let mut repeat = original.clone();
+                repeat["choices"] = json!([extra]);
+                after.push(repeat);
+            }
+        }
+        if self.quirk == QuirkId::ErrorEventMidstream && carried_call && !self.error_sent {
+            self.error_sent = true;
+            after.push(json!({"error": {"message": "The server had an error while processing your request.", "type": "server_error", "param": null, "code": null}}));
+        }
+        let mut out = if chunk == original {
+            vec![event.raw.clone()]
+        } else {
+            vec![Event::json_bytes(&chunk, event.eol)]
+        };
+        out.extend(
+            after
+                .iter()
+                .map(|extra| Event::json_bytes(extra, event.eol)),
+        );
+        out
+    }
+
+    /// Rewrites one choice's delta; true when it carried a tool-call fragment or content.
+    fn rewrite_delta(&mut self, choice: u64, value: &mut Value) -> bool {
+        let quirk = self.quirk;
+        let Some(delta) = value.get_mut("delta").and_then(Value::as_object_mut) else {
+            return false;
+        };
+        if quirk == QuirkId::ContentEmptyString && delta.get("content") == Some(&Value::Null) {
+            delta.insert("content".to_owned(), Value::from(""));
+        }
+        let has_content = delta
+            .get("content")
+            .and_then(Value::as_str)
+            .is_some_and(|text| !text.is_empty());
+        let Some(fragments) = delta.get_mut("tool_calls").and_then(Value::as_array_mut) else {
+            return has_content;
+        };
+        let mut prose = String::new();
+        for (position, fragment) in fragments.iter_mut().enumerate() {
+            let Some(fragment) = fragment.as_object_mut() else {
+                continue;
+            };
+            let index = fragment
+                .get("index")
+                .and_then(Value::as_u64)
+                .unwrap_or(position as u64);
+            let key = (choice, index);
+            let call = self.calls.entry(key).or_default();
+            call.fragments += 1;
+            let first = call.fragments == 1;
+            if first {
+                call.id = fragment.get("id").cloned();
+                call.name = fragment["function"]["name"].as_str().map(str::to_owned);
+            }
+            let args = fragment["function"]["arguments"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            call.arguments.push_str(&args);
+            if quirk == QuirkId::ToolChoiceIgnored {
+                if let Some(name) = fragment["function"]["name"].as_str() {
+                    prose.push_str(&format!("I would call {name} with "));
+                }
+                prose.push_str(&args);
+                continue;
+            }
+            if quirk == QuirkId::CutAfterName {
+                if self.cut_call.is_none() && fragment["function"]["name"].is_string() {
+                    self.cut_call = Some(key);
+                } else if self.cut_call == Some(key) && !args.is_empty() {
+                    self.cut = true;
+                }
+            }
+            rewrite_fragment(quirk, call, first, fragment, &args);
+        }
+        if quirk == QuirkId::ToolChoiceIgnored && self.context.call_required {
+            delta.remove("tool_calls");
+            delta.insert("content".to_owned(), Value::from(prose));
+        } else if quirk == QuirkId::ToolCallsEmptyArray {
+            delta.insert("tool_calls".to_owned(), json!([]));
+        }
+        true
+    }
+
+    /// Rewrites a choice's finish; returns a choice to send again in a repeated chunk.
+    fn rewrite_finish(&mut self, choice: u64, value: &mut Value) -> Option<Value> {
+        let reason = value
+            .get("finish_reason")
+            .cloned()
+            .filter(|r| !r.is_null())?;
+        let calls: Vec<(u64, &mut Call)> = self
+            .calls
+            .iter_mut()
+            .filter(|((c, _), _)| *c == choice)
+            .map(|((_, index), call)| (*index, call))
+            .collect();
+        let has_calls = !calls.is_empty();
+        let mut owed: Vec<Value> = Vec::new();
+        for (index, call) in calls {
+            let arguments = match self.quirk {
+                QuirkId::ArgsAsObjectStream => serde_json::from_str::<Value>(&call.arguments).ok(),
+                QuirkId::ArgsSchemaViolation => call
+                    .name
+                    .as_deref()
+                    .and_then(|name| self.context.violate_schema(name, &call.arguments))
+                    .map(Value::from),
+                QuirkId::ArgsDoubleEncoded => Some(Value::from("\"")),
+                _ => None,
+            };
+            if let Some(arguments) = arguments {
+                owed.push(json!({"index": index, "function": {"arguments": arguments}}));
+            }
+            if let Some(name) = call.held_name.take() {
+                owed.push(json!({"index": index, "function": {"name": name}}));
+            }
+        }
+        if !owed.is_empty() {
+            value["delta"]["tool_calls"] = Value::Array(owed);
+        }
+        let is_tool_calls = reason == "tool_calls";
+        match self.quirk {
+            QuirkId::FinishStopWithCalls if has_calls && is_tool_calls => {
+                value["finish_reason"] = Value::from("stop");
+            }
+            QuirkId::ToolChoiceIgnored if self.context.call_required && is_tool_calls => {
+                value["finish_reason"] = Value::from("stop");
+            }
+            QuirkId::FinishMissing => value["finish_reason"] = Value::Null,
+            QuirkId::FinishRepeated => {
+                let mut again = value.clone();
+                again["delta"] = json!({});
+                return Some(again);
+            }
+            _ => {}
+        }
+        None
+    }
+}
+
+/// The per-fragment part of a quirk: the fragment is rewritten in place.
+fn rewrite_fragment(
+    quirk: QuirkId,
+    call: &mut Call,
+    first: bool,
+    fragment: &mut Map<String, Value>,
+    args: &str,
+) {
+    let function = fragment
+        .entry("function")
+        .or_insert_with(|| json!({}))
+        .as_object_mut();
+    let Some(function) = function else { return };
+    match quirk {
+        QuirkId::ArgsAsObjectStream | QuirkId::ArgsSchemaViolation if !args.is_empty() => {
+            function.insert("arguments".to_owned(), Value::from(""));
+        }
+        QuirkId::ArgsDoubleEncoded => {
+            let escaped = Value::from(args).to_string();
+            let inner = &escaped[1..escaped.len() - 1];
+            let text = if first {
+                format!("\"{inner}")
+            } else {
+                inner.to_owned()
+            };
+            function.insert("arguments".to_owned(), Value::from(text));
+        }
+        QuirkId::ArgsInvalidJson if args.contains('"') => {
+            function.insert("arguments".to_owned(), Value::from(args.replace('"', "'")));
+        }
+        QuirkId::NameOnEveryChunk if !first && !function.contains_key("name") => {
+            if let Some(name) = &call.name {
+                function.insert("name".to_owned(), Value::from(name.clone()));
+            }
+        }
+        QuirkId::NameLate if first => {
+            call.held_name = function
+                .remove("name")
+                .and_then(|n| n.as_str().map(str::to_owned));
+        }
+        QuirkId::NameLate => {
+            if let Some(name) = call.held_name.take() {
+                function.insert("name".to_owned(), Value::from(name));
+            }
+        }
+        QuirkId::NameUndeclared => {
+            if let Some(name) = function.get("name").and_then(Value::as_str) {
+                let renamed = format!("functions.{name}");
+                function.insert("name".to_owned(), Value::from(renamed));
+            }
+        }
+        _ => {}
+    }
+    match quirk {
+        QuirkId::IndexAllZero => {
+            fragment.insert("index".to_owned(), Value::from(0));
+        }
+        QuirkId::IndexMissing => {
+            fragment.remove("index");
+        }
+        QuirkId::IdOnEveryChunk if !first && !fragment.contains_key("id") => {
+            if let Some(id) = call.id.clone() {
+                fragment.insert("id".to_owned(), id);
+            }
+        }
+        QuirkId::IdChanges if !first => {
+            if let Some(id) = call.id.as_ref().and_then(Value::as_str) {
+                let changed = format!("{id}_{}", call.fragments);
+                fragment.insert("id".to_owned(), Value::from(changed));
+            }
+        }
+        _ => {}
+    }
+}

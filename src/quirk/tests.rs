@@ -1,0 +1,105 @@
+//! Unit tests of the quirk room that need no recordings: live and recorded agree.
+
+use bytes::Bytes;
+
+use super::*;
+use crate::engine::ResponseHead;
+
+const REQUEST: &[u8] = br#"{"model":"m","stream":true,"tool_choice":"required","tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}}}]}"#;
+
+fn head() -> ResponseHead {
+    ResponseHead {
+        status: 200,
+        content_type: Some("text/event-stream".to_owned()),
+        content_encoding: None,
+    }
+}
+
+fn stream() -> Vec<TimedFrame> {
+    let events = [
+        r#"{"id":"c","choices":[{"index":0,"delta":{"role":"assistant","content":null},"finish_reason":null}]}"#,
+        r#"{"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":""}}]},"finish_reason":null}]}"#,
+        r#"{"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"a\":"}}]},"finish_reason":null}]}"#,
+        r#"{"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"x\"}"}}]},"finish_reason":null}]}"#,
+        r#"{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+        "[DONE]",
+    ];
+    events
+        .iter()
+        .enumerate()
+        .map(|(i, data)| TimedFrame {
+            t_us: 1000 * i as u64,
+            bytes: Bytes::from(format!("data: {data}\n\n")),
+        })
+        .collect()
+}
+
+#[test]
+fn live_and_recorded_send_the_same_bytes_for_every_quirk() {
+    for quirk in QuirkId::ALL {
+        let recorded = apply(&[quirk], REQUEST, &head(), &stream());
+        let mut live = match LiveQuirks::new(&[quirk], REQUEST, &head(), 1 << 20) {
+            Ok(live) => live,
+            Err(NotApplicable::Shape) => {
+                assert!(!quirk.shapes().contains(&Shape::Streamed), "{quirk}");
+                continue;
+            }
+            Err(other) => panic!("{quirk}: {other:?}"),
+        };
+        let mut sent = Vec::new();
+        for frame in stream() {
+            // Split every frame in two to show held partial events are completed.
+            let (a, b) = frame.bytes.split_at(frame.bytes.len() / 2);
+            for part in [a, b] {
+                if let Some(bytes) = live.push(part) {
+                    sent.extend_from_slice(&bytes);
+                }
+            }
+        }
+        if let Some(bytes) = live.finish() {
+            sent.extend_from_slice(&bytes);
+        }
+        let expected: Vec<u8> = recorded
+            .frames
+            .iter()
+            .flat_map(|f| f.bytes.to_vec())
+            .collect();
+        assert_eq!(
+            String::from_utf8_lossy(&sent),
+            String::from_utf8_lossy(&expected),
+            "{quirk}"
+        );
+        assert_eq!(live.applied(), recorded.applied.as_slice(), "{quirk}");
+    }
+}
+
+#[test]
+fn a_live_stream_over_the_hold_bound_passes_untouched() {
+    let mut live = LiveQuirks::new(&[QuirkId::DoneMissing], REQUEST, &head(), 16).expect("applies");
+    let big = format!("data: {{\"pad\":\"{}\"}}", "x".repeat(64));
+    let first = live
+        .push(big.as_bytes())
+        .expect("over the bound: handed back");
+    assert_eq!(first, big.as_bytes());
+    assert!(live.gave_up());
+    assert_eq!(
+        live.push(b"\n\ndata: [DONE]\n\n").as_deref(),
+        Some(&b"\n\ndata: [DONE]\n\n"[..])
+    );
+    assert_eq!(live.finish(), None);
+    assert!(live.applied().is_empty());
+}
+
+#[test]
+fn catalogue_ids_round_trip_and_every_quirk_is_detected_or_says_why_not() {
+    let mut seen = std::collections::HashSet::new();
+    for quirk in QuirkId::ALL {
+        assert!(seen.insert(quirk.as_str()));
+        assert_eq!(quirk.as_str().parse::<QuirkId>(), Ok(quirk));
+        assert!(
+            quirk.seen().link.starts_with("https://") || quirk.seen().link.starts_with("docs/")
+        );
+        assert!(!quirk.description().is_empty());
+        assert!(!quirk.shapes().is_empty());
+    }
+}

@@ -1,0 +1,171 @@
+//! `tooltap proxy --inject`: quirks applied to live responses after the upstream. The client
+//! gets the rewritten stream with `x-tooltap-quirk`, the inspector judges what the client got
+//! (the quirk's own rules in the violations file), a quirk with nothing to change leaves the
+//! bytes alone and says so, and the per-exchange draw is reproducible from its seed.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use crate::engine_support::{self, Fixture};
+use crate::inspect::{settle, temp_file, violations_by_exchange};
+use crate::support::client::{exchange, request};
+use crate::support::proxy;
+use crate::support::upstream::{Script, Upstream};
+use tooltap::engine::RuleId;
+use tooltap::quirk::{self, QuirkId, RequestContext, Shape, TimedFrame};
+
+fn fixture(name: &str) -> Fixture {
+    engine_support::load(&engine_support::fixtures_dir().join(name))
+}
+
+fn script(fixture: &Fixture) -> Script {
+    let content_type = fixture.head.content_type.clone().unwrap_or_default();
+    Script {
+        status: 200,
+        headers: vec![("content-type".into(), content_type)],
+        chunks: engine_support::natural_frames(fixture)
+            .into_iter()
+            .map(|frame| (Duration::from_millis(2), Bytes::copy_from_slice(frame)))
+            .collect(),
+        silent: false,
+        abort: false,
+    }
+}
+
+fn send(
+    addr: std::net::SocketAddr,
+    fixture: &Fixture,
+) -> impl std::future::Future<Output = crate::support::client::Collected> {
+    let body = String::from_utf8(fixture.request.clone()).expect("utf-8 request");
+    exchange(addr, request(addr, "POST", "/v1/chat/completions", &body))
+}
+
+#[tokio::test]
+async fn an_injected_stream_reaches_the_client_and_the_inspector_judges_it() {
+    let seed = fixture("seed_required_stream");
+    let upstream = Upstream::serving(script(&seed)).await;
+    let violations = temp_file("inject-violations.jsonl");
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.inspect.violations = Some(violations.clone());
+    raw.inject.quirks = Some("index-all-zero".into());
+    let tooltap = proxy::start(raw).await;
+
+    let got = send(tooltap.local_addr(), &seed).await;
+    assert_eq!(got.headers["x-tooltap-quirk"], "index-all-zero");
+    let frames: Vec<TimedFrame> = engine_support::natural_frames(&seed)
+        .iter()
+        .map(|bytes| TimedFrame {
+            t_us: 0,
+            bytes: Bytes::copy_from_slice(bytes),
+        })
+        .collect();
+    let offline = quirk::apply(&[QuirkId::IndexAllZero], &seed.request, &seed.head, &frames);
+    let expected: Vec<u8> = offline
+        .frames
+        .iter()
+        .flat_map(|f| f.bytes.to_vec())
+        .collect();
+    assert_eq!(got.body, expected, "live and offline rewrite agree");
+    assert_ne!(got.body, seed.body);
+
+    settle(&tooltap, 1).await;
+    let id = got.headers["x-tooltap-exchange"]
+        .to_str()
+        .expect("id")
+        .to_string();
+    let found: BTreeSet<String> = violations_by_exchange(&violations)
+        .remove(&id)
+        .unwrap_or_default()
+        .iter()
+        .map(|v| v["rule"].as_str().unwrap_or_default().to_string())
+        .collect();
+    let kind = RequestContext::parse(&seed.request).kind();
+    let declared: BTreeSet<String> = QuirkId::IndexAllZero
+        .detected_by(Shape::Streamed, kind)
+        .iter()
+        .map(RuleId::to_string)
+        .collect();
+    assert_eq!(found, declared);
+}
+
+#[tokio::test]
+async fn a_quirk_with_nothing_to_change_leaves_the_bytes_and_says_so() {
+    let buffered = fixture("seed_forced_buffered");
+    let upstream = Upstream::serving(script(&buffered)).await;
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.inject.quirks = Some("done-missing".into());
+    let tooltap = proxy::start(raw).await;
+    let got = send(tooltap.local_addr(), &buffered).await;
+    assert_eq!(got.body, buffered.body, "byte-identical");
+    assert_eq!(
+        got.headers["x-tooltap-quirk-not-applicable"],
+        "done-missing"
+    );
+    assert!(got.headers.get("x-tooltap-quirk").is_none());
+}
+
+#[tokio::test]
+async fn the_draw_is_reproducible_from_the_seed_and_routes_choose_their_own() {
+    let seed = fixture("seed_required_stream");
+    let upstream = Upstream::serving(script(&seed)).await;
+    let run = |seed_value: u64| {
+        let url = upstream.url();
+        let seed = seed.clone();
+        async move {
+            let mut raw = proxy::raw_config(&url);
+            raw.inject.quirks = Some("done-missing:0.5".into());
+            raw.inject.seed = Some(seed_value);
+            let mut quiet = proxy::route("quiet", "/quiet", &url);
+            quiet.inject = Some(String::new());
+            raw.routes = vec![quiet];
+            let tooltap = proxy::start(raw).await;
+            let mut draws = Vec::new();
+            for _ in 0..12 {
+                let got = send(tooltap.local_addr(), &seed).await;
+                draws.push(got.headers.contains_key("x-tooltap-quirk"));
+                assert_eq!(
+                    got.body.ends_with(b"data: [DONE]\n\n"),
+                    !draws[draws.len() - 1]
+                );
+            }
+            let addr = tooltap.local_addr();
+            let body = String::from_utf8(seed.request.clone()).expect("utf-8");
+            let quiet = exchange(
+                addr,
+                request(addr, "POST", "/quiet/v1/chat/completions", &body),
+            )
+            .await;
+            assert!(
+                quiet.headers.get("x-tooltap-quirk").is_none(),
+                "the quiet route injects nothing"
+            );
+            draws
+        }
+    };
+    let first = run(7).await;
+    assert_eq!(first, run(7).await, "same seed, same draws");
+    assert!(first.contains(&true) && first.contains(&false), "{first:?}");
+}
+
+#[tokio::test]
+async fn cut_after_name_ends_the_live_stream_mid_arguments() {
+    let seed = fixture("seed_required_stream");
+    let upstream = Upstream::serving(script(&seed)).await;
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.inject.quirks = Some("cut-after-name".into());
+    let tooltap = proxy::start(raw).await;
+    let got = send(tooltap.local_addr(), &seed).await;
+    assert_eq!(got.status, 200);
+    assert_eq!(got.headers["x-tooltap-quirk"], "cut-after-name");
+    let text = String::from_utf8(got.body.to_vec()).expect("utf-8");
+    assert!(text.contains("\"name\":\"get_weather\""), "{text}");
+    assert!(
+        !text.contains("[DONE]") && !text.contains("finish_reason\":\"tool_calls"),
+        "{text}"
+    );
+    // The role chunk, call 0's name, call 1's name (interleaved), call 0's first arguments
+    // fragment: then the end.
+    assert_eq!(text.matches("data: ").count(), 4, "{text}");
+}
