@@ -126,6 +126,7 @@ pub async fn start_inspection(
             id: Arc::from(ctx.id.as_str()),
             route: ctx.route.clone(),
             started: ctx.started,
+            dialect: crate::engine::Dialect::for_path(&ctx.path),
         },
         request: request_copies,
         response: response_part,

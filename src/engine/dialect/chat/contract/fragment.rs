@@ -3,12 +3,12 @@
 //!
 //! Input: an item of a chunk, from [`super::stream`]. Output: fragment-stage violations (index,
 //! id, name and arguments-type rules) and the updated [`ChoiceAssembly`] that
-//! [`crate::engine::reassemble`] turns into the buffered-equivalent message.
+//! [`crate::engine::dialect::chat::reassemble`] turns into the buffered-equivalent message.
 
 use serde_json::Value;
 
 use super::preview;
-use crate::engine::reassemble::{Arguments, CallAssembly, ChoiceAssembly};
+use crate::engine::dialect::chat::reassemble::{Arguments, CallAssembly, ChoiceAssembly};
 use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};
 

@@ -11,7 +11,7 @@ use super::buffered::check_document;
 use super::fragment::on_tool_call_fragment;
 use super::{Declared, FINISH_REASONS, Origin, preview};
 use crate::engine::framing::SseEvent;
-use crate::engine::reassemble::{Assembly, ChoiceAssembly};
+use crate::engine::dialect::chat::reassemble::{Assembly, ChoiceAssembly};
 use crate::engine::report::ChoiceOutcome;
 use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};

@@ -11,7 +11,7 @@ pub mod fragment;
 pub mod stream;
 
 use super::request::ToolChoice;
-use super::schema::CompiledTools;
+use crate::engine::schema::CompiledTools;
 
 /// What the request said, as the checks need it.
 #[derive(Debug, Clone, Copy)]
