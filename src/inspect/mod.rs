@@ -18,9 +18,7 @@ use std::time::{Duration, Instant};
 use bytes::BytesMut;
 use tokio::sync::oneshot;
 
-use crate::engine::{
-    BodyEnd, Dialect, EngineConfig, Exchange, Report, ResponseHead, SchemaCache,
-};
+use crate::engine::{BodyEnd, Dialect, EngineConfig, Exchange, Report, ResponseHead, SchemaCache};
 use crate::jsonl_sink::JsonlSink;
 use crate::metrics::Metrics;
 use crate::record::{Recorder, RecordingEnd};

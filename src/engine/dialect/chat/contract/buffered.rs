@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use super::calls::check_tool_calls;
 use super::{Declared, FINISH_REASONS, Origin, preview};
-use crate::engine::report::ChoiceOutcome;
 use crate::engine::dialect::chat::request::ToolChoice;
+use crate::engine::report::ChoiceOutcome;
 use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};
 

@@ -1,0 +1,404 @@
+//! Reads a Responses API request body: its facts, declared tools and `tool_choice`, and judges
+//! the declarations (`responses.request.*`).
+//!
+//! Input: the raw request bytes. Output: [`ResponsesRequest`] (the report's [`RequestFacts`],
+//! the function and custom tools by name with their effective strictness and custom format, the
+//! interpreted [`Choice`]), plus request-stage violations. Responses tools are flat
+//! (`{"type":"function","name":..,"parameters":..}`); the Chat shape is reported, not guessed.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::engine::dialect::chat::contract::preview;
+use crate::engine::request::RequestFacts;
+use crate::engine::rules::RuleId;
+use crate::engine::violation::{Site, Stage, ViolationSink};
+
+/// A declared tool's kind; hosted tools (web_search, mcp, ...) are counted, never judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Function,
+    Custom,
+}
+
+impl Kind {
+    pub fn item_type(self) -> &'static str {
+        match self {
+            Kind::Function => "function_call",
+            Kind::Custom => "custom_tool_call",
+        }
+    }
+
+    fn parse(text: Option<&str>) -> Option<Kind> {
+        match text {
+            Some("function") => Some(Kind::Function),
+            Some("custom") => Some(Kind::Custom),
+            _ => None,
+        }
+    }
+}
+
+/// One declared function or custom tool.
+#[derive(Debug, Clone)]
+pub struct Tool {
+    pub kind: Kind,
+    /// Responses function tools are strict unless `strict:false` (spec; openai-python).
+    pub strict: bool,
+    /// A custom tool's `regex` grammar, anchored to the whole input; `None` otherwise.
+    pub grammar: Option<regex::Regex>,
+}
+
+/// The request's `tool_choice`, interpreted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Choice {
+    Unspecified,
+    None,
+    Auto,
+    Required,
+    Named(Kind, String),
+    Allowed {
+        required: bool,
+        names: Vec<String>,
+    },
+    /// A hosted tool or MCP choice: not checked.
+    Unchecked,
+}
+
+/// Everything the Responses rules need from the request.
+#[derive(Debug, Clone)]
+pub struct ResponsesRequest {
+    pub facts: RequestFacts,
+    pub tools: BTreeMap<String, Tool>,
+    /// Whether `tools` was a non-empty array (of any tool types).
+    pub declares: bool,
+    pub choice: Choice,
+    pub raw_tools: Option<Box<RawValue>>,
+}
+
+#[derive(Deserialize)]
+struct Fields {
+    model: Option<Value>,
+    stream: Option<Value>,
+    tools: Option<Box<RawValue>>,
+    tool_choice: Option<Value>,
+    parallel_tool_calls: Option<Value>,
+}
+
+/// The grammar size bound: a client cannot make tooltap build a huge automaton.
+const MAX_GRAMMAR: usize = 1 << 20;
+
+/// Reads the body; never fails (an unparsable body declares nothing).
+pub fn parse(body: &[u8], sink: &mut ViolationSink) -> ResponsesRequest {
+    let first = body.iter().find(|b| !b.is_ascii_whitespace());
+    let fields = match first {
+        Some(b'{') => serde_json::from_slice::<Fields>(body).ok(),
+        _ => None,
+    };
+    let Some(fields) = fields else {
+        return ResponsesRequest {
+            facts: RequestFacts::default(),
+            tools: BTreeMap::new(),
+            declares: false,
+            choice: Choice::Unspecified,
+            raw_tools: None,
+        };
+    };
+    let tools_value: Value = fields
+        .tools
+        .as_ref()
+        .and_then(|raw| serde_json::from_str(raw.get()).ok())
+        .unwrap_or(Value::Null);
+    let items = tools_value
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let tools = declare(items, sink);
+    let choice = interpret(fields.tool_choice.as_ref());
+    check_choice(&choice, &tools, !items.is_empty(), sink);
+    let facts = RequestFacts {
+        parsed: true,
+        model: fields
+            .model
+            .as_ref()
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        stream: fields
+            .stream
+            .as_ref()
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        tools: tools.keys().cloned().collect(),
+        tool_choice: fields.tool_choice,
+        parallel_tool_calls: fields.parallel_tool_calls.as_ref().and_then(Value::as_bool),
+        include_usage: None,
+    };
+    ResponsesRequest {
+        facts,
+        tools,
+        declares: !items.is_empty(),
+        choice,
+        raw_tools: fields.tools,
+    }
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 128
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+fn declare(items: &[Value], sink: &mut ViolationSink) -> BTreeMap<String, Tool> {
+    let mut tools = BTreeMap::new();
+    for (position, tool) in items.iter().enumerate() {
+        let at = |suffix: &str| Site::at(format!("/tools/{position}{suffix}"));
+        let Some(kind) = Kind::parse(tool.get("type").and_then(Value::as_str)) else {
+            continue;
+        };
+        let name = tool.get("name").and_then(Value::as_str);
+        if kind == Kind::Function && name.is_none() && tool.get("function").is_some() {
+            let detail = "a Chat Completions tool (nested `function` object) sent to /responses; Responses tools are flat";
+            sink.push(
+                RuleId::ResponsesRequestToolShapeChatStyle,
+                Stage::Request,
+                at("/function"),
+                detail,
+            );
+            continue;
+        }
+        let Some(name) = name.filter(|name| valid_name(name)) else {
+            let shown = tool
+                .get("name")
+                .map(preview)
+                .unwrap_or_else(|| "nothing".into());
+            let detail = format!("a tool name must match ^[a-zA-Z0-9_-]{{1,128}}$, got {shown}");
+            sink.push(
+                RuleId::ResponsesRequestToolNameInvalid,
+                Stage::Request,
+                at("/name"),
+                detail,
+            );
+            continue;
+        };
+        if tools.contains_key(name) {
+            let detail = format!("tool name {name:?} is declared twice");
+            sink.push(
+                RuleId::ResponsesRequestToolNameDuplicate,
+                Stage::Request,
+                at("/name"),
+                detail,
+            );
+            continue;
+        }
+        let grammar = match kind {
+            Kind::Function => {
+                check_parameters(tool, &at("/parameters"), sink);
+                None
+            }
+            Kind::Custom => custom_format(tool.get("format"), &at("/format"), sink),
+        };
+        let strict = tool.get("strict").and_then(Value::as_bool).unwrap_or(true);
+        tools.insert(
+            name.to_owned(),
+            Tool {
+                kind,
+                strict,
+                grammar,
+            },
+        );
+    }
+    tools
+}
+
+fn check_parameters(tool: &Value, site: &Site, sink: &mut ViolationSink) {
+    let Some(parameters) = tool.get("parameters").filter(|p| !p.is_null()) else {
+        return;
+    };
+    if parameters.get("type").and_then(Value::as_str) != Some("object") {
+        let detail = format!(
+            "parameters should be an object schema, got {}",
+            preview(parameters)
+        );
+        sink.push(
+            RuleId::ResponsesRequestParametersNotObjectSchema,
+            Stage::Request,
+            site.clone(),
+            detail,
+        );
+        return;
+    }
+    if tool.get("strict").and_then(Value::as_bool) == Some(true)
+        && let Some(reason) = strict_gap(parameters, "", 0)
+    {
+        sink.push(
+            RuleId::ResponsesRequestStrictSchemaIncompatible,
+            Stage::Request,
+            site.clone(),
+            reason,
+        );
+    }
+}
+
+/// The first place a schema leaves strict mode's subset, searched to a bounded depth.
+fn strict_gap(schema: &Value, path: &str, depth: usize) -> Option<String> {
+    if depth > 16 {
+        return None;
+    }
+    let properties = schema.get("properties").and_then(Value::as_object);
+    if schema.get("type").and_then(Value::as_str) == Some("object") || properties.is_some() {
+        if schema.get("additionalProperties") != Some(&Value::Bool(false)) {
+            return Some(format!(
+                "strict: the object at `{path}` lacks additionalProperties:false"
+            ));
+        }
+        let required: Vec<&str> = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        for (key, property) in properties.into_iter().flatten() {
+            if !required.contains(&key.as_str()) {
+                return Some(format!(
+                    "strict: property {key:?} at `{path}` is not required"
+                ));
+            }
+            if let Some(gap) = strict_gap(property, &format!("{path}/properties/{key}"), depth + 1)
+            {
+                return Some(gap);
+            }
+        }
+    }
+    if let Some(items) = schema.get("items") {
+        return strict_gap(items, &format!("{path}/items"), depth + 1);
+    }
+    None
+}
+
+fn custom_format(
+    format: Option<&Value>,
+    site: &Site,
+    sink: &mut ViolationSink,
+) -> Option<regex::Regex> {
+    let format = format.filter(|f| !f.is_null())?;
+    let kind = format.get("type").and_then(Value::as_str);
+    let syntax = format.get("syntax").and_then(Value::as_str);
+    let definition = format.get("definition").and_then(Value::as_str);
+    let problem = match (kind, syntax, definition) {
+        (Some("text"), _, _) => return None,
+        (Some("grammar"), Some("lark"), Some(_)) => return None,
+        (Some("grammar"), Some("regex"), Some(definition)) => {
+            match regex::RegexBuilder::new(&format!("^(?:{definition})$"))
+                .size_limit(MAX_GRAMMAR)
+                .build()
+            {
+                Ok(grammar) => return Some(grammar),
+                Err(error) => format!("the regex grammar does not compile: {error}"),
+            }
+        }
+        (Some("grammar"), _, _) => {
+            "a grammar needs syntax \"lark\" or \"regex\" and a string definition".to_owned()
+        }
+        _ => format!(
+            "format.type must be \"text\" or \"grammar\", got {}",
+            preview(format)
+        ),
+    };
+    sink.push(
+        RuleId::ResponsesRequestCustomFormatInvalid,
+        Stage::Request,
+        site.clone(),
+        problem,
+    );
+    None
+}
+
+fn interpret(choice: Option<&Value>) -> Choice {
+    let Some(choice) = choice.filter(|c| !c.is_null()) else {
+        return Choice::Unspecified;
+    };
+    if let Some(mode) = choice.as_str() {
+        return match mode {
+            "none" => Choice::None,
+            "auto" => Choice::Auto,
+            "required" => Choice::Required,
+            _ => Choice::Unchecked,
+        };
+    }
+    let kind = choice.get("type").and_then(Value::as_str);
+    if kind == Some("allowed_tools") {
+        let names = choice
+            .get("tools")
+            .and_then(Value::as_array)
+            .map(|tools| {
+                tools
+                    .iter()
+                    .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let required = choice.get("mode").and_then(Value::as_str) == Some("required");
+        return Choice::Allowed { required, names };
+    }
+    match (
+        Kind::parse(kind),
+        choice.get("name").and_then(Value::as_str),
+    ) {
+        (Some(kind), Some(name)) => Choice::Named(kind, name.to_owned()),
+        _ => Choice::Unchecked,
+    }
+}
+
+fn check_choice(
+    choice: &Choice,
+    tools: &BTreeMap<String, Tool>,
+    declares: bool,
+    sink: &mut ViolationSink,
+) {
+    let demanding = matches!(
+        choice,
+        Choice::Required | Choice::Named(..) | Choice::Allowed { .. }
+    );
+    if demanding && !declares {
+        let detail = "tool_choice asks for a tool call but the request declares no tools";
+        sink.push(
+            RuleId::ResponsesRequestToolChoiceWithoutTools,
+            Stage::Request,
+            Site::at("/tool_choice"),
+            detail,
+        );
+        return;
+    }
+    match choice {
+        Choice::Named(kind, name) if tools.get(name).map(|t| t.kind) != Some(*kind) => {
+            let detail = format!(
+                "tool_choice names {} {name:?}, which is not declared",
+                kind.item_type()
+            );
+            sink.push(
+                RuleId::ResponsesRequestToolChoiceUnknownTool,
+                Stage::Request,
+                Site::at("/tool_choice/name"),
+                detail,
+            );
+        }
+        Choice::Allowed { names, .. } => {
+            for (position, name) in names.iter().enumerate() {
+                if !tools.contains_key(name) {
+                    let detail = format!("allowed_tools lists {name:?}, which is not declared");
+                    let site = Site::at(format!("/tool_choice/tools/{position}"));
+                    sink.push(
+                        RuleId::ResponsesRequestAllowedToolsUnknownTool,
+                        Stage::Request,
+                        site,
+                        detail,
+                    );
+                }
+            }
+        }
+        _ => {}
+    }
+}
