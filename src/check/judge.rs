@@ -135,7 +135,7 @@ pub fn judge_recording(
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.clone())
     };
-    let mut exchange = Exchange::new(engine, cache, &request);
+    let mut exchange = Exchange::with_dialect(engine, cache, meta.dialect(), &request);
     exchange.response_head(ResponseHead {
         status: meta.response.status,
         content_type: header("content-type"),
@@ -170,7 +170,7 @@ pub fn judge_recording(
 /// Judges a capture made elsewhere.
 pub fn capture(capture: &Capture, engine: &Arc<EngineConfig>) -> Item {
     let cache = SchemaCache::default();
-    let mut exchange = Exchange::new(engine, &cache, &capture.request);
+    let mut exchange = Exchange::with_dialect(engine, &cache, capture.dialect, &capture.request);
     exchange.response_head(capture.head.clone());
     for frame in &capture.frames {
         exchange.feed(frame);

@@ -32,7 +32,7 @@ async fn post_fixture(
 ) -> crate::support::client::Collected {
     let addr = tooltap.local_addr();
     let body = String::from_utf8_lossy(&fixture.request).into_owned();
-    let mut req = request(addr, "POST", "/v1/chat/completions", &body);
+    let mut req = request(addr, "POST", fixture.path(), &body);
     req.headers_mut()
         .insert("x-fixture", fixture.name.parse().expect("header value"));
     within(LIMIT, exchange(addr, req)).await
