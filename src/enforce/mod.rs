@@ -24,7 +24,7 @@ use http::{HeaderValue, Response, StatusCode, header};
 
 use http_body_util::BodyExt;
 
-use crate::engine::{EngineConfig, ResponseHead, SchemaCache, Severity, Violation};
+use crate::engine::{Dialect, EngineConfig, ResponseHead, SchemaCache, Severity, Violation};
 use crate::forward::body::{BodyError, ProxyBody, full};
 
 pub use hold::{Held, Prefixed, hold};
@@ -73,11 +73,13 @@ pub(crate) fn error_object(violations: &[&Violation]) -> serde_json::Value {
 pub fn judge_buffered(
     engine: &Arc<EngineConfig>,
     schemas: &SchemaCache,
+    dialect: Dialect,
     request_body: &[u8],
     head: ResponseHead,
     body: &[u8],
 ) -> Option<Response<Bytes>> {
-    let report = crate::engine::check_exchange(engine, schemas, request_body, head, body);
+    let report =
+        crate::engine::check_exchange_as(engine, schemas, dialect, request_body, head, body);
     let errors = errors(&report.violations);
     if errors.is_empty() {
         return None;
@@ -100,6 +102,7 @@ pub fn judge_buffered(
 pub async fn response(
     engine: &Arc<EngineConfig>,
     schemas: &SchemaCache,
+    dialect: Dialect,
     request_body: &[u8],
     response: Response<ProxyBody>,
     cut: Arc<std::sync::atomic::AtomicBool>,
@@ -115,7 +118,8 @@ pub async fn response(
     });
     let (mut parts, body) = response.into_parts();
     if is_stream {
-        let mut exchange = crate::engine::Exchange::new(engine, schemas, request_body);
+        let mut exchange =
+            crate::engine::Exchange::with_dialect(engine, schemas, dialect, request_body);
         exchange.response_head(head);
         // The stream may gain an error event: a stated length would no longer be true.
         parts.headers.remove(header::CONTENT_LENGTH);
@@ -123,13 +127,15 @@ pub async fn response(
         return Response::from_parts(parts, body);
     }
     match hold(body, engine.max_json_body).await {
-        Held::Whole(bytes) => match judge_buffered(engine, schemas, request_body, head, &bytes) {
-            Some(refusal) => {
-                cut.store(true, std::sync::atomic::Ordering::Relaxed);
-                refusal.map(full)
+        Held::Whole(bytes) => {
+            match judge_buffered(engine, schemas, dialect, request_body, head, &bytes) {
+                Some(refusal) => {
+                    cut.store(true, std::sync::atomic::Ordering::Relaxed);
+                    refusal.map(full)
+                }
+                None => Response::from_parts(parts, full(bytes)),
             }
-            None => Response::from_parts(parts, full(bytes)),
-        },
+        }
         Held::TooLarge(prefixed) => {
             tracing::warn!(
                 limit = engine.max_json_body,

@@ -83,6 +83,11 @@ impl Exchange {
         self.state.dialect()
     }
 
+    /// The last `sequence_number` seen on a Responses stream.
+    pub fn last_sequence_number(&self) -> Option<i64> {
+        self.state.last_sequence_number()
+    }
+
     /// Records the response head and decides how the body is read.
     pub fn response_head(&mut self, head: ResponseHead) {
         let ResponseHead {

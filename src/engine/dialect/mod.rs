@@ -108,6 +108,15 @@ impl DialectState {
         }
     }
 
+    /// The last `sequence_number` a Responses stream carried (enforce mode numbers its
+    /// `error` event after it); `None` for Chat.
+    pub fn last_sequence_number(&self) -> Option<i64> {
+        match self {
+            DialectState::Chat(_) => None,
+            DialectState::Responses(responses) => responses.last_sequence_number(),
+        }
+    }
+
     pub fn facts(&self) -> &RequestFacts {
         match self {
             DialectState::Chat(chat) => &chat.request.facts,

@@ -73,6 +73,10 @@ impl ResponsesState {
         }
     }
 
+    pub fn last_sequence_number(&self) -> Option<i64> {
+        self.stream.last_sequence
+    }
+
     fn context(&self, status: Option<&'static str>) -> Context<'_> {
         Context {
             request: &self.request,

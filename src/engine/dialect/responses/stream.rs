@@ -83,7 +83,7 @@ pub struct StreamState {
     /// Items pushed out of their `output_index` by a colliding announcement; still reassembled.
     pub displaced: Vec<(u64, Item)>,
     by_id: HashMap<String, u64>,
-    last_sequence: Option<i64>,
+    pub last_sequence: Option<i64>,
     pub terminal: Option<Terminal>,
     /// `response.output_text.delta` text, for the markup check.
     pub text: String,
