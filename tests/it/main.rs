@@ -5,7 +5,8 @@
 //! `streaming` (no buffering either way, disconnects propagate), `failures` (tooltap's own
 //! errors), `tls` (verified HTTPS upstreams), `config` (layers and validation), `shutdown`
 //! (graceful drain), `inspect` (live inspection: fixtures judged in flight, metrics, permits),
-//! `bench` (an ignored side-by-side throughput figure).
+//! `responses_clients` (the openai and openai-agents Python SDKs through tooltap against
+//! aimock's Responses API), `bench` (an ignored side-by-side throughput figure).
 
 mod bad_input;
 mod bench;
@@ -20,6 +21,7 @@ mod inspect;
 mod passthrough;
 mod protocol;
 mod record;
+mod responses_clients;
 mod shutdown;
 mod soak;
 mod streaming;

@@ -1,0 +1,137 @@
+//! Acceptance with real clients and a real third-party upstream, for the Responses API:
+//! `@copilotkit/aimock` (npm) serves function tool calls from `tests/clients/aimock/fixtures`;
+//! the official `openai` Python SDK (`responses.create` buffered and streamed, the
+//! `responses.stream` helper) and the `openai-agents` SDK (a two-turn tool-using agent) run
+//! once direct and once through tooltap, and must get the same thing, with every exchange
+//! inspected as the Responses API and no error-severity violation.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::enforce::python;
+use crate::inspect::{metric_sum, settle, temp_file};
+use crate::support::proxy;
+use crate::support::within;
+
+/// The folder scripts/test installs aimock into (`npm ci` in tests/clients/aimock).
+fn aimock_dir() -> PathBuf {
+    let dir = std::env::var_os("TOOLTAP_TEST_AIMOCK")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/aimock"));
+    let cli = dir.join("node_modules/@copilotkit/aimock/dist/cli.js");
+    assert!(
+        cli.exists(),
+        "{} is missing: run scripts/test, which installs @copilotkit/aimock",
+        cli.display()
+    );
+    dir
+}
+
+/// Starts aimock on a free loopback port; the child is killed when dropped.
+async fn start_aimock() -> (tokio::process::Child, u16) {
+    let dir = aimock_dir();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let child = tokio::process::Command::new("node")
+        .current_dir(&dir)
+        .arg("node_modules/@copilotkit/aimock/dist/cli.js")
+        .args(["-p", &port.to_string(), "-h", "127.0.0.1", "-f", "fixtures"])
+        .args(["--log-level", "warn"])
+        .kill_on_drop(true)
+        .spawn()
+        .expect("node starts aimock");
+    within(Duration::from_secs(30), async {
+        while tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_err()
+        {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    (child, port)
+}
+
+async fn run_clients(base_url: &str) -> Value {
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/python/responses_check.py");
+    let output = within(
+        Duration::from_secs(120),
+        tokio::process::Command::new(python())
+            .arg(script)
+            .arg(base_url)
+            .output(),
+    )
+    .await
+    .expect("python runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "python failed against {base_url}: {stderr}"
+    );
+    serde_json::from_slice(&output.stdout).expect("the script prints JSON")
+}
+
+#[tokio::test]
+async fn openai_sdk_and_agents_sdk_get_the_same_responses_through_tooltap() {
+    let (_aimock, port) = start_aimock().await;
+    let upstream = format!("http://127.0.0.1:{port}");
+    let violations = temp_file("responses-clients-violations.jsonl");
+    let mut raw = proxy::raw_config(&upstream);
+    raw.inspect.violations = Some(violations.clone());
+    let tooltap = proxy::start(raw).await;
+
+    let direct = run_clients(&format!("{upstream}/v1")).await;
+    let through = run_clients(&format!("http://{}/v1", tooltap.local_addr())).await;
+    assert_eq!(
+        direct, through,
+        "the clients got something else through tooltap"
+    );
+    // What they got is the tool-calling answer, not an error or an empty output.
+    assert_eq!(
+        through["buffered"]["items"].as_array().map(Vec::len),
+        Some(2),
+        "{through}"
+    );
+    assert_eq!(through["stream"]["items"][0]["name"], "get_weather");
+    assert_eq!(
+        through["helper"]["done_arguments"][1],
+        r#"{"location":"Oslo"}"#
+    );
+    assert_eq!(through["agent"]["tool_calls"], serde_json::json!(["Paris"]));
+    assert!(
+        through["agent"]["final_output"]
+            .as_str()
+            .is_some_and(|t| t.contains("sunny")),
+        "{through}"
+    );
+
+    // create ×2, the stream helper, and the agent's two turns: five Responses exchanges.
+    let text = settle(&tooltap, 5).await;
+    assert_eq!(
+        metric_sum(
+            &text,
+            "tooltap_exchanges_inspected_total",
+            &["dialect=\"responses\""]
+        ),
+        5,
+        "{text}"
+    );
+    let lines = std::fs::read_to_string(&violations).unwrap_or_default();
+    let errors: Vec<Value> = lines
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|v| v["severity"] == "error")
+        .collect();
+    assert!(errors.is_empty(), "error-severity violations: {errors:?}");
+    for line in lines.lines() {
+        let v: Value = serde_json::from_str(line).expect("violation line");
+        assert_eq!(v["dialect"], "responses");
+        // aimock omits the spec-required sequence_number: a warning, and the only one.
+        assert_eq!(v["rule"], "responses.stream.sequence_number_missing", "{v}");
+    }
+}
