@@ -9,9 +9,11 @@
 //! sees complete-stage verdicts before the body ends.
 
 mod events;
+pub mod items;
 pub mod output;
 pub mod request;
 pub mod stream;
+pub mod tool_choice;
 
 use std::sync::Arc;
 

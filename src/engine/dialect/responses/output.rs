@@ -11,7 +11,8 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::request::{Choice, Kind, ResponsesRequest};
+use super::request::{Kind, ResponsesRequest};
+use super::tool_choice;
 use crate::engine::dialect::chat::contract::preview;
 use crate::engine::report::{ChoiceOutcome, ToolCallOutcome};
 use crate::engine::rules::RuleId;
@@ -159,7 +160,7 @@ pub fn check_output(
             detail,
         );
     }
-    check_choice(&calls, base, cx, sink);
+    tool_choice::check_output(&calls, base, cx, sink);
     outcome
 }
 
@@ -334,81 +335,6 @@ fn check_input(
             RuleId::ResponsesOutputCustomInputJsonWrapped,
             Stage::Complete,
             site.clone(),
-            detail,
-        );
-    }
-}
-
-fn check_choice(calls: &[(usize, String)], base: &str, cx: Context<'_>, sink: &mut ViolationSink) {
-    if !cx.request.declares {
-        return;
-    }
-    let completed = cx.status == Some("completed");
-    let at = |position: usize| {
-        Site::at(format!("{base}/{position}")).tool_call(u32::try_from(position).ok())
-    };
-    match &cx.request.choice {
-        Choice::None => {
-            for (position, name) in calls {
-                sink.push(
-                    RuleId::ResponsesToolChoiceNoneViolated,
-                    Stage::Complete,
-                    at(*position),
-                    format!("tool_choice none, yet {name:?} was called"),
-                );
-            }
-        }
-        Choice::Required | Choice::Allowed { required: true, .. }
-            if completed && calls.is_empty() =>
-        {
-            sink.push(
-                RuleId::ResponsesToolChoiceRequiredViolated,
-                Stage::Complete,
-                Site::at(base),
-                "a tool call was required and none came back",
-            );
-        }
-        Choice::Named(_, wanted) => {
-            if completed && calls.is_empty() {
-                sink.push(
-                    RuleId::ResponsesToolChoiceForcedViolated,
-                    Stage::Complete,
-                    Site::at(base),
-                    format!("tool_choice forces {wanted:?}; no call came back"),
-                );
-            }
-            for (position, name) in calls.iter().filter(|(_, name)| name != wanted) {
-                sink.push(
-                    RuleId::ResponsesToolChoiceForcedViolated,
-                    Stage::Complete,
-                    at(*position),
-                    format!("tool_choice forces {wanted:?}, got {name:?}"),
-                );
-            }
-        }
-        _ => {}
-    }
-    if let Choice::Allowed { names, .. } = &cx.request.choice {
-        for (position, name) in calls.iter().filter(|(_, name)| !names.contains(name)) {
-            sink.push(
-                RuleId::ResponsesToolChoiceAllowedToolsViolated,
-                Stage::Complete,
-                at(*position),
-                format!("{name:?} is not among allowed_tools"),
-            );
-        }
-    }
-    if cx.request.facts.parallel_tool_calls == Some(false)
-        && let Some((position, _)) = calls.get(1)
-    {
-        let detail = format!(
-            "parallel_tool_calls false, yet {} calls came back",
-            calls.len()
-        );
-        sink.push(
-            RuleId::ResponsesToolChoiceParallelViolated,
-            Stage::Complete,
-            at(*position),
             detail,
         );
     }

@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::tool_choice;
 use crate::engine::dialect::chat::contract::preview;
 use crate::engine::request::RequestFacts;
 use crate::engine::rules::RuleId;
@@ -32,7 +33,7 @@ impl Kind {
         }
     }
 
-    fn parse(text: Option<&str>) -> Option<Kind> {
+    pub fn parse(text: Option<&str>) -> Option<Kind> {
         match text {
             Some("function") => Some(Kind::Function),
             Some("custom") => Some(Kind::Custom),
@@ -116,8 +117,8 @@ pub fn parse(body: &[u8], sink: &mut ViolationSink) -> ResponsesRequest {
         .map(Vec::as_slice)
         .unwrap_or_default();
     let tools = declare(items, sink);
-    let choice = interpret(fields.tool_choice.as_ref());
-    check_choice(&choice, &tools, !items.is_empty(), sink);
+    let choice = tool_choice::interpret(fields.tool_choice.as_ref());
+    tool_choice::check_request(&choice, &tools, !items.is_empty(), sink);
     let facts = RequestFacts {
         parsed: true,
         model: fields
@@ -314,91 +315,4 @@ fn custom_format(
         problem,
     );
     None
-}
-
-fn interpret(choice: Option<&Value>) -> Choice {
-    let Some(choice) = choice.filter(|c| !c.is_null()) else {
-        return Choice::Unspecified;
-    };
-    if let Some(mode) = choice.as_str() {
-        return match mode {
-            "none" => Choice::None,
-            "auto" => Choice::Auto,
-            "required" => Choice::Required,
-            _ => Choice::Unchecked,
-        };
-    }
-    let kind = choice.get("type").and_then(Value::as_str);
-    if kind == Some("allowed_tools") {
-        let names = choice
-            .get("tools")
-            .and_then(Value::as_array)
-            .map(|tools| {
-                tools
-                    .iter()
-                    .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let required = choice.get("mode").and_then(Value::as_str) == Some("required");
-        return Choice::Allowed { required, names };
-    }
-    match (
-        Kind::parse(kind),
-        choice.get("name").and_then(Value::as_str),
-    ) {
-        (Some(kind), Some(name)) => Choice::Named(kind, name.to_owned()),
-        _ => Choice::Unchecked,
-    }
-}
-
-fn check_choice(
-    choice: &Choice,
-    tools: &BTreeMap<String, Tool>,
-    declares: bool,
-    sink: &mut ViolationSink,
-) {
-    let demanding = matches!(
-        choice,
-        Choice::Required | Choice::Named(..) | Choice::Allowed { .. }
-    );
-    if demanding && !declares {
-        let detail = "tool_choice asks for a tool call but the request declares no tools";
-        sink.push(
-            RuleId::ResponsesRequestToolChoiceWithoutTools,
-            Stage::Request,
-            Site::at("/tool_choice"),
-            detail,
-        );
-        return;
-    }
-    match choice {
-        Choice::Named(kind, name) if tools.get(name).map(|t| t.kind) != Some(*kind) => {
-            let detail = format!(
-                "tool_choice names {} {name:?}, which is not declared",
-                kind.item_type()
-            );
-            sink.push(
-                RuleId::ResponsesRequestToolChoiceUnknownTool,
-                Stage::Request,
-                Site::at("/tool_choice/name"),
-                detail,
-            );
-        }
-        Choice::Allowed { names, .. } => {
-            for (position, name) in names.iter().enumerate() {
-                if !tools.contains_key(name) {
-                    let detail = format!("allowed_tools lists {name:?}, which is not declared");
-                    let site = Site::at(format!("/tool_choice/tools/{position}"));
-                    sink.push(
-                        RuleId::ResponsesRequestAllowedToolsUnknownTool,
-                        Stage::Request,
-                        site,
-                        detail,
-                    );
-                }
-            }
-        }
-        _ => {}
-    }
 }
