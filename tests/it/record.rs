@@ -55,7 +55,7 @@ fn planted_body(request: &[u8]) -> String {
     }
 }
 
-async fn flush(tooltap: &RunningProxy) {
+pub async fn flush(tooltap: &RunningProxy) {
     if let Some(recorder) = &tooltap.state().watch.inspection().recorder {
         within(std::time::Duration::from_secs(20), recorder.flush()).await;
     }

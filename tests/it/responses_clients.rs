@@ -3,7 +3,8 @@
 //! the official `openai` Python SDK (`responses.create` buffered and streamed, the
 //! `responses.stream` helper) and the `openai-agents` SDK (a two-turn tool-using agent) run
 //! once direct and once through tooltap, and must get the same thing, with every exchange
-//! inspected as the Responses API and no error-severity violation.
+//! inspected as the Responses API and no error-severity violation; `tooltap check` re-judges
+//! the recordings to the same, and `tooltap replay` of them gives the clients the same again.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -12,8 +13,14 @@ use serde_json::Value;
 
 use crate::enforce::python;
 use crate::inspect::{metric_sum, settle, temp_file};
+use crate::record::flush;
 use crate::support::proxy;
 use crate::support::within;
+use clap::Parser;
+use tooltap::cli::{Cli, Command};
+use tooltap::record::RecordMode;
+use tooltap::replay::ReplaySettings;
+use tooltap::replay::server::RunningReplay;
 
 /// The folder scripts/test installs aimock into (`npm ci` in tests/clients/aimock).
 fn aimock_dir() -> PathBuf {
@@ -81,8 +88,11 @@ async fn openai_sdk_and_agents_sdk_get_the_same_responses_through_tooltap() {
     let (_aimock, port) = start_aimock().await;
     let upstream = format!("http://127.0.0.1:{port}");
     let violations = temp_file("responses-clients-violations.jsonl");
+    let recordings = temp_file("responses-clients-recordings");
     let mut raw = proxy::raw_config(&upstream);
     raw.inspect.violations = Some(violations.clone());
+    raw.record.mode = Some(RecordMode::All);
+    raw.record.dir = Some(recordings.clone());
     let tooltap = proxy::start(raw).await;
 
     let direct = run_clients(&format!("{upstream}/v1")).await;
@@ -121,7 +131,51 @@ async fn openai_sdk_and_agents_sdk_get_the_same_responses_through_tooltap() {
         5,
         "{text}"
     );
-    let lines = std::fs::read_to_string(&violations).unwrap_or_default();
+    assert_no_errors(&violations);
+
+    // `tooltap check` re-judges the five recordings: no error (exit 0), warnings only.
+    flush(&tooltap).await;
+    let argv = [
+        "tooltap",
+        "check",
+        "--format",
+        "json",
+        recordings.to_str().expect("utf-8"),
+    ];
+    let Command::Check(args) = Cli::try_parse_from(argv).expect("parses").command else {
+        panic!("not check");
+    };
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = tooltap::check::run_with_progress(&args, &mut out, &mut err, false);
+    assert_eq!(code, 0, "{}", String::from_utf8_lossy(&err));
+    let report: Value = serde_json::from_slice(&out).expect("check JSON");
+    assert_eq!(
+        report["exchanges"].as_array().map(Vec::len),
+        Some(5),
+        "{report}"
+    );
+
+    // The recordings, replayed by `tooltap replay`, give the clients the same answers again,
+    // and the replayer's inspection judges them as the Responses API.
+    let replay_violations = temp_file("responses-clients-replay-violations.jsonl");
+    let mut settings = ReplaySettings::new(recordings);
+    settings.listen = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+    settings.violations = Some(replay_violations.clone());
+    let replay = within(Duration::from_secs(20), RunningReplay::start(&settings))
+        .await
+        .expect("replay starts");
+    let replayed = run_clients(&format!("http://{}/v1", replay.local_addr())).await;
+    assert_eq!(
+        direct, replayed,
+        "the clients got something else from the replay"
+    );
+    drop(replay);
+    assert_no_errors(&replay_violations);
+}
+
+/// Every line of a violations file is a Responses warning, never an error.
+fn assert_no_errors(violations: &Path) {
+    let lines = std::fs::read_to_string(violations).unwrap_or_default();
     let errors: Vec<Value> = lines
         .lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
