@@ -5,7 +5,7 @@
 //! `streaming` (no buffering either way, disconnects propagate), `failures` (tooltap's own
 //! errors), `tls` (verified HTTPS upstreams), `config` (layers and validation), `shutdown`
 //! (graceful drain), `inspect` (live inspection: fixtures judged in flight, metrics, permits),
-//! `responses_clients` (the openai and openai-agents Python SDKs through tooltap against
+//! `responses_clients` (the openai Python and Node SDKs and openai-agents through tooltap against
 //! aimock's Responses API), `bench` (an ignored side-by-side throughput figure).
 
 mod bad_input;

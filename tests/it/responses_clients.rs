@@ -189,3 +189,74 @@ fn assert_no_errors(violations: &Path) {
         assert_eq!(v["rule"], "responses.stream.sequence_number_missing", "{v}");
     }
 }
+
+/// The openai npm SDK that scripts/test installs with the seed suite.
+fn node_openai() -> PathBuf {
+    let suite = std::env::var_os("TOOLTAP_TEST_SEED_SUITE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/seed-suite"));
+    let dir = suite.join("node_modules/openai");
+    assert!(
+        dir.join("package.json").exists(),
+        "{} is missing: run scripts/test, which installs the openai npm SDK",
+        dir.display()
+    );
+    dir
+}
+
+async fn run_node(base_url: &str) -> Value {
+    let script = aimock_dir().join("responses_check.mjs");
+    let output = within(
+        Duration::from_secs(60),
+        tokio::process::Command::new("node")
+            .arg(script)
+            .arg(base_url)
+            .arg(node_openai())
+            .output(),
+    )
+    .await
+    .expect("node runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "node failed against {base_url}: {stderr}"
+    );
+    serde_json::from_slice(&output.stdout).expect("the script prints JSON")
+}
+
+#[tokio::test]
+async fn the_openai_node_sdk_gets_the_same_responses_through_tooltap() {
+    let (_aimock, port) = start_aimock().await;
+    let upstream = format!("http://127.0.0.1:{port}");
+    let violations = temp_file("responses-node-violations.jsonl");
+    let mut raw = proxy::raw_config(&upstream);
+    raw.inspect.violations = Some(violations.clone());
+    let tooltap = proxy::start(raw).await;
+
+    let direct = run_node(&format!("{upstream}/v1")).await;
+    let through = run_node(&format!("http://{}/v1", tooltap.local_addr())).await;
+    assert_eq!(
+        direct, through,
+        "the Node SDK got something else through tooltap"
+    );
+    assert_eq!(
+        through["buffered"]["items"].as_array().map(Vec::len),
+        Some(2),
+        "{through}"
+    );
+    assert_eq!(through["helper"]["status"], "completed");
+    assert_eq!(
+        through["helper"]["done_arguments"][0],
+        r#"{"location":"Paris"}"#
+    );
+    let text = settle(&tooltap, 3).await;
+    assert_eq!(
+        metric_sum(
+            &text,
+            "tooltap_exchanges_inspected_total",
+            &["dialect=\"responses\""]
+        ),
+        3
+    );
+    assert_no_errors(&violations);
+}
