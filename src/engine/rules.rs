@@ -59,6 +59,8 @@ pub enum RuleId {
     ResponsesRequestToolChoiceUnknownTool,
     ResponsesRequestAllowedToolsUnknownTool,
     ResponsesRequestToolChoiceWithoutTools,
+    ResponsesRequestFunctionCallOutputOrphan,
+    ResponsesRequestCallIdTooLong,
     ResponsesOutputEnvelopeInvalid,
     ResponsesOutputCallIdMissing,
     ResponsesOutputCallIdDuplicate,
@@ -101,7 +103,7 @@ pub enum RuleId {
 
 impl RuleId {
     /// Every rule, in documentation order.
-    pub const ALL: [RuleId; 82] = [
+    pub const ALL: [RuleId; 84] = [
         RuleId::RequestSchemaInvalid,
         RuleId::ResponseNotJson,
         RuleId::ResponseShapeInvalid,
@@ -146,6 +148,8 @@ impl RuleId {
         RuleId::ResponsesRequestToolChoiceUnknownTool,
         RuleId::ResponsesRequestAllowedToolsUnknownTool,
         RuleId::ResponsesRequestToolChoiceWithoutTools,
+        RuleId::ResponsesRequestFunctionCallOutputOrphan,
+        RuleId::ResponsesRequestCallIdTooLong,
         RuleId::ResponsesOutputEnvelopeInvalid,
         RuleId::ResponsesOutputCallIdMissing,
         RuleId::ResponsesOutputCallIdDuplicate,
@@ -242,6 +246,10 @@ impl RuleId {
             RuleId::ResponsesRequestAllowedToolsUnknownTool => {
                 "responses.request.allowed_tools_unknown_tool"
             }
+            RuleId::ResponsesRequestFunctionCallOutputOrphan => {
+                "responses.request.function_call_output_orphan"
+            }
+            RuleId::ResponsesRequestCallIdTooLong => "responses.request.call_id_too_long",
             RuleId::ResponsesRequestToolChoiceWithoutTools => {
                 "responses.request.tool_choice_without_tools"
             }
@@ -334,6 +342,7 @@ impl RuleId {
             | RuleId::ResponsesRequestParametersNotObjectSchema
             | RuleId::ResponsesRequestStrictSchemaIncompatible
             | RuleId::ResponsesRequestToolChoiceWithoutTools
+            | RuleId::ResponsesRequestFunctionCallOutputOrphan
             | RuleId::ResponsesOutputItemIdMissing
             | RuleId::ResponsesOutputCustomInputJsonWrapped
             | RuleId::ResponsesOutputCustomGrammarMismatch
@@ -372,6 +381,7 @@ impl RuleId {
             | RuleId::DeltaNameLate
             | RuleId::DeltaArgumentsNotString
             | RuleId::ResponsesRequestToolShapeChatStyle
+            | RuleId::ResponsesRequestCallIdTooLong
             | RuleId::ResponsesRequestToolNameInvalid
             | RuleId::ResponsesRequestToolNameDuplicate
             | RuleId::ResponsesRequestCustomFormatInvalid

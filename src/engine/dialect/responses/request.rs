@@ -86,6 +86,10 @@ struct Fields {
     tools: Option<Box<RawValue>>,
     tool_choice: Option<Value>,
     parallel_tool_calls: Option<Value>,
+    /// Kept unparsed: it is most of a request's bytes, and read only when it holds call ids.
+    input: Option<Box<RawValue>>,
+    previous_response_id: Option<Value>,
+    conversation: Option<Value>,
 }
 
 /// The grammar size bound: a client cannot make tooltap build a huge automaton.
@@ -117,6 +121,16 @@ pub fn parse(body: &[u8], sink: &mut ViolationSink) -> ResponsesRequest {
         .map(Vec::as_slice)
         .unwrap_or_default();
     let tools = declare(items, sink);
+    if let Some(input) = fields
+        .input
+        .as_ref()
+        .filter(|raw| raw.get().contains("call_id"))
+    {
+        let continues = [&fields.previous_response_id, &fields.conversation]
+            .iter()
+            .any(|field| field.as_ref().is_some_and(|v| !v.is_null()));
+        check_input(input, continues, sink);
+    }
     let choice = tool_choice::interpret(fields.tool_choice.as_ref());
     tool_choice::check_request(&choice, &tools, !items.is_empty(), sink);
     let facts = RequestFacts {
@@ -315,4 +329,57 @@ fn custom_format(
         problem,
     );
     None
+}
+
+/// The longest `call_id` the spec allows on input items.
+const MAX_CALL_ID: usize = 64;
+
+/// `call_id_too_long` and `function_call_output_orphan` over the input items. A result whose
+/// call is not in `input` is fine when the call lives server-side (`previous_response_id` or
+/// `conversation` set).
+fn check_input(input: &RawValue, continues: bool, sink: &mut ViolationSink) {
+    let Ok(Value::Array(items)) = serde_json::from_str::<Value>(input.get()) else {
+        return;
+    };
+    let mut calls = std::collections::HashSet::new();
+    for item in &items {
+        if matches!(
+            item.get("type").and_then(Value::as_str),
+            Some("function_call" | "custom_tool_call")
+        ) && let Some(id) = item.get("call_id").and_then(Value::as_str)
+        {
+            calls.insert(id);
+        }
+    }
+    for (position, item) in items.iter().enumerate() {
+        let Some(id) = item.get("call_id").and_then(Value::as_str) else {
+            continue;
+        };
+        let site = || Site::at(format!("/input/{position}/call_id"));
+        if id.len() > MAX_CALL_ID {
+            let detail = format!(
+                "call_id is {} characters; the spec allows {MAX_CALL_ID}",
+                id.len()
+            );
+            sink.push(
+                RuleId::ResponsesRequestCallIdTooLong,
+                Stage::Request,
+                site(),
+                detail,
+            );
+        }
+        let output = matches!(
+            item.get("type").and_then(Value::as_str),
+            Some("function_call_output" | "custom_tool_call_output")
+        );
+        if output && !continues && !calls.contains(id) {
+            let detail = format!("a tool result for call_id {id:?}, which no call in input has");
+            sink.push(
+                RuleId::ResponsesRequestFunctionCallOutputOrphan,
+                Stage::Request,
+                site(),
+                detail,
+            );
+        }
+    }
 }
