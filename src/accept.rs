@@ -27,6 +27,15 @@ pub enum ServeError {
         addr: SocketAddr,
         cause: std::io::Error,
     },
+    #[error(
+        "the admin listener (/metrics, /healthz) cannot bind {addr}: {cause}; choose another \
+         address with --admin-listen (TOOLTAP_ADMIN_LISTEN, admin.listen) or turn it off with \
+         --admin-listen off"
+    )]
+    AdminBind {
+        addr: SocketAddr,
+        cause: std::io::Error,
+    },
     #[error(transparent)]
     Tls(#[from] TlsError),
     #[error("the proxy task failed: {0}")]
@@ -42,8 +51,11 @@ pub async fn serve(
     shutdown: impl Future<Output = ()>,
 ) -> Result<ServeReport, ServeError> {
     let settings = ListenSettings {
+        name: "proxy",
         header_read: state.config.timeouts.header_read,
         grace: state.config.shutdown.grace,
+        max_connections: state.config.connections.proxy,
+        metrics: Some(state.metrics.clone()),
     };
     let ready = state.ready.clone();
     let shutdown = async move {
@@ -126,15 +138,22 @@ pub async fn start_admin(
 ) -> Result<SocketAddr, ServeError> {
     let listener = TcpListener::bind(addr)
         .await
-        .map_err(|cause| ServeError::Bind { addr, cause })?;
+        .map_err(|cause| ServeError::AdminBind { addr, cause })?;
     let bound = listener
         .local_addr()
-        .map_err(|cause| ServeError::Bind { addr, cause })?;
+        .map_err(|cause| ServeError::AdminBind { addr, cause })?;
     let admin_state = admin::AdminState {
         metrics: state.metrics.clone(),
         ready: state.ready.clone(),
     };
-    tokio::spawn(admin::serve(listener, admin_state, async move {
+    let settings = ListenSettings {
+        name: "admin",
+        header_read: state.config.timeouts.header_read,
+        grace: admin::GRACE,
+        max_connections: state.config.connections.admin,
+        metrics: Some(state.metrics.clone()),
+    };
+    tokio::spawn(admin::serve(listener, admin_state, settings, async move {
         stop.wait().await
     }));
     Ok(bound)

@@ -69,6 +69,7 @@ fn end(violations: Vec<Violation>) -> RecordingEnd {
         dropped_frames: 0,
         completeness: Completeness::Complete,
         violations,
+        enforced: None,
     }
 }
 
@@ -119,6 +120,7 @@ async fn writes_the_documented_format_with_secrets_redacted() {
     cfg.redact = RedactionConfig {
         headers: vec!["x-custom-secret".into()],
         body_pointers: vec!["/user".into()],
+        ..RedactionConfig::default()
     };
     let recorder = Recorder::spawn(cfg, Arc::new(Metrics::default()));
     let mut request_headers = HeaderMap::new();

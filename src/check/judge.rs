@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use super::inputs::Capture;
 use crate::engine::{
-    BodyEnd, Completeness, EngineConfig, Exchange, ResponseHead, SchemaCache, Violation,
+    BodyEnd, Completeness, EngineConfig, Exchange, Report, ResponseHead, SchemaCache, Violation,
 };
 use crate::record::{Outcome, Recording, read_file};
 
@@ -127,6 +127,28 @@ pub fn judge_recording(
     cache: &SchemaCache,
 ) -> Checked {
     let meta = &recording.meta;
+    let report = engine_report(recording, engine, cache);
+    Checked {
+        source: recording.path.display().to_string(),
+        id: Some(meta.id.clone()),
+        route: Some(meta.route.clone()),
+        method: Some(meta.method.clone()),
+        path: Some(meta.path.clone()),
+        outcome: recording.end.as_ref().map(|end| end.outcome),
+        live_violations: recording.end.as_ref().map(|end| end.violations.len()),
+        violations: report.violations,
+        completeness: report.completeness,
+    }
+}
+
+/// The engine's whole [`Report`] for one recording (what `tooltap report` shows beside the
+/// verdict: request facts, reassembled choices).
+pub fn engine_report(
+    recording: &Recording,
+    engine: &Arc<EngineConfig>,
+    cache: &SchemaCache,
+) -> Report {
+    let meta = &recording.meta;
     let request = meta.request.body.to_bytes().unwrap_or_default();
     let header = |name: &str| {
         meta.response
@@ -144,27 +166,12 @@ pub fn judge_recording(
     for frame in &recording.frames {
         exchange.feed(&frame.bytes);
     }
-    // Only a file that holds the whole body may be judged on how the body ended.
-    let whole = recording
-        .end
-        .as_ref()
-        .is_some_and(|end| end.outcome == Outcome::Complete && end.dropped_frames == 0);
-    let report = exchange.finish(if whole {
-        BodyEnd::Complete
-    } else {
-        BodyEnd::Truncated
+    // The same translation of the ending as the live inspector's; a file with no end line was
+    // cut while being written, so its frames may have holes.
+    let body_end = recording.end.as_ref().map_or(BodyEnd::Lossy, |end| {
+        end.outcome.body_end(end.dropped_frames)
     });
-    Checked {
-        source: recording.path.display().to_string(),
-        id: Some(meta.id.clone()),
-        route: Some(meta.route.clone()),
-        method: Some(meta.method.clone()),
-        path: Some(meta.path.clone()),
-        outcome: recording.end.as_ref().map(|end| end.outcome),
-        live_violations: recording.end.as_ref().map(|end| end.violations.len()),
-        violations: report.violations,
-        completeness: report.completeness,
-    }
+    exchange.finish(body_end)
 }
 
 /// Judges a capture made elsewhere.

@@ -20,6 +20,8 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ("TOOLTAP_POOL_IDLE_TIMEOUT", "timeouts.pool_idle"),
     ("TOOLTAP_HEADER_READ_TIMEOUT", "timeouts.header_read"),
     ("TOOLTAP_STREAM_IDLE_TIMEOUT", "timeouts.stream_idle"),
+    ("TOOLTAP_REQUEST_BODY_TIMEOUT", "timeouts.request_body"),
+    ("TOOLTAP_MAX_CONNECTIONS", "proxy.max_connections"),
     ("TOOLTAP_SHUTDOWN_GRACE", "shutdown.grace"),
     ("TOOLTAP_EXTRA_CA", "tls.extra_ca"),
     ("TOOLTAP_LOG_FORMAT", "log.format"),
@@ -55,10 +57,12 @@ impl EnvLayer {
         raw.timeouts.pool_idle = parse(&get, "TOOLTAP_POOL_IDLE_TIMEOUT")?;
         raw.timeouts.header_read = parse(&get, "TOOLTAP_HEADER_READ_TIMEOUT")?;
         raw.timeouts.stream_idle = parse(&get, "TOOLTAP_STREAM_IDLE_TIMEOUT")?;
+        raw.timeouts.request_body = parse(&get, "TOOLTAP_REQUEST_BODY_TIMEOUT")?;
+        raw.proxy.max_connections = parse(&get, "TOOLTAP_MAX_CONNECTIONS")?;
         raw.shutdown.grace = parse(&get, "TOOLTAP_SHUTDOWN_GRACE")?;
         raw.tls.extra_ca = get("TOOLTAP_EXTRA_CA").map(PathBuf::from);
-        raw.inspect.enabled = parse(&get, "TOOLTAP_INSPECT")?;
-        raw.inspect.enforce = parse(&get, "TOOLTAP_ENFORCE")?;
+        raw.inspect.enabled = parse_bool(&get, "TOOLTAP_INSPECT")?;
+        raw.inspect.enforce = parse_bool(&get, "TOOLTAP_ENFORCE")?;
         raw.inspect.violations = get("TOOLTAP_VIOLATIONS").map(PathBuf::from);
         raw.admin.listen = get("TOOLTAP_ADMIN_LISTEN");
         raw.record.mode = parse(&get, "TOOLTAP_RECORD")?;
@@ -89,6 +93,25 @@ where
                 variable,
                 message: format!("`{text}`: {error}"),
             })
+        })
+        .transpose()
+}
+
+/// The usual spellings of a boolean: `1/0`, `true/false`, `yes/no`, `on/off` (any case).
+fn parse_bool(
+    get: &impl Fn(&str) -> Option<String>,
+    variable: &'static str,
+) -> Result<Option<bool>, ConfigError> {
+    get(variable)
+        .map(|text| match text.trim().to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => Ok(true),
+            "0" | "false" | "no" | "off" => Ok(false),
+            _ => Err(ConfigError::Env {
+                variable,
+                message: format!(
+                    "`{text}` is not a boolean: use 1/0, true/false, yes/no or on/off"
+                ),
+            }),
         })
         .transpose()
 }

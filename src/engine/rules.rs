@@ -22,6 +22,7 @@ pub enum RuleId {
     FinishReasonNotToolCalls,
     FinishReasonInvalid,
     FinishReasonRepeated,
+    FinishReasonStopOnNamedChoice,
     MessageContentType,
     ToolCallsEmpty,
     ToolCallsParallelDisallowed,
@@ -103,7 +104,7 @@ pub enum RuleId {
 
 impl RuleId {
     /// Every rule, in documentation order.
-    pub const ALL: [RuleId; 84] = [
+    pub const ALL: [RuleId; 85] = [
         RuleId::RequestSchemaInvalid,
         RuleId::ResponseNotJson,
         RuleId::ResponseShapeInvalid,
@@ -111,6 +112,7 @@ impl RuleId {
         RuleId::FinishReasonNotToolCalls,
         RuleId::FinishReasonInvalid,
         RuleId::FinishReasonRepeated,
+        RuleId::FinishReasonStopOnNamedChoice,
         RuleId::MessageContentType,
         RuleId::ToolCallsEmpty,
         RuleId::ToolCallsParallelDisallowed,
@@ -200,6 +202,7 @@ impl RuleId {
             RuleId::FinishReasonNotToolCalls => "finish_reason.not_tool_calls",
             RuleId::FinishReasonInvalid => "finish_reason.invalid",
             RuleId::FinishReasonRepeated => "finish_reason.repeated",
+            RuleId::FinishReasonStopOnNamedChoice => "finish_reason.stop_on_named_choice",
             RuleId::MessageContentType => "message.content_type",
             RuleId::ToolCallsEmpty => "tool_calls.empty",
             RuleId::ToolCallsParallelDisallowed => "tool_calls.parallel_disallowed",
@@ -339,6 +342,7 @@ impl RuleId {
             | RuleId::DeltaIndexInvalid
             | RuleId::DeltaIdRepeated
             | RuleId::DeltaNameRepeated
+            | RuleId::FinishReasonStopOnNamedChoice
             | RuleId::ResponsesRequestParametersNotObjectSchema
             | RuleId::ResponsesRequestStrictSchemaIncompatible
             | RuleId::ResponsesRequestToolChoiceWithoutTools

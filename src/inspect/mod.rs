@@ -12,13 +12,13 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use tokio::sync::oneshot;
 
-use crate::engine::{BodyEnd, Dialect, EngineConfig, Exchange, Report, ResponseHead, SchemaCache};
+use crate::enforce::CutReceiver;
+use crate::engine::{Dialect, EngineConfig, Exchange, Report, ResponseHead, SchemaCache};
 use crate::jsonl_sink::JsonlSink;
 use crate::metrics::Metrics;
 use crate::record::{Recorder, RecordingEnd};
@@ -63,9 +63,10 @@ pub struct InspectJob {
     pub label: ExchangeLabel,
     pub request: TapReceiver,
     pub response: oneshot::Receiver<ResponsePart>,
-    /// Set by enforce mode when it cut the stream or refused the body on purpose: the end the
-    /// tap then sees is tooltap's doing, not a client that went away.
-    pub enforced: Arc<AtomicBool>,
+    /// Enforce mode's verdict: an [`crate::enforce::EnforceCut`] when it cut the stream or refused the body on
+    /// purpose (the end the tap then sees is tooltap's doing, not a client that went away);
+    /// closed without one when it let the response pass or the route does not enforce.
+    pub enforced: CutReceiver,
     /// What a recording needs, when a recorder is on.
     pub recording: Option<RecordingSeed>,
 }
@@ -113,7 +114,9 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
     shared
         .metrics
         .response_duration(&label.route, head_at.elapsed());
-    let enforced = enforced.load(Ordering::Relaxed);
+    // Awaited, not read: the decision is final once the sender is used or dropped, which
+    // happens when enforce mode judged the body (buffered) or the response is done (stream).
+    let cut = enforced.await.ok();
     if let (Some(tape), Some(recorder), Some(seed), Outcome::Judged { report, end }) =
         (recording, &shared.recorder, &seed, &outcome)
     {
@@ -125,11 +128,12 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
             status,
             headers: headers.as_ref(),
             end: RecordingEnd {
-                outcome: recording::outcome(end.as_ref(), enforced),
+                outcome: recording::outcome(end.as_ref(), cut.as_ref()),
                 ended: end.as_ref().map_or_else(Instant::now, |end| end.at),
                 dropped_frames: end.as_ref().map_or(0, |end| end.dropped_frames),
                 completeness: report.completeness.clone(),
                 violations: report.violations.clone(),
+                enforced: cut.as_ref().map(recording::enforced_line),
             },
         });
     }
@@ -137,7 +141,7 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
         end: request_end.as_ref(),
         too_large: request_too_large,
     };
-    report::emit(&shared, &label, request, outcome, enforced);
+    report::emit(&shared, &label, request, outcome, cut.is_some());
 }
 
 /// The inspector's copy of the request body.
@@ -221,12 +225,10 @@ async fn analyse(
         }
     }
     let end = body.end.await.ok();
-    let body_end = match end.as_ref().map(|e| &e.ending) {
-        Some(Ending::Complete | Ending::Trailers) if !end.as_ref().is_some_and(|e| e.lossy) => {
-            BodyEnd::Complete
-        }
-        _ => BodyEnd::Truncated,
-    };
+    // The recording's outcome is the one vocabulary for endings: the same translation into the
+    // engine's `BodyEnd` as `tooltap check` makes from the file.
+    let body_end = recording::outcome(end.as_ref(), None)
+        .body_end(end.as_ref().map_or(0, |end| end.dropped_frames));
     match guarded(move || exchange.finish(body_end)) {
         Some(report) => Outcome::Judged {
             report: Box::new(report),

@@ -39,6 +39,7 @@ pub struct Metrics {
     violations: CounterVec,
     incomplete: CounterVec,
     recording_failures: CounterVec,
+    limit_hits: CounterVec,
     upstream_ttfb: HistogramVec,
     stream_duration: HistogramVec,
     request_overhead: HistogramVec,
@@ -103,6 +104,11 @@ impl Default for Metrics {
                 "tooltap_recording_failures_total",
                 "Failures writing the violations file or recordings (traffic is unaffected).",
                 &["target"],
+            ),
+            limit_hits: CounterVec::new(
+                "tooltap_limit_hits_total",
+                "Times a bound cut something off (connections refused or closed, files rotated or pruned, bodies timed out), by limit and scope.",
+                &["limit", "scope"],
             ),
             upstream_ttfb: HistogramVec::new(
                 "tooltap_upstream_ttfb_seconds",
@@ -177,6 +183,10 @@ impl Metrics {
     pub fn recording_failure(&self, target: &str) {
         self.recording_failures.add(&[target], 1);
     }
+    /// A bound was hit: `limit` names it (docs/reliability.md), `scope` says where.
+    pub fn limit_hit(&self, limit: &str, scope: &str) {
+        self.limit_hits.add(&[limit, scope], 1);
+    }
     pub fn upstream_ttfb(&self, route: &str, d: Duration) {
         self.upstream_ttfb.observe(&[route], d.as_secs_f64());
     }
@@ -198,6 +208,7 @@ impl Metrics {
         self.violations.render(&mut out);
         self.incomplete.render(&mut out);
         self.recording_failures.render(&mut out);
+        self.limit_hits.render(&mut out);
         self.upstream_ttfb.render(&mut out);
         self.stream_duration.render(&mut out);
         self.request_overhead.render(&mut out);

@@ -52,7 +52,10 @@ impl RecordingHandle {
             return;
         };
         meta.response.status = status;
-        meta.response.headers = self.shared.redactor.headers(headers, &mut meta.redacted);
+        meta.response.headers =
+            self.shared
+                .redactor
+                .response_headers(headers, &self.secrets, &mut meta.redacted);
         let paths = self.paths.clone();
         self.send(Msg::Open {
             key: self.key,
@@ -116,6 +119,7 @@ impl RecordingHandle {
             dropped_frames,
             completeness,
             violations,
+            enforced,
         } = end;
         // The file's own gaps explain it best: a hole first, then a cut.
         let outcome = if self.lossy {
@@ -133,6 +137,7 @@ impl RecordingHandle {
             bytes: 0,
             completeness,
             violations,
+            enforced,
         };
         let finish = Msg::Finish {
             key: self.key,
@@ -185,6 +190,7 @@ impl Drop for RecordingHandle {
             dropped_frames: 0,
             completeness: Completeness::Truncated,
             violations: Vec::new(),
+            enforced: None,
         };
         let keep = self.shared.mode == RecordMode::All;
         self.end(end, keep);

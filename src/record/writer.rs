@@ -11,7 +11,7 @@
 //! rec.request_body(Some(&body));            // or None when the body was not captured
 //! rec.response_head(status, &headers);      // the file is opened here (the first line is whole)
 //! for (frame, at) in tap { rec.frame(&frame, at); }
-//! rec.finish(RecordingEnd { outcome, ended, dropped_frames, completeness, violations });
+//! rec.finish(RecordingEnd { outcome, ended, dropped_frames, completeness, violations, enforced });
 //! ```
 //!
 //! Redaction happens in `begin`/`request_body`/`response_head`, before anything is queued.
@@ -34,7 +34,9 @@ use http::HeaderMap;
 
 use super::config::{RecordMode, RecorderConfig};
 use super::disk::{Disk, FAILURE_TARGET, MSG_OVERHEAD, Msg};
-use super::format::{Meta, Outcome, RecordedBody, RequestPart, ResponsePart, VERSION};
+use super::format::{
+    EnforcedLine, Meta, Outcome, RecordedBody, RequestPart, ResponsePart, VERSION,
+};
 use super::layout::RecordingPaths;
 use super::prune::{PruneLimits, Pruner};
 use super::redact::{self, Redactor};
@@ -91,6 +93,8 @@ pub struct RecordingEnd {
     pub dropped_frames: u64,
     pub completeness: Completeness,
     pub violations: Vec<Violation>,
+    /// What enforce mode sent instead, with outcome `enforced`.
+    pub enforced: Option<EnforcedLine>,
 }
 
 impl Recorder {
@@ -167,7 +171,8 @@ impl Recorder {
         let mut redacted = Vec::new();
         let headers = self.shared.redactor.headers(request_headers, &mut redacted);
         let upstream = redact::url(upstream, &mut redacted);
-        let query = query.map(|q| redact::query(q, &mut redacted));
+        let query = query.map(|q| self.shared.redactor.query(q, &mut redacted));
+        let secrets = self.shared.redactor.secret_values(request_headers);
         let meta = Meta {
             v: VERSION,
             id: id.to_string(),
@@ -202,6 +207,7 @@ impl Recorder {
             own_dropped: 0,
             finished: false,
             held: (self.shared.mode == RecordMode::Violations).then(Vec::new),
+            secrets,
         })
     }
 
@@ -238,6 +244,8 @@ pub struct RecordingHandle {
     /// (the common case) then costs no file, no write and no delete. Bounded like the file by
     /// `max_bytes_per_recording`. `None` in `all` mode, where messages go straight to the writer.
     held: Option<Vec<Msg>>,
+    /// The request's credential values, redacted wherever a response header repeats them.
+    secrets: Vec<String>,
 }
 
 #[path = "handle.rs"]

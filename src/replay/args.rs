@@ -29,7 +29,7 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "ADDR", default_value = super::DEFAULT_LISTEN)]
     pub listen: SocketAddr,
     /// instant (every frame at once, each its own write), recorded (the original gaps), or a
-    /// factor applied to the recorded timing (0.1 = ten times faster)
+    /// factor from 0 to 1000 applied to the recorded timing (0.1 = ten times faster)
     #[arg(long, value_name = "PACE", default_value = "instant")]
     pub pace: Pace,
     /// Also ignore this JSON pointer of the request body when matching (repeatable), e.g. /model
@@ -52,6 +52,10 @@ pub struct ReplayArgs {
     /// Append violations found in replayed exchanges to this JSON Lines file
     #[arg(long, value_name = "PATH")]
     pub violations: Option<PathBuf>,
+    /// Per-rule severities for the inspection of replayed traffic, as for the proxy and check,
+    /// e.g. finish_reason.stop_on_named_choice=error,delta.id_repeated=off
+    #[arg(long, value_name = "RULE=LEVEL,...", value_parser = crate::engine::SeverityOverrides::parse_list)]
+    pub severity: Option<crate::engine::SeverityOverrides>,
     /// Log output format [default: human]
     #[arg(long, value_name = "FORMAT")]
     pub log_format: Option<LogFormat>,
@@ -86,6 +90,7 @@ impl ReplayArgs {
             on_miss,
             upstream,
             violations,
+            severity,
             log_format,
         } = self;
         if ignore_model {
@@ -105,6 +110,7 @@ impl ReplayArgs {
             rules,
             on_miss,
             violations,
+            severity: severity.unwrap_or_default(),
             max_request_body: DEFAULT_MAX_REQUEST_BODY,
         };
         Ok((settings, log_format.unwrap_or_default()))
@@ -169,5 +175,16 @@ mod tests {
             parse(&["--ignore", "model"]),
             Err(ArgsError::Pointer(_))
         ));
+    }
+
+    #[test]
+    fn absurd_pace_factors_are_refused_at_start_naming_the_flag() {
+        for factor in ["1e300", "inf", "NaN", "-1", "1001"] {
+            let flag = format!("--pace={factor}");
+            let argv = ["tooltap", "replay", "--recordings", "r", flag.as_str()];
+            let error = Cli::try_parse_from(argv).expect_err(factor).to_string();
+            assert!(error.contains("--pace"), "{factor}: {error}");
+            assert!(error.contains("0 to 1000"), "{factor}: {error}");
+        }
     }
 }

@@ -6,24 +6,36 @@
 //! errors), `tls` (verified HTTPS upstreams), `config` (layers and validation), `shutdown`
 //! (graceful drain), `inspect` (live inspection: fixtures judged in flight, metrics, permits),
 //! `responses_clients` (the openai Python and Node SDKs and openai-agents through tooltap against
-//! aimock's Responses API), `bench` (an ignored side-by-side throughput figure).
+//! aimock's Responses API),
+//! `monitoring` (the Prometheus rules and Grafana queries run by a real Prometheus scraping tooltap),
+//! `bench` (an ignored side-by-side throughput figure).
 
 mod bad_input;
 mod bench;
 mod binary;
+mod broken_upstream;
 mod config;
+mod connections;
+mod edges;
 mod enforce;
+mod enforce_record;
 #[path = "../engine_support/mod.rs"]
 mod engine_support;
 mod failures;
 mod faults;
 mod inspect;
+mod layout;
+mod monitoring;
 mod passthrough;
 mod protocol;
 mod record;
+mod redaction;
 mod responses_clients;
+mod sdk_endings;
 mod shutdown;
 mod soak;
 mod streaming;
 mod support;
 mod tls;
+mod two_processes;
+mod verdicts;

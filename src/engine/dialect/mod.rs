@@ -117,6 +117,15 @@ impl DialectState {
         }
     }
 
+    /// Whether a stream ended by its own framing: `data: [DONE]` (Chat), a terminal event
+    /// (Responses).
+    pub fn stream_is_done(&self) -> bool {
+        match self {
+            DialectState::Chat(chat) => chat.stream_is_done(),
+            DialectState::Responses(responses) => responses.stream_is_done(),
+        }
+    }
+
     pub fn facts(&self) -> &RequestFacts {
         match self {
             DialectState::Chat(chat) => &chat.request.facts,

@@ -65,6 +65,10 @@ impl ChatState {
         }
     }
 
+    pub fn stream_is_done(&self) -> bool {
+        self.stream.is_done()
+    }
+
     fn declared(&self) -> Declared<'_> {
         Declared {
             tools: self.tools.as_deref(),

@@ -75,6 +75,10 @@ impl ResponsesState {
         }
     }
 
+    pub fn stream_is_done(&self) -> bool {
+        self.stream.terminal.is_some()
+    }
+
     pub fn last_sequence_number(&self) -> Option<i64> {
         self.stream.last_sequence
     }
