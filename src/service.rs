@@ -169,6 +169,7 @@ async fn run(
             enforce::response(
                 &inspection.engine,
                 &inspection.schemas,
+                crate::engine::Dialect::for_path(&ctx.path),
                 &request_body,
                 response,
                 cut,

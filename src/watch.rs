@@ -165,6 +165,7 @@ impl Watch {
                 id: Arc::from(ctx.id.as_str()),
                 route: ctx.route.clone(),
                 started: ctx.started,
+                dialect: crate::engine::Dialect::for_path(&ctx.path),
             },
             request: request_rx,
             response: response_rx,

@@ -71,7 +71,7 @@ async fn record_corpus(name: &str) -> (PathBuf, Vec<Fixture>) {
                 route: "fixtures",
                 upstream: "http://127.0.0.1:9",
                 method: "POST",
-                path: "/v1/chat/completions",
+                path: fixture.path(),
                 query: None,
                 request_headers: &request_headers,
             })
@@ -85,7 +85,8 @@ async fn record_corpus(name: &str) -> (PathBuf, Vec<Fixture>) {
             headers.insert("content-encoding", ce.parse().expect("header"));
         }
         handle.response_head(fixture.head.status, &headers);
-        let mut exchange = Exchange::new(&engine, &cache, &fixture.request);
+        let mut exchange =
+            Exchange::with_dialect(&engine, &cache, fixture.dialect, &fixture.request);
         exchange.response_head(fixture.head.clone());
         for frame in natural_frames(fixture) {
             exchange.feed(frame);

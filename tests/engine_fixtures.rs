@@ -66,9 +66,8 @@ fn clean_and_passing_cases_are_clean_and_complete() {
     let clean: Vec<_> = load_all()
         .into_iter()
         .filter(|f| {
-            f.name.starts_with("pass_")
-                || f.name.starts_with("pair_")
-                || f.name.starts_with("seed_")
+            let name = f.kind_name();
+            name.starts_with("pass_") || name.starts_with("pair_") || name.starts_with("seed_")
         })
         .collect();
     assert!(
@@ -105,7 +104,7 @@ fn reassembled_streams_equal_their_buffered_twins() {
     let mut pairs = 0;
     for stream in all
         .iter()
-        .filter(|f| f.name.starts_with("pair_") && f.name.ends_with("_sse"))
+        .filter(|f| f.kind_name().starts_with("pair_") && f.name.ends_with("_sse"))
     {
         let twin_name = stream.name.replace("_sse", "_json");
         let buffered = all

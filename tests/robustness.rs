@@ -1,12 +1,13 @@
 //! Arbitrary input never panics the analysis code: random and half-structured bytes through the
-//! engine (every content type and encoding, any chunking) and through the recording reader.
+//! engine (both dialects, every content type and encoding, any chunking) and through the
+//! recording reader.
 //! A deterministic complement to the fuzz targets: it runs in every `cargo test`.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use tooltap::engine::{BodyEnd, EngineConfig, Exchange, ResponseHead, SchemaCache};
+use tooltap::engine::{BodyEnd, Dialect, EngineConfig, Exchange, ResponseHead, SchemaCache};
 
 /// Pieces that look like the real thing, so random combinations reach deep into the rules.
 fn sse_piece() -> impl Strategy<Value = String> {
@@ -22,6 +23,13 @@ fn sse_piece() -> impl Strategy<Value = String> {
         Just("{\\\"city\\\":".to_string()),
         Just("}}]},\"finish_reason\":\"tool_calls\"}]}".to_string()),
         Just("\"error\":{\"message\":\"x\"}".to_string()),
+        Just("event: response.output_item.added\n".to_string()),
+        Just("{\"type\":\"response.output_item.added\",\"sequence_number\":".to_string()),
+        Just(",\"output_index\":0,\"item\":{\"type\":\"function_call\",\"id\":\"fc_1\",\"call_id\":\"c\",\"name\":\"get_weather\",\"arguments\":\"\"}}".to_string()),
+        Just("{\"type\":\"response.function_call_arguments.delta\",\"item_id\":\"fc_1\",\"output_index\":0,\"delta\":\"".to_string()),
+        Just("{\"type\":\"response.output_item.done\",\"output_index\":0,\"item\":{\"type\":\"custom_tool_call\",\"id\":\"fc_1\",\"input\":5}}".to_string()),
+        Just("{\"type\":\"response.completed\",\"response\":{\"status\":\"completed\",\"output\":[".to_string()),
+        Just("{\"type\":\"error\"}".to_string()),
         Just("-1".to_string()),
         Just("null".to_string()),
         "[ -~]{0,12}",
@@ -34,6 +42,7 @@ fn request() -> impl Strategy<Value = Vec<u8>> {
         Just(br#"{"model":"m","stream":true,"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}],"tool_choice":"required"}"#.to_vec()),
         Just(br#"{"tools":[{"type":"function","function":{"name":"f","parameters":{"type":5}}}],"tool_choice":{"type":"function","function":{"name":"f"}}}"#.to_vec()),
         Just(br#"{"tools":[{"function":{"name":"r","parameters":{"$ref":"https://example.invalid/s.json"}}}]}"#.to_vec()),
+        Just(br#"{"stream":true,"tools":[{"type":"function","name":"get_weather","parameters":{"type":"object"}},{"type":"custom","name":"p","format":{"type":"grammar","syntax":"regex","definition":"a+("}},{"type":"custom","name":"q","format":{"type":"grammar","syntax":"regex","definition":"[a-z]+"}}],"tool_choice":{"type":"allowed_tools","mode":"required","tools":[{"type":"custom","name":"q"}]},"parallel_tool_calls":false}"#.to_vec()),
         proptest::collection::vec(any::<u8>(), 0..64),
     ]
 }
@@ -62,10 +71,21 @@ fn head() -> impl Strategy<Value = ResponseHead> {
         })
 }
 
-fn run(request: &[u8], head: ResponseHead, body: &[u8], cuts: &[usize], complete: bool) {
+fn dialect() -> impl Strategy<Value = Dialect> {
+    prop_oneof![Just(Dialect::Chat), Just(Dialect::Responses)]
+}
+
+fn run(
+    dialect: Dialect,
+    request: &[u8],
+    head: ResponseHead,
+    body: &[u8],
+    cuts: &[usize],
+    complete: bool,
+) {
     let config = Arc::new(EngineConfig::default());
     let cache = SchemaCache::default();
-    let mut exchange = Exchange::new(&config, &cache, request);
+    let mut exchange = Exchange::with_dialect(&config, &cache, dialect, request);
     exchange.response_head(head);
     let mut start = 0;
     let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (body.len() + 1)).collect();
@@ -91,23 +111,25 @@ proptest! {
 
     #[test]
     fn half_structured_streams_never_panic_the_engine(
+        dialect in dialect(),
         request in request(),
         head in head(),
         pieces in proptest::collection::vec(sse_piece(), 0..40),
         cuts in proptest::collection::vec(any::<usize>(), 0..6),
         complete in any::<bool>(),
     ) {
-        run(&request, head, pieces.concat().as_bytes(), &cuts, complete);
+        run(dialect, &request, head, pieces.concat().as_bytes(), &cuts, complete);
     }
 
     #[test]
     fn random_bytes_never_panic_the_engine(
+        dialect in dialect(),
         request in request(),
         head in head(),
         body in proptest::collection::vec(any::<u8>(), 0..512),
         cuts in proptest::collection::vec(any::<usize>(), 0..6),
     ) {
-        run(&request, head, &body, &cuts, true);
+        run(dialect, &request, head, &body, &cuts, true);
     }
 
     #[test]

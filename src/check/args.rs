@@ -62,6 +62,10 @@ pub struct CheckArgs {
     /// The response's content encoding (gzip, br, zstd) [default: gzip when the bytes say so]
     #[arg(long, value_name = "ENCODING", requires = "response")]
     pub content_encoding: Option<String>,
+    /// The captured exchange's dialect: the request path it was sent to, e.g. /v1/responses
+    /// (a path ending in /responses is the Responses API) [default: /v1/chat/completions]
+    #[arg(long, value_name = "PATH", requires = "response")]
+    pub path: Option<String>,
     /// The response's status code [default: 200]
     #[arg(long, value_name = "CODE", requires = "response")]
     pub status: Option<u16>,

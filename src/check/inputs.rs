@@ -112,6 +112,8 @@ fn walk(dir: &Path, depth: usize, found: &mut Vec<PathBuf>, problems: &mut Vec<S
 #[derive(Debug, Clone)]
 pub struct Capture {
     pub source: String,
+    /// Decided by `--path` (Chat Completions without it).
+    pub dialect: crate::engine::Dialect,
     pub request: Vec<u8>,
     pub head: ResponseHead,
     /// The body split as a server would send it: one frame per SSE event when the body is an
@@ -141,6 +143,7 @@ pub fn capture(args: &CheckArgs, request: &Path, response: &Path) -> Result<Capt
         vec![body]
     };
     Ok(Capture {
+        dialect: crate::engine::Dialect::for_path(args.path.as_deref().unwrap_or_default()),
         source: response.display().to_string(),
         request: request_body,
         head: ResponseHead {

@@ -157,7 +157,7 @@ pub fn engine_report(
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.clone())
     };
-    let mut exchange = Exchange::new(engine, cache, &request);
+    let mut exchange = Exchange::with_dialect(engine, cache, meta.dialect(), &request);
     exchange.response_head(ResponseHead {
         status: meta.response.status,
         content_type: header("content-type"),
@@ -177,7 +177,7 @@ pub fn engine_report(
 /// Judges a capture made elsewhere.
 pub fn capture(capture: &Capture, engine: &Arc<EngineConfig>) -> Item {
     let cache = SchemaCache::default();
-    let mut exchange = Exchange::new(engine, &cache, &capture.request);
+    let mut exchange = Exchange::with_dialect(engine, &cache, capture.dialect, &capture.request);
     exchange.response_head(capture.head.clone());
     for frame in &capture.frames {
         exchange.feed(frame);

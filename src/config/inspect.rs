@@ -72,7 +72,7 @@ impl Default for Matcher {
     fn default() -> Self {
         Matcher {
             methods: vec!["POST".into()],
-            path_suffixes: vec!["/chat/completions".into()],
+            path_suffixes: vec!["/chat/completions".into(), "/responses".into()],
         }
     }
 }

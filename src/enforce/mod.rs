@@ -25,7 +25,9 @@ use http::{HeaderValue, Response, StatusCode, header};
 
 use http_body_util::BodyExt;
 
-use crate::engine::{BodyKind, EngineConfig, ResponseHead, SchemaCache, Severity, Violation};
+use crate::engine::{
+    BodyKind, Dialect, EngineConfig, ResponseHead, SchemaCache, Severity, Violation,
+};
 use crate::forward::body::{BodyError, ProxyBody, full};
 
 pub use hold::{Held, Prefixed, hold};
@@ -80,11 +82,13 @@ pub(crate) fn error_object(violations: &[&Violation]) -> serde_json::Value {
 pub fn judge_buffered(
     engine: &Arc<EngineConfig>,
     schemas: &SchemaCache,
+    dialect: Dialect,
     request_body: &[u8],
     head: ResponseHead,
     body: &[u8],
 ) -> Option<Response<Bytes>> {
-    let report = crate::engine::check_exchange(engine, schemas, request_body, head, body);
+    let report =
+        crate::engine::check_exchange_as(engine, schemas, dialect, request_body, head, body);
     let errors = errors(&report.violations);
     if errors.is_empty() {
         return None;
@@ -111,6 +115,7 @@ pub fn judge_buffered(
 pub async fn response(
     engine: &Arc<EngineConfig>,
     schemas: &SchemaCache,
+    dialect: Dialect,
     request_body: &[u8],
     response: Response<ProxyBody>,
     mut cut: CutSender,
@@ -120,7 +125,8 @@ pub async fn response(
     }
     let head = crate::watch::response_head(response.status().as_u16(), response.headers());
     // The engine's own answer to "is this a stream", so enforce mode and the inspector agree.
-    let mut exchange = crate::engine::Exchange::new(engine, schemas, request_body);
+    let mut exchange =
+        crate::engine::Exchange::with_dialect(engine, schemas, dialect, request_body);
     exchange.response_head(head.clone());
     let (mut parts, body) = response.into_parts();
     if exchange.body_kind() == Some(BodyKind::Sse) {
@@ -130,17 +136,19 @@ pub async fn response(
         return Response::from_parts(parts, body);
     }
     match hold(body, engine.max_json_body).await {
-        Held::Whole(bytes) => match judge_buffered(engine, schemas, request_body, head, &bytes) {
-            Some(refusal) => {
-                cut.cut(EnforceCut {
-                    status: Some(refusal.status().as_u16()),
-                    replacement: refusal.body().clone(),
-                    replaced_last: false,
-                });
-                refusal.map(full)
+        Held::Whole(bytes) => {
+            match judge_buffered(engine, schemas, dialect, request_body, head, &bytes) {
+                Some(refusal) => {
+                    cut.cut(EnforceCut {
+                        status: Some(refusal.status().as_u16()),
+                        replacement: refusal.body().clone(),
+                        replaced_last: false,
+                    });
+                    refusal.map(full)
+                }
+                None => Response::from_parts(parts, full(bytes)),
             }
-            None => Response::from_parts(parts, full(bytes)),
-        },
+        }
         Held::TooLarge(prefixed) => {
             tracing::warn!(
                 limit = engine.max_json_body,

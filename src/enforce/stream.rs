@@ -8,7 +8,7 @@ use http_body::{Body, Frame, SizeHint};
 
 use super::verdict::{CutSender, EnforceCut};
 use super::{error_object, errors};
-use crate::engine::{BodyEnd, Exchange, Violation};
+use crate::engine::{BodyEnd, Dialect, Exchange, Violation};
 use crate::forward::body::{BodyError, ProxyBody};
 
 /// A stream body that checks each frame before forwarding it; see the module doc.
@@ -34,13 +34,30 @@ impl EnforceBody {
     /// (`replaced_last`) or after the upstream's whole body.
     fn cut_with(&mut self, violations: &[&Violation], replaced_last: bool) -> Frame<Bytes> {
         self.done = true;
-        self.exchange = None;
+        let exchange = self.exchange.take();
         tracing::warn!(
             rules = %violations.iter().map(|v| v.rule.as_str()).collect::<Vec<_>>().join(","),
             "enforce: stream cut with an error event"
         );
-        let event = serde_json::json!({ "error": error_object(violations) });
-        let replacement = Bytes::from(format!("data: {event}\n\n"));
+        let error = error_object(violations);
+        let text = match exchange
+            .as_ref()
+            .filter(|e| e.dialect() == Dialect::Responses)
+        {
+            // A Responses stream ends with its own `error` event: `event:` line, `type`, and a
+            // `sequence_number` after the last one forwarded.
+            Some(exchange) => {
+                let sequence = exchange.last_sequence_number().map_or(0, |n| n + 1);
+                let mut event = error;
+                if let Some(object) = event.as_object_mut() {
+                    object.insert("type".into(), "error".into());
+                    object.insert("sequence_number".into(), sequence.into());
+                }
+                format!("event: error\ndata: {event}\n\n")
+            }
+            None => format!("data: {}\n\n", serde_json::json!({ "error": error })),
+        };
+        let replacement = Bytes::from(text);
         self.cut.cut(EnforceCut {
             status: None,
             replacement: replacement.clone(),

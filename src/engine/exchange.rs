@@ -7,18 +7,13 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
-
 use super::config::EngineConfig;
-use super::contract::Declared;
-use super::contract::buffered::check_document;
-use super::contract::stream::StreamContract;
 use super::decode::{BodyDecoder, DecodeError};
+use super::dialect::{Dialect, DialectState};
 use super::framing::{JsonFramer, SseEvent, SseFramer};
-use super::report::{BodyKind, ChoiceOutcome, Completeness, LimitKind, Report};
-use super::request::{ParsedRequest, parse_request};
+use super::report::{BodyKind, Completeness, LimitKind, Report};
 use super::rules::RuleId;
-use super::schema::{CompiledTools, SchemaCache, ToolSchema};
+use super::schema::SchemaCache;
 use super::violation::{Site, Stage, Violation, ViolationSink};
 use super::{BodyEnd, ResponseHead};
 
@@ -34,7 +29,6 @@ enum Body {
 #[derive(Debug)]
 struct SseBody {
     framer: SseFramer,
-    contract: StreamContract,
     events: Vec<SseEvent>,
 }
 
@@ -42,8 +36,8 @@ struct SseBody {
 #[derive(Debug)]
 pub struct Exchange {
     config: Arc<EngineConfig>,
-    request: ParsedRequest,
-    tools: Option<Arc<CompiledTools>>,
+    /// The dialect's request facts, event reading, reassembly and rules.
+    state: DialectState,
     sink: ViolationSink,
     notes: Vec<String>,
     status: Option<u16>,
@@ -57,44 +51,25 @@ pub struct Exchange {
 }
 
 impl Exchange {
-    /// Starts an exchange; compiles (or fetches from `cache`) the declared tools' schemas.
+    /// Starts a Chat Completions exchange; compiles (or fetches from `cache`) the declared
+    /// tools' schemas.
     pub fn new(config: &Arc<EngineConfig>, cache: &SchemaCache, request_body: &[u8]) -> Exchange {
-        let mut request = parse_request(request_body);
+        Exchange::with_dialect(config, cache, Dialect::Chat, request_body)
+    }
+
+    /// Starts an exchange of the given dialect (see [`Dialect::for_path`]).
+    pub fn with_dialect(
+        config: &Arc<EngineConfig>,
+        cache: &SchemaCache,
+        dialect: Dialect,
+        request_body: &[u8],
+    ) -> Exchange {
         let mut sink = ViolationSink::new(config.severity.clone());
         let mut notes = Vec::new();
-        let tools = request
-            .tools
-            .as_ref()
-            .map(|tools| cache.tools_for_raw(tools))
-            .filter(|tools| tools.declares());
-        request.facts.tools = tools
-            .iter()
-            .flat_map(|tools| tools.iter())
-            .map(|tool| tool.name.clone())
-            .collect();
-        if !request.facts.parsed {
-            notes.push("request body is not a JSON object: declared tools unknown, declaration rules skipped".to_owned());
-        } else if tools.is_none() {
-            notes.push("request declares no tools: declaration rules skipped".to_owned());
-        }
-        for tool in tools.iter().flat_map(|tools| tools.iter()) {
-            if let ToolSchema::Invalid(reason) = &tool.schema {
-                let detail = format!(
-                    "tool {:?}: {reason}; its arguments are not schema-checked",
-                    tool.name
-                );
-                sink.push(
-                    RuleId::RequestSchemaInvalid,
-                    Stage::Request,
-                    Site::at(tool.parameters_path.clone()),
-                    detail,
-                );
-            }
-        }
+        let state = DialectState::new(dialect, cache, request_body, &mut sink, &mut notes);
         Exchange {
             config: Arc::clone(config),
-            request,
-            tools,
+            state,
             sink,
             notes,
             status: None,
@@ -104,6 +79,16 @@ impl Exchange {
             stopped: None,
             next_seq: 0,
         }
+    }
+
+    /// The dialect this exchange is judged as.
+    pub fn dialect(&self) -> Dialect {
+        self.state.dialect()
+    }
+
+    /// The last `sequence_number` seen on a Responses stream.
+    pub fn last_sequence_number(&self) -> Option<i64> {
+        self.state.last_sequence_number()
     }
 
     /// Records the response head and decides how the body is read.
@@ -146,7 +131,6 @@ impl Exchange {
         self.body = match kind {
             BodyKind::Sse => Body::Sse(Box::new(SseBody {
                 framer: SseFramer::new(self.config.max_sse_line),
-                contract: StreamContract::default(),
                 events: Vec::new(),
             })),
             BodyKind::Json | BodyKind::Other | BodyKind::None => {
@@ -173,8 +157,7 @@ impl Exchange {
             return;
         }
         let Exchange {
-            request,
-            tools,
+            state,
             sink,
             body,
             decoder,
@@ -183,9 +166,8 @@ impl Exchange {
         let Some(decoder) = decoder.as_mut() else {
             return;
         };
-        let declared = declared(request, tools.as_deref());
         let outcome = match decoder.push(chunk) {
-            Ok(decoded) => frame(body, decoded, seq, declared, sink),
+            Ok(decoded) => frame(body, decoded, seq, state, sink),
             Err(error) => Err(decode_stop(error)),
         };
         if let Err(completeness) = outcome {
@@ -204,9 +186,14 @@ impl Exchange {
             && let Some(decoder) = self.decoder.as_mut()
         {
             let seq = self.next_seq.saturating_sub(1);
-            let declared = declared(&self.request, self.tools.as_deref());
             let outcome = match decoder.finish() {
-                Ok(decoded) => frame(&mut self.body, decoded, seq, declared, &mut self.sink),
+                Ok(decoded) => frame(
+                    &mut self.body,
+                    decoded,
+                    seq,
+                    &mut self.state,
+                    &mut self.sink,
+                ),
                 Err(error) => Err(decode_stop(error)),
             };
             if let Err(completeness) = outcome {
@@ -224,38 +211,35 @@ impl Exchange {
             None if judged => Completeness::Complete,
             None => Completeness::Truncated,
         };
-        let tools = self.tools.clone();
-        let request = self.request.clone();
-        let declared = declared(&request, tools.as_deref());
         let body = std::mem::replace(&mut self.body, Body::AwaitingHead);
         let (body_kind, choices, usage) = match body {
             Body::AwaitingHead => (BodyKind::None, Vec::new(), None),
             Body::NotInspected(kind) => (kind, Vec::new(), None),
             Body::Json(framer) if judged => {
-                let (choices, usage) = judge_json(framer.body(), declared, &mut self.sink);
+                let (choices, usage) = self.state.judge_buffered(framer.body(), &mut self.sink);
                 (BodyKind::Json, choices, usage)
             }
             Body::Json(_) => (BodyKind::Json, Vec::new(), None),
-            Body::Sse(mut sse) => {
-                let choices = if judged {
-                    let choices = sse.contract.complete(declared, &mut self.sink);
-                    sse.contract
-                        .end_of_body(sse.framer.has_pending(), &mut self.sink);
-                    choices
-                } else {
-                    // Partial reassembly is still worth showing; its verdicts are not.
-                    let mut scratch = ViolationSink::new(self.config.severity.clone());
-                    sse.contract.complete(declared, &mut scratch)
-                };
+            Body::Sse(sse) => {
+                // Partial reassembly is still worth showing; its verdicts are not.
+                let mut scratch = ViolationSink::new(self.config.severity.clone());
+                let (choices, usage) = self.state.finish_stream(
+                    judged,
+                    sse.framer.has_pending(),
+                    &mut self.sink,
+                    &mut scratch,
+                );
                 if sse.framer.comments() > 0 {
                     self.notes.push(format!(
                         "{} SSE comment line(s) (keep-alives) skipped",
                         sse.framer.comments()
                     ));
                 }
-                (BodyKind::Sse, choices, sse.contract.assembly.usage.take())
+                (BodyKind::Sse, choices, usage)
             }
         };
+        let dialect = self.state.dialect();
+        let request = self.state.facts().clone();
         let Exchange {
             sink,
             notes,
@@ -263,7 +247,8 @@ impl Exchange {
             ..
         } = self;
         Report {
-            request: request.facts,
+            dialect,
+            request,
             status,
             body_kind,
             choices,
@@ -278,7 +263,7 @@ impl Exchange {
     /// after: `data: [DONE]` on a stream, a complete document on a buffered body.
     fn content_is_whole(&self) -> bool {
         match &self.body {
-            Body::Sse(sse) => sse.contract.is_done(),
+            Body::Sse(_) => self.state.stream_is_done(),
             Body::Json(framer) => {
                 serde_json::from_slice::<serde::de::IgnoredAny>(framer.body()).is_ok()
             }
@@ -295,7 +280,7 @@ impl Exchange {
 
     fn classify(&self, content_type: Option<&str>) -> BodyKind {
         let Some(content_type) = content_type else {
-            return if self.request.facts.stream {
+            return if self.state.facts().stream {
                 BodyKind::Sse
             } else {
                 BodyKind::Json
@@ -317,10 +302,10 @@ impl Exchange {
     }
 
     fn check_stream_flag(&mut self, kind: BodyKind) {
-        if !self.request.facts.parsed {
+        if !self.state.facts().parsed {
             return;
         }
-        let asked_stream = self.request.facts.stream;
+        let asked_stream = self.state.facts().stream;
         let got_stream = kind == BodyKind::Sse;
         if asked_stream != got_stream {
             let detail = format!(
@@ -346,22 +331,13 @@ impl Exchange {
     }
 }
 
-fn declared<'a>(request: &'a ParsedRequest, tools: Option<&'a CompiledTools>) -> Declared<'a> {
-    Declared {
-        tools,
-        choice: &request.choice,
-        parallel_tool_calls: request.facts.parallel_tool_calls,
-    }
-}
-
-/// Hands decoded bytes to the framer; an `Err` says why inspection must stop. At `[DONE]` the
-/// reassembled message is judged at once, so enforce mode sees complete-stage verdicts before
-/// the body ends.
+/// Hands decoded bytes to the framer and each whole SSE event to the dialect; an `Err` says why
+/// inspection must stop.
 fn frame(
     body: &mut Body,
     decoded: &[u8],
     seq: u64,
-    declared: Declared<'_>,
+    state: &mut DialectState,
     sink: &mut ViolationSink,
 ) -> Result<(), Completeness> {
     match body {
@@ -371,16 +347,10 @@ fn frame(
             bytes: e.limit,
         }),
         Body::Sse(sse) => {
-            let SseBody {
-                framer,
-                contract,
-                events,
-            } = sse.as_mut();
+            let SseBody { framer, events } = sse.as_mut();
             let pushed = framer.push(decoded, events);
             for event in events.drain(..) {
-                if contract.on_event(&event, seq, sink) {
-                    contract.complete(declared, sink);
-                }
+                state.on_event(&event, seq, sink);
             }
             pushed.map_err(|e| Completeness::TooLarge {
                 limit: LimitKind::SseLine,
@@ -400,33 +370,6 @@ fn decode_stop(error: DecodeError) -> Completeness {
             Completeness::DecodeFailed {
                 reason: other.to_string(),
             }
-        }
-    }
-}
-
-/// Parses and judges a buffered body.
-fn judge_json(
-    body: &[u8],
-    declared: Declared<'_>,
-    sink: &mut ViolationSink,
-) -> (Vec<ChoiceOutcome>, Option<Value>) {
-    match serde_json::from_slice::<Value>(body) {
-        Ok(document) => {
-            let choices =
-                check_document(&document, declared, super::contract::Origin::Buffered, sink);
-            (
-                choices,
-                document.get("usage").filter(|u| !u.is_null()).cloned(),
-            )
-        }
-        Err(error) => {
-            sink.push(
-                RuleId::ResponseNotJson,
-                Stage::Complete,
-                Site::at(""),
-                format!("a 2xx JSON body that does not parse: {error}"),
-            );
-            (Vec::new(), None)
         }
     }
 }

@@ -6,19 +6,22 @@
 //! [`RuleId`]s, and how complete the inspection was. This module imports neither hyper, http
 //! nor tokio (a test enforces it), and does no I/O.
 //!
+//! Each exchange has a [`Dialect`], decided from the request path: Chat Completions or the
+//! Responses API. The dialect brings request facts, event reading, reassembly and rules
+//! ([`dialect`]); framing, decoding, the schema cache, violations, rules and the report are
+//! shared and stay here.
+//!
 //! ```text
-//! request body ─► request (facts, tools) ─► schema (cached validators)
-//! body bytes ─► decode ─► framing { sse | json } ─► contract { stream ─► reassemble, buffered, calls } ─► report
+//! request body ─► dialect { chat | responses }::request (facts, tools) ─► schema (cached validators)
+//! body bytes ─► decode ─► framing { sse | json } ─► dialect { stream ─► reassemble, buffered, calls } ─► report
 //! ```
 
 pub mod config;
-pub mod contract;
 pub mod decode;
+pub mod dialect;
 mod exchange;
 pub mod framing;
-pub mod reassemble;
 pub mod report;
-pub mod request;
 pub mod rules;
 pub mod schema;
 pub mod violation;
@@ -26,6 +29,9 @@ pub mod violation;
 use std::sync::Arc;
 
 pub use config::{EngineConfig, Level, SeverityOverrides};
+pub use dialect::Dialect;
+/// The Chat Completions modules, where they were before dialects existed.
+pub use dialect::chat::{contract, reassemble, request};
 pub use exchange::Exchange;
 pub use framing::{SseEvent, SseFramer};
 pub use report::{BodyKind, ChoiceOutcome, Completeness, LimitKind, Report, ToolCallOutcome};
@@ -62,7 +68,8 @@ pub enum BodyEnd {
     Lossy,
 }
 
-/// Checks a whole exchange at once: the offline checker's and the tests' convenience.
+/// Checks a whole Chat Completions exchange at once: the offline checker's and the tests'
+/// convenience.
 pub fn check_exchange(
     config: &Arc<EngineConfig>,
     cache: &SchemaCache,
@@ -71,6 +78,21 @@ pub fn check_exchange(
     body: &[u8],
 ) -> Report {
     let mut exchange = Exchange::new(config, cache, request_body);
+    exchange.response_head(head);
+    exchange.feed(body);
+    exchange.finish(BodyEnd::Complete)
+}
+
+/// The same for an exchange of any dialect.
+pub fn check_exchange_as(
+    config: &Arc<EngineConfig>,
+    cache: &SchemaCache,
+    dialect: Dialect,
+    request_body: &[u8],
+    head: ResponseHead,
+    body: &[u8],
+) -> Report {
+    let mut exchange = Exchange::with_dialect(config, cache, dialect, request_body);
     exchange.response_head(head);
     exchange.feed(body);
     exchange.finish(BodyEnd::Complete)

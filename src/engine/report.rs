@@ -6,12 +6,16 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::dialect::Dialect;
 use super::request::RequestFacts;
 use super::violation::Violation;
 
 /// Everything the engine concluded about one request/response pair.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
+    /// The tool-calling API the exchange was judged as (absent in old reports: Chat).
+    #[serde(default)]
+    pub dialect: Dialect,
     pub request: RequestFacts,
     pub status: Option<u16>,
     pub body_kind: BodyKind,

@@ -51,11 +51,60 @@ pub enum RuleId {
     DeltaNameChanged,
     DeltaNameLate,
     DeltaArgumentsNotString,
+    ResponsesRequestToolShapeChatStyle,
+    ResponsesRequestToolNameInvalid,
+    ResponsesRequestToolNameDuplicate,
+    ResponsesRequestParametersNotObjectSchema,
+    ResponsesRequestStrictSchemaIncompatible,
+    ResponsesRequestCustomFormatInvalid,
+    ResponsesRequestToolChoiceUnknownTool,
+    ResponsesRequestAllowedToolsUnknownTool,
+    ResponsesRequestToolChoiceWithoutTools,
+    ResponsesRequestFunctionCallOutputOrphan,
+    ResponsesRequestCallIdTooLong,
+    ResponsesOutputEnvelopeInvalid,
+    ResponsesOutputCallIdMissing,
+    ResponsesOutputCallIdDuplicate,
+    ResponsesOutputItemIdMissing,
+    ResponsesOutputNameUnknown,
+    ResponsesOutputArgumentsNotString,
+    ResponsesOutputArgumentsInvalidJson,
+    ResponsesOutputArgumentsSchemaMismatch,
+    ResponsesOutputCustomInputNotString,
+    ResponsesOutputCustomCalledAsFunction,
+    ResponsesOutputCustomInputJsonWrapped,
+    ResponsesOutputCustomGrammarMismatch,
+    ResponsesOutputToolMarkupInText,
+    ResponsesOutputStatusInconsistent,
+    ResponsesToolChoiceNoneViolated,
+    ResponsesToolChoiceRequiredViolated,
+    ResponsesToolChoiceForcedViolated,
+    ResponsesToolChoiceAllowedToolsViolated,
+    ResponsesToolChoiceParallelViolated,
+    ResponsesStreamEventNameMismatch,
+    ResponsesStreamUnknownEventType,
+    ResponsesStreamSequenceNumberMissing,
+    ResponsesStreamSequenceNumberNotMonotonic,
+    ResponsesStreamDeltaWithoutItem,
+    ResponsesStreamItemIdOutputIndexMismatch,
+    ResponsesStreamOutputIndexCollision,
+    ResponsesStreamDeltaKindMismatch,
+    ResponsesStreamEventAfterItemDone,
+    ResponsesStreamArgumentsDoneMismatch,
+    ResponsesStreamItemDoneMismatch,
+    ResponsesStreamItemNotDone,
+    ResponsesStreamToolMarkupAsTextDelta,
+    ResponsesStreamTerminalMissing,
+    ResponsesStreamEventAfterTerminal,
+    ResponsesStreamTerminalOutputMismatch,
+    ResponsesStreamTerminalEnvelopeInvalid,
+    ResponsesStreamDoneSentinel,
+    ResponsesStreamErrorEventInvalid,
 }
 
 impl RuleId {
     /// Every rule, in documentation order.
-    pub const ALL: [RuleId; 36] = [
+    pub const ALL: [RuleId; 85] = [
         RuleId::RequestSchemaInvalid,
         RuleId::ResponseNotJson,
         RuleId::ResponseShapeInvalid,
@@ -92,6 +141,55 @@ impl RuleId {
         RuleId::DeltaNameChanged,
         RuleId::DeltaNameLate,
         RuleId::DeltaArgumentsNotString,
+        RuleId::ResponsesRequestToolShapeChatStyle,
+        RuleId::ResponsesRequestToolNameInvalid,
+        RuleId::ResponsesRequestToolNameDuplicate,
+        RuleId::ResponsesRequestParametersNotObjectSchema,
+        RuleId::ResponsesRequestStrictSchemaIncompatible,
+        RuleId::ResponsesRequestCustomFormatInvalid,
+        RuleId::ResponsesRequestToolChoiceUnknownTool,
+        RuleId::ResponsesRequestAllowedToolsUnknownTool,
+        RuleId::ResponsesRequestToolChoiceWithoutTools,
+        RuleId::ResponsesRequestFunctionCallOutputOrphan,
+        RuleId::ResponsesRequestCallIdTooLong,
+        RuleId::ResponsesOutputEnvelopeInvalid,
+        RuleId::ResponsesOutputCallIdMissing,
+        RuleId::ResponsesOutputCallIdDuplicate,
+        RuleId::ResponsesOutputItemIdMissing,
+        RuleId::ResponsesOutputNameUnknown,
+        RuleId::ResponsesOutputArgumentsNotString,
+        RuleId::ResponsesOutputArgumentsInvalidJson,
+        RuleId::ResponsesOutputArgumentsSchemaMismatch,
+        RuleId::ResponsesOutputCustomInputNotString,
+        RuleId::ResponsesOutputCustomCalledAsFunction,
+        RuleId::ResponsesOutputCustomInputJsonWrapped,
+        RuleId::ResponsesOutputCustomGrammarMismatch,
+        RuleId::ResponsesOutputToolMarkupInText,
+        RuleId::ResponsesOutputStatusInconsistent,
+        RuleId::ResponsesToolChoiceNoneViolated,
+        RuleId::ResponsesToolChoiceRequiredViolated,
+        RuleId::ResponsesToolChoiceForcedViolated,
+        RuleId::ResponsesToolChoiceAllowedToolsViolated,
+        RuleId::ResponsesToolChoiceParallelViolated,
+        RuleId::ResponsesStreamEventNameMismatch,
+        RuleId::ResponsesStreamUnknownEventType,
+        RuleId::ResponsesStreamSequenceNumberMissing,
+        RuleId::ResponsesStreamSequenceNumberNotMonotonic,
+        RuleId::ResponsesStreamDeltaWithoutItem,
+        RuleId::ResponsesStreamItemIdOutputIndexMismatch,
+        RuleId::ResponsesStreamOutputIndexCollision,
+        RuleId::ResponsesStreamDeltaKindMismatch,
+        RuleId::ResponsesStreamEventAfterItemDone,
+        RuleId::ResponsesStreamArgumentsDoneMismatch,
+        RuleId::ResponsesStreamItemDoneMismatch,
+        RuleId::ResponsesStreamItemNotDone,
+        RuleId::ResponsesStreamToolMarkupAsTextDelta,
+        RuleId::ResponsesStreamTerminalMissing,
+        RuleId::ResponsesStreamEventAfterTerminal,
+        RuleId::ResponsesStreamTerminalOutputMismatch,
+        RuleId::ResponsesStreamTerminalEnvelopeInvalid,
+        RuleId::ResponsesStreamDoneSentinel,
+        RuleId::ResponsesStreamErrorEventInvalid,
     ];
 
     /// The stable `family.name` id.
@@ -133,6 +231,103 @@ impl RuleId {
             RuleId::DeltaNameChanged => "delta.name_changed",
             RuleId::DeltaNameLate => "delta.name_late",
             RuleId::DeltaArgumentsNotString => "delta.arguments_not_string",
+            RuleId::ResponsesRequestToolShapeChatStyle => "responses.request.tool_shape_chat_style",
+            RuleId::ResponsesRequestToolNameInvalid => "responses.request.tool_name_invalid",
+            RuleId::ResponsesRequestToolNameDuplicate => "responses.request.tool_name_duplicate",
+            RuleId::ResponsesRequestParametersNotObjectSchema => {
+                "responses.request.parameters_not_object_schema"
+            }
+            RuleId::ResponsesRequestStrictSchemaIncompatible => {
+                "responses.request.strict_schema_incompatible"
+            }
+            RuleId::ResponsesRequestCustomFormatInvalid => {
+                "responses.request.custom_format_invalid"
+            }
+            RuleId::ResponsesRequestToolChoiceUnknownTool => {
+                "responses.request.tool_choice_unknown_tool"
+            }
+            RuleId::ResponsesRequestAllowedToolsUnknownTool => {
+                "responses.request.allowed_tools_unknown_tool"
+            }
+            RuleId::ResponsesRequestFunctionCallOutputOrphan => {
+                "responses.request.function_call_output_orphan"
+            }
+            RuleId::ResponsesRequestCallIdTooLong => "responses.request.call_id_too_long",
+            RuleId::ResponsesRequestToolChoiceWithoutTools => {
+                "responses.request.tool_choice_without_tools"
+            }
+            RuleId::ResponsesOutputEnvelopeInvalid => "responses.output.envelope_invalid",
+            RuleId::ResponsesOutputCallIdMissing => "responses.output.call_id_missing",
+            RuleId::ResponsesOutputCallIdDuplicate => "responses.output.call_id_duplicate",
+            RuleId::ResponsesOutputItemIdMissing => "responses.output.item_id_missing",
+            RuleId::ResponsesOutputNameUnknown => "responses.output.name_unknown",
+            RuleId::ResponsesOutputArgumentsNotString => "responses.output.arguments_not_string",
+            RuleId::ResponsesOutputArgumentsInvalidJson => {
+                "responses.output.arguments_invalid_json"
+            }
+            RuleId::ResponsesOutputArgumentsSchemaMismatch => {
+                "responses.output.arguments_schema_mismatch"
+            }
+            RuleId::ResponsesOutputCustomInputNotString => {
+                "responses.output.custom_input_not_string"
+            }
+            RuleId::ResponsesOutputCustomCalledAsFunction => {
+                "responses.output.custom_called_as_function"
+            }
+            RuleId::ResponsesOutputCustomInputJsonWrapped => {
+                "responses.output.custom_input_json_wrapped"
+            }
+            RuleId::ResponsesOutputCustomGrammarMismatch => {
+                "responses.output.custom_grammar_mismatch"
+            }
+            RuleId::ResponsesOutputToolMarkupInText => "responses.output.tool_markup_in_text",
+            RuleId::ResponsesOutputStatusInconsistent => "responses.output.status_inconsistent",
+            RuleId::ResponsesToolChoiceNoneViolated => "responses.tool_choice.none_violated",
+            RuleId::ResponsesToolChoiceRequiredViolated => {
+                "responses.tool_choice.required_violated"
+            }
+            RuleId::ResponsesToolChoiceForcedViolated => "responses.tool_choice.forced_violated",
+            RuleId::ResponsesToolChoiceAllowedToolsViolated => {
+                "responses.tool_choice.allowed_tools_violated"
+            }
+            RuleId::ResponsesToolChoiceParallelViolated => {
+                "responses.tool_choice.parallel_violated"
+            }
+            RuleId::ResponsesStreamEventNameMismatch => "responses.stream.event_name_mismatch",
+            RuleId::ResponsesStreamUnknownEventType => "responses.stream.unknown_event_type",
+            RuleId::ResponsesStreamSequenceNumberMissing => {
+                "responses.stream.sequence_number_missing"
+            }
+            RuleId::ResponsesStreamSequenceNumberNotMonotonic => {
+                "responses.stream.sequence_number_not_monotonic"
+            }
+            RuleId::ResponsesStreamDeltaWithoutItem => "responses.stream.delta_without_item",
+            RuleId::ResponsesStreamItemIdOutputIndexMismatch => {
+                "responses.stream.item_id_output_index_mismatch"
+            }
+            RuleId::ResponsesStreamOutputIndexCollision => {
+                "responses.stream.output_index_collision"
+            }
+            RuleId::ResponsesStreamDeltaKindMismatch => "responses.stream.delta_kind_mismatch",
+            RuleId::ResponsesStreamEventAfterItemDone => "responses.stream.event_after_item_done",
+            RuleId::ResponsesStreamArgumentsDoneMismatch => {
+                "responses.stream.arguments_done_mismatch"
+            }
+            RuleId::ResponsesStreamItemDoneMismatch => "responses.stream.item_done_mismatch",
+            RuleId::ResponsesStreamItemNotDone => "responses.stream.item_not_done",
+            RuleId::ResponsesStreamToolMarkupAsTextDelta => {
+                "responses.stream.tool_markup_as_text_delta"
+            }
+            RuleId::ResponsesStreamTerminalMissing => "responses.stream.terminal_missing",
+            RuleId::ResponsesStreamEventAfterTerminal => "responses.stream.event_after_terminal",
+            RuleId::ResponsesStreamTerminalOutputMismatch => {
+                "responses.stream.terminal_output_mismatch"
+            }
+            RuleId::ResponsesStreamTerminalEnvelopeInvalid => {
+                "responses.stream.terminal_envelope_invalid"
+            }
+            RuleId::ResponsesStreamDoneSentinel => "responses.stream.done_sentinel",
+            RuleId::ResponsesStreamErrorEventInvalid => "responses.stream.error_event_invalid",
         }
     }
 
@@ -147,7 +342,19 @@ impl RuleId {
             | RuleId::DeltaIndexInvalid
             | RuleId::DeltaIdRepeated
             | RuleId::DeltaNameRepeated
-            | RuleId::FinishReasonStopOnNamedChoice => Severity::Warning,
+            | RuleId::FinishReasonStopOnNamedChoice
+            | RuleId::ResponsesRequestParametersNotObjectSchema
+            | RuleId::ResponsesRequestStrictSchemaIncompatible
+            | RuleId::ResponsesRequestToolChoiceWithoutTools
+            | RuleId::ResponsesRequestFunctionCallOutputOrphan
+            | RuleId::ResponsesOutputItemIdMissing
+            | RuleId::ResponsesOutputCustomInputJsonWrapped
+            | RuleId::ResponsesOutputCustomGrammarMismatch
+            | RuleId::ResponsesOutputToolMarkupInText
+            | RuleId::ResponsesStreamUnknownEventType
+            | RuleId::ResponsesStreamSequenceNumberMissing
+            | RuleId::ResponsesStreamToolMarkupAsTextDelta
+            | RuleId::ResponsesStreamDoneSentinel => Severity::Warning,
             RuleId::ResponseNotJson
             | RuleId::ResponseShapeInvalid
             | RuleId::FinishReasonNotToolCalls
@@ -176,7 +383,44 @@ impl RuleId {
             | RuleId::DeltaIdChanged
             | RuleId::DeltaNameChanged
             | RuleId::DeltaNameLate
-            | RuleId::DeltaArgumentsNotString => Severity::Error,
+            | RuleId::DeltaArgumentsNotString
+            | RuleId::ResponsesRequestToolShapeChatStyle
+            | RuleId::ResponsesRequestCallIdTooLong
+            | RuleId::ResponsesRequestToolNameInvalid
+            | RuleId::ResponsesRequestToolNameDuplicate
+            | RuleId::ResponsesRequestCustomFormatInvalid
+            | RuleId::ResponsesRequestToolChoiceUnknownTool
+            | RuleId::ResponsesRequestAllowedToolsUnknownTool
+            | RuleId::ResponsesOutputEnvelopeInvalid
+            | RuleId::ResponsesOutputCallIdMissing
+            | RuleId::ResponsesOutputCallIdDuplicate
+            | RuleId::ResponsesOutputNameUnknown
+            | RuleId::ResponsesOutputArgumentsNotString
+            | RuleId::ResponsesOutputArgumentsInvalidJson
+            | RuleId::ResponsesOutputArgumentsSchemaMismatch
+            | RuleId::ResponsesOutputCustomInputNotString
+            | RuleId::ResponsesOutputCustomCalledAsFunction
+            | RuleId::ResponsesOutputStatusInconsistent
+            | RuleId::ResponsesToolChoiceNoneViolated
+            | RuleId::ResponsesToolChoiceRequiredViolated
+            | RuleId::ResponsesToolChoiceForcedViolated
+            | RuleId::ResponsesToolChoiceAllowedToolsViolated
+            | RuleId::ResponsesToolChoiceParallelViolated
+            | RuleId::ResponsesStreamEventNameMismatch
+            | RuleId::ResponsesStreamSequenceNumberNotMonotonic
+            | RuleId::ResponsesStreamDeltaWithoutItem
+            | RuleId::ResponsesStreamItemIdOutputIndexMismatch
+            | RuleId::ResponsesStreamOutputIndexCollision
+            | RuleId::ResponsesStreamDeltaKindMismatch
+            | RuleId::ResponsesStreamEventAfterItemDone
+            | RuleId::ResponsesStreamArgumentsDoneMismatch
+            | RuleId::ResponsesStreamItemDoneMismatch
+            | RuleId::ResponsesStreamItemNotDone
+            | RuleId::ResponsesStreamTerminalMissing
+            | RuleId::ResponsesStreamEventAfterTerminal
+            | RuleId::ResponsesStreamTerminalOutputMismatch
+            | RuleId::ResponsesStreamTerminalEnvelopeInvalid
+            | RuleId::ResponsesStreamErrorEventInvalid => Severity::Error,
         }
     }
 

@@ -50,7 +50,7 @@ impl SchemaCache {
     /// The compiled form of `tools`, compiling it on first sight.
     pub fn tools_for(&self, tools: &Value) -> Arc<CompiledTools> {
         // serde_json serializes a `Value` deterministically, so equal content gives equal keys.
-        self.lookup(&tools.to_string(), || CompiledTools::compile(tools))
+        self.lookup(&tools.to_string(), || CompiledTools::compile(tools, false))
     }
 
     /// The same for the `tools` array exactly as the request carried it: the key is its text,
@@ -60,7 +60,17 @@ impl SchemaCache {
     pub fn tools_for_raw(&self, tools: &RawValue) -> Arc<CompiledTools> {
         self.lookup(tools.get(), || {
             let value = serde_json::from_str(tools.get()).unwrap_or(Value::Null);
-            CompiledTools::compile(&value)
+            CompiledTools::compile(&value, false)
+        })
+    }
+
+    /// The same for a Responses API `tools` array, whose function tools are flat
+    /// (`{"type":"function","name":..,"parameters":..}`). Keyed apart from Chat arrays.
+    pub fn tools_for_flat(&self, tools: &RawValue) -> Arc<CompiledTools> {
+        let key = format!("flat:{}", tools.get());
+        self.lookup(&key, || {
+            let value = serde_json::from_str(tools.get()).unwrap_or(Value::Null);
+            CompiledTools::compile(&value, true)
         })
     }
 
@@ -131,16 +141,29 @@ pub enum ToolSchema {
 }
 
 impl CompiledTools {
-    fn compile(tools: &Value) -> CompiledTools {
+    fn compile(tools: &Value, flat: bool) -> CompiledTools {
         let items = tools.as_array().map(Vec::as_slice).unwrap_or_default();
         let declares = !items.is_empty();
         let tools = items
             .iter()
             .enumerate()
             .filter_map(|(position, tool)| {
-                let name = function_name(tool)?.to_owned();
-                let parameters_path = format!("/tools/{position}/function/parameters");
-                let schema = match tool.get("function").and_then(|f| f.get("parameters")) {
+                let (name, parameters_path, parameters) = if flat {
+                    let kind = tool.get("type").and_then(Value::as_str);
+                    (
+                        (kind == Some("function")).then(|| tool.get("name")?.as_str())??,
+                        format!("/tools/{position}/parameters"),
+                        tool.get("parameters"),
+                    )
+                } else {
+                    (
+                        function_name(tool)?,
+                        format!("/tools/{position}/function/parameters"),
+                        tool.get("function").and_then(|f| f.get("parameters")),
+                    )
+                };
+                let name = name.to_owned();
+                let schema = match parameters {
                     None | Some(Value::Null) => ToolSchema::Absent,
                     Some(parameters) => compile_one(parameters),
                 };

@@ -139,6 +139,22 @@ impl ViolationSink {
         });
     }
 
+    /// Records a violation at warning severity at most (unless the rule is turned off): for a
+    /// rule whose severity depends on the input, e.g. a schema mismatch of a non-strict tool.
+    pub fn push_lenient(
+        &mut self,
+        rule: RuleId,
+        stage: Stage,
+        site: Site,
+        detail: impl Into<String>,
+    ) {
+        let start = self.violations.len();
+        self.push(rule, stage, site, detail);
+        for violation in self.violations.iter_mut().skip(start) {
+            violation.severity = Severity::Warning;
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.violations.len()
     }

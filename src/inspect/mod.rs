@@ -18,7 +18,7 @@ use bytes::BytesMut;
 use tokio::sync::oneshot;
 
 use crate::enforce::CutReceiver;
-use crate::engine::{EngineConfig, Exchange, Report, ResponseHead, SchemaCache};
+use crate::engine::{Dialect, EngineConfig, Exchange, Report, ResponseHead, SchemaCache};
 use crate::jsonl_sink::JsonlSink;
 use crate::metrics::Metrics;
 use crate::record::{Recorder, RecordingEnd};
@@ -44,6 +44,8 @@ pub struct ExchangeLabel {
     pub id: Arc<str>,
     pub route: Arc<str>,
     pub started: Instant,
+    /// The tool-calling API the request path names (Chat Completions unless `/responses`).
+    pub dialect: Dialect,
 }
 
 /// The response half, sent by the service once the upstream's head arrived.
@@ -101,7 +103,14 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
     if let (Some(tape), Some(headers)) = (recording.as_mut(), headers.as_ref()) {
         tape.response_head(status, headers);
     }
-    let outcome = analyse(&shared, request_body.as_deref(), part, &mut recording).await;
+    let outcome = analyse(
+        &shared,
+        label.dialect,
+        request_body.as_deref(),
+        part,
+        &mut recording,
+    )
+    .await;
     shared
         .metrics
         .response_duration(&label.route, head_at.elapsed());
@@ -183,15 +192,17 @@ enum Outcome {
 
 async fn analyse(
     shared: &Inspection,
+    dialect: Dialect,
     request_body: Option<&[u8]>,
     part: ResponsePart,
     recording: &mut Option<Tape>,
 ) -> Outcome {
     let ResponsePart { head, mut body, .. } = part;
     let mut exchange = match guarded(|| {
-        let mut exchange = Exchange::new(
+        let mut exchange = Exchange::with_dialect(
             &shared.engine,
             &shared.schemas,
+            dialect,
             request_body.unwrap_or_default(),
         );
         exchange.response_head(head);

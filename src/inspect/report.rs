@@ -2,7 +2,7 @@
 //! summary, metrics, and one line per violation in the violations file.
 //!
 //! The violations-file line is the documented public shape (docs/violations-file.md): `ts`,
-//! `exchange`, `route`, `model`, `stream`, `rule`, `severity`, `stage`, `path`, `choice`,
+//! `exchange`, `route`, `model`, `stream`, `dialect`, `rule`, `severity`, `stage`, `path`, `choice`,
 //! `tool_call`, `seq`, `schema_path`, `detail`.
 
 use serde_json::json;
@@ -42,7 +42,8 @@ pub(super) fn emit(
     };
     let model = metrics.model_label(report.request.model.as_deref());
     let stream = report.request.stream;
-    metrics.inspected(route, &model, stream);
+    let dialect = report.dialect.as_str();
+    metrics.inspected(route, &model, stream, dialect);
     // What the tee added on the client path: its copy time per response frame, one sample per
     // exchange (the mean over its frames).
     if let Some(end) = end.as_ref().filter(|end| end.copied_frames > 0) {
@@ -59,7 +60,7 @@ pub(super) fn emit(
     for v in &report.violations {
         let rule = v.rule.as_str();
         let severity = v.severity.as_str();
-        metrics.violation(route, &model, rule, severity);
+        metrics.violation(route, &model, rule, severity, dialect);
         tracing::warn!(
             exchange = &*label.id,
             route,
@@ -76,6 +77,7 @@ pub(super) fn emit(
             "route": route,
             "model": report.request.model,
             "stream": stream,
+            "dialect": dialect,
             "rule": rule,
             "severity": severity,
             "stage": v.stage,

@@ -88,12 +88,12 @@ impl Default for Metrics {
             inspected: CounterVec::new(
                 "tooltap_exchanges_inspected_total",
                 "Exchanges run through the contract engine.",
-                &["route", "model", "stream"],
+                &["route", "model", "stream", "dialect"],
             ),
             violations: CounterVec::new(
                 "tooltap_violations_total",
                 "Contract violations found, by rule id and severity.",
-                &["route", "model", "rule", "severity"],
+                &["route", "model", "rule", "severity", "dialect"],
             ),
             incomplete: CounterVec::new(
                 "tooltap_inspection_incomplete_total",
@@ -169,12 +169,13 @@ impl Metrics {
             Err(_) => self.requests.add(&[route, &status.to_string()], 1),
         }
     }
-    pub fn inspected(&self, route: &str, model: &str, stream: bool) {
+    pub fn inspected(&self, route: &str, model: &str, stream: bool, dialect: &str) {
         let stream = if stream { "true" } else { "false" };
-        self.inspected.add(&[route, model, stream], 1);
+        self.inspected.add(&[route, model, stream, dialect], 1);
     }
-    pub fn violation(&self, route: &str, model: &str, rule: &str, severity: &str) {
-        self.violations.add(&[route, model, rule, severity], 1);
+    pub fn violation(&self, route: &str, model: &str, rule: &str, severity: &str, dialect: &str) {
+        self.violations
+            .add(&[route, model, rule, severity, dialect], 1);
     }
     pub fn incomplete(&self, route: &str, reason: IncompleteReason) {
         self.incomplete.add(&[route, reason.as_str()], 1);

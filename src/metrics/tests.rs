@@ -7,12 +7,18 @@ fn counters_render_with_escaped_labels() {
     let m = Metrics::default();
     m.request("default", 200);
     m.request("default", 200);
-    m.violation("r\"1", "gpt\n", "tool_call.arguments_not_string", "error");
+    m.violation(
+        "r\"1",
+        "gpt\n",
+        "tool_call.arguments_not_string",
+        "error",
+        "chat",
+    );
     let text = m.render();
     assert!(text.contains("# TYPE tooltap_requests_total counter"));
     assert!(text.contains("tooltap_requests_total{route=\"default\",status=\"200\"} 2\n"));
     assert!(text.contains(
-        "tooltap_violations_total{route=\"r\\\"1\",model=\"gpt\\n\",rule=\"tool_call.arguments_not_string\",severity=\"error\"} 1\n"
+        "tooltap_violations_total{route=\"r\\\"1\",model=\"gpt\\n\",rule=\"tool_call.arguments_not_string\",severity=\"error\",dialect=\"chat\"} 1\n"
     ));
 }
 

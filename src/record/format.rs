@@ -42,6 +42,10 @@ pub struct Meta {
     pub method: String,
     /// The client's path, without the query.
     pub path: String,
+    /// The tool-calling dialect the exchange was judged as (`chat`, `responses`). Recordings
+    /// made before dialects existed lack it: [`Meta::dialect`] derives it from `path`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialect: Option<crate::engine::Dialect>,
     /// The query string with credential-like parameter values redacted; `None` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
@@ -50,6 +54,14 @@ pub struct Meta {
     /// What was redacted: `header:<name>` and `body:<json pointer>` entries.
     #[serde(default)]
     pub redacted: Vec<String>,
+}
+
+impl Meta {
+    /// The recorded dialect, or the one the path names (old recordings).
+    pub fn dialect(&self) -> crate::engine::Dialect {
+        self.dialect
+            .unwrap_or_else(|| crate::engine::Dialect::for_path(&self.path))
+    }
 }
 
 /// The request as recorded (after redaction).

@@ -181,6 +181,7 @@ impl Recorder {
             upstream,
             method: method.to_string(),
             path: path.to_string(),
+            dialect: Some(crate::engine::Dialect::for_path(path)),
             query,
             request: RequestPart {
                 headers,

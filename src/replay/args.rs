@@ -16,7 +16,8 @@ use crate::config::LogFormat;
 #[derive(Debug, Args)]
 #[command(
     after_help = "Requests match a recording on method, path and the JSON body compared \
-                        with key order ignored; /user, /metadata, /seed and /stream_options are \
+                        with key order ignored; /user, /metadata, /seed, /stream_options, /store and \
+                        /prompt_cache_key are \
                         ignored by default. Several matching recordings are served in turn. \
                         See docs/replay.md."
 )]
@@ -37,7 +38,8 @@ pub struct ReplayArgs {
     /// Ignore /model when matching (test suites often read the model from the environment)
     #[arg(long)]
     pub ignore_model: bool,
-    /// Do not ignore /user, /metadata, /seed and /stream_options by default
+    /// Do not ignore /user, /metadata, /seed, /stream_options, /store and /prompt_cache_key by
+    /// default
     #[arg(long)]
     pub no_default_ignores: bool,
     /// What a request no recording matches gets: a 404 replay_no_match error, or forwarded to

@@ -17,6 +17,7 @@ fn recording(method: &str, path: &str, body: RecordedBody) -> Recording {
             upstream: "https://api.openai.com".into(),
             method: method.into(),
             path: path.into(),
+            dialect: None,
             query: None,
             request: RequestPart {
                 headers: vec![],

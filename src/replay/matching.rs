@@ -13,8 +13,17 @@
 
 use serde_json::Value;
 
-/// Fields that do not change what a provider answers, or that test suites vary on every run.
-pub const DEFAULT_IGNORED: [&str; 4] = ["/user", "/metadata", "/seed", "/stream_options"];
+/// Fields that do not change what a provider answers, or that test suites vary on every run:
+/// Chat Completions' and the Responses API's alike (`store` and `prompt_cache_key` exist in
+/// both; the Agents SDK and Codex set them per run).
+pub const DEFAULT_IGNORED: [&str; 6] = [
+    "/user",
+    "/metadata",
+    "/seed",
+    "/stream_options",
+    "/store",
+    "/prompt_cache_key",
+];
 
 /// Which parts of a request body are left out of matching.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -185,6 +185,7 @@ fn captures_made_elsewhere_give_the_expected_violations() {
             s(&response).into(),
         ];
         argv.extend(["--format".into(), "json".into(), "--status".into(), status]);
+        argv.extend(["--path".into(), fixture.path().into()]);
         if dir.join("head.json").exists() {
             // Declared types stay declared; everything else is sniffed from the bytes.
             if let Some(ct) = &fixture.head.content_type {

@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
-use tooltap::engine::{BodyEnd, EngineConfig, Exchange, Report, ResponseHead, SchemaCache};
+use tooltap::engine::{
+    BodyEnd, Dialect, EngineConfig, Exchange, Report, ResponseHead, SchemaCache,
+};
 
 /// One case of the corpus.
 #[derive(Debug, Clone)]
@@ -22,6 +24,23 @@ pub struct Fixture {
     /// The exact bytes the server sends (possibly content-encoded).
     pub body: Vec<u8>,
     pub is_sse: bool,
+    /// `responses_*` cases are Responses API exchanges; every other case is Chat Completions.
+    pub dialect: Dialect,
+}
+
+impl Fixture {
+    /// The request path a client would post this case to.
+    pub fn path(&self) -> &'static str {
+        match self.dialect {
+            Dialect::Chat => "/v1/chat/completions",
+            Dialect::Responses => "/v1/responses",
+        }
+    }
+
+    /// The case name without its dialect prefix (`pass_`, `pair_`, ... conventions apply to it).
+    pub fn kind_name(&self) -> &str {
+        self.name.strip_prefix("responses_").unwrap_or(&self.name)
+    }
 }
 
 pub fn fixtures_dir() -> PathBuf {
@@ -80,7 +99,13 @@ pub fn load(dir: &Path) -> Fixture {
             content_encoding: None,
         },
     };
+    let dialect = if name.starts_with("responses_") {
+        Dialect::Responses
+    } else {
+        Dialect::Chat
+    };
     Fixture {
+        dialect,
         name,
         dir: dir.to_path_buf(),
         request,
@@ -128,7 +153,7 @@ pub fn natural_frames(fixture: &Fixture) -> Vec<&[u8]> {
 /// Drives one exchange over the given frames.
 pub fn run_frames(fixture: &Fixture, cache: &SchemaCache, frames: &[&[u8]]) -> Report {
     let config = Arc::new(EngineConfig::default());
-    let mut exchange = Exchange::new(&config, cache, &fixture.request);
+    let mut exchange = Exchange::with_dialect(&config, cache, fixture.dialect, &fixture.request);
     exchange.response_head(fixture.head.clone());
     for frame in frames {
         exchange.feed(frame);

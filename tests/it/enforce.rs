@@ -32,7 +32,7 @@ async fn post_fixture(
 ) -> crate::support::client::Collected {
     let addr = tooltap.local_addr();
     let body = String::from_utf8_lossy(&fixture.request).into_owned();
-    let mut req = request(addr, "POST", "/v1/chat/completions", &body);
+    let mut req = request(addr, "POST", fixture.path(), &body);
     req.headers_mut()
         .insert("x-fixture", fixture.name.parse().expect("header value"));
     within(LIMIT, exchange(addr, req)).await
@@ -133,6 +133,46 @@ pub fn python() -> std::path::PathBuf {
         path.display()
     );
     path
+}
+
+#[tokio::test]
+async fn a_responses_stream_violation_ends_with_a_responses_error_event() {
+    let broken = fixture("responses_stream_item_done_mismatch");
+    let clean = fixture("responses_pair_parallel_sse");
+    let buffered = fixture("responses_output_arguments_invalid_json");
+    let (tooltap, _upstream) = enforcing(&[broken.clone(), clean.clone(), buffered.clone()]).await;
+
+    let cut = post_fixture(&tooltap, &broken).await;
+    assert_eq!(cut.status, 200);
+    let text = String::from_utf8(cut.body.to_vec()).expect("utf-8");
+    let frames = engine_support::natural_frames(&broken);
+    // The emptied name on output_item.done (frame 5, sequence_number 5) is the first error; the
+    // error event is numbered after it.
+    let passed: Vec<u8> = frames[..5].concat();
+    assert!(cut.body.starts_with(&passed), "{text}");
+    let rest = &text[passed.len()..];
+    let payload = rest
+        .strip_prefix("event: error\ndata: ")
+        .and_then(|r| r.strip_suffix("\n\n"))
+        .unwrap_or_else(|| panic!("not one Responses error event: {rest:?}"));
+    let event: Value = serde_json::from_str(payload).expect("error event is JSON");
+    assert_eq!(event["type"], "error");
+    assert_eq!(event["code"], "contract_violation");
+    assert_eq!(event["param"], "responses.stream.item_done_mismatch");
+    assert_eq!(event["sequence_number"], 6);
+    assert!(event["message"].as_str().is_some_and(|m| !m.is_empty()));
+
+    let passed = post_fixture(&tooltap, &clean).await;
+    assert_eq!(
+        passed.body, clean.body,
+        "a clean stream passes byte for byte"
+    );
+    let refused = post_fixture(&tooltap, &buffered).await;
+    assert_eq!(refused.status, 502);
+    assert_eq!(
+        refused.json()["error"]["param"],
+        "responses.output.arguments_invalid_json"
+    );
 }
 
 #[tokio::test]

@@ -172,7 +172,7 @@ async fn every_fixture_through_the_proxy_reports_exactly_its_expected_violations
     for fixture in &fixtures {
         let addr = tooltap.local_addr();
         let body = String::from_utf8_lossy(&fixture.request).into_owned();
-        let mut req = request(addr, "POST", "/v1/chat/completions", &body);
+        let mut req = request(addr, "POST", fixture.path(), &body);
         req.headers_mut()
             .insert("x-fixture", fixture.name.parse().expect("header value"));
         let collected = within(LIMIT, exchange(addr, req)).await;
@@ -206,6 +206,12 @@ async fn every_fixture_through_the_proxy_reports_exactly_its_expected_violations
         let lines = found.get(id).cloned().unwrap_or_default();
         for line in &lines {
             assert_eq!(line["route"], "default");
+            assert_eq!(
+                line["dialect"],
+                fixture.dialect.as_str(),
+                "{}",
+                fixture.name
+            );
             assert!(line["ts"].as_str().is_some_and(|ts| ts.ends_with('Z')));
             assert!(line["detail"].as_str().is_some_and(|d| !d.is_empty()));
         }
@@ -237,6 +243,20 @@ async fn every_fixture_through_the_proxy_reports_exactly_its_expected_violations
                 "severity=\"error\""
             ]
         ) >= 1
+    );
+    // The path decided the dialect: every responses_* case was judged as the Responses API.
+    let responses = fixtures
+        .iter()
+        .filter(|f| f.dialect == tooltap::engine::Dialect::Responses)
+        .count() as u64;
+    assert!(responses >= 40, "the Responses corpus is missing");
+    assert_eq!(
+        metric_sum(
+            &text,
+            "tooltap_exchanges_inspected_total",
+            &["dialect=\"responses\""]
+        ),
+        responses
     );
 }
 

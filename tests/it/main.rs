@@ -5,6 +5,8 @@
 //! `streaming` (no buffering either way, disconnects propagate), `failures` (tooltap's own
 //! errors), `tls` (verified HTTPS upstreams), `config` (layers and validation), `shutdown`
 //! (graceful drain), `inspect` (live inspection: fixtures judged in flight, metrics, permits),
+//! `responses_clients` (the openai Python and Node SDKs and openai-agents through tooltap against
+//! aimock's Responses API),
 //! `monitoring` (the Prometheus rules and Grafana queries run by a real Prometheus scraping tooltap), `inject`
 //! (`--inject`: quirks on live responses, judged as the client got them),
 //! `bench` (an ignored side-by-side throughput figure).
@@ -30,6 +32,7 @@ mod passthrough;
 mod protocol;
 mod record;
 mod redaction;
+mod responses_clients;
 mod sdk_endings;
 mod shutdown;
 mod soak;

@@ -55,7 +55,7 @@ fn planted_body(request: &[u8]) -> String {
     }
 }
 
-async fn flush(tooltap: &RunningProxy) {
+pub async fn flush(tooltap: &RunningProxy) {
     if let Some(recorder) = &tooltap.state().watch.inspection().recorder {
         within(std::time::Duration::from_secs(20), recorder.flush()).await;
     }
@@ -76,7 +76,7 @@ async fn recordings_made_live_are_rejudged_by_check_to_the_same_verdicts_and_hol
     let tooltap = proxy::start(raw).await;
     let addr = tooltap.local_addr();
     for fixture in &fixtures {
-        let path = format!("/v1/chat/completions?key={SECRET}");
+        let path = format!("{}?key={SECRET}", fixture.path());
         let mut req = request(addr, "POST", &path, &planted_body(&fixture.request));
         let headers = req.headers_mut();
         headers.insert("x-fixture", fixture.name.parse().expect("value"));

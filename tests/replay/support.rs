@@ -93,6 +93,7 @@ impl Fixture {
             upstream: "https://api.openai.com".into(),
             method: "POST".into(),
             path: CHAT.into(),
+            dialect: None,
             query: None,
             request: RequestPart {
                 headers: vec![("content-type".into(), "application/json".into())],

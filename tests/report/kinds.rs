@@ -17,7 +17,7 @@ fn every_fixture_renders_with_its_expected_violations_marked() {
     let fixtures = engine_support::load_all();
     for fixture in &fixtures {
         let frames = engine_support::natural_frames(fixture);
-        write_recording(
+        write_recording_for(
             &recs.join(format!("{}.jsonl", fixture.name)),
             &Rec {
                 id: &fixture.name,
@@ -27,6 +27,7 @@ fn every_fixture_renders_with_its_expected_violations_marked() {
                 frames,
                 end: Some((Outcome::Complete, 0)),
             },
+            fixture.path(),
         );
     }
     let page = dir.join("report.html");

@@ -174,6 +174,7 @@ pub fn write_recording_for(path: &Path, rec: &Rec<'_>, request_path: &str) {
         upstream: "http://127.0.0.1:1".into(),
         method: "POST".into(),
         path: request_path.into(),
+        dialect: None,
         query: None,
         request: RequestPart {
             headers: vec![("content-type".into(), "application/json".into())],

@@ -1,0 +1,57 @@
+//! The function-calling rules of the seed's contract, as pure functions over parsed values.
+//!
+//! [`buffered`] judges a whole `chat.completion` document (a buffered body, or a stream's
+//! reassembled equivalent) choice by choice; [`calls`] judges one message's `tool_calls`;
+//! [`stream`] judges each `chat.completion.chunk` event and feeds the reassembler. All push
+//! into a [`crate::engine::violation::ViolationSink`]; none does I/O.
+
+pub mod buffered;
+pub mod calls;
+pub mod fragment;
+pub mod stream;
+
+use super::request::ToolChoice;
+use crate::engine::schema::CompiledTools;
+
+/// What the request said, as the checks need it.
+#[derive(Debug, Clone, Copy)]
+pub struct Declared<'a> {
+    /// The declared tools; `None` when the request declared none (or did not parse), which
+    /// skips the rules that compare against declarations.
+    pub tools: Option<&'a CompiledTools>,
+    pub choice: &'a ToolChoice,
+    pub parallel_tool_calls: Option<bool>,
+}
+
+/// Which kind of document [`buffered::check_document`] is judging.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// A buffered body: every field is as the server wrote it.
+    Buffered,
+    /// The reassembly of a stream: finish reasons were already judged per fragment, and
+    /// tool-call indexes come from `delta.tool_calls[].index`.
+    Stream,
+}
+
+/// The finish reasons the OpenAI spec allows.
+pub const FINISH_REASONS: [&str; 5] = [
+    "stop",
+    "length",
+    "tool_calls",
+    "content_filter",
+    "function_call",
+];
+
+/// Shortens a value for a human detail; details are for people, never for matching.
+pub fn preview(value: &serde_json::Value) -> String {
+    let mut text = value.to_string();
+    if text.len() > 60 {
+        let mut cut = 57;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push_str("...");
+    }
+    text
+}

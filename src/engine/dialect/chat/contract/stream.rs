@@ -1,0 +1,277 @@
+//! Judges a `chat.completion.chunk` stream event by event, and feeds the reassembler.
+//!
+//! Input: [`SseEvent`]s from the framer, each with the seq of the `feed` call that completed
+//! it. Output: fragment-stage violations as events arrive (so enforce mode can act early), and
+//! at `[DONE]` or the end of the body the reassembled document judged by
+//! [`super::buffered::check_document`]. Nothing is asserted about a single arguments fragment.
+
+use serde_json::{Map, Value};
+
+use super::buffered::check_document;
+use super::fragment::on_tool_call_fragment;
+use super::{Declared, FINISH_REASONS, Origin, preview};
+use crate::engine::dialect::chat::reassemble::{Assembly, ChoiceAssembly};
+use crate::engine::framing::SseEvent;
+use crate::engine::report::ChoiceOutcome;
+use crate::engine::rules::RuleId;
+use crate::engine::violation::{Site, Stage, ViolationSink};
+
+/// The state of one stream's contract.
+#[derive(Debug, Default)]
+pub struct StreamContract {
+    pub assembly: Assembly,
+    done: bool,
+    /// Outcomes of the complete-stage check, once it ran.
+    outcomes: Option<Vec<ChoiceOutcome>>,
+}
+
+impl StreamContract {
+    /// Whether `data: [DONE]` arrived.
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Judges one event. Returns true when it was `[DONE]`.
+    pub fn on_event(&mut self, event: &SseEvent, seq: u64, sink: &mut ViolationSink) -> bool {
+        let site = |path: &str| Site::at(path).seq(Some(seq));
+        if self.done {
+            let detail = format!(
+                "data after [DONE]: {}",
+                preview(&Value::String(event.data.clone()))
+            );
+            sink.push(RuleId::SseDataAfterDone, Stage::Fragment, site(""), detail);
+            return false;
+        }
+        if event.event.as_deref() == Some("error") {
+            let detail = format!(
+                "an `event: error` inside a 2xx stream: {}",
+                preview(&Value::String(event.data.clone()))
+            );
+            sink.push(RuleId::SseErrorEvent, Stage::Fragment, site(""), detail);
+            return false;
+        }
+        if event.data == "[DONE]" {
+            self.done = true;
+            return true;
+        }
+        let chunk: Value = match serde_json::from_str(&event.data) {
+            Ok(chunk) => chunk,
+            Err(error) => {
+                let detail = format!(
+                    "data is neither JSON nor [DONE] ({error}): {}",
+                    preview(&Value::String(event.data.clone()))
+                );
+                sink.push(RuleId::SseDataNotJson, Stage::Fragment, site(""), detail);
+                return false;
+            }
+        };
+        if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
+            let detail = format!("an error object inside a 2xx stream: {}", preview(error));
+            sink.push(
+                RuleId::SseErrorEvent,
+                Stage::Fragment,
+                site("/error"),
+                detail,
+            );
+            return false;
+        }
+        if let Some(usage) = chunk.get("usage").filter(|u| !u.is_null()) {
+            self.assembly.usage = Some(usage.clone());
+        }
+        let Some(choices) = chunk.get("choices").and_then(Value::as_array) else {
+            let path = if chunk.is_object() { "/choices" } else { "" };
+            sink.push(
+                RuleId::ResponseShapeInvalid,
+                Stage::Fragment,
+                site(path),
+                "a chunk without a `choices` array",
+            );
+            return false;
+        };
+        // Empty `choices` (the usage chunk, content-filter chunks) is legal and ends here.
+        for (position, choice) in choices.iter().enumerate() {
+            self.on_choice(choice, &format!("/choices/{position}"), seq, sink);
+        }
+        false
+    }
+
+    fn on_choice(&mut self, choice: &Value, base: &str, seq: u64, sink: &mut ViolationSink) {
+        let Some(index) = choice
+            .get("index")
+            .and_then(Value::as_u64)
+            .and_then(|i| u32::try_from(i).ok())
+        else {
+            let site = Site::at(format!("{base}/index")).seq(Some(seq));
+            sink.push(
+                RuleId::ResponseShapeInvalid,
+                Stage::Fragment,
+                site,
+                "a streamed choice without an integer `index`",
+            );
+            return;
+        };
+        let site = |suffix: &str| {
+            Site::at(format!("{base}{suffix}"))
+                .choice(Some(index))
+                .seq(Some(seq))
+        };
+        let assembled = self.assembly.choices.entry(index).or_default();
+        match choice.get("delta") {
+            Some(Value::Object(delta)) => {
+                on_delta(assembled, delta, &format!("{base}/delta"), index, seq, sink)
+            }
+            // A final chunk may carry only finish_reason; spec requires delta, clients cope.
+            None | Some(Value::Null) => {}
+            Some(other) => {
+                let detail = format!("delta must be an object, got {}", preview(other));
+                sink.push(
+                    RuleId::ResponseShapeInvalid,
+                    Stage::Fragment,
+                    site("/delta"),
+                    detail,
+                );
+            }
+        }
+        match choice.get("finish_reason") {
+            None | Some(Value::Null) => {}
+            Some(reason) => {
+                let valid = reason.as_str().is_some_and(|r| FINISH_REASONS.contains(&r));
+                if !valid {
+                    let detail = format!(
+                        "finish_reason must be one of {FINISH_REASONS:?} or null, got {}",
+                        preview(reason)
+                    );
+                    sink.push(
+                        RuleId::FinishReasonInvalid,
+                        Stage::Fragment,
+                        site("/finish_reason"),
+                        detail,
+                    );
+                }
+                if let Some((first, _)) = assembled.finish_reasons.first() {
+                    let detail = format!(
+                        "a second finish_reason {} after {}",
+                        preview(reason),
+                        preview(first)
+                    );
+                    sink.push(
+                        RuleId::FinishReasonRepeated,
+                        Stage::Fragment,
+                        site("/finish_reason"),
+                        detail,
+                    );
+                }
+                assembled.finish_reasons.push((reason.clone(), seq));
+            }
+        }
+    }
+
+    /// Runs the complete-stage checks on the reassembled message (once) and returns outcomes.
+    pub fn complete(
+        &mut self,
+        declared: Declared<'_>,
+        sink: &mut ViolationSink,
+    ) -> Vec<ChoiceOutcome> {
+        if let Some(outcomes) = &self.outcomes {
+            return outcomes.clone();
+        }
+        let start = sink.len();
+        let outcomes = check_document(&self.assembly.to_document(), declared, Origin::Stream, sink);
+        let assembly = &self.assembly;
+        sink.fill_seq_since(start, |violation| {
+            assembly.seq_for(violation.choice, violation.tool_call)
+        });
+        self.outcomes = Some(outcomes.clone());
+        outcomes
+    }
+
+    /// End-of-body rules for a body that ended normally.
+    pub fn end_of_body(&self, ended_mid_event: bool, sink: &mut ViolationSink) {
+        if ended_mid_event {
+            sink.push(
+                RuleId::StreamTruncated,
+                Stage::Complete,
+                Site::at(""),
+                "the body ended in the middle of an event",
+            );
+        }
+        if !self.done {
+            sink.push(
+                RuleId::SseDoneMissing,
+                Stage::Complete,
+                Site::at(""),
+                "the stream ended without `data: [DONE]`",
+            );
+        }
+        for (position, (index, choice)) in self.assembly.choices.iter().enumerate() {
+            if choice.finish_reasons.is_empty() {
+                let site =
+                    Site::at(format!("/choices/{position}/finish_reason")).choice(Some(*index));
+                sink.push(
+                    RuleId::StreamTruncated,
+                    Stage::Complete,
+                    site,
+                    "the stream ended with no finish_reason for this choice",
+                );
+            }
+        }
+    }
+}
+
+fn on_delta(
+    assembled: &mut ChoiceAssembly,
+    delta: &Map<String, Value>,
+    base: &str,
+    choice: u32,
+    seq: u64,
+    sink: &mut ViolationSink,
+) {
+    let site = |suffix: &str| {
+        Site::at(format!("{base}{suffix}"))
+            .choice(Some(choice))
+            .seq(Some(seq))
+    };
+    match delta.get("content") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(text)) => assembled
+            .content
+            .get_or_insert_with(String::new)
+            .push_str(text),
+        Some(other) => {
+            let detail = format!(
+                "delta.content must be a string or null, got {}",
+                preview(other)
+            );
+            sink.push(
+                RuleId::MessageContentType,
+                Stage::Fragment,
+                site("/content"),
+                detail,
+            );
+        }
+    }
+    match delta.get("tool_calls") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            for (position, item) in items.iter().enumerate() {
+                on_tool_call_fragment(
+                    assembled,
+                    item,
+                    &format!("{base}/tool_calls/{position}"),
+                    choice,
+                    seq,
+                    sink,
+                );
+            }
+        }
+        Some(other) => {
+            let detail = format!("delta.tool_calls must be an array, got {}", preview(other));
+            sink.push(
+                RuleId::ResponseShapeInvalid,
+                Stage::Fragment,
+                site("/tool_calls"),
+                detail,
+            );
+        }
+    }
+}

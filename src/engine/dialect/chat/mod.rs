@@ -1,0 +1,166 @@
+//! The Chat Completions dialect (`POST .../chat/completions`): `tools`/`tool_calls`, streamed as
+//! `chat.completion.chunk` events ending in `data: [DONE]`, reassembled by `index`.
+//!
+//! Input: the request body (facts and declared tools), then either a buffered body or SSE events
+//! from the shared framer. Output: violations into the exchange's sink, and the per-choice
+//! outcomes and usage that go into the report. [`crate::engine::Exchange`] drives it through
+//! [`crate::engine::dialect::DialectState`]; nothing here does I/O.
+
+pub mod contract;
+pub mod reassemble;
+pub mod request;
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use contract::Declared;
+use contract::buffered::check_document;
+use contract::stream::StreamContract;
+use request::{ParsedRequest, parse_request};
+
+use crate::engine::framing::SseEvent;
+use crate::engine::report::ChoiceOutcome;
+use crate::engine::rules::RuleId;
+use crate::engine::schema::{CompiledTools, SchemaCache, ToolSchema};
+use crate::engine::violation::{Site, Stage, ViolationSink};
+
+/// One Chat Completions exchange's dialect state.
+#[derive(Debug)]
+pub struct ChatState {
+    pub request: ParsedRequest,
+    tools: Option<Arc<CompiledTools>>,
+    stream: StreamContract,
+}
+
+impl ChatState {
+    /// Parses the request and compiles (or fetches) its declared tools' schemas.
+    pub fn new(
+        cache: &SchemaCache,
+        request_body: &[u8],
+        sink: &mut ViolationSink,
+        notes: &mut Vec<String>,
+    ) -> ChatState {
+        let mut request = parse_request(request_body);
+        let tools = request
+            .tools
+            .as_ref()
+            .map(|tools| cache.tools_for_raw(tools))
+            .filter(|tools| tools.declares());
+        request.facts.tools = tools
+            .iter()
+            .flat_map(|tools| tools.iter())
+            .map(|tool| tool.name.clone())
+            .collect();
+        if !request.facts.parsed {
+            notes.push("request body is not a JSON object: declared tools unknown, declaration rules skipped".to_owned());
+        } else if tools.is_none() {
+            notes.push("request declares no tools: declaration rules skipped".to_owned());
+        }
+        report_invalid_schemas(tools.as_deref(), sink);
+        ChatState {
+            request,
+            tools,
+            stream: StreamContract::default(),
+        }
+    }
+
+    pub fn stream_is_done(&self) -> bool {
+        self.stream.is_done()
+    }
+
+    fn declared(&self) -> Declared<'_> {
+        Declared {
+            tools: self.tools.as_deref(),
+            choice: &self.request.choice,
+            parallel_tool_calls: self.request.facts.parallel_tool_calls,
+        }
+    }
+
+    /// One SSE event. At `[DONE]` the reassembled message is judged at once, so enforce mode
+    /// sees complete-stage verdicts before the body ends.
+    pub fn on_event(&mut self, event: &SseEvent, seq: u64, sink: &mut ViolationSink) {
+        if self.stream.on_event(event, seq, sink) {
+            let declared = Declared {
+                tools: self.tools.as_deref(),
+                choice: &self.request.choice,
+                parallel_tool_calls: self.request.facts.parallel_tool_calls,
+            };
+            self.stream.complete(declared, sink);
+        }
+    }
+
+    /// Judges a whole buffered body.
+    pub fn judge_buffered(
+        &self,
+        body: &[u8],
+        sink: &mut ViolationSink,
+    ) -> (Vec<ChoiceOutcome>, Option<Value>) {
+        match serde_json::from_slice::<Value>(body) {
+            Ok(document) => {
+                let choices =
+                    check_document(&document, self.declared(), contract::Origin::Buffered, sink);
+                (
+                    choices,
+                    document.get("usage").filter(|u| !u.is_null()).cloned(),
+                )
+            }
+            Err(error) => {
+                not_json(error, sink);
+                (Vec::new(), None)
+            }
+        }
+    }
+
+    /// Ends a stream: with `judged`, the complete-stage and end-of-body rules run into `sink`;
+    /// without, the partial reassembly is still built (its verdicts go to `scratch`).
+    pub fn finish_stream(
+        &mut self,
+        judged: bool,
+        ended_mid_event: bool,
+        sink: &mut ViolationSink,
+        scratch: &mut ViolationSink,
+    ) -> (Vec<ChoiceOutcome>, Option<Value>) {
+        let declared = Declared {
+            tools: self.tools.as_deref(),
+            choice: &self.request.choice,
+            parallel_tool_calls: self.request.facts.parallel_tool_calls,
+        };
+        let choices = if judged {
+            let choices = self.stream.complete(declared, sink);
+            self.stream.end_of_body(ended_mid_event, sink);
+            choices
+        } else {
+            self.stream.complete(declared, scratch)
+        };
+        (choices, self.stream.assembly.usage.take())
+    }
+}
+
+/// `request.schema_invalid` for every declared tool whose `parameters` do not compile.
+pub fn report_invalid_schemas(tools: Option<&CompiledTools>, sink: &mut ViolationSink) {
+    for tool in tools.iter().flat_map(|tools| tools.iter()) {
+        if let ToolSchema::Invalid(reason) = &tool.schema {
+            let detail = format!(
+                "tool {:?}: {reason}; its arguments are not schema-checked",
+                tool.name
+            );
+            sink.push(
+                RuleId::RequestSchemaInvalid,
+                Stage::Request,
+                Site::at(tool.parameters_path.clone()),
+                detail,
+            );
+        }
+    }
+}
+
+/// `response.not_json` for a 2xx JSON body that does not parse (shared by the dialects).
+pub fn not_json(error: serde_json::Error, sink: &mut ViolationSink) {
+    sink.push(
+        RuleId::ResponseNotJson,
+        Stage::Complete,
+        Site::at(""),
+        format!("a 2xx JSON body that does not parse: {error}"),
+    );
+}

@@ -1,0 +1,171 @@
+//! Dialects: which tool-calling API an exchange speaks, and the seam the engine drives it by.
+//!
+//! Input: the request path (a route matcher's suffix decides: `/chat/completions` is Chat
+//! Completions, `/responses` the Responses API) and body. Output: a [`DialectState`] that brings
+//! the dialect's request facts, its reading of each SSE event (framing itself is shared),
+//! reassembly and rules. The shared parts stay at the engine root: framing, schema cache,
+//! violation, report, rules, decode.
+//!
+//! ```text
+//! Exchange ─► DialectState { Chat(chat::ChatState) | Responses(responses::ResponsesState) }
+//! ```
+
+pub mod chat;
+pub mod responses;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::framing::SseEvent;
+use super::report::ChoiceOutcome;
+use super::request::RequestFacts;
+use super::schema::SchemaCache;
+use super::violation::ViolationSink;
+
+/// The tool-calling API an exchange speaks; serialized as `"chat"` or `"responses"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dialect {
+    /// `POST .../chat/completions` (the default, and what recordings without a dialect are).
+    #[default]
+    Chat,
+    /// `POST .../responses`, the OpenAI Responses API.
+    Responses,
+}
+
+impl Dialect {
+    pub const ALL: [Dialect; 2] = [Dialect::Chat, Dialect::Responses];
+
+    /// The stable label used in logs, metrics, violations lines and recordings.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dialect::Chat => "chat",
+            Dialect::Responses => "responses",
+        }
+    }
+
+    /// The path suffix that selects this dialect.
+    pub fn path_suffix(self) -> &'static str {
+        match self {
+            Dialect::Chat => "/chat/completions",
+            Dialect::Responses => "/responses",
+        }
+    }
+
+    /// The dialect a request path names (query string and trailing `/` ignored), if any.
+    pub fn from_path(path: &str) -> Option<Dialect> {
+        let path = path.split('?').next().unwrap_or_default();
+        let path = path.trim_end_matches('/');
+        Dialect::ALL
+            .into_iter()
+            .find(|dialect| path.ends_with(dialect.path_suffix()))
+    }
+
+    /// The dialect for a path, Chat Completions when the path names none (a custom suffix).
+    pub fn for_path(path: &str) -> Dialect {
+        Dialect::from_path(path).unwrap_or_default()
+    }
+}
+
+impl std::fmt::Display for Dialect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A dialect's state for one exchange: the only place the engine branches on the dialect.
+#[derive(Debug)]
+pub enum DialectState {
+    Chat(Box<chat::ChatState>),
+    Responses(Box<responses::ResponsesState>),
+}
+
+impl DialectState {
+    pub fn new(
+        dialect: Dialect,
+        cache: &SchemaCache,
+        request_body: &[u8],
+        sink: &mut ViolationSink,
+        notes: &mut Vec<String>,
+    ) -> DialectState {
+        match dialect {
+            Dialect::Chat => DialectState::Chat(Box::new(chat::ChatState::new(
+                cache,
+                request_body,
+                sink,
+                notes,
+            ))),
+            Dialect::Responses => DialectState::Responses(Box::new(
+                responses::ResponsesState::new(cache, request_body, sink, notes),
+            )),
+        }
+    }
+
+    pub fn dialect(&self) -> Dialect {
+        match self {
+            DialectState::Chat(_) => Dialect::Chat,
+            DialectState::Responses(_) => Dialect::Responses,
+        }
+    }
+
+    /// The last `sequence_number` a Responses stream carried (enforce mode numbers its
+    /// `error` event after it); `None` for Chat.
+    pub fn last_sequence_number(&self) -> Option<i64> {
+        match self {
+            DialectState::Chat(_) => None,
+            DialectState::Responses(responses) => responses.last_sequence_number(),
+        }
+    }
+
+    /// Whether a stream ended by its own framing: `data: [DONE]` (Chat), a terminal event
+    /// (Responses).
+    pub fn stream_is_done(&self) -> bool {
+        match self {
+            DialectState::Chat(chat) => chat.stream_is_done(),
+            DialectState::Responses(responses) => responses.stream_is_done(),
+        }
+    }
+
+    pub fn facts(&self) -> &RequestFacts {
+        match self {
+            DialectState::Chat(chat) => &chat.request.facts,
+            DialectState::Responses(responses) => &responses.request.facts,
+        }
+    }
+
+    /// One SSE event from the shared framer, completed by `feed` call number `seq`.
+    pub fn on_event(&mut self, event: &SseEvent, seq: u64, sink: &mut ViolationSink) {
+        match self {
+            DialectState::Chat(chat) => chat.on_event(event, seq, sink),
+            DialectState::Responses(responses) => responses.on_event(event, seq, sink),
+        }
+    }
+
+    /// Judges a whole buffered (JSON) body.
+    pub fn judge_buffered(
+        &self,
+        body: &[u8],
+        sink: &mut ViolationSink,
+    ) -> (Vec<ChoiceOutcome>, Option<Value>) {
+        match self {
+            DialectState::Chat(chat) => chat.judge_buffered(body, sink),
+            DialectState::Responses(responses) => responses.judge_buffered(body, sink),
+        }
+    }
+
+    /// Ends a stream; see [`chat::ChatState::finish_stream`].
+    pub fn finish_stream(
+        &mut self,
+        judged: bool,
+        ended_mid_event: bool,
+        sink: &mut ViolationSink,
+        scratch: &mut ViolationSink,
+    ) -> (Vec<ChoiceOutcome>, Option<Value>) {
+        match self {
+            DialectState::Chat(chat) => chat.finish_stream(judged, ended_mid_event, sink, scratch),
+            DialectState::Responses(responses) => {
+                responses.finish_stream(judged, ended_mid_event, sink, scratch)
+            }
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! The items of a Responses stream and how they end: [`Item`] (what `output_item.added`
+//! announced, what was streamed for it, what `output_item.done` finished it as), the
+//! [`Terminal`] event, and the checks made when an item or the response ends
+//! (`item_done_mismatch`, `delta_without_item` for an unannounced done, `event_after_item_done`,
+//! `terminal_envelope_invalid`).
+//!
+//! Input: the parsed event and its seq, from [`super::stream::StreamState::on_event`]. Output:
+//! fragment-stage violations and the updated state.
+
+use serde_json::Value;
+
+use super::stream::StreamState;
+use crate::engine::dialect::chat::contract::preview;
+use crate::engine::rules::RuleId;
+use crate::engine::violation::{Site, Stage, ViolationSink};
+
+/// One announced output item.
+#[derive(Debug)]
+pub struct Item {
+    pub id: Option<String>,
+    /// The item as `output_item.added` announced it.
+    pub added: Value,
+    /// The item as `output_item.done` finished it.
+    pub done: Option<Value>,
+    /// Concatenated argument/input deltas.
+    pub streamed: String,
+    pub deltas: usize,
+    /// The `.done` event's `arguments`/`input`.
+    pub done_text: Option<String>,
+    pub seq: u64,
+}
+
+impl Item {
+    pub fn kind(&self) -> Option<&str> {
+        self.added.get("type").and_then(Value::as_str)
+    }
+
+    pub fn is_call(&self) -> bool {
+        matches!(self.kind(), Some("function_call" | "custom_tool_call"))
+    }
+
+    fn payload_key(&self) -> &'static str {
+        if self.kind() == Some("custom_tool_call") {
+            "input"
+        } else {
+            "arguments"
+        }
+    }
+
+    /// The item a buffered body would carry: the done item, or the added one with what was
+    /// streamed for it.
+    pub fn assembled(&self) -> Value {
+        if let Some(done) = &self.done {
+            return done.clone();
+        }
+        let mut item = self.added.clone();
+        if let Some(object) = item.as_object_mut()
+            && self.is_call()
+        {
+            let text = self
+                .done_text
+                .clone()
+                .unwrap_or_else(|| self.streamed.clone());
+            object.insert(self.payload_key().into(), Value::String(text));
+        }
+        item
+    }
+}
+
+/// The terminal event, when one arrived.
+#[derive(Debug)]
+pub struct Terminal {
+    pub kind: String,
+    pub response: Option<Value>,
+    pub seq: u64,
+}
+
+impl StreamState {
+    pub(super) fn item_done(&mut self, value: &Value, seq: u64, sink: &mut ViolationSink) {
+        let index = value.get("output_index").and_then(Value::as_u64);
+        let tool_call = index.and_then(|i| u32::try_from(i).ok());
+        let site = |path: &str| Site::at(path).seq(Some(seq)).tool_call(tool_call);
+        let Some(item) = index.and_then(|index| self.items.get_mut(&index)) else {
+            let detail =
+                "output_item.done for an output_index never announced by output_item.added";
+            sink.push(
+                RuleId::ResponsesStreamDeltaWithoutItem,
+                Stage::Fragment,
+                site("/output_index"),
+                detail,
+            );
+            return;
+        };
+        if item.done.is_some() {
+            sink.push(
+                RuleId::ResponsesStreamEventAfterItemDone,
+                Stage::Fragment,
+                site(""),
+                "a second output_item.done for one item",
+            );
+            return;
+        }
+        let done = value.get("item").cloned().unwrap_or(Value::Null);
+        for key in ["type", "id", "call_id", "name"] {
+            let before = item.added.get(key);
+            if before.is_some() && done.get(key) != before {
+                let detail = format!(
+                    "item.{key} was {} when added, {} when done",
+                    preview(before.unwrap_or(&Value::Null)),
+                    preview(done.get(key).unwrap_or(&Value::Null))
+                );
+                sink.push(
+                    RuleId::ResponsesStreamItemDoneMismatch,
+                    Stage::Fragment,
+                    site(&format!("/item/{key}")),
+                    detail,
+                );
+            }
+        }
+        let key = item.payload_key();
+        let streamed = item
+            .done_text
+            .clone()
+            .or((item.deltas > 0).then(|| item.streamed.clone()));
+        if item.is_call()
+            && let (Some(streamed), Some(final_text)) =
+                (streamed, done.get(key).and_then(Value::as_str))
+            && streamed != final_text
+        {
+            let detail = format!(
+                "item.{key} differs from what was streamed: {}",
+                preview(&Value::String(final_text.to_owned()))
+            );
+            sink.push(
+                RuleId::ResponsesStreamItemDoneMismatch,
+                Stage::Fragment,
+                site(&format!("/item/{key}")),
+                detail,
+            );
+        }
+        item.done = Some(done);
+    }
+
+    pub(super) fn terminal_response(
+        &mut self,
+        kind: &str,
+        value: &Value,
+        seq: u64,
+        sink: &mut ViolationSink,
+    ) {
+        let response = value.get("response").cloned();
+        let expected = kind.trim_start_matches("response.");
+        let envelope = response.as_ref();
+        let missing: Vec<&str> = ["id", "object", "model", "status"]
+            .into_iter()
+            .filter(|key| {
+                envelope
+                    .and_then(|r| r.get(*key))
+                    .is_none_or(Value::is_null)
+            })
+            .collect();
+        let status = envelope
+            .and_then(|r| r.get("status"))
+            .and_then(Value::as_str);
+        if !missing.is_empty() || status.is_some_and(|s| s != expected) {
+            let detail = format!(
+                "the terminal response lacks {missing:?} or its status {status:?} is not {expected:?}"
+            );
+            sink.push(
+                RuleId::ResponsesStreamTerminalEnvelopeInvalid,
+                Stage::Fragment,
+                Site::at("/response").seq(Some(seq)),
+                detail,
+            );
+        }
+        self.terminal = Some(Terminal {
+            kind: kind.to_owned(),
+            response,
+            seq,
+        });
+    }
+}

@@ -1,0 +1,314 @@
+//! The Responses API dialect (`POST .../responses`): flat `function` and `custom` tools,
+//! `output[]` items instead of choices, and a typed event stream with no `[DONE]`.
+//!
+//! Input: the request body ([`request`]), then a buffered `Response` body or SSE events from
+//! the shared framer ([`stream`]). Output: violations with `responses.*` ids (plus the shared
+//! `sse.data_not_json`, `response.not_json`, `stream.truncated`, `request.schema_invalid`), and
+//! one pseudo-choice for the report (text, tool calls by output position, status as finish
+//! reason). At the terminal event the reassembled output is judged at once, so enforce mode
+//! sees complete-stage verdicts before the body ends.
+
+mod events;
+pub mod items;
+pub mod output;
+pub mod request;
+pub mod stream;
+pub mod tool_choice;
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use output::{Context, check_output, has_tool_markup};
+use request::ResponsesRequest;
+use stream::StreamState;
+
+use super::chat::{not_json, report_invalid_schemas};
+use crate::engine::framing::SseEvent;
+use crate::engine::report::ChoiceOutcome;
+use crate::engine::rules::RuleId;
+use crate::engine::schema::{CompiledTools, SchemaCache};
+use crate::engine::violation::{Site, Stage, ViolationSink};
+
+const STATUSES: [&str; 6] = [
+    "completed",
+    "failed",
+    "in_progress",
+    "cancelled",
+    "queued",
+    "incomplete",
+];
+
+/// One Responses exchange's dialect state.
+#[derive(Debug)]
+pub struct ResponsesState {
+    pub request: ResponsesRequest,
+    schemas: Option<Arc<CompiledTools>>,
+    stream: StreamState,
+    outcome: Option<ChoiceOutcome>,
+}
+
+impl ResponsesState {
+    pub fn new(
+        cache: &SchemaCache,
+        request_body: &[u8],
+        sink: &mut ViolationSink,
+        notes: &mut Vec<String>,
+    ) -> ResponsesState {
+        let request = request::parse(request_body, sink);
+        let schemas = request
+            .raw_tools
+            .as_ref()
+            .map(|raw| cache.tools_for_flat(raw))
+            .filter(|t| t.declares());
+        report_invalid_schemas(schemas.as_deref(), sink);
+        if !request.facts.parsed {
+            notes.push("request body is not a JSON object: declared tools unknown, declaration rules skipped".to_owned());
+        } else if !request.declares {
+            notes.push("request declares no tools: declaration rules skipped".to_owned());
+        }
+        ResponsesState {
+            request,
+            schemas,
+            stream: StreamState::default(),
+            outcome: None,
+        }
+    }
+
+    pub fn stream_is_done(&self) -> bool {
+        self.stream.terminal.is_some()
+    }
+
+    pub fn last_sequence_number(&self) -> Option<i64> {
+        self.stream.last_sequence
+    }
+
+    fn context(&self, status: Option<&'static str>) -> Context<'_> {
+        Context {
+            request: &self.request,
+            schemas: self.schemas.as_deref(),
+            status,
+            has_incomplete_reason: false,
+            markup_in_text: false,
+        }
+    }
+
+    pub fn on_event(&mut self, event: &SseEvent, seq: u64, sink: &mut ViolationSink) {
+        if self
+            .stream
+            .on_event(&event.data, event.event.as_deref(), seq, sink)
+        {
+            self.complete(sink);
+        }
+    }
+
+    pub fn judge_buffered(
+        &self,
+        body: &[u8],
+        sink: &mut ViolationSink,
+    ) -> (Vec<ChoiceOutcome>, Option<Value>) {
+        let document: Value = match serde_json::from_slice(body) {
+            Ok(document) => document,
+            Err(error) => {
+                not_json(error, sink);
+                return (Vec::new(), None);
+            }
+        };
+        let status = document.get("status").and_then(Value::as_str);
+        let items = document.get("output").and_then(Value::as_array);
+        let mut problems = Vec::new();
+        if document.get("object").and_then(Value::as_str) != Some("response") {
+            problems.push("object is not \"response\"".to_owned());
+        }
+        if document.get("id").and_then(Value::as_str).is_none() {
+            problems.push("no string id".to_owned());
+        }
+        if !status.is_some_and(|s| STATUSES.contains(&s)) {
+            problems.push(format!("status {status:?} is not one of {STATUSES:?}"));
+        }
+        if items.is_none() {
+            problems.push("no output array".to_owned());
+        }
+        if !problems.is_empty() {
+            sink.push(
+                RuleId::ResponsesOutputEnvelopeInvalid,
+                Stage::Complete,
+                Site::at(""),
+                problems.join("; "),
+            );
+        }
+        let cx = Context {
+            status,
+            has_incomplete_reason: has_reason(&document),
+            markup_in_text: true,
+            ..self.context(None)
+        };
+        let outcome = check_output(
+            items.map(Vec::as_slice).unwrap_or_default(),
+            "/output",
+            cx,
+            sink,
+        );
+        (
+            vec![outcome],
+            document.get("usage").filter(|u| !u.is_null()).cloned(),
+        )
+    }
+
+    /// Judges the reassembled output once (at the terminal event, or at the end of the body).
+    fn complete(&mut self, sink: &mut ViolationSink) -> ChoiceOutcome {
+        if let Some(outcome) = &self.outcome {
+            return outcome.clone();
+        }
+        let start = sink.len();
+        let stream = &self.stream;
+        let response = stream.terminal.as_ref().and_then(|t| t.response.as_ref());
+        let terminal_output = response
+            .and_then(|r| r.get("output"))
+            .and_then(Value::as_array);
+        let items: Vec<Value> = if stream.items.is_empty() {
+            terminal_output.cloned().unwrap_or_default()
+        } else {
+            stream.assembled()
+        };
+        let finished = stream
+            .terminal
+            .as_ref()
+            .is_some_and(|t| t.kind == "response.completed" || t.kind == "response.incomplete");
+        if finished {
+            terminal_checks(
+                stream,
+                terminal_output.map(Vec::as_slice).unwrap_or_default(),
+                sink,
+            );
+        }
+        let cx = Context {
+            status: response
+                .and_then(|r| r.get("status"))
+                .and_then(Value::as_str),
+            has_incomplete_reason: response.is_some_and(has_reason),
+            ..self.context(None)
+        };
+        let outcome = check_output(&items, "/output", cx, sink);
+        if self.request.declares && outcome.tool_calls.is_empty() && has_tool_markup(&stream.text) {
+            let detail = "tools were offered, no tool call was streamed, and output_text deltas carry tool-call markup";
+            sink.push(
+                RuleId::ResponsesStreamToolMarkupAsTextDelta,
+                Stage::Complete,
+                Site::at("/output"),
+                detail,
+            );
+        }
+        sink.fill_seq_since(start, |v| stream.seq_for(v.tool_call));
+        self.outcome = Some(outcome.clone());
+        outcome
+    }
+
+    pub fn finish_stream(
+        &mut self,
+        judged: bool,
+        ended_mid_event: bool,
+        sink: &mut ViolationSink,
+        scratch: &mut ViolationSink,
+    ) -> (Vec<ChoiceOutcome>, Option<Value>) {
+        let outcome = if judged {
+            let outcome = self.complete(sink);
+            if ended_mid_event {
+                sink.push(
+                    RuleId::StreamTruncated,
+                    Stage::Complete,
+                    Site::at(""),
+                    "the body ended in the middle of an event",
+                );
+            }
+            if self.stream.terminal.is_none() {
+                let detail =
+                    "the stream ended without response.completed, .incomplete, .failed or error";
+                sink.push(
+                    RuleId::ResponsesStreamTerminalMissing,
+                    Stage::Complete,
+                    Site::at(""),
+                    detail,
+                );
+            }
+            outcome
+        } else {
+            self.complete(scratch)
+        };
+        let usage = self
+            .stream
+            .terminal
+            .as_ref()
+            .and_then(|t| t.response.as_ref())
+            .and_then(|r| r.get("usage"))
+            .filter(|u| !u.is_null())
+            .cloned();
+        (vec![outcome], usage)
+    }
+}
+
+fn has_reason(response: &Value) -> bool {
+    response
+        .get("incomplete_details")
+        .and_then(|d| d.get("reason"))
+        .is_some_and(|r| !r.is_null())
+}
+
+/// `item_not_done` and `terminal_output_mismatch`, once a completed/incomplete terminal arrived.
+fn terminal_checks(stream: &StreamState, terminal_output: &[Value], sink: &mut ViolationSink) {
+    let seq = stream.terminal.as_ref().map(|t| t.seq);
+    let mut reported_empty = false;
+    for (index, item) in &stream.items {
+        let at = |path: &str| {
+            Site::at(path)
+                .seq(seq)
+                .tool_call(u32::try_from(*index).ok())
+        };
+        if item.done.is_none() {
+            sink.push(
+                RuleId::ResponsesStreamItemNotDone,
+                Stage::Complete,
+                at(""),
+                format!("the item at output_index {index} never got output_item.done"),
+            );
+        }
+        if !item.is_call() {
+            continue;
+        }
+        if terminal_output.is_empty() {
+            if !reported_empty {
+                sink.push(
+                    RuleId::ResponsesStreamTerminalOutputMismatch,
+                    Stage::Complete,
+                    Site::at("/response/output").seq(seq),
+                    "the terminal response.output is empty after tool-call items were streamed",
+                );
+                reported_empty = true;
+            }
+            continue;
+        }
+        let streamed = item.assembled();
+        let key = |v: &Value| (v.get("id").cloned(), v.get("call_id").cloned());
+        match terminal_output.iter().find(|v| key(v) == key(&streamed)) {
+            None => sink.push(
+                RuleId::ResponsesStreamTerminalOutputMismatch,
+                Stage::Complete,
+                at("/response/output"),
+                "a streamed tool call is missing from the terminal response.output",
+            ),
+            Some(found) => {
+                let differs = ["type", "name", "arguments", "input"]
+                    .iter()
+                    .any(|k| found.get(*k) != streamed.get(*k));
+                if differs {
+                    sink.push(
+                        RuleId::ResponsesStreamTerminalOutputMismatch,
+                        Stage::Complete,
+                        at("/response/output"),
+                        "the terminal response.output alters a streamed tool call",
+                    );
+                }
+            }
+        }
+    }
+}

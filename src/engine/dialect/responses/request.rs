@@ -1,0 +1,385 @@
+//! Reads a Responses API request body: its facts, declared tools and `tool_choice`, and judges
+//! the declarations (`responses.request.*`).
+//!
+//! Input: the raw request bytes. Output: [`ResponsesRequest`] (the report's [`RequestFacts`],
+//! the function and custom tools by name with their effective strictness and custom format, the
+//! interpreted [`Choice`]), plus request-stage violations. Responses tools are flat
+//! (`{"type":"function","name":..,"parameters":..}`); the Chat shape is reported, not guessed.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::tool_choice;
+use crate::engine::dialect::chat::contract::preview;
+use crate::engine::request::RequestFacts;
+use crate::engine::rules::RuleId;
+use crate::engine::violation::{Site, Stage, ViolationSink};
+
+/// A declared tool's kind; hosted tools (web_search, mcp, ...) are counted, never judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Function,
+    Custom,
+}
+
+impl Kind {
+    pub fn item_type(self) -> &'static str {
+        match self {
+            Kind::Function => "function_call",
+            Kind::Custom => "custom_tool_call",
+        }
+    }
+
+    pub fn parse(text: Option<&str>) -> Option<Kind> {
+        match text {
+            Some("function") => Some(Kind::Function),
+            Some("custom") => Some(Kind::Custom),
+            _ => None,
+        }
+    }
+}
+
+/// One declared function or custom tool.
+#[derive(Debug, Clone)]
+pub struct Tool {
+    pub kind: Kind,
+    /// Responses function tools are strict unless `strict:false` (spec; openai-python).
+    pub strict: bool,
+    /// A custom tool's `regex` grammar, anchored to the whole input; `None` otherwise.
+    pub grammar: Option<regex::Regex>,
+}
+
+/// The request's `tool_choice`, interpreted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Choice {
+    Unspecified,
+    None,
+    Auto,
+    Required,
+    Named(Kind, String),
+    Allowed {
+        required: bool,
+        names: Vec<String>,
+    },
+    /// A hosted tool or MCP choice: not checked.
+    Unchecked,
+}
+
+/// Everything the Responses rules need from the request.
+#[derive(Debug, Clone)]
+pub struct ResponsesRequest {
+    pub facts: RequestFacts,
+    pub tools: BTreeMap<String, Tool>,
+    /// Whether `tools` was a non-empty array (of any tool types).
+    pub declares: bool,
+    pub choice: Choice,
+    pub raw_tools: Option<Box<RawValue>>,
+}
+
+#[derive(Deserialize)]
+struct Fields {
+    model: Option<Value>,
+    stream: Option<Value>,
+    tools: Option<Box<RawValue>>,
+    tool_choice: Option<Value>,
+    parallel_tool_calls: Option<Value>,
+    /// Kept unparsed: it is most of a request's bytes, and read only when it holds call ids.
+    input: Option<Box<RawValue>>,
+    previous_response_id: Option<Value>,
+    conversation: Option<Value>,
+}
+
+/// The grammar size bound: a client cannot make tooltap build a huge automaton.
+const MAX_GRAMMAR: usize = 1 << 20;
+
+/// Reads the body; never fails (an unparsable body declares nothing).
+pub fn parse(body: &[u8], sink: &mut ViolationSink) -> ResponsesRequest {
+    let first = body.iter().find(|b| !b.is_ascii_whitespace());
+    let fields = match first {
+        Some(b'{') => serde_json::from_slice::<Fields>(body).ok(),
+        _ => None,
+    };
+    let Some(fields) = fields else {
+        return ResponsesRequest {
+            facts: RequestFacts::default(),
+            tools: BTreeMap::new(),
+            declares: false,
+            choice: Choice::Unspecified,
+            raw_tools: None,
+        };
+    };
+    let tools_value: Value = fields
+        .tools
+        .as_ref()
+        .and_then(|raw| serde_json::from_str(raw.get()).ok())
+        .unwrap_or(Value::Null);
+    let items = tools_value
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let tools = declare(items, sink);
+    if let Some(input) = fields
+        .input
+        .as_ref()
+        .filter(|raw| raw.get().contains("call_id"))
+    {
+        let continues = [&fields.previous_response_id, &fields.conversation]
+            .iter()
+            .any(|field| field.as_ref().is_some_and(|v| !v.is_null()));
+        check_input(input, continues, sink);
+    }
+    let choice = tool_choice::interpret(fields.tool_choice.as_ref());
+    tool_choice::check_request(&choice, &tools, !items.is_empty(), sink);
+    let facts = RequestFacts {
+        parsed: true,
+        model: fields
+            .model
+            .as_ref()
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        stream: fields
+            .stream
+            .as_ref()
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        tools: tools.keys().cloned().collect(),
+        tool_choice: fields.tool_choice,
+        parallel_tool_calls: fields.parallel_tool_calls.as_ref().and_then(Value::as_bool),
+        include_usage: None,
+    };
+    ResponsesRequest {
+        facts,
+        tools,
+        declares: !items.is_empty(),
+        choice,
+        raw_tools: fields.tools,
+    }
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 128
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+fn declare(items: &[Value], sink: &mut ViolationSink) -> BTreeMap<String, Tool> {
+    let mut tools = BTreeMap::new();
+    for (position, tool) in items.iter().enumerate() {
+        let at = |suffix: &str| Site::at(format!("/tools/{position}{suffix}"));
+        let Some(kind) = Kind::parse(tool.get("type").and_then(Value::as_str)) else {
+            continue;
+        };
+        let name = tool.get("name").and_then(Value::as_str);
+        if kind == Kind::Function && name.is_none() && tool.get("function").is_some() {
+            let detail = "a Chat Completions tool (nested `function` object) sent to /responses; Responses tools are flat";
+            sink.push(
+                RuleId::ResponsesRequestToolShapeChatStyle,
+                Stage::Request,
+                at("/function"),
+                detail,
+            );
+            continue;
+        }
+        let Some(name) = name.filter(|name| valid_name(name)) else {
+            let shown = tool
+                .get("name")
+                .map(preview)
+                .unwrap_or_else(|| "nothing".into());
+            let detail = format!("a tool name must match ^[a-zA-Z0-9_-]{{1,128}}$, got {shown}");
+            sink.push(
+                RuleId::ResponsesRequestToolNameInvalid,
+                Stage::Request,
+                at("/name"),
+                detail,
+            );
+            continue;
+        };
+        if tools.contains_key(name) {
+            let detail = format!("tool name {name:?} is declared twice");
+            sink.push(
+                RuleId::ResponsesRequestToolNameDuplicate,
+                Stage::Request,
+                at("/name"),
+                detail,
+            );
+            continue;
+        }
+        let grammar = match kind {
+            Kind::Function => {
+                check_parameters(tool, &at("/parameters"), sink);
+                None
+            }
+            Kind::Custom => custom_format(tool.get("format"), &at("/format"), sink),
+        };
+        let strict = tool.get("strict").and_then(Value::as_bool).unwrap_or(true);
+        tools.insert(
+            name.to_owned(),
+            Tool {
+                kind,
+                strict,
+                grammar,
+            },
+        );
+    }
+    tools
+}
+
+fn check_parameters(tool: &Value, site: &Site, sink: &mut ViolationSink) {
+    let Some(parameters) = tool.get("parameters").filter(|p| !p.is_null()) else {
+        return;
+    };
+    if parameters.get("type").and_then(Value::as_str) != Some("object") {
+        let detail = format!(
+            "parameters should be an object schema, got {}",
+            preview(parameters)
+        );
+        sink.push(
+            RuleId::ResponsesRequestParametersNotObjectSchema,
+            Stage::Request,
+            site.clone(),
+            detail,
+        );
+        return;
+    }
+    if tool.get("strict").and_then(Value::as_bool) == Some(true)
+        && let Some(reason) = strict_gap(parameters, "", 0)
+    {
+        sink.push(
+            RuleId::ResponsesRequestStrictSchemaIncompatible,
+            Stage::Request,
+            site.clone(),
+            reason,
+        );
+    }
+}
+
+/// The first place a schema leaves strict mode's subset, searched to a bounded depth.
+fn strict_gap(schema: &Value, path: &str, depth: usize) -> Option<String> {
+    if depth > 16 {
+        return None;
+    }
+    let properties = schema.get("properties").and_then(Value::as_object);
+    if schema.get("type").and_then(Value::as_str) == Some("object") || properties.is_some() {
+        if schema.get("additionalProperties") != Some(&Value::Bool(false)) {
+            return Some(format!(
+                "strict: the object at `{path}` lacks additionalProperties:false"
+            ));
+        }
+        let required: Vec<&str> = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        for (key, property) in properties.into_iter().flatten() {
+            if !required.contains(&key.as_str()) {
+                return Some(format!(
+                    "strict: property {key:?} at `{path}` is not required"
+                ));
+            }
+            if let Some(gap) = strict_gap(property, &format!("{path}/properties/{key}"), depth + 1)
+            {
+                return Some(gap);
+            }
+        }
+    }
+    if let Some(items) = schema.get("items") {
+        return strict_gap(items, &format!("{path}/items"), depth + 1);
+    }
+    None
+}
+
+fn custom_format(
+    format: Option<&Value>,
+    site: &Site,
+    sink: &mut ViolationSink,
+) -> Option<regex::Regex> {
+    let format = format.filter(|f| !f.is_null())?;
+    let kind = format.get("type").and_then(Value::as_str);
+    let syntax = format.get("syntax").and_then(Value::as_str);
+    let definition = format.get("definition").and_then(Value::as_str);
+    let problem = match (kind, syntax, definition) {
+        (Some("text"), _, _) => return None,
+        (Some("grammar"), Some("lark"), Some(_)) => return None,
+        (Some("grammar"), Some("regex"), Some(definition)) => {
+            match regex::RegexBuilder::new(&format!("^(?:{definition})$"))
+                .size_limit(MAX_GRAMMAR)
+                .build()
+            {
+                Ok(grammar) => return Some(grammar),
+                Err(error) => format!("the regex grammar does not compile: {error}"),
+            }
+        }
+        (Some("grammar"), _, _) => {
+            "a grammar needs syntax \"lark\" or \"regex\" and a string definition".to_owned()
+        }
+        _ => format!(
+            "format.type must be \"text\" or \"grammar\", got {}",
+            preview(format)
+        ),
+    };
+    sink.push(
+        RuleId::ResponsesRequestCustomFormatInvalid,
+        Stage::Request,
+        site.clone(),
+        problem,
+    );
+    None
+}
+
+/// The longest `call_id` the spec allows on input items.
+const MAX_CALL_ID: usize = 64;
+
+/// `call_id_too_long` and `function_call_output_orphan` over the input items. A result whose
+/// call is not in `input` is fine when the call lives server-side (`previous_response_id` or
+/// `conversation` set).
+fn check_input(input: &RawValue, continues: bool, sink: &mut ViolationSink) {
+    let Ok(Value::Array(items)) = serde_json::from_str::<Value>(input.get()) else {
+        return;
+    };
+    let mut calls = std::collections::HashSet::new();
+    for item in &items {
+        if matches!(
+            item.get("type").and_then(Value::as_str),
+            Some("function_call" | "custom_tool_call")
+        ) && let Some(id) = item.get("call_id").and_then(Value::as_str)
+        {
+            calls.insert(id);
+        }
+    }
+    for (position, item) in items.iter().enumerate() {
+        let Some(id) = item.get("call_id").and_then(Value::as_str) else {
+            continue;
+        };
+        let site = || Site::at(format!("/input/{position}/call_id"));
+        if id.len() > MAX_CALL_ID {
+            let detail = format!(
+                "call_id is {} characters; the spec allows {MAX_CALL_ID}",
+                id.len()
+            );
+            sink.push(
+                RuleId::ResponsesRequestCallIdTooLong,
+                Stage::Request,
+                site(),
+                detail,
+            );
+        }
+        let output = matches!(
+            item.get("type").and_then(Value::as_str),
+            Some("function_call_output" | "custom_tool_call_output")
+        );
+        if output && !continues && !calls.contains(id) {
+            let detail = format!("a tool result for call_id {id:?}, which no call in input has");
+            sink.push(
+                RuleId::ResponsesRequestFunctionCallOutputOrphan,
+                Stage::Request,
+                site(),
+                detail,
+            );
+        }
+    }
+}

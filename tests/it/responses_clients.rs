@@ -1,0 +1,262 @@
+//! Acceptance with real clients and a real third-party upstream, for the Responses API:
+//! `@copilotkit/aimock` (npm) serves function tool calls from `tests/clients/aimock/fixtures`;
+//! the official `openai` Python SDK (`responses.create` buffered and streamed, the
+//! `responses.stream` helper) and the `openai-agents` SDK (a two-turn tool-using agent) run
+//! once direct and once through tooltap, and must get the same thing, with every exchange
+//! inspected as the Responses API and no error-severity violation; `tooltap check` re-judges
+//! the recordings to the same, and `tooltap replay` of them gives the clients the same again.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::enforce::python;
+use crate::inspect::{metric_sum, settle, temp_file};
+use crate::record::flush;
+use crate::support::proxy;
+use crate::support::within;
+use clap::Parser;
+use tooltap::cli::{Cli, Command};
+use tooltap::record::RecordMode;
+use tooltap::replay::ReplaySettings;
+use tooltap::replay::server::RunningReplay;
+
+/// The folder scripts/test installs aimock into (`npm ci` in tests/clients/aimock).
+fn aimock_dir() -> PathBuf {
+    let dir = std::env::var_os("TOOLTAP_TEST_AIMOCK")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/aimock"));
+    let cli = dir.join("node_modules/@copilotkit/aimock/dist/cli.js");
+    assert!(
+        cli.exists(),
+        "{} is missing: run scripts/test, which installs @copilotkit/aimock",
+        cli.display()
+    );
+    dir
+}
+
+/// Starts aimock on a free loopback port; the child is killed when dropped.
+async fn start_aimock() -> (tokio::process::Child, u16) {
+    let dir = aimock_dir();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let child = tokio::process::Command::new("node")
+        .current_dir(&dir)
+        .arg("node_modules/@copilotkit/aimock/dist/cli.js")
+        .args(["-p", &port.to_string(), "-h", "127.0.0.1", "-f", "fixtures"])
+        .args(["--log-level", "warn"])
+        .kill_on_drop(true)
+        .spawn()
+        .expect("node starts aimock");
+    within(Duration::from_secs(30), async {
+        while tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_err()
+        {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    (child, port)
+}
+
+async fn run_clients(base_url: &str) -> Value {
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/python/responses_check.py");
+    let output = within(
+        Duration::from_secs(120),
+        tokio::process::Command::new(python())
+            .arg(script)
+            .arg(base_url)
+            .output(),
+    )
+    .await
+    .expect("python runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "python failed against {base_url}: {stderr}"
+    );
+    serde_json::from_slice(&output.stdout).expect("the script prints JSON")
+}
+
+#[tokio::test]
+async fn openai_sdk_and_agents_sdk_get_the_same_responses_through_tooltap() {
+    let (_aimock, port) = start_aimock().await;
+    let upstream = format!("http://127.0.0.1:{port}");
+    let violations = temp_file("responses-clients-violations.jsonl");
+    let recordings = temp_file("responses-clients-recordings");
+    let mut raw = proxy::raw_config(&upstream);
+    raw.inspect.violations = Some(violations.clone());
+    raw.record.mode = Some(RecordMode::All);
+    raw.record.dir = Some(recordings.clone());
+    let tooltap = proxy::start(raw).await;
+
+    let direct = run_clients(&format!("{upstream}/v1")).await;
+    let through = run_clients(&format!("http://{}/v1", tooltap.local_addr())).await;
+    assert_eq!(
+        direct, through,
+        "the clients got something else through tooltap"
+    );
+    // What they got is the tool-calling answer, not an error or an empty output.
+    assert_eq!(
+        through["buffered"]["items"].as_array().map(Vec::len),
+        Some(2),
+        "{through}"
+    );
+    assert_eq!(through["stream"]["items"][0]["name"], "get_weather");
+    assert_eq!(
+        through["helper"]["done_arguments"][1],
+        r#"{"location":"Oslo"}"#
+    );
+    assert_eq!(through["agent"]["tool_calls"], serde_json::json!(["Paris"]));
+    assert!(
+        through["agent"]["final_output"]
+            .as_str()
+            .is_some_and(|t| t.contains("sunny")),
+        "{through}"
+    );
+
+    // create ×2, the stream helper, and the agent's two turns: five Responses exchanges.
+    let text = settle(&tooltap, 5).await;
+    assert_eq!(
+        metric_sum(
+            &text,
+            "tooltap_exchanges_inspected_total",
+            &["dialect=\"responses\""]
+        ),
+        5,
+        "{text}"
+    );
+    assert_no_errors(&violations);
+
+    // `tooltap check` re-judges the five recordings: no error (exit 0), warnings only.
+    flush(&tooltap).await;
+    let argv = [
+        "tooltap",
+        "check",
+        "--format",
+        "json",
+        recordings.to_str().expect("utf-8"),
+    ];
+    let Command::Check(args) = Cli::try_parse_from(argv).expect("parses").command else {
+        panic!("not check");
+    };
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = tooltap::check::run_with_progress(&args, &mut out, &mut err, false);
+    assert_eq!(code, 0, "{}", String::from_utf8_lossy(&err));
+    let report: Value = serde_json::from_slice(&out).expect("check JSON");
+    assert_eq!(
+        report["exchanges"].as_array().map(Vec::len),
+        Some(5),
+        "{report}"
+    );
+
+    // The recordings, replayed by `tooltap replay`, give the clients the same answers again,
+    // and the replayer's inspection judges them as the Responses API.
+    let replay_violations = temp_file("responses-clients-replay-violations.jsonl");
+    let mut settings = ReplaySettings::new(recordings);
+    settings.listen = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+    settings.violations = Some(replay_violations.clone());
+    let replay = within(Duration::from_secs(20), RunningReplay::start(&settings))
+        .await
+        .expect("replay starts");
+    let replayed = run_clients(&format!("http://{}/v1", replay.local_addr())).await;
+    assert_eq!(
+        direct, replayed,
+        "the clients got something else from the replay"
+    );
+    drop(replay);
+    assert_no_errors(&replay_violations);
+}
+
+/// Every line of a violations file is a Responses warning, never an error.
+fn assert_no_errors(violations: &Path) {
+    let lines = std::fs::read_to_string(violations).unwrap_or_default();
+    let errors: Vec<Value> = lines
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|v| v["severity"] == "error")
+        .collect();
+    assert!(errors.is_empty(), "error-severity violations: {errors:?}");
+    for line in lines.lines() {
+        let v: Value = serde_json::from_str(line).expect("violation line");
+        assert_eq!(v["dialect"], "responses");
+        // aimock omits the spec-required sequence_number: a warning, and the only one.
+        assert_eq!(v["rule"], "responses.stream.sequence_number_missing", "{v}");
+    }
+}
+
+/// The openai npm SDK that scripts/test installs with the seed suite.
+fn node_openai() -> PathBuf {
+    let suite = std::env::var_os("TOOLTAP_TEST_SEED_SUITE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/seed-suite"));
+    let dir = suite.join("node_modules/openai");
+    assert!(
+        dir.join("package.json").exists(),
+        "{} is missing: run scripts/test, which installs the openai npm SDK",
+        dir.display()
+    );
+    dir
+}
+
+async fn run_node(base_url: &str) -> Value {
+    let script = aimock_dir().join("responses_check.mjs");
+    let output = within(
+        Duration::from_secs(60),
+        tokio::process::Command::new("node")
+            .arg(script)
+            .arg(base_url)
+            .arg(node_openai())
+            .output(),
+    )
+    .await
+    .expect("node runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "node failed against {base_url}: {stderr}"
+    );
+    serde_json::from_slice(&output.stdout).expect("the script prints JSON")
+}
+
+#[tokio::test]
+async fn the_openai_node_sdk_gets_the_same_responses_through_tooltap() {
+    let (_aimock, port) = start_aimock().await;
+    let upstream = format!("http://127.0.0.1:{port}");
+    let violations = temp_file("responses-node-violations.jsonl");
+    let mut raw = proxy::raw_config(&upstream);
+    raw.inspect.violations = Some(violations.clone());
+    let tooltap = proxy::start(raw).await;
+
+    let direct = run_node(&format!("{upstream}/v1")).await;
+    let through = run_node(&format!("http://{}/v1", tooltap.local_addr())).await;
+    assert_eq!(
+        direct, through,
+        "the Node SDK got something else through tooltap"
+    );
+    assert_eq!(
+        through["buffered"]["items"].as_array().map(Vec::len),
+        Some(2),
+        "{through}"
+    );
+    assert_eq!(through["helper"]["status"], "completed");
+    assert_eq!(
+        through["helper"]["done_arguments"][0],
+        r#"{"location":"Paris"}"#
+    );
+    let text = settle(&tooltap, 3).await;
+    assert_eq!(
+        metric_sum(
+            &text,
+            "tooltap_exchanges_inspected_total",
+            &["dialect=\"responses\""]
+        ),
+        3
+    );
+    assert_no_errors(&violations);
+}
