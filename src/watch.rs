@@ -50,6 +50,7 @@ impl Watch {
         let settings = &config.inspect;
         let engine = EngineConfig {
             severity: settings.severity.clone(),
+            max_violations: settings.max_violations,
             ..EngineConfig::default()
         };
         let violations = settings
@@ -63,10 +64,11 @@ impl Watch {
                 recorder,
                 max_recording: config.record.max_bytes_per_recording,
                 engine: Arc::new(engine),
-                schemas: Arc::new(SchemaCache::default()),
+                schemas: Arc::new(SchemaCache::new(256, settings.schema)),
                 metrics,
                 violations,
                 max_request_body: settings.max_request_body,
+                analysis: crate::inspect::AnalysisPool::default(),
             }),
             permits: Arc::new(Semaphore::new(settings.max_concurrent)),
             tap_frames: settings.tap_frames,

@@ -58,7 +58,7 @@ impl Exchange {
     /// Starts an exchange; compiles (or fetches from `cache`) the declared tools' schemas.
     pub fn new(config: &Arc<EngineConfig>, cache: &SchemaCache, request_body: &[u8]) -> Exchange {
         let mut request = parse_request(request_body);
-        let mut sink = ViolationSink::new(config.severity.clone());
+        let mut sink = ViolationSink::capped(config.severity.clone(), config.max_violations);
         let mut notes = Vec::new();
         let tools = request
             .tools
@@ -112,6 +112,10 @@ impl Exchange {
         } = head;
         self.status = Some(status);
         let kind = self.body_kind(content_type.as_deref());
+        if let Some(tools) = self.tools.as_ref().filter(|_| (200..300).contains(&status)) {
+            // Only an array that got an answer is worth keeping compiled.
+            tools.admit();
+        }
         if !(200..300).contains(&status) {
             self.notes
                 .push(format!("status {status}: tool rules skipped"));
@@ -259,8 +263,12 @@ impl Exchange {
             body_kind,
             choices,
             usage,
+            violations_not_listed: sink.not_listed(),
+            completeness: match (completeness, sink.schema_budget_hits()) {
+                (Completeness::Complete, calls @ 1..) => Completeness::SchemaBudget { calls },
+                (other, _) => other,
+            },
             violations: sink.into_vec(),
-            completeness,
             notes,
         }
     }

@@ -21,6 +21,7 @@ pub mod report;
 pub mod request;
 pub mod rules;
 pub mod schema;
+pub mod schema_cost;
 pub mod violation;
 
 use std::sync::Arc;
@@ -31,7 +32,7 @@ pub use framing::{SseEvent, SseFramer};
 pub use report::{BodyKind, ChoiceOutcome, Completeness, LimitKind, Report, ToolCallOutcome};
 pub use request::RequestFacts;
 pub use rules::RuleId;
-pub use schema::SchemaCache;
+pub use schema::{SchemaCache, SchemaLimits};
 pub use violation::{Severity, Stage, Violation};
 
 /// The response status line and the headers the engine needs.

@@ -10,12 +10,11 @@
 //! exchange `inspection_failed` and the process lives on. The client never waits for any of it:
 //! the taps are fed by `try_send`, and this task only reads.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use tokio::sync::oneshot;
 
 use crate::engine::{BodyEnd, EngineConfig, Exchange, Report, ResponseHead, SchemaCache};
@@ -36,6 +35,8 @@ pub struct Inspection {
     pub max_recording: u64,
     /// Request bodies larger than this are not inspected (the exchange is reported too_large).
     pub max_request_body: usize,
+    /// Where the engine's CPU work runs: off the worker threads, a bounded number at a time.
+    pub analysis: AnalysisPool,
 }
 
 /// Who the exchange is, for reports.
@@ -100,7 +101,7 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
     if let (Some(tape), Some(headers)) = (recording.as_mut(), headers.as_ref()) {
         tape.response_head(status, headers);
     }
-    let outcome = analyse(&shared, request_body.as_deref(), part, &mut recording).await;
+    let outcome = analyse(&shared, request_body.clone(), part, &mut recording).await;
     shared
         .metrics
         .response_duration(&label.route, head_at.elapsed());
@@ -134,7 +135,7 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
 /// The inspector's copy of the request body.
 struct RequestCopy {
     /// `None` when it was cut short, lossy or over the bound.
-    body: Option<Vec<u8>>,
+    body: Option<Bytes>,
     end: Option<TapEnd>,
     /// Over `inspect.max_request_body`: forwarded whole, not judged.
     too_large: bool,
@@ -156,14 +157,17 @@ async fn collect_request(mut tap: TapReceiver, max: usize) -> RequestCopy {
             .as_ref()
             .is_some_and(|e| !e.lossy && matches!(e.ending, Ending::Complete | Ending::Trailers));
     RequestCopy {
-        body: whole.then(|| body.to_vec()),
+        body: whole.then(|| body.freeze()),
         end,
         too_large: over,
     }
 }
 
+mod offload;
 mod recording;
 mod report;
+
+pub use offload::AnalysisPool;
 
 pub use recording::RecordingSeed;
 use recording::{Tape, Verdict};
@@ -177,37 +181,52 @@ enum Outcome {
     Panicked,
 }
 
+/// Frames fed to the engine in one trip to the analysis pool, at most.
+const BATCH: usize = 64;
+
 async fn analyse(
     shared: &Inspection,
-    request_body: Option<&[u8]>,
+    request_body: Option<Bytes>,
     part: ResponsePart,
     recording: &mut Option<Tape>,
 ) -> Outcome {
     let ResponsePart { head, mut body, .. } = part;
-    let mut exchange = match guarded(|| {
-        let mut exchange = Exchange::new(
-            &shared.engine,
-            &shared.schemas,
-            request_body.unwrap_or_default(),
-        );
+    let pool = &shared.analysis;
+    let (engine, schemas) = (Arc::clone(&shared.engine), Arc::clone(&shared.schemas));
+    let started = pool.run(move || {
+        let mut exchange = Exchange::new(&engine, &schemas, request_body.as_deref().unwrap_or_default());
         exchange.response_head(head);
         exchange
-    }) {
-        Some(exchange) => exchange,
-        None => return Outcome::Panicked,
+    });
+    let Some(mut exchange) = started.await else {
+        return Outcome::Panicked;
     };
-    while let Some(event) = body.data.recv().await {
+    while let Some(first) = body.data.recv().await {
+        // Whatever else is already queued goes along: one trip per burst, not per frame.
+        let mut batch = vec![first];
+        while batch.len() < BATCH {
+            match body.data.try_recv() {
+                Ok(event) => batch.push(event),
+                Err(_) => break,
+            }
+        }
         if let Some(handle) = recording.as_mut() {
-            handle.frame(&event.bytes, event.at);
+            for event in &batch {
+                handle.frame(&event.bytes, event.at);
+            }
         }
-        let fed = guarded(|| {
-            #[cfg(test)]
-            tests::panic_on_marker(&event.bytes);
-            exchange.feed(&event.bytes)
+        let fed = pool.run(move || {
+            for event in batch {
+                #[cfg(test)]
+                tests::panic_on_marker(&event.bytes);
+                exchange.feed(&event.bytes);
+            }
+            exchange
         });
-        if fed.is_none() {
-            return Outcome::Panicked;
-        }
+        exchange = match fed.await {
+            Some(exchange) => exchange,
+            None => return Outcome::Panicked,
+        };
     }
     let end = body.end.await.ok();
     let body_end = match end.as_ref().map(|e| &e.ending) {
@@ -216,18 +235,13 @@ async fn analyse(
         }
         _ => BodyEnd::Truncated,
     };
-    match guarded(move || exchange.finish(body_end)) {
+    match pool.run(move || exchange.finish(body_end)).await {
         Some(report) => Outcome::Judged {
             report: Box::new(report),
             end,
         },
         None => Outcome::Panicked,
     }
-}
-
-/// Run analysis code, turning a panic into `None` (the panic message is printed by the hook).
-fn guarded<T>(f: impl FnOnce() -> T) -> Option<T> {
-    catch_unwind(AssertUnwindSafe(f)).ok()
 }
 
 #[cfg(test)]

@@ -33,6 +33,7 @@ fn inspection() -> Arc<Inspection> {
         recorder: None,
         max_recording: 1 << 20,
         max_request_body: 1 << 20,
+        analysis: AnalysisPool::default(),
     })
 }
 

@@ -151,6 +151,7 @@ impl ReplayState {
             metrics: metrics.clone(),
             violations,
             max_request_body: *max_request_body,
+            analysis: crate::inspect::AnalysisPool::default(),
         });
         Ok(ReplayState {
             library: RwLock::new(library),
