@@ -9,6 +9,7 @@
 
 mod bad_input;
 mod bench;
+mod budget;
 mod binary;
 mod config;
 mod enforce;
