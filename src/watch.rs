@@ -51,6 +51,7 @@ impl Watch {
         let engine = EngineConfig {
             severity: settings.severity.clone(),
             max_violations: settings.max_violations,
+            max_reassembled: settings.max_reassembled,
             ..EngineConfig::default()
         };
         let violations = settings

@@ -29,6 +29,7 @@ pub struct RawInspect {
     pub tap_frames: Option<usize>,
     pub max_request_body: Option<usize>,
     pub max_violations: Option<usize>,
+    pub max_reassembled: Option<usize>,
     pub schema_budget: Option<u64>,
     pub schema_compile_bytes: Option<usize>,
     pub schema_cache_bytes: Option<usize>,
@@ -56,6 +57,7 @@ impl RawInspect {
             tap_frames: higher.tap_frames.or(self.tap_frames),
             max_request_body: higher.max_request_body.or(self.max_request_body),
             max_violations: higher.max_violations.or(self.max_violations),
+            max_reassembled: higher.max_reassembled.or(self.max_reassembled),
             schema_budget: higher.schema_budget.or(self.schema_budget),
             schema_compile_bytes: higher.schema_compile_bytes.or(self.schema_compile_bytes),
             schema_cache_bytes: higher.schema_cache_bytes.or(self.schema_cache_bytes),
@@ -110,6 +112,8 @@ pub struct InspectSettings {
     pub max_request_body: usize,
     /// Violations kept per exchange (file, log, recording); the rest are counted.
     pub max_violations: usize,
+    /// SSE data one stream's reassembly takes in; past it the stream is reported too_large.
+    pub max_reassembled: usize,
     /// What schema work one exchange may cost.
     pub schema: SchemaLimits,
     pub violations: Option<PathBuf>,
@@ -157,6 +161,7 @@ pub fn validate(
         tap_frames,
         max_request_body,
         max_violations,
+        max_reassembled,
         schema_budget,
         schema_compile_bytes,
         schema_cache_bytes,
@@ -192,6 +197,11 @@ pub fn validate(
             "max_request_body",
         )?,
         max_violations: positive(max_violations, DEFAULT_MAX_VIOLATIONS, "max_violations")?,
+        max_reassembled: positive(
+            max_reassembled,
+            crate::engine::EngineConfig::default().max_reassembled,
+            "max_reassembled",
+        )?,
         schema: schema_limits(schema_budget, schema_compile_bytes, schema_cache_bytes)?,
         violations: (violations.as_os_str() != "off").then_some(violations),
         matcher: Matcher {

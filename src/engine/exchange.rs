@@ -36,6 +36,9 @@ struct SseBody {
     framer: SseFramer,
     contract: StreamContract,
     events: Vec<SseEvent>,
+    /// Decoded bytes taken in so far, and the most allowed (`max_reassembled`).
+    seen: usize,
+    max: usize,
 }
 
 /// The engine's state for one exchange.
@@ -148,6 +151,8 @@ impl Exchange {
                 framer: SseFramer::new(self.config.max_sse_line),
                 contract: StreamContract::default(),
                 events: Vec::new(),
+                seen: 0,
+                max: self.config.max_reassembled,
             })),
             BodyKind::Json | BodyKind::Other | BodyKind::None => {
                 Body::Json(JsonFramer::new(self.config.max_json_body))
@@ -355,7 +360,16 @@ fn frame(
                 framer,
                 contract,
                 events,
+                seen,
+                max,
             } = sse.as_mut();
+            *seen = seen.saturating_add(decoded.len());
+            if *seen > *max {
+                return Err(Completeness::TooLarge {
+                    limit: LimitKind::Reassembled,
+                    bytes: *max,
+                });
+            }
             let pushed = framer.push(decoded, events);
             for event in events.drain(..) {
                 if contract.on_event(&event, seq, sink) {

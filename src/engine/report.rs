@@ -93,4 +93,6 @@ pub enum LimitKind {
     JsonBody,
     SseLine,
     Decoded,
+    /// `max_reassembled`: the SSE data a stream's reassembly may take in.
+    Reassembled,
 }

@@ -280,3 +280,27 @@ async fn twenty_thousand_undeclared_calls_give_a_capped_list_and_a_count() {
     let end = recording.end.expect("end line");
     assert!(end.violations.len() < 100, "{} listed", end.violations.len());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_stream_stops_being_reassembled_at_its_bound_and_reaches_the_client_whole() {
+    let event = format!(
+        "data: {}\n\n",
+        json!({"id":"c","object":"chat.completion.chunk","model":"m",
+            "choices":[{"index":0,"delta":{"content":"x".repeat(100)},"finish_reason":null}]})
+    );
+    let mut events: Vec<&str> = vec![event.as_str(); 2_000];
+    events.push("data: [DONE]\n\n");
+    let upstream = Upstream::serving(Script::sse(&events, Duration::ZERO)).await;
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.inspect.max_reassembled = Some(64 * 1024);
+    let tooltap = proxy::start(raw).await;
+    let addr = tooltap.local_addr();
+    let body = r#"{"model":"m","stream":true,"messages":[]}"#;
+    let got = within(LIMIT, exchange(addr, request(addr, "POST", "/v1/chat/completions", body))).await;
+    assert_eq!(got.body, events.concat().as_bytes(), "the client gets every byte");
+    let text = settle(&tooltap, 1).await;
+    assert_eq!(
+        metric_sum(&text, "tooltap_inspection_incomplete_total", &["reason=\"too_large\""]),
+        1
+    );
+}
