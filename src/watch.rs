@@ -70,6 +70,7 @@ impl Watch {
                 violations,
                 max_request_body: settings.max_request_body,
                 analysis: crate::inspect::AnalysisPool::default(),
+                memory: crate::inspect::MemoryBudget::new(settings.max_memory),
             }),
             permits: Arc::new(Semaphore::new(settings.max_concurrent)),
             tap_frames: settings.tap_frames,

@@ -30,6 +30,7 @@ pub struct RawInspect {
     pub max_request_body: Option<usize>,
     pub max_violations: Option<usize>,
     pub max_reassembled: Option<usize>,
+    pub max_memory: Option<usize>,
     pub schema_budget: Option<u64>,
     pub schema_compile_bytes: Option<usize>,
     pub schema_cache_bytes: Option<usize>,
@@ -58,6 +59,7 @@ impl RawInspect {
             max_request_body: higher.max_request_body.or(self.max_request_body),
             max_violations: higher.max_violations.or(self.max_violations),
             max_reassembled: higher.max_reassembled.or(self.max_reassembled),
+            max_memory: higher.max_memory.or(self.max_memory),
             schema_budget: higher.schema_budget.or(self.schema_budget),
             schema_compile_bytes: higher.schema_compile_bytes.or(self.schema_compile_bytes),
             schema_cache_bytes: higher.schema_cache_bytes.or(self.schema_cache_bytes),
@@ -114,6 +116,8 @@ pub struct InspectSettings {
     pub max_violations: usize,
     /// SSE data one stream's reassembly takes in; past it the stream is reported too_large.
     pub max_reassembled: usize,
+    /// Bytes all inspections may hold together; past it new exchanges are not inspected.
+    pub max_memory: usize,
     /// What schema work one exchange may cost.
     pub schema: SchemaLimits,
     pub violations: Option<PathBuf>,
@@ -162,6 +166,7 @@ pub fn validate(
         max_request_body,
         max_violations,
         max_reassembled,
+        max_memory,
         schema_budget,
         schema_compile_bytes,
         schema_cache_bytes,
@@ -201,6 +206,11 @@ pub fn validate(
             max_reassembled,
             crate::engine::EngineConfig::default().max_reassembled,
             "max_reassembled",
+        )?,
+        max_memory: positive(
+            max_memory,
+            crate::inspect::DEFAULT_MAX_MEMORY,
+            "max_memory",
         )?,
         schema: schema_limits(schema_budget, schema_compile_bytes, schema_cache_bytes)?,
         violations: (violations.as_os_str() != "off").then_some(violations),

@@ -19,7 +19,7 @@ use tokio::sync::oneshot;
 
 use crate::engine::{BodyEnd, EngineConfig, Exchange, Report, ResponseHead, SchemaCache};
 use crate::jsonl_sink::JsonlSink;
-use crate::metrics::Metrics;
+use crate::metrics::{IncompleteReason, Metrics};
 use crate::record::{Recorder, RecordingEnd};
 use crate::tee::{Ending, TapEnd, TapReceiver};
 
@@ -37,6 +37,8 @@ pub struct Inspection {
     pub max_request_body: usize,
     /// Where the engine's CPU work runs: off the worker threads, a bounded number at a time.
     pub analysis: AnalysisPool,
+    /// What all inspections together may hold.
+    pub memory: MemoryBudget,
 }
 
 /// Who the exchange is, for reports.
@@ -78,6 +80,13 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
         enforced,
         recording: seed,
     } = job;
+    let Some(mut charge) = shared.memory.charge() else {
+        // Dropping the taps makes the tees stop copying; the client is not affected.
+        shared
+            .metrics
+            .incomplete(&label.route, IncompleteReason::MemoryBudget);
+        return;
+    };
     let mut recording = match (&shared.recorder, &seed) {
         (Some(recorder), Some(seed)) => Tape::start(recorder, &label, seed, shared.max_recording),
         _ => None,
@@ -86,7 +95,8 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
         body: request_body,
         end: request_end,
         too_large: request_too_large,
-    } = collect_request(request, shared.max_request_body).await;
+        over_memory,
+    } = collect_request(request, shared.max_request_body, &mut charge).await;
     if let Some(handle) = recording.as_mut() {
         handle.request_body(request_body.as_deref());
     }
@@ -101,7 +111,7 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
     if let (Some(tape), Some(headers)) = (recording.as_mut(), headers.as_ref()) {
         tape.response_head(status, headers);
     }
-    let outcome = analyse(&shared, request_body.clone(), part, &mut recording).await;
+    let outcome = analyse(&shared, request_body.clone(), part, &mut recording, &mut charge).await;
     shared
         .metrics
         .response_duration(&label.route, head_at.elapsed());
@@ -128,6 +138,7 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
     let request = report::RequestSeen {
         end: request_end.as_ref(),
         too_large: request_too_large,
+        over_memory,
     };
     report::emit(&shared, &label, request, outcome, enforced);
 }
@@ -139,20 +150,32 @@ struct RequestCopy {
     end: Option<TapEnd>,
     /// Over `inspect.max_request_body`: forwarded whole, not judged.
     too_large: bool,
+    /// Holding it would cross `inspect.max_memory`: forwarded whole, not judged.
+    over_memory: bool,
 }
 
-async fn collect_request(mut tap: TapReceiver, max: usize) -> RequestCopy {
+async fn collect_request(mut tap: TapReceiver, max: usize, charge: &mut Charge) -> RequestCopy {
     let mut body = BytesMut::new();
     let mut over = false;
+    let mut over_memory = false;
     while let Some(event) = tap.data.recv().await {
+        if over || over_memory {
+            continue;
+        }
         if body.len() + event.bytes.len() > max {
             over = true;
-        } else if !over {
+        } else if !charge.try_add(event.bytes.len()) {
+            over_memory = true;
+        } else {
             body.extend_from_slice(&event.bytes);
         }
     }
+    if over || over_memory {
+        body = BytesMut::new();
+    }
     let end = tap.end.await.ok();
     let whole = !over
+        && !over_memory
         && end
             .as_ref()
             .is_some_and(|e| !e.lossy && matches!(e.ending, Ending::Complete | Ending::Trailers));
@@ -160,13 +183,16 @@ async fn collect_request(mut tap: TapReceiver, max: usize) -> RequestCopy {
         body: whole.then(|| body.freeze()),
         end,
         too_large: over,
+        over_memory,
     }
 }
 
+mod memory;
 mod offload;
 mod recording;
 mod report;
 
+pub use memory::{Charge, DEFAULT_MAX_MEMORY, MemoryBudget};
 pub use offload::AnalysisPool;
 
 pub use recording::RecordingSeed;
@@ -189,6 +215,7 @@ async fn analyse(
     request_body: Option<Bytes>,
     part: ResponsePart,
     recording: &mut Option<Tape>,
+    charge: &mut Charge,
 ) -> Outcome {
     let ResponsePart { head, mut body, .. } = part;
     let pool = &shared.analysis;
@@ -210,6 +237,9 @@ async fn analyse(
                 Err(_) => break,
             }
         }
+        // Held frames and framing buffers are bounded per exchange; counted so that new
+        // exchanges see the total.
+        charge.add(batch.iter().map(|event| event.bytes.len()).sum());
         if let Some(handle) = recording.as_mut() {
             for event in &batch {
                 handle.frame(&event.bytes, event.at);

@@ -17,6 +17,8 @@ pub(super) struct RequestSeen<'a> {
     pub end: Option<&'a TapEnd>,
     /// Over `inspect.max_request_body`: not judged, reported `too_large`.
     pub too_large: bool,
+    /// Holding it would have crossed `inspect.max_memory`: not judged.
+    pub over_memory: bool,
 }
 
 pub(super) fn emit(
@@ -142,6 +144,9 @@ fn incomplete_reasons(
     }
     if request.too_large || matches!(report.completeness, Completeness::TooLarge { .. }) {
         reasons.push(IncompleteReason::TooLarge);
+    }
+    if request.over_memory {
+        reasons.push(IncompleteReason::MemoryBudget);
     }
     if let Completeness::SchemaBudget { .. } = report.completeness {
         reasons.push(IncompleteReason::SchemaBudget);

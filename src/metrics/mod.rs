@@ -67,6 +67,9 @@ pub enum IncompleteReason {
     /// Checking some tool call's arguments against its schema would have exceeded the schema
     /// budget (`inspect.schema_budget`, `inspect.schema_compile_bytes`): not checked.
     SchemaBudget,
+    /// What all inspections hold reached `inspect.max_memory`: forwarded uninspected (or its
+    /// request body not held).
+    MemoryBudget,
 }
 
 impl IncompleteReason {
@@ -79,6 +82,7 @@ impl IncompleteReason {
             IncompleteReason::UpstreamError => "upstream_error",
             IncompleteReason::InspectionFailed => "inspection_failed",
             IncompleteReason::SchemaBudget => "schema_budget",
+            IncompleteReason::MemoryBudget => "memory_budget",
         }
     }
 }

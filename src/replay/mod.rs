@@ -152,6 +152,7 @@ impl ReplayState {
             violations,
             max_request_body: *max_request_body,
             analysis: crate::inspect::AnalysisPool::default(),
+            memory: crate::inspect::MemoryBudget::default(),
         });
         Ok(ReplayState {
             library: RwLock::new(library),
