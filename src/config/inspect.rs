@@ -207,11 +207,7 @@ pub fn validate(
             crate::engine::EngineConfig::default().max_reassembled,
             "max_reassembled",
         )?,
-        max_memory: positive(
-            max_memory,
-            crate::inspect::DEFAULT_MAX_MEMORY,
-            "max_memory",
-        )?,
+        max_memory: positive(max_memory, crate::inspect::DEFAULT_MAX_MEMORY, "max_memory")?,
         schema: schema_limits(schema_budget, schema_compile_bytes, schema_cache_bytes)?,
         violations: (violations.as_os_str() != "off").then_some(violations),
         matcher: Matcher {

@@ -48,7 +48,12 @@ impl<'a> Walk<'a> {
         }
     }
 
-    fn visit(&mut self, schema: &'a Value, instance: &Value, depth: usize) -> Result<(), OverBudget> {
+    fn visit(
+        &mut self,
+        schema: &'a Value,
+        instance: &Value,
+        depth: usize,
+    ) -> Result<(), OverBudget> {
         self.charge(1)?;
         if depth > MAX_DEPTH {
             return Err(OverBudget);
@@ -61,7 +66,10 @@ impl<'a> Walk<'a> {
             self.charge(1)?;
             match keyword.as_str() {
                 "$ref" | "$dynamicRef" | "$recursiveRef" => {
-                    let target = sub.as_str().and_then(|r| self.resolve(r)).unwrap_or(self.root);
+                    let target = sub
+                        .as_str()
+                        .and_then(|r| self.resolve(r))
+                        .unwrap_or(self.root);
                     self.visit(target, instance, next)?;
                 }
                 "allOf" | "anyOf" | "oneOf" => {
@@ -118,7 +126,9 @@ impl<'a> Walk<'a> {
                 }
                 "const" => self.charge(size(instance))?,
                 // jsonschema hashes arrays past 15 items: linear in their size, hashing and all.
-                "uniqueItems" if instance.is_array() => self.charge(size(instance).saturating_mul(2))?,
+                "uniqueItems" if instance.is_array() => {
+                    self.charge(size(instance).saturating_mul(2))?
+                }
                 "pattern" => {
                     if let (Value::String(text), Some(pattern)) = (instance, sub.as_str()) {
                         self.charge(text_cost(text, pattern))?;
@@ -131,7 +141,12 @@ impl<'a> Walk<'a> {
     }
 
     /// `items` as one schema (every element) or, in older drafts, an array (by position).
-    fn each_item(&mut self, sub: &'a Value, instance: &Value, next: usize) -> Result<(), OverBudget> {
+    fn each_item(
+        &mut self,
+        sub: &'a Value,
+        instance: &Value,
+        next: usize,
+    ) -> Result<(), OverBudget> {
         let items = instance.as_array().map(Vec::as_slice).unwrap_or_default();
         match sub {
             Value::Array(schemas) => {
@@ -169,7 +184,12 @@ fn text_cost(text: &str, pattern: &str) -> u64 {
 fn size(value: &Value) -> u64 {
     match value {
         Value::Array(items) => 1 + items.iter().map(size).sum::<u64>(),
-        Value::Object(map) => 1 + map.iter().map(|(k, v)| k.len() as u64 + size(v)).sum::<u64>(),
+        Value::Object(map) => {
+            1 + map
+                .iter()
+                .map(|(k, v)| k.len() as u64 + size(v))
+                .sum::<u64>()
+        }
         Value::String(text) => 1 + text.len() as u64 / 8,
         Value::Null | Value::Bool(_) | Value::Number(_) => 1,
     }
@@ -208,7 +228,8 @@ mod tests {
 
     #[test]
     fn a_ref_cycle_without_instance_progress_ends() {
-        let schema = json!({"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}},"$ref":"#/$defs/a"});
+        let schema =
+            json!({"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}},"$ref":"#/$defs/a"});
         assert_eq!(estimate(&schema, &json!({}), u64::MAX), Err(OverBudget));
     }
 
@@ -218,7 +239,10 @@ mod tests {
         let schema = json!({"type":"array","uniqueItems":true});
         let steps = estimate(&schema, &Value::Array(items.clone()), 1_000_000).expect("linear");
         assert!(steps >= 20_000, "{steps}");
-        assert_eq!(estimate(&schema, &Value::Array(items), 10_000), Err(OverBudget));
+        assert_eq!(
+            estimate(&schema, &Value::Array(items), 10_000),
+            Err(OverBudget)
+        );
         let options: Vec<Value> = (0..100_000).map(|i| json!(i)).collect();
         let schema = json!({"properties":{"a":{"enum":options}}});
         let instance = json!({"a": (0..100).collect::<Vec<u32>>()});

@@ -100,7 +100,10 @@ mod tests {
         assert!(!first.try_add(50), "would cross the budget");
         first.add(40);
         assert_eq!(budget.used(), 100);
-        assert!(budget.charge().is_none(), "spent: new exchanges are not inspected");
+        assert!(
+            budget.charge().is_none(),
+            "spent: new exchanges are not inspected"
+        );
         drop(first);
         assert_eq!(budget.used(), 0);
         assert!(budget.charge().is_some());

@@ -111,7 +111,14 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
     if let (Some(tape), Some(headers)) = (recording.as_mut(), headers.as_ref()) {
         tape.response_head(status, headers);
     }
-    let outcome = analyse(&shared, request_body.clone(), part, &mut recording, &mut charge).await;
+    let outcome = analyse(
+        &shared,
+        request_body.clone(),
+        part,
+        &mut recording,
+        &mut charge,
+    )
+    .await;
     shared
         .metrics
         .response_duration(&label.route, head_at.elapsed());
@@ -221,7 +228,11 @@ async fn analyse(
     let pool = &shared.analysis;
     let (engine, schemas) = (Arc::clone(&shared.engine), Arc::clone(&shared.schemas));
     let started = pool.run(move || {
-        let mut exchange = Exchange::new(&engine, &schemas, request_body.as_deref().unwrap_or_default());
+        let mut exchange = Exchange::new(
+            &engine,
+            &schemas,
+            request_body.as_deref().unwrap_or_default(),
+        );
         exchange.response_head(head);
         exchange
     });

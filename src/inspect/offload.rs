@@ -41,7 +41,10 @@ impl AnalysisPool {
 
     /// Runs `work` on the blocking pool once a permit is free; `None` if it panicked (the panic
     /// hook has printed it) or the pool is shutting down.
-    pub async fn run<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    pub async fn run<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Option<T> {
         let permit = Arc::clone(&self.permits).acquire_owned().await.ok()?;
         let task = tokio::task::spawn_blocking(move || {
             let result = catch_unwind(AssertUnwindSafe(work)).ok();

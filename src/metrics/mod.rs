@@ -222,7 +222,9 @@ impl Metrics {
         self.violations.render(&mut out);
         self.incomplete.render(&mut out);
         self.violations_not_listed.render(&mut out);
-        out.push_str("# HELP tooltap_schema_cache_bytes Estimated bytes held by compiled tool schemas.\n");
+        out.push_str(
+            "# HELP tooltap_schema_cache_bytes Estimated bytes held by compiled tool schemas.\n",
+        );
         out.push_str("# TYPE tooltap_schema_cache_bytes gauge\n");
         out.push_str(&format!(
             "tooltap_schema_cache_bytes {}\n",

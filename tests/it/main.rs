@@ -9,8 +9,8 @@
 
 mod bad_input;
 mod bench;
-mod budget;
 mod binary;
+mod budget;
 mod config;
 mod enforce;
 #[path = "../engine_support/mod.rs"]
@@ -18,6 +18,7 @@ mod engine_support;
 mod failures;
 mod faults;
 mod inspect;
+mod memory;
 mod passthrough;
 mod protocol;
 mod record;

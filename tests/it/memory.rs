@@ -1,0 +1,126 @@
+//! The inspection memory bounds through the real proxy: a long stream stops being reassembled
+//! at `inspect.max_reassembled`, and past `inspect.max_memory` new exchanges are forwarded
+//! uninspected and counted. The client gets every byte either way.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::budget::completion;
+use crate::inspect::{metric_sum, metrics, settle};
+use crate::support::client::{exchange, request};
+use crate::support::proxy;
+use crate::support::upstream::{Script, Upstream};
+use crate::support::within;
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_stream_stops_being_reassembled_at_its_bound_and_reaches_the_client_whole() {
+    let event = format!(
+        "data: {}\n\n",
+        json!({"id":"c","object":"chat.completion.chunk","model":"m",
+            "choices":[{"index":0,"delta":{"content":"x".repeat(100)},"finish_reason":null}]})
+    );
+    let mut events: Vec<&str> = vec![event.as_str(); 2_000];
+    events.push("data: [DONE]\n\n");
+    let upstream = Upstream::serving(Script::sse(&events, Duration::ZERO)).await;
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.inspect.max_reassembled = Some(64 * 1024);
+    let tooltap = proxy::start(raw).await;
+    let addr = tooltap.local_addr();
+    let body = r#"{"model":"m","stream":true,"messages":[]}"#;
+    let got = within(
+        LIMIT,
+        exchange(addr, request(addr, "POST", "/v1/chat/completions", body)),
+    )
+    .await;
+    assert_eq!(
+        got.body,
+        events.concat().as_bytes(),
+        "the client gets every byte"
+    );
+    let text = settle(&tooltap, 1).await;
+    assert_eq!(
+        metric_sum(
+            &text,
+            "tooltap_inspection_incomplete_total",
+            &["reason=\"too_large\""]
+        ),
+        1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_the_memory_budget_new_exchanges_are_forwarded_uninspected_and_counted() {
+    let big = format!(
+        "data: {}\n\n",
+        json!({"id":"c","object":"chat.completion.chunk","model":"m",
+            "choices":[{"index":0,"delta":{"content":"x".repeat(48 * 1024)},"finish_reason":null}]})
+    );
+    let stream = [big.as_str(), "data: [DONE]\n\n"].map(str::to_owned);
+    let upstream = Upstream::start(
+        move |received| {
+            if String::from_utf8_lossy(&received.body).contains("\"stream\":true") {
+                let events: Vec<&str> = stream.iter().map(String::as_str).collect();
+                Script::sse(&events, Duration::from_millis(1_500))
+            } else {
+                Script::full(200, "application/json", &completion(&[]))
+            }
+        },
+        None,
+    )
+    .await;
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.inspect.max_memory = Some(32 * 1024);
+    let tooltap = proxy::start(raw).await;
+    let addr = tooltap.local_addr();
+    let holder = tokio::spawn(exchange(
+        addr,
+        request(
+            addr,
+            "POST",
+            "/v1/chat/completions",
+            r#"{"model":"m","stream":true,"messages":[]}"#,
+        ),
+    ));
+    let inspection = tooltap.state().watch.inspection().clone();
+    within(LIMIT, async {
+        while inspection.memory.used() < 32 * 1024 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    let plain = r#"{"model":"m","messages":[]}"#;
+    let during = within(
+        LIMIT,
+        exchange(addr, request(addr, "POST", "/v1/chat/completions", plain)),
+    )
+    .await;
+    assert_eq!(during.body, completion(&[]).as_bytes(), "forwarded whole");
+    let held = within(LIMIT, holder).await.expect("holder");
+    assert_eq!(held.body, format!("{big}data: [DONE]\n\n").as_bytes());
+    settle(&tooltap, 1).await;
+    let text = metrics(&tooltap).await;
+    assert_eq!(
+        metric_sum(
+            &text,
+            "tooltap_inspection_incomplete_total",
+            &["reason=\"memory_budget\""]
+        ),
+        1
+    );
+    // Released when the holder's inspector ends (just after its report).
+    within(LIMIT, async {
+        while inspection.memory.used() > 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    within(
+        LIMIT,
+        exchange(addr, request(addr, "POST", "/v1/chat/completions", plain)),
+    )
+    .await;
+    settle(&tooltap, 2).await;
+}
