@@ -63,7 +63,10 @@ impl Watch {
         Watch {
             inspection: Arc::new(Inspection {
                 recorder,
-                max_recording: config.record.max_bytes_per_recording,
+                max_recording: config
+                    .record
+                    .max_bytes_per_recording
+                    .min(settings.max_held_recording),
                 engine: Arc::new(engine),
                 schemas: Arc::new(SchemaCache::new(256, settings.schema)),
                 metrics,

@@ -18,6 +18,7 @@ pub const DEFAULT_ADMIN_LISTEN: &str = "127.0.0.1:9787";
 pub const DEFAULT_MAX_CONCURRENT: usize = 1024;
 pub const DEFAULT_TAP_FRAMES: usize = 1024;
 pub const DEFAULT_MAX_REQUEST_BODY: usize = 16 * 1024 * 1024;
+pub const DEFAULT_MAX_HELD_RECORDING: u64 = 1024 * 1024;
 pub const DEFAULT_MAX_VIOLATIONS: usize = crate::engine::violation::DEFAULT_MAX_VIOLATIONS;
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -31,6 +32,7 @@ pub struct RawInspect {
     pub max_violations: Option<usize>,
     pub max_reassembled: Option<usize>,
     pub max_memory: Option<usize>,
+    pub max_held_recording: Option<u64>,
     pub schema_budget: Option<u64>,
     pub schema_compile_bytes: Option<usize>,
     pub schema_cache_bytes: Option<usize>,
@@ -60,6 +62,7 @@ impl RawInspect {
             max_violations: higher.max_violations.or(self.max_violations),
             max_reassembled: higher.max_reassembled.or(self.max_reassembled),
             max_memory: higher.max_memory.or(self.max_memory),
+            max_held_recording: higher.max_held_recording.or(self.max_held_recording),
             schema_budget: higher.schema_budget.or(self.schema_budget),
             schema_compile_bytes: higher.schema_compile_bytes.or(self.schema_compile_bytes),
             schema_cache_bytes: higher.schema_cache_bytes.or(self.schema_cache_bytes),
@@ -118,6 +121,8 @@ pub struct InspectSettings {
     pub max_reassembled: usize,
     /// Bytes all inspections may hold together; past it new exchanges are not inspected.
     pub max_memory: usize,
+    /// Response bytes a `violations`-mode recording holds in memory until the verdict.
+    pub max_held_recording: u64,
     /// What schema work one exchange may cost.
     pub schema: SchemaLimits,
     pub violations: Option<PathBuf>,
@@ -167,6 +172,7 @@ pub fn validate(
         max_violations,
         max_reassembled,
         max_memory,
+        max_held_recording,
         schema_budget,
         schema_compile_bytes,
         schema_cache_bytes,
@@ -208,6 +214,14 @@ pub fn validate(
             "max_reassembled",
         )?,
         max_memory: positive(max_memory, crate::inspect::DEFAULT_MAX_MEMORY, "max_memory")?,
+        max_held_recording: match max_held_recording {
+            Some(0) => {
+                return Err(InspectConfigError::Zero {
+                    key: "max_held_recording",
+                });
+            }
+            other => other.unwrap_or(DEFAULT_MAX_HELD_RECORDING),
+        },
         schema: schema_limits(schema_budget, schema_compile_bytes, schema_cache_bytes)?,
         violations: (violations.as_os_str() != "off").then_some(violations),
         matcher: Matcher {

@@ -82,9 +82,17 @@ impl Charge {
     }
 }
 
+impl Charge {
+    /// Gives back everything this charge holds (its exchange dropped its buffers).
+    pub fn release(&mut self) {
+        self.budget.used.fetch_sub(self.held, Ordering::Relaxed);
+        self.held = 0;
+    }
+}
+
 impl Drop for Charge {
     fn drop(&mut self) {
-        self.budget.used.fetch_sub(self.held, Ordering::Relaxed);
+        self.release();
     }
 }
 

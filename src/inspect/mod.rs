@@ -31,7 +31,8 @@ pub struct Inspection {
     pub violations: Option<JsonlSink>,
     /// Writes recordings; `None` when `record.mode` is off.
     pub recorder: Option<Recorder>,
-    /// Response bytes a held (`violations` mode) recording keeps in memory until the verdict.
+    /// Response bytes a held (`violations` mode) recording keeps in memory until the verdict
+    /// (`inspect.max_held_recording`, at most `record.max_bytes_per_recording`).
     pub max_recording: u64,
     /// Request bodies larger than this are not inspected (the exchange is reported too_large).
     pub max_request_body: usize,
@@ -111,7 +112,7 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
     if let (Some(tape), Some(headers)) = (recording.as_mut(), headers.as_ref()) {
         tape.response_head(status, headers);
     }
-    let outcome = analyse(
+    let (outcome, response_over_memory) = analyse(
         &shared,
         request_body.clone(),
         part,
@@ -145,7 +146,7 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
     let request = report::RequestSeen {
         end: request_end.as_ref(),
         too_large: request_too_large,
-        over_memory,
+        over_memory: over_memory || response_over_memory,
     };
     report::emit(&shared, &label, request, outcome, enforced);
 }
@@ -223,9 +224,18 @@ async fn analyse(
     part: ResponsePart,
     recording: &mut Option<Tape>,
     charge: &mut Charge,
-) -> Outcome {
+) -> (Outcome, bool) {
     let ResponsePart { head, mut body, .. } = part;
     let pool = &shared.analysis;
+    // What this exchange can hold of the response: the held recording, and the engine's
+    // framing or reassembly buffer. Bytes past that are not held, so not charged.
+    let holdable = (shared.max_recording as usize).saturating_add(
+        shared
+            .engine
+            .max_json_body
+            .max(shared.engine.max_reassembled),
+    );
+    let mut charged = 0usize;
     let (engine, schemas) = (Arc::clone(&shared.engine), Arc::clone(&shared.schemas));
     let started = pool.run(move || {
         let mut exchange = Exchange::new(
@@ -237,7 +247,7 @@ async fn analyse(
         exchange
     });
     let Some(mut exchange) = started.await else {
-        return Outcome::Panicked;
+        return (Outcome::Panicked, false);
     };
     while let Some(first) = body.data.recv().await {
         // Whatever else is already queued goes along: one trip per burst, not per frame.
@@ -250,7 +260,25 @@ async fn analyse(
         }
         // Held frames and framing buffers are bounded per exchange; counted so that new
         // exchanges see the total.
-        charge.add(batch.iter().map(|event| event.bytes.len()).sum());
+        let bytes: usize = batch.iter().map(|event| event.bytes.len()).sum();
+        let more = bytes.min(holdable.saturating_sub(charged));
+        if !charge.try_add(more) {
+            // All inspections together hold `inspect.max_memory`: this one stops here and
+            // frees what it holds (its recording, its reassembly); the client is unaffected.
+            *recording = None;
+            drop(body);
+            let report = pool.run(move || exchange.finish(BodyEnd::Truncated)).await;
+            charge.release();
+            let outcome = match report {
+                Some(report) => Outcome::Judged {
+                    report: Box::new(report),
+                    end: None,
+                },
+                None => Outcome::Panicked,
+            };
+            return (outcome, true);
+        }
+        charged += more;
         if let Some(handle) = recording.as_mut() {
             for event in &batch {
                 handle.frame(&event.bytes, event.at);
@@ -266,7 +294,7 @@ async fn analyse(
         });
         exchange = match fed.await {
             Some(exchange) => exchange,
-            None => return Outcome::Panicked,
+            None => return (Outcome::Panicked, false),
         };
     }
     let end = body.end.await.ok();
@@ -276,13 +304,14 @@ async fn analyse(
         }
         _ => BodyEnd::Truncated,
     };
-    match pool.run(move || exchange.finish(body_end)).await {
+    let outcome = match pool.run(move || exchange.finish(body_end)).await {
         Some(report) => Outcome::Judged {
             report: Box::new(report),
             end,
         },
         None => Outcome::Panicked,
-    }
+    };
+    (outcome, false)
 }
 
 #[cfg(test)]

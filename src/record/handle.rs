@@ -74,19 +74,12 @@ impl RecordingHandle {
             self.truncated = true;
             return;
         }
-        // A held frame may wait for the whole stream: copy it, so it never pins the (much
-        // larger) read buffer it was cut from. Frames queued to the writer leave at once.
         let size = bytes.len() as u64;
-        let bytes = if self.held.is_some() {
-            Bytes::copy_from_slice(bytes)
-        } else {
-            bytes.clone()
-        };
         let msg = Msg::Frame {
             key: self.key,
             seq: self.next_seq,
             t_us: micros(self.origin, at),
-            bytes,
+            bytes: bytes.clone(),
         };
         let cost = msg.cost();
         if self.shared.queued.load(Ordering::Relaxed) + cost > self.shared.max_queued {

@@ -71,22 +71,20 @@ async fn past_the_memory_budget_new_exchanges_are_forwarded_uninspected_and_coun
         None,
     )
     .await;
+    let holder_body = r#"{"model":"m","stream":true,"messages":[]}"#;
+    // Exactly the holder's request body and first event: once it holds them the budget is spent.
+    let budget = holder_body.len() + big.len();
     let mut raw = proxy::raw_config(&upstream.url());
-    raw.inspect.max_memory = Some(32 * 1024);
+    raw.inspect.max_memory = Some(budget);
     let tooltap = proxy::start(raw).await;
     let addr = tooltap.local_addr();
     let holder = tokio::spawn(exchange(
         addr,
-        request(
-            addr,
-            "POST",
-            "/v1/chat/completions",
-            r#"{"model":"m","stream":true,"messages":[]}"#,
-        ),
+        request(addr, "POST", "/v1/chat/completions", holder_body),
     ));
     let inspection = tooltap.state().watch.inspection().clone();
     within(LIMIT, async {
-        while inspection.memory.used() < 32 * 1024 {
+        while inspection.memory.used() < budget {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     })
@@ -101,14 +99,27 @@ async fn past_the_memory_budget_new_exchanges_are_forwarded_uninspected_and_coun
     let held = within(LIMIT, holder).await.expect("holder");
     assert_eq!(held.body, format!("{big}data: [DONE]\n\n").as_bytes());
     settle(&tooltap, 1).await;
-    let text = metrics(&tooltap).await;
+    // The reasons are counted just after the exchange: wait for both.
+    let text = within(LIMIT, async {
+        loop {
+            let text = metrics(&tooltap).await;
+            let reason = ["reason=\"memory_budget\""];
+            if metric_sum(&text, "tooltap_inspection_incomplete_total", &reason) >= 2 {
+                return text;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    // The exchange refused while the budget was spent, and the holder itself: its `[DONE]`
+    // would have crossed the budget, so it stopped there and gave back what it held.
     assert_eq!(
         metric_sum(
             &text,
             "tooltap_inspection_incomplete_total",
             &["reason=\"memory_budget\""]
         ),
-        1
+        2
     );
     // Released when the holder's inspector ends (just after its report).
     within(LIMIT, async {
