@@ -27,6 +27,15 @@ pub enum ServeError {
         addr: SocketAddr,
         cause: std::io::Error,
     },
+    #[error(
+        "the admin listener (/metrics, /healthz) cannot bind {addr}: {cause}; choose another \
+         address with --admin-listen (TOOLTAP_ADMIN_LISTEN, admin.listen) or turn it off with \
+         --admin-listen off"
+    )]
+    AdminBind {
+        addr: SocketAddr,
+        cause: std::io::Error,
+    },
     #[error(transparent)]
     Tls(#[from] TlsError),
     #[error("the proxy task failed: {0}")]
@@ -126,10 +135,10 @@ pub async fn start_admin(
 ) -> Result<SocketAddr, ServeError> {
     let listener = TcpListener::bind(addr)
         .await
-        .map_err(|cause| ServeError::Bind { addr, cause })?;
+        .map_err(|cause| ServeError::AdminBind { addr, cause })?;
     let bound = listener
         .local_addr()
-        .map_err(|cause| ServeError::Bind { addr, cause })?;
+        .map_err(|cause| ServeError::AdminBind { addr, cause })?;
     let admin_state = admin::AdminState {
         metrics: state.metrics.clone(),
         ready: state.ready.clone(),

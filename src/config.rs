@@ -107,6 +107,12 @@ pub enum ConfigError {
         origin: Option<PathBuf>,
         cause: InspectConfigError,
     },
+    #[error("{key}{}: {message}", origin_suffix(origin.as_deref()))]
+    Value {
+        key: &'static str,
+        origin: Option<PathBuf>,
+        message: String,
+    },
     #[error("{key}{}: {cause}", origin_suffix(origin.as_deref()))]
     Route {
         key: String,
@@ -212,8 +218,20 @@ impl Config {
             inspect,
             admin,
             record: record::validate(record, redact),
-            // 0 would be a runtime with no worker at all: treat it as "not set".
-            worker_threads: runtime.worker_threads.filter(|n| *n > 0),
+            worker_threads: match runtime.worker_threads {
+                // A runtime with no worker at all cannot run: say so instead of guessing.
+                Some(0) => {
+                    return Err(ConfigError::Value {
+                        key: "runtime.worker_threads",
+                        origin: origin.map(Path::to_path_buf),
+                        message:
+                            "0 worker threads cannot run anything: give 1 or more, or leave it \
+                                  unset for one per CPU"
+                                .into(),
+                    });
+                }
+                other => other,
+            },
         })
     }
 }

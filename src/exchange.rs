@@ -2,10 +2,14 @@
 //! arrives and passed down through forwarding (and, in later issues, the tee and inspector).
 //!
 //! Input: the request head and the matched route. Output: an [`ExchangeCtx`] whose `id` is
-//! unique within the process and short enough to grep: a time-based prefix fixed at the first
-//! exchange (base-36 Unix seconds) plus a process-wide counter, e.g. `t6b2xq-42`.
+//! unique across processes and hosts and short enough to grep: a prefix fixed at the first
+//! exchange — base-36 Unix seconds, then six base-36 characters drawn from the OS's randomness —
+//! plus a process-wide counter, e.g. `t6b2xq-k3z09a-42`. Ids sort by start time across processes
+//! (the seconds come first) and by arrival within one; two processes that start in the same
+//! second collide only if they also draw the same 31 random bits (about one in two billion).
 
 use std::fmt;
+use std::hash::{BuildHasher, Hasher, RandomState};
 use std::sync::Arc;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,7 +17,8 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use http::Method;
 
-/// Unique per process, even with several proxies in one process (as in the tests).
+/// Unique across processes and hosts, and within one process even with several proxies in it
+/// (as in the tests).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ExchangeId(Arc<str>);
 
@@ -22,10 +27,10 @@ impl ExchangeId {
         static PREFIX: OnceLock<String> = OnceLock::new();
         static COUNTER: AtomicU64 = AtomicU64::new(1);
         let prefix = PREFIX.get_or_init(|| {
-            let seconds = SystemTime::now()
+            let now = SystemTime::now()
                 .duration_since(UNIX_EPOCH)
-                .map_or(0, |elapsed| elapsed.as_secs());
-            format!("t{}", base36(seconds))
+                .unwrap_or_default();
+            prefix(now.as_secs(), process_random(now.subsec_nanos()))
         });
         let number = COUNTER.fetch_add(1, Ordering::Relaxed);
         ExchangeId(Arc::from(format!("{prefix}-{number}")))
@@ -40,6 +45,21 @@ impl fmt::Display for ExchangeId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
+}
+
+/// `t<seconds>-<six random base-36 characters>`.
+fn prefix(seconds: u64, random: u64) -> String {
+    let random = base36(random % 36u64.pow(6));
+    format!("t{}-{random:0>6}", base36(seconds))
+}
+
+/// 64 bits no other process draws: std's `RandomState` is keyed from the OS's randomness once
+/// per process; the pid and the clock's nanoseconds are mixed in for good measure.
+fn process_random(nanos: u32) -> u64 {
+    let mut hasher = RandomState::new().build_hasher();
+    hasher.write_u32(std::process::id());
+    hasher.write_u32(nanos);
+    hasher.finish()
 }
 
 fn base36(mut value: u64) -> String {
@@ -96,11 +116,20 @@ mod tests {
             for id in handle.join().expect("thread") {
                 assert!(seen.insert(id.clone()), "duplicate id {id}");
                 assert!(
-                    id.as_str().starts_with('t') && id.as_str().len() < 20,
+                    id.as_str().starts_with('t') && id.as_str().len() < 28,
                     "{id}"
                 );
             }
         }
+    }
+
+    #[test]
+    fn prefixes_of_one_second_differ_by_their_random_part_and_sort_by_time() {
+        let (a, b) = (process_random(7), process_random(7));
+        assert_ne!(a, b, "each draw is keyed anew");
+        assert_ne!(prefix(1_700_000_000, a), prefix(1_700_000_000, b));
+        assert!(prefix(1_700_000_000, u64::MAX) < prefix(1_700_000_001, 0));
+        assert_eq!(prefix(36, 0), "t10-000000");
     }
 
     #[test]

@@ -12,6 +12,7 @@
 
 pub mod body;
 mod classify;
+pub mod flush_first;
 pub mod headers;
 pub mod idle;
 

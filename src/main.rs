@@ -2,6 +2,7 @@
 //! logging, and run the chosen subcommand on a Tokio runtime. The only place `anyhow` is used;
 //! the library returns typed errors and this edge prints them.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -77,11 +78,21 @@ fn run_proxy(args: ProxyArgs) -> anyhow::Result<()> {
             let bound = accept::start_admin(&state, addr, stop).await?;
             tracing::info!(admin = %bound, "admin listener ready (/metrics, /healthz, /readyz)");
         }
-        match &config.inspect.violations {
-            Some(path) if config.inspect.enabled => {
-                tracing::info!(violations = %path.display(), enforce = config.inspect.enforce, "inspecting");
-            }
-            _ => tracing::info!(enabled = config.inspect.enabled, "violations file off"),
+        let violations = config
+            .inspect
+            .violations
+            .as_ref()
+            .map_or_else(|| "off".to_string(), |path| path.display().to_string());
+        if config.inspect.enabled {
+            tracing::info!(violations = %violations, "inspecting");
+        } else {
+            tracing::info!("inspection off: a plain pass-through");
+        }
+        if config.inspect.enforce {
+            tracing::warn!(
+                "enforce mode on: a response that breaks the contract becomes a 502 or an error \
+                 event (for CI, not for production traffic)"
+            );
         }
         tracing::info!(
             mode = %config.record.mode,
@@ -121,7 +132,10 @@ fn run_replay(args: ReplayArgs) -> anyhow::Result<()> {
 /// `RUST_LOG` picks verbosity (default `info`); the format comes from the config.
 fn init_logging(format: LogFormat) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    // Colour only on a terminal: files, pipes and `docker logs` get plain text.
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::stdout().is_terminal());
     match format {
         LogFormat::Human => builder.init(),
         LogFormat::Json => builder.json().with_current_span(true).init(),

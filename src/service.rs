@@ -96,7 +96,7 @@ async fn run(
     enforce: bool,
 ) -> Response<ProxyBody> {
     let (parts, incoming) = request.into_parts();
-    let (mut request_body, watching) = if inspect {
+    let (mut request_body, mut watching) = if inspect {
         state
             .watch
             .begin(ctx, &parts, route.upstream.as_str(), incoming)
@@ -137,9 +137,9 @@ async fn run(
         head_ms = ctx.started.elapsed().as_millis() as u64,
         "upstream responded"
     );
-    let enforced = watching
-        .as_ref()
-        .map(|watching| watching.enforced.clone())
+    let cut = watching
+        .as_mut()
+        .map(|watching| std::mem::take(&mut watching.cut))
         .unwrap_or_default();
     let response = match watching {
         Some(watching) => watching.response(response, ttfb),
@@ -153,7 +153,7 @@ async fn run(
                 &inspection.schemas,
                 &request_body,
                 response,
-                enforced,
+                cut,
             )
             .await
         }

@@ -153,14 +153,23 @@ pub struct TeeBody<B> {
     tap: Option<Tap>,
 }
 
-impl<B> TeeBody<B> {
+impl<B: Body> TeeBody<B> {
+    /// Wrap `inner`. A body that is already over (a `Content-Length: 0` response, an empty
+    /// request) is finished `Complete` here: hyper drops such a body without ever polling it, so
+    /// waiting for a poll would report a reader that went away instead of an empty body.
     pub fn new(inner: B, tap: Tap) -> Self {
-        TeeBody {
+        let mut tee = TeeBody {
             inner,
             tap: Some(tap),
+        };
+        if tee.inner.is_end_stream() {
+            tee.finish(Ending::Complete);
         }
+        tee
     }
+}
 
+impl<B> TeeBody<B> {
     /// The single place every ending goes through; a second call finds `None` and does nothing.
     fn finish(&mut self, ending: Ending) {
         if let Some(tap) = self.tap.take() {

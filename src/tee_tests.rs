@@ -6,9 +6,12 @@ use http_body_util::BodyExt;
 use std::collections::VecDeque;
 
 /// A scripted body: yields its frames in order, then ends. `Unpin`, like hyper's `Incoming`.
+/// With `knows_its_end`, it reports `is_end_stream()` once no frame is left, as hyper's body does
+/// when its Content-Length is reached.
 struct Scripted {
     frames: VecDeque<Result<Frame<Bytes>, String>>,
     exact_len: Option<u64>,
+    knows_its_end: bool,
 }
 
 impl Scripted {
@@ -19,6 +22,7 @@ impl Scripted {
                 .map(|c| Ok(Frame::data(Bytes::from_static(c.as_bytes()))))
                 .collect(),
             exact_len: None,
+            knows_its_end: false,
         }
     }
 }
@@ -37,6 +41,9 @@ impl Body for Scripted {
             Some(n) => SizeHint::with_exact(n),
             None => SizeHint::default(),
         }
+    }
+    fn is_end_stream(&self) -> bool {
+        self.knows_its_end && self.frames.is_empty()
     }
 }
 
@@ -136,12 +143,31 @@ async fn a_closed_inspector_never_disturbs_the_body() {
     assert_eq!(n, 3);
 }
 
-#[test]
-fn size_hint_and_end_of_stream_are_delegated() {
-    let (tap, _rx) = tap(1);
+#[tokio::test]
+async fn size_hint_and_end_of_stream_are_delegated() {
+    let (tap, mut rx) = tap(1);
     let mut inner = Scripted::data(&["abc"]);
     inner.exact_len = Some(3);
-    let body = TeeBody::new(inner, tap);
+    inner.knows_its_end = true;
+    let mut body = TeeBody::new(inner, tap);
     assert_eq!(body.size_hint().exact(), Some(3));
-    assert!(!body.is_end_stream());
+    assert!(!body.is_end_stream(), "a frame is left");
+    let frame = body.frame().await.expect("a frame").expect("ok");
+    assert_eq!(frame.into_data().expect("data"), "abc");
+    assert!(body.is_end_stream(), "the inner body says it is over");
+    // hyper drops a body that reports its end without polling it again: that is Complete.
+    drop(body);
+    assert_eq!(drain(&mut rx).await, vec!["abc"]);
+    assert_eq!(rx.end.await.expect("end").ending, Ending::Complete);
+}
+
+#[tokio::test]
+async fn a_body_over_before_its_first_poll_is_complete_not_dropped() {
+    let (tap, mut rx) = tap(1);
+    let mut empty = Scripted::data(&[]);
+    empty.knows_its_end = true;
+    let body = TeeBody::new(empty, tap);
+    drop(body); // never polled, as hyper does with a Content-Length: 0 body
+    assert!(drain(&mut rx).await.is_empty());
+    assert_eq!(rx.end.await.expect("end").ending, Ending::Complete);
 }

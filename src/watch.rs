@@ -9,15 +9,18 @@
 //! inspection (not the response) ends.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
+use bytes::Bytes;
 use http::{HeaderMap, Response, header};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 use tracing::Instrument;
 
 use crate::config::Config;
+use crate::enforce::CutSender;
 use crate::engine::{EngineConfig, ResponseHead, SchemaCache};
 use crate::exchange::ExchangeCtx;
 use crate::forward::UpstreamBody;
@@ -33,14 +36,19 @@ pub struct Watch {
     inspection: Arc<Inspection>,
     permits: Arc<Semaphore>,
     tap_frames: usize,
+    /// Exchanges whose inspection began (counted on the request path, before the response):
+    /// a signal a test can read the moment its response arrives, where the inspected count
+    /// would still be racing the inspector.
+    begun: AtomicU64,
 }
 
 /// An exchange being watched: the service hands it the upstream's response.
 pub struct Watching {
     response: oneshot::Sender<ResponsePart>,
     tap_frames: usize,
-    /// Shared with the inspector: enforce mode sets it when it cuts the response on purpose.
-    pub enforced: Arc<AtomicBool>,
+    /// Enforce mode's half of the verdict channel: it tells the inspector when it cuts the
+    /// response on purpose. Taken by the service when the route enforces; dropped otherwise.
+    pub cut: CutSender,
     /// Whether a recording wants the response headers.
     records: bool,
 }
@@ -60,28 +68,41 @@ impl Watch {
             .map(|path| JsonlSink::spawn(path, "violations", metrics.clone()));
         let recorder = (config.record.mode != RecordMode::Off)
             .then(|| Recorder::spawn(config.record.clone(), metrics.clone()));
+        let inspection = Arc::new(Inspection {
+            recorder,
+            max_recording: config
+                .record
+                .max_bytes_per_recording
+                .min(settings.max_held_recording),
+            engine: Arc::new(engine),
+            schemas: Arc::new(SchemaCache::new(256, settings.schema)),
+            metrics,
+            violations,
+            max_request_body: settings.max_request_body,
+            analysis: crate::inspect::AnalysisPool::default(),
+            memory: crate::inspect::MemoryBudget::new(settings.max_memory),
+        });
+        Watch::with(inspection, settings.max_concurrent, settings.tap_frames)
+    }
+
+    /// The one wiring of inspection, for the proxy and for `tooltap replay` alike: the shared
+    /// outputs, the cap on concurrent inspections and the tap's size.
+    pub fn with(inspection: Arc<Inspection>, max_concurrent: usize, tap_frames: usize) -> Watch {
         Watch {
-            inspection: Arc::new(Inspection {
-                recorder,
-                max_recording: config
-                    .record
-                    .max_bytes_per_recording
-                    .min(settings.max_held_recording),
-                engine: Arc::new(engine),
-                schemas: Arc::new(SchemaCache::new(256, settings.schema)),
-                metrics,
-                violations,
-                max_request_body: settings.max_request_body,
-                analysis: crate::inspect::AnalysisPool::default(),
-                memory: crate::inspect::MemoryBudget::new(settings.max_memory),
-            }),
-            permits: Arc::new(Semaphore::new(settings.max_concurrent)),
-            tap_frames: settings.tap_frames,
+            inspection,
+            permits: Arc::new(Semaphore::new(max_concurrent)),
+            tap_frames,
+            begun: AtomicU64::new(0),
         }
     }
 
     pub fn inspection(&self) -> &Arc<Inspection> {
         &self.inspection
+    }
+
+    /// How many exchanges had their inspection begun (skipped ones not counted).
+    pub fn begun(&self) -> u64 {
+        self.begun.load(Ordering::Relaxed)
     }
 
     /// Start watching: tee the request body and spawn the inspector, or forward untapped when no
@@ -93,19 +114,6 @@ impl Watch {
         upstream: &str,
         request: Incoming,
     ) -> (RequestBody, Option<Watching>) {
-        let permit = match self.permits.clone().try_acquire_owned() {
-            Ok(permit) => permit,
-            Err(_) => {
-                self.inspection
-                    .metrics
-                    .incomplete(&ctx.route, IncompleteReason::Skipped);
-                tracing::debug!("inspection skipped: too many inspections at once");
-                return (body::from_client(request), None);
-            }
-        };
-        let (tap, request_rx) = tee::tap(self.tap_frames);
-        let (response_tx, response_rx) = oneshot::channel();
-        let enforced = Arc::new(AtomicBool::new(false));
         // Only a recorder needs the request's head; observe-only traffic copies nothing.
         let recording = self.inspection.recorder.as_ref().map(|_| RecordingSeed {
             started: SystemTime::now(),
@@ -115,10 +123,52 @@ impl Watch {
             query: head.uri.query().map(str::to_string),
             headers: head.headers.clone(),
         });
+        match self.start(ctx, recording) {
+            Some((tap, watching)) => (
+                body::from_client_tee(TeeBody::new(request, tap)),
+                Some(watching),
+            ),
+            None => (body::from_client(request), None),
+        }
+    }
+
+    /// Start watching an exchange whose request body was already read (`tooltap replay`): the
+    /// body goes through the same tee, so the inspector sees it exactly as the proxy's would.
+    pub async fn begin_read(
+        &self,
+        ctx: &ExchangeCtx,
+        recording: Option<RecordingSeed>,
+        body: &Bytes,
+    ) -> Option<Watching> {
+        let (tap, watching) = self.start(ctx, recording)?;
+        let copied = TeeBody::new(Full::new(body.clone()), tap).collect().await;
+        if let Err(never) = copied {
+            match never {}
+        }
+        Some(watching)
+    }
+
+    /// Take a permit and spawn the inspector; `None` (counted `skipped`) when none is free.
+    fn start(
+        &self,
+        ctx: &ExchangeCtx,
+        recording: Option<RecordingSeed>,
+    ) -> Option<(tee::Tap, Watching)> {
+        let Ok(permit) = self.permits.clone().try_acquire_owned() else {
+            self.inspection
+                .metrics
+                .incomplete(&ctx.route, IncompleteReason::Skipped);
+            tracing::debug!("inspection skipped: too many inspections at once");
+            return None;
+        };
+        self.begun.fetch_add(1, Ordering::Relaxed);
+        let (tap, request_rx) = tee::tap(self.tap_frames);
+        let (response_tx, response_rx) = oneshot::channel();
+        let (cut, cut_rx) = crate::enforce::verdict::channel();
         let records = recording.is_some();
         let job = InspectJob {
             recording,
-            enforced: enforced.clone(),
+            enforced: cut_rx,
             label: ExchangeLabel {
                 id: Arc::from(ctx.id.as_str()),
                 route: ctx.route.clone(),
@@ -131,13 +181,10 @@ impl Watch {
         let watching = Watching {
             response: response_tx,
             tap_frames: self.tap_frames,
-            enforced,
+            cut,
             records,
         };
-        (
-            body::from_client_tee(TeeBody::new(request, tap)),
-            Some(watching),
-        )
+        Some((tap, watching))
     }
 }
 
@@ -152,16 +199,29 @@ fn spawn(inspection: Arc<Inspection>, job: InspectJob, permit: OwnedSemaphorePer
 impl Watching {
     /// Tee the response body and tell the inspector about the head.
     pub fn response(self, response: Response<UpstreamBody>, ttfb: Duration) -> Response<ProxyBody> {
+        let (parts, incoming) = response.into_parts();
+        let body = self.tee(parts.status.as_u16(), &parts.headers, ttfb, incoming);
+        Response::from_parts(parts, body::from_upstream_tee(body))
+    }
+
+    /// Tee any response body (the upstream's, or a replayed one) and tell the inspector about
+    /// its head.
+    pub fn tee<B: http_body::Body>(
+        self,
+        status: u16,
+        headers: &HeaderMap,
+        ttfb: Duration,
+        body: B,
+    ) -> TeeBody<B> {
         let (tap, body_rx) = tee::tap(self.tap_frames);
-        let head = response_head(response.status().as_u16(), response.headers());
         // The inspector may have gone (it panicked): then nothing is watching; forward anyway.
         let _ = self.response.send(ResponsePart {
-            head,
+            head: response_head(status, headers),
             body: body_rx,
             ttfb,
-            headers: self.records.then(|| response.headers().clone()),
+            headers: self.records.then(|| headers.clone()),
         });
-        response.map(|incoming| body::from_upstream_tee(TeeBody::new(incoming, tap)))
+        TeeBody::new(body, tap)
     }
 }
 

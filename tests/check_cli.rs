@@ -98,6 +98,7 @@ async fn record_corpus(name: &str) -> (PathBuf, Vec<Fixture>) {
             dropped_frames: 0,
             completeness: report.completeness,
             violations: report.violations,
+            enforced: None,
         });
     }
     recorder.flush().await;
@@ -152,6 +153,8 @@ async fn the_recorded_fixture_corpus_gives_the_expected_violations() {
 
 #[path = "check_cli/cases.rs"]
 mod cases;
+#[path = "check_cli/examples.rs"]
+mod examples;
 
 /// Writes the recorded corpus 10 times over into `$TOOLTAP_BENCH_DIR` for a throughput run of
 /// the release binary: `cargo test --test check_cli -- --ignored`, then

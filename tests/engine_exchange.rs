@@ -53,11 +53,53 @@ fn complete_stage_verdicts_are_visible_at_done_before_finish() {
 }
 
 #[test]
-fn a_body_cut_short_is_truncated_not_violating() {
+fn a_body_its_reader_left_is_truncated_not_violating() {
+    for end in [BodyEnd::ReaderGone, BodyEnd::Lossy] {
+        let mut exchange = start(EngineConfig::default());
+        exchange.feed(STOP_WITH_CALL[0]);
+        exchange.feed(b"data: {\"choices\":[{\"ind");
+        let report = exchange.finish(end);
+        assert_eq!(report.completeness, Completeness::Truncated, "{end:?}");
+        assert!(
+            report.violations.is_empty(),
+            "{end:?}: {:?}",
+            report.violations
+        );
+    }
+}
+
+#[test]
+fn a_body_the_upstream_broke_off_is_judged_as_received() {
     let mut exchange = start(EngineConfig::default());
     exchange.feed(STOP_WITH_CALL[0]);
     exchange.feed(b"data: {\"choices\":[{\"ind");
-    let report = exchange.finish(BodyEnd::Truncated);
+    let report = exchange.finish(BodyEnd::UpstreamBroke);
+    assert_eq!(report.completeness, Completeness::Complete);
+    let rules: Vec<RuleId> = report.violations.iter().map(|v| v.rule).collect();
+    assert!(rules.contains(&RuleId::StreamTruncated), "{rules:?}");
+    assert!(rules.contains(&RuleId::SseDoneMissing), "{rules:?}");
+}
+
+#[test]
+fn a_reader_that_left_after_done_left_a_whole_stream() {
+    let mut exchange = start(EngineConfig::default());
+    exchange.feed(STOP_WITH_CALL[0]);
+    exchange.feed(b"data: [DONE]\n\n");
+    let report = exchange.finish(BodyEnd::ReaderGone);
+    assert_eq!(report.completeness, Completeness::Complete);
+    let rules: Vec<RuleId> = report.violations.iter().map(|v| v.rule).collect();
+    assert!(
+        rules.contains(&RuleId::StreamTruncated),
+        "no finish_reason: {rules:?}"
+    );
+}
+
+#[test]
+fn partial_reassembly_is_reported_when_not_judged() {
+    let mut exchange = start(EngineConfig::default());
+    exchange.feed(STOP_WITH_CALL[0]);
+    exchange.feed(b"data: {\"choices\":[{\"ind");
+    let report = exchange.finish(BodyEnd::ReaderGone);
     assert_eq!(report.completeness, Completeness::Truncated);
     assert!(report.violations.is_empty(), "{:?}", report.violations);
     assert_eq!(

@@ -69,6 +69,7 @@ fn end(violations: Vec<Violation>) -> RecordingEnd {
         dropped_frames: 0,
         completeness: Completeness::Complete,
         violations,
+        enforced: None,
     }
 }
 

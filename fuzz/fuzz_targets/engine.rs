@@ -40,10 +40,11 @@ fuzz_target!(|data: &[u8]| {
     let cut = body.len() / 2;
     exchange.feed(&body[..cut]);
     exchange.feed(&body[cut..]);
-    let end = if flags & 0x40 == 0 {
-        BodyEnd::Complete
-    } else {
-        BodyEnd::Truncated
+    let end = match (flags >> 6) & 0x3 {
+        0 => BodyEnd::Complete,
+        1 => BodyEnd::UpstreamBroke,
+        2 => BodyEnd::ReaderGone,
+        _ => BodyEnd::Lossy,
     };
     let report = exchange.finish(end);
     serde_json::to_string(&report).expect("a report always serializes");

@@ -1,7 +1,9 @@
 """Writes the bundled example recordings (format v1, docs/recording-format.md).
 
 The committed .jsonl files are the source of truth; this records how they were made:
-`python3 recordings/examples/generate.py` rewrites them. Bodies follow the OpenAI documented
+`python3 recordings/examples/generate.py` rewrites them (with empty verdicts); then
+`TOOLTAP_BLESS=1 cargo test --test check_cli examples` writes the engine's verdicts into their
+end lines, as a live recording would have them. Bodies follow the OpenAI documented
 shapes (chat.completion, chat.completion.chunk); headers and timings are made up but realistic.
 
   seed/         the seed suite's two requests (model gpt-4o-mini), answered cleanly

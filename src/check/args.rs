@@ -33,9 +33,9 @@ pub enum FailOn {
 #[derive(Debug, Clone, Args)]
 #[command(
     after_help = "Exit status: 0 clean, 1 a violation at or above --fail-on, 2 usage \
-                        errors or unreadable input (named with file and line). Folders are \
-                        walked recursively for *.jsonl recordings; unfinished (temporary) \
-                        recordings are skipped."
+                        errors, unreadable input (named with file and line) or no exchange \
+                        at all (unless --allow-empty). Folders are walked recursively for \
+                        *.jsonl recordings; unfinished (temporary) recordings are skipped."
 )]
 pub struct CheckArgs {
     /// Recording files, or folders walked recursively for *.jsonl
@@ -68,6 +68,10 @@ pub struct CheckArgs {
     /// Recordings checked in parallel [default: the number of CPUs]
     #[arg(long, value_name = "N")]
     pub jobs: Option<NonZeroUsize>,
+    /// Exit 0 when the paths hold no recording at all (by default that is a usage error, exit
+    /// 2: a CI step pointed at the wrong folder must not pass)
+    #[arg(long)]
+    pub allow_empty: bool,
 }
 
 impl CheckArgs {

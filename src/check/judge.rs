@@ -144,16 +144,12 @@ pub fn judge_recording(
     for frame in &recording.frames {
         exchange.feed(&frame.bytes);
     }
-    // Only a file that holds the whole body may be judged on how the body ended.
-    let whole = recording
-        .end
-        .as_ref()
-        .is_some_and(|end| end.outcome == Outcome::Complete && end.dropped_frames == 0);
-    let report = exchange.finish(if whole {
-        BodyEnd::Complete
-    } else {
-        BodyEnd::Truncated
+    // The same translation of the ending as the live inspector's; a file with no end line was
+    // cut while being written, so its frames may have holes.
+    let body_end = recording.end.as_ref().map_or(BodyEnd::Lossy, |end| {
+        end.outcome.body_end(end.dropped_frames)
     });
+    let report = exchange.finish(body_end);
     Checked {
         source: recording.path.display().to_string(),
         id: Some(meta.id.clone()),

@@ -72,6 +72,16 @@ pub fn run_with_progress(
         let _ = writeln!(stderr, "tooltap check: cannot write the report: {error}");
         return EXIT_USAGE;
     }
+    if items.is_empty() && !args.allow_empty {
+        let shown: Vec<String> = args.paths.iter().map(|p| p.display().to_string()).collect();
+        let _ = writeln!(
+            stderr,
+            "tooltap check: no recording found in {}: nothing was checked (wrong folder? \
+             --allow-empty accepts this)",
+            shown.join(", ")
+        );
+        return EXIT_USAGE;
+    }
     exit_code(&items, args.fail_on)
 }
 

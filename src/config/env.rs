@@ -57,8 +57,8 @@ impl EnvLayer {
         raw.timeouts.stream_idle = parse(&get, "TOOLTAP_STREAM_IDLE_TIMEOUT")?;
         raw.shutdown.grace = parse(&get, "TOOLTAP_SHUTDOWN_GRACE")?;
         raw.tls.extra_ca = get("TOOLTAP_EXTRA_CA").map(PathBuf::from);
-        raw.inspect.enabled = parse(&get, "TOOLTAP_INSPECT")?;
-        raw.inspect.enforce = parse(&get, "TOOLTAP_ENFORCE")?;
+        raw.inspect.enabled = parse_bool(&get, "TOOLTAP_INSPECT")?;
+        raw.inspect.enforce = parse_bool(&get, "TOOLTAP_ENFORCE")?;
         raw.inspect.violations = get("TOOLTAP_VIOLATIONS").map(PathBuf::from);
         raw.admin.listen = get("TOOLTAP_ADMIN_LISTEN");
         raw.record.mode = parse(&get, "TOOLTAP_RECORD")?;
@@ -89,6 +89,25 @@ where
                 variable,
                 message: format!("`{text}`: {error}"),
             })
+        })
+        .transpose()
+}
+
+/// The usual spellings of a boolean: `1/0`, `true/false`, `yes/no`, `on/off` (any case).
+fn parse_bool(
+    get: &impl Fn(&str) -> Option<String>,
+    variable: &'static str,
+) -> Result<Option<bool>, ConfigError> {
+    get(variable)
+        .map(|text| match text.trim().to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => Ok(true),
+            "0" | "false" | "no" | "off" => Ok(false),
+            _ => Err(ConfigError::Env {
+                variable,
+                message: format!(
+                    "`{text}` is not a boolean: use 1/0, true/false, yes/no or on/off"
+                ),
+            }),
         })
         .transpose()
 }

@@ -16,6 +16,7 @@
 
 mod hold;
 mod stream;
+pub mod verdict;
 
 use std::sync::Arc;
 
@@ -24,11 +25,12 @@ use http::{HeaderValue, Response, StatusCode, header};
 
 use http_body_util::BodyExt;
 
-use crate::engine::{EngineConfig, ResponseHead, SchemaCache, Severity, Violation};
+use crate::engine::{BodyKind, EngineConfig, ResponseHead, SchemaCache, Severity, Violation};
 use crate::forward::body::{BodyError, ProxyBody, full};
 
 pub use hold::{Held, Prefixed, hold};
 pub use stream::EnforceBody;
+pub use verdict::{CutReceiver, CutSender, EnforceCut};
 
 /// The error `code` tooltap uses for an enforced violation.
 pub const CODE: &str = "contract_violation";
@@ -49,7 +51,12 @@ fn message(violations: &[&Violation]) -> String {
             format!(
                 "{} at {}",
                 v.rule.as_str(),
-                if v.path.is_empty() { "/" } else { &v.path }
+                // The same pointer as the violations file's `path`; "" is the whole document.
+                if v.path.is_empty() {
+                    "\"\" (the whole body)"
+                } else {
+                    &v.path
+                }
             )
         })
         .collect();
@@ -82,6 +89,10 @@ pub fn judge_buffered(
     if errors.is_empty() {
         return None;
     }
+    tracing::warn!(
+        rules = %errors.iter().map(|v| v.rule.as_str()).collect::<Vec<_>>().join(","),
+        "enforce: buffered response refused with a 502"
+    );
     let body = serde_json::json!({ "error": error_object(&errors) });
     let mut response = Response::new(Bytes::from(body.to_string()));
     *response.status_mut() = StatusCode::BAD_GATEWAY;
@@ -102,21 +113,17 @@ pub async fn response(
     schemas: &SchemaCache,
     request_body: &[u8],
     response: Response<ProxyBody>,
-    cut: Arc<std::sync::atomic::AtomicBool>,
+    mut cut: CutSender,
 ) -> Response<ProxyBody> {
     if !response.status().is_success() {
         return response;
     }
     let head = crate::watch::response_head(response.status().as_u16(), response.headers());
-    let is_stream = head.content_type.as_deref().is_some_and(|t| {
-        t.trim_start()
-            .to_ascii_lowercase()
-            .starts_with("text/event-stream")
-    });
+    // The engine's own answer to "is this a stream", so enforce mode and the inspector agree.
+    let mut exchange = crate::engine::Exchange::new(engine, schemas, request_body);
+    exchange.response_head(head.clone());
     let (mut parts, body) = response.into_parts();
-    if is_stream {
-        let mut exchange = crate::engine::Exchange::new(engine, schemas, request_body);
-        exchange.response_head(head);
+    if exchange.body_kind() == Some(BodyKind::Sse) {
         // The stream may gain an error event: a stated length would no longer be true.
         parts.headers.remove(header::CONTENT_LENGTH);
         let body = EnforceBody::new(body, exchange, cut).boxed_unsync();
@@ -125,7 +132,11 @@ pub async fn response(
     match hold(body, engine.max_json_body).await {
         Held::Whole(bytes) => match judge_buffered(engine, schemas, request_body, head, &bytes) {
             Some(refusal) => {
-                cut.store(true, std::sync::atomic::Ordering::Relaxed);
+                cut.cut(EnforceCut {
+                    status: Some(refusal.status().as_u16()),
+                    replacement: refusal.body().clone(),
+                    replaced_last: false,
+                });
                 refusal.map(full)
             }
             None => Response::from_parts(parts, full(bytes)),

@@ -1,13 +1,12 @@
 //! [`EnforceBody`]: the stream half of enforce mode (see the parent module's doc).
 
 use std::pin::Pin;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 
+use super::verdict::{CutSender, EnforceCut};
 use super::{error_object, errors};
 use crate::engine::{BodyEnd, Exchange, Violation};
 use crate::forward::body::{BodyError, ProxyBody};
@@ -16,13 +15,13 @@ use crate::forward::body::{BodyError, ProxyBody};
 pub struct EnforceBody {
     inner: ProxyBody,
     exchange: Option<Exchange>,
-    /// Set when the stream is cut, for the passive inspector's report.
-    cut: Arc<AtomicBool>,
+    /// Tells the passive inspector when the stream is cut.
+    cut: CutSender,
     done: bool,
 }
 
 impl EnforceBody {
-    pub fn new(inner: ProxyBody, exchange: Exchange, cut: Arc<AtomicBool>) -> EnforceBody {
+    pub fn new(inner: ProxyBody, exchange: Exchange, cut: CutSender) -> EnforceBody {
         EnforceBody {
             inner,
             exchange: Some(exchange),
@@ -31,17 +30,23 @@ impl EnforceBody {
         }
     }
 
-    /// Replace the rest of the stream with one error event.
-    fn cut_with(&mut self, violations: &[&Violation]) -> Frame<Bytes> {
+    /// Replace the rest of the stream with one error event, in place of the frame just read
+    /// (`replaced_last`) or after the upstream's whole body.
+    fn cut_with(&mut self, violations: &[&Violation], replaced_last: bool) -> Frame<Bytes> {
         self.done = true;
-        self.cut.store(true, Ordering::Relaxed);
         self.exchange = None;
         tracing::warn!(
             rules = %violations.iter().map(|v| v.rule.as_str()).collect::<Vec<_>>().join(","),
             "enforce: stream cut with an error event"
         );
         let event = serde_json::json!({ "error": error_object(violations) });
-        Frame::data(Bytes::from(format!("data: {event}\n\n")))
+        let replacement = Bytes::from(format!("data: {event}\n\n"));
+        self.cut.cut(EnforceCut {
+            status: None,
+            replacement: replacement.clone(),
+            replaced_last,
+        });
+        Frame::data(replacement)
     }
 }
 
@@ -72,7 +77,7 @@ impl Body for EnforceBody {
                     Poll::Ready(Some(Ok(frame)))
                 } else {
                     let refs: Vec<&Violation> = found.iter().collect();
-                    Poll::Ready(Some(Ok(self.cut_with(&refs))))
+                    Poll::Ready(Some(Ok(self.cut_with(&refs, true))))
                 }
             }
             Poll::Ready(None) => {
@@ -86,7 +91,7 @@ impl Body for EnforceBody {
                     self.done = true;
                     Poll::Ready(None)
                 } else {
-                    Poll::Ready(Some(Ok(self.cut_with(&found))))
+                    Poll::Ready(Some(Ok(self.cut_with(&found, false))))
                 }
             }
             other => other,

@@ -50,6 +50,8 @@ pub struct Exchange {
     sink: ViolationSink,
     notes: Vec<String>,
     status: Option<u16>,
+    /// How the body is framed, once the head is known.
+    kind: Option<BodyKind>,
     body: Body,
     decoder: Option<BodyDecoder>,
     /// Set when inspection stopped early (a bound, a decode failure, not inspected).
@@ -99,6 +101,7 @@ impl Exchange {
             sink,
             notes,
             status: None,
+            kind: None,
             body: Body::AwaitingHead,
             decoder: None,
             stopped: None,
@@ -114,7 +117,8 @@ impl Exchange {
             content_encoding,
         } = head;
         self.status = Some(status);
-        let kind = self.body_kind(content_type.as_deref());
+        let kind = self.classify(content_type.as_deref());
+        self.kind = Some(kind);
         if let Some(tools) = self.tools.as_ref().filter(|_| (200..300).contains(&status)) {
             // Only an array that got an answer is worth keeping compiled.
             tools.admit();
@@ -218,11 +222,16 @@ impl Exchange {
                 self.stopped = Some(completeness);
             }
         }
-        let judged = self.stopped.is_none() && end == BodyEnd::Complete;
-        let completeness = match (&self.stopped, end) {
-            (Some(stopped), _) => stopped.clone(),
-            (None, BodyEnd::Truncated) => Completeness::Truncated,
-            (None, BodyEnd::Complete) => Completeness::Complete,
+        let judged = self.stopped.is_none()
+            && match end {
+                BodyEnd::Complete | BodyEnd::UpstreamBroke => true,
+                BodyEnd::ReaderGone => self.content_is_whole(),
+                BodyEnd::Lossy => false,
+            };
+        let completeness = match &self.stopped {
+            Some(stopped) => stopped.clone(),
+            None if judged => Completeness::Complete,
+            None => Completeness::Truncated,
         };
         let tools = self.tools.clone();
         let request = self.request.clone();
@@ -278,7 +287,26 @@ impl Exchange {
         }
     }
 
-    fn body_kind(&self, content_type: Option<&str>) -> BodyKind {
+    /// Whether the body's content already ended by its own framing, whatever the transport did
+    /// after: `data: [DONE]` on a stream, a complete document on a buffered body.
+    fn content_is_whole(&self) -> bool {
+        match &self.body {
+            Body::Sse(sse) => sse.contract.is_done(),
+            Body::Json(framer) => {
+                serde_json::from_slice::<serde::de::IgnoredAny>(framer.body()).is_ok()
+            }
+            Body::AwaitingHead | Body::NotInspected(_) => false,
+        }
+    }
+
+    /// How the response body is framed, once [`Exchange::response_head`] was given: the one
+    /// answer to "is this a stream" (the content type, or the request's `stream` flag when the
+    /// response names none), which enforce mode asks too.
+    pub fn body_kind(&self) -> Option<BodyKind> {
+        self.kind
+    }
+
+    fn classify(&self, content_type: Option<&str>) -> BodyKind {
         let Some(content_type) = content_type else {
             return if self.request.facts.stream {
                 BodyKind::Sse

@@ -43,13 +43,24 @@ pub struct ResponseHead {
     pub content_encoding: Option<String>,
 }
 
-/// How a response body ended.
+/// How a response body ended: the one vocabulary the live inspector and `tooltap check` share
+/// (both translate a recording's outcome with [`crate::record::Outcome::body_end`]), so equal
+/// bytes with an equal ending always get an equal verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BodyEnd {
     /// The body ended normally.
     Complete,
-    /// The body was cut short (client gone, upstream error): end-of-body rules are not applied.
-    Truncated,
+    /// The upstream broke off mid-body (a reset, a close without the terminator, an idle cut):
+    /// the client received exactly these bytes and a broken body, so they are judged as they
+    /// are, end-of-body rules included (`stream.truncated`, `sse.done_missing`...).
+    UpstreamBroke,
+    /// Whoever read the body left before its end. The bytes are judged only when their content
+    /// was already whole (`data: [DONE]` seen, or a complete JSON document): the official Python
+    /// SDK closes the connection right after `[DONE]`, and that stream is complete.
+    ReaderGone,
+    /// Frames are missing (the inspector fell behind, or a recording hit its size cap): the
+    /// reassembly has holes, so nothing at the end is judged.
+    Lossy,
 }
 
 /// Checks a whole exchange at once: the offline checker's and the tests' convenience.

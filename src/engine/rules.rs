@@ -22,6 +22,7 @@ pub enum RuleId {
     FinishReasonNotToolCalls,
     FinishReasonInvalid,
     FinishReasonRepeated,
+    FinishReasonStopOnNamedChoice,
     MessageContentType,
     ToolCallsEmpty,
     ToolCallsParallelDisallowed,
@@ -54,7 +55,7 @@ pub enum RuleId {
 
 impl RuleId {
     /// Every rule, in documentation order.
-    pub const ALL: [RuleId; 35] = [
+    pub const ALL: [RuleId; 36] = [
         RuleId::RequestSchemaInvalid,
         RuleId::ResponseNotJson,
         RuleId::ResponseShapeInvalid,
@@ -62,6 +63,7 @@ impl RuleId {
         RuleId::FinishReasonNotToolCalls,
         RuleId::FinishReasonInvalid,
         RuleId::FinishReasonRepeated,
+        RuleId::FinishReasonStopOnNamedChoice,
         RuleId::MessageContentType,
         RuleId::ToolCallsEmpty,
         RuleId::ToolCallsParallelDisallowed,
@@ -102,6 +104,7 @@ impl RuleId {
             RuleId::FinishReasonNotToolCalls => "finish_reason.not_tool_calls",
             RuleId::FinishReasonInvalid => "finish_reason.invalid",
             RuleId::FinishReasonRepeated => "finish_reason.repeated",
+            RuleId::FinishReasonStopOnNamedChoice => "finish_reason.stop_on_named_choice",
             RuleId::MessageContentType => "message.content_type",
             RuleId::ToolCallsEmpty => "tool_calls.empty",
             RuleId::ToolCallsParallelDisallowed => "tool_calls.parallel_disallowed",
@@ -143,7 +146,8 @@ impl RuleId {
             | RuleId::ToolCallsParallelDisallowed
             | RuleId::DeltaIndexInvalid
             | RuleId::DeltaIdRepeated
-            | RuleId::DeltaNameRepeated => Severity::Warning,
+            | RuleId::DeltaNameRepeated
+            | RuleId::FinishReasonStopOnNamedChoice => Severity::Warning,
             RuleId::ResponseNotJson
             | RuleId::ResponseShapeInvalid
             | RuleId::FinishReasonNotToolCalls

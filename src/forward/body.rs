@@ -12,6 +12,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 
 use super::UpstreamBody;
+use super::flush_first::FlushFirst;
 use crate::tee::TeeBody;
 
 /// Errors inside a body stream. Boxed because hyper needs `Into<Box<dyn Error>>` anyway and a
@@ -36,7 +37,7 @@ pub fn from_client(body: Incoming) -> RequestBody {
 }
 
 pub fn from_upstream(body: UpstreamBody) -> ProxyBody {
-    body.boxed_unsync()
+    FlushFirst::new(body).boxed_unsync()
 }
 
 /// A complete in-memory body (tooltap's own error responses).
@@ -54,5 +55,5 @@ pub fn from_client_tee(body: TeeBody<Incoming>) -> RequestBody {
 
 /// The upstream's response body behind a tee.
 pub fn from_upstream_tee(body: TeeBody<UpstreamBody>) -> ProxyBody {
-    body.boxed_unsync()
+    FlushFirst::new(body).boxed_unsync()
 }

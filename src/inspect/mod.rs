@@ -11,12 +11,12 @@
 //! the taps are fed by `try_send`, and this task only reads.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use tokio::sync::oneshot;
 
+use crate::enforce::CutReceiver;
 use crate::engine::{BodyEnd, EngineConfig, Exchange, Report, ResponseHead, SchemaCache};
 use crate::jsonl_sink::JsonlSink;
 use crate::metrics::{IncompleteReason, Metrics};
@@ -65,9 +65,10 @@ pub struct InspectJob {
     pub label: ExchangeLabel,
     pub request: TapReceiver,
     pub response: oneshot::Receiver<ResponsePart>,
-    /// Set by enforce mode when it cut the stream or refused the body on purpose: the end the
-    /// tap then sees is tooltap's doing, not a client that went away.
-    pub enforced: Arc<AtomicBool>,
+    /// Enforce mode's verdict: an [`crate::enforce::EnforceCut`] when it cut the stream or refused the body on
+    /// purpose (the end the tap then sees is tooltap's doing, not a client that went away);
+    /// closed without one when it let the response pass or the route does not enforce.
+    pub enforced: CutReceiver,
     /// What a recording needs, when a recorder is on.
     pub recording: Option<RecordingSeed>,
 }
@@ -123,7 +124,9 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
     shared
         .metrics
         .response_duration(&label.route, head_at.elapsed());
-    let enforced = enforced.load(Ordering::Relaxed);
+    // Awaited, not read: the decision is final once the sender is used or dropped, which
+    // happens when enforce mode judged the body (buffered) or the response is done (stream).
+    let cut = enforced.await.ok();
     if let (Some(tape), Some(recorder), Some(seed), Outcome::Judged { report, end }) =
         (recording, &shared.recorder, &seed, &outcome)
     {
@@ -135,11 +138,12 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
             status,
             headers: headers.as_ref(),
             end: RecordingEnd {
-                outcome: recording::outcome(end.as_ref(), enforced),
+                outcome: recording::outcome(end.as_ref(), cut.as_ref()),
                 ended: end.as_ref().map_or_else(Instant::now, |end| end.at),
                 dropped_frames: end.as_ref().map_or(0, |end| end.dropped_frames),
                 completeness: report.completeness.clone(),
                 violations: report.violations.clone(),
+                enforced: cut.as_ref().map(recording::enforced_line),
             },
         });
     }
@@ -148,7 +152,7 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
         too_large: request_too_large,
         over_memory: over_memory || response_over_memory,
     };
-    report::emit(&shared, &label, request, outcome, enforced);
+    report::emit(&shared, &label, request, outcome, cut.is_some());
 }
 
 /// The inspector's copy of the request body.
@@ -267,7 +271,7 @@ async fn analyse(
             // frees what it holds (its recording, its reassembly); the client is unaffected.
             *recording = None;
             drop(body);
-            let report = pool.run(move || exchange.finish(BodyEnd::Truncated)).await;
+            let report = pool.run(move || exchange.finish(BodyEnd::Lossy)).await;
             charge.release();
             let outcome = match report {
                 Some(report) => Outcome::Judged {
@@ -298,12 +302,10 @@ async fn analyse(
         };
     }
     let end = body.end.await.ok();
-    let body_end = match end.as_ref().map(|e| &e.ending) {
-        Some(Ending::Complete | Ending::Trailers) if !end.as_ref().is_some_and(|e| e.lossy) => {
-            BodyEnd::Complete
-        }
-        _ => BodyEnd::Truncated,
-    };
+    // The recording's outcome is the one vocabulary for endings: the same translation into the
+    // engine's `BodyEnd` as `tooltap check` makes from the file.
+    let body_end = recording::outcome(end.as_ref(), None)
+        .body_end(end.as_ref().map_or(0, |end| end.dropped_frames));
     let outcome = match pool.run(move || exchange.finish(body_end)).await {
         Some(report) => Outcome::Judged {
             report: Box::new(report),

@@ -12,7 +12,11 @@ use bytes::{Bytes, BytesMut};
 use http::HeaderMap;
 
 use super::ExchangeLabel;
-use crate::record::{Outcome, RecordMode, Recorder, RecordingEnd, RecordingHandle, RecordingStart};
+use crate::enforce::EnforceCut;
+use crate::record::{
+    EnforcedLine, FrameData, Outcome, RecordMode, Recorder, RecordingEnd, RecordingHandle,
+    RecordingStart,
+};
 use crate::tee::{Ending, TapEnd};
 
 /// The request facts a recording's first line needs.
@@ -44,18 +48,27 @@ fn begin(
     })
 }
 
-/// How the recorded body ended. A stream enforce mode cut on purpose is `truncated`: frames
-/// after the cut were never read.
-pub(super) fn outcome(end: Option<&TapEnd>, enforced: bool) -> Outcome {
-    match end {
-        None => Outcome::Truncated,
-        Some(end) if end.lossy => Outcome::Lossy,
-        Some(end) => match &end.ending {
+/// How the recorded body ended. A response enforce mode cut on purpose is `enforced`, whatever
+/// the tap saw after the cut (enforce mode stops reading, so the tap sees a drop).
+pub(super) fn outcome(end: Option<&TapEnd>, cut: Option<&EnforceCut>) -> Outcome {
+    match (end, cut) {
+        (_, Some(_)) => Outcome::Enforced,
+        (None, None) => Outcome::Truncated,
+        (Some(end), None) if end.lossy => Outcome::Lossy,
+        (Some(end), None) => match &end.ending {
             Ending::Complete | Ending::Trailers => Outcome::Complete,
             Ending::Error(_) => Outcome::UpstreamError,
-            Ending::Dropped if enforced => Outcome::Truncated,
             Ending::Dropped => Outcome::ClientGone,
         },
+    }
+}
+
+/// The end line's account of what enforce mode sent instead.
+pub(super) fn enforced_line(cut: &EnforceCut) -> EnforcedLine {
+    EnforcedLine {
+        status: cut.status,
+        data: FrameData::from_bytes(&cut.replacement),
+        replaced_last: cut.replaced_last,
     }
 }
 

@@ -45,6 +45,12 @@ pub(super) fn emit(
     let model = metrics.model_label(report.request.model.as_deref());
     let stream = report.request.stream;
     metrics.inspected(route, &model, stream);
+    // What the tee added on the client path: its copy time per response frame, one sample per
+    // exchange (the mean over its frames).
+    if let Some(end) = end.as_ref().filter(|end| end.copied_frames > 0) {
+        let frames = u32::try_from(end.copied_frames).unwrap_or(u32::MAX);
+        metrics.frame_overhead(route, end.copy_time / frames);
+    }
     let incomplete = incomplete_reasons(&request, end.as_ref(), &report, enforced);
     for reason in &incomplete {
         metrics.incomplete(route, *reason);
@@ -138,6 +144,9 @@ fn incomplete_reasons(
     match response_end.map(|e| &e.ending) {
         // Enforce mode ended the body on purpose: the rest was refused, nobody left.
         Some(Ending::Dropped) if enforced => {}
+        // A reader that left after the content was whole (`[DONE]` seen: the Python SDK closes
+        // right then) missed nothing the verdict needs.
+        Some(Ending::Dropped) if report.completeness == Completeness::Complete => {}
         Some(Ending::Dropped) => reasons.push(IncompleteReason::ClientGone),
         Some(Ending::Error(_)) => reasons.push(IncompleteReason::UpstreamError),
         Some(Ending::Complete | Ending::Trailers) | None => {}

@@ -6,7 +6,6 @@
 //! guarded analysis call, exactly where an engine bug would.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -50,7 +49,7 @@ async fn exchange(shared: &Arc<Inspection>, body: &'static [u8]) -> Bytes {
         },
         request: request_rx,
         response: response_rx,
-        enforced: Arc::new(AtomicBool::new(false)),
+        enforced: crate::enforce::verdict::channel().1,
         recording: None,
     };
     let task = tokio::spawn(run(shared.clone(), job));
@@ -154,7 +153,7 @@ async fn a_stalled_inspector_makes_the_report_lossy_while_the_client_gets_every_
         },
         request: request_rx,
         response: response_rx,
-        enforced: Arc::new(AtomicBool::new(false)),
+        enforced: crate::enforce::verdict::channel().1,
         recording: None,
     };
     run(shared.clone(), job).await;

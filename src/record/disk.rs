@@ -164,10 +164,10 @@ impl Disk {
                 recording.written += written;
                 recording.out.flush()
             })
-            .and_then(|()| std::fs::rename(&recording.paths.temp, &recording.paths.done));
+            .and_then(|()| publish(&recording.paths.temp, &recording.paths.done));
         match finished {
-            Ok(()) => {
-                for deleted in self.pruner.added(recording.paths.done, recording.written) {
+            Ok(published) => {
+                for deleted in self.pruner.added(published, recording.written) {
                     tracing::debug!(path = %deleted.display(), "recording pruned");
                 }
             }
@@ -241,4 +241,51 @@ fn write_line(out: &mut BufWriter<File>, line: &Line) -> std::io::Result<u64> {
     text.push(b'\n');
     out.write_all(&text)?;
     Ok(text.len() as u64)
+}
+
+/// Moves a finished recording to its name without ever replacing another file: a hard link
+/// fails when the name is taken (another process writing into a shared folder), and the next
+/// free `<name>-N.jsonl` is taken instead. The temporary name is removed only once the
+/// recording has its own.
+fn publish(temp: &std::path::Path, done: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
+    let mut target = done.to_path_buf();
+    for attempt in 1..=16 {
+        match std::fs::hard_link(temp, &target) {
+            Ok(()) => return std::fs::remove_file(temp).map(|()| target),
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+                let stem = done.file_stem().unwrap_or_default().to_string_lossy();
+                target = done.with_file_name(format!("{stem}-{attempt}.jsonl"));
+            }
+            Err(error) => return Err(error),
+        }
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::AlreadyExists,
+        format!("{} and 16 variants of it exist already", done.display()),
+    ))
+}
+
+#[cfg(test)]
+mod publish_tests {
+    use super::publish;
+
+    #[test]
+    fn a_taken_name_is_never_replaced() {
+        let dir = std::env::temp_dir().join(format!("tooltap-publish-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("dir");
+        let done = dir.join("x.jsonl");
+        std::fs::write(&done, "first").expect("write");
+        let temp = dir.join(".x.tmp");
+        std::fs::write(&temp, "second").expect("write");
+        let published = publish(&temp, &done).expect("published");
+        assert_eq!(published, dir.join("x-1.jsonl"));
+        assert_eq!(std::fs::read_to_string(&done).expect("read"), "first");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("x-1.jsonl")).expect("read"),
+            "second"
+        );
+        assert!(!temp.exists());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -13,7 +13,7 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::engine::{Completeness, Violation};
+use crate::engine::{BodyEnd, Completeness, Violation};
 
 /// The only version this build writes and reads.
 pub const VERSION: u32 = 1;
@@ -147,6 +147,57 @@ pub enum Outcome {
     Lossy,
     /// The recording hit its size limit; frames after that are missing.
     Truncated,
+    /// Enforce mode cut the response on purpose: the frames are the upstream's as read, and
+    /// the end line's `enforced` says what the client got instead.
+    Enforced,
+}
+
+impl Outcome {
+    /// How the engine must treat a body that ended this way: the one translation, used live
+    /// (from the tap's ending) and by `tooltap check` (from the file), so equal bytes with an
+    /// equal ending get an equal verdict. A recording with dropped frames is lossy whatever
+    /// its outcome says.
+    pub fn body_end(self, dropped_frames: u64) -> BodyEnd {
+        if dropped_frames > 0 {
+            return BodyEnd::Lossy;
+        }
+        match self {
+            Outcome::Complete => BodyEnd::Complete,
+            Outcome::UpstreamError => BodyEnd::UpstreamBroke,
+            Outcome::ClientGone => BodyEnd::ReaderGone,
+            Outcome::Lossy | Outcome::Truncated => BodyEnd::Lossy,
+            // Enforce mode stopped reading: judged like a reader that left (a whole buffered
+            // body in full, a stream cut before its end without its end-of-body rules).
+            Outcome::Enforced => BodyEnd::ReaderGone,
+        }
+    }
+
+    /// The name written in files and logs (`client_gone`, not `ClientGone`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Complete => "complete",
+            Outcome::ClientGone => "client_gone",
+            Outcome::UpstreamError => "upstream_error",
+            Outcome::Lossy => "lossy",
+            Outcome::Truncated => "truncated",
+            Outcome::Enforced => "enforced",
+        }
+    }
+}
+
+/// What enforce mode sent the client instead of the upstream's response (outcome `enforced`):
+/// replay serves this, so a fixture reproduces what the client saw.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EnforcedLine {
+    /// `502` when a buffered body was refused; absent when a stream was cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// The 502's body, or the stream's final error event.
+    #[serde(flatten)]
+    pub data: FrameData,
+    /// For a stream: the error event replaced the last recorded frame (`true`), or followed
+    /// the upstream's whole body (`false`).
+    pub replaced_last: bool,
 }
 
 /// The last line.
@@ -164,4 +215,7 @@ pub struct EndLine {
     pub completeness: Completeness,
     /// The violations tooltap found live (`tooltap check` re-judges from the frames).
     pub violations: Vec<Violation>,
+    /// Present with outcome `enforced`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enforced: Option<EnforcedLine>,
 }

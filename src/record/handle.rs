@@ -117,6 +117,7 @@ impl RecordingHandle {
             dropped_frames,
             completeness,
             mut violations,
+            enforced,
         } = end;
         // The end line counts against the cap like any frame: list only the violations that fit.
         let room = self
@@ -153,6 +154,7 @@ impl RecordingHandle {
             bytes: 0,
             completeness,
             violations,
+            enforced,
         };
         let finish = Msg::Finish {
             key: self.key,
@@ -205,6 +207,7 @@ impl Drop for RecordingHandle {
             dropped_frames: 0,
             completeness: Completeness::Truncated,
             violations: Vec::new(),
+            enforced: None,
         };
         let keep = self.shared.mode == RecordMode::All;
         self.end(end, keep);

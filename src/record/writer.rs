@@ -11,7 +11,7 @@
 //! rec.request_body(Some(&body));            // or None when the body was not captured
 //! rec.response_head(status, &headers);      // the file is opened here (the first line is whole)
 //! for (frame, at) in tap { rec.frame(&frame, at); }
-//! rec.finish(RecordingEnd { outcome, ended, dropped_frames, completeness, violations });
+//! rec.finish(RecordingEnd { outcome, ended, dropped_frames, completeness, violations, enforced });
 //! ```
 //!
 //! Redaction happens in `begin`/`request_body`/`response_head`, before anything is queued.
@@ -34,7 +34,9 @@ use http::HeaderMap;
 
 use super::config::{RecordMode, RecorderConfig};
 use super::disk::{Disk, FAILURE_TARGET, MSG_OVERHEAD, Msg};
-use super::format::{Meta, Outcome, RecordedBody, RequestPart, ResponsePart, VERSION};
+use super::format::{
+    EnforcedLine, Meta, Outcome, RecordedBody, RequestPart, ResponsePart, VERSION,
+};
 use super::layout::RecordingPaths;
 use super::prune::{PruneLimits, Pruner};
 use super::redact::{self, Redactor};
@@ -91,6 +93,8 @@ pub struct RecordingEnd {
     pub dropped_frames: u64,
     pub completeness: Completeness,
     pub violations: Vec<Violation>,
+    /// What enforce mode sent instead, with outcome `enforced`.
+    pub enforced: Option<EnforcedLine>,
 }
 
 impl Recorder {

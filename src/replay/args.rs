@@ -50,6 +50,10 @@ pub struct ReplayArgs {
     /// Append violations found in replayed exchanges to this JSON Lines file
     #[arg(long, value_name = "PATH")]
     pub violations: Option<PathBuf>,
+    /// Per-rule severities for the inspection of replayed traffic, as for the proxy and check,
+    /// e.g. finish_reason.stop_on_named_choice=error,delta.id_repeated=off
+    #[arg(long, value_name = "RULE=LEVEL,...", value_parser = crate::engine::SeverityOverrides::parse_list)]
+    pub severity: Option<crate::engine::SeverityOverrides>,
     /// Log output format [default: human]
     #[arg(long, value_name = "FORMAT")]
     pub log_format: Option<LogFormat>,
@@ -84,6 +88,7 @@ impl ReplayArgs {
             on_miss,
             upstream,
             violations,
+            severity,
             log_format,
         } = self;
         if ignore_model {
@@ -103,6 +108,7 @@ impl ReplayArgs {
             rules,
             on_miss,
             violations,
+            severity: severity.unwrap_or_default(),
             max_request_body: DEFAULT_MAX_REQUEST_BODY,
         };
         Ok((settings, log_format.unwrap_or_default()))

@@ -22,13 +22,13 @@ use tracing::Instrument;
 
 use super::ReplayState;
 use super::remember::{self, Forwarded};
-use super::respond::{EXCHANGE_HEADER, engine_head};
-use super::service::{TAP_CAPACITY, start_inspection};
+use super::respond::EXCHANGE_HEADER;
+use super::service::TAP_CAPACITY;
 use crate::config::{Config, ConfigError, RawConfig};
 use crate::exchange::ExchangeCtx;
 use crate::forward::Forwarder;
 use crate::forward::body::{self as proxy_body, BodyError, ProxyBody};
-use crate::inspect::{RecordingSeed, ResponsePart};
+use crate::inspect::RecordingSeed;
 use crate::tee::{self, TeeBody};
 use crate::tls::TlsError;
 
@@ -79,7 +79,7 @@ pub async fn forward(
         query: parts.uri.query().map(str::to_owned),
         headers: parts.headers.clone(),
     };
-    let slot = start_inspection(state, ctx, &body, Some(seed)).await;
+    let watching = state.watch.begin_read(ctx, Some(seed), &body).await;
     let method = parts.method.to_string();
     let request = Request::from_parts(parts, proxy_body::full(body.clone()));
     match forward.forwarder.send(ctx, route, request).await {
@@ -90,13 +90,6 @@ pub async fn forward(
                 upstream = route.upstream.as_str(),
                 "miss forwarded upstream"
             );
-            let (tap, copies) = tee::tap(TAP_CAPACITY);
-            let _ = slot.send(ResponsePart {
-                head: engine_head(parts.status, &parts.headers),
-                body: copies,
-                ttfb: ctx.started.elapsed(),
-                headers: Some(parts.headers.clone()),
-            });
             let (keep_tap, kept) = tee::tap(TAP_CAPACITY);
             let forwarded = Forwarded {
                 upstream: route.upstream.as_str().to_owned(),
@@ -111,7 +104,20 @@ pub async fn forward(
             if let Ok(value) = http::HeaderValue::from_str(ctx.id.as_str()) {
                 parts.headers.insert(EXCHANGE_HEADER, value);
             }
-            let body = TeeBody::new(TeeBody::new(incoming, tap), keep_tap)
+            let inspected = match watching {
+                Some(watching) => {
+                    let ttfb = ctx.started.elapsed();
+                    let status = parts.status.as_u16();
+                    proxy_body::from_upstream_tee(watching.tee(
+                        status,
+                        &parts.headers,
+                        ttfb,
+                        incoming,
+                    ))
+                }
+                None => proxy_body::from_upstream(incoming),
+            };
+            let body = TeeBody::new(inspected, keep_tap)
                 .map_err(BodyError::from)
                 .boxed_unsync();
             Response::from_parts(parts, body)

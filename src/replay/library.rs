@@ -112,10 +112,12 @@ impl Library {
             .entries
             .push(self.entries.len());
         let ending = ending_of(&name, &recording);
+        let mut recording = recording;
+        let frames = served_frames(&mut recording);
         self.entries.push(Entry {
             name,
             ending,
-            frames: recording.frames.iter().cloned().collect(),
+            frames,
             recording,
             key,
             normalized,
@@ -188,8 +190,14 @@ fn ending_of(name: &str, recording: &Recording) -> BodyEnding {
     match outcome {
         Some(Outcome::Complete) => BodyEnding::Clean,
         Some(Outcome::UpstreamError) => BodyEnding::Break,
+        // What the client got is served: the error in place of the cut (see served_frames).
+        Some(Outcome::Enforced) => BodyEnding::Clean,
         Some(other @ (Outcome::ClientGone | Outcome::Lossy | Outcome::Truncated)) => {
-            tracing::warn!(recording = name, outcome = ?other, "recording is not whole; replayed as recorded, with a clean end");
+            tracing::warn!(
+                recording = name,
+                outcome = other.as_str(),
+                "recording is not whole; replayed as recorded, with a clean end"
+            );
             BodyEnding::Clean
         }
         None => {
@@ -200,6 +208,43 @@ fn ending_of(name: &str, recording: &Recording) -> BodyEnding {
             BodyEnding::Clean
         }
     }
+}
+
+/// The frames a replay serves: the recorded ones, except where enforce mode cut the response
+/// (outcome `enforced`): then what the client got — the 502 in place of a refused buffered body
+/// (the served status and headers are rewritten to match), or the stream's frames up to the cut
+/// followed by its error event.
+fn served_frames(recording: &mut Recording) -> Arc<[RecordedFrame]> {
+    let Some(cut) = recording.end.as_ref().and_then(|end| end.enforced.clone()) else {
+        return recording.frames.iter().cloned().collect();
+    };
+    let replacement = cut.data.to_bytes().unwrap_or_default();
+    if let Some(status) = cut.status {
+        let response = &mut recording.meta.response;
+        response.status = status;
+        response.headers = vec![
+            ("content-type".into(), "application/json".into()),
+            ("x-should-retry".into(), "false".into()),
+        ];
+        let t_us = recording.frames.last().map_or(0, |frame| frame.t_us);
+        return Arc::from(vec![RecordedFrame {
+            seq: 0,
+            t_us,
+            bytes: replacement,
+        }]);
+    }
+    let mut frames: Vec<RecordedFrame> = recording.frames.clone();
+    let last = if cut.replaced_last {
+        frames.pop()
+    } else {
+        frames.last().cloned()
+    };
+    frames.push(RecordedFrame {
+        seq: frames.len() as u64,
+        t_us: last.map_or(0, |frame| frame.t_us),
+        bytes: replacement,
+    });
+    frames.into()
 }
 
 fn head_differences(recorded: &MatchKey, sent: &MatchKey) -> Vec<String> {

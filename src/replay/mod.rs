@@ -37,11 +37,13 @@ pub use library::{Library, LoadError, Miss};
 pub use matching::{MatchKey, MatchRules};
 pub use server::{RunningReplay, serve};
 
-use crate::engine::{EngineConfig, SchemaCache};
+use crate::config::inspect::{DEFAULT_MAX_CONCURRENT, DEFAULT_TAP_FRAMES};
+use crate::engine::{EngineConfig, SchemaCache, SeverityOverrides};
 use crate::inspect::Inspection;
 use crate::jsonl_sink::JsonlSink;
 use crate::metrics::Metrics;
 use crate::record::{RecordMode, Recorder, RecorderConfig};
+use crate::watch::Watch;
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
 /// Request bodies are read whole to be matched; larger ones are refused with 413.
@@ -66,6 +68,8 @@ pub struct ReplaySettings {
     pub on_miss: OnMiss,
     /// Where violation lines go (the proxy's violations-file format); none when `None`.
     pub violations: Option<PathBuf>,
+    /// Per-rule severities for the inspection of replayed traffic.
+    pub severity: SeverityOverrides,
     pub max_request_body: usize,
 }
 
@@ -79,6 +83,7 @@ impl ReplaySettings {
             rules: MatchRules::default(),
             on_miss: OnMiss::Error,
             violations: None,
+            severity: SeverityOverrides::default(),
             max_request_body: DEFAULT_MAX_REQUEST_BODY,
         }
     }
@@ -104,7 +109,7 @@ pub enum ReplayError {
 pub struct ReplayState {
     pub library: RwLock<Library>,
     pub pace: Pace,
-    pub inspection: Arc<Inspection>,
+    pub watch: Watch,
     pub metrics: Arc<Metrics>,
     pub forward: Option<ForwardMiss>,
     pub max_request_body: usize,
@@ -120,6 +125,7 @@ impl ReplayState {
             rules,
             on_miss,
             violations,
+            severity,
             max_request_body,
         } = settings;
         let library = Library::load(recordings, rules.clone())?;
@@ -146,7 +152,10 @@ impl ReplayState {
         let inspection = Arc::new(Inspection {
             recorder,
             max_recording: RecorderConfig::default().max_bytes_per_recording,
-            engine: Arc::new(EngineConfig::default()),
+            engine: Arc::new(EngineConfig {
+                severity: severity.clone(),
+                ..EngineConfig::default()
+            }),
             schemas: Arc::new(SchemaCache::default()),
             metrics: metrics.clone(),
             violations,
@@ -157,7 +166,8 @@ impl ReplayState {
         Ok(ReplayState {
             library: RwLock::new(library),
             pace: *pace,
-            inspection,
+            // The proxy's wiring and defaults: the same cap on concurrent inspections and tap.
+            watch: Watch::with(inspection, DEFAULT_MAX_CONCURRENT, DEFAULT_TAP_FRAMES),
             metrics,
             forward,
             max_request_body: *max_request_body,

@@ -13,7 +13,6 @@ use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Response, StatusCode};
 
 use super::library::Miss;
-use crate::engine::ResponseHead;
 use crate::forward::headers::strip_hop_by_hop;
 
 pub use crate::service::EXCHANGE_HEADER;
@@ -44,21 +43,6 @@ pub fn replay_headers(recorded: &[(String, String)], exchange: &str, recording: 
         }
     }
     headers
-}
-
-/// What the engine needs of a response head.
-pub fn engine_head(status: StatusCode, headers: &HeaderMap) -> ResponseHead {
-    let text = |name: header::HeaderName| {
-        headers
-            .get(name)
-            .and_then(|value| value.to_str().ok())
-            .map(str::to_owned)
-    };
-    ResponseHead {
-        status: status.as_u16(),
-        content_type: text(header::CONTENT_TYPE),
-        content_encoding: text(header::CONTENT_ENCODING),
-    }
 }
 
 /// The human message for a miss: the request, the closest recording, and what differs.
@@ -122,7 +106,7 @@ mod tests {
             ]
         );
         assert_eq!(headers[EXCHANGE_HEADER], "t1-7");
-        let head = engine_head(StatusCode::OK, &headers);
+        let head = crate::watch::response_head(StatusCode::OK.as_u16(), &headers);
         assert_eq!(head.content_type.as_deref(), Some("text/event-stream"));
         assert_eq!(head.content_encoding.as_deref(), Some("gzip"));
     }

@@ -5,7 +5,8 @@
 //! [`ReplayBody`] wrapped in the proxy's [`TeeBody`], whose copies go to an [`inspect::run`]
 //! task (violations in the logs, metrics and the violations file), or an OpenAI-shaped error:
 //! 404 `replay_no_match` for a miss (or the upstream's answer with `--on-miss forward`), 413 /
-//! 400 for a request body that is too large or broken.
+//! 400 for a request body that is too large or broken. `GET /healthz` answers `ok` (a probe is
+//! not a miss).
 
 use std::convert::Infallible;
 use std::sync::{Arc, PoisonError};
@@ -13,19 +14,17 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
-use tokio::sync::oneshot;
 use tracing::Instrument;
 
 use super::ReplayState;
 use super::body::ReplayBody;
 use super::capture;
-use super::respond::{self, engine_head, replay_headers};
+use super::respond::{self, replay_headers};
 use crate::exchange::ExchangeCtx;
 use crate::forward::body::{self as proxy_body, BodyError, ProxyBody};
-use crate::inspect::{self, ExchangeLabel, InspectJob, RecordingSeed, ResponsePart};
-use crate::tee::{self, TeeBody};
+use crate::forward::flush_first::FlushFirst;
 
 /// Frames that may wait for the inspector before it counts the exchange as lossy.
 pub const TAP_CAPACITY: usize = 1024;
@@ -41,6 +40,10 @@ pub async fn handle(
     state: Arc<ReplayState>,
     request: Request<Incoming>,
 ) -> Result<Response<ProxyBody>, Infallible> {
+    // A liveness probe (a container's, a test harness's) is answered, never matched or logged.
+    if request.method() == http::Method::GET && request.uri().path() == "/healthz" {
+        return Ok(Response::new(proxy_body::full(Bytes::from_static(b"ok\n"))));
+    }
     let ctx = ExchangeCtx::begin(Arc::from(ROUTE), request.method(), request.uri().path());
     let span = tracing::info_span!(
         "exchange",
@@ -51,9 +54,6 @@ pub async fn handle(
     );
     Ok(answer(&state, ctx, request).instrument(span).await)
 }
-
-/// Where the inspector gets the response half of the exchange.
-pub type ResponseSlot = oneshot::Sender<ResponsePart>;
 
 async fn answer(
     state: &Arc<ReplayState>,
@@ -79,19 +79,21 @@ async fn answer(
         Ok((name, status, headers, replayed)) => {
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
             tracing::info!(recording = %name, status = status.as_u16(), "replaying");
-            let head = engine_head(status, &headers);
-            // A replayed exchange is never recorded again.
-            let slot = start_inspection(state, &ctx, &body, None).await;
-            let (response_tap, response_copies) = tee::tap(TAP_CAPACITY);
-            let _ = slot.send(ResponsePart {
-                head,
-                body: response_copies,
-                ttfb: ctx.started.elapsed(),
-                headers: None,
-            });
-            let body = TeeBody::new(replayed, response_tap)
-                .map_err(BodyError::from)
-                .boxed_unsync();
+            // Inspected through the proxy's own wiring (cap, tap, severities); a replayed
+            // exchange is never recorded again.
+            let body = match state.watch.begin_read(&ctx, None, &body).await {
+                Some(watching) => {
+                    let ttfb = ctx.started.elapsed();
+                    let teed = watching.tee(status.as_u16(), &headers, ttfb, replayed);
+                    // A recorded break must not take the frames before it along.
+                    FlushFirst::new(teed)
+                        .map_err(BodyError::from)
+                        .boxed_unsync()
+                }
+                None => FlushFirst::new(replayed)
+                    .map_err(BodyError::from)
+                    .boxed_unsync(),
+            };
             let mut response = Response::new(body);
             *response.status_mut() = status;
             *response.headers_mut() = headers;
@@ -108,39 +110,6 @@ async fn answer(
             }
         }
     }
-}
-
-/// Spawn the exchange's inspector, exactly as the proxy does, and hand it the request body
-/// through the same tee; the response half goes into the returned slot. (The body was read
-/// whole to be matched, so it passes the tee as one frame.)
-pub async fn start_inspection(
-    state: &ReplayState,
-    ctx: &ExchangeCtx,
-    body: &Bytes,
-    recording: Option<RecordingSeed>,
-) -> ResponseSlot {
-    let (request_tap, request_copies) = tee::tap(2);
-    let (slot, response_part) = oneshot::channel();
-    let job = InspectJob {
-        label: ExchangeLabel {
-            id: Arc::from(ctx.id.as_str()),
-            route: ctx.route.clone(),
-            started: ctx.started,
-        },
-        request: request_copies,
-        response: response_part,
-        // Replay never enforces: the fixture's bytes are what the test asked for.
-        enforced: Arc::default(),
-        recording,
-    };
-    tokio::spawn(inspect::run(state.inspection.clone(), job).in_current_span());
-    let copied = TeeBody::new(Full::new(body.clone()), request_tap)
-        .collect()
-        .await;
-    if let Err(never) = copied {
-        match never {}
-    }
-    slot
 }
 
 /// The whole request body, or the error response.

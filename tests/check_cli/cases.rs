@@ -23,7 +23,7 @@ fn recording(dir: &Path, name: &str) -> PathBuf {
     path
 }
 
-fn s(path: &Path) -> &str {
+pub fn s(path: &Path) -> &str {
     path.to_str().expect("utf-8 path")
 }
 
@@ -143,7 +143,10 @@ async fn temp_files_are_skipped_and_a_file_without_its_end_is_truncated() {
         });
     let only = temp_dir("partial-only");
     std::fs::write(only.join(".crashed.jsonl.tmp"), &without_end).expect("write");
-    let (code, out, _) = run(&[s(&only)]);
+    let (code, out, err) = run(&[s(&only)]);
+    assert_eq!(code, 2, "a folder with no exchange is an error: {out}");
+    assert!(err.contains("no recording found"), "{err}");
+    let (code, out, _) = run(&[s(&only), "--allow-empty"]);
     assert_eq!(code, 0);
     assert!(out.contains("checked 0 exchange(s)"), "{out}");
 

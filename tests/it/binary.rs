@@ -1,14 +1,13 @@
 //! The real `tooltap` binary: it starts with no config file, logs JSON lines, never logs a
 //! credential even at debug verbosity, and stops cleanly on SIGTERM.
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::Command;
 
 use crate::engine_support;
 use crate::inspect::fixture_upstream;
+use crate::support::binary::{self, Running};
 use crate::support::client::{exchange, request};
 use crate::support::within;
 
@@ -22,58 +21,29 @@ async fn the_binary_never_logs_a_credential_and_stops_on_sigterm() {
     let dir = std::env::temp_dir().join(format!("tooltap-it-binary-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tooltap"))
-        .args([
-            "proxy",
-            "--listen",
-            "127.0.0.1:0",
-            "--admin-listen",
-            "127.0.0.1:0",
-        ])
+    let recordings = dir.join("rec");
+    let violations = dir.join("violations.jsonl");
+    let upstream_url = upstream.url();
+    let args: Vec<&std::ffi::OsStr> = [
         // A single-threaded runtime: the option operators may pick on small machines.
-        .args(["--worker-threads", "1"])
-        .args([
-            "--upstream",
-            &upstream.url(),
-            "--log-format",
-            "json",
-            "--record",
-            "all",
-        ])
-        .arg("--recordings")
-        .arg(dir.join("rec"))
-        .arg("--violations")
-        .arg(dir.join("violations.jsonl"))
-        .env("RUST_LOG", "trace")
-        .env_remove("TOOLTAP_CONFIG")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the tooltap binary starts");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut lines = BufReader::new(stdout).lines();
-    let mut log = Vec::new();
-    // The ready line names the bound address.
-    let addr: std::net::SocketAddr = within(Duration::from_secs(20), async {
-        loop {
-            let Some(line) = lines.next_line().await.expect("read") else {
-                let status = child.wait().await.expect("wait");
-                let mut stderr = String::new();
-                if let Some(mut err) = child.stderr.take() {
-                    let _ = tokio::io::AsyncReadExt::read_to_string(&mut err, &mut stderr).await;
-                }
-                panic!("tooltap exited early ({status}): {stderr}");
-            };
-            let value: serde_json::Value = serde_json::from_str(&line).expect("JSON log line");
-            log.push(line.clone());
-            if value["fields"]["message"] == "tooltap proxy ready" {
-                let listen = value["fields"]["listen"].as_str().expect("listen field");
-                return listen.parse().expect("address");
-            }
-        }
-    })
-    .await;
+        "--worker-threads".as_ref(),
+        "1".as_ref(),
+        "--upstream".as_ref(),
+        upstream_url.as_ref(),
+        "--record".as_ref(),
+        "all".as_ref(),
+        "--recordings".as_ref(),
+        recordings.as_os_str(),
+        "--violations".as_ref(),
+        violations.as_os_str(),
+    ]
+    .to_vec();
+    let Running {
+        mut child,
+        addr,
+        mut lines,
+        mut log,
+    } = binary::start_proxy(&args, "trace").await;
 
     let mut body: serde_json::Value = serde_json::from_slice(&fixture.request).expect("json");
     body["user"] = SECRET.into();
@@ -138,4 +108,39 @@ async fn the_binary_never_logs_a_credential_and_stops_on_sigterm() {
             "a log line holds the planted key: {line}"
         );
     }
+}
+
+/// Human logs on a pipe carry no colour codes, and a clash on the admin port names the admin
+/// listener and the flag that moves it.
+#[tokio::test]
+async fn piped_logs_are_plain_and_an_admin_port_clash_names_the_flag() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = taken.local_addr().expect("addr").to_string();
+    let output = within(
+        Duration::from_secs(20),
+        tokio::process::Command::new(env!("CARGO_BIN_EXE_tooltap"))
+            .args(["proxy", "--listen", "127.0.0.1:0", "--admin-listen", &port])
+            .args(["--violations", "off", "--record", "off"])
+            .env("RUST_LOG", "info")
+            .env_remove("TOOLTAP_CONFIG")
+            .output(),
+    )
+    .await
+    .expect("runs");
+    assert!(!output.status.success());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stdout.contains(" INFO "),
+        "human logs were written: {stdout}"
+    );
+    assert!(
+        !stdout.contains('\u{1b}'),
+        "colour codes on a pipe: {stdout:?}"
+    );
+    assert!(
+        stderr.contains("admin listener") && stderr.contains("--admin-listen"),
+        "{stderr}"
+    );
+    drop(taken);
 }

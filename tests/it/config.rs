@@ -141,3 +141,29 @@ fn bad_values_name_their_source() {
     let error = Config::from_layers(None, EnvLayer::default(), cli).expect_err("bad upstream");
     assert!(error.to_string().contains("--upstream"), "{error}");
 }
+
+#[test]
+fn booleans_take_the_usual_spellings_and_zero_workers_is_refused() {
+    for (text, want) in [
+        ("1", true),
+        ("yes", true),
+        ("ON", true),
+        ("0", false),
+        ("off", false),
+    ] {
+        let layer = env(&[("TOOLTAP_ENFORCE", text), ("TOOLTAP_INSPECT", text)]);
+        assert_eq!(layer.raw.inspect.enforce, Some(want), "{text}");
+        assert_eq!(layer.raw.inspect.enabled, Some(want), "{text}");
+    }
+    let error = EnvLayer::read(|name| (name == "TOOLTAP_ENFORCE").then(|| "maybe".to_owned()))
+        .expect_err("not a boolean");
+    assert!(error.to_string().contains("TOOLTAP_ENFORCE"), "{error}");
+
+    let mut cli = RawConfig::default();
+    cli.runtime.worker_threads = Some(0);
+    let error = Config::from_layers(None, EnvLayer::default(), cli).expect_err("0 workers");
+    assert!(
+        error.to_string().contains("runtime.worker_threads"),
+        "{error}"
+    );
+}

@@ -101,12 +101,15 @@ async fn an_upstream_that_goes_silent_mid_stream_is_cut_after_the_idle_timeout_a
 }
 
 #[tokio::test]
-async fn an_upstream_that_breaks_off_mid_stream_is_reported_as_upstream_error() {
+async fn an_upstream_that_breaks_off_mid_stream_is_judged_reported_and_recorded_by_default() {
     let events = ["data: {\"choices\":[]}\n\n"; 3];
     let script = Script::sse(&events, Duration::from_millis(10)).aborted();
     let upstream = Upstream::serving(script).await;
     let recordings = recordings_dir("upstream-error");
-    let tooltap = proxy::start(recording_all(&upstream.url(), &recordings)).await;
+    // The default record mode: only exchanges with violations are kept.
+    let mut raw = recording_all(&upstream.url(), &recordings);
+    raw.record.mode = Some(RecordMode::Violations);
+    let tooltap = proxy::start(raw).await;
     let addr = tooltap.local_addr();
     let (response, _conn) = send(addr, request(addr, "POST", "/v1/chat/completions", BODY)).await;
     let outcome = within(Duration::from_secs(10), read_to_end(response.into_body())).await;
@@ -114,6 +117,7 @@ async fn an_upstream_that_breaks_off_mid_stream_is_reported_as_upstream_error() 
         outcome.is_err(),
         "the client must see the break: {outcome:?}"
     );
+    // The client got a stream with no end: judged as such live, so it is recorded for replay.
     assert_eq!(
         recorded_outcome(&tooltap, &recordings).await,
         Outcome::UpstreamError
@@ -127,9 +131,15 @@ async fn an_upstream_that_breaks_off_mid_stream_is_reported_as_upstream_error() 
         ),
         1
     );
-    // The engine does not judge a body that was cut: no stream.truncated blamed on the upstream's
-    // contract for a transport failure.
-    assert_eq!(metric_sum(&text, "tooltap_violations_total", &[]), 0);
+    assert_eq!(
+        metric_sum(
+            &text,
+            "tooltap_violations_total",
+            &["rule=\"sse.done_missing\""]
+        ),
+        1,
+        "sse.done_missing is reported live for a broken stream"
+    );
 }
 
 #[tokio::test]

@@ -42,9 +42,20 @@ fn fixture_script(fixture: &Fixture) -> Script {
 
 /// An upstream that answers each request with the fixture named in its `x-fixture` header.
 pub async fn fixture_upstream(fixtures: &[Fixture]) -> Upstream {
+    fixture_upstream_ending(fixtures, false).await
+}
+
+/// The same, with every body broken off after its last frame when `abort` is set.
+pub async fn fixture_upstream_ending(fixtures: &[Fixture], abort: bool) -> Upstream {
     let scripts: BTreeMap<String, Script> = fixtures
         .iter()
-        .map(|f| (f.name.clone(), fixture_script(f)))
+        .map(|f| {
+            let script = fixture_script(f);
+            (
+                f.name.clone(),
+                if abort { script.aborted() } else { script },
+            )
+        })
         .collect();
     Upstream::start(
         move |received| {
@@ -210,6 +221,12 @@ async fn every_fixture_through_the_proxy_reports_exactly_its_expected_violations
         metric_sum(&text, "tooltap_exchanges_inspected_total", &[]),
         fixtures.len() as u64
     );
+    // The tee's cost is measured: one sample per exchange with a response body.
+    let with_body = fixtures.iter().filter(|f| !f.body.is_empty()).count() as u64;
+    assert_eq!(
+        metric_sum(&text, "tooltap_frame_overhead_seconds_count", &[]),
+        with_body
+    );
     // One precise sample: the helpful reimplementation's signature rule.
     assert!(
         metric_sum(
@@ -356,16 +373,24 @@ async fn traffic_that_does_not_match_is_not_inspected_and_inspection_can_be_turn
         0
     );
 
+    // The control: a matching request begins an inspection before its response arrives.
+    exchange(addr, request(addr, "POST", "/v1/chat/completions", "{}")).await;
+    assert_eq!(
+        tooltap.state().watch.begun(),
+        1,
+        "a matching request is inspected"
+    );
+
     raw.inspect.enabled = Some(false);
     let plain = proxy::start(raw).await;
     let addr = plain.local_addr();
     exchange(addr, request(addr, "POST", "/v1/chat/completions", "{}")).await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
     let text = metrics(&plain).await;
     assert_eq!(metric_sum(&text, "tooltap_requests_total", &[]), 1);
     assert_eq!(
-        metric_sum(&text, "tooltap_exchanges_inspected_total", &[]),
-        0
+        plain.state().watch.begun(),
+        0,
+        "inspection off: nothing begun"
     );
 }
 

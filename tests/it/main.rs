@@ -10,9 +10,11 @@
 mod bad_input;
 mod bench;
 mod binary;
+mod broken_upstream;
 mod budget;
 mod config;
 mod enforce;
+mod enforce_record;
 #[path = "../engine_support/mod.rs"]
 mod engine_support;
 mod failures;
@@ -22,8 +24,11 @@ mod memory;
 mod passthrough;
 mod protocol;
 mod record;
+mod sdk_endings;
 mod shutdown;
 mod soak;
 mod streaming;
 mod support;
 mod tls;
+mod two_processes;
+mod verdicts;

@@ -93,3 +93,29 @@ async fn violations_in_a_replayed_fixture_reach_the_violations_file() {
         "clean stream reported: {text}"
     );
 }
+
+/// Replay's inspection is the proxy's wiring: severity overrides apply to it.
+#[tokio::test]
+async fn severity_overrides_apply_to_replayed_traffic() {
+    let out = TempDir::new("severity");
+    let file = out.path().join("violations.jsonl");
+    let mut settings = settings(&repo().join("recordings/examples"));
+    settings.violations = Some(file.clone());
+    settings.severity =
+        tooltap::engine::SeverityOverrides::parse_list("finish_reason.not_tool_calls=warning")
+            .expect("overrides");
+    let replay = start(&settings).await;
+    let received = post_json(
+        replay.local_addr(),
+        &example_request("failures/finish-stop-with-calls.jsonl"),
+    )
+    .await;
+    let exchange = received.header("x-tooltap-exchange").to_owned();
+    let lines = violations_for(&file, &exchange).await;
+    let finish: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["rule"] == "finish_reason.not_tool_calls")
+        .collect();
+    assert_eq!(finish.len(), 1, "{lines:?}");
+    assert_eq!(finish[0]["severity"], "warning", "the override applies");
+}

@@ -122,3 +122,23 @@ async fn an_oversized_request_body_is_refused_with_413() {
     let small = post_json(replay.local_addr(), &chat("small")).await;
     assert_eq!(small.status, 200);
 }
+
+#[tokio::test]
+async fn a_health_probe_is_answered_not_matched() {
+    let dir = TempDir::new("healthz");
+    Fixture::json(chat("Weather in Paris."), &answer("a")).write(dir.path(), "paris.jsonl");
+    let replay = start(&settings(dir.path())).await;
+    let (mut sender, driver) = crate::support::connect(replay.local_addr()).await;
+    let request = http::Request::get("/healthz")
+        .header("host", replay.local_addr().to_string())
+        .body(http_body_util::Full::new(bytes::Bytes::new()))
+        .expect("request");
+    let response = sender.send_request(request).await.expect("response");
+    assert_eq!(response.status(), 200);
+    let body = http_body_util::BodyExt::collect(response.into_body())
+        .await
+        .expect("body")
+        .to_bytes();
+    assert_eq!(body, "ok\n");
+    driver.abort();
+}

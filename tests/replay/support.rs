@@ -124,6 +124,7 @@ impl Fixture {
             bytes: self.frames.iter().map(|f| f.1.len() as u64).sum(),
             completeness: tooltap::engine::Completeness::Complete,
             violations: vec![],
+            enforced: None,
         })));
         let mut text = String::new();
         for line in &lines {

@@ -126,15 +126,23 @@ fn check_choice(
             .as_deref()
             .filter(|reason| *reason != "tool_calls")
     {
-        let detail = format!(
-            "tool calls came back with finish_reason {reason:?}: a client takes the prose path"
-        );
-        sink.push(
-            RuleId::FinishReasonNotToolCalls,
-            Stage::Complete,
-            site("/finish_reason"),
-            detail,
-        );
+        // OpenAI itself answers "stop" when tool_choice names a function (vLLM followed it, PR
+        // #25054): its own rule, a warning by default, so the common case is not an alarm.
+        let (rule, detail) = if reason == "stop" && matches!(declared.choice, ToolChoice::Named(_))
+        {
+            (
+                RuleId::FinishReasonStopOnNamedChoice,
+                "tool calls came back with finish_reason \"stop\" for a named tool_choice (as OpenAI answers): a client that branches on finish_reason takes the prose path".to_owned(),
+            )
+        } else {
+            (
+                RuleId::FinishReasonNotToolCalls,
+                format!(
+                    "tool calls came back with finish_reason {reason:?}: a client takes the prose path"
+                ),
+            )
+        };
+        sink.push(rule, Stage::Complete, site("/finish_reason"), detail);
     }
     check_tool_choice(declared, &tool_calls, &base, index, sink);
     let finish_reasons = match origin {

@@ -1,0 +1,90 @@
+//! Starting the real `tooltap` binary for a test: JSON logs on stdout, the bound address read
+//! from its ready line, killed when the handle is dropped.
+
+use std::net::SocketAddr;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdout, Command};
+
+use super::within;
+
+/// A running binary: the child, its log lines so far, and the rest to read.
+pub struct Running {
+    pub child: Child,
+    pub addr: SocketAddr,
+    pub lines: Lines<BufReader<ChildStdout>>,
+    pub log: Vec<String>,
+}
+
+/// Starts `tooltap proxy` on ephemeral ports with JSON logs and `extra` arguments, and waits
+/// for its ready line.
+pub async fn start_proxy(extra: &[&std::ffi::OsStr], rust_log: &str) -> Running {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tooltap"))
+        .args([
+            "proxy",
+            "--listen",
+            "127.0.0.1:0",
+            "--admin-listen",
+            "127.0.0.1:0",
+        ])
+        .args(["--log-format", "json"])
+        .args(extra)
+        .env("RUST_LOG", rust_log)
+        .env_remove("TOOLTAP_CONFIG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the tooltap binary starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let mut log = Vec::new();
+    let addr = within(Duration::from_secs(20), async {
+        loop {
+            let Some(line) = lines.next_line().await.expect("read") else {
+                let status = child.wait().await.expect("wait");
+                let mut stderr = String::new();
+                if let Some(mut err) = child.stderr.take() {
+                    let _ = tokio::io::AsyncReadExt::read_to_string(&mut err, &mut stderr).await;
+                }
+                panic!("tooltap exited early ({status}): {stderr}");
+            };
+            let value: serde_json::Value = serde_json::from_str(&line).expect("JSON log line");
+            log.push(line.clone());
+            if value["fields"]["message"] == "tooltap proxy ready" {
+                let listen = value["fields"]["listen"].as_str().expect("listen field");
+                return listen.parse().expect("address");
+            }
+        }
+    })
+    .await;
+    Running {
+        child,
+        addr,
+        lines,
+        log,
+    }
+}
+
+impl Running {
+    /// Reads log lines until one contains `needle`.
+    pub async fn wait_for_line(&mut self, needle: &str) {
+        within(Duration::from_secs(20), async {
+            loop {
+                let line = self
+                    .lines
+                    .next_line()
+                    .await
+                    .expect("read")
+                    .expect("tooltap exited early");
+                self.log.push(line.clone());
+                if line.contains(needle) {
+                    return;
+                }
+            }
+        })
+        .await;
+    }
+}
