@@ -51,8 +51,11 @@ pub async fn serve(
     shutdown: impl Future<Output = ()>,
 ) -> Result<ServeReport, ServeError> {
     let settings = ListenSettings {
+        name: "proxy",
         header_read: state.config.timeouts.header_read,
         grace: state.config.shutdown.grace,
+        max_connections: state.config.connections.proxy,
+        metrics: Some(state.metrics.clone()),
     };
     let ready = state.ready.clone();
     let shutdown = async move {
@@ -143,7 +146,14 @@ pub async fn start_admin(
         metrics: state.metrics.clone(),
         ready: state.ready.clone(),
     };
-    tokio::spawn(admin::serve(listener, admin_state, async move {
+    let settings = ListenSettings {
+        name: "admin",
+        header_read: state.config.timeouts.header_read,
+        grace: admin::GRACE,
+        max_connections: state.config.connections.admin,
+        metrics: Some(state.metrics.clone()),
+    };
+    tokio::spawn(admin::serve(listener, admin_state, settings, async move {
         stop.wait().await
     }));
     Ok(bound)

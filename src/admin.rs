@@ -4,6 +4,9 @@
 //! scrape can never be confused with a client request and the proxy's routes stay transparent.
 //! `/healthz` answers while the process runs; `/readyz` answers 200 while the proxy accepts and
 //! 503 once shutdown has begun, so a load balancer stops sending new work first.
+//! Connections go through the same accept loop as the proxy's ([`crate::listen`]), with a cap
+//! of their own (`proxy.admin_max_connections`), so silent or piled-up scrapers cannot take
+//! the proxy's descriptors or keep `/metrics` from answering.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -14,10 +17,9 @@ use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
+
+use crate::listen::{self, ListenSettings};
 
 use crate::metrics::Metrics;
 
@@ -29,38 +31,22 @@ pub struct AdminState {
     pub ready: Arc<AtomicBool>,
 }
 
+/// How long an in-flight scrape may finish after shutdown began.
+pub const GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Serve the admin endpoints on `listener` until `shutdown` resolves.
 pub async fn serve(
     listener: TcpListener,
     state: AdminState,
+    settings: ListenSettings,
     shutdown: impl std::future::Future<Output = ()>,
 ) {
-    tokio::pin!(shutdown);
-    loop {
-        let (stream, peer) = tokio::select! {
-            _ = &mut shutdown => return,
-            accepted = listener.accept() => match accepted {
-                Ok(pair) => pair,
-                Err(error) => {
-                    tracing::warn!(%error, "admin accept failed");
-                    continue;
-                }
-            },
-        };
+    let state = Arc::new(state);
+    let handle = move |req: Request<Incoming>| {
         let state = state.clone();
-        tokio::spawn(async move {
-            let service = service_fn(move |req| {
-                let state = state.clone();
-                async move { Ok::<_, Infallible>(answer(&state, &req)) }
-            });
-            if let Err(error) = http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .await
-            {
-                tracing::debug!(%error, %peer, "admin connection ended with an error");
-            }
-        });
-    }
+        async move { Ok::<_, Infallible>(answer(&state, &req)) }
+    };
+    listen::serve(listener, settings, shutdown, handle).await;
 }
 
 fn answer(state: &AdminState, req: &Request<Incoming>) -> Response<Full<Bytes>> {

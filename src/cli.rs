@@ -36,6 +36,8 @@ pub enum Command {
     Replay(ReplayArgs),
     /// Re-judge recorded exchanges (or a capture made elsewhere) with the contract engine.
     Check(crate::check::CheckArgs),
+    /// Write one self-contained HTML page showing recorded exchanges, re-judged.
+    Report(crate::report::ReportArgs),
 }
 
 /// Flags of `tooltap proxy`. Each overrides its `TOOLTAP_*` variable, which overrides the file.
@@ -95,7 +97,7 @@ pub struct ProxyArgs {
     #[arg(long)]
     pub enforce: bool,
     /// Append violations as JSON lines to this file; `off` disables it
-    /// [default: recordings/violations.jsonl] [env: TOOLTAP_VIOLATIONS]
+    /// [default: violations.jsonl, beside the recordings folder] [env: TOOLTAP_VIOLATIONS]
     #[arg(long, value_name = "PATH")]
     pub violations: Option<PathBuf>,
     /// Admin listener (/metrics, /healthz, /readyz); `off` disables it

@@ -36,6 +36,16 @@ pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 /// Reasoning models can think for minutes between events; keep this above the longest pause.
 pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+/// Time a client has to send its request body, before the extension below: a body trickled at
+/// 1 byte/s would otherwise hold a connection and an upstream request open for ever.
+pub const DEFAULT_REQUEST_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+/// Every this many bytes of request body received extend the deadline by one second.
+pub const DEFAULT_REQUEST_BODY_MIN_RATE: u64 = 500;
+/// Client connections open at once on the proxy listener, unless `ulimit -n` allows fewer
+/// (see [`crate::listen::cap_for_fds`]).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
+/// Connections open at once on the admin listener: scrapers and probes, a handful.
+pub const DEFAULT_ADMIN_MAX_CONNECTIONS: usize = 64;
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -48,6 +58,9 @@ pub struct Config {
     pub inspect: InspectSettings,
     pub admin: AdminSettings,
     pub record: crate::record::RecorderConfig,
+    pub connections: ConnectionLimits,
+    /// Size bound of the violations file.
+    pub violations_file: crate::jsonl_sink::Rotation,
     /// Tokio worker threads; `None` = one per core; 1 = a single-threaded runtime.
     pub worker_threads: Option<usize>,
 }
@@ -64,6 +77,29 @@ pub struct Timeouts {
     pub header_read: Duration,
     /// Longest silence inside an upstream response body before it is cut.
     pub stream_idle: Duration,
+    /// Time for the client's request body, extended by 1 s per `request_body_min_rate` bytes.
+    pub request_body: Duration,
+    /// Bytes per second of request body that keep the deadline moving.
+    pub request_body_min_rate: u64,
+}
+
+/// Connections open at once, per listener.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnectionLimits {
+    /// The proxy listener (and the replay server's).
+    pub proxy: usize,
+    pub admin: usize,
+}
+
+impl ConnectionLimits {
+    /// The default proxy cap: [`DEFAULT_MAX_CONNECTIONS`], lowered to what `ulimit -n` leaves
+    /// room for (a client socket and an upstream socket per connection).
+    pub fn default_proxy() -> usize {
+        let fds = crate::listen::open_files_limit().map_or(usize::MAX, |n| {
+            crate::listen::cap_for_fds(n, crate::listen::FD_RESERVE)
+        });
+        DEFAULT_MAX_CONNECTIONS.min(fds)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -112,6 +148,11 @@ pub enum ConfigError {
         key: &'static str,
         origin: Option<PathBuf>,
         message: String,
+    },
+    #[error("{key}{}: must be at least 1", origin_suffix(origin.as_deref()))]
+    Zero {
+        key: &'static str,
+        origin: Option<PathBuf>,
     },
     #[error("{key}{}: {cause}", origin_suffix(origin.as_deref()))]
     Route {
@@ -196,6 +237,26 @@ impl Config {
                 cause,
             })?;
         let or = |value: Option<HumanDuration>, default| value.map_or(default, |d| d.0);
+        let (record, violations_file) = record::validate(record, redact);
+        let positive = |value: Option<usize>, default: fn() -> usize, key| match value {
+            Some(0) => Err(ConfigError::Zero {
+                key,
+                origin: origin.map(Path::to_path_buf),
+            }),
+            other => Ok(other.unwrap_or_else(default)),
+        };
+        let connections = ConnectionLimits {
+            proxy: positive(
+                proxy.max_connections,
+                ConnectionLimits::default_proxy,
+                "proxy.max_connections",
+            )?,
+            admin: positive(
+                proxy.admin_max_connections,
+                || DEFAULT_ADMIN_MAX_CONNECTIONS,
+                "proxy.admin_max_connections",
+            )?,
+        };
         Ok(Config {
             listen: proxy.listen.unwrap_or_else(default_listen),
             routes,
@@ -205,6 +266,11 @@ impl Config {
                 pool_idle: or(timeouts.pool_idle, DEFAULT_POOL_IDLE_TIMEOUT),
                 header_read: or(timeouts.header_read, DEFAULT_HEADER_READ_TIMEOUT),
                 stream_idle: or(timeouts.stream_idle, DEFAULT_STREAM_IDLE_TIMEOUT),
+                request_body: or(timeouts.request_body, DEFAULT_REQUEST_BODY_TIMEOUT),
+                request_body_min_rate: timeouts
+                    .request_body_min_rate
+                    .unwrap_or(DEFAULT_REQUEST_BODY_MIN_RATE)
+                    .max(1),
             },
             tls: TlsSettings {
                 extra_ca: tls.extra_ca,
@@ -217,17 +283,18 @@ impl Config {
             },
             inspect,
             admin,
-            record: record::validate(record, redact),
+            record,
+            connections,
+            violations_file,
             worker_threads: match runtime.worker_threads {
                 // A runtime with no worker at all cannot run: say so instead of guessing.
                 Some(0) => {
                     return Err(ConfigError::Value {
                         key: "runtime.worker_threads",
                         origin: origin.map(Path::to_path_buf),
-                        message:
-                            "0 worker threads cannot run anything: give 1 or more, or leave it \
-                                  unset for one per CPU"
-                                .into(),
+                        message: "0 worker threads cannot run anything: give 1 or more, or leave \
+                                  it unset for one per CPU"
+                            .into(),
                     });
                 }
                 other => other,

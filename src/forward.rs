@@ -15,6 +15,7 @@ mod classify;
 pub mod flush_first;
 pub mod headers;
 pub mod idle;
+pub mod slow_body;
 
 /// The upstream's response body as the rest of tooltap sees it: with its idle deadline.
 pub type UpstreamBody = idle::IdleBody<Incoming>;
@@ -37,6 +38,13 @@ use body::RequestBody;
 
 pub type UpstreamClient = Client<HttpsConnector<HttpConnector>, RequestBody>;
 
+/// Response headers accepted from an upstream (hyper's default is 100, which some gateways
+/// exceed; a direct client would get the answer, so tooltap must too). Bounded all the same.
+pub const UPSTREAM_MAX_HEADERS: usize = 1000;
+/// Bytes the upstream's response head may take (hyper's default is ~400 KiB, less than one
+/// 500 KiB header). The read buffer grows to this only when a head needs it.
+pub const UPSTREAM_MAX_HEAD_BYTES: usize = 1024 * 1024;
+
 /// The shared, cloneable forwarding half of the proxy.
 #[derive(Clone, Debug)]
 pub struct Forwarder {
@@ -44,6 +52,19 @@ pub struct Forwarder {
     connect_timeout: Duration,
     first_byte_timeout: Duration,
     stream_idle_timeout: Duration,
+    request_body_timeout: Duration,
+    request_body_min_rate: u64,
+    metrics: Option<CutCounter>,
+}
+
+/// Where the forwarder counts what it cuts; `Metrics` has no `Debug`.
+#[derive(Clone)]
+struct CutCounter(std::sync::Arc<crate::metrics::Metrics>);
+
+impl std::fmt::Debug for CutCounter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CutCounter")
+    }
 }
 
 impl Forwarder {
@@ -63,6 +84,8 @@ impl Forwarder {
             .timer(TokioTimer::new())
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(config.timeouts.pool_idle)
+            .http1_max_headers(UPSTREAM_MAX_HEADERS)
+            .http1_max_buf_size(UPSTREAM_MAX_HEAD_BYTES)
             // `headers::prepare_request` sets Host itself; the client must not add anything.
             .set_host(false)
             .build(connector);
@@ -71,7 +94,16 @@ impl Forwarder {
             connect_timeout: config.timeouts.connect,
             first_byte_timeout: config.timeouts.first_byte,
             stream_idle_timeout: config.timeouts.stream_idle,
+            request_body_timeout: config.timeouts.request_body,
+            request_body_min_rate: config.timeouts.request_body_min_rate,
+            metrics: None,
         })
+    }
+
+    /// Count what the forwarder cuts (slow request bodies) into `metrics`.
+    pub fn counting(mut self, metrics: std::sync::Arc<crate::metrics::Metrics>) -> Forwarder {
+        self.metrics = Some(CutCounter(metrics));
+        self
     }
 
     /// Send `request` to `route`'s upstream and wait for the response head (not the body).
@@ -102,9 +134,16 @@ impl Forwarder {
             let uri = crate::record::redact::url(&parts.uri.to_string(), &mut redacted);
             tracing::debug!(exchange = %ctx.id, upstream_uri = %uri, "forwarding");
         }
-        let pending = self
-            .client
-            .request(Request::from_parts(parts, request_body));
+        let request_body = slow_body::DeadlineBody::new(
+            request_body,
+            self.request_body_timeout,
+            self.request_body_min_rate,
+            self.metrics.as_ref().map(|counter| counter.0.clone()),
+        );
+        let pending = self.client.request(Request::from_parts(
+            parts,
+            http_body_util::BodyExt::boxed_unsync(request_body),
+        ));
         let response = match tokio::time::timeout(self.first_byte_timeout, pending).await {
             Ok(Ok(response)) => response,
             Ok(Err(error)) => {

@@ -68,3 +68,72 @@ async fn an_unwritable_path_is_counted_not_fatal() {
         "{\"back\":true}\n"
     );
 }
+
+fn lines_in(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[tokio::test]
+async fn the_file_rotates_by_size_and_keeps_n_files() {
+    let dir = temp_dir("rotate");
+    let path = dir.join("violations.jsonl");
+    let metrics = Arc::new(Metrics::default());
+    let rotation = Rotation {
+        max_bytes: 100,
+        keep: 2,
+    };
+    let sink = JsonlSink::spawn_with(path.clone(), "violations", metrics.clone(), rotation);
+    for n in 0..40 {
+        // 20 bytes with the newline: five lines per file.
+        sink.append(vec![format!("{{\"n\":{n:>12}}}")]);
+    }
+    sink.flush().await;
+    let rotated = |n: usize| dir.join(format!("violations.jsonl.{n}"));
+    for file in [path.clone(), rotated(1), rotated(2)] {
+        let size = std::fs::metadata(&file).expect("kept").len();
+        assert!(size <= 100, "{} holds {size} bytes", file.display());
+    }
+    assert!(!rotated(3).exists(), "more than `keep` rotated files");
+    let newest = lines_in(&path);
+    assert_eq!(
+        newest.last().map(String::as_str),
+        Some("{\"n\":          39}")
+    );
+    let previous = lines_in(&rotated(1));
+    assert_eq!(previous.len(), 5);
+    assert_eq!(previous[4], "{\"n\":          34}");
+    assert!(
+        metrics.render().contains(
+            "tooltap_limit_hits_total{limit=\"violations_rotated\",scope=\"violations\"} 7"
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_file_deleted_or_moved_under_the_writer_is_reopened_not_written_blind() {
+    let dir = temp_dir("reopen");
+    let path = dir.join("violations.jsonl");
+    let metrics = Arc::new(Metrics::default());
+    let sink = JsonlSink::spawn(path.clone(), "violations", metrics.clone());
+    sink.append(vec!["{\"first\":1}".into()]);
+    sink.flush().await;
+    std::fs::remove_file(&path).expect("delete under the writer");
+    sink.append(vec!["{\"second\":2}".into()]);
+    sink.flush().await;
+    assert_eq!(lines_in(&path), ["{\"second\":2}"]);
+    // logrotate-style: moved away, the next line starts a new file at the path.
+    std::fs::rename(&path, dir.join("moved.jsonl")).expect("move");
+    sink.append(vec!["{\"third\":3}".into()]);
+    sink.flush().await;
+    assert_eq!(lines_in(&path), ["{\"third\":3}"]);
+    assert_eq!(lines_in(&dir.join("moved.jsonl")), ["{\"second\":2}"]);
+    assert!(
+        metrics
+            .render()
+            .contains("tooltap_limit_hits_total{limit=\"file_reopened\",scope=\"violations\"} 2")
+    );
+}

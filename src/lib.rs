@@ -34,6 +34,7 @@ pub mod listen;
 pub mod metrics;
 pub mod record;
 pub mod replay;
+pub mod report;
 pub mod route;
 pub mod service;
 pub mod shutdown;

@@ -1,13 +1,20 @@
-//! The accept loop shared by the proxy and the replay server: hyper-util's auto builder
-//! (HTTP/1.1 and h2c), `TCP_NODELAY` on every accepted socket, a header-read timeout, no `Date`
-//! header of tooltap's own, and graceful shutdown.
+//! The accept loop shared by the proxy, its admin listener and the replay server: hyper-util's
+//! auto builder (HTTP/1.1 and h2c), `TCP_NODELAY` on every accepted socket, a header-read
+//! timeout that also covers a connection's first byte, a cap on open connections, a backoff on
+//! accept errors, no `Date` header of tooltap's own, and graceful shutdown.
 //!
 //! Input: a bound listener, a per-request handler and a shutdown future. Output: every
 //! connection served until `shutdown` resolves; then no new connection is accepted, in-flight
 //! exchanges get `grace` to finish, and what is left is cut and counted in the [`ServeReport`].
+//! At the cap, new connections wait in the kernel's backlog until one closes; the cap, silent
+//! sockets and accept errors are counted in `tooltap_limit_hits_total` and logged at most once
+//! per [`LOG_EVERY`].
+
+mod guard;
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use http::{Request, Response};
@@ -17,7 +24,17 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
+
+use crate::metrics::Metrics;
+use guard::{Backoff, Opening, Throttle};
+pub use guard::{cap_for_fds, open_files_limit};
+
+/// Warnings about the connection cap and accept errors are logged at most this often.
+pub const LOG_EVERY: Duration = Duration::from_secs(60);
+/// Descriptors kept out of the default connection cap (admin, files, runtime).
+pub const FD_RESERVE: u64 = 128;
 
 /// How a shutdown went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,13 +43,27 @@ pub struct ServeReport {
     pub connections_cut: usize,
 }
 
-/// The timing of one listener.
-#[derive(Debug, Clone, Copy)]
+/// The timing and bounds of one listener.
+#[derive(Clone)]
 pub struct ListenSettings {
-    /// How long a client may take to send its request head.
+    /// Names the listener in logs and metrics: `proxy`, `admin` or `replay`.
+    pub name: &'static str,
+    /// How long a client may take to send its request head (its first byte included).
     pub header_read: Duration,
     /// How long in-flight exchanges may continue after shutdown began.
     pub grace: Duration,
+    /// Connections open at once; beyond it new ones wait in the backlog.
+    pub max_connections: usize,
+    /// Where hits of these bounds are counted (the replay server has no metrics).
+    pub metrics: Option<Arc<Metrics>>,
+}
+
+impl ListenSettings {
+    fn hit(&self, limit: &str) {
+        if let Some(metrics) = &self.metrics {
+            metrics.limit_hit(limit, self.name);
+        }
+    }
 }
 
 /// Serve `listener` with `handle` until `shutdown` completes, then drain for `settings.grace`.
@@ -58,9 +89,36 @@ where
         .auto_date_header(false);
     builder.http2().timer(TokioTimer::new());
     let graceful = GracefulShutdown::new();
+    let settings = Arc::new(settings);
+    let permits = Arc::new(Semaphore::new(settings.max_connections.max(1)));
+    let mut cap_log = Throttle::new(LOG_EVERY);
+    let mut error_log = Throttle::new(LOG_EVERY);
+    let mut backoff = Backoff::default();
     let mut connections = JoinSet::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
+        let permit = match permits.clone().try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(_) => {
+                settings.hit("connections_max");
+                if let Some(suppressed) = cap_log.due() {
+                    tracing::warn!(
+                        listener = settings.name,
+                        max = settings.max_connections,
+                        suppressed,
+                        "connection cap reached: new connections wait in the backlog until one closes (logged at most once a minute)"
+                    );
+                }
+                tokio::select! {
+                    () = &mut shutdown => break,
+                    Some(_finished) = connections.join_next(), if !connections.is_empty() => continue,
+                    permit = permits.clone().acquire_owned() => match permit {
+                        Ok(permit) => permit,
+                        Err(_closed) => break,
+                    },
+                }
+            }
+        };
         tokio::select! {
             () = &mut shutdown => break,
             Some(_finished) = connections.join_next(), if !connections.is_empty() => {}
@@ -69,21 +127,48 @@ where
                     Ok(accepted) => accepted,
                     Err(error) => {
                         // EMFILE and friends: back off instead of spinning on the error.
-                        tracing::warn!(%error, "accept failed");
-                        tokio::time::sleep(Duration::from_millis(100)).await;
-                        continue;
+                        settings.hit("accept_error");
+                        if let Some(suppressed) = error_log.due() {
+                            tracing::warn!(
+                                listener = settings.name,
+                                %error,
+                                suppressed,
+                                "accept failed; backing off (logged at most once a minute)"
+                            );
+                        }
+                        let pause = backoff.next();
+                        tokio::select! {
+                            () = &mut shutdown => break,
+                            () = tokio::time::sleep(pause) => continue,
+                        }
                     }
                 };
+                backoff.reset();
                 if let Err(error) = stream.set_nodelay(true) {
                     tracing::debug!(%error, %peer, "cannot set TCP_NODELAY");
                 }
                 let handle = handle.clone();
-                let connection = builder
-                    .serve_connection(TokioIo::new(stream), service_fn(handle))
-                    .into_owned();
-                let watched = graceful.watch(connection);
+                let builder = builder.clone();
+                let watcher = graceful.watcher();
+                let settings = settings.clone();
                 connections.spawn(async move {
-                    if let Err(error) = watched.await {
+                    let _permit = permit;
+                    match guard::first_bytes(&stream, settings.header_read).await {
+                        Opening::Ready => {}
+                        Opening::Silent => {
+                            settings.hit("header_read_timeout");
+                            tracing::debug!(%peer, listener = settings.name, "closed a connection that sent nothing");
+                            return;
+                        }
+                        Opening::Closed => return,
+                    }
+                    let connection = builder
+                        .serve_connection(TokioIo::new(stream), service_fn(handle))
+                        .into_owned();
+                    if let Err(error) = watcher.watch(connection).await {
+                        if is_timeout(error.as_ref()) {
+                            settings.hit("header_read_timeout");
+                        }
                         tracing::debug!(%peer, %error, "client connection ended with an error");
                     }
                 });
@@ -108,4 +193,11 @@ where
     };
     connections.shutdown().await;
     ServeReport { connections_cut }
+}
+
+/// Whether a connection ended because hyper's header-read timer fired.
+fn is_timeout(error: &(dyn std::error::Error + 'static)) -> bool {
+    error
+        .downcast_ref::<hyper::Error>()
+        .is_some_and(hyper::Error::is_timeout)
 }

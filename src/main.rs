@@ -26,6 +26,9 @@ fn main() -> ExitCode {
             let code = tooltap::check::run(&args, &mut std::io::stdout(), &mut std::io::stderr());
             return ExitCode::from(code);
         }
+        Command::Report(args) => {
+            return ExitCode::from(tooltap::report::run(&args, &mut std::io::stderr()));
+        }
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -43,8 +43,8 @@ pub struct ProxyState {
 
 impl ProxyState {
     pub fn new(config: Arc<Config>) -> Result<ProxyState, TlsError> {
-        let forwarder = Forwarder::new(&config)?;
         let metrics = Arc::new(Metrics::default());
+        let forwarder = Forwarder::new(&config)?.counting(metrics.clone());
         let watch = Watch::new(&config, metrics.clone());
         Ok(ProxyState {
             config,

@@ -62,10 +62,9 @@ impl Watch {
             max_reassembled: settings.max_reassembled,
             ..EngineConfig::default()
         };
-        let violations = settings
-            .violations
-            .clone()
-            .map(|path| JsonlSink::spawn(path, "violations", metrics.clone()));
+        let violations = settings.violations.clone().map(|path| {
+            JsonlSink::spawn_with(path, "violations", metrics.clone(), config.violations_file)
+        });
         let recorder = (config.record.mode != RecordMode::Off)
             .then(|| Recorder::spawn(config.record.clone(), metrics.clone()));
         let inspection = Arc::new(Inspection {

@@ -181,3 +181,6 @@ async fn generate_a_benchmark_corpus() {
     }
     assert!(written > 500);
 }
+
+#[path = "check_cli/bounds.rs"]
+mod bounds;

@@ -120,6 +120,7 @@ async fn writes_the_documented_format_with_secrets_redacted() {
     cfg.redact = RedactionConfig {
         headers: vec!["x-custom-secret".into()],
         body_pointers: vec!["/user".into()],
+        ..RedactionConfig::default()
     };
     let recorder = Recorder::spawn(cfg, Arc::new(Metrics::default()));
     let mut request_headers = HeaderMap::new();

@@ -72,6 +72,10 @@ pub struct CheckArgs {
     /// 2: a CI step pointed at the wrong folder must not pass)
     #[arg(long)]
     pub allow_empty: bool,
+    /// Largest input read, in bytes; larger files (and devices such as /dev/zero) are reported
+    /// unreadable instead of filling memory
+    #[arg(long, value_name = "BYTES", default_value_t = super::inputs::DEFAULT_MAX_INPUT_BYTES)]
+    pub max_input_bytes: u64,
 }
 
 impl CheckArgs {

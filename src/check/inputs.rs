@@ -3,6 +3,11 @@
 //!
 //! Input: paths and flags from [`super::CheckArgs`]. Output: a sorted list of recording files
 //! plus messages for paths that do not exist, and a [`Capture`] ready for the engine.
+//!
+//! Every input is bounded by `--max-input-bytes` (default [`DEFAULT_MAX_INPUT_BYTES`]): a
+//! larger recording, or a device or pipe named as one (`/dev/zero` never ends), is reported
+//! unreadable with a message saying so instead of being read until memory runs out; a
+//! `--request`/`--response` file is read through the same bound, so a pipe still works.
 
 use std::path::{Path, PathBuf};
 
@@ -12,10 +17,13 @@ use crate::record::layout::is_recording;
 
 /// Folders deeper than this are not walked (a symlink loop ends here).
 const MAX_DEPTH: usize = 32;
+/// The default `--max-input-bytes`: a recording holds at most `max_bytes_per_recording`
+/// (16 MiB) of body, base64 and JSON framing can double that; 256 MiB leaves ample room.
+pub const DEFAULT_MAX_INPUT_BYTES: u64 = 256 * 1024 * 1024;
 
 /// Recording files under `paths` (a named file is taken whatever its name; folders give their
 /// `*.jsonl` files, never hidden temporary ones), sorted, and a message per missing path.
-pub fn collect(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<String>) {
+pub fn collect(paths: &[PathBuf], max_bytes: u64) -> (Vec<PathBuf>, Vec<String>) {
     let mut files = Vec::new();
     let mut problems = Vec::new();
     for path in paths {
@@ -24,13 +32,60 @@ pub fn collect(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<String>) {
                 let mut found = Vec::new();
                 walk(path, 0, &mut found, &mut problems);
                 found.sort();
-                files.extend(found);
+                for file in found {
+                    match std::fs::metadata(&file) {
+                        Ok(meta) => admit(file, &meta, max_bytes, &mut files, &mut problems),
+                        Err(error) => problems.push(format!("{}: {error}", file.display())),
+                    }
+                }
             }
-            Ok(_) => files.push(path.clone()),
+            Ok(meta) => admit(path.clone(), &meta, max_bytes, &mut files, &mut problems),
             Err(error) => problems.push(format!("{}: {error}", path.display())),
         }
     }
     (files, problems)
+}
+
+/// Regular files within the bound are judged; anything else is a problem that says why.
+fn admit(
+    path: PathBuf,
+    meta: &std::fs::Metadata,
+    max_bytes: u64,
+    files: &mut Vec<PathBuf>,
+    problems: &mut Vec<String>,
+) {
+    if !meta.is_file() {
+        problems.push(format!(
+            "{}: not a regular file (a device or pipe may never end); recordings are files",
+            path.display()
+        ));
+    } else if meta.len() > max_bytes {
+        problems.push(too_large(&path, max_bytes));
+    } else {
+        files.push(path);
+    }
+}
+
+fn too_large(path: &Path, max_bytes: u64) -> String {
+    format!(
+        "{}: larger than {max_bytes} bytes (--max-input-bytes); not read",
+        path.display()
+    )
+}
+
+/// Reads at most `max_bytes` (files, pipes and devices alike); more is an error.
+pub fn read_bounded(path: &Path, max_bytes: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let cannot = |error: std::io::Error| format!("{}: cannot read: {error}", path.display());
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let mut bytes = Vec::new();
+    file.take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(too_large(path, max_bytes));
+    }
+    Ok(bytes)
 }
 
 fn walk(dir: &Path, depth: usize, found: &mut Vec<PathBuf>, problems: &mut Vec<String>) {
@@ -66,9 +121,7 @@ pub struct Capture {
 
 /// Reads a `--request`/`--response` pair.
 pub fn capture(args: &CheckArgs, request: &Path, response: &Path) -> Result<Capture, String> {
-    let read = |path: &Path| {
-        std::fs::read(path).map_err(|error| format!("{}: cannot read: {error}", path.display()))
-    };
+    let read = |path: &Path| read_bounded(path, args.max_input_bytes);
     let request_body = read(request)?;
     let body = read(response)?;
     let content_encoding = args

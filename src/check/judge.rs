@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use super::inputs::Capture;
 use crate::engine::{
-    BodyEnd, Completeness, EngineConfig, Exchange, ResponseHead, SchemaCache, Violation,
+    BodyEnd, Completeness, EngineConfig, Exchange, Report, ResponseHead, SchemaCache, Violation,
 };
 use crate::record::{Outcome, Recording, read_file};
 
@@ -127,6 +127,28 @@ pub fn judge_recording(
     cache: &SchemaCache,
 ) -> Checked {
     let meta = &recording.meta;
+    let report = engine_report(recording, engine, cache);
+    Checked {
+        source: recording.path.display().to_string(),
+        id: Some(meta.id.clone()),
+        route: Some(meta.route.clone()),
+        method: Some(meta.method.clone()),
+        path: Some(meta.path.clone()),
+        outcome: recording.end.as_ref().map(|end| end.outcome),
+        live_violations: recording.end.as_ref().map(|end| end.violations.len()),
+        violations: report.violations,
+        completeness: report.completeness,
+    }
+}
+
+/// The engine's whole [`Report`] for one recording (what `tooltap report` shows beside the
+/// verdict: request facts, reassembled choices).
+pub fn engine_report(
+    recording: &Recording,
+    engine: &Arc<EngineConfig>,
+    cache: &SchemaCache,
+) -> Report {
+    let meta = &recording.meta;
     let request = meta.request.body.to_bytes().unwrap_or_default();
     let header = |name: &str| {
         meta.response
@@ -149,18 +171,7 @@ pub fn judge_recording(
     let body_end = recording.end.as_ref().map_or(BodyEnd::Lossy, |end| {
         end.outcome.body_end(end.dropped_frames)
     });
-    let report = exchange.finish(body_end);
-    Checked {
-        source: recording.path.display().to_string(),
-        id: Some(meta.id.clone()),
-        route: Some(meta.route.clone()),
-        method: Some(meta.method.clone()),
-        path: Some(meta.path.clone()),
-        outcome: recording.end.as_ref().map(|end| end.outcome),
-        live_violations: recording.end.as_ref().map(|end| end.violations.len()),
-        violations: report.violations,
-        completeness: report.completeness,
-    }
+    exchange.finish(body_end)
 }
 
 /// Judges a capture made elsewhere.

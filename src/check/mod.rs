@@ -9,8 +9,8 @@
 //! [`run`] takes its writers as arguments so tests drive it without spawning the binary.
 
 mod args;
-mod inputs;
-mod judge;
+pub(crate) mod inputs;
+pub(crate) mod judge;
 mod junit;
 mod output;
 
@@ -48,7 +48,7 @@ pub fn run_with_progress(
         );
         return EXIT_USAGE;
     }
-    let (files, mut problems) = inputs::collect(&args.paths);
+    let (files, mut problems) = inputs::collect(&args.paths, args.max_input_bytes);
     let engine = args.engine_config();
     let mut items = judge::run_all(&files, &engine, args.jobs, progress.then_some(&mut *stderr));
     if let (Some(request), Some(response)) = (&args.request, &args.response) {
@@ -65,7 +65,7 @@ pub fn run_with_progress(
     };
     for item in &items {
         if let Item::Unreadable(message) = item {
-            let _ = writeln!(stderr, "tooltap check: {message}");
+            let _ = writeln!(stderr, "tooltap check: {}", output::printable(message));
         }
     }
     if let Err(error) = written.and_then(|()| stdout.flush()) {

@@ -4,7 +4,12 @@
 //! exchange that has violations (rule, severity, and where: JSON pointer, choice, tool call and
 //! `seq`, the frame to jump to in a replay), then a one-line summary; clean exchanges appear only
 //! in the count. The JSON report is one document with every exchange, for machines.
+//!
+//! Text from a recording (ids, routes, paths, details quoting recorded values) goes through
+//! [`printable`] before it reaches a terminal: control characters and bidi overrides are shown
+//! escaped (`\u{1b}`), so a recording cannot move the cursor, recolour or hide text.
 
+use std::borrow::Cow;
 use std::io::{self, Write};
 
 use serde_json::{Value, json};
@@ -70,8 +75,31 @@ pub fn human(items: &[Item], out: &mut dyn Write) -> io::Result<()> {
     )
 }
 
+/// `text` with control characters (C0, DEL, C1) and bidirectional overrides escaped as
+/// `\u{..}`; unchanged (and not copied) when there are none.
+pub fn printable(text: &str) -> Cow<'_, str> {
+    let unsafe_char =
+        |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// `file  id  route  POST /v1/chat/completions  [truncated]`
 pub fn heading(checked: &Checked) -> String {
+    printable(&raw_heading(checked)).into_owned()
+}
+
+fn raw_heading(checked: &Checked) -> String {
     let mut parts = vec![checked.source.clone()];
     parts.extend(checked.id.clone());
     parts.extend(checked.route.clone());
@@ -86,6 +114,10 @@ pub fn heading(checked: &Checked) -> String {
 
 /// `error tool_call.id_missing at /choices/0/... (choice 0, tool call 1, seq 4): detail`
 pub fn describe(violation: &Violation) -> String {
+    printable(&raw_describe(violation)).into_owned()
+}
+
+fn raw_describe(violation: &Violation) -> String {
     let mut place = Vec::new();
     if let Some(choice) = violation.choice {
         place.push(format!("choice {choice}"));
@@ -159,4 +191,18 @@ pub fn json(items: &[Item], out: &mut dyn Write) -> io::Result<()> {
     });
     serde_json::to_writer_pretty(&mut *out, &document).map_err(io::Error::other)?;
     writeln!(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::printable;
+
+    #[test]
+    fn control_characters_and_bidi_overrides_are_escaped() {
+        assert_eq!(printable("plain/path é"), "plain/path é");
+        assert_eq!(
+            printable("a\u{1b}[2Jb\r\n\u{7}\u{9b}\u{202e}c"),
+            "a\\u{1b}[2Jb\\u{d}\\u{a}\\u{7}\\u{9b}\\u{202e}c"
+        );
+    }
 }

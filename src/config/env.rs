@@ -20,6 +20,8 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ("TOOLTAP_POOL_IDLE_TIMEOUT", "timeouts.pool_idle"),
     ("TOOLTAP_HEADER_READ_TIMEOUT", "timeouts.header_read"),
     ("TOOLTAP_STREAM_IDLE_TIMEOUT", "timeouts.stream_idle"),
+    ("TOOLTAP_REQUEST_BODY_TIMEOUT", "timeouts.request_body"),
+    ("TOOLTAP_MAX_CONNECTIONS", "proxy.max_connections"),
     ("TOOLTAP_SHUTDOWN_GRACE", "shutdown.grace"),
     ("TOOLTAP_EXTRA_CA", "tls.extra_ca"),
     ("TOOLTAP_LOG_FORMAT", "log.format"),
@@ -55,6 +57,8 @@ impl EnvLayer {
         raw.timeouts.pool_idle = parse(&get, "TOOLTAP_POOL_IDLE_TIMEOUT")?;
         raw.timeouts.header_read = parse(&get, "TOOLTAP_HEADER_READ_TIMEOUT")?;
         raw.timeouts.stream_idle = parse(&get, "TOOLTAP_STREAM_IDLE_TIMEOUT")?;
+        raw.timeouts.request_body = parse(&get, "TOOLTAP_REQUEST_BODY_TIMEOUT")?;
+        raw.proxy.max_connections = parse(&get, "TOOLTAP_MAX_CONNECTIONS")?;
         raw.shutdown.grace = parse(&get, "TOOLTAP_SHUTDOWN_GRACE")?;
         raw.tls.extra_ca = get("TOOLTAP_EXTRA_CA").map(PathBuf::from);
         raw.inspect.enabled = parse_bool(&get, "TOOLTAP_INSPECT")?;

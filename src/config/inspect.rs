@@ -13,7 +13,10 @@ use serde::Deserialize;
 
 use crate::engine::{Level, RuleId, SchemaLimits, SeverityOverrides};
 
-pub const DEFAULT_VIOLATIONS: &str = "recordings/violations.jsonl";
+/// Beside the default `recordings/` folder, never in it: `tooltap check recordings/` and
+/// `tooltap replay --recordings recordings` read every `*.jsonl` there as a recording, and
+/// pruning works inside it.
+pub const DEFAULT_VIOLATIONS: &str = "violations.jsonl";
 pub const DEFAULT_ADMIN_LISTEN: &str = "127.0.0.1:9787";
 pub const DEFAULT_MAX_CONCURRENT: usize = 1024;
 pub const DEFAULT_TAP_FRAMES: usize = 1024;

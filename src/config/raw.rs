@@ -48,6 +48,10 @@ pub struct RawConfig {
 pub struct RawProxy {
     pub listen: Option<SocketAddr>,
     pub upstream: Option<String>,
+    /// Client connections open at once on the proxy (and replay) listener.
+    pub max_connections: Option<usize>,
+    /// Connections open at once on the admin listener.
+    pub admin_max_connections: Option<usize>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -58,6 +62,9 @@ pub struct RawTimeouts {
     pub pool_idle: Option<HumanDuration>,
     pub header_read: Option<HumanDuration>,
     pub stream_idle: Option<HumanDuration>,
+    pub request_body: Option<HumanDuration>,
+    /// Bytes per second that each extend `request_body` by one second.
+    pub request_body_min_rate: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -128,6 +135,10 @@ impl RawConfig {
             proxy: RawProxy {
                 listen: proxy.listen.or(self.proxy.listen),
                 upstream: proxy.upstream.or(self.proxy.upstream),
+                max_connections: proxy.max_connections.or(self.proxy.max_connections),
+                admin_max_connections: proxy
+                    .admin_max_connections
+                    .or(self.proxy.admin_max_connections),
             },
             timeouts: RawTimeouts {
                 connect: timeouts.connect.or(self.timeouts.connect),
@@ -135,6 +146,10 @@ impl RawConfig {
                 pool_idle: timeouts.pool_idle.or(self.timeouts.pool_idle),
                 header_read: timeouts.header_read.or(self.timeouts.header_read),
                 stream_idle: timeouts.stream_idle.or(self.timeouts.stream_idle),
+                request_body: timeouts.request_body.or(self.timeouts.request_body),
+                request_body_min_rate: timeouts
+                    .request_body_min_rate
+                    .or(self.timeouts.request_body_min_rate),
             },
             tls: RawTls {
                 extra_ca: tls.extra_ca.or(self.tls.extra_ca),

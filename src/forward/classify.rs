@@ -1,7 +1,7 @@
 //! Turning a failed upstream request into a [`ProxyError`] that says whose fault it was.
 //!
 //! Input: the hyper-util client error for one exchange. Output: `bad_request` when the client's
-//! own request body broke, `upstream_tls` when rustls refused the handshake, `upstream_timeout`
+//! own request body broke or came too slowly, `upstream_tls` when rustls refused the handshake, `upstream_timeout`
 //! when the TCP connect timed out, `upstream_unreachable` for other connect failures (refused,
 //! DNS) and `upstream_protocol` for anything after the connection was made.
 //!
@@ -16,6 +16,7 @@ use std::time::Duration;
 use hyper_util::client::legacy::Error as ClientError;
 
 use super::body::ClientBodyError;
+use super::slow_body::SlowRequestBody;
 use crate::error::{ProxyError, TimeoutPhase};
 use crate::route::UpstreamUrl;
 
@@ -31,6 +32,9 @@ pub fn client_error(
         .collect::<Vec<_>>()
         .join(": ");
     for cause in causes(error) {
+        if let Some(slow) = cause.downcast_ref::<SlowRequestBody>() {
+            return ProxyError::BadRequest(slow.to_string());
+        }
         if let Some(body_error) = cause.downcast_ref::<ClientBodyError>() {
             return ProxyError::BadRequest(format!("{body_error}: {}", body_error.0));
         }

@@ -42,6 +42,7 @@ pub struct Metrics {
     violations_not_listed: CounterVec,
     schema_cache_bytes: AtomicU64,
     recording_failures: CounterVec,
+    limit_hits: CounterVec,
     upstream_ttfb: HistogramVec,
     stream_duration: HistogramVec,
     request_overhead: HistogramVec,
@@ -120,6 +121,11 @@ impl Default for Metrics {
                 "tooltap_recording_failures_total",
                 "Failures writing the violations file or recordings (traffic is unaffected).",
                 &["target"],
+            ),
+            limit_hits: CounterVec::new(
+                "tooltap_limit_hits_total",
+                "Times a bound cut something off (connections refused or closed, files rotated or pruned, bodies timed out), by limit and scope.",
+                &["limit", "scope"],
             ),
             upstream_ttfb: HistogramVec::new(
                 "tooltap_upstream_ttfb_seconds",
@@ -201,6 +207,10 @@ impl Metrics {
     pub fn recording_failure(&self, target: &str) {
         self.recording_failures.add(&[target], 1);
     }
+    /// A bound was hit: `limit` names it (docs/reliability.md), `scope` says where.
+    pub fn limit_hit(&self, limit: &str, scope: &str) {
+        self.limit_hits.add(&[limit, scope], 1);
+    }
     pub fn upstream_ttfb(&self, route: &str, d: Duration) {
         self.upstream_ttfb.observe(&[route], d.as_secs_f64());
     }
@@ -231,6 +241,7 @@ impl Metrics {
             self.schema_cache_bytes.load(Ordering::Relaxed)
         ));
         self.recording_failures.render(&mut out);
+        self.limit_hits.render(&mut out);
         self.upstream_ttfb.render(&mut out);
         self.stream_duration.render(&mut out);
         self.request_overhead.render(&mut out);

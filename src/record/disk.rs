@@ -168,6 +168,7 @@ impl Disk {
         match finished {
             Ok(published) => {
                 for deleted in self.pruner.added(published, recording.written) {
+                    self.metrics.limit_hit("recordings_pruned", "recordings");
                     tracing::debug!(path = %deleted.display(), "recording pruned");
                 }
             }

@@ -52,7 +52,10 @@ impl RecordingHandle {
             return;
         };
         meta.response.status = status;
-        meta.response.headers = self.shared.redactor.headers(headers, &mut meta.redacted);
+        meta.response.headers =
+            self.shared
+                .redactor
+                .response_headers(headers, &self.secrets, &mut meta.redacted);
         let paths = self.paths.clone();
         self.send(Msg::Open {
             key: self.key,

@@ -90,12 +90,17 @@ pub fn create_file(path: &Path) -> std::io::Result<File> {
     options.open(path)
 }
 
-/// Whether a path is a finished recording (`*.jsonl`, not hidden).
+/// The violations file's name under the old default (`recordings/violations.jsonl`): never a
+/// recording (exchange ids start with `t`), so a folder walk skips it.
+pub const OLD_VIOLATIONS_NAME: &str = "violations.jsonl";
+
+/// Whether a path is a finished recording (`*.jsonl`, not hidden, not a violations file left
+/// in the folder by the old default layout).
 pub fn is_recording(path: &Path) -> bool {
     let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
         return false;
     };
-    name.ends_with(".jsonl") && !name.starts_with('.')
+    name.ends_with(".jsonl") && !name.starts_with('.') && name != OLD_VIOLATIONS_NAME
 }
 
 #[cfg(test)]
@@ -118,6 +123,7 @@ mod tests {
         );
         assert!(is_recording(&paths.done));
         assert!(!is_recording(&paths.temp));
+        assert!(!is_recording(Path::new("/r/violations.jsonl")));
         assert_eq!(segment(""), "_");
         assert_eq!(segment("a b/c"), "a_b_c");
     }

@@ -3,6 +3,8 @@
 //! Input: the recordings folder (scanned once, lazily, when the first recording is kept) and
 //! every recording the writer thread finishes afterwards. Output: deleted files (and the date
 //! and route folders they leave empty). Owned by the writer thread alone, so no locking.
+//! Only files in the recording layout (`<route>/<date>/<id>.jsonl`) are ever counted or
+//! deleted: a violations file or anything else at the top of the folder is left alone.
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -12,6 +14,9 @@ use super::layout::is_recording;
 
 /// How deep the scan goes: `<route>/<date>/<file>` is three levels; a little slack for hands.
 const MAX_DEPTH: usize = 4;
+/// Recordings live two folders down (`<route>/<date>/`): a file higher up (a violations file
+/// put in the recordings folder, a README, notes) is never counted and never deleted.
+const RECORDING_DEPTH: usize = 2;
 
 /// Limits on what the recordings folder may hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,7 +102,7 @@ fn scan(root: &Path) -> VecDeque<(PathBuf, u64)> {
             };
             if meta.is_dir() && depth < MAX_DEPTH {
                 stack.push((path, depth + 1));
-            } else if meta.is_file() && is_recording(&path) {
+            } else if meta.is_file() && depth >= RECORDING_DEPTH && is_recording(&path) {
                 let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
                 found.push((modified, path, meta.len()));
             }

@@ -5,6 +5,15 @@
 //! thread (and reusable for logs). Output: the same data with secret values replaced by
 //! [`REDACTED`], plus a list of what was redacted (`header:<name>`, `query:<name>`,
 //! `body:<pointer>`) so a reader of a recording knows a value was there.
+//!
+//! Redaction is by pattern, not by list: a header or query parameter whose name contains
+//! `key`, `token`, `auth`, `secret`, `password`, `signature`, `cookie` or `session`
+//! (case-insensitive) is a credential unless allowed by name (`redact.allow_headers`,
+//! `redact.allow_query_params`; the ratelimit `*-tokens` counters are allowed by default).
+//! Request-body fields named like credentials (`api_key`, `client_secret`, `password`) have
+//! their string or number values redacted wherever they sit, outside `tools`, `functions` and
+//! `response_format` (schemas describe credentials, they do not hold them). A response header
+//! whose value repeats a request credential (an upstream echoing the key) is redacted too.
 
 use std::collections::BTreeSet;
 
@@ -27,22 +36,31 @@ pub const DEFAULT_HEADERS: &[&str] = &[
     "set-cookie",
 ];
 
-/// Query parameter names (lowercase, `-` read as `_`) that are credentials outright.
-const SECRET_PARAMS: &[&str] = &[
+/// Fragments that make a header or query parameter name credential-like
+/// (`x-goog-api-key`, `X-Amz-Security-Token`, `Helicone-Auth`, `client_secret`).
+pub const SECRET_FRAGMENTS: &[&str] = &[
     "key",
-    "api_key",
-    "apikey",
     "token",
-    "access_token",
     "auth",
-    "sig",
-    "signature",
-    "password",
     "secret",
-    "code",
+    "password",
+    "signature",
+    "cookie",
+    "session",
+    "credential",
 ];
-/// Fragments that make any parameter name credential-like (`x_goog_api_key`, `client_secret`).
-const SECRET_FRAGMENTS: &[&str] = &["key", "token", "secret", "password", "auth", "credential"];
+/// Query parameter names (lowercase, `-` read as `_`) that are credentials outright although
+/// no fragment matches.
+const SECRET_PARAMS: &[&str] = &["sig", "code", "pwd", "pass", "passwd", "jwt", "bearer"];
+/// Header names that match a fragment but carry no secret: rate-limit counters. Allowed
+/// unless configured otherwise.
+pub const DEFAULT_ALLOWED_HEADERS: &[&str] = &[
+    "x-ratelimit-limit-tokens",
+    "x-ratelimit-remaining-tokens",
+    "x-ratelimit-reset-tokens",
+];
+/// Request credential values shorter than this are not searched for in response headers.
+const MIN_ECHO: usize = 8;
 
 /// Extra redaction configured by the user, on top of the defaults.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,12 +72,24 @@ pub struct RedactionConfig {
     /// JSON pointers into the request body whose values are redacted (`/user`, `/metadata`).
     #[serde(default)]
     pub body_pointers: Vec<String>,
+    /// Header names never redacted by pattern (the built-in list still applies).
+    #[serde(default)]
+    pub allow_headers: Vec<String>,
+    /// More query parameter names to redact.
+    #[serde(default)]
+    pub query_params: Vec<String>,
+    /// Query parameter names never redacted by pattern.
+    #[serde(default)]
+    pub allow_query_params: Vec<String>,
 }
 
 /// A compiled [`RedactionConfig`]: cheap to share, applied per exchange.
 #[derive(Debug, Clone)]
 pub struct Redactor {
     headers: BTreeSet<String>,
+    allow_headers: BTreeSet<String>,
+    query_params: BTreeSet<String>,
+    allow_query_params: BTreeSet<String>,
     body_pointers: Vec<String>,
 }
 
@@ -74,21 +104,93 @@ impl Redactor {
         let RedactionConfig {
             headers,
             body_pointers,
+            allow_headers,
+            query_params,
+            allow_query_params,
         } = config;
+        let lower = |names: &[String]| -> Vec<String> {
+            names
+                .iter()
+                .map(|n| n.trim().to_ascii_lowercase())
+                .collect()
+        };
+        let params = |names: &[String]| -> BTreeSet<String> {
+            names.iter().map(|n| param_name(n.trim())).collect()
+        };
         let headers = DEFAULT_HEADERS
             .iter()
             .map(|name| name.to_string())
-            .chain(headers.iter().map(|name| name.trim().to_ascii_lowercase()))
+            .chain(lower(headers))
+            .collect();
+        let allow_headers = DEFAULT_ALLOWED_HEADERS
+            .iter()
+            .map(|name| name.to_string())
+            .chain(lower(allow_headers))
             .collect();
         Redactor {
             headers,
+            allow_headers,
+            query_params: params(query_params),
+            allow_query_params: params(allow_query_params),
             body_pointers: body_pointers.clone(),
         }
     }
 
-    /// Whether a header's value must never be written down.
+    /// Whether a header's value must never be written down: the built-in and configured lists
+    /// always, any other name containing a [`SECRET_FRAGMENTS`] entry unless allowed.
     pub fn is_secret_header(&self, name: &str) -> bool {
-        self.headers.contains(&name.to_ascii_lowercase())
+        let name = name.to_ascii_lowercase();
+        self.headers.contains(&name)
+            || (!self.allow_headers.contains(&name)
+                && SECRET_FRAGMENTS.iter().any(|f| name.contains(f)))
+    }
+
+    /// Whether a query parameter's value must never be written down.
+    pub fn is_secret_param(&self, name: &str) -> bool {
+        let name = param_name(name);
+        self.query_params.contains(&name)
+            || (!self.allow_query_params.contains(&name) && secret_param_name(&name))
+    }
+
+    /// A query string with credential-like values replaced (see [`query`]).
+    pub fn query(&self, text: &str, redacted: &mut Vec<String>) -> String {
+        query_with(text, redacted, |name| self.is_secret_param(name))
+    }
+
+    /// The values of the request's credential headers (and a bearer token on its own), to
+    /// find them echoed back in response headers.
+    pub fn secret_values(&self, map: &HeaderMap) -> Vec<String> {
+        let mut values = Vec::new();
+        for (name, value) in map {
+            if !self.is_secret_header(name.as_str()) {
+                continue;
+            }
+            let Ok(text) = value.to_str() else { continue };
+            let token = text.split_whitespace().last().unwrap_or(text);
+            for candidate in [text, token] {
+                if candidate.len() >= MIN_ECHO && !values.iter().any(|v| v == candidate) {
+                    values.push(candidate.to_string());
+                }
+            }
+        }
+        values
+    }
+
+    /// Response headers: [`Redactor::headers`], and any value holding one of `secrets`.
+    pub fn response_headers(
+        &self,
+        map: &HeaderMap,
+        secrets: &[String],
+        redacted: &mut Vec<String>,
+    ) -> Vec<(String, String)> {
+        let mut out = self.headers(map, redacted);
+        for (name, value) in &mut out {
+            if value != REDACTED && secrets.iter().any(|s| value.contains(s.as_str())) {
+                note(redacted, format!("header:{name}"));
+                *value = REDACTED.to_string();
+            }
+        }
+        out
     }
 
     /// Whether the request body has pointers to redact (a body that is not JSON then cannot be
@@ -113,7 +215,9 @@ impl Redactor {
             .collect()
     }
 
-    /// Replaces the values at the configured pointers; a pointer that matches nothing is skipped.
+    /// Replaces the values at the configured pointers (a pointer that matches nothing is
+    /// skipped), then string and number values of credential-named fields anywhere outside
+    /// `tools`, `functions` and `response_format` (see `redact_fields.rs`).
     pub fn body(&self, body: &mut Value, redacted: &mut Vec<String>) {
         for pointer in &self.body_pointers {
             if let Some(value) = body.pointer_mut(pointer) {
@@ -121,17 +225,31 @@ impl Redactor {
                 note(redacted, format!("body:{pointer}"));
             }
         }
+        fields::redact(body, redacted);
     }
+}
+
+/// A parameter name as compared: percent-decoded, lowercase, `-` read as `_`.
+fn param_name(name: &str) -> String {
+    percent_decode(name).to_ascii_lowercase().replace('-', "_")
+}
+
+fn secret_param_name(name: &str) -> bool {
+    SECRET_PARAMS.contains(&name) || SECRET_FRAGMENTS.iter().any(|f| name.contains(f))
 }
 
 /// A query string with credential-like parameter values replaced; order and the rest kept.
 /// `key=sk-1&n=2` → `key=[REDACTED]&n=2`.
 pub fn query(query: &str, redacted: &mut Vec<String>) -> String {
+    query_with(query, redacted, is_secret_param)
+}
+
+fn query_with(query: &str, redacted: &mut Vec<String>, secret: impl Fn(&str) -> bool) -> String {
     query
         .split('&')
         .map(|pair| {
             let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-            if !value.is_empty() && is_secret_param(name) {
+            if !value.is_empty() && secret(name) {
                 note(redacted, format!("query:{name}"));
                 format!("{name}={REDACTED}")
             } else {
@@ -145,8 +263,7 @@ pub fn query(query: &str, redacted: &mut Vec<String>) -> String {
 /// Whether a query parameter name looks like a credential. Over-redacting a harmless
 /// `monkey=1` is the cheap mistake; leaking `x-goog-api-key` is the expensive one.
 pub fn is_secret_param(name: &str) -> bool {
-    let name = percent_decode(name).to_ascii_lowercase().replace('-', "_");
-    SECRET_PARAMS.contains(&name.as_str()) || SECRET_FRAGMENTS.iter().any(|f| name.contains(f))
+    secret_param_name(&param_name(name))
 }
 
 /// A URL without user-info (`https://u:p@host/x` → `https://host/x`) and with secret query
@@ -203,6 +320,9 @@ fn percent_decode(text: &str) -> String {
     }
     String::from_utf8_lossy(&out).into_owned()
 }
+
+#[path = "redact_fields.rs"]
+mod fields;
 
 #[cfg(test)]
 #[path = "redact_tests.rs"]

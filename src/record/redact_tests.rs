@@ -49,16 +49,17 @@ fn default_headers_are_redacted_and_listed() {
 #[test]
 fn configured_headers_match_case_insensitively_and_repeat_once_in_the_list() {
     let redactor = Redactor::new(&RedactionConfig {
-        headers: vec!["X-Tenant-Secret".into()],
+        headers: vec!["X-Tenant-Id".into()],
         body_pointers: vec![],
+        ..RedactionConfig::default()
     });
-    let map = headers(&[("x-tenant-secret", "one"), ("x-tenant-secret", "two")]);
+    let map = headers(&[("x-tenant-id", "one"), ("x-tenant-id", "two")]);
     let mut redacted = Vec::new();
     let out = redactor.headers(&map, &mut redacted);
     assert!(out.iter().all(|(_, v)| v == REDACTED));
     assert_eq!(out.len(), 2);
-    assert_eq!(redacted, vec!["header:x-tenant-secret"]);
-    assert!(!Redactor::default().is_secret_header("x-tenant-secret"));
+    assert_eq!(redacted, vec!["header:x-tenant-id"]);
+    assert!(!Redactor::default().is_secret_header("x-tenant-id"));
 }
 
 #[test]
@@ -66,6 +67,7 @@ fn body_pointers_replace_whole_values() {
     let redactor = Redactor::new(&RedactionConfig {
         headers: vec![],
         body_pointers: vec!["/user".into(), "/metadata".into(), "/absent".into()],
+        ..RedactionConfig::default()
     });
     let mut body = json!({"model": "m", "user": "alice", "metadata": {"k": "v"}});
     let mut redacted = Vec::new();
@@ -118,4 +120,126 @@ fn urls_lose_user_info_and_secret_parameters() {
         "http://127.0.0.1:9/openai"
     );
     assert!(none.is_empty());
+}
+
+#[test]
+fn credential_headers_are_redacted_by_pattern_not_by_list() {
+    let map = headers(&[
+        ("x-goog-api-key", "g-1"),
+        ("X-Auth-Token", "t-1"),
+        ("Ocp-Apim-Subscription-Key", "o-1"),
+        ("Helicone-Auth", "h-1"),
+        ("x-portkey-api-key", "p-1"),
+        ("X-Amz-Security-Token", "a-1"),
+        ("x-session-id", "s-1"),
+        ("x-amz-signature", "sig-1"),
+        ("x-db-password", "pw-1"),
+        ("content-type", "application/json"),
+        ("x-ratelimit-remaining-tokens", "9000"),
+        ("x-request-id", "req-1"),
+    ]);
+    let mut redacted = Vec::new();
+    let out = Redactor::default().headers(&map, &mut redacted);
+    let kept: Vec<&str> = out
+        .iter()
+        .filter(|(_, v)| v != REDACTED)
+        .map(|(n, _)| n.as_str())
+        .collect();
+    assert_eq!(
+        kept,
+        [
+            "content-type",
+            "x-ratelimit-remaining-tokens",
+            "x-request-id"
+        ]
+    );
+    assert_eq!(redacted.len(), 9);
+}
+
+#[test]
+fn allow_and_deny_lists_override_the_patterns() {
+    let redactor = Redactor::new(&RedactionConfig {
+        headers: vec!["x-tenant".into()],
+        allow_headers: vec!["X-Session-Id".into(), "authorization".into()],
+        query_params: vec!["tenant".into()],
+        allow_query_params: vec!["page_token".into()],
+        ..RedactionConfig::default()
+    });
+    assert!(redactor.is_secret_header("x-tenant"));
+    assert!(!redactor.is_secret_header("x-session-id"));
+    // The built-in list is never allowed away.
+    assert!(redactor.is_secret_header("Authorization"));
+    let mut redacted = Vec::new();
+    assert_eq!(
+        redactor.query("tenant=t1&page_token=p2&jwt=j3", &mut redacted),
+        format!("tenant={REDACTED}&page_token=p2&jwt={REDACTED}")
+    );
+}
+
+#[test]
+fn weak_query_names_are_credentials_too() {
+    let mut redacted = Vec::new();
+    let out = query(
+        "pwd=a&pass=b&jwt=c&bearer=d&sessionid=e&model=gpt&n=2",
+        &mut redacted,
+    );
+    assert_eq!(
+        out,
+        format!(
+            "pwd={REDACTED}&pass={REDACTED}&jwt={REDACTED}&bearer={REDACTED}&sessionid={REDACTED}&model=gpt&n=2"
+        )
+    );
+}
+
+#[test]
+fn credential_named_body_fields_are_redacted_but_schemas_and_counters_are_not() {
+    let mut body = json!({
+        "model": "m",
+        "max_tokens": 16,
+        "api_key": "sk-body",
+        "metadata": {"client_secret": "cs-1", "nested": [{"password": "pw"}], "api_keys": ["k1", "k2"]},
+        "tools": [{"type": "function", "function": {"name": "login", "parameters": {
+            "type": "object", "properties": {"password": {"type": "string"}, "api_key": {"const": "fixed"}}
+        }}}]
+    });
+    let tools_before = body["tools"].clone();
+    let mut redacted = Vec::new();
+    Redactor::default().body(&mut body, &mut redacted);
+    assert_eq!(body["api_key"], REDACTED);
+    assert_eq!(body["metadata"]["client_secret"], REDACTED);
+    assert_eq!(body["metadata"]["nested"][0]["password"], REDACTED);
+    assert_eq!(body["metadata"]["api_keys"], json!([REDACTED, REDACTED]));
+    assert_eq!(body["max_tokens"], 16);
+    assert_eq!(body["tools"], tools_before);
+    assert!(redacted.contains(&"body:/api_key".to_string()));
+    assert!(redacted.contains(&"body:/metadata/api_keys/1".to_string()));
+}
+
+#[test]
+fn a_response_header_echoing_a_request_credential_is_redacted() {
+    let redactor = Redactor::default();
+    let request = headers(&[("authorization", "Bearer sk-echoed-123456")]);
+    let secrets = redactor.secret_values(&request);
+    let response = headers(&[
+        ("x-debug-echo", "caller=sk-echoed-123456"),
+        ("content-type", "application/json"),
+    ]);
+    let mut redacted = Vec::new();
+    let out = redactor.response_headers(&response, &secrets, &mut redacted);
+    assert_eq!(out[0].1, REDACTED);
+    assert_eq!(out[1].1, "application/json");
+    assert_eq!(redacted, ["header:x-debug-echo"]);
+}
+
+#[test]
+fn thousands_of_credential_fields_are_redacted_with_a_short_list() {
+    let items: Vec<_> = (0..5000)
+        .map(|i| json!({"api_key": format!("k{i}")}))
+        .collect();
+    let mut body = json!({ "items": items });
+    let mut redacted = Vec::new();
+    Redactor::default().body(&mut body, &mut redacted);
+    assert!(body.to_string().matches(REDACTED).count() == 5000);
+    assert_eq!(redacted.len(), 32);
+    assert_eq!(redacted.last().map(String::as_str), Some("body:..."));
 }

@@ -171,7 +171,8 @@ impl Recorder {
         let mut redacted = Vec::new();
         let headers = self.shared.redactor.headers(request_headers, &mut redacted);
         let upstream = redact::url(upstream, &mut redacted);
-        let query = query.map(|q| redact::query(q, &mut redacted));
+        let query = query.map(|q| self.shared.redactor.query(q, &mut redacted));
+        let secrets = self.shared.redactor.secret_values(request_headers);
         let meta = Meta {
             v: VERSION,
             id: id.to_string(),
@@ -205,6 +206,7 @@ impl Recorder {
             own_dropped: 0,
             finished: false,
             held: (self.shared.mode == RecordMode::Violations).then(Vec::new),
+            secrets,
         })
     }
 
@@ -241,6 +243,8 @@ pub struct RecordingHandle {
     /// (the common case) then costs no file, no write and no delete. Bounded like the file by
     /// `max_bytes_per_recording`. `None` in `all` mode, where messages go straight to the writer.
     held: Option<Vec<Msg>>,
+    /// The request's credential values, redacted wherever a response header repeats them.
+    secrets: Vec<String>,
 }
 
 #[path = "handle.rs"]

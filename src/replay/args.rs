@@ -28,7 +28,7 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "ADDR", default_value = super::DEFAULT_LISTEN)]
     pub listen: SocketAddr,
     /// instant (every frame at once, each its own write), recorded (the original gaps), or a
-    /// factor applied to the recorded timing (0.1 = ten times faster)
+    /// factor from 0 to 1000 applied to the recorded timing (0.1 = ten times faster)
     #[arg(long, value_name = "PACE", default_value = "instant")]
     pub pace: Pace,
     /// Also ignore this JSON pointer of the request body when matching (repeatable), e.g. /model
@@ -173,5 +173,16 @@ mod tests {
             parse(&["--ignore", "model"]),
             Err(ArgsError::Pointer(_))
         ));
+    }
+
+    #[test]
+    fn absurd_pace_factors_are_refused_at_start_naming_the_flag() {
+        for factor in ["1e300", "inf", "NaN", "-1", "1001"] {
+            let flag = format!("--pace={factor}");
+            let argv = ["tooltap", "replay", "--recordings", "r", flag.as_str()];
+            let error = Cli::try_parse_from(argv).expect_err(factor).to_string();
+            assert!(error.contains("--pace"), "{factor}: {error}");
+            assert!(error.contains("0 to 1000"), "{factor}: {error}");
+        }
     }
 }

@@ -38,9 +38,17 @@ pub enum Pace {
     Scaled(f64),
 }
 
-/// A `--pace` value that is neither `instant`, `recorded` nor a finite factor ≥ 0.
+/// The slowest `--pace` factor: a one-second recorded gap then lasts ~17 minutes.
+pub const MAX_PACE_FACTOR: f64 = 1000.0;
+/// No frame is held back longer than this after the body began, whatever a recording's `t_us`
+/// and the factor say (a hand-edited `t_us` near `u64::MAX` must not overflow the clock).
+pub const MAX_PACE_OFFSET: Duration = Duration::from_secs(24 * 3600);
+
+/// A `--pace` value that is neither `instant`, `recorded` nor a finite factor in 0..=1000.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown pace {0:?}: use instant, recorded, or a factor such as 0.1 (ten times faster)")]
+#[error(
+    "unknown pace {0:?}: use instant, recorded, or a factor from 0 to 1000 such as 0.1 (ten times faster)"
+)]
 pub struct BadPace(pub String);
 
 impl FromStr for Pace {
@@ -51,7 +59,7 @@ impl FromStr for Pace {
             "instant" => Ok(Pace::Instant),
             "recorded" => Ok(Pace::Scaled(1.0)),
             other => match other.parse::<f64>() {
-                Ok(factor) if factor.is_finite() && factor >= 0.0 => Ok(Pace::Scaled(factor)),
+                Ok(factor) if (0.0..=MAX_PACE_FACTOR).contains(&factor) => Ok(Pace::Scaled(factor)),
                 _ => Err(BadPace(text.to_owned())),
             },
         }
@@ -63,7 +71,11 @@ impl Pace {
     fn offset(self, t_us: u64) -> Option<Duration> {
         match self {
             Pace::Instant => None,
-            Pace::Scaled(factor) => Some(Duration::from_micros(t_us).mul_f64(factor)),
+            Pace::Scaled(factor) => {
+                let seconds = Duration::from_micros(t_us).as_secs_f64() * factor;
+                let offset = Duration::try_from_secs_f64(seconds).unwrap_or(MAX_PACE_OFFSET);
+                Some(offset.min(MAX_PACE_OFFSET))
+            }
         }
     }
 }
@@ -186,7 +198,8 @@ mod tests {
         assert_eq!("instant".parse::<Pace>(), Ok(Pace::Instant));
         assert_eq!("recorded".parse::<Pace>(), Ok(Pace::Scaled(1.0)));
         assert_eq!("0.1".parse::<Pace>(), Ok(Pace::Scaled(0.1)));
-        for bad in ["-1", "NaN", "inf", "fast", ""] {
+        assert_eq!("1000".parse::<Pace>(), Ok(Pace::Scaled(1000.0)));
+        for bad in ["-1", "NaN", "inf", "fast", "", "1e300", "1000.5", "-0.0001"] {
             assert!(bad.parse::<Pace>().is_err(), "{bad}");
         }
     }
@@ -215,6 +228,19 @@ mod tests {
         }
         assert_eq!(seen, [Ok(true), Ok(true), Err(RecordedBreak)]);
         assert!(body.is_end_stream());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_absurd_recorded_time_is_clamped_not_a_panic() {
+        let times = frames(&[0, u64::MAX]);
+        let mut body = ReplayBody::new(times, Pace::Scaled(MAX_PACE_FACTOR), BodyEnding::Clean);
+        let start = Instant::now();
+        let first = body.frame().await.expect("a frame").expect("clean");
+        assert_eq!(first.into_data().expect("data"), "frame 0\n");
+        // The second frame waits the clamped day, no longer, and the task never panics.
+        let second = body.frame().await.expect("a frame").expect("clean");
+        assert_eq!(second.into_data().expect("data"), "frame 1\n");
+        assert_eq!(start.elapsed(), MAX_PACE_OFFSET);
     }
 
     #[tokio::test(start_paused = true)]

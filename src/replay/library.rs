@@ -270,7 +270,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), LoadError> {
         let kind = item.file_type().map_err(error)?;
         if kind.is_dir() && !hidden {
             walk(&path, out)?;
-        } else if path.extension().is_some_and(|ext| ext == "jsonl") && !kind.is_dir() {
+        } else if crate::record::layout::is_recording(&path) && !kind.is_dir() {
             out.push(path);
         }
     }

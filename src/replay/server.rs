@@ -29,8 +29,11 @@ pub async fn serve(
     shutdown: impl Future<Output = ()>,
 ) {
     let settings = ListenSettings {
+        name: "replay",
         header_read: HEADER_READ_TIMEOUT,
         grace: GRACE,
+        max_connections: crate::config::ConnectionLimits::default_proxy(),
+        metrics: None,
     };
     let handle = move |request| service::handle(state.clone(), request);
     listen::serve(listener, settings, shutdown, handle).await;

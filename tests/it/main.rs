@@ -5,6 +5,7 @@
 //! `streaming` (no buffering either way, disconnects propagate), `failures` (tooltap's own
 //! errors), `tls` (verified HTTPS upstreams), `config` (layers and validation), `shutdown`
 //! (graceful drain), `inspect` (live inspection: fixtures judged in flight, metrics, permits),
+//! `monitoring` (the Prometheus rules and Grafana queries run by a real Prometheus scraping tooltap),
 //! `bench` (an ignored side-by-side throughput figure).
 
 mod bad_input;
@@ -13,6 +14,8 @@ mod binary;
 mod broken_upstream;
 mod budget;
 mod config;
+mod connections;
+mod edges;
 mod enforce;
 mod enforce_record;
 #[path = "../engine_support/mod.rs"]
@@ -20,10 +23,13 @@ mod engine_support;
 mod failures;
 mod faults;
 mod inspect;
+mod layout;
 mod memory;
+mod monitoring;
 mod passthrough;
 mod protocol;
 mod record;
+mod redaction;
 mod sdk_endings;
 mod shutdown;
 mod soak;

@@ -134,6 +134,44 @@ async fn pruning_deletes_the_oldest_recordings_first() {
 }
 
 #[tokio::test]
+async fn pruning_never_touches_a_violations_file_or_anything_outside_the_layout() {
+    let dir = temp_dir("prune-spares");
+    // The old default layout put the violations file at the top of the recordings folder,
+    // where pruning with max_files = 100 deleted it after ~180 violations.
+    let violations = dir.join("violations.jsonl");
+    std::fs::write(&violations, "{\"rule\":\"x\"}\n").expect("seed");
+    let rotated = dir.join("violations.jsonl.1");
+    std::fs::write(&rotated, "{\"rule\":\"y\"}\n").expect("seed");
+    let notes = dir.join("default").join("notes.jsonl");
+    std::fs::create_dir_all(notes.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&notes, "{}\n").expect("seed");
+    let metrics = Arc::new(tooltap::metrics::Metrics::default());
+    let mut cfg = config(&dir, RecordMode::All);
+    cfg.max_files = Some(1);
+    let recorder = Recorder::spawn(cfg, metrics.clone());
+    for id in ["a", "b", "c"] {
+        record(&recorder, id, &[b"data: [DONE]\n\n"], vec![]).await;
+    }
+    for kept in [&violations, &rotated, &notes] {
+        assert!(kept.exists(), "{} was pruned", kept.display());
+    }
+    assert_eq!(
+        std::fs::read_to_string(&violations).expect("read"),
+        "{\"rule\":\"x\"}\n"
+    );
+    let recordings: Vec<_> = files_under(&dir)
+        .into_iter()
+        .filter(|p| p.components().count() - dir.components().count() == 3)
+        .collect();
+    assert_eq!(recordings.len(), 1, "{recordings:?}");
+    assert!(
+        metrics.render().contains(
+            "tooltap_limit_hits_total{limit=\"recordings_pruned\",scope=\"recordings\"} 2"
+        )
+    );
+}
+
+#[tokio::test]
 async fn an_unwritable_folder_leaves_the_caller_unaffected_and_is_counted() {
     let dir = temp_dir("unwritable");
     // A regular file where the recordings folder should be: every create fails, even as root.

@@ -14,6 +14,8 @@ mod examples;
 mod forward;
 mod frames;
 mod inspection;
+mod layout;
 mod matching;
 mod pacing;
+mod redaction;
 mod support;

@@ -1,0 +1,369 @@
+// tooltap report: renders the JSON in #tooltap-data. Holds no dialect knowledge: fragments,
+// pieces and lanes arrive precomputed. Script errors are written into #errors (tests read it).
+"use strict";
+(function () {
+  var started = performance.now();
+  var errorsBox = document.getElementById("errors");
+  function showError(message) {
+    errorsBox.hidden = false;
+    var line = document.createElement("div");
+    line.className = "script-error";
+    line.textContent = message;
+    errorsBox.appendChild(line);
+  }
+  window.addEventListener("error", function (e) { showError("script error: " + e.message + " at " + e.lineno); });
+
+  var PAGE = 50;
+  var KIND_LABEL = { id: "id", name: "name", arguments: "args", content: "content", finish: "finish", other: "event" };
+  var data = JSON.parse(document.getElementById("tooltap-data").textContent);
+  var parsedMs = performance.now() - started;
+  var all = data.exchanges;
+  var byId = {};
+  all.forEach(function (x, i) { byId[x.id] = i; x.time = Date.parse(x.started) || 0; });
+  var state = { route: "", model: "", rule: "", severity: "", mode: "", outcome: "", page: 0 };
+  var filtered = all;
+
+  function esc(text) {
+    return String(text).replace(/[&<>"']/g, function (c) {
+      return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c];
+    });
+  }
+  function short(text, n) { text = String(text); return text.length > n ? text.slice(0, n - 1) + "…" : text; }
+  function distinct(pick) {
+    var seen = {};
+    all.forEach(function (x) { pick(x).forEach(function (v) { seen[v] = true; }); });
+    return Object.keys(seen).sort();
+  }
+  function matches(x) {
+    if (state.route && x.route !== state.route) return false;
+    if (state.model && x.model !== state.model) return false;
+    if (state.mode && x.mode !== state.mode) return false;
+    if (state.outcome && x.outcome !== state.outcome) return false;
+    if (state.rule || state.severity) {
+      return x.violations.some(function (v) {
+        return (!state.rule || v.rule === state.rule) && (!state.severity || v.severity === state.severity);
+      });
+    }
+    return true;
+  }
+  function violationMatches(v) {
+    return (!state.rule || v.rule === state.rule) && (!state.severity || v.severity === state.severity);
+  }
+
+  function buildFilters() {
+    var nav = document.getElementById("filters");
+    var defs = [
+      ["route", distinct(function (x) { return [x.route]; })],
+      ["model", distinct(function (x) { return [x.model]; })],
+      ["rule", distinct(function (x) { return x.violations.map(function (v) { return v.rule; }); })],
+      ["severity", ["error", "warning"]],
+      ["mode", ["stream", "buffered"]],
+      ["outcome", distinct(function (x) { return [x.outcome]; })]
+    ];
+    defs.forEach(function (def) {
+      var label = document.createElement("label");
+      label.textContent = def[0];
+      var select = document.createElement("select");
+      select.id = "filter-" + def[0];
+      select.innerHTML = '<option value="">all</option>' + def[1].map(function (v) {
+        return '<option value="' + esc(v) + '">' + esc(v) + "</option>";
+      }).join("");
+      select.addEventListener("change", function () { state[def[0]] = select.value; state.page = 0; update(); });
+      label.appendChild(select);
+      nav.appendChild(label);
+    });
+  }
+
+  function countTable(id, rows) {
+    document.getElementById(id).innerHTML = rows.length ? rows.map(function (r) {
+      return '<tr data-key="' + esc(r[0]) + '"><td>' + r[1] + '</td><td class="count">' + r[2] + "</td></tr>";
+    }).join("") : '<tr><td class="muted">none</td></tr>';
+  }
+  function tally(list, key) {
+    var counts = {};
+    list.forEach(function (x) { counts[x[key]] = (counts[x[key]] || 0) + 1; });
+    return Object.keys(counts).sort().map(function (k) { return [k, esc(k), counts[k]]; });
+  }
+
+  function overview() {
+    countTable("by-route", tally(filtered, "route"));
+    countTable("by-model", tally(filtered, "model"));
+    countTable("by-outcome", tally(filtered, "outcome"));
+    var rules = {};
+    filtered.forEach(function (x) {
+      x.violations.forEach(function (v) {
+        if (!violationMatches(v)) return;
+        var key = v.rule + " " + v.severity;
+        rules[key] = rules[key] || { rule: v.rule, severity: v.severity, n: 0 };
+        rules[key].n++;
+      });
+    });
+    countTable("by-rule", Object.keys(rules).sort().map(function (k) {
+      var r = rules[k];
+      return [r.rule, esc(r.rule) + ' <span class="sev-' + r.severity + '">' + r.severity + "</span>", r.n];
+    }));
+    chart();
+  }
+
+  function chart() {
+    var points = [];
+    filtered.forEach(function (x) {
+      x.violations.forEach(function (v) { if (violationMatches(v)) points.push([x.time, v.severity]); });
+    });
+    var box = document.getElementById("chart");
+    if (!points.length) { box.innerHTML = '<p class="muted" id="chart-empty">no violations</p>'; return; }
+    var min = Infinity, max = -Infinity;
+    points.forEach(function (p) { min = Math.min(min, p[0]); max = Math.max(max, p[0]); });
+    var buckets = 48, span = Math.max(max - min, 1), bins = [];
+    for (var i = 0; i < buckets; i++) bins.push({ error: 0, warning: 0 });
+    points.forEach(function (p) { bins[Math.min(buckets - 1, Math.floor((p[0] - min) / span * buckets))][p[1]]++; });
+    var top = Math.max.apply(null, bins.map(function (b) { return b.error + b.warning; }));
+    var w = 900, h = 140, bw = w / buckets;
+    var svg = '<svg id="chart-svg" viewBox="0 0 ' + w + " " + (h + 20) + '" width="' + w + '" height="' + (h + 20) + '" role="img">';
+    bins.forEach(function (b, i) {
+      var he = b.error / top * h, hw = b.warning / top * h;
+      if (b.error) svg += '<rect class="chart-bar-error" x="' + (i * bw + 1) + '" y="' + (h - he) + '" width="' + (bw - 2) + '" height="' + he + '"><title>' + b.error + " error</title></rect>";
+      if (b.warning) svg += '<rect class="chart-bar-warning" x="' + (i * bw + 1) + '" y="' + (h - he - hw) + '" width="' + (bw - 2) + '" height="' + hw + '"><title>' + b.warning + " warning</title></rect>";
+    });
+    svg += '<text class="chart-axis" x="0" y="' + (h + 14) + '">' + esc(new Date(min).toISOString()) + "</text>";
+    svg += '<text class="chart-axis" x="' + w + '" y="' + (h + 14) + '" text-anchor="end">' + esc(new Date(max).toISOString()) + "</text>";
+    svg += '<text class="chart-axis" x="' + w + '" y="10" text-anchor="end">tallest bar: ' + top + " violations (" + buckets + " buckets)</text></svg>";
+    box.innerHTML = svg;
+  }
+
+  function list() {
+    var pages = Math.max(1, Math.ceil(filtered.length / PAGE));
+    state.page = Math.min(state.page, pages - 1);
+    var from = state.page * PAGE;
+    document.getElementById("count").textContent = "(" + filtered.length + " of " + all.length + ")";
+    var rows = filtered.slice(from, from + PAGE).map(function (x) {
+      var errs = x.violations.filter(function (v) { return v.severity === "error"; }).length;
+      return '<tr class="exchange-row" data-id="' + esc(x.id) + '"><td><a href="#exchange=' + encodeURIComponent(x.id) + '">' + esc(x.id) +
+        "</a></td><td>" + esc(x.started) + "</td><td>" + esc(x.route) + "</td><td>" + esc(x.model) + "</td><td>" + x.mode +
+        "</td><td>" + x.status + "</td><td>" + esc(x.outcome) + '</td><td class="count">' + x.violations.length +
+        (errs ? ' <span class="sev-error">(' + errs + " error)</span>" : "") + "</td></tr>";
+    });
+    document.getElementById("list").innerHTML = "<tr><th>exchange</th><th>started</th><th>route</th><th>model</th><th>mode</th><th>status</th><th>outcome</th><th>violations</th></tr>" + rows.join("");
+    var pager = document.getElementById("pager-top");
+    pager.innerHTML = '<button id="prev"' + (state.page ? "" : " disabled") + '>‹ prev</button><span id="page">page ' + (state.page + 1) + " of " + pages +
+      '</span><button id="next"' + (state.page + 1 < pages ? "" : " disabled") + ">next ›</button>";
+    document.getElementById("prev").onclick = function () { state.page--; list(); };
+    document.getElementById("next").onclick = function () { state.page++; list(); };
+  }
+
+  function update() {
+    filtered = all.filter(matches);
+    overview();
+    list();
+  }
+
+  // ---- one exchange ----
+  function json(value) { return esc(JSON.stringify(value, null, 2)); }
+  function laneOrder(lanes) {
+    return lanes.sort(function (a, b) {
+      var rank = function (l) { return l === "content" ? -2 : l === "other" ? 1e9 : Number(l); };
+      return rank(a) - rank(b);
+    });
+  }
+  function timeline(x) {
+    var lanes = { content: [] };
+    var chips = [];
+    // A violation can point at a frame that completed no event (a cut stream, a frame that
+    // failed to decode): it gets a placeholder fragment so the mark has a place.
+    var frags = x.fragments.slice();
+    var frameAt = {};
+    x.frames.forEach(function (f) { frameAt[f.seq] = f; });
+    x.violations.forEach(function (v) {
+      if (v.seq === null || v.seq === undefined) return;
+      if (frags.some(function (f) { return f.seq === v.seq; })) return;
+      var frame = frameAt[v.seq] || x.frames[x.frames.length - 1] || { t_us: 0 };
+      frags.push({ seq: v.seq, t_us: frame.t_us, data: "(frame #" + v.seq + " completed no event)", pieces: [] });
+    });
+    frags.sort(function (a, b) { return a.seq - b.seq; });
+    x = { frames: x.frames, violations: x.violations, fragments: frags };
+    x.fragments.forEach(function (f, i) {
+      if (!f.pieces.length) { chips.push({ lane: "other", kind: "other", text: f.data, frag: i, f: f, ptr: "" }); return; }
+      // A piece is [lane, kind, text, index into data.pointers].
+      f.pieces.forEach(function (p) { chips.push({ lane: p[0], kind: p[1], text: p[2], frag: i, f: f, ptr: data.pointers[p[3]] }); });
+    });
+    chips.forEach(function (c) { lanes[c.lane] = lanes[c.lane] || []; lanes[c.lane].push(c); });
+    x.violations.forEach(function (v) {
+      if (v.tool_call !== null && v.tool_call !== undefined) lanes[String(v.tool_call)] = lanes[String(v.tool_call)] || [];
+    });
+    // Which chips each violation marks: the pieces at its seq in its tool call's lane (or all at that seq).
+    var marks = [];
+    x.violations.forEach(function (v, vi) {
+      if (v.seq === null || v.seq === undefined) return;
+      var at = chips.filter(function (c) { return c.f.seq === v.seq; });
+      var lane = v.tool_call === null || v.tool_call === undefined ? null : String(v.tool_call);
+      var inLane = lane === null ? at : at.filter(function (c) { return c.lane === lane; });
+      var hit = inLane.filter(function (c) { return c.ptr && v.path.indexOf(c.ptr) === 0; });
+      if (!hit.length) hit = inLane.filter(function (c) { return c.ptr && c.ptr.indexOf(v.path) === 0 && v.path !== ""; });
+      if (!hit.length) hit = inLane.length ? [inLane[inLane.length - 1]] : at.slice(-1);
+      hit.forEach(function (c) { c.violations = (c.violations || []).concat([vi]); });
+      marks.push(vi);
+    });
+    // A fragment is as wide as its busiest lane (pieces side by side), keeps its arrival order
+    // and time, and never overlaps the fragment before it.
+    var slots = x.fragments.map(function () { return {}; });
+    chips.forEach(function (c) {
+      var s = slots[c.frag];
+      c.slot = s[c.lane] = (s[c.lane] === undefined ? 0 : s[c.lane] + 1);
+    });
+    var t0 = x.frames.length ? x.frames[0].t_us : 0;
+    var tEnd = x.frames.length ? x.frames[x.frames.length - 1].t_us : 0;
+    var chipW = 100, gap = 6, left = 112, scale = 900 / Math.max(tEnd - t0, 1), next = 0, xs = [];
+    x.fragments.forEach(function (f, i) {
+      var want = (f.t_us - t0) * scale;
+      xs[i] = Math.max(want, next);
+      var wide = 1;
+      Object.keys(slots[i]).forEach(function (l) { wide = Math.max(wide, slots[i][l] + 1); });
+      next = xs[i] + wide * (chipW + gap);
+    });
+    var width = next + left + 40;
+    var axis = '<div class="axis" style="width:' + width + 'px">' + x.fragments.map(function (f, i) {
+      return i > 0 && xs[i] - xs[i - 1] < 60 ? "" : '<span style="left:' + (xs[i] + left) + 'px">' + ((f.t_us - t0) / 1000).toFixed(1) + " ms</span>";
+    }).join("") + "</div>";
+    var html = '<div class="legend">' + ["id", "name", "arguments", "content", "finish", "other"].map(function (k) {
+      return '<span class="kind-' + k + '">' + KIND_LABEL[k] + "</span>";
+    }).join("") + ' time → (ms after the request head; fragments in arrival order, each at the frame that completed it)</div><div class="timeline" class="timeline">' + axis;
+    var markRows = [];
+    laneOrder(Object.keys(lanes)).forEach(function (lane) {
+      var title = lane === "content" ? "content" : lane === "other" ? "other events" : "tool call " + lane;
+      html += '<div class="lane" data-lane="' + esc(lane) + '" style="width:' + width + 'px"><span class="lane-label">' + esc(title) + "</span>";
+      lanes[lane].forEach(function (c) {
+        var vs = c.violations || [];
+        var rules = vs.map(function (vi) { return x.violations[vi].rule; });
+        var at = xs[c.frag] + left + c.slot * (chipW + gap);
+        html += '<span class="frag kind-' + c.kind + (vs.length ? " violating" : "") + '" data-seq="' + c.f.seq + '" data-kind="' + c.kind + '"' +
+          (vs.length ? ' data-rule="' + esc(rules.join(" ")) + '"' : "") + ' style="left:' + at + 'px" title="' +
+          esc("seq " + c.f.seq + " · " + (c.f.t_us / 1000).toFixed(1) + " ms · " + c.kind + (c.ptr ? " · " + c.ptr : "") + "\n" + c.text) + '">' +
+          "<small>#" + c.f.seq + " " + KIND_LABEL[c.kind] + "</small>" + esc(short(c.text, 22)) + "</span>";
+        vs.forEach(function (vi) { markRows.push([at, lane, x.violations[vi]]); });
+      });
+      html += "</div>";
+    });
+    markRows.forEach(function (m) {
+      var v = m[2];
+      html += '<div class="mark-row" style="width:' + width + 'px"><span class="mark sev-' + v.severity + '" data-rule="' + esc(v.rule) + '" data-lane="' + esc(m[1]) +
+        '" data-seq="' + v.seq + '" style="left:' + m[0] + 'px">▲ <a href="' + esc(v.doc) + '">' + esc(v.rule) + "</a> <code>" + esc(v.path) + "</code> (#" + v.seq + ")</span></div>";
+    });
+    return html + "</div>";
+  }
+
+  function violationsTable(x) {
+    if (!x.violations.length) return '<p class="no-violations">No violations.</p>';
+    return '<table class="violations"><tr><th>rule</th><th>severity</th><th>stage</th><th>JSON path</th><th>seq</th><th>tool call</th><th>detail</th></tr>' +
+      x.violations.map(function (v) {
+        return '<tr class="violation" data-rule="' + esc(v.rule) + '"><td><a href="' + esc(v.doc) + '">' + esc(v.rule) + '</a></td><td class="sev-' + v.severity + '">' + v.severity +
+          "</td><td>" + v.stage + "</td><td><code>" + esc(v.path || "(root)") + (v.schema_path ? "</code><br>schema <code>" + esc(v.schema_path) : "") + "</code></td><td>" +
+          (v.seq === null || v.seq === undefined ? "" : '<a href="#" data-frame="' + v.seq + '">#' + v.seq + "</a>") + "</td><td>" +
+          (v.tool_call === null || v.tool_call === undefined ? "" : v.tool_call) + "</td><td>" + esc(v.detail) + "</td></tr>";
+      }).join("") + "</table>";
+  }
+
+  function frames(x) {
+    return '<details class="raw"><summary>Raw frames, exactly as recorded (' + x.frames.length + ")</summary>" + x.frames.map(function (f) {
+      return '<div class="frame" data-frame-seq="' + f.seq + '"><b>#' + f.seq + "</b> at " + (f.t_us / 1000).toFixed(1) + " ms" +
+        (f.base64 !== undefined ? " (base64)" : "") + "<pre>" + esc(f.text !== undefined ? f.text : f.base64) + "</pre></div>";
+    }).join("") + "</details>";
+  }
+
+  function showFrame(section, seq) {
+    var raw = section.querySelector(".raw");
+    var el = section.querySelector('[data-frame-seq="' + seq + '"]');
+    if (!raw || !el) return;
+    raw.open = true;
+    document.querySelectorAll(".frame.focus").forEach(function (e) { e.classList.remove("focus"); });
+    el.classList.add("focus");
+    el.scrollIntoView({ block: "center" });
+  }
+
+  // Single-quotes a path for a POSIX shell when it holds anything but safe characters.
+  function shellQuote(text) {
+    return /^[A-Za-z0-9\/._+:=@,-]+$/.test(text) ? text : "'" + text.replace(/'/g, "'\\''") + "'";
+  }
+  function commands(x) {
+    var cut = x.file.lastIndexOf("/");
+    var folder = cut > 0 ? x.file.slice(0, cut) : ".";
+    return "tooltap check " + shellQuote(x.file) + "\n" + "tooltap replay --recordings " + shellQuote(folder);
+  }
+
+  function detail(x) {
+    var tools = data.tools[x.tools];
+    var box = document.createElement("section");
+    box.className = "exchange-detail";
+    var toolNames = Array.isArray(tools) ? tools.map(function (t) {
+      return (t && t["function"] && t["function"].name) || (t && t.name) || (t && t.type) || "?";
+    }) : [];
+    box.dataset.id = x.id;
+    box.innerHTML = '<h2>Exchange <code>' + esc(x.id) + "</code></h2>" +
+      '<div class="cards"><div class="card"><dl class="facts">' +
+      [["route", x.route], ["model", x.model], ["dialect", x.dialect], ["request", x.method + " " + x.path], ["started", x.started],
+        ["status", x.status], ["mode", x.mode], ["outcome", x.outcome], ["inspection", x.completeness],
+        ["dropped frames", x.dropped_frames], ["violations (live)", x.live_violations === null ? "no end line" : x.live_violations],
+        ["file", x.file]].map(function (r) { return "<dt>" + r[0] + "</dt><dd>" + esc(r[1]) + "</dd>"; }).join("") + "</dl></div>" +
+      '<div class="card"><h2>Declared tools</h2><p class="declared-tools">' + (toolNames.length ? toolNames.map(function (n) { return "<code>" + esc(n) + "</code>"; }).join(", ") : "none") +
+      "</p><h2>tool_choice</h2><pre class=\"tool-choice\">" + json(x.tool_choice) + "</pre><details><summary>tools as sent</summary><pre>" + json(tools) + "</pre></details></div>" +
+      '<div class="card"><h2>Commands</h2><pre class="commands">' + esc(commands(x)) + "</pre></div></div>" +
+      '<div class="card wide"><h2>Violations (re-judged)</h2>' + violationsTable(x) + "</div>" +
+      '<div class="card wide"><h2>Fragment timeline</h2>' + timeline(x) + "</div>" +
+      '<div class="card wide"><h2>Reassembled calls (buffered-equivalent message per choice)</h2><pre class="reassembled">' + json(x.choices) + "</pre></div>" +
+      '<div class="card wide">' + frames(x) + "</div>";
+    box.querySelectorAll("[data-seq]").forEach(function (el) { el.onclick = function () { showFrame(box, el.dataset.seq); }; });
+    box.querySelectorAll("[data-frame]").forEach(function (el) { el.onclick = function (e) { e.preventDefault(); showFrame(box, el.dataset.frame); }; });
+    return box;
+  }
+
+  // #exchange=ID shows one exchange; #exchange=ID1,ID2 shows several one below the other.
+  function route() {
+    if (/^#f=/.test(location.hash)) { filtersFromHash(); update(); }
+    var m = /^#exchange=(.*)$/.exec(location.hash);
+    var ids = m ? m[1].split(",").map(decodeURIComponent).filter(function (id) { return byId[id] !== undefined; }) : [];
+    var overviewBox = document.getElementById("overview"), box = document.getElementById("exchange");
+    if (!ids.length) { box.hidden = true; overviewBox.hidden = false; return; }
+    box.innerHTML = '<a class="back" href="#">← all exchanges</a>';
+    ids.forEach(function (id) { box.appendChild(detail(all[byId[id]])); });
+    overviewBox.hidden = true;
+    box.hidden = false;
+    window.scrollTo(0, 0);
+  }
+
+  // #f=rule=delta.id_changed;mode=stream preselects filters (a link that keeps a view).
+  function filtersFromHash() {
+    var m = /^#f=(.*)$/.exec(location.hash);
+    if (!m) return;
+    m[1].split(";").forEach(function (pair) {
+      var kv = pair.split("=");
+      var key = decodeURIComponent(kv[0]), value = decodeURIComponent(kv.slice(1).join("="));
+      if (!Object.prototype.hasOwnProperty.call(state, key) || key === "page") return;
+      state[key] = value;
+      var select = document.getElementById("filter-" + key);
+      if (select) select.value = value;
+    });
+  }
+
+  try {
+    var total = all.reduce(function (n, x) { return n + x.violations.length; }, 0);
+    document.getElementById("summary").textContent = all.length + " exchanges · " + total + " violations · " + data.generated_by +
+      (data.omitted ? " · " + data.omitted + " more not shown (--max-exchanges)" : "");
+    if (data.unreadable.length) {
+      var u = document.getElementById("unreadable");
+      u.hidden = false;
+      u.textContent = "Unreadable inputs:\n" + data.unreadable.join("\n");
+    }
+    buildFilters();
+    filtersFromHash();
+    update();
+    window.addEventListener("hashchange", route);
+    route();
+    var ms = performance.now() - started;
+    document.body.dataset.renderMs = ms.toFixed(1);
+    document.body.dataset.loadMs = performance.now().toFixed(1);
+    document.body.dataset.parseMs = parsedMs.toFixed(1);
+    document.getElementById("perf").textContent = "rendered in " + ms.toFixed(0) + " ms";
+    document.body.dataset.ready = "1";
+  } catch (e) {
+    showError("script error: " + (e && e.stack || e));
+  }
+})();

@@ -1,0 +1,178 @@
+//! `tooltap report`: one self-contained HTML file that shows recorded exchanges, re-judged.
+//!
+//! Input: [`ReportArgs`] (recording files and folders, read exactly as `tooltap check` reads
+//! them: [`crate::check::inputs::collect`], [`crate::record::read_file`] and
+//! [`crate::check::judge::engine_report`]). Output: an HTML file with inline CSS and script and
+//! the data as JSON in a `<script type="application/json">` element ([`html`]); problems with
+//! inputs on `stderr`. Exit code: 0 written, 2 usage errors, unreadable input (the file is
+//! still written, listing them) or a file that could not be written.
+//!
+//! ```text
+//! paths ─► check::inputs ─► record::read_file ─► check::judge::engine_report ─┐
+//!                                   └─► pieces (dialect tables) ──────────────┴─► model ─► html
+//! ```
+
+pub mod dialect;
+mod html;
+pub mod model;
+pub mod pieces;
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::check::{inputs, judge};
+use crate::engine::{EngineConfig, SchemaCache, SeverityOverrides};
+use crate::record::read_file;
+
+pub use html::render;
+
+/// Exit code: the report was written and every input was read.
+pub const EXIT_OK: u8 = 0;
+/// Exit code: bad usage, an unreadable input, or the report could not be written.
+pub const EXIT_USAGE: u8 = 2;
+
+/// `tooltap report PATH... [-o FILE]`.
+#[derive(Debug, Clone, Args)]
+#[command(
+    after_help = "Folders are walked recursively for *.jsonl recordings, as by `tooltap \
+                        check`. The page needs no network: open it from disk in any browser."
+)]
+pub struct ReportArgs {
+    /// Recording files, or folders walked recursively for *.jsonl
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Where to write the page
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "FILE",
+        default_value = "tooltap-report.html"
+    )]
+    pub output: PathBuf,
+    /// Per-rule severities, e.g. finish_reason.not_tool_calls=warning,delta.id_repeated=off
+    #[arg(long, value_name = "RULE=LEVEL,...", value_parser = SeverityOverrides::parse_list)]
+    pub severity: Option<SeverityOverrides>,
+    /// Prefix of the rule documentation links (docs/rules.md#... is appended)
+    #[arg(long, value_name = "URL", default_value = "")]
+    pub docs_base: String,
+    /// Most exchanges put in one page; the rest are counted, not shown
+    #[arg(long, value_name = "N", default_value_t = 20_000)]
+    pub max_exchanges: usize,
+}
+
+/// Everything the page is built from.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ReportData {
+    pub generated_by: String,
+    pub exchanges: Vec<model::ExchangeView>,
+    /// The distinct `tools` lists the exchanges point into.
+    pub tools: model::ToolTable,
+    /// The distinct JSON pointers the fragments' pieces point into.
+    pub pointers: model::ToolTable,
+    /// Inputs that could not be read, with file and line.
+    pub unreadable: Vec<String>,
+    /// Recordings beyond `--max-exchanges`, not shown.
+    pub omitted: usize,
+}
+
+/// Reads, re-judges and collects the exchanges under `args.paths`.
+pub fn collect(args: &ReportArgs) -> ReportData {
+    let (files, mut unreadable) = inputs::collect(&args.paths, inputs::DEFAULT_MAX_INPUT_BYTES);
+    let mut engine = EngineConfig::default();
+    if let Some(severity) = &args.severity {
+        engine.severity = severity.clone();
+    }
+    let engine = std::sync::Arc::new(engine);
+    let cache = SchemaCache::default();
+    let shown = files.len().min(args.max_exchanges);
+    let mut exchanges = Vec::with_capacity(shown);
+    let mut tools = model::ToolTable::default();
+    let mut pointers = model::ToolTable::default();
+    for file in &files[..shown] {
+        match read_file(file) {
+            Ok(recording) => {
+                let report = judge::engine_report(&recording, &engine, &cache);
+                exchanges.push(model::view(
+                    &recording,
+                    &report,
+                    &args.docs_base,
+                    &mut tools,
+                    &mut pointers,
+                ));
+            }
+            Err(error) => unreadable.push(error.to_string()),
+        }
+    }
+    ReportData {
+        generated_by: format!("tooltap {}", env!("CARGO_PKG_VERSION")),
+        exchanges,
+        tools,
+        pointers,
+        unreadable,
+        omitted: files.len() - shown,
+    }
+}
+
+/// Runs the command: collect, render, write.
+pub fn run(args: &ReportArgs, stderr: &mut dyn Write) -> u8 {
+    let data = collect(args);
+    for message in &data.unreadable {
+        let _ = writeln!(stderr, "tooltap report: {message}");
+    }
+    if data.omitted > 0 {
+        let _ = writeln!(
+            stderr,
+            "tooltap report: {} recordings beyond --max-exchanges {} are not shown",
+            data.omitted, args.max_exchanges
+        );
+    }
+    let page = match render(&data) {
+        Ok(page) => page,
+        Err(error) => {
+            let _ = writeln!(stderr, "tooltap report: cannot serialize the data: {error}");
+            return EXIT_USAGE;
+        }
+    };
+    if let Err(error) = std::fs::write(&args.output, page) {
+        let _ = writeln!(
+            stderr,
+            "tooltap report: cannot write {}: {error}",
+            args.output.display()
+        );
+        return EXIT_USAGE;
+    }
+    let _ = writeln!(
+        stderr,
+        "tooltap report: {} exchanges written to {}",
+        data.exchanges.len(),
+        args.output.display()
+    );
+    if data.unreadable.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_USAGE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exchanges_beyond_the_bound_are_counted_not_shown() {
+        let args = ReportArgs {
+            paths: vec![PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("recordings/examples")],
+            output: PathBuf::from("unused.html"),
+            severity: None,
+            docs_base: String::new(),
+            max_exchanges: 3,
+        };
+        let data = collect(&args);
+        assert_eq!((data.exchanges.len(), data.omitted), (3, 4));
+        assert!(data.unreadable.is_empty());
+        // Seven exchanges, one tool list between them: stored once.
+        assert_eq!(data.tools.get(1), None);
+    }
+}

@@ -1,0 +1,234 @@
+//! The data the page renders: one [`ExchangeView`] per recording, serialized to JSON.
+//!
+//! Input: a [`Recording`] and the engine's [`Report`] for it (re-judged by
+//! [`crate::check::judge::engine_report`]). Output: everything the page shows for one exchange,
+//! already cut into fragments and pieces, so the page's script holds no dialect knowledge.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::dialect::{self, PieceKind};
+use super::pieces::{self, Fragment};
+use crate::engine::{ChoiceOutcome, Completeness, Report, Violation};
+use crate::record::{Outcome, RecordedBody, Recording};
+
+/// One exchange as the page sees it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExchangeView {
+    pub id: String,
+    pub file: String,
+    pub started: String,
+    pub route: String,
+    pub model: String,
+    pub method: String,
+    pub path: String,
+    pub dialect: &'static str,
+    pub status: u16,
+    /// `"stream"` or `"buffered"` (what the response was, by its content type).
+    pub mode: &'static str,
+    /// How the recording says it ended; `"unfinished"` without an end line.
+    pub outcome: &'static str,
+    /// The engine's completeness state, e.g. `complete`, `truncated`, `not_inspected`.
+    pub completeness: String,
+    pub dropped_frames: u64,
+    pub live_violations: Option<usize>,
+    /// The request's `tools` (an index into [`ToolTable`]: most exchanges repeat a few tool
+    /// lists) and `tool_choice`, exactly as recorded.
+    pub tools: usize,
+    pub tool_choice: Value,
+    pub violations: Vec<ViolationView>,
+    pub fragments: Vec<FragmentView>,
+    pub frames: Vec<FrameView>,
+    pub choices: Vec<ChoiceOutcome>,
+}
+
+/// A fragment as the page gets it: pieces as `[lane, kind, text, pointer index]` arrays, the
+/// pointers interned (the same few pointers repeat in every exchange).
+#[derive(Debug, Clone, Serialize)]
+pub struct FragmentView {
+    pub seq: u64,
+    pub t_us: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub data: String,
+    pub pieces: Vec<(String, PieceKind, String, usize)>,
+}
+
+/// Distinct JSON values (tool lists, pointers), each stored once in the page.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(transparent)]
+pub struct ToolTable {
+    values: Vec<Value>,
+    #[serde(skip)]
+    index: std::collections::HashMap<String, usize>,
+}
+
+impl ToolTable {
+    /// The index of `tools`, added when new.
+    pub fn intern(&mut self, tools: Value) -> usize {
+        let key = tools.to_string();
+        if let Some(&at) = self.index.get(&key) {
+            return at;
+        }
+        self.values.push(tools);
+        self.index.insert(key, self.values.len() - 1);
+        self.values.len() - 1
+    }
+
+    /// The string at `at` when it is one.
+    pub fn str(&self, at: usize) -> Option<&str> {
+        self.values.get(at).and_then(Value::as_str)
+    }
+
+    pub fn get(&self, at: usize) -> Option<&Value> {
+        self.values.get(at)
+    }
+}
+
+/// A violation with its docs link.
+#[derive(Debug, Clone, Serialize)]
+pub struct ViolationView {
+    #[serde(flatten)]
+    pub violation: Violation,
+    pub doc: String,
+}
+
+/// One recorded frame, exactly as recorded.
+#[derive(Debug, Clone, Serialize)]
+pub struct FrameView {
+    pub seq: u64,
+    pub t_us: u64,
+    /// The bytes as text when valid UTF-8.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The bytes as base64 otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base64: Option<String>,
+}
+
+/// Builds the view of one recording.
+pub fn view(
+    recording: &Recording,
+    report: &Report,
+    docs_base: &str,
+    tools: &mut ToolTable,
+    pointers: &mut ToolTable,
+) -> ExchangeView {
+    let meta = &recording.meta;
+    let header = |name: &str| {
+        meta.response
+            .headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    };
+    let content_type = header("content-type");
+    let dialect = dialect::for_path(&meta.path);
+    let request = match &meta.request.body {
+        RecordedBody::Json(value) => Some(value),
+        _ => None,
+    };
+    let field = |name: &str| {
+        request
+            .and_then(|r| r.get(name))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    let is_sse = content_type.is_some_and(|t| t.trim_start().starts_with("text/event-stream"));
+    ExchangeView {
+        id: meta.id.clone(),
+        started: meta.started.clone(),
+        route: meta.route.clone(),
+        model: report
+            .request
+            .model
+            .clone()
+            .unwrap_or_else(|| "unknown".into()),
+        method: meta.method.clone(),
+        path: meta.path.clone(),
+        dialect: dialect.name,
+        status: meta.response.status,
+        mode: if is_sse { "stream" } else { "buffered" },
+        outcome: recording
+            .end
+            .as_ref()
+            .map_or("unfinished", |end| outcome_str(end.outcome)),
+        completeness: completeness_str(&report.completeness).to_string(),
+        dropped_frames: recording.end.as_ref().map_or(0, |end| end.dropped_frames),
+        live_violations: recording.end.as_ref().map(|end| end.violations.len()),
+        tools: tools.intern(field("tools")),
+        tool_choice: field("tool_choice"),
+        violations: report
+            .violations
+            .iter()
+            .map(|v| ViolationView {
+                doc: format!("{docs_base}{}", v.rule.docs_anchor()),
+                violation: v.clone(),
+            })
+            .collect(),
+        fragments: pieces::fragments(
+            &recording.frames,
+            content_type,
+            header("content-encoding"),
+            dialect,
+        )
+        .into_iter()
+        .map(|f: Fragment| FragmentView {
+            seq: f.seq,
+            t_us: f.t_us,
+            event: f.event,
+            data: f.data,
+            pieces: f
+                .pieces
+                .into_iter()
+                .map(|p| {
+                    (
+                        p.lane,
+                        p.kind,
+                        p.text,
+                        pointers.intern(Value::String(p.ptr)),
+                    )
+                })
+                .collect(),
+        })
+        .collect(),
+        frames: recording
+            .frames
+            .iter()
+            .map(|f| match std::str::from_utf8(&f.bytes) {
+                Ok(text) => FrameView {
+                    seq: f.seq,
+                    t_us: f.t_us,
+                    text: Some(text.to_string()),
+                    base64: None,
+                },
+                Err(_) => FrameView {
+                    seq: f.seq,
+                    t_us: f.t_us,
+                    text: None,
+                    base64: Some(BASE64.encode(&f.bytes)),
+                },
+            })
+            .collect(),
+        choices: report.choices.clone(),
+        file: recording.path.display().to_string(),
+    }
+}
+
+fn outcome_str(outcome: Outcome) -> &'static str {
+    outcome.as_str()
+}
+
+fn completeness_str(completeness: &Completeness) -> &'static str {
+    match completeness {
+        Completeness::Complete => "complete",
+        Completeness::Truncated => "truncated",
+        Completeness::TooLarge { .. } => "too_large",
+        Completeness::DecodeFailed { .. } => "decode_failed",
+        Completeness::NotInspected => "not_inspected",
+        Completeness::SchemaBudget { .. } => "schema_budget",
+    }
+}

@@ -1,0 +1,280 @@
+//! A recording's frames cut into fragments (stream events, or the buffered body) and the
+//! pieces each fragment carries, placed in lanes by the dialect's tables.
+//!
+//! Input: the recorded frames, the response's content type and encoding, and a
+//! [`Dialect`]. Output: [`Fragment`]s in arrival order, each with the `seq` and time of the frame
+//! that completed it (the same `seq` a violation carries), and its [`Piece`]s. Bytes that do not
+//! frame or parse still become a fragment (with no pieces), so nothing recorded is hidden.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::dialect::{Dialect, Lane, PieceKind, PieceRule};
+use crate::engine::SseFramer;
+use crate::engine::decode::BodyDecoder;
+use crate::record::RecordedFrame;
+
+/// Longest SSE line and decoded body the report frames (the engine's defaults are smaller).
+const MAX_BYTES: usize = 64 << 20;
+
+/// One event of a stream, or a whole buffered body.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fragment {
+    /// The frame whose bytes completed this fragment.
+    pub seq: u64,
+    pub t_us: u64,
+    /// The SSE `event:` field, when one was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    /// The data payload (stream) or body (buffered) as text, kept only for fragments without
+    /// pieces (the page shows it in the "other" lane; every byte is in the raw frames anyway).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub data: String,
+    pub pieces: Vec<Piece>,
+}
+
+/// One id, name, argument or content piece inside a fragment.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Piece {
+    /// `"content"` or the tool-call index as a string.
+    pub lane: String,
+    pub kind: PieceKind,
+    /// The piece's text (a string value as is, anything else as JSON).
+    pub text: String,
+    /// JSON pointer of the piece inside the fragment.
+    pub ptr: String,
+}
+
+/// Cuts the frames into fragments.
+pub fn fragments(
+    frames: &[RecordedFrame],
+    content_type: Option<&str>,
+    content_encoding: Option<&str>,
+    dialect: &Dialect,
+) -> Vec<Fragment> {
+    let is_sse = content_type.is_some_and(|t| t.trim_start().starts_with("text/event-stream"));
+    let mut decoder = match BodyDecoder::new(content_encoding, MAX_BYTES) {
+        Ok(decoder) => decoder,
+        Err(_) => return Vec::new(),
+    };
+    let mut out = Vec::new();
+    if is_sse {
+        let mut framer = SseFramer::new(MAX_BYTES);
+        let mut events = Vec::new();
+        for frame in frames {
+            let Ok(decoded) = decoder.push(&frame.bytes) else {
+                break;
+            };
+            if framer.push(decoded, &mut events).is_err() {
+                break;
+            }
+            for event in events.drain(..) {
+                out.push(fragment(frame, event.event, event.data, dialect.stream));
+            }
+        }
+    } else {
+        let mut body = Vec::new();
+        for frame in frames {
+            match decoder.push(&frame.bytes) {
+                Ok(decoded) => body.extend_from_slice(decoded),
+                Err(_) => break,
+            }
+        }
+        if let Ok(rest) = decoder.finish() {
+            body.extend_from_slice(rest);
+        }
+        if let Some(last) = frames.last() {
+            let data = String::from_utf8_lossy(&body).into_owned();
+            out.push(fragment(last, None, data, dialect.buffered));
+        }
+    }
+    out
+}
+
+fn fragment(
+    frame: &RecordedFrame,
+    event: Option<String>,
+    data: String,
+    rules: &[PieceRule],
+) -> Fragment {
+    let pieces = match serde_json::from_str::<Value>(&data) {
+        Ok(doc) => pieces_of(&doc, rules),
+        Err(_) => Vec::new(),
+    };
+    let data = if pieces.is_empty() {
+        data
+    } else {
+        String::new()
+    };
+    Fragment {
+        seq: frame.seq,
+        t_us: frame.t_us,
+        event,
+        data,
+        pieces,
+    }
+}
+
+/// Every piece the rules find in one document.
+pub fn pieces_of(doc: &Value, rules: &[PieceRule]) -> Vec<Piece> {
+    let doc_type = doc.get("type").and_then(Value::as_str);
+    let mut pieces = Vec::new();
+    for rule in rules {
+        if rule.when_type.is_some() && rule.when_type != doc_type {
+            continue;
+        }
+        let mut items = Vec::new();
+        expand(
+            doc,
+            rule.items.split('/').skip(1),
+            String::new(),
+            None,
+            &mut items,
+        );
+        for (pointer, position) in items {
+            let Some(item) = doc.pointer(&pointer) else {
+                continue;
+            };
+            let lane = match rule.lane {
+                Lane::Content => Some("content".to_string()),
+                Lane::Field(field) => item
+                    .pointer(field)
+                    .and_then(Value::as_u64)
+                    .map(|i| i.to_string()),
+                Lane::Position => position.map(|i| i.to_string()),
+            };
+            let Some(lane) = lane else { continue };
+            for (kind, relative) in rule.parts {
+                let ptr = normalise(&format!("{pointer}{relative}"));
+                match doc.pointer(&ptr) {
+                    None | Some(Value::Null) => {}
+                    Some(value) => pieces.push(Piece {
+                        lane: lane.clone(),
+                        kind: *kind,
+                        text: match value {
+                            Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        },
+                        ptr,
+                    }),
+                }
+            }
+        }
+    }
+    pieces
+}
+
+/// Every concrete pointer a pattern matches, with the index the last `*` took.
+fn expand<'a>(
+    value: &Value,
+    mut rest: impl Iterator<Item = &'a str> + Clone,
+    prefix: String,
+    position: Option<usize>,
+    out: &mut Vec<(String, Option<usize>)>,
+) {
+    let Some(token) = rest.next() else {
+        out.push((prefix, position));
+        return;
+    };
+    if token == "*" {
+        if let Value::Array(items) = value {
+            for (i, item) in items.iter().enumerate() {
+                expand(item, rest.clone(), format!("{prefix}/{i}"), Some(i), out);
+            }
+        }
+        return;
+    }
+    let unescaped = token.replace("~1", "/").replace("~0", "~");
+    let next = match value {
+        Value::Object(map) => map.get(&unescaped),
+        Value::Array(items) => unescaped.parse::<usize>().ok().and_then(|i| items.get(i)),
+        _ => None,
+    };
+    if let Some(next) = next {
+        expand(next, rest, format!("{prefix}/{token}"), position, out);
+    }
+}
+
+/// Resolves `..` tokens in a pointer.
+fn normalise(pointer: &str) -> String {
+    let mut tokens: Vec<&str> = Vec::new();
+    for token in pointer.split('/').skip(1) {
+        if token == ".." {
+            tokens.pop();
+        } else {
+            tokens.push(token);
+        }
+    }
+    tokens.iter().map(|t| format!("/{t}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::dialect::DIALECTS;
+
+    #[test]
+    fn chat_stream_pieces_are_told_apart_by_lane_and_kind() {
+        let doc: Value = serde_json::json!({"choices":[{"index":0,"delta":{"content":"hi",
+            "tool_calls":[{"index":1,"id":"c1","function":{"name":"f","arguments":"{\""}}]},
+            "finish_reason":null}]});
+        let pieces = pieces_of(&doc, DIALECTS[0].stream);
+        let seen: Vec<(&str, PieceKind, &str, &str)> = pieces
+            .iter()
+            .map(|p| (p.lane.as_str(), p.kind, p.text.as_str(), p.ptr.as_str()))
+            .collect();
+        assert_eq!(
+            seen,
+            vec![
+                (
+                    "content",
+                    PieceKind::Content,
+                    "hi",
+                    "/choices/0/delta/content"
+                ),
+                ("1", PieceKind::Id, "c1", "/choices/0/delta/tool_calls/0/id"),
+                (
+                    "1",
+                    PieceKind::Name,
+                    "f",
+                    "/choices/0/delta/tool_calls/0/function/name"
+                ),
+                (
+                    "1",
+                    PieceKind::Arguments,
+                    "{\"",
+                    "/choices/0/delta/tool_calls/0/function/arguments"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn responses_events_are_data_too() {
+        let doc: Value = serde_json::json!({"type":"response.function_call_arguments.delta",
+            "output_index":2,"delta":"{\"a\""});
+        let pieces = pieces_of(&doc, DIALECTS[1].stream);
+        assert_eq!(pieces.len(), 1);
+        assert_eq!(
+            (pieces[0].lane.as_str(), pieces[0].kind),
+            ("2", PieceKind::Arguments)
+        );
+    }
+
+    #[test]
+    fn frames_become_events_at_the_completing_seq() {
+        let frame = |seq, t_us, text: &str| RecordedFrame {
+            seq,
+            t_us,
+            bytes: bytes::Bytes::from(text.to_string()),
+        };
+        let frames = [
+            frame(0, 10, "data: {\"choices\":[{\"delta\":{\"con"),
+            frame(1, 20, "tent\":\"a\"}}]}\n\ndata: [DONE]\n\n"),
+        ];
+        let got = fragments(&frames, Some("text/event-stream"), None, &DIALECTS[0]);
+        assert_eq!(got.len(), 2);
+        assert_eq!((got[0].seq, got[0].t_us, got[0].pieces.len()), (1, 20, 1));
+        assert_eq!((got[1].data.as_str(), got[1].pieces.len()), ("[DONE]", 0));
+    }
+}

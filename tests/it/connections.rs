@@ -1,0 +1,267 @@
+//! Connection bounds, attacked with real sockets: silent connections are closed after the
+//! header-read timeout on the proxy and admin listeners, the per-listener cap holds new
+//! connections back until a slot frees (a normal request then completes), and the real binary
+//! started with a tiny `ulimit -n` backs off on accept errors, logs them a bounded number of
+//! times and answers `/metrics` once the silent sockets are gone.
+
+use std::net::SocketAddr;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::net::TcpStream;
+
+use crate::support::client::{exchange, request};
+use crate::support::upstream::{Script, Upstream};
+use crate::support::{proxy, within};
+use tooltap::config::HumanDuration;
+
+/// Open `n` connections to `addr` that never send a byte.
+async fn silent(addr: SocketAddr, n: usize) -> Vec<TcpStream> {
+    let mut sockets = Vec::with_capacity(n);
+    for _ in 0..n {
+        let socket = within(Duration::from_secs(5), TcpStream::connect(addr))
+            .await
+            .expect("connect");
+        sockets.push(socket);
+    }
+    sockets
+}
+
+/// How many of `sockets` the server closed (EOF or reset) within `limit`.
+async fn closed_within(sockets: Vec<TcpStream>, limit: Duration) -> usize {
+    let mut set = tokio::task::JoinSet::new();
+    for mut socket in sockets {
+        set.spawn(async move {
+            let mut buf = [0u8; 64];
+            matches!(
+                tokio::time::timeout(limit, socket.read(&mut buf)).await,
+                Ok(Ok(0) | Err(_))
+            )
+        });
+    }
+    let mut closed = 0;
+    while let Some(done) = set.join_next().await {
+        closed += usize::from(done.unwrap_or(false));
+    }
+    closed
+}
+
+async fn metrics(admin: SocketAddr) -> String {
+    let got = exchange(admin, request(admin, "GET", "/metrics", "")).await;
+    String::from_utf8_lossy(&got.body).into_owned()
+}
+
+fn counter(text: &str, limit: &str, scope: &str) -> u64 {
+    let prefix = format!("tooltap_limit_hits_total{{limit=\"{limit}\",scope=\"{scope}\"}} ");
+    text.lines()
+        .find_map(|line| line.strip_prefix(&prefix))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[tokio::test]
+async fn silent_sockets_are_closed_after_header_read_on_the_proxy_and_admin_ports() {
+    let upstream = Upstream::serving(Script::full(200, "text/plain", "ok")).await;
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.timeouts.header_read = Some(HumanDuration(Duration::from_millis(300)));
+    let tooltap = proxy::start(raw).await;
+    let admin = tooltap.admin_addr().expect("admin");
+
+    let started = Instant::now();
+    let on_proxy = silent(tooltap.local_addr(), 60).await;
+    let on_admin = silent(admin, 20).await;
+    // Normal requests while the silent sockets are open: p50 under 100 ms.
+    let addr = tooltap.local_addr();
+    let mut latencies = Vec::new();
+    for _ in 0..9 {
+        let sent = Instant::now();
+        let got = exchange(addr, request(addr, "GET", "/x", "")).await;
+        assert_eq!(got.status, 200);
+        latencies.push(sent.elapsed());
+    }
+    latencies.sort();
+    assert!(
+        latencies[4] < Duration::from_millis(100),
+        "p50 {:?} during the attack",
+        latencies[4]
+    );
+    let (proxy_closed, admin_closed) = tokio::join!(
+        closed_within(on_proxy, Duration::from_secs(3)),
+        closed_within(on_admin, Duration::from_secs(3)),
+    );
+    let waited = started.elapsed();
+    assert_eq!(proxy_closed, 60, "silent proxy sockets left open");
+    assert_eq!(admin_closed, 20, "silent admin sockets left open");
+    assert!(
+        waited >= Duration::from_millis(250),
+        "closed too early: {waited:?}"
+    );
+
+    let text = metrics(admin).await;
+    assert_eq!(counter(&text, "header_read_timeout", "proxy"), 60, "{text}");
+    assert_eq!(counter(&text, "header_read_timeout", "admin"), 20, "{text}");
+    // The proxy still serves.
+    let got = exchange(
+        tooltap.local_addr(),
+        request(tooltap.local_addr(), "GET", "/x", ""),
+    )
+    .await;
+    assert_eq!(got.status, 200);
+}
+
+#[tokio::test]
+async fn at_the_connection_cap_a_request_waits_for_a_slot_and_then_completes() {
+    let upstream = Upstream::serving(Script::full(200, "text/plain", "ok")).await;
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.timeouts.header_read = Some(HumanDuration(Duration::from_millis(600)));
+    raw.proxy.max_connections = Some(4);
+    let tooltap = proxy::start(raw).await;
+    let addr = tooltap.local_addr();
+
+    let hogs = silent(addr, 4).await;
+    // Let the accept loop take all four slots.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let started = Instant::now();
+    let got = within(
+        Duration::from_secs(5),
+        exchange(addr, request(addr, "GET", "/x", "")),
+    )
+    .await;
+    let waited = started.elapsed();
+    assert_eq!(got.status, 200);
+    assert!(
+        waited >= Duration::from_millis(300),
+        "the fifth connection was served before a slot freed: {waited:?}"
+    );
+    drop(hogs);
+    let text = metrics(tooltap.admin_addr().expect("admin")).await;
+    assert!(counter(&text, "connections_max", "proxy") >= 1, "{text}");
+    assert_eq!(counter(&text, "header_read_timeout", "proxy"), 4, "{text}");
+}
+
+/// The real binary under `prlimit --nofile=64`, with a connection cap above what 64 descriptors
+/// allow, so accept fails with EMFILE while 150 silent sockets wait.
+#[tokio::test]
+async fn with_few_descriptors_accept_errors_back_off_are_logged_rarely_and_metrics_answer_after() {
+    if std::process::Command::new("prlimit")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        panic!("prlimit (util-linux) is needed for this test");
+    }
+    let upstream = Upstream::serving(Script::full(200, "text/plain", "ok")).await;
+    let dir = std::env::temp_dir().join(format!("tooltap-it-fds-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let config = dir.join("tooltap.toml");
+    std::fs::write(
+        &config,
+        "[proxy]\nmax_connections = 1000\n[timeouts]\nheader_read = \"1s\"\n",
+    )
+    .expect("config");
+    let mut child = tokio::process::Command::new("prlimit")
+        .arg("--nofile=64:64")
+        .arg(env!("CARGO_BIN_EXE_tooltap"))
+        .args([
+            "proxy",
+            "--listen",
+            "127.0.0.1:0",
+            "--admin-listen",
+            "127.0.0.1:0",
+        ])
+        .args(["--upstream", &upstream.url(), "--log-format", "json"])
+        .args([
+            "--worker-threads",
+            "1",
+            "--record",
+            "off",
+            "--violations",
+            "off",
+        ])
+        .arg("--config")
+        .arg(&config)
+        .env("RUST_LOG", "info")
+        .env_remove("TOOLTAP_CONFIG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("prlimit tooltap starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let (addr, admin) = within(Duration::from_secs(20), async {
+        let mut admin = None;
+        loop {
+            let line = lines
+                .next_line()
+                .await
+                .expect("read")
+                .expect("tooltap exited early");
+            let value: serde_json::Value = serde_json::from_str(&line).expect("JSON log line");
+            if let Some(a) = value["fields"]["admin"].as_str() {
+                admin = Some(a.parse::<SocketAddr>().expect("admin address"));
+            }
+            if value["fields"]["message"] == "tooltap proxy ready" {
+                let listen = value["fields"]["listen"].as_str().expect("listen field");
+                return (listen.parse::<SocketAddr>().expect("address"), admin);
+            }
+        }
+    })
+    .await;
+    let admin = admin.expect("admin address logged");
+    let log = tokio::spawn(async move {
+        let mut all = Vec::new();
+        while let Ok(Some(line)) = lines.next_line().await {
+            all.push(line);
+        }
+        all
+    });
+
+    let hogs = silent(addr, 150).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The silent sockets go after 1 s each, the backlog drains, and the admin port answers.
+    let started = Instant::now();
+    let text = within(Duration::from_secs(20), async {
+        loop {
+            let attempt = tokio::time::timeout(Duration::from_secs(2), async {
+                let stream = TcpStream::connect(admin).await.ok()?;
+                drop(stream);
+                Some(metrics(admin).await)
+            });
+            if let Ok(Some(text)) = attempt.await {
+                return text;
+            }
+        }
+    })
+    .await;
+    let recovered = started.elapsed();
+    assert!(
+        counter(&text, "accept_error", "proxy") >= 1,
+        "no EMFILE was hit: {text}"
+    );
+    let got = exchange(addr, request(addr, "GET", "/x", "")).await;
+    assert_eq!(got.status, 200);
+    drop(hogs);
+
+    let pid = child.id().expect("pid").to_string();
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status();
+    let _ = within(Duration::from_secs(20), child.wait()).await;
+    let log = log.await.expect("log reader");
+    let accept_lines = log.iter().filter(|l| l.contains("accept failed")).count();
+    println!(
+        "fds=64: {} accept errors counted, {accept_lines} log lines, {} lines in all, /metrics back after {recovered:?}",
+        counter(&text, "accept_error", "proxy"),
+        log.len()
+    );
+    // At most once a minute per listener (proxy and admin) during a test far shorter than that.
+    assert!(
+        accept_lines <= 2,
+        "accept errors logged {accept_lines} times"
+    );
+    assert!(log.len() < 50, "{} log lines", log.len());
+    let _ = std::fs::remove_dir_all(&dir);
+}

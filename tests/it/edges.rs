@@ -1,0 +1,150 @@
+//! The smaller bounds of issue 11, each attacked: a request body trickled at a few bytes a
+//! second is cut (the upstream request aborted), and an upstream answering with ~100 headers or
+//! one 500 KiB header passes through as it would directly.
+
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::support::client::{exchange, request};
+use crate::support::upstream::{Script, Upstream};
+use crate::support::{proxy, within};
+use tooltap::config::HumanDuration;
+
+#[tokio::test]
+async fn a_request_body_trickled_byte_by_byte_is_cut_and_the_upstream_request_aborted() {
+    let mut upstream = Upstream::serving(Script::full(200, "application/json", "{}")).await;
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.timeouts.request_body = Some(HumanDuration(Duration::from_millis(800)));
+    let tooltap = proxy::start(raw).await;
+    let admin = tooltap.admin_addr().expect("admin");
+
+    let mut stream = within(
+        Duration::from_secs(5),
+        TcpStream::connect(tooltap.local_addr()),
+    )
+    .await
+    .expect("connect");
+    stream
+        .write_all(
+            b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n",
+        )
+        .await
+        .expect("head");
+    let started = Instant::now();
+    let (mut reader, mut writer) = stream.into_split();
+    let trickle = tokio::spawn(async move {
+        for _ in 0..100 {
+            if writer.write_all(b" ").await.is_err() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    });
+    let mut answer = Vec::new();
+    let _ = within(Duration::from_secs(5), reader.read_to_end(&mut answer)).await;
+    let waited = started.elapsed();
+    trickle.abort();
+    let text = String::from_utf8_lossy(&answer);
+    assert!(text.starts_with("HTTP/1.1 400"), "{text}");
+    assert!(text.contains("request body too slowly"), "{text}");
+    assert!(
+        waited >= Duration::from_millis(700),
+        "cut too early: {waited:?}"
+    );
+    assert!(waited < Duration::from_secs(3), "cut too late: {waited:?}");
+    let seen = upstream.next_request().await;
+    assert!(
+        seen.body.len() < 100,
+        "the upstream got the whole body: {}",
+        seen.body.len()
+    );
+    let metrics = exchange(admin, request(admin, "GET", "/metrics", "")).await;
+    let metrics = String::from_utf8_lossy(&metrics.body).into_owned();
+    assert!(
+        metrics.contains("tooltap_limit_hits_total{limit=\"request_body_slow\",scope=\"proxy\"} 1"),
+        "{metrics}"
+    );
+}
+
+#[tokio::test]
+async fn a_large_body_sent_at_a_fair_rate_is_not_cut() {
+    let mut upstream = Upstream::serving(Script::full(200, "application/json", "{}")).await;
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.timeouts.request_body = Some(HumanDuration(Duration::from_millis(300)));
+    let tooltap = proxy::start(raw).await;
+    let mut stream = within(
+        Duration::from_secs(5),
+        TcpStream::connect(tooltap.local_addr()),
+    )
+    .await
+    .expect("connect");
+    // 20 chunks of 1,000 bytes, 50 ms apart: 1 s in all, far past the initial 300 ms, but
+    // each chunk earns 2 s at the default 500 bytes/s.
+    stream
+        .write_all(b"POST /v1/x HTTP/1.1\r\nhost: x\r\ncontent-length: 20000\r\n\r\n")
+        .await
+        .expect("head");
+    for _ in 0..20 {
+        stream.write_all(&[b'a'; 1000]).await.expect("chunk");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut head = [0u8; 12];
+    within(Duration::from_secs(5), stream.read_exact(&mut head))
+        .await
+        .expect("answer");
+    assert_eq!(&head, b"HTTP/1.1 200");
+    assert_eq!(upstream.next_request().await.body.len(), 20_000);
+}
+
+/// A raw HTTP/1.1 GET with `connection: close`; everything the server sent.
+async fn raw_get(addr: std::net::SocketAddr) -> String {
+    let mut stream = within(Duration::from_secs(5), TcpStream::connect(addr))
+        .await
+        .expect("connect");
+    stream
+        .write_all(b"GET /v1/models HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+        .await
+        .expect("request");
+    let mut answer = Vec::new();
+    within(Duration::from_secs(5), stream.read_to_end(&mut answer))
+        .await
+        .expect("read");
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+#[tokio::test]
+async fn an_upstream_with_many_headers_or_one_huge_header_passes_through_like_direct() {
+    let mut many = Script::full(200, "text/plain", "many");
+    for n in 0..120 {
+        many = many.header(&format!("x-h-{n}"), &format!("v{n}"));
+    }
+    let huge = "b".repeat(500 * 1024);
+    let cases = [
+        ("120 headers", many, "x-h-119: v119".to_string()),
+        (
+            "one 500 KiB header",
+            Script::full(200, "text/plain", "huge").header("x-huge", &huge),
+            format!("x-huge: {huge}"),
+        ),
+    ];
+    for (name, script, expected) in cases {
+        let upstream = Upstream::serving(script).await;
+        let tooltap = proxy::start(proxy::raw_config(&upstream.url())).await;
+        let direct = raw_get(upstream.addr()).await;
+        let via = raw_get(tooltap.local_addr()).await;
+        assert!(direct.starts_with("HTTP/1.1 200"), "{name}: direct");
+        assert!(
+            via.starts_with("HTTP/1.1 200"),
+            "{name}: {:?}",
+            &via[..via.len().min(120)]
+        );
+        assert!(via.contains(&expected), "{name}: header lost");
+        assert_eq!(
+            via.lines().filter(|l| l.starts_with("x-")).count(),
+            direct.lines().filter(|l| l.starts_with("x-")).count() + 1, // x-tooltap-exchange
+            "{name}"
+        );
+    }
+}
