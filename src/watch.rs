@@ -58,6 +58,8 @@ impl Watch {
         let settings = &config.inspect;
         let engine = EngineConfig {
             severity: settings.severity.clone(),
+            max_violations: settings.max_violations,
+            max_reassembled: settings.max_reassembled,
             ..EngineConfig::default()
         };
         let violations = settings.violations.clone().map(|path| {
@@ -67,12 +69,17 @@ impl Watch {
             .then(|| Recorder::spawn(config.record.clone(), metrics.clone()));
         let inspection = Arc::new(Inspection {
             recorder,
-            max_recording: config.record.max_bytes_per_recording,
+            max_recording: config
+                .record
+                .max_bytes_per_recording
+                .min(settings.max_held_recording),
             engine: Arc::new(engine),
-            schemas: Arc::new(SchemaCache::default()),
+            schemas: Arc::new(SchemaCache::new(256, settings.schema)),
             metrics,
             violations,
             max_request_body: settings.max_request_body,
+            analysis: crate::inspect::AnalysisPool::default(),
+            memory: crate::inspect::MemoryBudget::new(settings.max_memory),
         });
         Watch::with(inspection, settings.max_concurrent, settings.tap_frames)
     }

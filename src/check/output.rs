@@ -153,6 +153,7 @@ pub fn completeness_name(completeness: &Completeness) -> &'static str {
         Completeness::TooLarge { .. } => "too_large",
         Completeness::DecodeFailed { .. } => "decode_failed",
         Completeness::NotInspected => "not_inspected",
+        Completeness::SchemaBudget { .. } => "schema_budget",
     }
 }
 

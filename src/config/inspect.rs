@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use crate::engine::{Level, RuleId, SeverityOverrides};
+use crate::engine::{Level, RuleId, SchemaLimits, SeverityOverrides};
 
 /// Beside the default `recordings/` folder, never in it: `tooltap check recordings/` and
 /// `tooltap replay --recordings recordings` read every `*.jsonl` there as a recording, and
@@ -21,6 +21,8 @@ pub const DEFAULT_ADMIN_LISTEN: &str = "127.0.0.1:9787";
 pub const DEFAULT_MAX_CONCURRENT: usize = 1024;
 pub const DEFAULT_TAP_FRAMES: usize = 1024;
 pub const DEFAULT_MAX_REQUEST_BODY: usize = 16 * 1024 * 1024;
+pub const DEFAULT_MAX_HELD_RECORDING: u64 = 1024 * 1024;
+pub const DEFAULT_MAX_VIOLATIONS: usize = crate::engine::violation::DEFAULT_MAX_VIOLATIONS;
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -30,6 +32,13 @@ pub struct RawInspect {
     pub max_concurrent: Option<usize>,
     pub tap_frames: Option<usize>,
     pub max_request_body: Option<usize>,
+    pub max_violations: Option<usize>,
+    pub max_reassembled: Option<usize>,
+    pub max_memory: Option<usize>,
+    pub max_held_recording: Option<u64>,
+    pub schema_budget: Option<u64>,
+    pub schema_compile_bytes: Option<usize>,
+    pub schema_cache_bytes: Option<usize>,
     /// Path of the violations file; `"off"` disables it.
     pub violations: Option<PathBuf>,
     pub methods: Option<Vec<String>>,
@@ -53,6 +62,13 @@ impl RawInspect {
             max_concurrent: higher.max_concurrent.or(self.max_concurrent),
             tap_frames: higher.tap_frames.or(self.tap_frames),
             max_request_body: higher.max_request_body.or(self.max_request_body),
+            max_violations: higher.max_violations.or(self.max_violations),
+            max_reassembled: higher.max_reassembled.or(self.max_reassembled),
+            max_memory: higher.max_memory.or(self.max_memory),
+            max_held_recording: higher.max_held_recording.or(self.max_held_recording),
+            schema_budget: higher.schema_budget.or(self.schema_budget),
+            schema_compile_bytes: higher.schema_compile_bytes.or(self.schema_compile_bytes),
+            schema_cache_bytes: higher.schema_cache_bytes.or(self.schema_cache_bytes),
             violations: higher.violations.or(self.violations),
             methods: higher.methods.or(self.methods),
             path_suffixes: higher.path_suffixes.or(self.path_suffixes),
@@ -102,6 +118,16 @@ pub struct InspectSettings {
     pub max_concurrent: usize,
     pub tap_frames: usize,
     pub max_request_body: usize,
+    /// Violations kept per exchange (file, log, recording); the rest are counted.
+    pub max_violations: usize,
+    /// SSE data one stream's reassembly takes in; past it the stream is reported too_large.
+    pub max_reassembled: usize,
+    /// Bytes all inspections may hold together; past it new exchanges are not inspected.
+    pub max_memory: usize,
+    /// Response bytes a `violations`-mode recording holds in memory until the verdict.
+    pub max_held_recording: u64,
+    /// What schema work one exchange may cost.
+    pub schema: SchemaLimits,
     pub violations: Option<PathBuf>,
     pub matcher: Matcher,
     pub severity: SeverityOverrides,
@@ -146,6 +172,13 @@ pub fn validate(
         max_concurrent,
         tap_frames,
         max_request_body,
+        max_violations,
+        max_reassembled,
+        max_memory,
+        max_held_recording,
+        schema_budget,
+        schema_compile_bytes,
+        schema_cache_bytes,
         violations,
         methods,
         path_suffixes,
@@ -177,6 +210,22 @@ pub fn validate(
             DEFAULT_MAX_REQUEST_BODY,
             "max_request_body",
         )?,
+        max_violations: positive(max_violations, DEFAULT_MAX_VIOLATIONS, "max_violations")?,
+        max_reassembled: positive(
+            max_reassembled,
+            crate::engine::EngineConfig::default().max_reassembled,
+            "max_reassembled",
+        )?,
+        max_memory: positive(max_memory, crate::inspect::DEFAULT_MAX_MEMORY, "max_memory")?,
+        max_held_recording: match max_held_recording {
+            Some(0) => {
+                return Err(InspectConfigError::Zero {
+                    key: "max_held_recording",
+                });
+            }
+            other => other.unwrap_or(DEFAULT_MAX_HELD_RECORDING),
+        },
+        schema: schema_limits(schema_budget, schema_compile_bytes, schema_cache_bytes)?,
         violations: (violations.as_os_str() != "off").then_some(violations),
         matcher: Matcher {
             methods: methods.unwrap_or(defaults.methods),
@@ -194,4 +243,27 @@ pub fn validate(
         ),
     };
     Ok((inspect, AdminSettings { listen }))
+}
+
+fn schema_limits(
+    budget: Option<u64>,
+    compile_bytes: Option<usize>,
+    cache_bytes: Option<usize>,
+) -> Result<SchemaLimits, InspectConfigError> {
+    let defaults = SchemaLimits::default();
+    let zero = |key| Err(InspectConfigError::Zero { key });
+    Ok(SchemaLimits {
+        max_steps: match budget {
+            Some(0) => return zero("schema_budget"),
+            other => other.unwrap_or(defaults.max_steps),
+        },
+        max_compile_bytes: match compile_bytes {
+            Some(0) => return zero("schema_compile_bytes"),
+            other => other.unwrap_or(defaults.max_compile_bytes),
+        },
+        max_cache_bytes: match cache_bytes {
+            Some(0) => return zero("schema_cache_bytes"),
+            other => other.unwrap_or(defaults.max_cache_bytes),
+        },
+    })
 }

@@ -20,6 +20,11 @@ pub struct EngineConfig {
     pub max_sse_line: usize,
     /// Largest total of decompressed bytes (a gzip bomb stops here).
     pub max_decoded: usize,
+    /// Largest total of SSE data one stream's reassembly takes in (bounds the reassembled
+    /// content and arguments of a long stream).
+    pub max_reassembled: usize,
+    /// Violations kept per exchange; the rest are counted (`violations_not_listed`).
+    pub max_violations: usize,
     /// Per-rule severity, including turning a rule off.
     pub severity: SeverityOverrides,
 }
@@ -30,6 +35,8 @@ impl Default for EngineConfig {
             max_json_body: 16 * 1024 * 1024,
             max_sse_line: 8 * 1024 * 1024,
             max_decoded: 64 * 1024 * 1024,
+            max_reassembled: 16 * 1024 * 1024,
+            max_violations: super::violation::DEFAULT_MAX_VIOLATIONS,
             severity: SeverityOverrides::default(),
         }
     }

@@ -30,6 +30,9 @@ enum Body {
 struct SseBody {
     framer: SseFramer,
     events: Vec<SseEvent>,
+    /// Decoded bytes taken in so far, and the most allowed (`max_reassembled`).
+    seen: usize,
+    max: usize,
 }
 
 /// The engine's state for one exchange.
@@ -64,7 +67,7 @@ impl Exchange {
         dialect: Dialect,
         request_body: &[u8],
     ) -> Exchange {
-        let mut sink = ViolationSink::new(config.severity.clone());
+        let mut sink = ViolationSink::capped(config.severity.clone(), config.max_violations);
         let mut notes = Vec::new();
         let state = DialectState::new(dialect, cache, request_body, &mut sink, &mut notes);
         Exchange {
@@ -101,6 +104,10 @@ impl Exchange {
         self.status = Some(status);
         let kind = self.classify(content_type.as_deref());
         self.kind = Some(kind);
+        if (200..300).contains(&status) {
+            // Only an array that got an answer is worth keeping compiled.
+            self.state.admit_tools();
+        }
         if !(200..300).contains(&status) {
             self.notes
                 .push(format!("status {status}: tool rules skipped"));
@@ -132,6 +139,8 @@ impl Exchange {
             BodyKind::Sse => Body::Sse(Box::new(SseBody {
                 framer: SseFramer::new(self.config.max_sse_line),
                 events: Vec::new(),
+                seen: 0,
+                max: self.config.max_reassembled,
             })),
             BodyKind::Json | BodyKind::Other | BodyKind::None => {
                 Body::Json(JsonFramer::new(self.config.max_json_body))
@@ -253,8 +262,12 @@ impl Exchange {
             body_kind,
             choices,
             usage,
+            violations_not_listed: sink.not_listed(),
+            completeness: match (completeness, sink.schema_budget_hits()) {
+                (Completeness::Complete, calls @ 1..) => Completeness::SchemaBudget { calls },
+                (other, _) => other,
+            },
             violations: sink.into_vec(),
-            completeness,
             notes,
         }
     }
@@ -347,7 +360,19 @@ fn frame(
             bytes: e.limit,
         }),
         Body::Sse(sse) => {
-            let SseBody { framer, events } = sse.as_mut();
+            let SseBody {
+                framer,
+                events,
+                seen,
+                max,
+            } = sse.as_mut();
+            *seen = seen.saturating_add(decoded.len());
+            if *seen > *max {
+                return Err(Completeness::TooLarge {
+                    limit: LimitKind::Reassembled,
+                    bytes: *max,
+                });
+            }
             let pushed = framer.push(decoded, events);
             for event in events.drain(..) {
                 state.on_event(&event, seq, sink);

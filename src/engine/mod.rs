@@ -24,6 +24,7 @@ pub mod framing;
 pub mod report;
 pub mod rules;
 pub mod schema;
+pub mod schema_cost;
 pub mod violation;
 
 use std::sync::Arc;
@@ -37,7 +38,7 @@ pub use framing::{SseEvent, SseFramer};
 pub use report::{BodyKind, ChoiceOutcome, Completeness, LimitKind, Report, ToolCallOutcome};
 pub use request::RequestFacts;
 pub use rules::RuleId;
-pub use schema::SchemaCache;
+pub use schema::{SchemaCache, SchemaLimits};
 pub use violation::{Severity, Stage, Violation};
 
 /// The response status line and the headers the engine needs.

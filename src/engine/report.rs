@@ -23,6 +23,9 @@ pub struct Report {
     pub choices: Vec<ChoiceOutcome>,
     pub usage: Option<Value>,
     pub violations: Vec<Violation>,
+    /// Violations found past `inspect.max_violations`: counted, not listed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub violations_not_listed: u64,
     pub completeness: Completeness,
     pub notes: Vec<String>,
 }
@@ -78,6 +81,13 @@ pub enum Completeness {
     DecodeFailed { reason: String },
     /// A non-2xx status or a content type that is not inspected: the body was not judged.
     NotInspected,
+    /// The whole body was inspected, but checking `calls` tool calls' arguments against their
+    /// schemas would have cost more than the schema budget: those checks were not made.
+    SchemaBudget { calls: u32 },
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Which of [`crate::engine::EngineConfig`]'s bounds was hit.
@@ -87,4 +97,6 @@ pub enum LimitKind {
     JsonBody,
     SseLine,
     Decoded,
+    /// `max_reassembled`: the SSE data a stream's reassembly may take in.
+    Reassembled,
 }

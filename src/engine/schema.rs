@@ -7,29 +7,65 @@
 //! files or open connections. This is the one module that imports `jsonschema`.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
-use jsonschema::{ValidationError, Validator};
+use jsonschema::error::ValidationErrorKind;
+use jsonschema::{PatternOptions, ValidationError, Validator};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::request::function_name;
+use super::schema_cost::{self, OverBudget};
 
 /// How many distinct `tools` arrays stay compiled; the oldest is evicted first.
 const DEFAULT_CAPACITY: usize = 256;
+/// Compiled validators take about 13 times the bytes of their schema text (measured: an 8 MiB
+/// `tools` array left ~104 MiB); entries are weighed at 16 times their text.
+pub const BYTES_PER_SCHEMA_BYTE: usize = 16;
+/// Backtracking steps one `pattern` match may take before it counts as over budget.
+const BACKTRACK_LIMIT: usize = 100_000;
+/// Largest compiled size of one `pattern` regex.
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
-/// Compiled validators keyed by the exact content of the `tools` array. `Send + Sync`; share it
-/// across exchanges with an `Arc`.
-#[derive(Debug)]
-pub struct SchemaCache {
-    capacity: usize,
-    entries: Mutex<CacheEntries>,
+/// What one exchange's schema work may cost; shared by every exchange through the cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SchemaLimits {
+    /// Estimated validation steps per tool call's arguments ([`schema_cost`]); past it the
+    /// call's schema check is skipped and the exchange reported `schema_budget`.
+    pub max_steps: u64,
+    /// Schema text compiled per `tools` array; the tools past it are not compiled.
+    pub max_compile_bytes: usize,
+    /// Estimated bytes all cached compiled `tools` arrays may hold together.
+    pub max_cache_bytes: usize,
 }
 
-#[derive(Debug, Default)]
+impl Default for SchemaLimits {
+    fn default() -> Self {
+        SchemaLimits {
+            max_steps: 200_000,
+            max_compile_bytes: 4 * 1024 * 1024,
+            max_cache_bytes: 128 * 1024 * 1024,
+        }
+    }
+}
+
+/// Compiled validators keyed by the exact content of the `tools` array. `Send + Sync`; share it
+/// across exchanges with an `Arc`. Bounded by count and by estimated bytes; an array enters
+/// only when [`CompiledTools::admit`] is called (the inspector does on a 2xx head), so a request
+/// that never gets an answer pins nothing.
+#[derive(Debug)]
+pub struct SchemaCache {
+    limits: SchemaLimits,
+    entries: Arc<Mutex<CacheEntries>>,
+}
+
+#[derive(Debug)]
 struct CacheEntries {
-    by_key: HashMap<String, Arc<CompiledTools>>,
-    insertion_order: VecDeque<String>,
+    capacity: usize,
+    max_bytes: usize,
+    bytes: usize,
+    by_key: HashMap<Arc<str>, Arc<CompiledTools>>,
+    insertion_order: VecDeque<Arc<str>>,
 }
 
 impl Default for SchemaCache {
@@ -41,63 +77,67 @@ impl Default for SchemaCache {
 impl SchemaCache {
     /// A cache holding at most `capacity` (at least 1) distinct tools arrays.
     pub fn with_capacity(capacity: usize) -> SchemaCache {
+        SchemaCache::new(capacity, SchemaLimits::default())
+    }
+
+    /// A cache with these limits.
+    pub fn new(capacity: usize, limits: SchemaLimits) -> SchemaCache {
         SchemaCache {
-            capacity: capacity.max(1),
-            entries: Mutex::new(CacheEntries::default()),
+            limits,
+            entries: Arc::new(Mutex::new(CacheEntries {
+                capacity: capacity.max(1),
+                max_bytes: limits.max_cache_bytes,
+                bytes: 0,
+                by_key: HashMap::new(),
+                insertion_order: VecDeque::new(),
+            })),
         }
     }
 
-    /// The compiled form of `tools`, compiling it on first sight.
+    pub fn limits(&self) -> SchemaLimits {
+        self.limits
+    }
+
+    /// The compiled form of `tools`, compiling it on first sight, cached at once.
     pub fn tools_for(&self, tools: &Value) -> Arc<CompiledTools> {
         // serde_json serializes a `Value` deterministically, so equal content gives equal keys.
-        self.lookup(&tools.to_string(), || CompiledTools::compile(tools, false))
+        let compiled = self.tools_for_text(&tools.to_string());
+        compiled.admit();
+        compiled
     }
 
     /// The same for the `tools` array exactly as the request carried it: the key is its text,
-    /// borrowed, and the array is parsed only on a miss. (Building the key from a parsed
-    /// `Value` on every request showed in the benchmark's profile.) The same array sent with
-    /// other whitespace is compiled once more, never confused with another.
+    /// and the array is parsed only on a miss. (Building the key from a parsed `Value` on every
+    /// request showed in the benchmark's profile.) The same array sent with other whitespace is
+    /// compiled once more, never confused with another. Not cached until admitted.
     pub fn tools_for_raw(&self, tools: &RawValue) -> Arc<CompiledTools> {
-        self.lookup(tools.get(), || {
-            let value = serde_json::from_str(tools.get()).unwrap_or(Value::Null);
-            CompiledTools::compile(&value, false)
-        })
+        self.tools_for_key(tools.get(), tools.get(), false)
     }
 
     /// The same for a Responses API `tools` array, whose function tools are flat
-    /// (`{"type":"function","name":..,"parameters":..}`). Keyed apart from Chat arrays.
+    /// (`{"type":"function","name":..,"parameters":..}`). Keyed apart from Chat arrays; not
+    /// cached until admitted either.
     pub fn tools_for_flat(&self, tools: &RawValue) -> Arc<CompiledTools> {
-        let key = format!("flat:{}", tools.get());
-        self.lookup(&key, || {
-            let value = serde_json::from_str(tools.get()).unwrap_or(Value::Null);
-            CompiledTools::compile(&value, true)
-        })
+        self.tools_for_key(&format!("flat:{}", tools.get()), tools.get(), true)
+    }
+
+    fn tools_for_text(&self, key: &str) -> Arc<CompiledTools> {
+        self.tools_for_key(key, key, false)
     }
 
     /// Keeping the full text as the key (not a hash) rules out collisions handing out wrong
-    /// validators. Compilation happens outside the lock, so two exchanges racing on a new
-    /// array may both compile it; one result wins.
-    fn lookup(&self, key: &str, compile: impl FnOnce() -> CompiledTools) -> Arc<CompiledTools> {
+    /// validators. Compilation happens outside the lock.
+    fn tools_for_key(&self, key: &str, text: &str, flat: bool) -> Arc<CompiledTools> {
         if let Ok(entries) = self.entries.lock()
             && let Some(found) = entries.by_key.get(key)
         {
             return Arc::clone(found);
         }
-        let compiled = Arc::new(compile());
-        // A poisoned lock only means another thread panicked mid-insert; skip caching then.
-        if let Ok(mut entries) = self.entries.lock()
-            && !entries.by_key.contains_key(key)
-        {
-            while entries.by_key.len() >= self.capacity {
-                match entries.insertion_order.pop_front() {
-                    Some(oldest) => entries.by_key.remove(&oldest),
-                    None => break,
-                };
-            }
-            entries.insertion_order.push_back(key.to_owned());
-            entries.by_key.insert(key.to_owned(), Arc::clone(&compiled));
-        }
-        compiled
+        let value = serde_json::from_str(text).unwrap_or(Value::Null);
+        let mut compiled = CompiledTools::compile(&value, &self.limits, flat);
+        compiled.key = Arc::from(key);
+        compiled.home = Arc::downgrade(&self.entries);
+        Arc::new(compiled)
     }
 
     /// How many distinct tools arrays are compiled right now.
@@ -111,6 +151,37 @@ impl SchemaCache {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// Estimated bytes the cached entries hold (the `tooltap_schema_cache_bytes` gauge).
+    pub fn bytes(&self) -> usize {
+        self.entries
+            .lock()
+            .map(|entries| entries.bytes)
+            .unwrap_or(0)
+    }
+}
+
+impl CacheEntries {
+    /// Inserts `compiled`, evicting the oldest until both bounds hold. An entry heavier than
+    /// the whole byte bound is not kept.
+    fn insert(&mut self, compiled: &Arc<CompiledTools>) {
+        let weight = compiled.weight();
+        if weight > self.max_bytes || self.by_key.contains_key(&compiled.key) {
+            return;
+        }
+        while self.by_key.len() >= self.capacity || self.bytes + weight > self.max_bytes {
+            let Some(oldest) = self.insertion_order.pop_front() else {
+                break;
+            };
+            if let Some(gone) = self.by_key.remove(&oldest) {
+                self.bytes = self.bytes.saturating_sub(gone.weight());
+            }
+        }
+        self.insertion_order.push_back(Arc::clone(&compiled.key));
+        self.by_key
+            .insert(Arc::clone(&compiled.key), Arc::clone(compiled));
+        self.bytes += weight;
+    }
 }
 
 /// The declared function tools of one request, with their argument validators.
@@ -119,6 +190,10 @@ pub struct CompiledTools {
     tools: Vec<DeclaredTool>,
     /// Whether `tools` was a non-empty array (an empty one declares nothing).
     declares: bool,
+    key: Arc<str>,
+    home: Weak<Mutex<CacheEntries>>,
+    /// Position of each tool by name (the first one of a repeated name).
+    by_name: HashMap<String, usize>,
 }
 
 /// One declared function tool.
@@ -135,15 +210,73 @@ pub struct DeclaredTool {
 pub enum ToolSchema {
     /// No `parameters`: an empty parameter list, nothing to validate against.
     Absent,
-    Valid(Box<Validator>),
+    Valid(Box<CheckedSchema>),
     /// Not a usable schema; the human reason. Arguments of this tool are not schema-checked.
     Invalid(String),
+    /// Not compiled: the `tools` array's schemas went past `inspect.schema_compile_bytes`.
+    OverBudget,
+}
+
+/// A compiled schema with its source, which the cost estimate walks before validating.
+#[derive(Debug)]
+pub struct CheckedSchema {
+    validator: Validator,
+    source: Value,
+    max_steps: u64,
+}
+
+/// What checking one call's arguments against its tool's schema gave.
+#[derive(Debug)]
+pub enum SchemaCheck {
+    /// No schema to check against (absent or invalid).
+    Unchecked,
+    /// The schema's failures (empty when valid), at most the number asked for.
+    Checked(Vec<SchemaFailure>),
+    /// Checking would cost more than the budget: not attempted, or stopped.
+    OverBudget,
+}
+
+/// One schema failure of the arguments.
+#[derive(Debug)]
+pub struct SchemaFailure {
+    pub instance_path: String,
+    pub schema_path: String,
+    pub message: String,
+}
+
+impl ToolSchema {
+    /// Validates `instance` within the step budget; at most `max_errors` failures are listed.
+    pub fn check(&self, instance: &Value, max_errors: usize) -> SchemaCheck {
+        let checked = match self {
+            ToolSchema::Absent | ToolSchema::Invalid(_) => return SchemaCheck::Unchecked,
+            ToolSchema::OverBudget => return SchemaCheck::OverBudget,
+            ToolSchema::Valid(checked) => checked,
+        };
+        if let Err(OverBudget) = schema_cost::estimate(&checked.source, instance, checked.max_steps)
+        {
+            return SchemaCheck::OverBudget;
+        }
+        let mut failures = Vec::new();
+        for error in checked.validator.iter_errors(instance).take(max_errors) {
+            // A regex that hit its backtracking limit is our bound, not the arguments' fault.
+            if let ValidationErrorKind::BacktrackLimitExceeded { .. } = error.kind() {
+                return SchemaCheck::OverBudget;
+            }
+            failures.push(SchemaFailure {
+                instance_path: error.instance_path().as_str().to_owned(),
+                schema_path: error.schema_path().as_str().to_owned(),
+                message: error.to_string(),
+            });
+        }
+        SchemaCheck::Checked(failures)
+    }
 }
 
 impl CompiledTools {
-    fn compile(tools: &Value, flat: bool) -> CompiledTools {
+    fn compile(tools: &Value, limits: &SchemaLimits, flat: bool) -> CompiledTools {
         let items = tools.as_array().map(Vec::as_slice).unwrap_or_default();
         let declares = !items.is_empty();
+        let mut compile_left = limits.max_compile_bytes;
         let tools = items
             .iter()
             .enumerate()
@@ -165,7 +298,16 @@ impl CompiledTools {
                 let name = name.to_owned();
                 let schema = match parameters {
                     None | Some(Value::Null) => ToolSchema::Absent,
-                    Some(parameters) => compile_one(parameters),
+                    Some(parameters) => {
+                        let size = parameters.to_string().len();
+                        if size > compile_left {
+                            compile_left = 0;
+                            ToolSchema::OverBudget
+                        } else {
+                            compile_left -= size;
+                            compile_one(parameters, limits.max_steps)
+                        }
+                    }
                 };
                 Some(DeclaredTool {
                     name,
@@ -173,8 +315,33 @@ impl CompiledTools {
                     schema,
                 })
             })
-            .collect();
-        CompiledTools { tools, declares }
+            .collect::<Vec<DeclaredTool>>();
+        let mut by_name = HashMap::with_capacity(tools.len());
+        for (at, tool) in tools.iter().enumerate() {
+            by_name.entry(tool.name.clone()).or_insert(at);
+        }
+        CompiledTools {
+            tools,
+            declares,
+            key: Arc::from(""),
+            home: Weak::new(),
+            by_name,
+        }
+    }
+
+    /// Keeps this array in the cache it was compiled for (called once its request got a 2xx
+    /// answer). Does nothing when it is already there or the cache is gone.
+    pub fn admit(self: &Arc<Self>) {
+        if let Some(home) = self.home.upgrade()
+            && let Ok(mut entries) = home.lock()
+        {
+            entries.insert(self);
+        }
+    }
+
+    /// The estimated bytes this array holds once compiled.
+    fn weight(&self) -> usize {
+        self.key.len().saturating_mul(BYTES_PER_SCHEMA_BYTE)
     }
 
     /// Whether the request declared tools at all (a non-empty `tools` array).
@@ -183,7 +350,7 @@ impl CompiledTools {
     }
 
     pub fn get(&self, name: &str) -> Option<&DeclaredTool> {
-        self.tools.iter().find(|tool| tool.name == name)
+        self.by_name.get(name).and_then(|&at| self.tools.get(at))
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &DeclaredTool> {
@@ -191,9 +358,20 @@ impl CompiledTools {
     }
 }
 
-fn compile_one(parameters: &Value) -> ToolSchema {
-    match jsonschema::options().offline().build(parameters) {
-        Ok(validator) => ToolSchema::Valid(Box::new(validator)),
+fn compile_one(parameters: &Value, max_steps: u64) -> ToolSchema {
+    let patterns = PatternOptions::fancy_regex()
+        .backtrack_limit(BACKTRACK_LIMIT)
+        .size_limit(REGEX_SIZE_LIMIT);
+    match jsonschema::options()
+        .offline()
+        .with_pattern_options(patterns)
+        .build(parameters)
+    {
+        Ok(validator) => ToolSchema::Valid(Box::new(CheckedSchema {
+            validator,
+            source: parameters.clone(),
+            max_steps,
+        })),
         Err(error) => ToolSchema::Invalid(explain_invalid_schema(&error)),
     }
 }
@@ -222,52 +400,5 @@ fn explain_invalid_schema(error: &ValidationError<'_>) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn tools_with(parameters: Value) -> Value {
-        json!([{"type":"function","function":{"name":"f","parameters":parameters}}])
-    }
-
-    #[test]
-    fn caches_by_content_and_evicts_oldest() {
-        let cache = SchemaCache::with_capacity(2);
-        let first = cache.tools_for(&tools_with(json!({"type":"object"})));
-        let again = cache.tools_for(&tools_with(json!({"type":"object"})));
-        assert!(Arc::ptr_eq(&first, &again));
-        cache.tools_for(&tools_with(json!({"type":"string"})));
-        cache.tools_for(&tools_with(json!({"type":"number"})));
-        assert_eq!(cache.len(), 2);
-        let recompiled = cache.tools_for(&tools_with(json!({"type":"object"})));
-        assert!(!Arc::ptr_eq(&first, &recompiled));
-    }
-
-    #[test]
-    fn invalid_and_remote_schemas_are_reported_not_fetched() {
-        let cache = SchemaCache::default();
-        let bad = cache.tools_for(&tools_with(json!({"type": 5})));
-        assert!(matches!(
-            bad.get("f").map(|t| &t.schema),
-            Some(ToolSchema::Invalid(_))
-        ));
-        let remote = cache.tools_for(&tools_with(
-            json!({"$ref": "https://example.invalid/s.json"}),
-        ));
-        match remote.get("f").map(|t| &t.schema) {
-            Some(ToolSchema::Invalid(reason)) => assert!(reason.contains("$ref"), "{reason}"),
-            other => panic!("expected invalid, got {other:?}"),
-        }
-        let file = cache.tools_for(&tools_with(json!({"$ref": "file:///etc/passwd"})));
-        assert!(matches!(
-            file.get("f").map(|t| &t.schema),
-            Some(ToolSchema::Invalid(_))
-        ));
-    }
-
-    #[test]
-    fn cache_is_send_and_sync() {
-        fn assert_send_sync<T: Send + Sync>() {}
-        assert_send_sync::<SchemaCache>();
-    }
-}
+#[path = "schema_tests.rs"]
+mod tests;

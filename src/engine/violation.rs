@@ -97,19 +97,49 @@ impl Site {
     }
 }
 
-/// Collects violations for one exchange, applying severity overrides as they arrive.
+/// Violations kept per exchange unless configured otherwise.
+pub const DEFAULT_MAX_VIOLATIONS: usize = 100;
+
+/// Collects violations for one exchange, applying severity overrides as they arrive. Keeps the
+/// first `max` and counts the rest, so a response with 20,000 bad calls costs a bounded report.
 #[derive(Debug, Clone)]
 pub struct ViolationSink {
     overrides: SeverityOverrides,
     violations: Vec<Violation>,
+    max: usize,
+    not_listed: u64,
+    schema_budget: u32,
 }
 
 impl ViolationSink {
     pub fn new(overrides: SeverityOverrides) -> ViolationSink {
+        ViolationSink::capped(overrides, DEFAULT_MAX_VIOLATIONS)
+    }
+
+    /// A sink keeping at most `max` violations (at least 1).
+    pub fn capped(overrides: SeverityOverrides, max: usize) -> ViolationSink {
         ViolationSink {
             overrides,
             violations: Vec::new(),
+            max: max.max(1),
+            not_listed: 0,
+            schema_budget: 0,
         }
+    }
+
+    /// Violations found past the cap: counted, not kept.
+    pub fn not_listed(&self) -> u64 {
+        self.not_listed
+    }
+
+    /// A tool call's arguments were not schema-checked: the check would exceed its budget.
+    pub fn schema_budget_hit(&mut self) {
+        self.schema_budget = self.schema_budget.saturating_add(1);
+    }
+
+    /// How many tool calls' schema checks were skipped for the budget.
+    pub fn schema_budget_hits(&self) -> u32 {
+        self.schema_budget
     }
 
     /// Records a violation unless its rule is turned off.
@@ -119,6 +149,10 @@ impl ViolationSink {
             Level::Warning => Severity::Warning,
             Level::Error => Severity::Error,
         };
+        if self.violations.len() >= self.max {
+            self.not_listed = self.not_listed.saturating_add(1);
+            return;
+        }
         let Site {
             choice,
             tool_call,

@@ -10,17 +10,16 @@
 //! exchange `inspection_failed` and the process lives on. The client never waits for any of it:
 //! the taps are fed by `try_send`, and this task only reads.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use tokio::sync::oneshot;
 
 use crate::enforce::CutReceiver;
-use crate::engine::{Dialect, EngineConfig, Exchange, Report, ResponseHead, SchemaCache};
+use crate::engine::{BodyEnd, Dialect, EngineConfig, Exchange, Report, ResponseHead, SchemaCache};
 use crate::jsonl_sink::JsonlSink;
-use crate::metrics::Metrics;
+use crate::metrics::{IncompleteReason, Metrics};
 use crate::record::{Recorder, RecordingEnd};
 use crate::tee::{Ending, TapEnd, TapReceiver};
 
@@ -32,10 +31,15 @@ pub struct Inspection {
     pub violations: Option<JsonlSink>,
     /// Writes recordings; `None` when `record.mode` is off.
     pub recorder: Option<Recorder>,
-    /// Response bytes a held (`violations` mode) recording keeps in memory until the verdict.
+    /// Response bytes a held (`violations` mode) recording keeps in memory until the verdict
+    /// (`inspect.max_held_recording`, at most `record.max_bytes_per_recording`).
     pub max_recording: u64,
     /// Request bodies larger than this are not inspected (the exchange is reported too_large).
     pub max_request_body: usize,
+    /// Where the engine's CPU work runs: off the worker threads, a bounded number at a time.
+    pub analysis: AnalysisPool,
+    /// What all inspections together may hold.
+    pub memory: MemoryBudget,
 }
 
 /// Who the exchange is, for reports.
@@ -80,6 +84,13 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
         enforced,
         recording: seed,
     } = job;
+    let Some(mut charge) = shared.memory.charge() else {
+        // Dropping the taps makes the tees stop copying; the client is not affected.
+        shared
+            .metrics
+            .incomplete(&label.route, IncompleteReason::MemoryBudget);
+        return;
+    };
     let mut recording = match (&shared.recorder, &seed) {
         (Some(recorder), Some(seed)) => Tape::start(recorder, &label, seed, shared.max_recording),
         _ => None,
@@ -88,7 +99,8 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
         body: request_body,
         end: request_end,
         too_large: request_too_large,
-    } = collect_request(request, shared.max_request_body).await;
+        over_memory,
+    } = collect_request(request, shared.max_request_body, &mut charge).await;
     if let Some(handle) = recording.as_mut() {
         handle.request_body(request_body.as_deref());
     }
@@ -103,12 +115,13 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
     if let (Some(tape), Some(headers)) = (recording.as_mut(), headers.as_ref()) {
         tape.response_head(status, headers);
     }
-    let outcome = analyse(
+    let (outcome, response_over_memory) = analyse(
         &shared,
         label.dialect,
-        request_body.as_deref(),
+        request_body.clone(),
         part,
         &mut recording,
+        &mut charge,
     )
     .await;
     shared
@@ -140,6 +153,7 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
     let request = report::RequestSeen {
         end: request_end.as_ref(),
         too_large: request_too_large,
+        over_memory: over_memory || response_over_memory,
     };
     report::emit(&shared, &label, request, outcome, cut.is_some());
 }
@@ -147,36 +161,54 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
 /// The inspector's copy of the request body.
 struct RequestCopy {
     /// `None` when it was cut short, lossy or over the bound.
-    body: Option<Vec<u8>>,
+    body: Option<Bytes>,
     end: Option<TapEnd>,
     /// Over `inspect.max_request_body`: forwarded whole, not judged.
     too_large: bool,
+    /// Holding it would cross `inspect.max_memory`: forwarded whole, not judged.
+    over_memory: bool,
 }
 
-async fn collect_request(mut tap: TapReceiver, max: usize) -> RequestCopy {
+async fn collect_request(mut tap: TapReceiver, max: usize, charge: &mut Charge) -> RequestCopy {
     let mut body = BytesMut::new();
     let mut over = false;
+    let mut over_memory = false;
     while let Some(event) = tap.data.recv().await {
+        if over || over_memory {
+            continue;
+        }
         if body.len() + event.bytes.len() > max {
             over = true;
-        } else if !over {
+        } else if !charge.try_add(event.bytes.len()) {
+            over_memory = true;
+        } else {
             body.extend_from_slice(&event.bytes);
         }
     }
+    if over || over_memory {
+        body = BytesMut::new();
+    }
     let end = tap.end.await.ok();
     let whole = !over
+        && !over_memory
         && end
             .as_ref()
             .is_some_and(|e| !e.lossy && matches!(e.ending, Ending::Complete | Ending::Trailers));
     RequestCopy {
-        body: whole.then(|| body.to_vec()),
+        body: whole.then(|| body.freeze()),
         end,
         too_large: over,
+        over_memory,
     }
 }
 
+mod memory;
+mod offload;
 mod recording;
 mod report;
+
+pub use memory::{Charge, DEFAULT_MAX_MEMORY, MemoryBudget};
+pub use offload::AnalysisPool;
 
 pub use recording::RecordingSeed;
 use recording::{Tape, Verdict};
@@ -190,57 +222,103 @@ enum Outcome {
     Panicked,
 }
 
+/// Frames fed to the engine in one trip to the analysis pool, at most.
+const BATCH: usize = 64;
+
 async fn analyse(
     shared: &Inspection,
     dialect: Dialect,
-    request_body: Option<&[u8]>,
+    request_body: Option<Bytes>,
     part: ResponsePart,
     recording: &mut Option<Tape>,
-) -> Outcome {
+    charge: &mut Charge,
+) -> (Outcome, bool) {
     let ResponsePart { head, mut body, .. } = part;
-    let mut exchange = match guarded(|| {
+    let pool = &shared.analysis;
+    // What this exchange can hold of the response: the held recording, and the engine's
+    // framing or reassembly buffer. Bytes past that are not held, so not charged.
+    let holdable = (shared.max_recording as usize).saturating_add(
+        shared
+            .engine
+            .max_json_body
+            .max(shared.engine.max_reassembled),
+    );
+    let mut charged = 0usize;
+    let (engine, schemas) = (Arc::clone(&shared.engine), Arc::clone(&shared.schemas));
+    let started = pool.run(move || {
         let mut exchange = Exchange::with_dialect(
-            &shared.engine,
-            &shared.schemas,
+            &engine,
+            &schemas,
             dialect,
-            request_body.unwrap_or_default(),
+            request_body.as_deref().unwrap_or_default(),
         );
         exchange.response_head(head);
         exchange
-    }) {
-        Some(exchange) => exchange,
-        None => return Outcome::Panicked,
+    });
+    let Some(mut exchange) = started.await else {
+        return (Outcome::Panicked, false);
     };
-    while let Some(event) = body.data.recv().await {
+    while let Some(first) = body.data.recv().await {
+        // Whatever else is already queued goes along: one trip per burst, not per frame.
+        let mut batch = vec![first];
+        while batch.len() < BATCH {
+            match body.data.try_recv() {
+                Ok(event) => batch.push(event),
+                Err(_) => break,
+            }
+        }
+        // Held frames and framing buffers are bounded per exchange; counted so that new
+        // exchanges see the total.
+        let bytes: usize = batch.iter().map(|event| event.bytes.len()).sum();
+        let more = bytes.min(holdable.saturating_sub(charged));
+        if !charge.try_add(more) {
+            // All inspections together hold `inspect.max_memory`: this one stops here and
+            // frees what it holds (its recording, its reassembly); the client is unaffected.
+            *recording = None;
+            drop(body);
+            let report = pool.run(move || exchange.finish(BodyEnd::Lossy)).await;
+            charge.release();
+            let outcome = match report {
+                Some(report) => Outcome::Judged {
+                    report: Box::new(report),
+                    end: None,
+                },
+                None => Outcome::Panicked,
+            };
+            return (outcome, true);
+        }
+        charged += more;
         if let Some(handle) = recording.as_mut() {
-            handle.frame(&event.bytes, event.at);
+            for event in &batch {
+                handle.frame(&event.bytes, event.at);
+            }
         }
-        let fed = guarded(|| {
-            #[cfg(test)]
-            tests::panic_on_marker(&event.bytes);
-            exchange.feed(&event.bytes)
+        let fed = pool.run(move || {
+            for event in batch {
+                #[cfg(test)]
+                tests::panic_on_marker(&event.bytes);
+                exchange.feed(&event.bytes);
+            }
+            exchange
         });
-        if fed.is_none() {
-            return Outcome::Panicked;
-        }
+        exchange = match fed.await {
+            Some(exchange) => exchange,
+            None => return (Outcome::Panicked, false),
+        };
     }
     let end = body.end.await.ok();
     // The recording's outcome is the one vocabulary for endings: the same translation into the
     // engine's `BodyEnd` as `tooltap check` makes from the file.
     let body_end = recording::outcome(end.as_ref(), None)
         .body_end(end.as_ref().map_or(0, |end| end.dropped_frames));
-    match guarded(move || exchange.finish(body_end)) {
+    let outcome = match pool.run(move || exchange.finish(body_end)).await {
         Some(report) => Outcome::Judged {
             report: Box::new(report),
             end,
         },
         None => Outcome::Panicked,
-    }
-}
-
-/// Run analysis code, turning a panic into `None` (the panic message is printed by the hook).
-fn guarded<T>(f: impl FnOnce() -> T) -> Option<T> {
-    catch_unwind(AssertUnwindSafe(f)).ok()
+    };
+    (outcome, false)
 }
 
 #[cfg(test)]

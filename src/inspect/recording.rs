@@ -7,7 +7,7 @@
 
 use std::time::{Instant, SystemTime};
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 
 use http::HeaderMap;
 
@@ -78,12 +78,13 @@ pub(super) enum Tape {
     Live(RecordingHandle),
     /// `violations` mode: frames stay here until the verdict, and the recording is made only
     /// when the exchange has violations. A clean exchange (the common case) then costs no
-    /// redaction, no JSON re-parse of the request, no file. Bounded: past `max` bytes the next
-    /// frame is kept (so the recorder sees the limit crossed and marks the file truncated) and
-    /// no more.
+    /// redaction, no JSON re-parse of the request, no file. Frames are copied into one growing
+    /// buffer (a held `Bytes` would pin the much larger read buffer it was cut from), at most
+    /// `max` bytes; past it the rest is not kept, the recording ends `truncated`, and the
+    /// verdict is still computed from the whole stream.
     Held {
-        frames: Vec<(Bytes, Instant)>,
-        bytes: u64,
+        buffer: BytesMut,
+        frames: Vec<(usize, Instant)>,
         max: u64,
         full: bool,
     },
@@ -111,8 +112,8 @@ impl Tape {
             RecordMode::Off => None,
             RecordMode::All => begin(recorder, label, seed).map(Tape::Live),
             RecordMode::Violations => Some(Tape::Held {
+                buffer: BytesMut::new(),
                 frames: Vec::new(),
-                bytes: 0,
                 max,
                 full: false,
             }),
@@ -135,17 +136,20 @@ impl Tape {
         match self {
             Tape::Live(handle) => handle.frame(bytes, at),
             Tape::Held {
+                buffer,
                 frames,
-                bytes: held,
                 max,
                 full,
             } => {
                 if *full {
                     return;
                 }
-                frames.push((bytes.clone(), at));
-                *held += bytes.len() as u64;
-                *full = *held > *max;
+                if (buffer.len() + bytes.len()) as u64 > *max {
+                    *full = true;
+                    return;
+                }
+                buffer.extend_from_slice(bytes);
+                frames.push((bytes.len(), at));
             }
         }
     }
@@ -154,7 +158,13 @@ impl Tape {
     pub(super) fn finish(self, verdict: Verdict<'_>) {
         match self {
             Tape::Live(handle) => handle.finish(verdict.end),
-            Tape::Held { frames, .. } => {
+            Tape::Held {
+                buffer,
+                frames,
+                full,
+                ..
+            } => {
+                let mut verdict = verdict;
                 if verdict.end.violations.is_empty() {
                     return;
                 }
@@ -164,8 +174,14 @@ impl Tape {
                 handle.request_body(verdict.request_body);
                 let empty = HeaderMap::new();
                 handle.response_head(verdict.status, verdict.headers.unwrap_or(&empty));
-                for (bytes, at) in &frames {
-                    handle.frame(bytes, *at);
+                let held = buffer.freeze();
+                let mut start = 0;
+                for (len, at) in frames {
+                    handle.frame(&held.slice(start..start + len), at);
+                    start += len;
+                }
+                if full {
+                    verdict.end.outcome = Outcome::Truncated;
                 }
                 handle.finish(verdict.end);
             }

@@ -17,6 +17,8 @@ pub(super) struct RequestSeen<'a> {
     pub end: Option<&'a TapEnd>,
     /// Over `inspect.max_request_body`: not judged, reported `too_large`.
     pub too_large: bool,
+    /// Holding it would have crossed `inspect.max_memory`: not judged.
+    pub over_memory: bool,
 }
 
 pub(super) fn emit(
@@ -90,6 +92,27 @@ pub(super) fn emit(
         });
         lines.push(line.to_string());
     }
+    let not_listed = report.violations_not_listed;
+    if not_listed > 0 {
+        metrics.violations_not_listed(route, not_listed);
+        tracing::warn!(
+            exchange = &*label.id,
+            route,
+            not_listed,
+            "more violations in this exchange than inspect.max_violations: the rest are counted, not listed"
+        );
+        let line = json!({
+            "ts": ts,
+            "exchange": &*label.id,
+            "route": route,
+            "model": report.request.model,
+            "stream": stream,
+            "summary": "violations_not_listed",
+            "not_listed": not_listed,
+        });
+        lines.push(line.to_string());
+    }
+    metrics.schema_cache_bytes(shared.schemas.bytes());
     if let Some(sink) = &shared.violations {
         sink.append(lines);
     }
@@ -132,6 +155,12 @@ fn incomplete_reasons(
     }
     if request.too_large || matches!(report.completeness, Completeness::TooLarge { .. }) {
         reasons.push(IncompleteReason::TooLarge);
+    }
+    if request.over_memory {
+        reasons.push(IncompleteReason::MemoryBudget);
+    }
+    if let Completeness::SchemaBudget { .. } = report.completeness {
+        reasons.push(IncompleteReason::SchemaBudget);
     }
     reasons
 }

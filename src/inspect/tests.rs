@@ -32,6 +32,8 @@ fn inspection() -> Arc<Inspection> {
         recorder: None,
         max_recording: 1 << 20,
         max_request_body: 1 << 20,
+        analysis: AnalysisPool::default(),
+        memory: MemoryBudget::default(),
     })
 }
 

@@ -12,6 +12,7 @@ mod family;
 
 use std::collections::BTreeSet;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use family::{CounterVec, HistogramVec, lock};
@@ -38,6 +39,8 @@ pub struct Metrics {
     inspected: CounterVec,
     violations: CounterVec,
     incomplete: CounterVec,
+    violations_not_listed: CounterVec,
+    schema_cache_bytes: AtomicU64,
     recording_failures: CounterVec,
     limit_hits: CounterVec,
     upstream_ttfb: HistogramVec,
@@ -62,6 +65,12 @@ pub enum IncompleteReason {
     UpstreamError,
     /// The analysis code itself failed (a panic in the inspector), caught and reported.
     InspectionFailed,
+    /// Checking some tool call's arguments against its schema would have exceeded the schema
+    /// budget (`inspect.schema_budget`, `inspect.schema_compile_bytes`): not checked.
+    SchemaBudget,
+    /// What all inspections hold reached `inspect.max_memory`: forwarded uninspected (or its
+    /// request body not held).
+    MemoryBudget,
 }
 
 impl IncompleteReason {
@@ -73,6 +82,8 @@ impl IncompleteReason {
             IncompleteReason::TooLarge => "too_large",
             IncompleteReason::UpstreamError => "upstream_error",
             IncompleteReason::InspectionFailed => "inspection_failed",
+            IncompleteReason::SchemaBudget => "schema_budget",
+            IncompleteReason::MemoryBudget => "memory_budget",
         }
     }
 }
@@ -100,6 +111,12 @@ impl Default for Metrics {
                 "Exchanges whose inspection was incomplete, by reason.",
                 &["route", "reason"],
             ),
+            violations_not_listed: CounterVec::new(
+                "tooltap_violations_not_listed_total",
+                "Violations past inspect.max_violations in one exchange: counted, not listed.",
+                &["route"],
+            ),
+            schema_cache_bytes: AtomicU64::new(0),
             recording_failures: CounterVec::new(
                 "tooltap_recording_failures_total",
                 "Failures writing the violations file or recordings (traffic is unaffected).",
@@ -180,6 +197,14 @@ impl Metrics {
     pub fn incomplete(&self, route: &str, reason: IncompleteReason) {
         self.incomplete.add(&[route, reason.as_str()], 1);
     }
+    pub fn violations_not_listed(&self, route: &str, count: u64) {
+        self.violations_not_listed.add(&[route], count);
+    }
+    /// The schema cache's estimated size, sampled after each inspected exchange.
+    pub fn schema_cache_bytes(&self, bytes: usize) {
+        self.schema_cache_bytes
+            .store(bytes as u64, Ordering::Relaxed);
+    }
     pub fn recording_failure(&self, target: &str) {
         self.recording_failures.add(&[target], 1);
     }
@@ -207,6 +232,15 @@ impl Metrics {
         self.inspected.render(&mut out);
         self.violations.render(&mut out);
         self.incomplete.render(&mut out);
+        self.violations_not_listed.render(&mut out);
+        out.push_str(
+            "# HELP tooltap_schema_cache_bytes Estimated bytes held by compiled tool schemas.\n",
+        );
+        out.push_str("# TYPE tooltap_schema_cache_bytes gauge\n");
+        out.push_str(&format!(
+            "tooltap_schema_cache_bytes {}\n",
+            self.schema_cache_bytes.load(Ordering::Relaxed)
+        ));
         self.recording_failures.render(&mut out);
         self.limit_hits.render(&mut out);
         self.upstream_ttfb.render(&mut out);

@@ -77,6 +77,7 @@ impl RecordingHandle {
             self.truncated = true;
             return;
         }
+        let size = bytes.len() as u64;
         let msg = Msg::Frame {
             key: self.key,
             seq: self.next_seq,
@@ -91,7 +92,7 @@ impl RecordingHandle {
             self.shared.metrics.recording_failure(QUEUE_FULL_TARGET);
             return;
         }
-        self.used += bytes.len() as u64;
+        self.used += size;
         self.next_seq += 1;
         self.send(msg);
     }
@@ -118,9 +119,28 @@ impl RecordingHandle {
             ended,
             dropped_frames,
             completeness,
-            violations,
+            mut violations,
             enforced,
         } = end;
+        // The end line counts against the cap like any frame: list only the violations that fit.
+        let room = self
+            .shared
+            .max_bytes
+            .saturating_sub(self.used)
+            .saturating_sub(END_LINE_OVERHEAD);
+        let mut listed = 0u64;
+        let fits = violations
+            .iter()
+            .take_while(|violation| {
+                let size = serde_json::to_vec(violation).map_or(u64::MAX, |v| v.len() as u64 + 1);
+                listed = listed.saturating_add(size);
+                listed <= room
+            })
+            .count();
+        if fits < violations.len() {
+            violations.truncate(fits);
+            self.truncated = true;
+        }
         // The file's own gaps explain it best: a hole first, then a cut.
         let outcome = if self.lossy {
             Outcome::Lossy
@@ -196,6 +216,9 @@ impl Drop for RecordingHandle {
         self.end(end, keep);
     }
 }
+
+/// Room kept for the end line's fixed fields (outcome, times, counts, completeness).
+const END_LINE_OVERHEAD: u64 = 512;
 
 fn micros(origin: Instant, at: Instant) -> u64 {
     u64::try_from(at.saturating_duration_since(origin).as_micros()).unwrap_or(u64::MAX)

@@ -166,6 +166,8 @@ impl ReplayState {
             metrics: metrics.clone(),
             violations,
             max_request_body: *max_request_body,
+            analysis: crate::inspect::AnalysisPool::default(),
+            memory: crate::inspect::MemoryBudget::default(),
         });
         Ok(ReplayState {
             library: RwLock::new(library),

@@ -229,5 +229,6 @@ fn completeness_str(completeness: &Completeness) -> &'static str {
         Completeness::TooLarge { .. } => "too_large",
         Completeness::DecodeFailed { .. } => "decode_failed",
         Completeness::NotInspected => "not_inspected",
+        Completeness::SchemaBudget { .. } => "schema_budget",
     }
 }

@@ -126,6 +126,18 @@ impl DialectState {
         }
     }
 
+    /// Keeps the request's compiled tools in the schema cache: called once the response head
+    /// is a 2xx (an array that never gets an answer pins no memory).
+    pub fn admit_tools(&self) {
+        let tools = match self {
+            DialectState::Chat(chat) => chat.tools.as_ref(),
+            DialectState::Responses(responses) => responses.schemas.as_ref(),
+        };
+        if let Some(tools) = tools {
+            tools.admit();
+        }
+    }
+
     pub fn facts(&self) -> &RequestFacts {
         match self {
             DialectState::Chat(chat) => &chat.request.facts,

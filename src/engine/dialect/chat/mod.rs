@@ -29,7 +29,7 @@ use crate::engine::violation::{Site, Stage, ViolationSink};
 #[derive(Debug)]
 pub struct ChatState {
     pub request: ParsedRequest,
-    tools: Option<Arc<CompiledTools>>,
+    pub(in crate::engine) tools: Option<Arc<CompiledTools>>,
     stream: StreamContract,
 }
 

@@ -43,7 +43,7 @@ const STATUSES: [&str; 6] = [
 #[derive(Debug)]
 pub struct ResponsesState {
     pub request: ResponsesRequest,
-    schemas: Option<Arc<CompiledTools>>,
+    pub(in crate::engine) schemas: Option<Arc<CompiledTools>>,
     stream: StreamState,
     outcome: Option<ChoiceOutcome>,
 }

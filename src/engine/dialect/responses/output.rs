@@ -16,7 +16,7 @@ use super::tool_choice;
 use crate::engine::dialect::chat::contract::preview;
 use crate::engine::report::{ChoiceOutcome, ToolCallOutcome};
 use crate::engine::rules::RuleId;
-use crate::engine::schema::{CompiledTools, ToolSchema};
+use crate::engine::schema::{CompiledTools, SchemaCheck, ToolSchema};
 use crate::engine::violation::{Site, Stage, ViolationSink};
 
 /// At most this many schema errors are reported per call.
@@ -263,27 +263,33 @@ fn check_arguments(
             return;
         }
     };
-    let Some(ToolSchema::Valid(validator)) = schema else {
+    let Some(schema) = schema else {
         return;
     };
+    // The same budgeted check as Chat's: past the schema budget the call is not checked.
+    let failures = match schema.check(&parsed, MAX_SCHEMA_ERRORS) {
+        SchemaCheck::Unchecked => return,
+        SchemaCheck::OverBudget => return sink.schema_budget_hit(),
+        SchemaCheck::Checked(failures) => failures,
+    };
     let strict = cx.request.tools.get(name).is_none_or(|t| t.strict);
-    for error in validator.iter_errors(&parsed).take(MAX_SCHEMA_ERRORS) {
+    for failure in failures {
         let mut at = site.clone();
-        at.path.push_str(error.instance_path().as_str());
-        at.schema_path = Some(error.schema_path().as_str().to_owned());
+        at.path.push_str(&failure.instance_path);
+        at.schema_path = Some(failure.schema_path);
         if strict {
             sink.push(
                 RuleId::ResponsesOutputArgumentsSchemaMismatch,
                 Stage::Complete,
                 at,
-                error.to_string(),
+                failure.message,
             );
         } else {
             sink.push_lenient(
                 RuleId::ResponsesOutputArgumentsSchemaMismatch,
                 Stage::Complete,
                 at,
-                error.to_string(),
+                failure.message,
             );
         }
     }

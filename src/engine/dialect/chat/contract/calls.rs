@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::{Declared, Origin, preview};
 use crate::engine::report::ToolCallOutcome;
 use crate::engine::rules::RuleId;
-use crate::engine::schema::ToolSchema;
+use crate::engine::schema::{CompiledTools, SchemaCheck, ToolSchema};
 use crate::engine::violation::{Site, Stage, ViolationSink};
 
 /// A schema can fail in many places at once; past this many errors per call, stop listing.
@@ -111,8 +111,10 @@ pub fn check_tool_calls(
             (Some(tools), Some(name)) => {
                 let found = tools.get(name);
                 if found.is_none() {
-                    let known: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
-                    let detail = format!("{name:?} is not a declared tool (declared: {known:?})");
+                    let detail = format!(
+                        "{name:?} is not a declared tool (declared: {})",
+                        declared_names(tools)
+                    );
                     sink.push(
                         RuleId::ToolCallNameUndeclared,
                         Stage::Complete,
@@ -185,21 +187,35 @@ fn check_arguments(text: &str, schema: Option<&ToolSchema>, site: Site, sink: &m
         );
         return;
     }
-    let Some(ToolSchema::Valid(validator)) = schema else {
+    let Some(schema) = schema else {
         return;
     };
-    for error in validator
-        .iter_errors(&parsed)
-        .take(MAX_SCHEMA_ERRORS_PER_CALL)
-    {
+    let failures = match schema.check(&parsed, MAX_SCHEMA_ERRORS_PER_CALL) {
+        SchemaCheck::Unchecked => return,
+        SchemaCheck::OverBudget => return sink.schema_budget_hit(),
+        SchemaCheck::Checked(failures) => failures,
+    };
+    for failure in failures {
         let mut at = site.clone();
-        at.path.push_str(error.instance_path().as_str());
-        at.schema_path = Some(error.schema_path().as_str().to_owned());
+        at.path.push_str(&failure.instance_path);
+        at.schema_path = Some(failure.schema_path);
         sink.push(
             RuleId::ToolCallArgumentsSchema,
             Stage::Complete,
             at,
-            error.to_string(),
+            failure.message,
         );
+    }
+}
+
+/// The declared names for a detail, the first few only (a request may declare thousands).
+fn declared_names(tools: &CompiledTools) -> String {
+    const SHOWN: usize = 16;
+    let names: Vec<&str> = tools.iter().take(SHOWN).map(|t| t.name.as_str()).collect();
+    let total = tools.iter().count();
+    if total > SHOWN {
+        format!("{names:?} and {} more", total - SHOWN)
+    } else {
+        format!("{names:?}")
     }
 }

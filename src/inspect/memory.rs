@@ -1,0 +1,119 @@
+//! One global budget for the bytes inspection holds: request bodies, and the response bytes
+//! an inspector takes in (held recording frames, framing and reassembly buffers).
+//!
+//! Input: each inspector's [`Charge`], taken when it starts and grown as it holds more. Output:
+//! whether a new exchange may be inspected at all; past the budget it is forwarded uninspected
+//! and counted (`tooltap_inspection_incomplete_total{reason="memory_budget"}`), and a request
+//! body that would cross it is not held (the exchange is reported `memory_budget`). A charge is
+//! released when its inspector ends, whatever way it ends.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Bytes all inspections may hold together, unless configured otherwise.
+pub const DEFAULT_MAX_MEMORY: usize = 512 * 1024 * 1024;
+
+/// The global budget; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct MemoryBudget {
+    used: Arc<AtomicUsize>,
+    max: usize,
+}
+
+impl Default for MemoryBudget {
+    fn default() -> Self {
+        MemoryBudget::new(DEFAULT_MAX_MEMORY)
+    }
+}
+
+impl MemoryBudget {
+    pub fn new(max: usize) -> MemoryBudget {
+        MemoryBudget {
+            used: Arc::new(AtomicUsize::new(0)),
+            max: max.max(1),
+        }
+    }
+
+    /// A charge for one new exchange, or `None` when the budget is already spent.
+    pub fn charge(&self) -> Option<Charge> {
+        (self.used() < self.max).then(|| Charge {
+            budget: self.clone(),
+            held: 0,
+        })
+    }
+
+    /// Bytes held right now by every inspection.
+    pub fn used(&self) -> usize {
+        self.used.load(Ordering::Relaxed)
+    }
+}
+
+/// What one inspection holds; released on drop.
+#[derive(Debug)]
+pub struct Charge {
+    budget: MemoryBudget,
+    held: usize,
+}
+
+impl Charge {
+    /// Holds `bytes` more if that stays within the budget; `false` (nothing charged) otherwise.
+    pub fn try_add(&mut self, bytes: usize) -> bool {
+        let used = &self.budget.used;
+        let mut current = used.load(Ordering::Relaxed);
+        loop {
+            let next = current.saturating_add(bytes);
+            if next > self.budget.max {
+                return false;
+            }
+            match used.compare_exchange_weak(current, next, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => break,
+                Err(actual) => current = actual,
+            }
+        }
+        self.held = self.held.saturating_add(bytes);
+        true
+    }
+
+    /// Counts `bytes` that are held whatever the budget (already bounded per exchange), so
+    /// that new exchanges see them.
+    pub fn add(&mut self, bytes: usize) {
+        self.budget.used.fetch_add(bytes, Ordering::Relaxed);
+        self.held = self.held.saturating_add(bytes);
+    }
+}
+
+impl Charge {
+    /// Gives back everything this charge holds (its exchange dropped its buffers).
+    pub fn release(&mut self) {
+        self.budget.used.fetch_sub(self.held, Ordering::Relaxed);
+        self.held = 0;
+    }
+}
+
+impl Drop for Charge {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn charges_are_bounded_and_released() {
+        let budget = MemoryBudget::new(100);
+        let mut first = budget.charge().expect("room");
+        assert!(first.try_add(60));
+        assert!(!first.try_add(50), "would cross the budget");
+        first.add(40);
+        assert_eq!(budget.used(), 100);
+        assert!(
+            budget.charge().is_none(),
+            "spent: new exchanges are not inspected"
+        );
+        drop(first);
+        assert_eq!(budget.used(), 0);
+        assert!(budget.charge().is_some());
+    }
+}

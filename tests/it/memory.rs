@@ -1,0 +1,217 @@
+//! The inspection memory bounds through the real proxy: a long stream stops being reassembled
+//! at `inspect.max_reassembled`, and past `inspect.max_memory` new exchanges are forwarded
+//! uninspected and counted. The client gets every byte either way.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::budget::completion;
+use crate::inspect::{metric_sum, metrics, settle};
+use crate::support::client::{exchange, request};
+use crate::support::proxy;
+use crate::support::upstream::{Script, Upstream};
+use crate::support::within;
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_stream_stops_being_reassembled_at_its_bound_and_reaches_the_client_whole() {
+    let event = format!(
+        "data: {}\n\n",
+        json!({"id":"c","object":"chat.completion.chunk","model":"m",
+            "choices":[{"index":0,"delta":{"content":"x".repeat(100)},"finish_reason":null}]})
+    );
+    let mut events: Vec<&str> = vec![event.as_str(); 2_000];
+    events.push("data: [DONE]\n\n");
+    let upstream = Upstream::serving(Script::sse(&events, Duration::ZERO)).await;
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.inspect.max_reassembled = Some(64 * 1024);
+    let tooltap = proxy::start(raw).await;
+    let addr = tooltap.local_addr();
+    let body = r#"{"model":"m","stream":true,"messages":[]}"#;
+    let got = within(
+        LIMIT,
+        exchange(addr, request(addr, "POST", "/v1/chat/completions", body)),
+    )
+    .await;
+    assert_eq!(
+        got.body,
+        events.concat().as_bytes(),
+        "the client gets every byte"
+    );
+    let text = settle(&tooltap, 1).await;
+    assert_eq!(
+        metric_sum(
+            &text,
+            "tooltap_inspection_incomplete_total",
+            &["reason=\"too_large\""]
+        ),
+        1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_the_memory_budget_new_exchanges_are_forwarded_uninspected_and_counted() {
+    let big = format!(
+        "data: {}\n\n",
+        json!({"id":"c","object":"chat.completion.chunk","model":"m",
+            "choices":[{"index":0,"delta":{"content":"x".repeat(48 * 1024)},"finish_reason":null}]})
+    );
+    let stream = [big.as_str(), "data: [DONE]\n\n"].map(str::to_owned);
+    let upstream = Upstream::start(
+        move |received| {
+            if String::from_utf8_lossy(&received.body).contains("\"stream\":true") {
+                let events: Vec<&str> = stream.iter().map(String::as_str).collect();
+                Script::sse(&events, Duration::from_millis(1_500))
+            } else {
+                Script::full(200, "application/json", &completion(&[]))
+            }
+        },
+        None,
+    )
+    .await;
+    let holder_body = r#"{"model":"m","stream":true,"messages":[]}"#;
+    // Exactly the holder's request body and first event: once it holds them the budget is spent.
+    let budget = holder_body.len() + big.len();
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.inspect.max_memory = Some(budget);
+    let tooltap = proxy::start(raw).await;
+    let addr = tooltap.local_addr();
+    let holder = tokio::spawn(exchange(
+        addr,
+        request(addr, "POST", "/v1/chat/completions", holder_body),
+    ));
+    let inspection = tooltap.state().watch.inspection().clone();
+    within(LIMIT, async {
+        while inspection.memory.used() < budget {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    let plain = r#"{"model":"m","messages":[]}"#;
+    let during = within(
+        LIMIT,
+        exchange(addr, request(addr, "POST", "/v1/chat/completions", plain)),
+    )
+    .await;
+    assert_eq!(during.body, completion(&[]).as_bytes(), "forwarded whole");
+    let held = within(LIMIT, holder).await.expect("holder");
+    assert_eq!(held.body, format!("{big}data: [DONE]\n\n").as_bytes());
+    settle(&tooltap, 1).await;
+    // The reasons are counted just after the exchange: wait for both.
+    let text = within(LIMIT, async {
+        loop {
+            let text = metrics(&tooltap).await;
+            let reason = ["reason=\"memory_budget\""];
+            if metric_sum(&text, "tooltap_inspection_incomplete_total", &reason) >= 2 {
+                return text;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    // The exchange refused while the budget was spent, and the holder itself: its `[DONE]`
+    // would have crossed the budget, so it stopped there and gave back what it held.
+    assert_eq!(
+        metric_sum(
+            &text,
+            "tooltap_inspection_incomplete_total",
+            &["reason=\"memory_budget\""]
+        ),
+        2
+    );
+    // Released when the holder's inspector ends (just after its report).
+    within(LIMIT, async {
+        while inspection.memory.used() > 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    within(
+        LIMIT,
+        exchange(addr, request(addr, "POST", "/v1/chat/completions", plain)),
+    )
+    .await;
+    settle(&tooltap, 2).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_recording_past_its_cap_is_truncated_and_still_judged() {
+    let chunk = |delta: serde_json::Value, finish: serde_json::Value| {
+        format!(
+            "data: {}\n\n",
+            json!({"id":"c","object":"chat.completion.chunk","model":"m",
+                "choices":[{"index":0,"delta":delta,"finish_reason":finish}]})
+        )
+    };
+    let mut events: Vec<String> = (0..20)
+        .map(|_| chunk(json!({"content":"x".repeat(1000)}), json!(null)))
+        .collect();
+    events.push(chunk(
+        json!({"tool_calls":[{"index":0,"id":"call_1","type":"function",
+            "function":{"name":"nope","arguments":"{}"}}]}),
+        json!(null),
+    ));
+    events.push(chunk(json!({}), json!("tool_calls")));
+    events.push("data: [DONE]\n\n".to_owned());
+    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
+    let upstream = Upstream::serving(Script::sse(&refs, Duration::ZERO)).await;
+    let dir = std::env::temp_dir().join(format!("tooltap-it-held-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.record.mode = Some(tooltap::record::RecordMode::Violations);
+    raw.record.dir = Some(dir.clone());
+    raw.inspect.max_held_recording = Some(4 * 1024);
+    let tooltap = proxy::start(raw).await;
+    let addr = tooltap.local_addr();
+    let body = json!({"model":"m","stream":true,"messages":[],
+        "tools":[{"type":"function","function":{"name":"f"}}]})
+    .to_string();
+    let got = within(
+        LIMIT,
+        exchange(addr, request(addr, "POST", "/v1/chat/completions", &body)),
+    )
+    .await;
+    assert_eq!(
+        got.body,
+        events.concat().as_bytes(),
+        "the client gets every byte"
+    );
+    settle(&tooltap, 1).await;
+    if let Some(recorder) = &tooltap.state().watch.inspection().recorder {
+        within(LIMIT, recorder.flush()).await;
+    }
+    let mut files = Vec::new();
+    let mut stack = vec![dir.clone()];
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(&folder).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    assert_eq!(
+        files.len(),
+        1,
+        "the violating exchange is recorded: {files:?}"
+    );
+    let recording = tooltap::record::read_file(&files[0]).expect("readable");
+    assert!(
+        recording.body().len() <= 4 * 1024,
+        "{} bytes held",
+        recording.body().len()
+    );
+    let end = recording.end.expect("end line");
+    assert_eq!(end.outcome, tooltap::record::Outcome::Truncated);
+    assert!(
+        end.violations
+            .iter()
+            .any(|v| v.rule.as_str() == "tool_call.name_undeclared"),
+        "the verdict saw the whole stream: {:?}",
+        end.violations
+    );
+}
