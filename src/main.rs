@@ -101,6 +101,15 @@ fn run_proxy(args: ProxyArgs) -> anyhow::Result<()> {
                  event (for CI, not for production traffic)"
             );
         }
+        if config.record.mode != tooltap::record::RecordMode::Off {
+            tooltap::record::layout::probe_folder(&config.record.dir).with_context(|| {
+                format!(
+                    "cannot write recordings under {} (--recordings, TOOLTAP_RECORDINGS, \
+                     record.dir): give a writable folder, or --record off",
+                    config.record.dir.display()
+                )
+            })?;
+        }
         tracing::info!(
             mode = %config.record.mode,
             dir = %config.record.dir.display(),

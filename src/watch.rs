@@ -234,6 +234,10 @@ impl Watching {
             body: body_rx,
             ttfb,
             headers: self.records.then(|| headers.clone()),
+            quirk: headers
+                .get(crate::quirk::QUIRK_HEADER)
+                .and_then(|value| value.to_str().ok())
+                .map(str::to_owned),
         });
         TeeBody::new(body, tap)
     }

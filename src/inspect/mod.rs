@@ -60,6 +60,9 @@ pub struct ResponsePart {
     pub ttfb: Duration,
     /// The response headers as the client got them, when a recording wants them.
     pub headers: Option<http::HeaderMap>,
+    /// The quirks `--inject` applied to this response (its `x-tooltap-quirk` header), so the
+    /// violations it caused say where they came from.
+    pub quirk: Option<String>,
 }
 
 /// One exchange to inspect.
@@ -112,6 +115,7 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
     let head_at = Instant::now();
     let status = part.head.status;
     let headers = part.headers.take();
+    let quirk = part.quirk.take();
     if let (Some(tape), Some(headers)) = (recording.as_mut(), headers.as_ref()) {
         tape.response_head(status, headers);
     }
@@ -155,7 +159,14 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
         too_large: request_too_large,
         over_memory: over_memory || response_over_memory,
     };
-    report::emit(&shared, &label, request, outcome, cut.is_some());
+    report::emit(
+        &shared,
+        &label,
+        request,
+        outcome,
+        cut.is_some(),
+        quirk.as_deref(),
+    );
 }
 
 /// The inspector's copy of the request body.

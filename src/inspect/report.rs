@@ -27,6 +27,7 @@ pub(super) fn emit(
     request: RequestSeen<'_>,
     outcome: Outcome,
     enforced: bool,
+    quirk: Option<&str>,
 ) {
     let route = &*label.route;
     let metrics = &shared.metrics;
@@ -73,7 +74,7 @@ pub(super) fn emit(
             detail = %v.detail,
             "contract violation"
         );
-        let line = json!({
+        let mut line = json!({
             "ts": ts,
             "exchange": &*label.id,
             "route": route,
@@ -90,6 +91,10 @@ pub(super) fn emit(
             "schema_path": v.schema_path,
             "detail": v.detail,
         });
+        if let (Some(quirk), Some(fields)) = (quirk, line.as_object_mut()) {
+            // Only under `--inject`: the violation is tooltap's own doing, on purpose.
+            fields.insert("quirk".into(), quirk.into());
+        }
         lines.push(line.to_string());
     }
     let not_listed = report.violations_not_listed;

@@ -70,6 +70,7 @@ async fn exchange(shared: &Arc<Inspection>, body: &'static [u8]) -> Bytes {
         body: body_rx,
         ttfb: Duration::ZERO,
         headers: None,
+        quirk: None,
     };
     assert!(response_tx.send(part).is_ok());
     let client = TeeBody::new(Full::new(Bytes::from_static(body)), tap);
@@ -144,6 +145,7 @@ async fn a_stalled_inspector_makes_the_report_lossy_while_the_client_gets_every_
         body: body_rx,
         ttfb: Duration::ZERO,
         headers: None,
+        quirk: None,
     };
     assert!(response_tx.send(part).is_ok());
     let job = InspectJob {

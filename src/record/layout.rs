@@ -78,6 +78,16 @@ pub fn create_folder(folder: &Path) -> std::io::Result<()> {
     builder.create(folder)
 }
 
+/// Whether recordings can be written under `folder`: creates it (owner-only) and a hidden probe
+/// file, then removes the probe. Run at start, so a bad `--recordings` is said at once rather
+/// than at the first violation.
+pub fn probe_folder(folder: &Path) -> std::io::Result<()> {
+    create_folder(folder)?;
+    let probe = folder.join(format!(".tooltap-probe-{}", std::process::id()));
+    create_file(&probe)?;
+    std::fs::remove_file(&probe)
+}
+
 /// Creates (or empties) a file readable and writable by its owner only.
 pub fn create_file(path: &Path) -> std::io::Result<File> {
     let mut options = OpenOptions::new();

@@ -144,3 +144,31 @@ async fn piped_logs_are_plain_and_an_admin_port_clash_names_the_flag() {
     );
     drop(taken);
 }
+
+/// A recordings folder that cannot be written is said at start, naming the flag, not at the
+/// first violation.
+#[tokio::test]
+async fn an_unwritable_recordings_folder_is_refused_at_start() {
+    // Under a regular file: no user, root included, can make a folder there.
+    let file = std::env::temp_dir().join(format!("tooltap-it-not-a-folder-{}", std::process::id()));
+    std::fs::write(&file, "x").expect("write");
+    let output = within(
+        Duration::from_secs(20),
+        tokio::process::Command::new(env!("CARGO_BIN_EXE_tooltap"))
+            .args(["proxy", "--listen", "127.0.0.1:0", "--admin-listen", "off"])
+            .args(["--violations", "off", "--record", "violations"])
+            .arg("--recordings")
+            .arg(file.join("recordings"))
+            .env_remove("TOOLTAP_CONFIG")
+            .output(),
+    )
+    .await
+    .expect("runs");
+    let _ = std::fs::remove_file(&file);
+    assert!(!output.status.success(), "it must not start");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("cannot write recordings") && stderr.contains("--recordings"),
+        "{stderr}"
+    );
+}

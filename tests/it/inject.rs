@@ -75,9 +75,15 @@ async fn an_injected_stream_reaches_the_client_and_the_inspector_judges_it() {
         .to_str()
         .expect("id")
         .to_string();
-    let found: BTreeSet<String> = violations_by_exchange(&violations)
+    let lines = violations_by_exchange(&violations)
         .remove(&id)
-        .unwrap_or_default()
+        .unwrap_or_default();
+    // Each line says which quirk caused it.
+    assert!(
+        !lines.is_empty() && lines.iter().all(|v| v["quirk"] == "index-all-zero"),
+        "{lines:?}"
+    );
+    let found: BTreeSet<String> = lines
         .iter()
         .map(|v| v["rule"].as_str().unwrap_or_default().to_string())
         .collect();
