@@ -5,18 +5,17 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
 use serde_json::Value;
 
 use crate::engine_support;
 use crate::inspect::{
     comparable, fixture_upstream, metric_sum, settle, sorted, violations_by_exchange,
 };
+use crate::support::check::check_json;
 use crate::support::client::{exchange, request};
 use crate::support::proxy;
 use crate::support::within;
 use tooltap::accept::RunningProxy;
-use tooltap::cli::{Cli, Command};
 use tooltap::record::RecordMode;
 
 const SECRET: &str = "sk-planted-7f3a9c1e";
@@ -111,25 +110,13 @@ async fn recordings_made_live_are_rejudged_by_check_to_the_same_verdicts_and_hol
         );
     }
 
-    let argv = [
-        "tooltap",
-        "check",
-        "--format",
-        "json",
-        recordings.to_str().expect("utf-8"),
-    ];
-    let Command::Check(args) = Cli::try_parse_from(argv).expect("parses").command else {
-        panic!("not check");
-    };
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = tooltap::check::run_with_progress(&args, &mut out, &mut err, false);
+    let checked = check_json(&recordings);
     assert_eq!(
-        code,
-        1,
+        checked.code, 1,
         "violations were recorded: {}",
-        String::from_utf8_lossy(&err)
+        checked.stderr
     );
-    let report: Value = serde_json::from_slice(&out).expect("check JSON");
+    let report = checked.report;
     let rejudged: BTreeMap<String, Vec<Value>> = report["exchanges"]
         .as_array()
         .expect("exchanges")

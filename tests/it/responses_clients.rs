@@ -14,10 +14,9 @@ use serde_json::Value;
 use crate::enforce::python;
 use crate::inspect::{metric_sum, settle, temp_file};
 use crate::record::flush;
+use crate::support::check::check_json;
 use crate::support::proxy;
 use crate::support::within;
-use clap::Parser;
-use tooltap::cli::{Cli, Command};
 use tooltap::record::RecordMode;
 use tooltap::replay::ReplaySettings;
 use tooltap::replay::server::RunningReplay;
@@ -135,20 +134,9 @@ async fn openai_sdk_and_agents_sdk_get_the_same_responses_through_tooltap() {
 
     // `tooltap check` re-judges the five recordings: no error (exit 0), warnings only.
     flush(&tooltap).await;
-    let argv = [
-        "tooltap",
-        "check",
-        "--format",
-        "json",
-        recordings.to_str().expect("utf-8"),
-    ];
-    let Command::Check(args) = Cli::try_parse_from(argv).expect("parses").command else {
-        panic!("not check");
-    };
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = tooltap::check::run_with_progress(&args, &mut out, &mut err, false);
-    assert_eq!(code, 0, "{}", String::from_utf8_lossy(&err));
-    let report: Value = serde_json::from_slice(&out).expect("check JSON");
+    let checked = check_json(&recordings);
+    assert_eq!(checked.code, 0, "{}", checked.stderr);
+    let report = checked.report;
     assert_eq!(
         report["exchanges"].as_array().map(Vec::len),
         Some(5),

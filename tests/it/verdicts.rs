@@ -13,14 +13,13 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use bytes::BytesMut;
-use clap::Parser;
 use http_body_util::BodyExt;
 use serde_json::Value;
-use tooltap::cli::{Cli, Command};
 use tooltap::record::RecordMode;
 
 use crate::engine_support;
 use crate::inspect::{comparable, fixture_upstream_ending, settle, sorted, violations_by_exchange};
+use crate::support::check::check_json;
 use crate::support::client::{request, send};
 use crate::support::{proxy, within};
 
@@ -89,20 +88,9 @@ async fn live_equals_offline(end: End) -> (usize, usize, Vec<String>) {
         within(Duration::from_secs(20), recorder.flush()).await;
     }
 
-    let argv = [
-        "tooltap",
-        "check",
-        "--format",
-        "json",
-        recordings.to_str().expect("utf-8"),
-    ];
-    let Command::Check(args) = Cli::try_parse_from(argv).expect("parses").command else {
-        panic!("not check");
-    };
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = tooltap::check::run_with_progress(&args, &mut out, &mut err, false);
-    assert!(code <= 1, "check failed: {}", String::from_utf8_lossy(&err));
-    let report: Value = serde_json::from_slice(&out).expect("check JSON");
+    let checked = check_json(&recordings);
+    assert!(checked.code <= 1, "check failed: {}", checked.stderr);
+    let report = checked.report;
     let offline: BTreeMap<String, Vec<Value>> = report["exchanges"]
         .as_array()
         .expect("exchanges")

@@ -3,6 +3,7 @@
 
 pub mod binary;
 pub mod body;
+pub mod check;
 pub mod client;
 pub mod pki;
 pub mod proxy;
