@@ -7,8 +7,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::engine_support::{self, Fixture};
+use crate::inspect::fixture_request;
 use crate::inspect::{fixture_upstream, metric_sum, settle};
-use crate::support::client::{exchange, request};
+use crate::support::client::exchange;
 use crate::support::proxy;
 use crate::support::within;
 use tooltap::accept::RunningProxy;
@@ -31,11 +32,7 @@ async fn post_fixture(
     fixture: &Fixture,
 ) -> crate::support::client::Collected {
     let addr = tooltap.local_addr();
-    let body = String::from_utf8_lossy(&fixture.request).into_owned();
-    let mut req = request(addr, "POST", fixture.path(), &body);
-    req.headers_mut()
-        .insert("x-fixture", fixture.name.parse().expect("header value"));
-    within(LIMIT, exchange(addr, req)).await
+    within(LIMIT, exchange(addr, fixture_request(addr, fixture))).await
 }
 
 #[tokio::test]

@@ -9,18 +9,15 @@ use tooltap::record::{Outcome, RecordMode, read_file};
 use tooltap::replay::{ReplaySettings, RunningReplay};
 
 use crate::engine_support::{self, Fixture};
+use crate::inspect::fixture_request;
 use crate::inspect::{fixture_upstream, settle};
-use crate::support::client::{Collected, exchange, request};
+use crate::support::client::{Collected, exchange};
 use crate::support::{proxy, within};
 
 const LIMIT: Duration = Duration::from_secs(20);
 
 async fn post(addr: SocketAddr, fixture: &Fixture) -> Collected {
-    let body = String::from_utf8_lossy(&fixture.request).into_owned();
-    let mut req = request(addr, "POST", "/v1/chat/completions", &body);
-    req.headers_mut()
-        .insert("x-fixture", fixture.name.parse().expect("header value"));
-    within(LIMIT, exchange(addr, req)).await
+    within(LIMIT, exchange(addr, fixture_request(addr, fixture))).await
 }
 
 fn recordings_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {

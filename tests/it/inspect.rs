@@ -3,11 +3,14 @@
 //! client still receives every byte unchanged.
 
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use bytes::Bytes;
+use http::Request;
 use http_body_util::BodyExt;
+use http_body_util::Full;
 use serde_json::Value;
 
 use crate::engine_support::{self, Fixture};
@@ -38,6 +41,16 @@ fn fixture_script(fixture: &Fixture) -> Script {
         silent: false,
         abort: false,
     }
+}
+
+/// The fixture's request, posted to its dialect's path and naming the fixture in `x-fixture`,
+/// so [`fixture_upstream`] answers it with the fixture's response.
+pub fn fixture_request(addr: SocketAddr, fixture: &Fixture) -> Request<Full<Bytes>> {
+    let body = String::from_utf8_lossy(&fixture.request).into_owned();
+    let mut req = request(addr, "POST", fixture.path(), &body);
+    req.headers_mut()
+        .insert("x-fixture", fixture.name.parse().expect("header value"));
+    req
 }
 
 /// An upstream that answers each request with the fixture named in its `x-fixture` header.
@@ -171,11 +184,7 @@ async fn every_fixture_through_the_proxy_reports_exactly_its_expected_violations
     let mut ids = BTreeMap::new();
     for fixture in &fixtures {
         let addr = tooltap.local_addr();
-        let body = String::from_utf8_lossy(&fixture.request).into_owned();
-        let mut req = request(addr, "POST", fixture.path(), &body);
-        req.headers_mut()
-            .insert("x-fixture", fixture.name.parse().expect("header value"));
-        let collected = within(LIMIT, exchange(addr, req)).await;
+        let collected = within(LIMIT, exchange(addr, fixture_request(addr, fixture))).await;
         assert_eq!(
             collected.status.as_u16(),
             fixture.head.status,

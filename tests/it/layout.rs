@@ -12,8 +12,9 @@ use tokio::io::{AsyncBufReadExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdout, Command};
 
 use crate::engine_support;
+use crate::inspect::fixture_request;
 use crate::inspect::fixture_upstream;
-use crate::support::client::{exchange, request};
+use crate::support::client::exchange;
 use crate::support::within;
 
 /// Start `tooltap <args>` in `cwd` with JSON logs; returns the child, its log lines and the
@@ -91,17 +92,7 @@ async fn with_the_default_layout_check_and_replay_work_after_violations_were_wri
         "tooltap proxy ready",
     )
     .await;
-    let send = |addr| {
-        let mut req = request(
-            addr,
-            "POST",
-            "/v1/chat/completions",
-            &String::from_utf8_lossy(&fixture.request),
-        );
-        req.headers_mut()
-            .insert("x-fixture", fixture.name.parse().expect("value"));
-        req
-    };
+    let send = |addr| fixture_request(addr, &fixture);
     for _ in 0..3 {
         let got = exchange(addr, send(addr)).await;
         assert_eq!(got.body, fixture.body);

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::engine_support;
+use crate::inspect::fixture_request;
 use crate::inspect::{
     comparable, fixture_upstream, metric_sum, settle, sorted, violations_by_exchange,
 };
@@ -164,15 +165,7 @@ async fn an_unwritable_recordings_folder_leaves_traffic_untouched_and_is_reporte
     let tooltap = proxy::start(raw).await;
     let addr = tooltap.local_addr();
     for fixture in &broken {
-        let mut req = request(
-            addr,
-            "POST",
-            "/v1/chat/completions",
-            &String::from_utf8_lossy(&fixture.request),
-        );
-        req.headers_mut()
-            .insert("x-fixture", fixture.name.parse().expect("value"));
-        let got = exchange(addr, req).await;
+        let got = exchange(addr, fixture_request(addr, fixture)).await;
         assert_eq!(got.status, 200);
         assert_eq!(got.body, fixture.body, "{}", fixture.name);
     }
@@ -206,11 +199,7 @@ async fn violations_mode_records_only_the_violating_exchange_whole() {
     let addr = tooltap.local_addr();
     let mut ids = BTreeMap::new();
     for fixture in &fixtures {
-        let body = String::from_utf8_lossy(&fixture.request).into_owned();
-        let mut req = request(addr, "POST", "/v1/chat/completions", &body);
-        req.headers_mut()
-            .insert("x-fixture", fixture.name.parse().expect("value"));
-        let got = exchange(addr, req).await;
+        let got = exchange(addr, fixture_request(addr, fixture)).await;
         let id = got.headers["x-tooltap-exchange"]
             .to_str()
             .expect("id")

@@ -4,9 +4,10 @@
 use std::ffi::OsStr;
 
 use crate::engine_support;
+use crate::inspect::fixture_request;
 use crate::inspect::fixture_upstream;
 use crate::support::binary;
-use crate::support::client::{exchange, request};
+use crate::support::client::exchange;
 
 #[tokio::test]
 async fn two_processes_sharing_a_folder_keep_both_recordings_under_distinct_ids() {
@@ -34,15 +35,7 @@ async fn two_processes_sharing_a_folder_keep_both_recordings_under_distinct_ids(
     let mut ids = Vec::new();
     for running in [&mut first, &mut second] {
         let addr = running.addr;
-        let mut req = request(
-            addr,
-            "POST",
-            "/v1/chat/completions",
-            &String::from_utf8_lossy(&fixture.request),
-        );
-        req.headers_mut()
-            .insert("x-fixture", fixture.name.parse().expect("value"));
-        let got = exchange(addr, req).await;
+        let got = exchange(addr, fixture_request(addr, &fixture)).await;
         assert_eq!(got.body, fixture.body);
         let id = got.headers["x-tooltap-exchange"]
             .to_str()

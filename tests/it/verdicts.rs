@@ -18,6 +18,7 @@ use serde_json::Value;
 use tooltap::record::RecordMode;
 
 use crate::engine_support;
+use crate::inspect::fixture_request;
 use crate::inspect::{comparable, fixture_upstream_ending, settle, sorted, violations_by_exchange};
 use crate::support::check::check_json;
 use crate::support::client::{request, send};
@@ -36,11 +37,8 @@ enum End {
 
 /// Reads the response as the ending says, then lets the connection go.
 async fn read_as(addr: std::net::SocketAddr, fixture: &engine_support::Fixture, end: End) {
-    let body = String::from_utf8_lossy(&fixture.request).into_owned();
-    let mut req = request(addr, "POST", "/v1/chat/completions", &body);
-    req.headers_mut()
-        .insert("x-fixture", fixture.name.parse().expect("header value"));
-    let (response, conn) = send(addr, req).await;
+    // Each fixture at its dialect's path: Responses fixtures are judged as the Responses API.
+    let (response, conn) = send(addr, fixture_request(addr, fixture)).await;
     let mut body = response.into_body();
     let mut got = BytesMut::new();
     while let Some(Ok(frame)) = within(LIMIT, body.frame()).await {
