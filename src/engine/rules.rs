@@ -100,11 +100,55 @@ pub enum RuleId {
     ResponsesStreamTerminalEnvelopeInvalid,
     ResponsesStreamDoneSentinel,
     ResponsesStreamErrorEventInvalid,
+    // Anthropic Messages (dialects.md §3)
+    AnthropicRequestOpenaiToolShape,
+    AnthropicRequestToolNameInvalid,
+    AnthropicRequestInputSchemaInvalid,
+    AnthropicRequestToolChoiceInvalid,
+    AnthropicRequestToolUseUnanswered,
+    AnthropicRequestToolResultNotLeading,
+    AnthropicRequestToolResultOrphan,
+    AnthropicRequestHistoryToolUseInputNotObject,
+    AnthropicResponseEnvelopeInvalid,
+    AnthropicResponseToolUseInputNotObject,
+    AnthropicResponseToolUseIdMissing,
+    AnthropicResponseToolUseIdDuplicate,
+    AnthropicResponseToolUseIdFormat,
+    AnthropicResponseToolUseNameUnknown,
+    AnthropicResponseToolUseInputSchemaMismatch,
+    AnthropicResponseStopReasonMismatch,
+    AnthropicResponseStopReasonUnknown,
+    AnthropicResponseToolMarkupInText,
+    AnthropicToolChoiceNoneViolated,
+    AnthropicToolChoiceAnyViolated,
+    AnthropicToolChoiceToolViolated,
+    AnthropicToolChoiceParallelViolated,
+    AnthropicStreamEventNameMismatch,
+    AnthropicStreamOpenaiChunksReturned,
+    AnthropicStreamFirstEventNotMessageStart,
+    AnthropicStreamMessageStartDuplicate,
+    AnthropicStreamMessageStartNotEmpty,
+    AnthropicStreamBlockIndexNotSequential,
+    AnthropicStreamDeltaUnknownBlock,
+    AnthropicStreamDeltaTypeMismatch,
+    AnthropicStreamToolUseStartInvalid,
+    AnthropicStreamToolUseStartInputPrefilled,
+    AnthropicStreamPartialJsonInvalid,
+    AnthropicStreamMergedToolInputs,
+    AnthropicStreamBlocksInterleaved,
+    AnthropicStreamBlockNotStopped,
+    AnthropicStreamMessageDeltaMissing,
+    AnthropicStreamMessageDeltaUsageMissing,
+    AnthropicStreamStopReasonMismatch,
+    AnthropicStreamTerminalMissing,
+    AnthropicStreamEventAfterMessageStop,
+    AnthropicStreamErrorEventInvalid,
+    AnthropicStreamUnknownEventType,
 }
 
 impl RuleId {
     /// Every rule, in documentation order.
-    pub const ALL: [RuleId; 85] = [
+    pub const ALL: [RuleId; 128] = [
         RuleId::RequestSchemaInvalid,
         RuleId::ResponseNotJson,
         RuleId::ResponseShapeInvalid,
@@ -190,6 +234,50 @@ impl RuleId {
         RuleId::ResponsesStreamTerminalEnvelopeInvalid,
         RuleId::ResponsesStreamDoneSentinel,
         RuleId::ResponsesStreamErrorEventInvalid,
+        // Anthropic Messages (dialects.md §3)
+        RuleId::AnthropicRequestOpenaiToolShape,
+        RuleId::AnthropicRequestToolNameInvalid,
+        RuleId::AnthropicRequestInputSchemaInvalid,
+        RuleId::AnthropicRequestToolChoiceInvalid,
+        RuleId::AnthropicRequestToolUseUnanswered,
+        RuleId::AnthropicRequestToolResultNotLeading,
+        RuleId::AnthropicRequestToolResultOrphan,
+        RuleId::AnthropicRequestHistoryToolUseInputNotObject,
+        RuleId::AnthropicResponseEnvelopeInvalid,
+        RuleId::AnthropicResponseToolUseInputNotObject,
+        RuleId::AnthropicResponseToolUseIdMissing,
+        RuleId::AnthropicResponseToolUseIdDuplicate,
+        RuleId::AnthropicResponseToolUseIdFormat,
+        RuleId::AnthropicResponseToolUseNameUnknown,
+        RuleId::AnthropicResponseToolUseInputSchemaMismatch,
+        RuleId::AnthropicResponseStopReasonMismatch,
+        RuleId::AnthropicResponseStopReasonUnknown,
+        RuleId::AnthropicResponseToolMarkupInText,
+        RuleId::AnthropicToolChoiceNoneViolated,
+        RuleId::AnthropicToolChoiceAnyViolated,
+        RuleId::AnthropicToolChoiceToolViolated,
+        RuleId::AnthropicToolChoiceParallelViolated,
+        RuleId::AnthropicStreamEventNameMismatch,
+        RuleId::AnthropicStreamOpenaiChunksReturned,
+        RuleId::AnthropicStreamFirstEventNotMessageStart,
+        RuleId::AnthropicStreamMessageStartDuplicate,
+        RuleId::AnthropicStreamMessageStartNotEmpty,
+        RuleId::AnthropicStreamBlockIndexNotSequential,
+        RuleId::AnthropicStreamDeltaUnknownBlock,
+        RuleId::AnthropicStreamDeltaTypeMismatch,
+        RuleId::AnthropicStreamToolUseStartInvalid,
+        RuleId::AnthropicStreamToolUseStartInputPrefilled,
+        RuleId::AnthropicStreamPartialJsonInvalid,
+        RuleId::AnthropicStreamMergedToolInputs,
+        RuleId::AnthropicStreamBlocksInterleaved,
+        RuleId::AnthropicStreamBlockNotStopped,
+        RuleId::AnthropicStreamMessageDeltaMissing,
+        RuleId::AnthropicStreamMessageDeltaUsageMissing,
+        RuleId::AnthropicStreamStopReasonMismatch,
+        RuleId::AnthropicStreamTerminalMissing,
+        RuleId::AnthropicStreamEventAfterMessageStop,
+        RuleId::AnthropicStreamErrorEventInvalid,
+        RuleId::AnthropicStreamUnknownEventType,
     ];
 
     /// The stable `family.name` id.
@@ -328,6 +416,82 @@ impl RuleId {
             }
             RuleId::ResponsesStreamDoneSentinel => "responses.stream.done_sentinel",
             RuleId::ResponsesStreamErrorEventInvalid => "responses.stream.error_event_invalid",
+            // Anthropic Messages (dialects.md §3)
+            RuleId::AnthropicRequestOpenaiToolShape => "anthropic.request.openai_tool_shape",
+            RuleId::AnthropicRequestToolNameInvalid => "anthropic.request.tool_name_invalid",
+            RuleId::AnthropicRequestInputSchemaInvalid => "anthropic.request.input_schema_invalid",
+            RuleId::AnthropicRequestToolChoiceInvalid => "anthropic.request.tool_choice_invalid",
+            RuleId::AnthropicRequestToolUseUnanswered => "anthropic.request.tool_use_unanswered",
+            RuleId::AnthropicRequestToolResultNotLeading => {
+                "anthropic.request.tool_result_not_leading"
+            }
+            RuleId::AnthropicRequestToolResultOrphan => "anthropic.request.tool_result_orphan",
+            RuleId::AnthropicRequestHistoryToolUseInputNotObject => {
+                "anthropic.request.history_tool_use_input_not_object"
+            }
+            RuleId::AnthropicResponseEnvelopeInvalid => "anthropic.response.envelope_invalid",
+            RuleId::AnthropicResponseToolUseInputNotObject => {
+                "anthropic.response.tool_use_input_not_object"
+            }
+            RuleId::AnthropicResponseToolUseIdMissing => "anthropic.response.tool_use_id_missing",
+            RuleId::AnthropicResponseToolUseIdDuplicate => {
+                "anthropic.response.tool_use_id_duplicate"
+            }
+            RuleId::AnthropicResponseToolUseIdFormat => "anthropic.response.tool_use_id_format",
+            RuleId::AnthropicResponseToolUseNameUnknown => {
+                "anthropic.response.tool_use_name_unknown"
+            }
+            RuleId::AnthropicResponseToolUseInputSchemaMismatch => {
+                "anthropic.response.tool_use_input_schema_mismatch"
+            }
+            RuleId::AnthropicResponseStopReasonMismatch => {
+                "anthropic.response.stop_reason_mismatch"
+            }
+            RuleId::AnthropicResponseStopReasonUnknown => "anthropic.response.stop_reason_unknown",
+            RuleId::AnthropicResponseToolMarkupInText => "anthropic.response.tool_markup_in_text",
+            RuleId::AnthropicToolChoiceNoneViolated => "anthropic.tool_choice.none_violated",
+            RuleId::AnthropicToolChoiceAnyViolated => "anthropic.tool_choice.any_violated",
+            RuleId::AnthropicToolChoiceToolViolated => "anthropic.tool_choice.tool_violated",
+            RuleId::AnthropicToolChoiceParallelViolated => {
+                "anthropic.tool_choice.parallel_violated"
+            }
+            RuleId::AnthropicStreamEventNameMismatch => "anthropic.stream.event_name_mismatch",
+            RuleId::AnthropicStreamOpenaiChunksReturned => {
+                "anthropic.stream.openai_chunks_returned"
+            }
+            RuleId::AnthropicStreamFirstEventNotMessageStart => {
+                "anthropic.stream.first_event_not_message_start"
+            }
+            RuleId::AnthropicStreamMessageStartDuplicate => {
+                "anthropic.stream.message_start_duplicate"
+            }
+            RuleId::AnthropicStreamMessageStartNotEmpty => {
+                "anthropic.stream.message_start_not_empty"
+            }
+            RuleId::AnthropicStreamBlockIndexNotSequential => {
+                "anthropic.stream.block_index_not_sequential"
+            }
+            RuleId::AnthropicStreamDeltaUnknownBlock => "anthropic.stream.delta_unknown_block",
+            RuleId::AnthropicStreamDeltaTypeMismatch => "anthropic.stream.delta_type_mismatch",
+            RuleId::AnthropicStreamToolUseStartInvalid => "anthropic.stream.tool_use_start_invalid",
+            RuleId::AnthropicStreamToolUseStartInputPrefilled => {
+                "anthropic.stream.tool_use_start_input_prefilled"
+            }
+            RuleId::AnthropicStreamPartialJsonInvalid => "anthropic.stream.partial_json_invalid",
+            RuleId::AnthropicStreamMergedToolInputs => "anthropic.stream.merged_tool_inputs",
+            RuleId::AnthropicStreamBlocksInterleaved => "anthropic.stream.blocks_interleaved",
+            RuleId::AnthropicStreamBlockNotStopped => "anthropic.stream.block_not_stopped",
+            RuleId::AnthropicStreamMessageDeltaMissing => "anthropic.stream.message_delta_missing",
+            RuleId::AnthropicStreamMessageDeltaUsageMissing => {
+                "anthropic.stream.message_delta_usage_missing"
+            }
+            RuleId::AnthropicStreamStopReasonMismatch => "anthropic.stream.stop_reason_mismatch",
+            RuleId::AnthropicStreamTerminalMissing => "anthropic.stream.terminal_missing",
+            RuleId::AnthropicStreamEventAfterMessageStop => {
+                "anthropic.stream.event_after_message_stop"
+            }
+            RuleId::AnthropicStreamErrorEventInvalid => "anthropic.stream.error_event_invalid",
+            RuleId::AnthropicStreamUnknownEventType => "anthropic.stream.unknown_event_type",
         }
     }
 
@@ -421,6 +585,50 @@ impl RuleId {
             | RuleId::ResponsesStreamTerminalOutputMismatch
             | RuleId::ResponsesStreamTerminalEnvelopeInvalid
             | RuleId::ResponsesStreamErrorEventInvalid => Severity::Error,
+            // Anthropic Messages (dialects.md §3)
+            RuleId::AnthropicResponseToolUseIdFormat
+            | RuleId::AnthropicResponseStopReasonUnknown
+            | RuleId::AnthropicResponseToolMarkupInText
+            | RuleId::AnthropicStreamMessageStartNotEmpty
+            | RuleId::AnthropicStreamToolUseStartInputPrefilled
+            | RuleId::AnthropicStreamBlocksInterleaved
+            | RuleId::AnthropicStreamMessageDeltaUsageMissing
+            | RuleId::AnthropicStreamUnknownEventType => Severity::Warning,
+            RuleId::AnthropicRequestOpenaiToolShape
+            | RuleId::AnthropicRequestToolNameInvalid
+            | RuleId::AnthropicRequestInputSchemaInvalid
+            | RuleId::AnthropicRequestToolChoiceInvalid
+            | RuleId::AnthropicRequestToolUseUnanswered
+            | RuleId::AnthropicRequestToolResultNotLeading
+            | RuleId::AnthropicRequestToolResultOrphan
+            | RuleId::AnthropicRequestHistoryToolUseInputNotObject
+            | RuleId::AnthropicResponseEnvelopeInvalid
+            | RuleId::AnthropicResponseToolUseInputNotObject
+            | RuleId::AnthropicResponseToolUseIdMissing
+            | RuleId::AnthropicResponseToolUseIdDuplicate
+            | RuleId::AnthropicResponseToolUseNameUnknown
+            | RuleId::AnthropicResponseToolUseInputSchemaMismatch
+            | RuleId::AnthropicResponseStopReasonMismatch
+            | RuleId::AnthropicToolChoiceNoneViolated
+            | RuleId::AnthropicToolChoiceAnyViolated
+            | RuleId::AnthropicToolChoiceToolViolated
+            | RuleId::AnthropicToolChoiceParallelViolated
+            | RuleId::AnthropicStreamEventNameMismatch
+            | RuleId::AnthropicStreamOpenaiChunksReturned
+            | RuleId::AnthropicStreamFirstEventNotMessageStart
+            | RuleId::AnthropicStreamMessageStartDuplicate
+            | RuleId::AnthropicStreamBlockIndexNotSequential
+            | RuleId::AnthropicStreamDeltaUnknownBlock
+            | RuleId::AnthropicStreamDeltaTypeMismatch
+            | RuleId::AnthropicStreamToolUseStartInvalid
+            | RuleId::AnthropicStreamPartialJsonInvalid
+            | RuleId::AnthropicStreamMergedToolInputs
+            | RuleId::AnthropicStreamBlockNotStopped
+            | RuleId::AnthropicStreamMessageDeltaMissing
+            | RuleId::AnthropicStreamStopReasonMismatch
+            | RuleId::AnthropicStreamTerminalMissing
+            | RuleId::AnthropicStreamEventAfterMessageStop
+            | RuleId::AnthropicStreamErrorEventInvalid => Severity::Error,
         }
     }
 

@@ -111,30 +111,40 @@ impl SchemaCache {
     /// request showed in the benchmark's profile.) The same array sent with other whitespace is
     /// compiled once more, never confused with another. Not cached until admitted.
     pub fn tools_for_raw(&self, tools: &RawValue) -> Arc<CompiledTools> {
-        self.tools_for_key(tools.get(), tools.get(), false)
+        self.tools_for_key(tools.get(), tools.get(), Shape::Chat)
     }
 
     /// The same for a Responses API `tools` array, whose function tools are flat
     /// (`{"type":"function","name":..,"parameters":..}`). Keyed apart from Chat arrays; not
     /// cached until admitted either.
     pub fn tools_for_flat(&self, tools: &RawValue) -> Arc<CompiledTools> {
-        self.tools_for_key(&format!("flat:{}", tools.get()), tools.get(), true)
+        self.tools_for_key(&format!("flat:{}", tools.get()), tools.get(), Shape::Flat)
+    }
+
+    /// The same for an Anthropic Messages `tools` array: client tools carry `name` and
+    /// `input_schema`; server tools (a date-versioned `type`) are skipped. Keyed apart too.
+    pub fn tools_for_anthropic(&self, tools: &RawValue) -> Arc<CompiledTools> {
+        self.tools_for_key(
+            &format!("anthropic:{}", tools.get()),
+            tools.get(),
+            Shape::Anthropic,
+        )
     }
 
     fn tools_for_text(&self, key: &str) -> Arc<CompiledTools> {
-        self.tools_for_key(key, key, false)
+        self.tools_for_key(key, key, Shape::Chat)
     }
 
     /// Keeping the full text as the key (not a hash) rules out collisions handing out wrong
     /// validators. Compilation happens outside the lock.
-    fn tools_for_key(&self, key: &str, text: &str, flat: bool) -> Arc<CompiledTools> {
+    fn tools_for_key(&self, key: &str, text: &str, shape: Shape) -> Arc<CompiledTools> {
         if let Ok(entries) = self.entries.lock()
             && let Some(found) = entries.by_key.get(key)
         {
             return Arc::clone(found);
         }
         let value = serde_json::from_str(text).unwrap_or(Value::Null);
-        let mut compiled = CompiledTools::compile(&value, &self.limits, flat);
+        let mut compiled = CompiledTools::compile(&value, &self.limits, shape);
         compiled.key = Arc::from(key);
         compiled.home = Arc::downgrade(&self.entries);
         Arc::new(compiled)
@@ -182,6 +192,17 @@ impl CacheEntries {
             .insert(Arc::clone(&compiled.key), Arc::clone(compiled));
         self.bytes += weight;
     }
+}
+
+/// Where a `tools` array keeps each tool's name and schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// Chat Completions: `{"type":"function","function":{"name","parameters"}}`.
+    Chat,
+    /// Responses API: `{"type":"function","name","parameters"}`.
+    Flat,
+    /// Anthropic Messages: `{"name","input_schema"}`.
+    Anthropic,
 }
 
 /// The declared function tools of one request, with their argument validators.
@@ -273,7 +294,7 @@ impl ToolSchema {
 }
 
 impl CompiledTools {
-    fn compile(tools: &Value, limits: &SchemaLimits, flat: bool) -> CompiledTools {
+    fn compile(tools: &Value, limits: &SchemaLimits, shape: Shape) -> CompiledTools {
         let items = tools.as_array().map(Vec::as_slice).unwrap_or_default();
         let declares = !items.is_empty();
         let mut compile_left = limits.max_compile_bytes;
@@ -281,19 +302,29 @@ impl CompiledTools {
             .iter()
             .enumerate()
             .filter_map(|(position, tool)| {
-                let (name, parameters_path, parameters) = if flat {
-                    let kind = tool.get("type").and_then(Value::as_str);
-                    (
-                        (kind == Some("function")).then(|| tool.get("name")?.as_str())??,
-                        format!("/tools/{position}/parameters"),
-                        tool.get("parameters"),
-                    )
-                } else {
-                    (
+                let (name, parameters_path, parameters) = match shape {
+                    Shape::Flat => {
+                        let kind = tool.get("type").and_then(Value::as_str);
+                        (
+                            (kind == Some("function")).then(|| tool.get("name")?.as_str())??,
+                            format!("/tools/{position}/parameters"),
+                            tool.get("parameters"),
+                        )
+                    }
+                    Shape::Anthropic => {
+                        let kind = tool.get("type").and_then(Value::as_str);
+                        (
+                            matches!(kind, None | Some("custom"))
+                                .then(|| tool.get("name")?.as_str())??,
+                            format!("/tools/{position}/input_schema"),
+                            tool.get("input_schema"),
+                        )
+                    }
+                    Shape::Chat => (
                         function_name(tool)?,
                         format!("/tools/{position}/function/parameters"),
                         tool.get("function").and_then(|f| f.get("parameters")),
-                    )
+                    ),
                 };
                 let name = name.to_owned();
                 let schema = match parameters {

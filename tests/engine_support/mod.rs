@@ -24,7 +24,8 @@ pub struct Fixture {
     /// The exact bytes the server sends (possibly content-encoded).
     pub body: Vec<u8>,
     pub is_sse: bool,
-    /// `responses_*` cases are Responses API exchanges; every other case is Chat Completions.
+    /// `responses_*` cases are Responses API exchanges, `anthropic_*` Anthropic Messages ones;
+    /// every other case is Chat Completions.
     pub dialect: Dialect,
 }
 
@@ -34,12 +35,16 @@ impl Fixture {
         match self.dialect {
             Dialect::Chat => "/v1/chat/completions",
             Dialect::Responses => "/v1/responses",
+            Dialect::Anthropic => "/v1/messages",
         }
     }
 
     /// The case name without its dialect prefix (`pass_`, `pair_`, ... conventions apply to it).
     pub fn kind_name(&self) -> &str {
-        self.name.strip_prefix("responses_").unwrap_or(&self.name)
+        self.name
+            .strip_prefix("responses_")
+            .or_else(|| self.name.strip_prefix("anthropic_"))
+            .unwrap_or(&self.name)
     }
 }
 
@@ -101,6 +106,8 @@ pub fn load(dir: &Path) -> Fixture {
     };
     let dialect = if name.starts_with("responses_") {
         Dialect::Responses
+    } else if name.starts_with("anthropic_") {
+        Dialect::Anthropic
     } else {
         Dialect::Chat
     };

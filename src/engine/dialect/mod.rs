@@ -1,15 +1,17 @@
 //! Dialects: which tool-calling API an exchange speaks, and the seam the engine drives it by.
 //!
 //! Input: the request path (a route matcher's suffix decides: `/chat/completions` is Chat
-//! Completions, `/responses` the Responses API) and body. Output: a [`DialectState`] that brings
+//! Completions, `/responses` the Responses API, `/messages` Anthropic Messages) and body. Output: a [`DialectState`] that brings
 //! the dialect's request facts, its reading of each SSE event (framing itself is shared),
 //! reassembly and rules. The shared parts stay at the engine root: framing, schema cache,
 //! violation, report, rules, decode.
 //!
 //! ```text
-//! Exchange ─► DialectState { Chat(chat::ChatState) | Responses(responses::ResponsesState) }
+//! Exchange ─► DialectState { Chat(chat::ChatState) | Responses(responses::ResponsesState)
+//!                          | Anthropic(anthropic::AnthropicState) }
 //! ```
 
+pub mod anthropic;
 pub mod chat;
 pub mod responses;
 
@@ -22,7 +24,8 @@ use super::request::RequestFacts;
 use super::schema::SchemaCache;
 use super::violation::ViolationSink;
 
-/// The tool-calling API an exchange speaks; serialized as `"chat"` or `"responses"`.
+/// The tool-calling API an exchange speaks; serialized as `"chat"`, `"responses"` or
+/// `"anthropic"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Dialect {
@@ -31,16 +34,19 @@ pub enum Dialect {
     Chat,
     /// `POST .../responses`, the OpenAI Responses API.
     Responses,
+    /// `POST .../messages`, the Anthropic Messages API.
+    Anthropic,
 }
 
 impl Dialect {
-    pub const ALL: [Dialect; 2] = [Dialect::Chat, Dialect::Responses];
+    pub const ALL: [Dialect; 3] = [Dialect::Chat, Dialect::Responses, Dialect::Anthropic];
 
     /// The stable label used in logs, metrics, violations lines and recordings.
     pub fn as_str(self) -> &'static str {
         match self {
             Dialect::Chat => "chat",
             Dialect::Responses => "responses",
+            Dialect::Anthropic => "anthropic",
         }
     }
 
@@ -49,6 +55,7 @@ impl Dialect {
         match self {
             Dialect::Chat => "/chat/completions",
             Dialect::Responses => "/responses",
+            Dialect::Anthropic => "/messages",
         }
     }
 
@@ -78,6 +85,7 @@ impl std::fmt::Display for Dialect {
 pub enum DialectState {
     Chat(Box<chat::ChatState>),
     Responses(Box<responses::ResponsesState>),
+    Anthropic(Box<anthropic::AnthropicState>),
 }
 
 impl DialectState {
@@ -98,6 +106,9 @@ impl DialectState {
             Dialect::Responses => DialectState::Responses(Box::new(
                 responses::ResponsesState::new(cache, request_body, sink, notes),
             )),
+            Dialect::Anthropic => DialectState::Anthropic(Box::new(
+                anthropic::AnthropicState::new(cache, request_body, sink, notes),
+            )),
         }
     }
 
@@ -105,6 +116,7 @@ impl DialectState {
         match self {
             DialectState::Chat(_) => Dialect::Chat,
             DialectState::Responses(_) => Dialect::Responses,
+            DialectState::Anthropic(_) => Dialect::Anthropic,
         }
     }
 
@@ -112,17 +124,18 @@ impl DialectState {
     /// `error` event after it); `None` for Chat.
     pub fn last_sequence_number(&self) -> Option<i64> {
         match self {
-            DialectState::Chat(_) => None,
+            DialectState::Chat(_) | DialectState::Anthropic(_) => None,
             DialectState::Responses(responses) => responses.last_sequence_number(),
         }
     }
 
     /// Whether a stream ended by its own framing: `data: [DONE]` (Chat), a terminal event
-    /// (Responses).
+    /// (Responses), `message_stop` or `error` (Anthropic).
     pub fn stream_is_done(&self) -> bool {
         match self {
             DialectState::Chat(chat) => chat.stream_is_done(),
             DialectState::Responses(responses) => responses.stream_is_done(),
+            DialectState::Anthropic(anthropic) => anthropic.stream_is_done(),
         }
     }
 
@@ -132,6 +145,7 @@ impl DialectState {
         let tools = match self {
             DialectState::Chat(chat) => chat.tools.as_ref(),
             DialectState::Responses(responses) => responses.schemas.as_ref(),
+            DialectState::Anthropic(anthropic) => anthropic.schemas.as_ref(),
         };
         if let Some(tools) = tools {
             tools.admit();
@@ -142,6 +156,7 @@ impl DialectState {
         match self {
             DialectState::Chat(chat) => &chat.request.facts,
             DialectState::Responses(responses) => &responses.request.facts,
+            DialectState::Anthropic(anthropic) => &anthropic.request.facts,
         }
     }
 
@@ -150,6 +165,7 @@ impl DialectState {
         match self {
             DialectState::Chat(chat) => chat.on_event(event, seq, sink),
             DialectState::Responses(responses) => responses.on_event(event, seq, sink),
+            DialectState::Anthropic(anthropic) => anthropic.on_event(event, seq, sink),
         }
     }
 
@@ -162,6 +178,7 @@ impl DialectState {
         match self {
             DialectState::Chat(chat) => chat.judge_buffered(body, sink),
             DialectState::Responses(responses) => responses.judge_buffered(body, sink),
+            DialectState::Anthropic(anthropic) => anthropic.judge_buffered(body, sink),
         }
     }
 
@@ -177,6 +194,9 @@ impl DialectState {
             DialectState::Chat(chat) => chat.finish_stream(judged, ended_mid_event, sink, scratch),
             DialectState::Responses(responses) => {
                 responses.finish_stream(judged, ended_mid_event, sink, scratch)
+            }
+            DialectState::Anthropic(anthropic) => {
+                anthropic.finish_stream(judged, ended_mid_event, sink, scratch)
             }
         }
     }

@@ -1,0 +1,141 @@
+//! Judges the tool_use/tool_result history of an Anthropic Messages request
+//! (`anthropic.request.tool_use_unanswered`, `tool_result_not_leading`, `tool_result_orphan`,
+//! `history_tool_use_input_not_object`).
+//!
+//! Input: the request's `messages` array, unparsed. Output: request-stage violations. The rule
+//! the API enforces: every `tool_use` of an assistant message is answered by a `tool_result` in
+//! the immediately following user message, and those results lead that message's content.
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::engine::dialect::chat::contract::preview;
+use crate::engine::rules::RuleId;
+use crate::engine::violation::{Site, Stage, ViolationSink};
+
+/// The content blocks of a message (a string content has none).
+fn blocks(message: &Value) -> &[Value] {
+    message
+        .get("content")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+}
+
+fn kind(block: &Value) -> Option<&str> {
+    block.get("type").and_then(Value::as_str)
+}
+
+/// The `tool_use` ids of an assistant message (none for any other role).
+fn tool_use_ids(message: Option<&Value>) -> HashSet<&str> {
+    let Some(message) =
+        message.filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
+    else {
+        return HashSet::new();
+    };
+    blocks(message)
+        .iter()
+        .filter(|b| kind(b) == Some("tool_use"))
+        .filter_map(|b| b.get("id").and_then(Value::as_str))
+        .collect()
+}
+
+pub fn check(messages: &RawValue, sink: &mut ViolationSink) {
+    let Ok(Value::Array(messages)) = serde_json::from_str::<Value>(messages.get()) else {
+        return;
+    };
+    for (position, message) in messages.iter().enumerate() {
+        let role = message.get("role").and_then(Value::as_str);
+        let content = blocks(message);
+        let at = |block: usize, suffix: &str| {
+            Site::at(format!("/messages/{position}/content/{block}{suffix}"))
+        };
+        if role == Some("assistant") {
+            for (index, block) in content.iter().enumerate() {
+                if kind(block) != Some("tool_use") {
+                    continue;
+                }
+                if !block.get("input").is_some_and(Value::is_object) {
+                    let shown = block
+                        .get("input")
+                        .map(preview)
+                        .unwrap_or_else(|| "nothing".into());
+                    let detail = format!("a history tool_use.input must be an object, got {shown}");
+                    sink.push(
+                        RuleId::AnthropicRequestHistoryToolUseInputNotObject,
+                        Stage::Request,
+                        at(index, "/input"),
+                        detail,
+                    );
+                }
+            }
+            if let Some(next) = messages.get(position + 1) {
+                unanswered(message, position, next, sink);
+            }
+            continue;
+        }
+        let calls = tool_use_ids(position.checked_sub(1).and_then(|p| messages.get(p)));
+        let mut leading = true;
+        for (index, block) in content.iter().enumerate() {
+            if kind(block) != Some("tool_result") {
+                leading = false;
+                continue;
+            }
+            if !leading {
+                sink.push(
+                    RuleId::AnthropicRequestToolResultNotLeading,
+                    Stage::Request,
+                    at(index, ""),
+                    "a tool_result after other content: tool results must come first in the user message",
+                );
+            }
+            let id = block
+                .get("tool_use_id")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            if !calls.contains(id) {
+                let detail = format!(
+                    "tool_result for {id:?}, which no tool_use of the preceding assistant message has"
+                );
+                sink.push(
+                    RuleId::AnthropicRequestToolResultOrphan,
+                    Stage::Request,
+                    at(index, "/tool_use_id"),
+                    detail,
+                );
+            }
+        }
+    }
+}
+
+/// Every `tool_use` of `message` needs a `tool_result` in `next`.
+fn unanswered(message: &Value, position: usize, next: &Value, sink: &mut ViolationSink) {
+    let answered: HashSet<&str> = if next.get("role").and_then(Value::as_str) == Some("user") {
+        blocks(next)
+            .iter()
+            .filter(|b| kind(b) == Some("tool_result"))
+            .filter_map(|b| b.get("tool_use_id").and_then(Value::as_str))
+            .collect()
+    } else {
+        HashSet::new()
+    };
+    for (index, block) in blocks(message).iter().enumerate() {
+        if kind(block) != Some("tool_use") {
+            continue;
+        }
+        let id = block.get("id").and_then(Value::as_str).unwrap_or_default();
+        if !answered.contains(id) {
+            let detail = format!(
+                "tool_use {id:?} has no tool_result in the immediately following user message"
+            );
+            sink.push(
+                RuleId::AnthropicRequestToolUseUnanswered,
+                Stage::Request,
+                Site::at(format!("/messages/{position}/content/{index}/id")),
+                detail,
+            );
+        }
+    }
+}

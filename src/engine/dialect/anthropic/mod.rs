@@ -1,0 +1,209 @@
+//! The Anthropic Messages dialect (`POST .../messages`): `tools[].input_schema`, `tool_use`
+//! content blocks whose `input` is an object, and a typed event stream (`event:` names agreeing
+//! with `data.type`, `ping` tolerated, no `[DONE]`) reassembled by content-block `index`.
+//!
+//! Input: the request body ([`request`], [`history`]), then a buffered `Message` body or SSE
+//! events from the shared framer ([`stream`], [`blocks`]). Output: violations with
+//! `anthropic.*` ids (plus the shared `sse.data_not_json`, `response.not_json`,
+//! `response.shape_invalid`, `stream.truncated`, `request.schema_invalid`), and one
+//! pseudo-choice for the report (text, `tool_use` blocks by content position, `stop_reason` as
+//! finish reason). At `message_stop` the reassembled message is judged at once, so enforce mode
+//! sees complete-stage verdicts before the body ends.
+
+pub mod blocks;
+pub mod history;
+pub mod message;
+pub mod request;
+pub mod stream;
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use message::{Context, check_content};
+use request::AnthropicRequest;
+use stream::{StreamState, Terminal};
+
+use super::chat::{not_json, report_invalid_schemas};
+use crate::engine::framing::SseEvent;
+use crate::engine::report::ChoiceOutcome;
+use crate::engine::rules::RuleId;
+use crate::engine::schema::{CompiledTools, SchemaCache};
+use crate::engine::violation::{Site, Stage, ViolationSink};
+
+/// One Anthropic Messages exchange's dialect state.
+#[derive(Debug)]
+pub struct AnthropicState {
+    pub request: AnthropicRequest,
+    pub(in crate::engine) schemas: Option<Arc<CompiledTools>>,
+    stream: StreamState,
+    outcome: Option<ChoiceOutcome>,
+}
+
+impl AnthropicState {
+    pub fn new(
+        cache: &SchemaCache,
+        request_body: &[u8],
+        sink: &mut ViolationSink,
+        notes: &mut Vec<String>,
+    ) -> AnthropicState {
+        let request = request::parse(request_body, sink);
+        let schemas = request
+            .raw_tools
+            .as_ref()
+            .map(|raw| cache.tools_for_anthropic(raw))
+            .filter(|t| t.declares());
+        report_invalid_schemas(schemas.as_deref(), sink);
+        if !request.facts.parsed {
+            notes.push("request body is not a JSON object: declared tools unknown, declaration rules skipped".to_owned());
+        } else if !request.declares {
+            notes.push("request declares no tools: declaration rules skipped".to_owned());
+        }
+        AnthropicState {
+            request,
+            schemas,
+            stream: StreamState::default(),
+            outcome: None,
+        }
+    }
+
+    pub fn stream_is_done(&self) -> bool {
+        self.stream.terminal.is_some()
+    }
+
+    fn context<'a>(&'a self, stop_reason: Option<&'a str>, streamed: bool) -> Context<'a> {
+        Context {
+            request: &self.request,
+            schemas: self.schemas.as_deref(),
+            stop_reason,
+            streamed,
+        }
+    }
+
+    pub fn on_event(&mut self, event: &SseEvent, seq: u64, sink: &mut ViolationSink) {
+        if self
+            .stream
+            .on_event(&event.data, event.event.as_deref(), seq, sink)
+        {
+            self.complete(sink);
+        }
+    }
+
+    pub fn judge_buffered(
+        &self,
+        body: &[u8],
+        sink: &mut ViolationSink,
+    ) -> (Vec<ChoiceOutcome>, Option<Value>) {
+        let document: Value = match serde_json::from_slice(body) {
+            Ok(document) => document,
+            Err(error) => {
+                not_json(error, sink);
+                return (Vec::new(), None);
+            }
+        };
+        let stop_reason = document.get("stop_reason").and_then(Value::as_str);
+        let content = document.get("content").and_then(Value::as_array);
+        let mut problems = Vec::new();
+        if document.get("type").and_then(Value::as_str) != Some("message") {
+            problems.push("type is not \"message\"".to_owned());
+        }
+        if document.get("role").and_then(Value::as_str) != Some("assistant") {
+            problems.push("role is not \"assistant\"".to_owned());
+        }
+        if content.is_none() {
+            problems.push("content is not an array".to_owned());
+        }
+        if stop_reason.is_none() {
+            problems.push("stop_reason is null in a buffered message".to_owned());
+        }
+        if !problems.is_empty() {
+            sink.push(
+                RuleId::AnthropicResponseEnvelopeInvalid,
+                Stage::Complete,
+                Site::at(""),
+                problems.join("; "),
+            );
+        }
+        let outcome = check_content(
+            content.map(Vec::as_slice).unwrap_or_default(),
+            "/content",
+            self.context(stop_reason, false),
+            sink,
+        );
+        (
+            vec![outcome],
+            document.get("usage").filter(|u| !u.is_null()).cloned(),
+        )
+    }
+
+    /// Judges the reassembled message once (at `message_stop`, or at the end of the body). A
+    /// stream that ended in an `error` event has no message to judge.
+    fn complete(&mut self, sink: &mut ViolationSink) -> ChoiceOutcome {
+        if let Some(outcome) = &self.outcome {
+            return outcome.clone();
+        }
+        let stream = &self.stream;
+        let mut scratch = ViolationSink::new(Default::default());
+        let errored = matches!(stream.terminal, Some((Terminal::Error, _)));
+        let into = if errored { &mut scratch } else { &mut *sink };
+        let start = into.len();
+        let stop_reason = stream.stop_reason.as_deref();
+        let lenient_all = stop_reason == Some("max_tokens");
+        for (position, block) in stream.blocks.iter().enumerate() {
+            let eager = block
+                .start
+                .get("name")
+                .and_then(Value::as_str)
+                .and_then(|name| self.request.tools.get(name))
+                .is_some_and(|tool| tool.eager);
+            block.check_input(position, lenient_all || eager, into);
+        }
+        let content: Vec<Value> = stream.blocks.iter().map(|b| b.assembled()).collect();
+        let outcome = check_content(&content, "/content", self.context(stop_reason, true), into);
+        let fallback = stream.delta_seq.or(stream.terminal.map(|(_, seq)| seq));
+        into.fill_seq_since(start, |v| {
+            v.tool_call
+                .and_then(|at| stream.blocks.get(at as usize))
+                .map(|b| b.seq)
+                .or(fallback)
+        });
+        self.outcome = Some(outcome.clone());
+        outcome
+    }
+
+    pub fn finish_stream(
+        &mut self,
+        judged: bool,
+        ended_mid_event: bool,
+        sink: &mut ViolationSink,
+        scratch: &mut ViolationSink,
+    ) -> (Vec<ChoiceOutcome>, Option<Value>) {
+        let outcome = if judged {
+            if self.stream.terminal.is_none() {
+                let last = self.stream.blocks.last().map(|b| b.seq);
+                self.stream.open_blocks_at(last.unwrap_or(0), sink);
+            }
+            let outcome = self.complete(sink);
+            if ended_mid_event {
+                sink.push(
+                    RuleId::StreamTruncated,
+                    Stage::Complete,
+                    Site::at(""),
+                    "the body ended in the middle of an event",
+                );
+            }
+            if self.stream.terminal.is_none() {
+                sink.push(
+                    RuleId::AnthropicStreamTerminalMissing,
+                    Stage::Complete,
+                    Site::at(""),
+                    "the stream ended without message_stop or an error event",
+                );
+            }
+            outcome
+        } else {
+            self.complete(scratch)
+        };
+        (vec![outcome], self.stream.usage.clone())
+    }
+}

@@ -1,0 +1,278 @@
+//! Reads an Anthropic Messages request body: its facts, client tools and `tool_choice`, and
+//! judges the declarations and the tool_use/tool_result history (`anthropic.request.*`).
+//!
+//! Input: the raw request bytes. Output: [`AnthropicRequest`] (the report's [`RequestFacts`],
+//! the client tools by name with their strictness, the interpreted [`Choice`]) plus
+//! request-stage violations. Client tools are `{"name","input_schema",...}`; server tools carry
+//! a date-versioned `type` (`web_search_20250305`, `bash_20250124`, ...) and pass untouched.
+//! `messages` (most of a request's bytes) is parsed only when it holds tool blocks.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::history;
+use crate::engine::dialect::chat::contract::preview;
+use crate::engine::request::RequestFacts;
+use crate::engine::rules::RuleId;
+use crate::engine::violation::{Site, Stage, ViolationSink};
+
+/// One declared client tool.
+#[derive(Debug, Clone, Copy)]
+pub struct Tool {
+    /// `strict: true`: a schema mismatch is an error, otherwise a warning.
+    pub strict: bool,
+    /// `eager_input_streaming: true`: partial or invalid streamed input is expected.
+    pub eager: bool,
+}
+
+/// The request's `tool_choice`, interpreted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Choice {
+    Unspecified,
+    Auto,
+    Any,
+    Tool(String),
+    None,
+    /// Not a valid choice (reported at the request stage): nothing is checked against it.
+    Invalid,
+}
+
+/// Everything the Anthropic rules need from the request.
+#[derive(Debug, Clone)]
+pub struct AnthropicRequest {
+    pub facts: RequestFacts,
+    pub tools: BTreeMap<String, Tool>,
+    /// Whether `tools` was a non-empty array (of any tool types).
+    pub declares: bool,
+    pub choice: Choice,
+    /// `tool_choice.disable_parallel_tool_use: true`.
+    pub single_call: bool,
+    pub raw_tools: Option<Box<RawValue>>,
+}
+
+#[derive(Deserialize)]
+struct Fields {
+    model: Option<Value>,
+    stream: Option<Value>,
+    tools: Option<Box<RawValue>>,
+    tool_choice: Option<Value>,
+    messages: Option<Box<RawValue>>,
+}
+
+/// The longest client tool name the current docs allow; older platforms capped it at 64.
+const MAX_NAME: usize = 128;
+const OLD_MAX_NAME: usize = 64;
+
+/// Reads the body; never fails (an unparsable body declares nothing).
+pub fn parse(body: &[u8], sink: &mut ViolationSink) -> AnthropicRequest {
+    let first = body.iter().find(|b| !b.is_ascii_whitespace());
+    let fields = match first {
+        Some(b'{') => serde_json::from_slice::<Fields>(body).ok(),
+        _ => None,
+    };
+    let Some(fields) = fields else {
+        return AnthropicRequest {
+            facts: RequestFacts::default(),
+            tools: BTreeMap::new(),
+            declares: false,
+            choice: Choice::Unspecified,
+            single_call: false,
+            raw_tools: None,
+        };
+    };
+    let tools_value: Value = fields
+        .tools
+        .as_ref()
+        .and_then(|raw| serde_json::from_str(raw.get()).ok())
+        .unwrap_or(Value::Null);
+    let items = tools_value
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let tools = declare(items, sink);
+    let (choice, single_call) = tool_choice(fields.tool_choice.as_ref(), &tools, sink);
+    if let Some(messages) = fields
+        .messages
+        .as_ref()
+        .filter(|raw| raw.get().contains("tool_use") || raw.get().contains("tool_result"))
+    {
+        history::check(messages, sink);
+    }
+    let facts = RequestFacts {
+        parsed: true,
+        model: fields
+            .model
+            .as_ref()
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        stream: fields
+            .stream
+            .as_ref()
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        tools: tools.keys().cloned().collect(),
+        tool_choice: fields.tool_choice,
+        parallel_tool_calls: single_call.then_some(false),
+        include_usage: None,
+    };
+    AnthropicRequest {
+        facts,
+        tools,
+        declares: !items.is_empty(),
+        choice,
+        single_call,
+        raw_tools: fields.tools,
+    }
+}
+
+/// A server tool: a `type` other than `custom` (date-versioned, e.g. `web_search_20250305`).
+fn is_server_tool(tool: &Value) -> bool {
+    matches!(tool.get("type").and_then(Value::as_str), Some(kind) if kind != "custom" && kind != "function")
+}
+
+fn declare(items: &[Value], sink: &mut ViolationSink) -> BTreeMap<String, Tool> {
+    let mut tools = BTreeMap::new();
+    for (position, tool) in items.iter().enumerate() {
+        let at = |suffix: &str| Site::at(format!("/tools/{position}{suffix}"));
+        let openai = tool.get("function").is_some()
+            || tool.get("type").and_then(Value::as_str) == Some("function")
+            || (tool.get("parameters").is_some() && tool.get("input_schema").is_none());
+        if openai {
+            let detail = "an OpenAI tool (`type:\"function\"`, `function{}` or `parameters`) sent to /messages; Anthropic tools are {name, input_schema}";
+            sink.push(
+                RuleId::AnthropicRequestOpenaiToolShape,
+                Stage::Request,
+                at(""),
+                detail,
+            );
+            continue;
+        }
+        if is_server_tool(tool) {
+            continue;
+        }
+        let name = tool.get("name").and_then(Value::as_str);
+        let Some(name) = name.filter(|name| valid_name(name)) else {
+            let shown = tool
+                .get("name")
+                .map(preview)
+                .unwrap_or_else(|| "nothing".into());
+            let detail = format!("a tool name must match ^[a-zA-Z0-9_-]{{1,128}}$, got {shown}");
+            sink.push(
+                RuleId::AnthropicRequestToolNameInvalid,
+                Stage::Request,
+                at("/name"),
+                detail,
+            );
+            continue;
+        };
+        if name.len() > OLD_MAX_NAME {
+            let detail = format!(
+                "tool name is {} characters: valid today, but older platforms cap names at {OLD_MAX_NAME}",
+                name.len()
+            );
+            sink.push_lenient(
+                RuleId::AnthropicRequestToolNameInvalid,
+                Stage::Request,
+                at("/name"),
+                detail,
+            );
+        }
+        let schema = tool.get("input_schema");
+        if schema.and_then(|s| s.get("type")).and_then(Value::as_str) != Some("object") {
+            let detail = match schema {
+                None => "a client tool without input_schema".to_owned(),
+                Some(schema) => format!(
+                    "input_schema.type must be \"object\", got {}",
+                    preview(schema)
+                ),
+            };
+            sink.push(
+                RuleId::AnthropicRequestInputSchemaInvalid,
+                Stage::Request,
+                at("/input_schema"),
+                detail,
+            );
+        }
+        tools.insert(
+            name.to_owned(),
+            Tool {
+                strict: tool.get("strict").and_then(Value::as_bool) == Some(true),
+                eager: tool.get("eager_input_streaming").and_then(Value::as_bool) == Some(true),
+            },
+        );
+    }
+    tools
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_NAME
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Interprets `tool_choice`, reporting `anthropic.request.tool_choice_invalid`; the second value
+/// is `disable_parallel_tool_use`.
+fn tool_choice(
+    choice: Option<&Value>,
+    tools: &BTreeMap<String, Tool>,
+    sink: &mut ViolationSink,
+) -> (Choice, bool) {
+    let Some(choice) = choice.filter(|c| !c.is_null()) else {
+        return (Choice::Unspecified, false);
+    };
+    let single = choice
+        .get("disable_parallel_tool_use")
+        .and_then(Value::as_bool)
+        == Some(true);
+    let kind = choice.get("type").and_then(Value::as_str);
+    let name = choice.get("name").and_then(Value::as_str);
+    let (interpreted, problem) = match (choice.is_object(), kind) {
+        (false, _) => (
+            Choice::Invalid,
+            Some(format!(
+                "tool_choice must be an object like {{\"type\":\"auto\"}}, got {} (an OpenAI string?)",
+                preview(choice)
+            )),
+        ),
+        (true, Some("auto")) => (Choice::Auto, None),
+        (true, Some("any")) => (Choice::Any, None),
+        (true, Some("none")) => (Choice::None, None),
+        (true, Some("tool")) => match name {
+            None => (
+                Choice::Invalid,
+                Some("tool_choice type \"tool\" without a string name".to_owned()),
+            ),
+            Some(name) if !tools.contains_key(name) => (
+                Choice::Invalid,
+                Some(format!(
+                    "tool_choice names {name:?}, which no client tool declares"
+                )),
+            ),
+            Some(name) => (Choice::Tool(name.to_owned()), None),
+        },
+        (true, _) => (
+            Choice::Invalid,
+            Some(format!(
+                "tool_choice.type must be auto, any, tool or none, got {}",
+                choice
+                    .get("type")
+                    .map(preview)
+                    .unwrap_or_else(|| "nothing".into())
+            )),
+        ),
+    };
+    if let Some(problem) = problem {
+        sink.push(
+            RuleId::AnthropicRequestToolChoiceInvalid,
+            Stage::Request,
+            Site::at("/tool_choice"),
+            problem,
+        );
+    }
+    (interpreted, single)
+}

@@ -1,0 +1,419 @@
+//! Judges an Anthropic Messages SSE stream event by event and reassembles its content blocks
+//! **by `index`** (`anthropic.stream.*`).
+//!
+//! Input: [`SseEvent`]s from the shared framer, each with the seq of the `feed` call that
+//! completed it. Output: fragment-stage violations as events arrive, and the blocks
+//! ([`super::blocks::Block`]) that [`super::message`] judges like a buffered body. The stream
+//! is `message_start`, then per block `content_block_start` → `content_block_delta`* →
+//! `content_block_stop`, then `message_delta` (the `stop_reason`) and `message_stop`; `ping`
+//! may come anywhere, an `error` event ends it; there is no `[DONE]`.
+
+use serde_json::Value;
+
+use super::blocks::Block;
+use crate::engine::dialect::chat::contract::preview;
+use crate::engine::rules::RuleId;
+use crate::engine::violation::{Site, Stage, ViolationSink};
+
+/// How the stream ended by its own framing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Terminal {
+    MessageStop,
+    Error,
+}
+
+#[derive(Debug, Default)]
+pub struct StreamState {
+    /// Blocks in the order they were started.
+    pub blocks: Vec<Block>,
+    /// `message_start.message`.
+    pub message: Option<Value>,
+    pub stop_reason: Option<String>,
+    /// `message_start`'s usage with each `message_delta`'s usage laid over it.
+    pub usage: Option<Value>,
+    pub terminal: Option<(Terminal, u64)>,
+    /// The seq of the first `message_delta` that carried a `stop_reason`.
+    pub delta_seq: Option<u64>,
+    /// Whether a non-ping event arrived (the first must be `message_start`).
+    started: bool,
+    openai_reported: bool,
+}
+
+impl StreamState {
+    /// Judges one event; returns true when it ended the stream (`message_stop`, `error`).
+    pub fn on_event(
+        &mut self,
+        data: &str,
+        event: Option<&str>,
+        seq: u64,
+        sink: &mut ViolationSink,
+    ) -> bool {
+        let site = |path: &str| Site::at(path).seq(Some(seq));
+        if data == "[DONE]" {
+            self.openai(seq, "data: [DONE] on a Messages stream", sink);
+            return false;
+        }
+        let value: Value = match serde_json::from_str(data) {
+            Ok(value) => value,
+            Err(error) => {
+                let shown = preview(&Value::String(data.to_owned()));
+                let detail = format!("data is not JSON ({error}): {shown}");
+                sink.push(RuleId::SseDataNotJson, Stage::Fragment, site(""), detail);
+                return false;
+            }
+        };
+        if value.get("object").and_then(Value::as_str) == Some("chat.completion.chunk")
+            || value.get("choices").is_some()
+        {
+            self.openai(seq, "a chat.completion.chunk on a Messages stream", sink);
+            return false;
+        }
+        let kind = value
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if let Some(name) = event.filter(|name| *name != kind) {
+            let detail = format!("event: {name:?} but data.type {kind:?}");
+            sink.push(
+                RuleId::AnthropicStreamEventNameMismatch,
+                Stage::Fragment,
+                site("/type"),
+                detail,
+            );
+        }
+        if self.terminal.is_some() {
+            let detail = format!("{kind:?} after the stream ended");
+            sink.push(
+                RuleId::AnthropicStreamEventAfterMessageStop,
+                Stage::Fragment,
+                site(""),
+                detail,
+            );
+            return false;
+        }
+        if kind == "ping" {
+            return false;
+        }
+        if !self.started {
+            self.started = true;
+            if kind != "message_start" && kind != "error" {
+                let detail = format!("the first event is {kind:?}, not message_start");
+                sink.push(
+                    RuleId::AnthropicStreamFirstEventNotMessageStart,
+                    Stage::Fragment,
+                    site("/type"),
+                    detail,
+                );
+            }
+        }
+        match kind {
+            "message_start" => self.message_start(&value, seq, sink),
+            "content_block_start" => self.block_start(&value, seq, sink),
+            "content_block_delta" => self.block_delta(&value, seq, sink),
+            "content_block_stop" => self.block_stop(&value, seq, sink),
+            "message_delta" => self.message_delta(&value, seq, sink),
+            "message_stop" => {
+                if self.stop_reason.is_none() {
+                    sink.push(
+                        RuleId::AnthropicStreamMessageDeltaMissing,
+                        Stage::Fragment,
+                        site(""),
+                        "message_stop without a message_delta carrying a stop_reason",
+                    );
+                }
+                self.open_blocks_at(seq, sink);
+                self.terminal = Some((Terminal::MessageStop, seq));
+                return true;
+            }
+            "error" => {
+                let error = value.get("error");
+                let valid = ["type", "message"]
+                    .iter()
+                    .all(|k| error.and_then(|e| e.get(*k)).is_some_and(Value::is_string));
+                if !valid {
+                    let detail = format!(
+                        "an error event must be {{\"type\":\"error\",\"error\":{{\"type\":str,\"message\":str}}}}: {}",
+                        preview(&value)
+                    );
+                    sink.push(
+                        RuleId::AnthropicStreamErrorEventInvalid,
+                        Stage::Fragment,
+                        site(""),
+                        detail,
+                    );
+                }
+                self.terminal = Some((Terminal::Error, seq));
+                return true;
+            }
+            other => {
+                let detail = format!(
+                    "unknown Messages event type {}",
+                    preview(&Value::String(other.to_owned()))
+                );
+                sink.push(
+                    RuleId::AnthropicStreamUnknownEventType,
+                    Stage::Fragment,
+                    site("/type"),
+                    detail,
+                );
+            }
+        }
+        false
+    }
+
+    fn openai(&mut self, seq: u64, detail: &str, sink: &mut ViolationSink) {
+        if !std::mem::replace(&mut self.openai_reported, true) {
+            sink.push(
+                RuleId::AnthropicStreamOpenaiChunksReturned,
+                Stage::Fragment,
+                Site::at("").seq(Some(seq)),
+                detail,
+            );
+        }
+    }
+
+    fn message_start(&mut self, value: &Value, seq: u64, sink: &mut ViolationSink) {
+        let site = |path: &str| Site::at(path).seq(Some(seq));
+        if self.message.is_some() {
+            sink.push(
+                RuleId::AnthropicStreamMessageStartDuplicate,
+                Stage::Fragment,
+                site(""),
+                "a second message_start",
+            );
+            return;
+        }
+        let message = value.get("message").cloned().unwrap_or(Value::Null);
+        let mut problems = Vec::new();
+        if message.get("type").and_then(Value::as_str) != Some("message") {
+            problems.push("message.type is not \"message\"");
+        }
+        if message.get("role").and_then(Value::as_str) != Some("assistant") {
+            problems.push("message.role is not \"assistant\"");
+        }
+        if !problems.is_empty() {
+            sink.push(
+                RuleId::AnthropicResponseEnvelopeInvalid,
+                Stage::Fragment,
+                site("/message"),
+                problems.join("; "),
+            );
+        }
+        let empty = message
+            .get("content")
+            .and_then(Value::as_array)
+            .is_some_and(Vec::is_empty);
+        let open = message.get("stop_reason").is_none_or(Value::is_null);
+        if !empty || !open {
+            let detail = "message_start.message should have content [] and stop_reason null";
+            sink.push(
+                RuleId::AnthropicStreamMessageStartNotEmpty,
+                Stage::Fragment,
+                site("/message"),
+                detail,
+            );
+        }
+        self.usage = message.get("usage").filter(|u| u.is_object()).cloned();
+        self.message = Some(message);
+    }
+
+    fn block_start(&mut self, value: &Value, seq: u64, sink: &mut ViolationSink) {
+        let site = |path: &str| Site::at(path).seq(Some(seq));
+        let Some(index) = value.get("index").and_then(Value::as_u64) else {
+            sink.push(
+                RuleId::ResponseShapeInvalid,
+                Stage::Fragment,
+                site("/index"),
+                "content_block_start without an integer index",
+            );
+            return;
+        };
+        let site = |path: &str| site(path).tool_call(u32::try_from(index).ok());
+        let expected = self.blocks.len() as u64;
+        if index != expected {
+            let detail = format!(
+                "content_block_start index {index}; {expected} block(s) were started before it"
+            );
+            sink.push(
+                RuleId::AnthropicStreamBlockIndexNotSequential,
+                Stage::Fragment,
+                site("/index"),
+                detail,
+            );
+        }
+        if let Some(open) = self.blocks.iter().find(|b| b.open) {
+            let detail = format!(
+                "block {index} starts while block {} is still open",
+                open.index
+            );
+            sink.push(
+                RuleId::AnthropicStreamBlocksInterleaved,
+                Stage::Fragment,
+                site("/index"),
+                detail,
+            );
+        }
+        let block = value.get("content_block").cloned().unwrap_or(Value::Null);
+        if block.get("type").and_then(Value::as_str) == Some("tool_use") {
+            let named = ["id", "name"].iter().all(|k| {
+                block
+                    .get(*k)
+                    .and_then(Value::as_str)
+                    .is_some_and(|s| !s.is_empty())
+            });
+            let input = block.get("input");
+            if !named || !input.is_some_and(Value::is_object) {
+                let detail = format!(
+                    "a tool_use start needs id, name and an object input: {}",
+                    preview(&block)
+                );
+                sink.push(
+                    RuleId::AnthropicStreamToolUseStartInvalid,
+                    Stage::Fragment,
+                    site("/content_block"),
+                    detail,
+                );
+            } else if input
+                .and_then(Value::as_object)
+                .is_some_and(|o| !o.is_empty())
+            {
+                let detail = "the tool_use start carries a non-empty input; clients ignore it or double it with the deltas";
+                sink.push(
+                    RuleId::AnthropicStreamToolUseStartInputPrefilled,
+                    Stage::Fragment,
+                    site("/content_block/input"),
+                    detail,
+                );
+            }
+        }
+        self.blocks.push(Block::new(index, block, seq));
+    }
+
+    /// The open block with this index, or a `delta_unknown_block` violation.
+    fn open_block(
+        &mut self,
+        value: &Value,
+        what: &str,
+        seq: u64,
+        sink: &mut ViolationSink,
+    ) -> Option<&mut Block> {
+        let index = value.get("index").and_then(Value::as_u64);
+        let found = self
+            .blocks
+            .iter()
+            .rposition(|b| Some(b.index) == index && b.open);
+        if found.is_none() {
+            let shown = index.map_or_else(|| "no index".to_owned(), |i| format!("index {i}"));
+            let detail = format!(
+                "{what} for {shown}, which is not an open block (never started, or already stopped)"
+            );
+            let site = Site::at("/index")
+                .seq(Some(seq))
+                .tool_call(index.and_then(|i| u32::try_from(i).ok()));
+            sink.push(
+                RuleId::AnthropicStreamDeltaUnknownBlock,
+                Stage::Fragment,
+                site,
+                detail,
+            );
+        }
+        found.and_then(|at| self.blocks.get_mut(at))
+    }
+
+    fn block_delta(&mut self, value: &Value, seq: u64, sink: &mut ViolationSink) {
+        let Some(block) = self.open_block(value, "content_block_delta", seq, sink) else {
+            return;
+        };
+        let delta = value.get("delta").cloned().unwrap_or(Value::Null);
+        let delta_type = delta
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let is_tool = block.kind() == Some("tool_use");
+        let fits = match delta_type {
+            "input_json_delta" => is_tool,
+            "text_delta" | "thinking_delta" | "signature_delta" | "citations_delta" => !is_tool,
+            _ => true,
+        };
+        if !fits {
+            let detail = format!(
+                "a {delta_type} for a {:?} block",
+                block.kind().unwrap_or("untyped")
+            );
+            let site = Site::at("/delta/type")
+                .seq(Some(seq))
+                .tool_call(u32::try_from(block.index).ok());
+            sink.push(
+                RuleId::AnthropicStreamDeltaTypeMismatch,
+                Stage::Fragment,
+                site,
+                detail,
+            );
+            return;
+        }
+        block.apply(&delta);
+    }
+
+    fn block_stop(&mut self, value: &Value, seq: u64, sink: &mut ViolationSink) {
+        if let Some(block) = self.open_block(value, "content_block_stop", seq, sink) {
+            block.open = false;
+            block.stop_seq = Some(seq);
+        }
+    }
+
+    fn message_delta(&mut self, value: &Value, seq: u64, sink: &mut ViolationSink) {
+        let site = |path: &str| Site::at(path).seq(Some(seq));
+        if let Some(stop) = value
+            .get("delta")
+            .and_then(|d| d.get("stop_reason"))
+            .and_then(Value::as_str)
+        {
+            self.stop_reason = Some(stop.to_owned());
+            self.delta_seq.get_or_insert(seq);
+        }
+        let usage = value.get("usage").and_then(Value::as_object);
+        if !usage.is_some_and(|u| u.get("output_tokens").is_some_and(Value::is_u64)) {
+            sink.push(
+                RuleId::AnthropicStreamMessageDeltaUsageMissing,
+                Stage::Fragment,
+                site("/usage"),
+                "message_delta without usage.output_tokens",
+            );
+        }
+        if let Some(usage) = usage {
+            let merged = self
+                .usage
+                .get_or_insert_with(|| Value::Object(Default::default()));
+            if let Some(merged) = merged.as_object_mut() {
+                for (key, number) in usage.iter().filter(|(_, v)| !v.is_null()) {
+                    merged.insert(key.clone(), number.clone());
+                }
+            }
+        }
+        self.open_blocks_at(seq, sink);
+    }
+
+    /// `block_not_stopped` for every block still open (reported once per block).
+    pub fn open_blocks_at(&mut self, seq: u64, sink: &mut ViolationSink) {
+        for block in self
+            .blocks
+            .iter_mut()
+            .filter(|b| b.open && !b.reported_open)
+        {
+            block.reported_open = true;
+            let detail = format!(
+                "block {} was never stopped before the message ended",
+                block.index
+            );
+            let site = Site::at("")
+                .seq(Some(seq))
+                .tool_call(u32::try_from(block.index).ok());
+            sink.push(
+                RuleId::AnthropicStreamBlockNotStopped,
+                Stage::Fragment,
+                site,
+                detail,
+            );
+        }
+    }
+}
