@@ -88,7 +88,11 @@ impl Default for Matcher {
     fn default() -> Self {
         Matcher {
             methods: vec!["POST".into()],
-            path_suffixes: vec!["/chat/completions".into(), "/responses".into()],
+            path_suffixes: vec![
+                "/chat/completions".into(),
+                "/responses".into(),
+                "/messages".into(),
+            ],
         }
     }
 }

@@ -4,12 +4,13 @@
 //! *inline*, on the client path, because the verdict must come before the bytes it judges:
 //!
 //! * Buffered responses: [`judge_buffered`] holds the body (bounded by the engine's JSON limit),
-//!   checks it, and on an error-severity violation answers 502 with an OpenAI-shaped error whose
-//!   message lists the rule ids and paths. Clean responses pass unchanged.
+//!   checks it, and on an error-severity violation answers 502 with an OpenAI-shaped error (for
+//!   Anthropic Messages, Anthropic's `{"type":"error","error":{...}}`) whose message lists the
+//!   rule ids and paths. Clean responses pass unchanged.
 //! * Streams: [`EnforceBody`] feeds every frame to an engine [`Exchange`] before forwarding it.
 //!   Chunks already sent cannot be recalled, so on the first error-severity violation the frame
-//!   that completed it is replaced by a final `data: {"error":{...}}` event naming the rule, and
-//!   the stream ends there. The official SDKs raise an error on that event.
+//!   that completed it is replaced by a final error event naming the rule, in the dialect's own
+//!   shape, and the stream ends there. The official SDKs raise an error on that event.
 //!
 //! The passive inspector still reports every exchange as in observe mode; it is told that the
 //! stream was cut on purpose, so the cut is not mistaken for a client that went away.
@@ -78,6 +79,17 @@ pub(crate) fn error_object(violations: &[&Violation]) -> serde_json::Value {
     })
 }
 
+/// The Anthropic error body for these violations (a 502's body and a stream's `error` event).
+pub(crate) fn anthropic_error(violations: &[&Violation]) -> serde_json::Value {
+    serde_json::json!({
+        "type": "error",
+        "error": {
+            "type": "tooltap_contract_violation",
+            "message": message(violations),
+        },
+    })
+}
+
 /// Judge a whole buffered response. `Some(502 response)` when it must not reach the client.
 pub fn judge_buffered(
     engine: &Arc<EngineConfig>,
@@ -97,7 +109,11 @@ pub fn judge_buffered(
         rules = %errors.iter().map(|v| v.rule.as_str()).collect::<Vec<_>>().join(","),
         "enforce: buffered response refused with a 502"
     );
-    let body = serde_json::json!({ "error": error_object(&errors) });
+    let body = match dialect {
+        // Anthropic's SDKs read `{"type":"error","error":{"type","message"}}`.
+        Dialect::Anthropic => anthropic_error(&errors),
+        Dialect::Chat | Dialect::Responses => serde_json::json!({ "error": error_object(&errors) }),
+    };
     let mut response = Response::new(Bytes::from(body.to_string()));
     *response.status_mut() = StatusCode::BAD_GATEWAY;
     let headers = response.headers_mut();

@@ -7,7 +7,7 @@ use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 
 use super::verdict::{CutSender, EnforceCut};
-use super::{error_object, errors};
+use super::{anthropic_error, error_object, errors};
 use crate::engine::{BodyEnd, Dialect, Exchange, Violation};
 use crate::forward::body::{BodyError, ProxyBody};
 
@@ -18,12 +18,15 @@ pub struct EnforceBody {
     /// Tells the passive inspector when the stream is cut.
     cut: CutSender,
     done: bool,
+    /// Kept apart from the exchange, which is gone when the end of the body is judged.
+    dialect: Dialect,
 }
 
 impl EnforceBody {
     pub fn new(inner: ProxyBody, exchange: Exchange, cut: CutSender) -> EnforceBody {
         EnforceBody {
             inner,
+            dialect: exchange.dialect(),
             exchange: Some(exchange),
             cut,
             done: false,
@@ -40,14 +43,14 @@ impl EnforceBody {
             "enforce: stream cut with an error event"
         );
         let error = error_object(violations);
-        let text = match exchange
-            .as_ref()
-            .filter(|e| e.dialect() == Dialect::Responses)
-        {
+        let text = match self.dialect {
             // A Responses stream ends with its own `error` event: `event:` line, `type`, and a
             // `sequence_number` after the last one forwarded.
-            Some(exchange) => {
-                let sequence = exchange.last_sequence_number().map_or(0, |n| n + 1);
+            Dialect::Responses => {
+                let sequence = exchange
+                    .as_ref()
+                    .and_then(Exchange::last_sequence_number)
+                    .map_or(0, |n| n + 1);
                 let mut event = error;
                 if let Some(object) = event.as_object_mut() {
                     object.insert("type".into(), "error".into());
@@ -55,7 +58,13 @@ impl EnforceBody {
                 }
                 format!("event: error\ndata: {event}\n\n")
             }
-            None => format!("data: {}\n\n", serde_json::json!({ "error": error })),
+            // An Anthropic stream ends with `event: error` and Anthropic's error body.
+            Dialect::Anthropic => {
+                format!("event: error\ndata: {}\n\n", anthropic_error(violations))
+            }
+            Dialect::Chat => {
+                format!("data: {}\n\n", serde_json::json!({ "error": error }))
+            }
         };
         let replacement = Bytes::from(text);
         self.cut.cut(EnforceCut {

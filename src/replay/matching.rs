@@ -14,7 +14,7 @@
 use serde_json::Value;
 
 /// Fields that do not change what a provider answers, or that test suites vary on every run:
-/// Chat Completions' and the Responses API's alike (`store` and `prompt_cache_key` exist in
+/// Chat Completions', the Responses API's and Anthropic Messages' (`metadata.user_id`) alike (`store` and `prompt_cache_key` exist in
 /// both; the Agents SDK and Codex set them per run).
 pub const DEFAULT_IGNORED: [&str; 6] = [
     "/user",

@@ -149,6 +149,63 @@ pub const DIALECTS: &[Dialect] = &[
             },
         ],
     },
+    Dialect {
+        name: "anthropic",
+        path_suffixes: &["/messages"],
+        stream: &[
+            PieceRule {
+                when_type: Some("content_block_start"),
+                items: "",
+                lane: Lane::Field("/index"),
+                parts: &[
+                    (PieceKind::Id, "/content_block/id"),
+                    (PieceKind::Name, "/content_block/name"),
+                ],
+            },
+            PieceRule {
+                when_type: Some("content_block_delta"),
+                items: "",
+                lane: Lane::Content,
+                parts: &[(PieceKind::Content, "/delta/text")],
+            },
+            PieceRule {
+                when_type: Some("content_block_delta"),
+                items: "",
+                lane: Lane::Field("/index"),
+                parts: &[(PieceKind::Arguments, "/delta/partial_json")],
+            },
+            PieceRule {
+                when_type: Some("message_delta"),
+                items: "",
+                lane: Lane::Content,
+                parts: &[(PieceKind::Finish, "/delta/stop_reason")],
+            },
+        ],
+        buffered: &[
+            PieceRule {
+                when_type: None,
+                items: "/content/*",
+                lane: Lane::Content,
+                parts: &[(PieceKind::Content, "/text")],
+            },
+            PieceRule {
+                when_type: None,
+                items: "/content/*",
+                lane: Lane::Position,
+                parts: &[
+                    (PieceKind::Id, "/id"),
+                    (PieceKind::Name, "/name"),
+                    (PieceKind::Arguments, "/input"),
+                ],
+            },
+            PieceRule {
+                when_type: None,
+                items: "",
+                lane: Lane::Content,
+                parts: &[(PieceKind::Finish, "/stop_reason")],
+            },
+        ],
+    },
 ];
 
 /// The dialect for a request path (query already stripped).
@@ -168,6 +225,44 @@ mod tests {
     fn paths_pick_dialects() {
         assert_eq!(for_path("/v1/chat/completions").name, "chat_completions");
         assert_eq!(for_path("/openai/v1/responses/").name, "responses");
+        assert_eq!(for_path("/anthropic/v1/messages").name, "anthropic");
         assert_eq!(for_path("/elsewhere").name, "chat_completions");
+    }
+
+    #[test]
+    fn anthropic_tool_use_pieces_are_found_by_block_index() {
+        let pieces = |doc: &str, rules| {
+            let doc: serde_json::Value = serde_json::from_str(doc).expect("json");
+            super::super::pieces::pieces_of(&doc, rules)
+                .into_iter()
+                .map(|p| (p.lane, p.kind, p.text))
+                .collect::<Vec<_>>()
+        };
+        let anthropic = for_path("/v1/messages");
+        let start = r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{}}}"#;
+        assert_eq!(
+            pieces(start, anthropic.stream),
+            vec![
+                ("1".to_owned(), PieceKind::Id, "toolu_1".to_owned()),
+                ("1".to_owned(), PieceKind::Name, "get_weather".to_owned()),
+            ]
+        );
+        let delta = r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"lo"}}"#;
+        assert_eq!(
+            pieces(delta, anthropic.stream),
+            vec![("1".to_owned(), PieceKind::Arguments, "{\"lo".to_owned())]
+        );
+        let buffered = r#"{"content":[{"type":"text","text":"Hi"},{"type":"tool_use","id":"toolu_1","name":"f","input":{"a":1}}],"stop_reason":"tool_use"}"#;
+        let found = pieces(buffered, anthropic.buffered);
+        assert!(found.contains(&(
+            "1".to_owned(),
+            PieceKind::Arguments,
+            r#"{"a":1}"#.to_owned()
+        )));
+        assert!(found.contains(&(
+            "content".to_owned(),
+            PieceKind::Finish,
+            "tool_use".to_owned()
+        )));
     }
 }

@@ -172,6 +172,74 @@ async fn a_responses_stream_violation_ends_with_a_responses_error_event() {
     );
 }
 
+/// One Anthropic `event: error` at the end of `text`, after `passed`: its error object.
+fn anthropic_error_event(text: &str, passed: &[u8]) -> Value {
+    assert!(text.as_bytes().starts_with(passed), "{text}");
+    let rest = &text[passed.len()..];
+    let payload = rest
+        .strip_prefix("event: error\ndata: ")
+        .and_then(|r| r.strip_suffix("\n\n"))
+        .unwrap_or_else(|| panic!("not one Anthropic error event: {rest:?}"));
+    let event: Value = serde_json::from_str(payload).expect("error event is JSON");
+    assert_eq!(event["type"], "error", "{event}");
+    assert_eq!(event["error"]["type"], "tooltap_contract_violation");
+    event["error"].clone()
+}
+
+#[tokio::test]
+async fn anthropic_violations_end_in_anthropic_errors() {
+    let broken = fixture("anthropic_stream_delta_unknown_block");
+    let unfinished = fixture("anthropic_stream_terminal_missing");
+    let clean = fixture("anthropic_pair_single_sse");
+    let buffered = fixture("anthropic_response_input_string");
+    let all = [
+        broken.clone(),
+        unfinished.clone(),
+        clean.clone(),
+        buffered.clone(),
+    ];
+    let (tooltap, _upstream) = enforcing(&all).await;
+
+    // The delta for a block never started (frame 1) is cut: only message_start got through.
+    let cut = post_fixture(&tooltap, &broken).await;
+    assert_eq!(cut.status, 200);
+    let text = String::from_utf8(cut.body.to_vec()).expect("utf-8");
+    let frames = engine_support::natural_frames(&broken);
+    let error = anthropic_error_event(&text, &frames[..1].concat());
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("anthropic.stream.delta_unknown_block"),
+        "{message}"
+    );
+
+    // Judged at the end of the body: the whole upstream body, then the error event.
+    let ended = post_fixture(&tooltap, &unfinished).await;
+    let text = String::from_utf8(ended.body.to_vec()).expect("utf-8");
+    let error = anthropic_error_event(&text, &unfinished.body);
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("anthropic.stream.terminal_missing"),
+        "{message}"
+    );
+
+    let passed = post_fixture(&tooltap, &clean).await;
+    assert_eq!(
+        passed.body, clean.body,
+        "a clean stream passes byte for byte"
+    );
+
+    let refused = post_fixture(&tooltap, &buffered).await;
+    assert_eq!(refused.status, 502);
+    let body = refused.json();
+    assert_eq!(body["type"], "error", "{body}");
+    assert_eq!(body["error"]["type"], "tooltap_contract_violation");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("anthropic.response.tool_use_input_not_object at /content/0/input"),
+        "{message}"
+    );
+}
+
 #[tokio::test]
 async fn the_openai_python_sdk_raises_on_enforced_violations() {
     let names = [

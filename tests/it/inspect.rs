@@ -267,6 +267,30 @@ async fn every_fixture_through_the_proxy_reports_exactly_its_expected_violations
         ),
         responses
     );
+    // And every anthropic_* case, posted to /v1/messages, as Anthropic Messages.
+    let anthropic = fixtures
+        .iter()
+        .filter(|f| f.dialect == tooltap::engine::Dialect::Anthropic)
+        .count() as u64;
+    assert!(anthropic >= 43, "the Anthropic corpus is missing");
+    assert_eq!(
+        metric_sum(
+            &text,
+            "tooltap_exchanges_inspected_total",
+            &["dialect=\"anthropic\""]
+        ),
+        anthropic
+    );
+    assert!(
+        metric_sum(
+            &text,
+            "tooltap_violations_total",
+            &[
+                "rule=\"anthropic.stream.delta_unknown_block\"",
+                "dialect=\"anthropic\""
+            ]
+        ) >= 1
+    );
 }
 
 #[tokio::test]
