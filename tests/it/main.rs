@@ -6,11 +6,13 @@
 //! errors), `tls` (verified HTTPS upstreams), `config` (layers and validation), `shutdown`
 //! (graceful drain), `inspect` (live inspection: fixtures judged in flight, metrics, permits),
 //! `responses_clients` (the openai Python and Node SDKs and openai-agents through tooltap against
-//! aimock's Responses API),
+//! aimock's Responses API), `anthropic_clients` (the anthropic Python and Node SDKs through
+//! tooltap and its replay against aimock's Messages API, observe and enforce),
 //! `monitoring` (the Prometheus rules and Grafana queries run by a real Prometheus scraping tooltap), `inject`
 //! (`--inject`: quirks on live responses, judged as the client got them),
 //! `bench` (an ignored side-by-side throughput figure).
 
+mod anthropic_clients;
 mod bad_input;
 mod bench;
 mod binary;

@@ -22,7 +22,7 @@ use tooltap::replay::ReplaySettings;
 use tooltap::replay::server::RunningReplay;
 
 /// The folder scripts/test installs aimock into (`npm ci` in tests/clients/aimock).
-fn aimock_dir() -> PathBuf {
+pub fn aimock_dir() -> PathBuf {
     let dir = std::env::var_os("TOOLTAP_TEST_AIMOCK")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/aimock"));
@@ -36,7 +36,7 @@ fn aimock_dir() -> PathBuf {
 }
 
 /// Starts aimock on a free loopback port; the child is killed when dropped.
-async fn start_aimock() -> (tokio::process::Child, u16) {
+pub async fn start_aimock() -> (tokio::process::Child, u16) {
     let dir = aimock_dir();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
