@@ -4,7 +4,7 @@
 //! `get_final_message()`, a second turn with the tool result) and the `@anthropic-ai/sdk` Node SDK
 //! run once direct and once through tooltap and must get the same thing, every exchange judged as
 //! Anthropic Messages with no error-severity violation; `tooltap check` re-judges the recordings
-//! to the same and `tooltap replay` of them gives the SDK the same again. A broken answer (a tool
+//! to the same and `tooltap replay` of them gives the SDKs the same again. A broken answer (a tool
 //! the request never declared) is reported with its rule id live and by `tooltap check`, and in
 //! enforce mode both SDKs raise an error naming the rule.
 
@@ -235,8 +235,11 @@ async fn the_anthropic_node_sdk_gets_the_same_messages_through_tooltap() {
     let (_aimock, port) = start_aimock().await;
     let upstream = format!("http://127.0.0.1:{port}");
     let violations = temp_file("anthropic-node-violations.jsonl");
+    let recordings = temp_file("anthropic-node-recordings");
     let mut raw = proxy::raw_config(&upstream);
     raw.inspect.violations = Some(violations.clone());
+    raw.record.mode = Some(RecordMode::All);
+    raw.record.dir = Some(recordings.clone());
     let tooltap = proxy::start(raw).await;
 
     let direct = run("node", &upstream, "clean").await;
@@ -261,4 +264,70 @@ async fn the_anthropic_node_sdk_gets_the_same_messages_through_tooltap() {
     );
     let found = lines(&violations);
     assert!(found.is_empty(), "violations on clean traffic: {found:?}");
+
+    // The Node SDK gets the same again from tooltap replay of the recordings.
+    flush(&tooltap).await;
+    let mut settings = ReplaySettings::new(recordings);
+    settings.listen = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+    let replay = within(Duration::from_secs(20), RunningReplay::start(&settings))
+        .await
+        .expect("replay starts");
+    let replayed = run("node", &format!("http://{}", replay.local_addr()), "clean").await;
+    assert_eq!(
+        direct, replayed,
+        "the Node SDK got something else from the replay"
+    );
+}
+
+#[tokio::test]
+async fn x_api_key_and_anthropic_version_reach_the_upstream_untouched_and_the_key_is_redacted() {
+    use crate::support::client::{exchange, request};
+    use crate::support::upstream::{Script, Upstream};
+    const KEY: &str = "sk-ant-api03-planted-key";
+    let body = r#"{"type":"message","role":"assistant","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}"#;
+    let mut upstream = Upstream::serving(Script::full(200, "application/json", body)).await;
+    let recordings = temp_file("anthropic-headers-recordings");
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.record.mode = Some(RecordMode::All);
+    raw.record.dir = Some(recordings.clone());
+    let tooltap = proxy::start(raw).await;
+    let addr = tooltap.local_addr();
+    let mut sent = request(
+        addr,
+        "POST",
+        "/v1/messages",
+        r#"{"model":"m","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}"#,
+    );
+    for (name, value) in [
+        ("x-api-key", KEY),
+        ("anthropic-version", "2023-06-01"),
+        ("anthropic-beta", "fine-grained-tool-streaming-2025-05-14"),
+        ("content-type", "application/json"),
+    ] {
+        sent.headers_mut()
+            .insert(name, value.parse().expect("value"));
+    }
+    let got = within(Duration::from_secs(20), exchange(addr, sent)).await;
+    assert_eq!(got.status, 200);
+    assert_eq!(got.body, body);
+    let seen = within(Duration::from_secs(20), upstream.next_request()).await;
+    assert_eq!(seen.headers["x-api-key"], KEY);
+    assert_eq!(seen.headers["anthropic-version"], "2023-06-01");
+    assert_eq!(
+        seen.headers["anthropic-beta"],
+        "fine-grained-tool-streaming-2025-05-14"
+    );
+    assert_eq!(seen.uri, "/v1/messages");
+
+    settle(&tooltap, 1).await;
+    flush(&tooltap).await;
+    let files = walk(&recordings);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let text = std::fs::read_to_string(&files[0]).expect("recording");
+    assert!(!text.contains(KEY), "the key was recorded: {text}");
+    assert!(
+        text.contains("2023-06-01"),
+        "anthropic-version is kept: {text}"
+    );
+    assert!(text.contains("\"dialect\":\"anthropic\""), "{text}");
 }
