@@ -6,13 +6,13 @@
 //! [`RuleId`]s, and how complete the inspection was. This module imports neither hyper, http
 //! nor tokio (a test enforces it), and does no I/O.
 //!
-//! Each exchange has a [`Dialect`], decided from the request path: Chat Completions or the
-//! Responses API. The dialect brings request facts, event reading, reassembly and rules
+//! Each exchange has a [`Dialect`], decided from the request path: Chat Completions, the
+//! Responses API or Anthropic Messages. The dialect brings request facts, event reading, reassembly and rules
 //! ([`dialect`]); framing, decoding, the schema cache, violations, rules and the report are
 //! shared and stay here.
 //!
 //! ```text
-//! request body ─► dialect { chat | responses }::request (facts, tools) ─► schema (cached validators)
+//! request body ─► dialect { chat | responses | anthropic }::request (facts, tools) ─► schema (cached validators)
 //! body bytes ─► decode ─► framing { sse | json } ─► dialect { stream ─► reassemble, buffered, calls } ─► report
 //! ```
 
