@@ -1,5 +1,5 @@
 //! Arbitrary input never panics the analysis code: random and half-structured bytes through the
-//! engine (both dialects, every content type and encoding, any chunking) and through the
+//! engine (every dialect, every content type and encoding, any chunking) and through the
 //! recording reader.
 //! A deterministic complement to the fuzz targets: it runs in every `cargo test`.
 
@@ -30,6 +30,14 @@ fn sse_piece() -> impl Strategy<Value = String> {
         Just("{\"type\":\"response.output_item.done\",\"output_index\":0,\"item\":{\"type\":\"custom_tool_call\",\"id\":\"fc_1\",\"input\":5}}".to_string()),
         Just("{\"type\":\"response.completed\",\"response\":{\"status\":\"completed\",\"output\":[".to_string()),
         Just("{\"type\":\"error\"}".to_string()),
+        Just("event: content_block_start\n".to_string()),
+        Just("{\"type\":\"message_start\",\"message\":{\"type\":\"message\",\"role\":\"assistant\",\"content\":[]}}".to_string()),
+        Just("{\"type\":\"content_block_start\",\"index\":".to_string()),
+        Just(",\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"get_weather\",\"input\":{}}}".to_string()),
+        Just("{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"".to_string()),
+        Just("{\"type\":\"content_block_stop\",\"index\":18446744073709551615}".to_string()),
+        Just("{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"max_tokens\"},\"usage\":{\"output_tokens\":-3}}".to_string()),
+        Just("{\"type\":\"message_stop\"}".to_string()),
         Just("-1".to_string()),
         Just("null".to_string()),
         "[ -~]{0,12}",
@@ -43,6 +51,7 @@ fn request() -> impl Strategy<Value = Vec<u8>> {
         Just(br#"{"tools":[{"type":"function","function":{"name":"f","parameters":{"type":5}}}],"tool_choice":{"type":"function","function":{"name":"f"}}}"#.to_vec()),
         Just(br#"{"tools":[{"function":{"name":"r","parameters":{"$ref":"https://example.invalid/s.json"}}}]}"#.to_vec()),
         Just(br#"{"stream":true,"tools":[{"type":"function","name":"get_weather","parameters":{"type":"object"}},{"type":"custom","name":"p","format":{"type":"grammar","syntax":"regex","definition":"a+("}},{"type":"custom","name":"q","format":{"type":"grammar","syntax":"regex","definition":"[a-z]+"}}],"tool_choice":{"type":"allowed_tools","mode":"required","tools":[{"type":"custom","name":"q"}]},"parallel_tool_calls":false}"#.to_vec()),
+        Just(br#"{"stream":true,"tools":[{"name":"get_weather","input_schema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]},"eager_input_streaming":true},{"type":"web_search_20250305","name":"s"}],"tool_choice":{"type":"tool","name":"get_weather","disable_parallel_tool_use":true},"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","input":"x"}]},{"role":"user","content":[{"type":"text"},{"type":"tool_result","tool_use_id":5}]}]}"#.to_vec()),
         proptest::collection::vec(any::<u8>(), 0..64),
     ]
 }
@@ -72,7 +81,11 @@ fn head() -> impl Strategy<Value = ResponseHead> {
 }
 
 fn dialect() -> impl Strategy<Value = Dialect> {
-    prop_oneof![Just(Dialect::Chat), Just(Dialect::Responses)]
+    prop_oneof![
+        Just(Dialect::Chat),
+        Just(Dialect::Responses),
+        Just(Dialect::Anthropic)
+    ]
 }
 
 fn run(
