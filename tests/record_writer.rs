@@ -2,6 +2,9 @@
 //! `record::read`, atomic finish, modes, limits, pruning, permissions, redaction, and an
 //! unwritable folder that leaves the caller unaffected.
 
+// Test and bench code may stop loudly: the deny lints in Cargo.toml guard the product code.
+#![allow(clippy::expect_used, clippy::panic, clippy::unreachable)]
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};

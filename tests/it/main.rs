@@ -11,6 +11,9 @@
 //! (`--inject`: quirks on live responses, judged as the client got them),
 //! `bench` (an ignored side-by-side throughput figure).
 
+// Test and bench code may stop loudly: the deny lints in Cargo.toml guard the product code.
+#![allow(clippy::expect_used, clippy::panic, clippy::unreachable)]
+
 mod bad_input;
 mod bench;
 mod binary;
