@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use crate::support::{Fixture, TempDir, chat, post, post_json, settings, start};
+use crate::replay::support::{Fixture, TempDir, chat, post, post_json, settings, start};
 
 fn answer(text: &str) -> serde_json::Value {
     json!({"id": "c", "object": "chat.completion", "choices": [{"index": 0,
@@ -87,7 +87,7 @@ async fn key_order_and_default_ignored_fields_do_not_matter_but_the_model_does()
     let replay = start(&settings(dir.path())).await;
     let reordered = br#"{"max_tokens":16,"user":"u-42","seed":7,"metadata":{"run":"x"},
         "messages":[{"content":"hello","role":"user"}],"model":"gpt-4o-mini"}"#;
-    let received = post(replay.local_addr(), crate::support::CHAT, reordered).await;
+    let received = post(replay.local_addr(), crate::replay::support::CHAT, reordered).await;
     assert_eq!(received.status, 200, "{:?}", received.json());
 
     let mut other_model = chat("hello");
@@ -128,7 +128,7 @@ async fn a_health_probe_is_answered_not_matched() {
     let dir = TempDir::new("healthz");
     Fixture::json(chat("Weather in Paris."), &answer("a")).write(dir.path(), "paris.jsonl");
     let replay = start(&settings(dir.path())).await;
-    let (mut sender, driver) = crate::support::connect(replay.local_addr()).await;
+    let (mut sender, driver) = crate::replay::support::connect(replay.local_addr()).await;
     let request = http::Request::get("/healthz")
         .header("host", replay.local_addr().to_string())
         .body(http_body_util::Full::new(bytes::Bytes::new()))

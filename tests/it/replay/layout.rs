@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::support::{Fixture, TempDir, chat, post_json, settings, start};
+use crate::replay::support::{Fixture, TempDir, chat, post_json, settings, start};
 
 #[tokio::test]
 async fn a_violations_file_in_the_recordings_folder_does_not_stop_the_start() {

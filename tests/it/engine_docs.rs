@@ -1,9 +1,6 @@
 //! Guards on the engine's shape: `docs/rules.md` documents exactly `RuleId::ALL` (each with its
 //! default severity and a failing example), and `src/engine` imports no I/O stack.
 
-// Test and bench code may stop loudly: the deny lints in Cargo.toml guard the product code.
-#![allow(clippy::expect_used, clippy::panic, clippy::unreachable)]
-
 use std::path::{Path, PathBuf};
 
 use tooltap::engine::{RuleId, Severity};

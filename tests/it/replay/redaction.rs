@@ -14,7 +14,7 @@ use serde_json::json;
 use tokio::net::TcpListener;
 use tooltap::replay::OnMiss;
 
-use crate::support::{CHAT, LIMIT, TempDir, post_with, settings, start, within};
+use crate::replay::support::{CHAT, LIMIT, TempDir, post_with, settings, start, within};
 
 const HEADERS: &[(&str, &str)] = &[
     ("x-goog-api-key", "planted-goog-0a1b"),

@@ -3,11 +3,7 @@
 //! somewhere, clean cases are clean, and where a case has a buffered and a streamed half the
 //! reassembled stream equals the buffered response.
 
-// Test and bench code may stop loudly: the deny lints in Cargo.toml guard the product code.
-#![allow(clippy::expect_used, clippy::panic, clippy::unreachable)]
-
-#[path = "engine_support/mod.rs"]
-mod engine_support;
+use crate::engine_support;
 
 use std::collections::BTreeSet;
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::{TempDir, post_json, repo, settings, start, within};
+use crate::replay::support::{TempDir, post_json, repo, settings, start, within};
 
 /// The recorded request body of a bundled example.
 pub fn example_request(name: &str) -> Value {

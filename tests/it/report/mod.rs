@@ -3,11 +3,6 @@
 //! errors, binary frames, a recorded `</script>`), loaded by headless Chromium, and the DOM its
 //! script produced is asserted on. Chromium is required; without it these tests fail loudly.
 
-// Test and bench code may stop loudly: the deny lints in Cargo.toml guard the product code.
-#![allow(clippy::expect_used, clippy::panic, clippy::unreachable)]
-
-#[path = "../engine_support/mod.rs"]
-mod engine_support;
 mod examples;
 mod kinds;
 mod scale;

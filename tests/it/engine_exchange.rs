@@ -2,9 +2,6 @@
 //! happen, our own limits and early endings are completeness (never violations), severity
 //! overrides apply, and an exchange can move into another thread.
 
-// Test and bench code may stop loudly: the deny lints in Cargo.toml guard the product code.
-#![allow(clippy::expect_used, clippy::panic, clippy::unreachable)]
-
 use std::sync::Arc;
 
 use tooltap::engine::{

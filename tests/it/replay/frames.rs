@@ -1,7 +1,7 @@
 //! Record → replay: a raw HTTP/1.1 client receives the recorded frames byte for byte, with the
 //! recorded boundaries, and the recorded head minus the re-framed length headers.
 
-use crate::support::{Fixture, TempDir, chat, connect, post_json, settings, start};
+use crate::replay::support::{Fixture, TempDir, chat, connect, post_json, settings, start};
 
 /// Frames a client accumulator must survive: an event split mid-JSON, a UTF-8 code point split
 /// across frames, a frame that is not UTF-8 at all (stored as base64), two events in one frame.
@@ -104,7 +104,7 @@ async fn h2c_clients_get_one_data_frame_per_recorded_frame() {
     use http_body_util::{BodyExt, Full};
     use hyper_util::rt::{TokioExecutor, TokioIo};
 
-    use crate::support::{LIMIT, within};
+    use crate::replay::support::{LIMIT, within};
 
     let dir = TempDir::new("h2c");
     Fixture::sse(chat("h2"), tricky_frames()).write(dir.path(), "h2.jsonl");
@@ -148,7 +148,7 @@ async fn h2c_clients_get_one_data_frame_per_recorded_frame() {
 async fn an_upstream_that_broke_off_is_replayed_as_a_broken_stream() {
     use http_body_util::{BodyExt, Full};
 
-    use crate::support::{LIMIT, within};
+    use crate::replay::support::{LIMIT, within};
 
     let dir = TempDir::new("break");
     let mut fixture = Fixture::sse(

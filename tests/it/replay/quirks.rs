@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 use tooltap::quirk::QuirkId;
 use tooltap::replay::RunningReplay;
 
-use crate::clients::{python, run, seed_suite, vitest};
-use crate::support::{repo, settings, start};
+use crate::replay::clients::{python, run, seed_suite, vitest};
+use crate::replay::support::{repo, settings, start};
 
 async fn replay_with(quirks: &[QuirkId]) -> RunningReplay {
     let mut settings = settings(&repo().join("recordings/examples"));
@@ -133,9 +133,11 @@ async fn the_python_sdk_meets_a_few_quirks_as_documented() {
 #[tokio::test]
 async fn the_response_names_the_quirks_that_applied_and_those_that_did_not() {
     let replay = replay_with(&[QuirkId::ArgsAsObject, QuirkId::DoneMissing]).await;
-    let received =
-        crate::support::post_json(replay.local_addr(), &seed_request("forced-buffered.jsonl"))
-            .await;
+    let received = crate::replay::support::post_json(
+        replay.local_addr(),
+        &seed_request("forced-buffered.jsonl"),
+    )
+    .await;
     assert_eq!(received.header("x-tooltap-quirk"), "args-as-object");
     assert_eq!(
         received.header("x-tooltap-quirk-not-applicable"),

@@ -16,7 +16,7 @@ use serde_json::json;
 use tokio::net::TcpListener;
 use tooltap::replay::OnMiss;
 
-use crate::support::{Fixture, LIMIT, TempDir, chat, post_json, settings, start, within};
+use crate::replay::support::{Fixture, LIMIT, TempDir, chat, post_json, settings, start, within};
 
 /// An upstream that answers every request with a buffered tool call whose arguments are an
 /// object (a violation the inspector must report), counting requests.
@@ -82,7 +82,7 @@ async fn a_miss_is_forwarded_upstream_and_inspected_a_hit_is_not() {
     assert_eq!(hits.load(Ordering::Relaxed), 1);
     let exchange = forwarded.header("x-tooltap-exchange").to_owned();
 
-    let lines = crate::inspection::violations_for(&violations, &exchange).await;
+    let lines = crate::replay::inspection::violations_for(&violations, &exchange).await;
     assert!(
         lines
             .iter()
@@ -155,9 +155,9 @@ async fn a_forwarded_miss_is_recorded_to_disk_and_replayed_offline_after_a_resta
     let replay = start(&forwarding).await;
     let request = chat("first run");
     let secret = "Bearer sk-test-do-not-record";
-    let forwarded = crate::support::post_with(
+    let forwarded = crate::replay::support::post_with(
         replay.local_addr(),
-        crate::support::CHAT,
+        crate::replay::support::CHAT,
         request.to_string().as_bytes(),
         &[("authorization", secret)],
     )

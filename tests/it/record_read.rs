@@ -2,9 +2,6 @@
 //! newer format version is refused with a clear message, and out-of-order or broken frames are
 //! errors naming the file and line.
 
-// Test and bench code may stop loudly: the deny lints in Cargo.toml guard the product code.
-#![allow(clippy::expect_used, clippy::panic, clippy::unreachable)]
-
 use std::path::PathBuf;
 
 use tooltap::record::read::parse;

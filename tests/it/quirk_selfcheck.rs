@@ -3,11 +3,7 @@
 //! streamed, the engine finds exactly the quirk's declared rule ids on the transformed exchange,
 //! and nothing on the untouched one. Also: docs/quirks.md lists exactly the catalogue.
 
-// Test and bench code may stop loudly: the deny lints in Cargo.toml guard the product code.
-#![allow(clippy::expect_used, clippy::panic, clippy::unreachable)]
-
-#[path = "engine_support/mod.rs"]
-mod engine_support;
+use crate::engine_support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use tooltap::engine::{BodyEnd, EngineConfig, Exchange, Report, ResponseHead, SchemaCache};
 use tooltap::record::{Recording, read_file};
 
-use crate::support::repo;
+use crate::replay::support::repo;
 
 /// Every example and the rule ids the engine must report for it (empty = clean).
 const EXPECTED: &[(&str, &[&str])] = &[

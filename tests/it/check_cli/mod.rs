@@ -3,11 +3,7 @@
 //! violations (with `seq`), captures made elsewhere too, exit codes 0/1/2, JUnit that a strict
 //! XML parser accepts with the right failure count, and temp files skipped.
 
-// Test and bench code may stop loudly: the deny lints in Cargo.toml guard the product code.
-#![allow(clippy::expect_used, clippy::panic, clippy::unreachable)]
-
-#[path = "engine_support/mod.rs"]
-mod engine_support;
+use crate::engine_support;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -155,13 +151,11 @@ async fn the_recorded_fixture_corpus_gives_the_expected_violations() {
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
 
-#[path = "check_cli/cases.rs"]
 mod cases;
-#[path = "check_cli/examples.rs"]
 mod examples;
 
 /// Writes the recorded corpus 10 times over into `$TOOLTAP_BENCH_DIR` for a throughput run of
-/// the release binary: `cargo test --test check_cli -- --ignored`, then
+/// the release binary: `cargo test --test it check_cli -- --ignored`, then
 /// `time target/release/tooltap check $TOOLTAP_BENCH_DIR`.
 #[tokio::test]
 #[ignore = "generates a benchmark corpus on request"]
@@ -186,5 +180,4 @@ async fn generate_a_benchmark_corpus() {
     assert!(written > 500);
 }
 
-#[path = "check_cli/bounds.rs"]
 mod bounds;

@@ -1,6 +1,6 @@
 //! The bundled examples (`recordings/examples/`) record the verdicts the engine gives them, so
 //! `tooltap check` shows no "recorded live" mismatch under a failing example. After an intended
-//! engine change: `TOOLTAP_BLESS=1 cargo test --test check_cli examples` rewrites the end lines.
+//! engine change: `TOOLTAP_BLESS=1 cargo test --test it check_cli::examples` rewrites the end lines.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

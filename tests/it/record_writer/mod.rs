@@ -2,9 +2,6 @@
 //! `record::read`, atomic finish, modes, limits, pruning, permissions, redaction, and an
 //! unwritable folder that leaves the caller unaffected.
 
-// Test and bench code may stop loudly: the deny lints in Cargo.toml guard the product code.
-#![allow(clippy::expect_used, clippy::panic, clippy::unreachable)]
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -238,7 +235,6 @@ async fn writes_the_documented_format_with_secrets_redacted() {
     }
 }
 
-#[path = "record_writer/limits.rs"]
 mod limits;
 
 #[tokio::test]

@@ -3,9 +3,6 @@
 //! no violations and reassemble exactly; with one injected defect, exactly the matching rule
 //! fires.
 
-// Test and bench code may stop loudly: the deny lints in Cargo.toml guard the product code.
-#![allow(clippy::expect_used, clippy::panic, clippy::unreachable)]
-
 use std::sync::Arc;
 
 use proptest::prelude::*;

@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use crate::support::*;
+use crate::report::support::*;
 
 #[test]
 fn ten_thousand_small_exchanges_stay_small_and_open_fast() {

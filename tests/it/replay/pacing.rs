@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tooltap::replay::Pace;
 
-use crate::support::{Fixture, Received, TempDir, chat, post_json, settings, start};
+use crate::replay::support::{Fixture, Received, TempDir, chat, post_json, settings, start};
 
 /// Recorded at 100 ms, 250 ms, 300 ms and 700 ms after the request head.
 fn timed_frames() -> Vec<(u64, Vec<u8>)> {

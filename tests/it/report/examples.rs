@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::support::*;
+use crate::report::support::*;
 
 #[test]
 fn the_overview_of_the_bundled_examples_counts_exchanges_and_rules() {

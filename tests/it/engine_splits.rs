@@ -2,11 +2,7 @@
 //! time, gives the same reassembly, usage, completeness and violations (all but `seq`, which
 //! numbers frames and so legitimately moves with the split) as the body fed in one piece.
 
-// Test and bench code may stop loudly: the deny lints in Cargo.toml guard the product code.
-#![allow(clippy::expect_used, clippy::panic, clippy::unreachable)]
-
-#[path = "engine_support/mod.rs"]
-mod engine_support;
+use crate::engine_support;
 
 use engine_support::{Fixture, comparable, load_all, run_frames};
 use tooltap::engine::{Report, SchemaCache};

@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::examples::judge;
-use crate::support::{TempDir, repo, settings, start};
+use crate::replay::examples::judge;
+use crate::replay::support::{TempDir, repo, settings, start};
 
 const CLIENT_LIMIT: Duration = Duration::from_secs(120);
 

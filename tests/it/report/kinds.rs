@@ -7,7 +7,7 @@ use tooltap::engine::ResponseHead;
 use tooltap::record::Outcome;
 
 use crate::engine_support;
-use crate::support::*;
+use crate::report::support::*;
 
 #[test]
 fn every_fixture_renders_with_its_expected_violations_marked() {

@@ -10,9 +10,6 @@
 //! upstream), `clients` (the seed suite and the Python SDK against the examples), `quirks` (`--quirk`: headers,
 //! the seed suite failing on its compatibility line, what the Python SDK does with a few quirks).
 
-// Test and bench code may stop loudly: the deny lints in Cargo.toml guard the product code.
-#![allow(clippy::expect_used, clippy::panic, clippy::unreachable)]
-
 mod clients;
 mod examples;
 mod forward;

@@ -3,9 +3,6 @@
 //! recording reader.
 //! A deterministic complement to the fuzz targets: it runs in every `cargo test`.
 
-// Test and bench code may stop loudly: the deny lints in Cargo.toml guard the product code.
-#![allow(clippy::expect_used, clippy::panic, clippy::unreachable)]
-
 use std::path::Path;
 use std::sync::Arc;
 
