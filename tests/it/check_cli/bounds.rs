@@ -4,7 +4,8 @@
 
 use std::time::{Duration, Instant};
 
-use super::{run, temp_dir};
+use super::run;
+use crate::support::TempDir;
 
 #[test]
 fn dev_zero_and_oversized_inputs_are_refused_quickly_with_a_clear_error() {
@@ -13,7 +14,7 @@ fn dev_zero_and_oversized_inputs_are_refused_quickly_with_a_clear_error() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("/dev/zero: not a regular file"), "{err}");
 
-    let dir = temp_dir("bounds");
+    let dir = TempDir::new("bounds");
     let big = dir.join("big.jsonl");
     std::fs::write(&big, vec![b'x'; 4096]).expect("write");
     let (code, _, err) = run(&["--max-input-bytes", "1024", dir.to_str().expect("utf-8")]);
@@ -44,7 +45,7 @@ fn dev_zero_and_oversized_inputs_are_refused_quickly_with_a_clear_error() {
 
 #[test]
 fn control_characters_from_a_recording_are_escaped_in_the_report() {
-    let dir = temp_dir("control");
+    let dir = TempDir::new("control");
     let request = dir.join("request.json");
     let response = dir.join("response.json");
     let evil = "\u{1b}]0;pwned\u{7}\u{1b}[2J\u{202e}";
@@ -83,7 +84,7 @@ fn control_characters_from_a_recording_are_escaped_in_the_report() {
 #[test]
 fn a_violations_file_left_in_the_recordings_folder_is_not_read_as_a_recording() {
     // The old default put it at recordings/violations.jsonl; a folder walk skips it.
-    let dir = temp_dir("old-layout");
+    let dir = TempDir::new("old-layout");
     std::fs::write(
         dir.join("violations.jsonl"),
         "{\"ts\":\"2026-01-01T00:00:00.000Z\",\"rule\":\"x\"}\n",

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::engine_support::{fixtures_dir, load_all, read_expected};
-use super::{comparable, record_corpus, run, temp_dir};
+use super::{comparable, record_corpus, run};
+use crate::support::TempDir;
 
 /// The recording of fixture `name` inside a recorded corpus folder.
 fn recording(dir: &Path, name: &str) -> PathBuf {
@@ -141,7 +142,7 @@ async fn temp_files_are_skipped_and_a_file_without_its_end_is_truncated() {
             acc.push('\n');
             acc
         });
-    let only = temp_dir("partial-only");
+    let only = TempDir::new("partial-only");
     std::fs::write(only.join(".crashed.jsonl.tmp"), &without_end).expect("write");
     let (code, out, err) = run(&[s(&only)]);
     assert_eq!(code, 2, "a folder with no exchange is an error: {out}");

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
+use crate::support::TempDir;
 use bytes::Bytes;
 use clap::Parser;
 use engine_support::{Fixture, load_all, natural_frames, read_expected};
@@ -21,13 +22,6 @@ use tooltap::metrics::Metrics;
 use tooltap::record::{
     Outcome, RecordMode, Recorder, RecorderConfig, RecordingEnd, RecordingStart,
 };
-
-pub fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tooltap-check-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
 
 pub fn args(argv: &[&str]) -> CheckArgs {
     let full = ["tooltap", "check"].iter().chain(argv.iter());
@@ -47,10 +41,10 @@ pub fn run(argv: &[&str]) -> (u8, String, String) {
 
 /// Records every fixture with the real recorder (mode `all`), frames split as the corpus
 /// expects, live violations computed by the engine as the proxy would. Returns the folder.
-async fn record_corpus(name: &str) -> (PathBuf, Vec<Fixture>) {
-    let dir = temp_dir(name);
+async fn record_corpus(name: &str) -> (TempDir, Vec<Fixture>) {
+    let dir = TempDir::new(name);
     let config = RecorderConfig {
-        dir: dir.clone(),
+        dir: dir.to_path_buf(),
         mode: RecordMode::All,
         ..RecorderConfig::default()
     };

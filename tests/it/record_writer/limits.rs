@@ -11,11 +11,12 @@ use tooltap::record::{
     FAILURE_TARGET, Outcome, QUEUE_FULL_TARGET, RecordMode, Recorder, read_file,
 };
 
-use super::{begin, config, failures, files_under, record, temp_dir, violation};
+use super::{begin, config, failures, files_under, record, violation};
+use crate::support::TempDir;
 
 #[tokio::test]
 async fn violations_mode_keeps_only_violating_exchanges() {
-    let dir = temp_dir("violations");
+    let dir = TempDir::new("violations");
     let recorder = Recorder::spawn(config(&dir, RecordMode::Violations), Arc::default());
     record(&recorder, "clean", &[b"data: [DONE]\n\n"], vec![]).await;
     record(&recorder, "bad", &[b"data: [DONE]\n\n"], vec![violation()]).await;
@@ -32,7 +33,7 @@ async fn violations_mode_keeps_only_violating_exchanges() {
 
 #[tokio::test]
 async fn off_mode_records_nothing() {
-    let dir = temp_dir("off");
+    let dir = TempDir::new("off");
     let recorder = Recorder::spawn(config(&dir, RecordMode::Off), Arc::default());
     let headers = HeaderMap::new();
     let start = tooltap::record::RecordingStart {
@@ -51,7 +52,7 @@ async fn off_mode_records_nothing() {
 
 #[tokio::test]
 async fn the_size_limit_truncates_a_recording() {
-    let dir = temp_dir("truncate");
+    let dir = TempDir::new("truncate");
     let mut cfg = config(&dir, RecordMode::All);
     cfg.max_bytes_per_recording = 100; // the 27-byte request body counts too
     let recorder = Recorder::spawn(cfg, Arc::default());
@@ -71,7 +72,7 @@ async fn the_size_limit_truncates_a_recording() {
 
 #[tokio::test]
 async fn a_full_queue_makes_the_recording_lossy_and_is_counted() {
-    let dir = temp_dir("queue");
+    let dir = TempDir::new("queue");
     let mut cfg = config(&dir, RecordMode::All);
     cfg.max_queued_bytes = 200; // less than one frame message: the first frame is refused
     let metrics = Arc::new(Metrics::default());
@@ -90,7 +91,7 @@ async fn a_full_queue_makes_the_recording_lossy_and_is_counted() {
 
 #[tokio::test]
 async fn pruning_deletes_the_oldest_recordings_first() {
-    let dir = temp_dir("prune");
+    let dir = TempDir::new("prune");
     // A recording left by an earlier run, older than anything written now.
     let old_folder = dir.join("default").join("2001-01-01");
     std::fs::create_dir_all(&old_folder).expect("mkdir");
@@ -116,7 +117,7 @@ async fn pruning_deletes_the_oldest_recordings_first() {
     assert_eq!(names, vec!["b.jsonl", "c.jsonl"]);
     assert!(!old_folder.exists(), "an emptied date folder is removed");
 
-    let dir = temp_dir("prune-bytes");
+    let dir = TempDir::new("prune-bytes");
     let mut cfg = config(&dir, RecordMode::All);
     cfg.max_total_bytes = Some(1500); // each recording is a little over 500 bytes
     let recorder = Recorder::spawn(cfg, Arc::default());
@@ -135,7 +136,7 @@ async fn pruning_deletes_the_oldest_recordings_first() {
 
 #[tokio::test]
 async fn pruning_never_touches_a_violations_file_or_anything_outside_the_layout() {
-    let dir = temp_dir("prune-spares");
+    let dir = TempDir::new("prune-spares");
     // The old default layout put the violations file at the top of the recordings folder,
     // where pruning with max_files = 100 deleted it after ~180 violations.
     let violations = dir.join("violations.jsonl");
@@ -173,7 +174,7 @@ async fn pruning_never_touches_a_violations_file_or_anything_outside_the_layout(
 
 #[tokio::test]
 async fn an_unwritable_folder_leaves_the_caller_unaffected_and_is_counted() {
-    let dir = temp_dir("unwritable");
+    let dir = TempDir::new("unwritable");
     // A regular file where the recordings folder should be: every create fails, even as root.
     let blocked = dir.join("recordings");
     std::fs::write(&blocked, "not a folder").expect("file");
@@ -198,7 +199,7 @@ async fn an_unwritable_folder_leaves_the_caller_unaffected_and_is_counted() {
 
 #[tokio::test]
 async fn a_crash_leaves_only_a_hidden_temp_file_and_a_dropped_handle_ends_truncated() {
-    let dir = temp_dir("crash");
+    let dir = TempDir::new("crash");
     let recorder = Recorder::spawn(config(&dir, RecordMode::All), Arc::default());
     let origin = Instant::now();
     let mut open = begin(&recorder, "midway", &HeaderMap::new(), origin);

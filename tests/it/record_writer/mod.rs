@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::support::TempDir;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue};
 use tooltap::engine::{Completeness, RuleId, Severity, Stage, Violation};
@@ -16,13 +17,6 @@ use tooltap::record::{
 };
 
 const SECRET: &str = "sk-live-PLANTED-7f3a9c";
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tooltap-rec-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
 
 fn config(dir: &Path, mode: RecordMode) -> RecorderConfig {
     RecorderConfig {
@@ -115,7 +109,7 @@ fn failures(metrics: &Metrics, target: &str) -> u64 {
 
 #[tokio::test]
 async fn writes_the_documented_format_with_secrets_redacted() {
-    let dir = temp_dir("format");
+    let dir = TempDir::new("format");
     let mut cfg = config(&dir, RecordMode::All);
     cfg.redact = RedactionConfig {
         headers: vec!["x-custom-secret".into()],
@@ -239,7 +233,7 @@ mod limits;
 
 #[tokio::test]
 async fn in_violations_mode_a_clean_exchange_never_touches_the_disk() {
-    let dir = temp_dir("violations-hold");
+    let dir = TempDir::new("violations-hold");
     let metrics = Arc::new(Metrics::default());
     let recorder = Recorder::spawn(config(&dir, RecordMode::Violations), metrics);
     let origin = Instant::now();

@@ -4,10 +4,11 @@
 use std::path::PathBuf;
 
 use crate::report::support::*;
+use crate::support::TempDir;
 
 #[test]
 fn the_overview_of_the_bundled_examples_counts_exchanges_and_rules() {
-    let dir = tempdir("overview");
+    let dir = TempDir::new("overview");
     let page = dir.join("report.html");
     let data = build(&[examples()], &page);
     assert_eq!(data.exchanges.len(), 7);
@@ -37,7 +38,7 @@ fn the_overview_of_the_bundled_examples_counts_exchanges_and_rules() {
 
 #[test]
 fn filters_from_the_link_update_every_table() {
-    let dir = tempdir("filters");
+    let dir = TempDir::new("filters");
     let page = dir.join("report.html");
     build(&[examples()], &page);
     let dom = dump_dom(&page, "#f=rule=delta.id_changed;mode=stream");
@@ -58,7 +59,7 @@ fn filters_from_the_link_update_every_table() {
 
 #[test]
 fn a_streamed_violation_is_marked_on_its_fragment_lane_and_frame() {
-    let dir = tempdir("stream");
+    let dir = TempDir::new("stream");
     let page = dir.join("report.html");
     build(&[examples()], &page);
     let dom = dump_dom(&page, "#exchange=tex1-5");
@@ -121,7 +122,7 @@ fn a_streamed_violation_is_marked_on_its_fragment_lane_and_frame() {
 
 #[test]
 fn a_screenshot_of_the_bundled_examples_is_drawn() {
-    let dir = tempdir("shot");
+    let dir = TempDir::new("shot");
     let page = dir.join("report.html");
     // Relative, as a user would type it (cargo runs tests in the package root).
     build(&[PathBuf::from("recordings/examples")], &page);
@@ -143,7 +144,7 @@ fn a_screenshot_of_the_bundled_examples_is_drawn() {
 
 #[test]
 fn the_binary_writes_the_page_and_names_unreadable_inputs() {
-    let dir = tempdir("binary");
+    let dir = TempDir::new("binary");
     let page = dir.join("out.html");
     let run = |args: &[&std::ffi::OsStr]| {
         std::process::Command::new(env!("CARGO_BIN_EXE_tooltap"))

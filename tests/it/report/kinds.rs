@@ -8,10 +8,11 @@ use tooltap::record::Outcome;
 
 use crate::engine_support;
 use crate::report::support::*;
+use crate::support::TempDir;
 
 #[test]
 fn every_fixture_renders_with_its_expected_violations_marked() {
-    let dir = tempdir("fixtures");
+    let dir = TempDir::new("fixtures");
     let recs = dir.join("recs");
     std::fs::create_dir_all(&recs).expect("dir");
     let fixtures = engine_support::load_all();
@@ -77,7 +78,7 @@ fn every_fixture_renders_with_its_expected_violations_marked() {
 
 #[test]
 fn cut_lossy_failed_and_binary_recordings_render() {
-    let dir = tempdir("kinds");
+    let dir = TempDir::new("kinds");
     let recs = dir.join("recs");
     std::fs::create_dir_all(&recs).expect("dir");
     let sse = ResponseHead {
@@ -193,7 +194,7 @@ fn cut_lossy_failed_and_binary_recordings_render() {
 
 #[test]
 fn a_responses_api_stream_is_drawn_from_its_dialect_table() {
-    let dir = tempdir("responses");
+    let dir = TempDir::new("responses");
     let recs = dir.join("recs");
     std::fs::create_dir_all(&recs).expect("dir");
     let event = |kind: &str, doc: serde_json::Value| format!("event: {kind}\ndata: {doc}\n\n");

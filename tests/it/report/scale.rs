@@ -3,10 +3,11 @@
 use std::time::Instant;
 
 use crate::report::support::*;
+use crate::support::TempDir;
 
 #[test]
 fn ten_thousand_small_exchanges_stay_small_and_open_fast() {
-    let dir = tempdir("10k");
+    let dir = TempDir::new("10k");
     let recs = dir.join("recs");
     std::fs::create_dir_all(&recs).expect("dir");
     write_small_exchanges(&recs, 10_000);

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::support::TempDir;
 use serde_json::{Value, json};
 use tooltap::engine::{Completeness, ResponseHead};
 use tooltap::record::format::{RequestPart, ResponsePart};
@@ -78,7 +79,7 @@ pub fn screenshot(file: &Path, hash: &str, png: &Path, size: &str) {
 }
 
 fn run_chromium(args: &[&str]) -> String {
-    let profile = tempdir("chromium-profile");
+    let profile = TempDir::new("chromium-profile");
     let mut child = Command::new(chromium())
         .args([
             "--headless",
@@ -114,16 +115,6 @@ fn run_chromium(args: &[&str]) -> String {
     let out = reader.join().unwrap_or_default();
     let _ = std::fs::remove_dir_all(&profile);
     out
-}
-
-/// A fresh, empty temporary folder.
-pub fn tempdir(tag: &str) -> PathBuf {
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("tooltap-report-{tag}-{}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
 }
 
 /// Builds the page for `paths` in-process and writes it to `out`.
