@@ -3,7 +3,7 @@
 //! with `data.type`, `ping` tolerated, no `[DONE]`) reassembled by content-block `index`.
 //!
 //! Input: the request body ([`request`], [`history`]), then a buffered `Message` body or SSE
-//! events from the shared framer ([`stream`], [`blocks`]). Output: violations with
+//! events from the shared framer ([`stream`], `envelope`, [`blocks`]). Output: violations with
 //! `anthropic.*` ids (plus the shared `sse.data_not_json`, `response.not_json`,
 //! `response.shape_invalid`, `stream.truncated`, `request.schema_invalid`), and one
 //! pseudo-choice for the report (text, `tool_use` blocks by content position, `stop_reason` as
@@ -11,6 +11,7 @@
 //! sees complete-stage verdicts before the body ends.
 
 pub mod blocks;
+mod envelope;
 pub mod history;
 pub mod message;
 pub mod request;
