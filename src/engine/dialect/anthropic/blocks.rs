@@ -179,3 +179,54 @@ impl Block {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tool(pieces: &[&str]) -> Block {
+        let mut block = Block::new(
+            0,
+            json!({"type":"tool_use","id":"toolu_1","name":"f","input":{}}),
+            0,
+        );
+        for piece in pieces {
+            block.apply(&json!({"type":"input_json_delta","partial_json":piece}));
+        }
+        block
+    }
+
+    #[test]
+    fn input_is_the_concatenated_partial_json_and_empty_means_an_empty_object() {
+        assert_eq!(
+            tool(&["{\"a\":", " 1}"]).input(),
+            Input::Object(json!({"a":1}))
+        );
+        assert_eq!(tool(&[""]).input(), Input::Object(json!({})));
+        assert_eq!(tool(&[]).input(), Input::Object(json!({})));
+        assert_eq!(tool(&["{\"a\":1}", "{\"a\":2}"]).input(), Input::Merged(2));
+        assert!(matches!(tool(&["{\"a\":"]).input(), Input::Invalid(_)));
+        assert!(matches!(tool(&["[1]"]).input(), Input::Invalid(_)));
+        // An object followed by something else is not a merge of calls.
+        assert!(matches!(
+            tool(&["{\"a\":1}", "2"]).input(),
+            Input::Invalid(_)
+        ));
+    }
+
+    #[test]
+    fn assembled_blocks_read_like_a_buffered_message() {
+        let block = tool(&["{\"city\":", "\"Paris\"}"]);
+        assert_eq!(
+            block.assembled(),
+            json!({"type":"tool_use","id":"toolu_1","name":"f","input":{"city":"Paris"}})
+        );
+        let mut text = Block::new(1, json!({"type":"text","text":""}), 0);
+        text.apply(&json!({"type":"text_delta","text":"Hi"}));
+        text.apply(&json!({"type":"text_delta","text":" there"}));
+        assert_eq!(text.assembled(), json!({"type":"text","text":"Hi there"}));
+        let broken = tool(&["{\"a\":"]);
+        assert_eq!(broken.assembled()["input"], json!("{\"a\":"));
+    }
+}
