@@ -38,6 +38,8 @@ pub enum Choice {
     None,
     /// Not a valid choice (reported at the request stage): nothing is checked against it.
     Invalid,
+    /// Forces a server tool (`web_search`, ...): its block is `server_tool_use`, not judged.
+    Unchecked,
 }
 
 /// Everything the Anthropic rules need from the request.
@@ -93,7 +95,12 @@ pub fn parse(body: &[u8], sink: &mut ViolationSink) -> AnthropicRequest {
         .map(Vec::as_slice)
         .unwrap_or_default();
     let tools = declare(items, sink);
-    let (choice, single_call) = tool_choice(fields.tool_choice.as_ref(), &tools, sink);
+    let servers: Vec<&str> = items
+        .iter()
+        .filter(|tool| is_server_tool(tool))
+        .filter_map(|tool| tool.get("name").and_then(Value::as_str))
+        .collect();
+    let (choice, single_call) = tool_choice(fields.tool_choice.as_ref(), &tools, &servers, sink);
     if let Some(messages) = fields
         .messages
         .as_ref()
@@ -220,6 +227,7 @@ fn valid_name(name: &str) -> bool {
 fn tool_choice(
     choice: Option<&Value>,
     tools: &BTreeMap<String, Tool>,
+    servers: &[&str],
     sink: &mut ViolationSink,
 ) -> (Choice, bool) {
     let Some(choice) = choice.filter(|c| !c.is_null()) else {
@@ -247,6 +255,7 @@ fn tool_choice(
                 Choice::Invalid,
                 Some("tool_choice type \"tool\" without a string name".to_owned()),
             ),
+            Some(name) if servers.contains(&name) => (Choice::Unchecked, None),
             Some(name) if !tools.contains_key(name) => (
                 Choice::Invalid,
                 Some(format!(
