@@ -13,12 +13,13 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::enforce::python;
 use crate::inspect::{metric_sum, settle, temp_file};
 use crate::record::flush;
 use crate::responses_clients::{aimock_dir, start_aimock};
 use crate::support::check::check_json;
+use crate::support::clients::{python, python_script};
 use crate::support::proxy;
+use crate::support::temp::files_under;
 use crate::support::within;
 use tooltap::record::RecordMode;
 use tooltap::replay::ReplaySettings;
@@ -32,9 +33,7 @@ const BROKEN_RULE: &str = "anthropic.response.tool_use_name_unknown";
 async fn run(sdk: &str, base_url: &str, mode: &str) -> Value {
     let mut command = if sdk == "python" {
         let mut command = tokio::process::Command::new(python());
-        command.arg(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/python/anthropic_check.py"),
-        );
+        command.arg(python_script("anthropic_check.py"));
         command
     } else {
         let dir = aimock_dir();
@@ -113,7 +112,7 @@ async fn the_anthropic_python_sdk_gets_the_same_messages_through_tooltap_and_its
         checked.report["exchanges"].as_array().map(Vec::len),
         Some(5)
     );
-    for file in walk(&recordings) {
+    for file in files_under(&recordings) {
         let text = std::fs::read_to_string(&file).unwrap_or_default();
         assert!(
             !text.contains("sk-ant-test"),
@@ -145,20 +144,6 @@ async fn the_anthropic_python_sdk_gets_the_same_messages_through_tooltap_and_its
         found.is_empty(),
         "violations on replayed traffic: {found:?}"
     );
-}
-
-/// Every file under `dir`.
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
 }
 
 #[tokio::test]
@@ -321,7 +306,7 @@ async fn x_api_key_and_anthropic_version_reach_the_upstream_untouched_and_the_ke
 
     settle(&tooltap, 1).await;
     flush(&tooltap).await;
-    let files = walk(&recordings);
+    let files = files_under(&recordings);
     assert_eq!(files.len(), 1, "{files:?}");
     let text = std::fs::read_to_string(&files[0]).expect("recording");
     assert!(!text.contains(KEY), "the key was recorded: {text}");
