@@ -26,6 +26,7 @@ pub mod report;
 pub mod rules;
 pub mod schema;
 pub mod schema_cost;
+pub mod severity;
 pub mod violation;
 
 use std::sync::Arc;

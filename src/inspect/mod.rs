@@ -217,6 +217,7 @@ mod memory;
 mod offload;
 mod recording;
 mod report;
+pub mod violation_line;
 
 pub use memory::{Charge, DEFAULT_MAX_MEMORY, MemoryBudget};
 pub use offload::AnalysisPool;

@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::net::TcpStream;
 
+use crate::support::TempDir;
 use crate::support::client::{exchange, request};
+use crate::support::metrics::{assert_metric, metric_sum};
 use crate::support::upstream::{Script, Upstream};
 use crate::support::{proxy, within};
 use tooltap::config::HumanDuration;
@@ -52,12 +54,10 @@ async fn metrics(admin: SocketAddr) -> String {
     String::from_utf8_lossy(&got.body).into_owned()
 }
 
+/// `tooltap_limit_hits_total` for one limit on one listener.
 fn counter(text: &str, limit: &str, scope: &str) -> u64 {
-    let prefix = format!("tooltap_limit_hits_total{{limit=\"{limit}\",scope=\"{scope}\"}} ");
-    text.lines()
-        .find_map(|line| line.strip_prefix(&prefix))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or(0)
+    let (limit, scope) = (format!("limit=\"{limit}\""), format!("scope=\"{scope}\""));
+    metric_sum(text, "tooltap_limit_hits_total", &[&limit, &scope])
 }
 
 #[tokio::test]
@@ -99,8 +99,16 @@ async fn silent_sockets_are_closed_after_header_read_on_the_proxy_and_admin_port
     );
 
     let text = metrics(admin).await;
-    assert_eq!(counter(&text, "header_read_timeout", "proxy"), 60, "{text}");
-    assert_eq!(counter(&text, "header_read_timeout", "admin"), 20, "{text}");
+    assert_metric!(
+        text,
+        "tooltap_limit_hits_total",
+        ["limit=\"header_read_timeout\"", "scope=\"proxy\""] == 60
+    );
+    assert_metric!(
+        text,
+        "tooltap_limit_hits_total",
+        ["limit=\"header_read_timeout\"", "scope=\"admin\""] == 20
+    );
     // The proxy still serves.
     let got = exchange(
         tooltap.local_addr(),
@@ -136,8 +144,16 @@ async fn at_the_connection_cap_a_request_waits_for_a_slot_and_then_completes() {
     );
     drop(hogs);
     let text = metrics(tooltap.admin_addr().expect("admin")).await;
-    assert!(counter(&text, "connections_max", "proxy") >= 1, "{text}");
-    assert_eq!(counter(&text, "header_read_timeout", "proxy"), 4, "{text}");
+    assert_metric!(
+        text,
+        "tooltap_limit_hits_total",
+        ["limit=\"connections_max\"", "scope=\"proxy\""] >= 1
+    );
+    assert_metric!(
+        text,
+        "tooltap_limit_hits_total",
+        ["limit=\"header_read_timeout\"", "scope=\"proxy\""] == 4
+    );
 }
 
 /// The real binary under `prlimit --nofile=64`, with a connection cap above what 64 descriptors
@@ -152,9 +168,7 @@ async fn with_few_descriptors_accept_errors_back_off_are_logged_rarely_and_metri
         panic!("prlimit (util-linux) is needed for this test");
     }
     let upstream = Upstream::serving(Script::full(200, "text/plain", "ok")).await;
-    let dir = std::env::temp_dir().join(format!("tooltap-it-fds-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = TempDir::new("fds");
     let config = dir.join("tooltap.toml");
     std::fs::write(
         &config,
@@ -237,9 +251,11 @@ async fn with_few_descriptors_accept_errors_back_off_are_logged_rarely_and_metri
     })
     .await;
     let recovered = started.elapsed();
-    assert!(
-        counter(&text, "accept_error", "proxy") >= 1,
-        "no EMFILE was hit: {text}"
+    assert_metric!(
+        text,
+        "tooltap_limit_hits_total",
+        ["limit=\"accept_error\"", "scope=\"proxy\""] >= 1,
+        "no EMFILE was hit"
     );
     let got = exchange(addr, request(addr, "GET", "/x", "")).await;
     assert_eq!(got.status, 200);
@@ -263,5 +279,4 @@ async fn with_few_descriptors_accept_errors_back_off_are_logged_rarely_and_metri
         "accept errors logged {accept_lines} times"
     );
     assert!(log.len() < 50, "{} log lines", log.len());
-    let _ = std::fs::remove_dir_all(&dir);
 }

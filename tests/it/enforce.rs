@@ -8,8 +8,9 @@ use serde_json::Value;
 
 use crate::engine_support::{self, Fixture};
 use crate::inspect::fixture_request;
-use crate::inspect::{fixture_upstream, metric_sum, settle};
+use crate::inspect::{fixture_upstream, settle};
 use crate::support::client::exchange;
+use crate::support::metrics::assert_metric;
 use crate::support::proxy;
 use crate::support::within;
 use tooltap::accept::RunningProxy;
@@ -65,16 +66,11 @@ async fn a_buffered_violation_becomes_a_502_naming_the_rule_and_clean_bodies_pas
 
     // The passive report still sees both exchanges, and the refusal is not a client gone.
     let text = settle(&tooltap, 2).await;
-    assert_eq!(
-        metric_sum(&text, "tooltap_inspection_incomplete_total", &[]),
-        0
-    );
-    assert!(
-        metric_sum(
-            &text,
-            "tooltap_violations_total",
-            &["tool_call.arguments_not_string"]
-        ) >= 1
+    assert_metric!(text, "tooltap_inspection_incomplete_total", [] == 0);
+    assert_metric!(
+        text,
+        "tooltap_violations_total",
+        ["tool_call.arguments_not_string"] >= 1
     );
 }
 
@@ -107,13 +103,10 @@ async fn a_streamed_violation_ends_the_stream_with_an_error_event() {
         "a clean stream must pass byte for byte"
     );
     let metrics = settle(&tooltap, 2).await;
-    assert_eq!(
-        metric_sum(
-            &metrics,
-            "tooltap_inspection_incomplete_total",
-            &["client_gone"]
-        ),
-        0
+    assert_metric!(
+        metrics,
+        "tooltap_inspection_incomplete_total",
+        ["client_gone"] == 0
     );
 }
 

@@ -11,6 +11,7 @@ use tooltap::replay::{ReplaySettings, RunningReplay};
 use crate::engine_support::{self, Fixture};
 use crate::inspect::fixture_request;
 use crate::inspect::{fixture_upstream, settle};
+use crate::support::TempDir;
 use crate::support::client::{Collected, exchange};
 use crate::support::{proxy, within};
 
@@ -45,12 +46,11 @@ async fn every_cut_is_recorded_enforced_and_replays_as_the_client_saw_it() {
         &engine_support::fixtures_dir().join("stream_parallel_all_on_index_0"),
     );
     let upstream = fixture_upstream(&[buffered.clone(), stream.clone()]).await;
-    let dir = std::env::temp_dir().join(format!("tooltap-it-enforce-rec-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = TempDir::new("enforce-rec");
     let mut raw = proxy::raw_config(&upstream.url());
     raw.inspect.enforce = Some(true);
     raw.record.mode = Some(RecordMode::All);
-    raw.record.dir = Some(dir.clone());
+    raw.record.dir = Some(dir.to_path_buf());
     let tooltap = proxy::start(raw).await;
     let addr = tooltap.local_addr();
     let mut live = Vec::new();
@@ -74,7 +74,7 @@ async fn every_cut_is_recorded_enforced_and_replays_as_the_client_saw_it() {
         assert!(end.enforced.is_some(), "{}", file.display());
     }
 
-    let mut settings = ReplaySettings::new(dir.clone());
+    let mut settings = ReplaySettings::new(dir.to_path_buf());
     settings.listen = SocketAddr::from(([127, 0, 0, 1], 0));
     let replay = within(LIMIT, RunningReplay::start(&settings))
         .await
@@ -89,7 +89,6 @@ async fn every_cut_is_recorded_enforced_and_replays_as_the_client_saw_it() {
             fixture.name
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A stream answered without a content type is a stream to enforce mode as to the engine (the

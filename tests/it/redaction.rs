@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::support::TempDir;
 use crate::support::client::{exchange, request};
 use crate::support::upstream::{Script, Upstream};
 use crate::support::{proxy, within};
@@ -73,11 +74,10 @@ async fn credentials_named_by_pattern_never_reach_a_recording() {
             .header("x-ratelimit-remaining-tokens", "9000"),
     )
     .await;
-    let dir = std::env::temp_dir().join(format!("tooltap-it-redaction-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = TempDir::new("redaction");
     let mut raw = proxy::raw_config(&upstream.url());
     raw.record.mode = Some(RecordMode::All);
-    raw.record.dir = Some(dir.clone());
+    raw.record.dir = Some(dir.to_path_buf());
     let tooltap = proxy::start(raw).await;
     let addr = tooltap.local_addr();
     let path = format!("/v1/chat/completions?{PLANTED_QUERY}");

@@ -12,9 +12,10 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::enforce::python;
-use crate::inspect::{metric_sum, settle, temp_file};
+use crate::inspect::{settle, temp_file};
 use crate::record::flush;
 use crate::support::check::check_json;
+use crate::support::metrics::assert_metric;
 use crate::support::proxy;
 use crate::support::within;
 use tooltap::record::RecordMode;
@@ -121,13 +122,10 @@ async fn openai_sdk_and_agents_sdk_get_the_same_responses_through_tooltap() {
 
     // create ×2, the stream helper, and the agent's two turns: five Responses exchanges.
     let text = settle(&tooltap, 5).await;
-    assert_eq!(
-        metric_sum(
-            &text,
-            "tooltap_exchanges_inspected_total",
-            &["dialect=\"responses\""]
-        ),
-        5,
+    assert_metric!(
+        text,
+        "tooltap_exchanges_inspected_total",
+        ["dialect=\"responses\""] == 5,
         "{text}"
     );
     assert_no_errors(&violations);
@@ -238,13 +236,10 @@ async fn the_openai_node_sdk_gets_the_same_responses_through_tooltap() {
         r#"{"location":"Paris"}"#
     );
     let text = settle(&tooltap, 3).await;
-    assert_eq!(
-        metric_sum(
-            &text,
-            "tooltap_exchanges_inspected_total",
-            &["dialect=\"responses\""]
-        ),
-        3
+    assert_metric!(
+        text,
+        "tooltap_exchanges_inspected_total",
+        ["dialect=\"responses\""] == 3
     );
     assert_no_errors(&violations);
 }

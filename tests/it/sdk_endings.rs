@@ -9,7 +9,8 @@ use bytes::Bytes;
 use serde_json::Value;
 
 use crate::enforce::python;
-use crate::inspect::{metric_sum, settle};
+use crate::inspect::settle;
+use crate::support::metrics::assert_metric;
 use crate::support::upstream::{Script, Upstream};
 use crate::support::{proxy, within};
 
@@ -60,22 +61,16 @@ async fn a_stream_the_python_sdk_closes_after_done_is_judged_complete_every_time
     assert_eq!(out["chunks"], serde_json::json!([2]), "{out}");
 
     let text = settle(&tooltap, STREAMS).await;
-    assert_eq!(
-        metric_sum(
-            &text,
-            "tooltap_violations_total",
-            &["rule=\"stream.truncated\""]
-        ),
-        STREAMS,
+    assert_metric!(
+        text,
+        "tooltap_violations_total",
+        ["rule=\"stream.truncated\""] == STREAMS,
         "every stream's end-of-stream rules ran"
     );
-    assert_eq!(
-        metric_sum(
-            &text,
-            "tooltap_inspection_incomplete_total",
-            &["client_gone"]
-        ),
-        0,
+    assert_metric!(
+        text,
+        "tooltap_inspection_incomplete_total",
+        ["client_gone"] == 0,
         "a stream whose [DONE] arrived is not a client that went away"
     );
 }

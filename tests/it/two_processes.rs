@@ -6,6 +6,7 @@ use std::ffi::OsStr;
 use crate::engine_support;
 use crate::inspect::fixture_request;
 use crate::inspect::fixture_upstream;
+use crate::support::TempDir;
 use crate::support::binary;
 use crate::support::client::exchange;
 
@@ -14,8 +15,7 @@ async fn two_processes_sharing_a_folder_keep_both_recordings_under_distinct_ids(
     let fixture =
         engine_support::load(&engine_support::fixtures_dir().join("buffered_arguments_object"));
     let upstream = fixture_upstream(std::slice::from_ref(&fixture)).await;
-    let dir = std::env::temp_dir().join(format!("tooltap-it-two-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = TempDir::new("two");
     let recordings = dir.join("rec");
     let url = upstream.url();
     let args: Vec<&OsStr> = vec![
@@ -66,7 +66,6 @@ async fn two_processes_sharing_a_folder_keep_both_recordings_under_distinct_ids(
             "no recording for {id} in {files:?}"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
