@@ -213,6 +213,7 @@ async fn collect_request(mut tap: TapReceiver, max: usize, charge: &mut Charge) 
     }
 }
 
+pub mod head;
 mod memory;
 mod offload;
 mod recording;

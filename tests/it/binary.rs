@@ -42,6 +42,7 @@ async fn the_binary_never_logs_a_credential_and_stops_on_sigterm() {
         addr,
         mut lines,
         mut log,
+        ..
     } = binary::start_proxy(&args, "trace").await;
 
     let mut body: serde_json::Value = serde_json::from_slice(&fixture.request).expect("json");

@@ -4,7 +4,6 @@
 //! a cache under its byte bound, a capped violations list), the client gets every byte, and a
 //! normal request made during the attack is not delayed.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -13,6 +12,7 @@ use crate::inspect::{metric_sum, metrics, settle, temp_file};
 use crate::support::client::{exchange, request};
 use crate::support::metrics::assert_metric;
 use crate::support::proxy;
+use crate::support::temp::files_under;
 use crate::support::upstream::{Script, Upstream};
 use crate::support::within;
 use tooltap::record::RecordMode;
@@ -212,19 +212,6 @@ async fn the_schema_cache_is_bounded_by_bytes_and_unanswered_tools_pin_nothing()
     assert!(cached <= CACHE_BYTES, "{cached} > {CACHE_BYTES}");
     let text = metrics(&tooltap).await;
     assert_metric!(text, "tooltap_schema_cache_bytes", [] == cached as u64);
-}
-
-fn files_under(dir: &PathBuf) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(files_under(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

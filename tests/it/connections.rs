@@ -5,13 +5,13 @@
 //! times and answers `/metrics` once the silent sockets are gone.
 
 use std::net::SocketAddr;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
 
 use crate::support::TempDir;
+use crate::support::binary::start_proxy_under;
 use crate::support::client::{exchange, request};
 use crate::support::metrics::{assert_metric, metric_sum};
 use crate::support::upstream::{Script, Upstream};
@@ -175,56 +175,26 @@ async fn with_few_descriptors_accept_errors_back_off_are_logged_rarely_and_metri
         "[proxy]\nmax_connections = 1000\n[timeouts]\nheader_read = \"1s\"\n",
     )
     .expect("config");
-    let mut child = tokio::process::Command::new("prlimit")
-        .arg("--nofile=64:64")
-        .arg(env!("CARGO_BIN_EXE_tooltap"))
-        .args([
-            "proxy",
-            "--listen",
-            "127.0.0.1:0",
-            "--admin-listen",
-            "127.0.0.1:0",
-        ])
-        .args(["--upstream", &upstream.url(), "--log-format", "json"])
-        .args([
-            "--worker-threads",
-            "1",
-            "--record",
-            "off",
-            "--violations",
-            "off",
-        ])
-        .arg("--config")
-        .arg(&config)
-        .env("RUST_LOG", "info")
-        .env_remove("TOOLTAP_CONFIG")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("prlimit tooltap starts");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut lines = BufReader::new(stdout).lines();
-    let (addr, admin) = within(Duration::from_secs(20), async {
-        let mut admin = None;
-        loop {
-            let line = lines
-                .next_line()
-                .await
-                .expect("read")
-                .expect("tooltap exited early");
-            let value: serde_json::Value = serde_json::from_str(&line).expect("JSON log line");
-            if let Some(a) = value["fields"]["admin"].as_str() {
-                admin = Some(a.parse::<SocketAddr>().expect("admin address"));
-            }
-            if value["fields"]["message"] == "tooltap proxy ready" {
-                let listen = value["fields"]["listen"].as_str().expect("listen field");
-                return (listen.parse::<SocketAddr>().expect("address"), admin);
-            }
-        }
-    })
-    .await;
-    let admin = admin.expect("admin address logged");
+    let upstream_url = upstream.url();
+    let flags = [
+        "--upstream",
+        &upstream_url,
+        "--worker-threads",
+        "1",
+        "--record",
+        "off",
+        "--violations",
+        "off",
+        "--config",
+    ];
+    let extra: Vec<&std::ffi::OsStr> = flags
+        .iter()
+        .map(std::ffi::OsStr::new)
+        .chain([config.as_os_str()])
+        .collect();
+    let running = start_proxy_under(Some(("prlimit", &["--nofile=64:64"])), &extra, "info").await;
+    let (mut child, addr, mut lines) = (running.child, running.addr, running.lines);
+    let admin = running.admin.expect("admin address logged");
     let log = tokio::spawn(async move {
         let mut all = Vec::new();
         while let Ok(Some(line)) = lines.next_line().await {

@@ -10,6 +10,7 @@ use crate::engine_support::{self, Fixture};
 use crate::inspect::fixture_request;
 use crate::inspect::{fixture_upstream, settle};
 use crate::support::client::exchange;
+use crate::support::clients::run_python;
 use crate::support::metrics::assert_metric;
 use crate::support::proxy;
 use crate::support::within;
@@ -110,21 +111,6 @@ async fn a_streamed_violation_ends_the_stream_with_an_error_event() {
     );
 }
 
-/// The Python interpreter with the `openai` SDK that `scripts/test` installs.
-pub fn python() -> std::path::PathBuf {
-    let path = std::env::var_os("TOOLTAP_TEST_PYTHON")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".deps/venv/bin/python")
-        });
-    assert!(
-        path.exists(),
-        "{} is missing: run scripts/test, which installs the openai Python SDK the tests drive",
-        path.display()
-    );
-    path
-}
-
 #[tokio::test]
 async fn a_responses_stream_violation_ends_with_a_responses_error_event() {
     let broken = fixture("responses_stream_item_done_mismatch");
@@ -174,19 +160,14 @@ async fn the_openai_python_sdk_raises_on_enforced_violations() {
     ];
     let fixtures: Vec<Fixture> = names.iter().map(|n| fixture(n)).collect();
     let (tooltap, _upstream) = enforcing(&fixtures).await;
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/clients/python/enforce_check.py");
     let base_url = format!("http://{}/v1", tooltap.local_addr());
-    let output = within(
+    let fixtures_dir = engine_support::fixtures_dir();
+    let output = run_python(
+        "enforce_check.py",
+        &[base_url.as_ref(), fixtures_dir.as_os_str()],
         Duration::from_secs(60),
-        tokio::process::Command::new(python())
-            .arg(script)
-            .arg(&base_url)
-            .arg(engine_support::fixtures_dir())
-            .output(),
     )
-    .await
-    .expect("python runs");
+    .await;
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "python failed: {stderr}");
     let out: Value = serde_json::from_slice(&output.stdout).expect("script prints JSON");

@@ -13,28 +13,13 @@ use crate::inspect::fixture_request;
 use crate::inspect::{fixture_upstream, settle};
 use crate::support::TempDir;
 use crate::support::client::{Collected, exchange};
+use crate::support::temp::jsonl_under;
 use crate::support::{proxy, within};
 
 const LIMIT: Duration = Duration::from_secs(20);
 
 async fn post(addr: SocketAddr, fixture: &Fixture) -> Collected {
     within(LIMIT, exchange(addr, fixture_request(addr, fixture))).await
-}
-
-fn recordings_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "jsonl") {
-                out.push(path);
-            }
-        }
-    }
-    out
 }
 
 #[tokio::test]
@@ -65,7 +50,7 @@ async fn every_cut_is_recorded_enforced_and_replays_as_the_client_saw_it() {
     if let Some(recorder) = &tooltap.state().watch.inspection().recorder {
         within(LIMIT, recorder.flush()).await;
     }
-    let files = recordings_under(&dir);
+    let files = jsonl_under(&dir);
     assert_eq!(files.len(), 2 * ROUNDS, "{files:?}");
     for file in &files {
         let recording = read_file(file).expect("readable");

@@ -3,7 +3,7 @@
 //! credential reaches the disk, and an unwritable recordings folder never touches traffic.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::Value;
 
@@ -15,27 +15,12 @@ use crate::support::check::check_json;
 use crate::support::client::{exchange, request};
 use crate::support::metrics::assert_metric;
 use crate::support::proxy;
+use crate::support::temp::files_under;
 use crate::support::within;
 use tooltap::accept::RunningProxy;
 use tooltap::record::RecordMode;
 
 const SECRET: &str = "sk-planted-7f3a9c1e";
-
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).expect("read dir").flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                out.push(path);
-            }
-        }
-    }
-    out
-}
 
 /// The fixture's request with the secret planted in `user` (when it is a JSON object).
 fn planted_body(request: &[u8]) -> String {

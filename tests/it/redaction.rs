@@ -2,11 +2,11 @@
 //! weak query parameter names, credential-named body fields and a key echoed back in the
 //! upstream's response headers never reach a file under the recordings folder.
 
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::support::TempDir;
 use crate::support::client::{exchange, request};
+use crate::support::temp::files_under;
 use crate::support::upstream::{Script, Upstream};
 use crate::support::{proxy, within};
 use tooltap::record::RecordMode;
@@ -46,22 +46,6 @@ pub fn every_planted_value() -> Vec<&'static str> {
     values.push("planted-helicone-6a7b");
     values.push(PLANTED_BODY);
     values
-}
-
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                out.push(path);
-            }
-        }
-    }
-    out
 }
 
 #[tokio::test]

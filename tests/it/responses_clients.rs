@@ -11,10 +11,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::enforce::python;
 use crate::inspect::{settle, temp_file};
 use crate::record::flush;
 use crate::support::check::check_json;
+use crate::support::clients::run_python;
 use crate::support::metrics::assert_metric;
 use crate::support::proxy;
 use crate::support::within;
@@ -64,17 +64,7 @@ async fn start_aimock() -> (tokio::process::Child, u16) {
 }
 
 async fn run_clients(base_url: &str) -> Value {
-    let script =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/python/responses_check.py");
-    let output = within(
-        Duration::from_secs(120),
-        tokio::process::Command::new(python())
-            .arg(script)
-            .arg(base_url)
-            .output(),
-    )
-    .await
-    .expect("python runs");
+    let output = run_python("responses_check.py", &[base_url], Duration::from_secs(120)).await;
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         output.status.success(),

@@ -9,6 +9,7 @@ use crate::inspect::fixture_upstream;
 use crate::support::TempDir;
 use crate::support::binary;
 use crate::support::client::exchange;
+use crate::support::temp::jsonl_under;
 
 #[tokio::test]
 async fn two_processes_sharing_a_folder_keep_both_recordings_under_distinct_ids() {
@@ -51,7 +52,7 @@ async fn two_processes_sharing_a_folder_keep_both_recordings_under_distinct_ids(
     // Recordings are written by a thread after the summary: wait for both files.
     let mut files = Vec::new();
     for _ in 0..200 {
-        files = walk(&recordings);
+        files = jsonl_under(&recordings);
         if files.len() >= 2 {
             break;
         }
@@ -66,20 +67,4 @@ async fn two_processes_sharing_a_folder_keep_both_recordings_under_distinct_ids(
             "no recording for {id} in {files:?}"
         );
     }
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return out;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else if path.extension().is_some_and(|e| e == "jsonl") {
-            out.push(path);
-        }
-    }
-    out
 }

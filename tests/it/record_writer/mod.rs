@@ -2,11 +2,12 @@
 //! `record::read`, atomic finish, modes, limits, pruning, permissions, redaction, and an
 //! unwritable folder that leaves the caller unaffected.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::support::TempDir;
+use crate::support::temp::files_under;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue};
 use tooltap::engine::{Completeness, RuleId, Severity, Stage, Violation};
@@ -78,24 +79,6 @@ async fn record(recorder: &Recorder, id: &str, frames: &[&[u8]], violations: Vec
     }
     handle.finish(end(violations));
     recorder.flush().await;
-}
-
-/// Every file under `dir`, recursively.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                out.push(path);
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 fn failures(metrics: &Metrics, target: &str) -> u64 {

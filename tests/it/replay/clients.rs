@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 
 use crate::replay::examples::judge;
 use crate::replay::support::{TempDir, repo, settings, start};
+use crate::support::clients::{python, python_script};
 
 const CLIENT_LIMIT: Duration = Duration::from_secs(120);
 
@@ -29,18 +30,6 @@ pub fn seed_suite() -> PathBuf {
         dir.display()
     );
     dir
-}
-
-pub fn python() -> PathBuf {
-    let python = std::env::var_os("TOOLTAP_TEST_PYTHON")
-        .map_or_else(|| repo().join(".deps/venv/bin/python"), PathBuf::from);
-    assert!(
-        python.exists(),
-        "no python with the openai SDK at {}: run scripts/test (it installs .deps/venv and sets \
-         TOOLTAP_TEST_PYTHON)",
-        python.display()
-    );
-    python
 }
 
 /// Run `command` to its end without blocking the runtime (the replay server shares it), with
@@ -123,7 +112,7 @@ async fn the_python_sdk_reassembles_parallel_calls_as_tooltap_does() {
     let replay = start(&exact).await;
     let mut command = Command::new(python);
     command
-        .arg(repo().join("tests/clients/python/replay_parallel.py"))
+        .arg(python_script("replay_parallel.py"))
         .arg(format!("http://{}/v1", replay.local_addr()))
         .arg("gpt-4o-mini");
     let (status, output) = run(command, "python").await;

@@ -17,6 +17,7 @@ use tokio::net::TcpListener;
 use tooltap::replay::OnMiss;
 
 use crate::replay::support::{Fixture, LIMIT, TempDir, chat, post_json, settings, start, within};
+use crate::support::temp::jsonl_under;
 
 /// An upstream that answers every request with a buffered tool call whose arguments are an
 /// object (a violation the inspector must report), counting requests.
@@ -131,19 +132,6 @@ async fn an_unreachable_upstream_gives_the_proxys_own_error() {
     assert_eq!(received.json()["error"]["code"], "upstream_unreachable");
 }
 
-/// Every finished `*.jsonl` under `dir`, relative, sorted.
-fn jsonl_files(dir: &std::path::Path, root: &std::path::Path, out: &mut Vec<String>) {
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            jsonl_files(&path, root, out);
-        } else if path.extension().is_some_and(|e| e == "jsonl") {
-            let relative = path.strip_prefix(root).expect("under root");
-            out.push(relative.to_string_lossy().replace('\\', "/"));
-        }
-    }
-}
-
 #[tokio::test]
 async fn a_forwarded_miss_is_recorded_to_disk_and_replayed_offline_after_a_restart() {
     let (upstream, hits) = upstream().await;
@@ -167,13 +155,11 @@ async fn a_forwarded_miss_is_recorded_to_disk_and_replayed_offline_after_a_resta
 
     let recorded = within(LIMIT, async {
         loop {
-            let mut files = Vec::new();
-            jsonl_files(dir.path(), dir.path(), &mut files);
-            if let Some(file) = files
-                .into_iter()
-                .find(|f| f.ends_with(&format!("{exchange}.jsonl")))
-            {
-                return file;
+            let name = format!("{exchange}.jsonl");
+            let files = jsonl_under(dir.path());
+            if let Some(file) = files.iter().find(|f| f.ends_with(&name)) {
+                let relative = file.strip_prefix(dir.path()).expect("under the folder");
+                return relative.to_string_lossy().replace('\\', "/");
             }
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }

@@ -9,8 +9,9 @@ use serde_json::{Value, json};
 use tooltap::quirk::QuirkId;
 use tooltap::replay::RunningReplay;
 
-use crate::replay::clients::{python, run, seed_suite, vitest};
+use crate::replay::clients::{run, seed_suite, vitest};
 use crate::replay::support::{repo, settings, start};
+use crate::support::clients::{python, python_script};
 
 async fn replay_with(quirks: &[QuirkId]) -> RunningReplay {
     let mut settings = settings(&repo().join("recordings/examples"));
@@ -29,7 +30,7 @@ fn seed_request(name: &str) -> Value {
 async fn python_probe(replay: &RunningReplay, mode: &str, request: &Value) -> Value {
     let mut command = Command::new(python());
     command
-        .arg(repo().join("tests/clients/python/quirk_probe.py"))
+        .arg(python_script("quirk_probe.py"))
         .arg(format!("http://{}/v1", replay.local_addr()))
         .arg(mode)
         .arg(request.to_string());

@@ -3,7 +3,6 @@
 //! reach a file under the recordings folder.
 
 use std::convert::Infallible;
-use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
 use http::Response;
@@ -15,6 +14,7 @@ use tokio::net::TcpListener;
 use tooltap::replay::OnMiss;
 
 use crate::replay::support::{CHAT, LIMIT, TempDir, post_with, settings, start, within};
+use crate::support::temp::files_under;
 
 const HEADERS: &[(&str, &str)] = &[
     ("x-goog-api-key", "planted-goog-0a1b"),
@@ -25,22 +25,6 @@ const HEADERS: &[(&str, &str)] = &[
     ("X-Amz-Security-Token", "planted-amz-0e1f"),
 ];
 const QUERY: &str = "pwd=planted-pwd-11&pass=planted-pass-22&jwt=planted-jwt-33&bearer=planted-bearer-44&sessionid=planted-session-55";
-
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                out.push(path);
-            }
-        }
-    }
-    out
-}
 
 #[tokio::test]
 async fn forwarded_captures_hold_no_credential_named_by_pattern() {

@@ -5,6 +5,7 @@ pub mod binary;
 pub mod body;
 pub mod check;
 pub mod client;
+pub mod clients;
 pub mod metrics;
 pub mod pki;
 pub mod proxy;

@@ -40,6 +40,31 @@ impl AsRef<Path> for TempDir {
     }
 }
 
+/// Every file under `dir`, recursively, sorted; an unreadable folder contributes nothing.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Every `*.jsonl` file under `dir` (recordings, violations files), recursively, sorted.
+pub fn jsonl_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = files_under(dir);
+    files.retain(|path| path.extension().is_some_and(|ext| ext == "jsonl"));
+    files
+}
+
 impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
@@ -56,4 +81,9 @@ fn a_temp_dir_is_fresh_unique_and_removed_on_drop() {
     drop(first);
     assert!(!kept.exists(), "removed with its content on drop");
     assert!(second.is_dir());
+    std::fs::create_dir_all(second.join("a/b")).expect("mkdir");
+    std::fs::write(second.join("a/b/x.jsonl"), "").expect("write");
+    std::fs::write(second.join("a/y.txt"), "").expect("write");
+    assert_eq!(files_under(&second).len(), 2);
+    assert_eq!(jsonl_under(&second), vec![second.join("a/b/x.jsonl")]);
 }

@@ -321,9 +321,7 @@ fn percent_decode(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-#[path = "redact_fields.rs"]
 mod fields;
 
 #[cfg(test)]
-#[path = "redact_tests.rs"]
 mod tests;
