@@ -7,17 +7,16 @@
 //! legacy stream the way it ends any Chat stream: one `data: {"error":...}` event.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::enforce::python;
 use crate::engine_support::{self, Fixture};
 use crate::inspect::{fixture_request, fixture_upstream, metric_sum, settle, temp_file};
 use crate::record::flush;
 use crate::support::check::check_json;
 use crate::support::client::exchange;
+use crate::support::clients::run_python;
 use crate::support::proxy;
 use crate::support::within;
 use tooltap::record::RecordMode;
@@ -37,17 +36,13 @@ fn fixture(name: &str) -> Fixture {
 }
 
 async fn run_sdk(base_url: &str) -> Value {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/python/legacy_check.py");
-    let output = within(
+    let fixtures_dir = engine_support::fixtures_dir();
+    let output = run_python(
+        "legacy_check.py",
+        &[base_url.as_ref(), fixtures_dir.as_os_str()],
         Duration::from_secs(60),
-        tokio::process::Command::new(python())
-            .arg(script)
-            .arg(base_url)
-            .arg(engine_support::fixtures_dir())
-            .output(),
     )
-    .await
-    .expect("python runs");
+    .await;
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         output.status.success(),
