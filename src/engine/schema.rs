@@ -111,7 +111,14 @@ impl SchemaCache {
     /// request showed in the benchmark's profile.) The same array sent with other whitespace is
     /// compiled once more, never confused with another. Not cached until admitted.
     pub fn tools_for_raw(&self, tools: &RawValue) -> Arc<CompiledTools> {
-        self.tools_for_key(tools.get(), tools.get(), Shape::Chat)
+        self.tools_for_key(tools.get(), tools.get(), Shape::Nested)
+    }
+
+    /// The same for Chat's legacy `functions` array (`{"name":..,"parameters":..}`, no `type`
+    /// wrapper). Keyed apart from `tools` arrays; not cached until admitted either.
+    pub fn tools_for_functions(&self, functions: &RawValue) -> Arc<CompiledTools> {
+        let key = format!("functions:{}", functions.get());
+        self.tools_for_key(&key, functions.get(), Shape::Functions)
     }
 
     /// The same for a Responses API `tools` array, whose function tools are flat
@@ -132,7 +139,7 @@ impl SchemaCache {
     }
 
     fn tools_for_text(&self, key: &str) -> Arc<CompiledTools> {
-        self.tools_for_key(key, key, Shape::Chat)
+        self.tools_for_key(key, key, Shape::Nested)
     }
 
     /// Keeping the full text as the key (not a hash) rules out collisions handing out wrong
@@ -194,14 +201,16 @@ impl CacheEntries {
     }
 }
 
-/// Where a `tools` array keeps each tool's name and schema.
+/// How a declarations array nests its function tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Shape {
-    /// Chat Completions: `{"type":"function","function":{"name","parameters"}}`.
-    Chat,
-    /// Responses API: `{"type":"function","name","parameters"}`.
+    /// Chat `tools`: `{"type":"function","function":{"name","parameters"}}`.
+    Nested,
+    /// Responses `tools`: `{"type":"function","name","parameters"}`.
     Flat,
-    /// Anthropic Messages: `{"name","input_schema"}`.
+    /// Chat's legacy `functions`: `{"name","parameters"}`.
+    Functions,
+    /// Anthropic Messages `tools`: `{"name","input_schema"}` (server tools skipped).
     Anthropic,
 }
 
@@ -320,10 +329,15 @@ impl CompiledTools {
                             tool.get("input_schema"),
                         )
                     }
-                    Shape::Chat => (
+                    Shape::Nested => (
                         function_name(tool)?,
                         format!("/tools/{position}/function/parameters"),
                         tool.get("function").and_then(|f| f.get("parameters")),
+                    ),
+                    Shape::Functions => (
+                        tool.get("name")?.as_str()?,
+                        format!("/functions/{position}/parameters"),
+                        tool.get("parameters"),
                     ),
                 };
                 let name = name.to_owned();
