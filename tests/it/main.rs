@@ -32,6 +32,7 @@ mod inject;
 mod inspect;
 mod layout;
 mod memory;
+mod memory_rss;
 mod monitoring;
 mod passthrough;
 mod protocol;

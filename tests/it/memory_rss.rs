@@ -1,0 +1,322 @@
+//! Memory per stream in the real binary, read from its /proc/PID/status: long streams and slow
+//! readers against a stated bound, with default settings (full inspection, `--record violations`).
+//! Every client still gets every byte, and the one violating stream's recording holds its whole
+//! body (spilled frames read back).
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use http_body_util::BodyExt;
+use serde_json::json;
+
+use crate::support::binary::{self, Running};
+use crate::support::client::{exchange, request};
+use crate::support::upstream::{Received, Script, Upstream};
+use crate::support::within;
+
+const LIMIT: Duration = Duration::from_secs(20);
+
+/// A tool-call stream of `events` chunks (about 200 bytes each) calling `name`.
+fn tool_stream(events: usize, name: &str) -> Vec<String> {
+    let chunk = |delta: serde_json::Value, finish: serde_json::Value| {
+        format!(
+            "data: {}\n\n",
+            json!({"id":"chatcmpl-m","object":"chat.completion.chunk","created":1,"model":"m",
+                "choices":[{"index":0,"delta":delta,"finish_reason":finish}]})
+        )
+    };
+    let mut out = vec![chunk(
+        json!({"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function",
+            "function":{"name":name,"arguments":""}}]}),
+        json!(null),
+    )];
+    out.push(chunk(
+        json!({"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":\""}}]}),
+        json!(null),
+    ));
+    for _ in 2..events.saturating_sub(1) {
+        out.push(chunk(
+            json!({"tool_calls":[{"index":0,"function":{"arguments":"ab"}}]}),
+            json!(null),
+        ));
+    }
+    out.push(chunk(
+        json!({"tool_calls":[{"index":0,"function":{"arguments":"\"}"}}]}),
+        json!(null),
+    ));
+    out.push(chunk(json!({}), json!("tool_calls")));
+    out.push("data: [DONE]\n\n".to_owned());
+    out
+}
+
+fn request_body(tool: &str) -> String {
+    json!({"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}],
+        "tools":[{"type":"function","function":{"name":tool,"parameters":{"type":"object",
+            "properties":{"city":{"type":"string"}}}}}]})
+    .to_string()
+}
+
+/// The upstream: every request gets the same `get_weather` stream, `gap` between events.
+async fn upstream(events: &[String], gap: Duration) -> Upstream {
+    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
+    let script = Script::sse(&refs, gap);
+    Upstream::start(move |_: &Received| script.clone(), None).await
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+        .expect("VmRSS")
+}
+
+/// Samples `pid`'s VmRSS every 10 ms until stopped; the highest seen.
+struct Peak {
+    stop: Arc<AtomicBool>,
+    peak: Arc<AtomicU64>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Peak {
+    fn start(pid: u32) -> Peak {
+        let (stop, peak) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicU64::new(0)));
+        let (s, p) = (stop.clone(), peak.clone());
+        let task = tokio::spawn(async move {
+            while !s.load(Ordering::Relaxed) {
+                p.fetch_max(rss_kib(pid), Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        });
+        Peak { stop, peak, task }
+    }
+
+    async fn finish(self) -> u64 {
+        self.stop.store(true, Ordering::Relaxed);
+        let _ = self.task.await;
+        self.peak.load(Ordering::Relaxed)
+    }
+}
+
+struct Proxy {
+    _child: tokio::process::Child,
+    addr: SocketAddr,
+    pid: u32,
+    dir: PathBuf,
+}
+
+/// The real binary with default settings, its recordings and violations in a fresh folder.
+async fn start(name: &str, upstream: &Upstream) -> Proxy {
+    let dir = std::env::temp_dir().join(format!("tooltap-it-rss-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let (recordings, violations) = (dir.join("rec"), dir.join("violations.jsonl"));
+    let url = upstream.url();
+    let args: Vec<&std::ffi::OsStr> = vec![
+        "--upstream".as_ref(),
+        url.as_ref(),
+        "--recordings".as_ref(),
+        recordings.as_os_str(),
+        "--violations".as_ref(),
+        violations.as_os_str(),
+    ];
+    let Running {
+        child,
+        addr,
+        mut lines,
+        ..
+    } = binary::start_proxy(&args, "info").await;
+    // Its log is read (and dropped) as it comes: a full pipe would stall the proxy.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let pid = child.id().expect("pid");
+    Proxy {
+        _child: child,
+        addr,
+        pid,
+        dir,
+    }
+}
+
+fn recordings(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.join("rec")];
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(&folder).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "jsonl") {
+                files.push(path);
+            }
+        }
+    }
+    files
+}
+
+/// Warms the proxy with a few whole exchanges, then its resident memory at rest.
+async fn idle_rss(addr: SocketAddr, pid: u32, expected: &[u8]) -> u64 {
+    for _ in 0..2 {
+        let got = exchange(
+            addr,
+            request(addr, "POST", "/v1/chat/completions", &request_body("get_weather")),
+        )
+        .await;
+        assert_eq!(got.body, expected);
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    rss_kib(pid)
+}
+
+/// 32 concurrent streams of 1,000 events (about 200 KB each), one of them violating (its tool
+/// is not declared): what the proxy holds per stream stays under a bound that held frames kept
+/// whole (about 256 KiB a stream) would break, every client gets every byte, and the violating
+/// stream is recorded whole from its spilled frames.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_streams_cost_a_bounded_resident_memory_each_in_the_real_binary() {
+    const STREAMS: usize = 32;
+    const BOUND_KIB: u64 = 160;
+    let events = tool_stream(1_000, "get_weather");
+    let expected: Bytes = events.concat().into();
+    // Paced like a model's tokens, so the inspector keeps up and the tap stays near empty.
+    let upstream = upstream(&events, Duration::from_millis(1)).await;
+    let proxy = start("long", &upstream).await;
+    let (addr, pid) = (proxy.addr, proxy.pid);
+    let started = std::time::Instant::now();
+    let idle = within(LIMIT, idle_rss(addr, pid, &expected)).await;
+    eprintln!("long streams: warm after {:?}", started.elapsed());
+    let peak = Peak::start(pid);
+    let clients: Vec<_> = (0..STREAMS)
+        .map(|i| {
+            // The first stream declares another tool: its `get_weather` call is a violation.
+            let tool = if i == 0 { "other" } else { "get_weather" };
+            let req = request(addr, "POST", "/v1/chat/completions", &request_body(tool));
+            tokio::spawn(exchange(addr, req))
+        })
+        .collect();
+    for client in clients {
+        let got = within(LIMIT, client).await.expect("client");
+        assert_eq!(got.body, expected, "the client gets every byte");
+    }
+    let peak = peak.finish().await;
+    eprintln!("long streams: done after {:?}", started.elapsed());
+    let per_stream = peak.saturating_sub(idle) / STREAMS as u64;
+    eprintln!("long streams: idle {idle} KiB, peak {peak} KiB, {per_stream} KiB per stream");
+    assert!(
+        per_stream <= BOUND_KIB,
+        "{per_stream} KiB per stream (idle {idle} KiB, peak {peak} KiB) is over {BOUND_KIB} KiB"
+    );
+    // The violating exchange's recording: written after its verdict, holding the whole body.
+    let file = within(LIMIT, async {
+        loop {
+            if let Some(file) = recordings(&proxy.dir).pop() {
+                if let Ok(recording) = tooltap::record::read_file(&file)
+                    && recording.end.is_some()
+                {
+                    return recording;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert_eq!(recordings(&proxy.dir).len(), 1, "only the violating exchange");
+    assert_eq!(file.body(), expected, "its frames came back from the spill whole");
+    let end = file.end.expect("end line");
+    assert_eq!(end.outcome, tooltap::record::Outcome::Complete);
+    assert!(
+        end.violations
+            .iter()
+            .any(|v| v.rule.as_str() == "tool_call.name_undeclared")
+    );
+    let _ = std::fs::remove_dir_all(&proxy.dir);
+}
+
+/// Opens a stream on a connection whose receive buffer is a few KiB (so the kernel absorbs
+/// little of what the proxy sends) and reads its first frame.
+async fn stalled(addr: SocketAddr) -> (BytesMut, hyper::body::Incoming, tokio::task::JoinHandle<()>) {
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket.set_recv_buffer_size(4096).expect("rcvbuf");
+    let stream = within(LIMIT, socket.connect(addr)).await.expect("connect");
+    let (mut sender, connection) = within(
+        LIMIT,
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)),
+    )
+    .await
+    .expect("handshake");
+    let conn = tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    let req = request(addr, "POST", "/v1/chat/completions", &request_body("get_weather"));
+    let response = within(LIMIT, sender.send_request(req)).await.expect("head");
+    assert_eq!(response.status(), 200);
+    let mut body = response.into_body();
+    let first = within(LIMIT, body.frame())
+        .await
+        .expect("a first frame")
+        .expect("frame")
+        .into_data()
+        .expect("data");
+    (BytesMut::from(first.as_ref()), body, conn)
+}
+
+/// 32 streams of 2,000 events (about 400 KB each) whose clients read the first frame and then
+/// stop, while the upstream sends as fast as the proxy takes: the proxy's memory per stream
+/// stays under a stated bound (what a stalled client can make it hold is bounded by bytes:
+/// hyper's buffers, the tap's bytes, the held block). Then two of the clients read on and get
+/// every byte; the others leave.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_readers_cost_a_bounded_resident_memory_each_in_the_real_binary() {
+    const STREAMS: usize = 32;
+    const BOUND_KIB: u64 = 1_024;
+    let events = tool_stream(2_000, "get_weather");
+    let expected: Bytes = events.concat().into();
+    let upstream = upstream(&events, Duration::ZERO).await;
+    let proxy = start("slow", &upstream).await;
+    let (addr, pid) = (proxy.addr, proxy.pid);
+    let started = std::time::Instant::now();
+    let idle = within(LIMIT, idle_rss(addr, pid, &expected)).await;
+    eprintln!("slow readers: warm after {:?}", started.elapsed());
+    let peak = Peak::start(pid);
+    let mut streams = Vec::new();
+    for _ in 0..STREAMS {
+        streams.push(stalled(addr).await);
+    }
+    // The streams sit stalled: whatever the proxy took in meanwhile, it holds now.
+    let mut last = 0;
+    for _ in 0..20 {
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let now = rss_kib(pid);
+        if now.abs_diff(last) < 128 {
+            break;
+        }
+        last = now;
+    }
+    let peak = peak.finish().await;
+    eprintln!("slow readers: stalled after {:?}", started.elapsed());
+    let per_stream = peak.saturating_sub(idle) / STREAMS as u64;
+    eprintln!("slow readers: idle {idle} KiB, peak {peak} KiB, {per_stream} KiB per stream");
+    for (mut got, mut body, conn) in streams.drain(..2) {
+        within(LIMIT, async {
+            while let Some(frame) = body.frame().await {
+                if let Ok(data) = frame.expect("frame").into_data() {
+                    got.extend_from_slice(&data);
+                }
+            }
+        })
+        .await;
+        conn.abort();
+        assert_eq!(got.freeze(), expected, "the client gets every byte");
+    }
+    eprintln!("slow readers: read after {:?}", started.elapsed());
+    drop(streams);
+    assert!(
+        per_stream <= BOUND_KIB,
+        "{per_stream} KiB per stream (idle {idle} KiB, peak {peak} KiB) is over {BOUND_KIB} KiB"
+    );
+    let _ = std::fs::remove_dir_all(&proxy.dir);
+}
