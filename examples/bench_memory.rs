@@ -108,7 +108,10 @@ struct Sampler {
 
 impl Sampler {
     fn start(pid: u32) -> Sampler {
-        let (peak, stop) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicBool::new(false)));
+        let (peak, stop) = (
+            Arc::new(AtomicU64::new(0)),
+            Arc::new(AtomicBool::new(false)),
+        );
         let (p, s) = (peak.clone(), stop.clone());
         let thread = std::thread::spawn(move || {
             while !s.load(Ordering::Relaxed) {
@@ -183,8 +186,11 @@ async fn run(args: Args) -> Result<Value, String> {
     let base = args.url.trim_end_matches('/').to_string();
     // Warm the proxy (its runtime, pools and first allocations) before the idle sample.
     for _ in 0..4 {
-        let body = open(&client, &format!("{base}/v1/chat/completions?events=20&interval_us=0"))
-            .await?;
+        let body = open(
+            &client,
+            &format!("{base}/v1/chat/completions?events=20&interval_us=0"),
+        )
+        .await?;
         drain(body).await;
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -197,7 +203,8 @@ async fn run(args: Args) -> Result<Value, String> {
             events,
             interval_us,
         } => {
-            let uri = format!("{base}/v1/chat/completions?events={events}&interval_us={interval_us}");
+            let uri =
+                format!("{base}/v1/chat/completions?events={events}&interval_us={interval_us}");
             let (done, bytes, errors) = streams_mode(&client, &uri, streams, args.ramp).await;
             ("streams", streams, done, bytes, errors)
         }

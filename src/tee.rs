@@ -130,7 +130,10 @@ pub fn tap_bounded(capacity: usize, max_bytes: usize) -> (Tap, TapReceiver) {
     (
         tap,
         TapReceiver {
-            data: TapData { rx: data_rx, queued },
+            data: TapData {
+                rx: data_rx,
+                queued,
+            },
             end: end_rx,
         },
     )

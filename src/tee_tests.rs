@@ -194,7 +194,11 @@ async fn bytes_read_by_the_inspector_make_room_again_and_a_big_frame_fits_an_emp
     let (tap, mut rx) = tap_bounded(64, 10);
     let mut body = TeeBody::new(Scripted::data(&["aaaaaaaaaaaaaaaa", "bbbbbbbb", "cc"]), tap);
     let first = body.frame().await.expect("frame").expect("ok");
-    assert_eq!(first.into_data().expect("data").len(), 16, "larger than the bound, tap empty");
+    assert_eq!(
+        first.into_data().expect("data").len(),
+        16,
+        "larger than the bound, tap empty"
+    );
     assert_eq!(rx.data.recv().await.expect("copied").bytes.len(), 16);
     body.frame().await.expect("frame").expect("ok");
     assert_eq!(rx.data.try_recv().expect("copied").bytes, "bbbbbbbb");
@@ -203,5 +207,8 @@ async fn bytes_read_by_the_inspector_make_room_again_and_a_big_frame_fits_an_emp
     drop(body);
     assert_eq!(drain(&mut rx).await, vec!["cc"]);
     let end = rx.end.await.expect("end delivered");
-    assert!(!end.lossy, "each frame found room once the one before was read");
+    assert!(
+        !end.lossy,
+        "each frame found room once the one before was read"
+    );
 }

@@ -134,7 +134,8 @@ impl HeldFrames {
             extents,
             ..
         } = self;
-        let mut all = Vec::with_capacity(extents.iter().map(Extent::len).sum::<usize>() + block.len());
+        let mut all =
+            Vec::with_capacity(extents.iter().map(Extent::len).sum::<usize>() + block.len());
         let mut failed = None;
         for extent in &extents {
             match extent.read() {
@@ -183,10 +184,16 @@ mod tests {
     fn frames_come_back_in_order_with_their_times_and_memory_stays_small() {
         let mut held = HeldFrames::new(1 << 20, 64, Some(spill("order")));
         let start = Instant::now();
-        let frames: Vec<Vec<u8>> = (0..200u8).map(|i| vec![i; 1 + usize::from(i % 7)]).collect();
+        let frames: Vec<Vec<u8>> = (0..200u8)
+            .map(|i| vec![i; 1 + usize::from(i % 7)])
+            .collect();
         for (i, frame) in frames.iter().enumerate() {
             held.push(frame, start + Duration::from_millis(i as u64));
-            assert!(held.in_memory() <= 2 * 64, "{} bytes in memory", held.in_memory());
+            assert!(
+                held.in_memory() <= 2 * 64,
+                "{} bytes in memory",
+                held.in_memory()
+            );
         }
         assert!(held.cut().is_none());
         let (back, failed) = held.load();
@@ -195,7 +202,10 @@ mod tests {
         for (i, ((bytes, at), frame)) in back.iter().zip(&frames).enumerate() {
             assert_eq!(bytes.as_ref(), frame.as_slice());
             let offset = at.saturating_duration_since(start);
-            assert!(offset.as_millis().abs_diff(i as u128) <= 1, "frame {i} at {offset:?}");
+            assert!(
+                offset.as_millis().abs_diff(i as u128) <= 1,
+                "frame {i} at {offset:?}"
+            );
         }
     }
 

@@ -228,8 +228,8 @@ pub use offload::AnalysisPool;
 
 pub use held::DEFAULT_HELD_IN_MEMORY;
 pub use recording::{HoldSettings, RecordingSeed};
-pub use spill::{DEFAULT_MAX_SPILL, Spill};
 use recording::{Tape, Verdict};
+pub use spill::{DEFAULT_MAX_SPILL, Spill};
 
 /// What inspecting the response gave.
 enum Outcome {

@@ -15,8 +15,8 @@ use super::ExchangeLabel;
 use super::held::{Cut, HeldFrames};
 use super::offload::AnalysisPool;
 use super::spill::Spill;
-use crate::metrics::Metrics;
 use crate::enforce::EnforceCut;
+use crate::metrics::Metrics;
 use crate::record::{
     EnforcedLine, FrameData, Outcome, RecordMode, Recorder, RecordingEnd, RecordingHandle,
     RecordingStart,

@@ -218,7 +218,10 @@ mod tests {
     fn past_the_bound_appends_are_refused() {
         let spill = Spill::new(dir("full"), 8);
         let kept = spill.append(b"12345678").expect("fits");
-        assert!(matches!(spill.append(b"9"), Err(SpillError::Full { max: 8 })));
+        assert!(matches!(
+            spill.append(b"9"),
+            Err(SpillError::Full { max: 8 })
+        ));
         drop(kept);
     }
 }

@@ -257,7 +257,11 @@ async fn held_frames_past_the_spill_bound_end_the_recording_truncated_and_are_co
         exchange(addr, request(addr, "POST", "/v1/chat/completions", &body)),
     )
     .await;
-    assert_eq!(got.body, events.concat().as_bytes(), "the client gets every byte");
+    assert_eq!(
+        got.body,
+        events.concat().as_bytes(),
+        "the client gets every byte"
+    );
     settle(&tooltap, 1).await;
     if let Some(recorder) = &tooltap.state().watch.inspection().recorder {
         within(LIMIT, recorder.flush()).await;
@@ -266,7 +270,11 @@ async fn held_frames_past_the_spill_bound_end_the_recording_truncated_and_are_co
         .into_iter()
         .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .collect();
-    assert_eq!(files.len(), 1, "the violating exchange is recorded: {files:?}");
+    assert_eq!(
+        files.len(),
+        1,
+        "the violating exchange is recorded: {files:?}"
+    );
     let recording = tooltap::record::read_file(&files[0]).expect("readable");
     let kept = recording.body().len();
     assert!(
@@ -290,9 +298,9 @@ async fn held_frames_past_the_spill_bound_end_the_recording_truncated_and_are_co
     );
     // The segment was unlinked when made: nothing of it is left in the folder.
     assert!(
-        walk(&dir)
-            .iter()
-            .all(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().contains("spill"))),
+        walk(&dir).iter().all(|p| !p
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().contains("spill"))),
         "{:?}",
         walk(&dir)
     );

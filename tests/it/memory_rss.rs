@@ -110,7 +110,10 @@ struct Peak {
 
 impl Peak {
     fn start(pid: u32) -> Peak {
-        let (stop, peak) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicU64::new(0)));
+        let (stop, peak) = (
+            Arc::new(AtomicBool::new(false)),
+            Arc::new(AtomicU64::new(0)),
+        );
         let (s, p) = (stop.clone(), peak.clone());
         let task = tokio::spawn(async move {
             while !s.load(Ordering::Relaxed) {
@@ -142,11 +145,7 @@ async fn start(name: &str, upstream: &Upstream) -> Proxy {
     std::fs::create_dir_all(&dir).expect("temp dir");
     let (recordings, violations) = (dir.join("rec"), dir.join("violations.jsonl"));
     let url = upstream.url();
-    let config = dir.join("tooltap.toml");
-    std::fs::write(&config, std::env::var("MEMTEST_TOML").unwrap_or_default()).expect("config");
     let args: Vec<&std::ffi::OsStr> = vec![
-        "--config".as_ref(),
-        config.as_os_str(),
         "--upstream".as_ref(),
         url.as_ref(),
         "--recordings".as_ref(),
@@ -190,7 +189,11 @@ fn recordings(dir: &Path) -> Vec<PathBuf> {
 /// Warms the proxy with a few whole exchanges, then its resident memory at rest.
 async fn idle_rss(addr: SocketAddr, pid: u32, path: &str, expected: &[u8]) -> u64 {
     for _ in 0..2 {
-        let got = exchange(addr, request(addr, "POST", path, &request_body("get_weather"))).await;
+        let got = exchange(
+            addr,
+            request(addr, "POST", path, &request_body("get_weather")),
+        )
+        .await;
         assert_eq!(got.body, expected);
     }
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -199,12 +202,21 @@ async fn idle_rss(addr: SocketAddr, pid: u32, path: &str, expected: &[u8]) -> u6
 
 /// `STREAMS` concurrent streams on `path`, the first declaring `first_tool`; the peak VmRSS
 /// while they run. Every client must get `expected` whole.
-async fn concurrent(addr: SocketAddr, pid: u32, path: &str, first_tool: &str, expected: &Bytes) -> u64 {
+async fn concurrent(
+    addr: SocketAddr,
+    pid: u32,
+    path: &str,
+    first_tool: &str,
+    expected: &Bytes,
+) -> u64 {
     let peak = Peak::start(pid);
     let clients: Vec<_> = (0..STREAMS)
         .map(|i| {
             let tool = if i == 0 { first_tool } else { "get_weather" };
-            tokio::spawn(exchange(addr, request(addr, "POST", path, &request_body(tool))))
+            tokio::spawn(exchange(
+                addr,
+                request(addr, "POST", path, &request_body(tool)),
+            ))
         })
         .collect();
     for client in clients {
@@ -218,21 +230,29 @@ const STREAMS: usize = 32;
 
 /// What the proxy holds per stream does not grow with the stream's length: 32 concurrent
 /// streams of 50 events (about 100 KB each), then 32 of 200 (about 400 KB each, one of them
-/// violating: its tool is not declared), paced 1 ms apart like a model's tokens. Held frames
-/// kept whole would add about 300 KiB a stream between the two; the bound allows 48 KiB, and
+/// violating: its tool is not declared), paced 5 ms apart like a model's tokens. Held frames
+/// kept whole added 366 KiB a stream between the two (measured, debug build); the bound allows
+/// 176 KiB (the rest is the inspector lagging on a loaded debug build: the tap, bounded), and
 /// the first figure has an absolute bound too. Every client gets every byte, and the violating
 /// stream is recorded whole from its spilled frames.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn memory_per_stream_does_not_grow_with_the_stream_in_the_real_binary() {
     const BOUND_KIB: u64 = 256;
-    const GROWTH_KIB: u64 = 192;
-    let (upstream, bodies) = upstream(&[10, 50, 200], 10, Duration::from_millis(2)).await;
+    const GROWTH_KIB: u64 = 176;
+    let (upstream, bodies) = upstream(&[10, 50, 200], 10, Duration::from_millis(5)).await;
     let (warm, short, long) = (&bodies[0], &bodies[1], &bodies[2]);
     let proxy = start("long", &upstream).await;
     let (addr, pid) = (proxy.addr, proxy.pid);
     let path = "/v1/chat/completions";
     let idle = within(LIMIT, idle_rss(addr, pid, path, warm)).await;
-    let short_peak = concurrent(addr, pid, &format!("{path}?events=50"), "get_weather", short).await;
+    let short_peak = concurrent(
+        addr,
+        pid,
+        &format!("{path}?events=50"),
+        "get_weather",
+        short,
+    )
+    .await;
     let long_peak = concurrent(addr, pid, &format!("{path}?events=200"), "other", long).await;
     let per_stream = short_peak.saturating_sub(idle) / STREAMS as u64;
     let growth = long_peak.saturating_sub(short_peak) / STREAMS as u64;
@@ -240,24 +260,37 @@ async fn memory_per_stream_does_not_grow_with_the_stream_in_the_real_binary() {
         "idle {idle} KiB; 50 events: peak {short_peak} KiB, {per_stream} KiB per stream; \
          200 events: peak {long_peak} KiB, {growth} KiB more per stream"
     );
-    assert!(per_stream <= BOUND_KIB, "{per_stream} KiB per stream is over {BOUND_KIB} KiB");
-    assert!(growth <= GROWTH_KIB, "4x longer streams cost {growth} KiB more per stream");
+    assert!(
+        per_stream <= BOUND_KIB,
+        "{per_stream} KiB per stream is over {BOUND_KIB} KiB"
+    );
+    assert!(
+        growth <= GROWTH_KIB,
+        "4x longer streams cost {growth} KiB more per stream"
+    );
     // The violating exchange's recording: written after its verdict, holding the whole body.
     let file = within(LIMIT, async {
         loop {
-            if let Some(file) = recordings(&proxy.dir).pop() {
-                if let Ok(recording) = tooltap::record::read_file(&file)
-                    && recording.end.is_some()
-                {
-                    return recording;
-                }
+            if let Some(file) = recordings(&proxy.dir).pop()
+                && let Ok(recording) = tooltap::record::read_file(&file)
+                && recording.end.is_some()
+            {
+                return recording;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     })
     .await;
-    assert_eq!(recordings(&proxy.dir).len(), 1, "only the violating exchange");
-    assert_eq!(&file.body(), long, "its frames came back from the spill whole");
+    assert_eq!(
+        recordings(&proxy.dir).len(),
+        1,
+        "only the violating exchange"
+    );
+    assert_eq!(
+        &file.body(),
+        long,
+        "its frames came back from the spill whole"
+    );
     let end = file.end.expect("end line");
     assert_eq!(end.outcome, tooltap::record::Outcome::Complete);
     assert!(
@@ -270,7 +303,9 @@ async fn memory_per_stream_does_not_grow_with_the_stream_in_the_real_binary() {
 
 /// Opens a stream on a connection whose receive buffer is a few KiB (so the kernel absorbs
 /// little of what the proxy sends) and reads its first frame.
-async fn stalled(addr: SocketAddr) -> (BytesMut, hyper::body::Incoming, tokio::task::JoinHandle<()>) {
+async fn stalled(
+    addr: SocketAddr,
+) -> (BytesMut, hyper::body::Incoming, tokio::task::JoinHandle<()>) {
     let socket = tokio::net::TcpSocket::new_v4().expect("socket");
     socket.set_recv_buffer_size(4096).expect("rcvbuf");
     let stream = within(LIMIT, socket.connect(addr)).await.expect("connect");
@@ -283,7 +318,12 @@ async fn stalled(addr: SocketAddr) -> (BytesMut, hyper::body::Incoming, tokio::t
     let conn = tokio::spawn(async move {
         let _ = connection.await;
     });
-    let req = request(addr, "POST", "/v1/chat/completions", &request_body("get_weather"));
+    let req = request(
+        addr,
+        "POST",
+        "/v1/chat/completions",
+        &request_body("get_weather"),
+    );
     let response = within(LIMIT, sender.send_request(req)).await.expect("head");
     assert_eq!(response.status(), 200);
     let mut body = response.into_body();
@@ -309,7 +349,11 @@ async fn slow_readers_cost_a_bounded_resident_memory_each_in_the_real_binary() {
     let proxy = start("slow", &upstream).await;
     let (addr, pid) = (proxy.addr, proxy.pid);
     let started = std::time::Instant::now();
-    let idle = within(LIMIT, idle_rss(addr, pid, "/v1/chat/completions", &expected)).await;
+    let idle = within(
+        LIMIT,
+        idle_rss(addr, pid, "/v1/chat/completions", &expected),
+    )
+    .await;
     eprintln!("slow readers: warm after {:?}", started.elapsed());
     let peak = Peak::start(pid);
     let mut streams = Vec::new();
