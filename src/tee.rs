@@ -60,7 +60,7 @@ pub struct TapEnd {
 }
 
 /// Bytes of frames that may wait in one tap for the inspector, unless configured otherwise.
-pub const DEFAULT_TAP_BYTES: usize = 1024 * 1024;
+pub const DEFAULT_TAP_BYTES: usize = 16 * 1024 * 1024;
 
 /// The sending half held by a [`TeeBody`].
 #[derive(Debug)]

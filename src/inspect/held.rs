@@ -99,8 +99,8 @@ impl HeldFrames {
             Err(SpillError::Full { .. }) => {
                 self.cut = Some(Cut::SpillFull);
             }
-            Err(error @ SpillError::Io { .. }) => {
-                tracing::warn!(%error, "held frames stay in memory (inspect.max_held_recording bounds them)");
+            Err(SpillError::Io { .. } | SpillError::Off) => {
+                // Logged once by the spill: this exchange keeps its frames in memory instead.
                 self.spill = None;
             }
         }
@@ -218,6 +218,22 @@ mod tests {
         assert_eq!(held.cut(), Some(Cut::Cap));
         let (back, _) = held.load();
         assert_eq!(back.len(), 1, "only what fitted, and nothing after the cut");
+    }
+
+    #[test]
+    fn a_spill_that_cannot_be_written_keeps_frames_in_memory_and_stops_trying() {
+        // A folder under a regular file can never be made.
+        let file = std::env::temp_dir().join(format!("tooltap-held-file-{}", std::process::id()));
+        std::fs::write(&file, b"").expect("file");
+        let spill = Spill::new(file.join("spill"), 1 << 20);
+        let mut held = HeldFrames::new(1 << 20, 8, Some(spill.clone()));
+        for _ in 0..10 {
+            held.push(b"0123456789", Instant::now());
+        }
+        assert!(held.cut().is_none());
+        assert_eq!(held.load().0.len(), 10, "nothing lost");
+        assert!(matches!(spill.append(b"x"), Err(SpillError::Off)));
+        let _ = std::fs::remove_file(&file);
     }
 
     #[test]

@@ -18,7 +18,7 @@
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// A segment is closed to new appends past this size.
@@ -32,6 +32,9 @@ pub const DEFAULT_MAX_SPILL: u64 = 1024 * 1024 * 1024;
 pub enum SpillError {
     #[error("spill segments hold {max} bytes already (inspect.max_spill)")]
     Full { max: u64 },
+    /// An earlier write failed: spilling is off until restart (logged once, then).
+    #[error("spilling is off after an earlier failure")]
+    Off,
     #[error("cannot write a spill segment in {dir}: {source}")]
     Io {
         dir: String,
@@ -56,6 +59,8 @@ struct Store {
     /// Bytes of every segment still referred to.
     live: Arc<AtomicU64>,
     created: AtomicU64,
+    /// Set by the first failed write: the folder is not writable, say so once and stop trying.
+    failed: AtomicBool,
 }
 
 #[derive(Debug)]
@@ -97,6 +102,7 @@ impl Spill {
                 current: Mutex::new(None),
                 live: Arc::new(AtomicU64::new(0)),
                 created: AtomicU64::new(0),
+                failed: AtomicBool::new(false),
             }),
         }
     }
@@ -108,6 +114,19 @@ impl Spill {
 
     /// Appends `block`; blocking I/O, so called from the analysis pool.
     pub fn append(&self, block: &[u8]) -> Result<Extent, SpillError> {
+        if self.inner.failed.load(Ordering::Relaxed) {
+            return Err(SpillError::Off);
+        }
+        self.write(block).inspect_err(|error| {
+            if matches!(error, SpillError::Io { .. })
+                && !self.inner.failed.swap(true, Ordering::Relaxed)
+            {
+                tracing::warn!(%error, "held frames stay in memory from now on (inspect.max_held_recording bounds them)");
+            }
+        })
+    }
+
+    fn write(&self, block: &[u8]) -> Result<Extent, SpillError> {
         let store = &self.inner;
         let len = block.len() as u64;
         let (segment, offset) = {
