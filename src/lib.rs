@@ -35,6 +35,7 @@ pub mod listen;
 pub mod metrics;
 pub mod quirk;
 pub mod record;
+pub mod redact;
 pub mod replay;
 pub mod report;
 pub mod route;

@@ -216,12 +216,14 @@ async fn collect_request(mut tap: TapReceiver, max: usize, charge: &mut Charge) 
     }
 }
 
+pub mod head;
 mod held;
 mod memory;
 mod offload;
 mod recording;
 mod report;
 mod spill;
+pub mod violation_line;
 
 pub use memory::{Charge, DEFAULT_MAX_MEMORY, MemoryBudget};
 pub use offload::AnalysisPool;

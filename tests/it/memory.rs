@@ -10,6 +10,7 @@ use crate::budget::completion;
 use crate::inspect::{metric_sum, metrics, settle};
 use crate::support::client::{exchange, request};
 use crate::support::proxy;
+use crate::support::temp::{files_under, jsonl_under};
 use crate::support::upstream::{Script, Upstream};
 use crate::support::within;
 
@@ -266,10 +267,7 @@ async fn held_frames_past_the_spill_bound_end_the_recording_truncated_and_are_co
     if let Some(recorder) = &tooltap.state().watch.inspection().recorder {
         within(LIMIT, recorder.flush()).await;
     }
-    let files: Vec<_> = walk(&dir)
-        .into_iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
+    let files = jsonl_under(&dir);
     assert_eq!(
         files.len(),
         1,
@@ -298,26 +296,10 @@ async fn held_frames_past_the_spill_bound_end_the_recording_truncated_and_are_co
     );
     // The segment was unlinked when made: nothing of it is left in the folder.
     assert!(
-        walk(&dir).iter().all(|p| !p
+        files_under(&dir).iter().all(|p| !p
             .file_name()
             .is_some_and(|n| n.to_string_lossy().contains("spill"))),
         "{:?}",
-        walk(&dir)
+        files_under(&dir)
     );
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut files = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(folder) = stack.pop() {
-        for entry in std::fs::read_dir(&folder).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                files.push(path);
-            }
-        }
-    }
-    files
 }

@@ -15,6 +15,7 @@ use serde_json::json;
 
 use crate::support::binary::{self, Running};
 use crate::support::client::{exchange, request};
+use crate::support::temp::jsonl_under;
 use crate::support::upstream::{Received, Script, Upstream};
 use crate::support::within;
 
@@ -171,19 +172,7 @@ async fn start(name: &str, upstream: &Upstream) -> Proxy {
 }
 
 fn recordings(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut stack = vec![dir.join("rec")];
-    while let Some(folder) = stack.pop() {
-        for entry in std::fs::read_dir(&folder).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "jsonl") {
-                files.push(path);
-            }
-        }
-    }
-    files
+    jsonl_under(&dir.join("rec"))
 }
 
 /// Warms the proxy with a few whole exchanges, then its resident memory at rest.

@@ -1,0 +1,89 @@
+//! The tolerant reader on hand-made files: a crash-cut file reads up to its last whole line, a
+//! newer format version is refused with a clear message, and out-of-order or broken frames are
+//! errors naming the file and line.
+
+use std::path::PathBuf;
+
+use tooltap::record::read::parse;
+use tooltap::record::{ReadError, read_file};
+
+const META: &str = r#"{"type":"exchange","v":1,"id":"x1","started":"2026-12-02T12:00:00.120Z","route":"default","upstream":"https://api.openai.com","method":"POST","path":"/v1/chat/completions","request":{"headers":[],"body":"missing"},"response":{"status":200,"headers":[["content-type","text/event-stream"]]},"redacted":[]}"#;
+const FRAME0: &str = r#"{"type":"frame","seq":0,"t_us":10,"text":"data: {}\n\n"}"#;
+const FRAME1_B64: &str = r#"{"type":"frame","seq":1,"t_us":20,"base64":"/w=="}"#;
+const END: &str = r#"{"type":"end","outcome":"complete","t_us":30,"dropped_frames":0,"frames":2,"bytes":11,"completeness":{"state":"complete"},"violations":[]}"#;
+
+fn file(lines: &[&str], tail: &str) -> Vec<u8> {
+    let mut text = String::new();
+    for line in lines {
+        text.push_str(line);
+        text.push('\n');
+    }
+    text.push_str(tail);
+    text.into_bytes()
+}
+
+fn path() -> PathBuf {
+    PathBuf::from("rec/x1.jsonl")
+}
+
+#[test]
+fn a_whole_file_reads_back_byte_exact() {
+    let recording = parse(&path(), &file(&[META, FRAME0, FRAME1_B64, END], "")).expect("reads");
+    assert_eq!(recording.meta.id, "x1");
+    assert_eq!(recording.frames.len(), 2);
+    assert_eq!(&recording.frames[1].bytes[..], &[0xff]);
+    assert_eq!(recording.body(), b"data: {}\n\n\xff");
+    assert!(recording.end.is_some());
+}
+
+#[test]
+fn a_crash_cut_file_reads_up_to_its_last_whole_line() {
+    let cut = file(&[META, FRAME0], r#"{"type":"frame","seq":1,"t_us":2"#);
+    let recording = parse(&path(), &cut).expect("tolerated");
+    assert_eq!(recording.frames.len(), 1);
+    assert!(recording.end.is_none());
+    // A broken line that is *not* the unterminated tail is an error, with its line number.
+    let broken = file(&[META, "{\"type\":\"fra", FRAME0], "");
+    let error = parse(&path(), &broken).expect_err("broken middle line");
+    assert!(error.to_string().starts_with("rec/x1.jsonl:2:"), "{error}");
+}
+
+#[test]
+fn a_future_version_is_refused_clearly() {
+    let future_meta = META.replace("\"v\":1", "\"v\":2");
+    let error = parse(&path(), &file(&[&future_meta, FRAME0], "")).expect_err("refused");
+    assert!(
+        matches!(error, ReadError::FutureVersion { found: 2, .. }),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("upgrade tooltap"), "{error}");
+    // A future version may also change the line's shape so it no longer parses as v1.
+    let reshaped = r#"{"type":"exchange","v":9,"who":"new"}"#;
+    let error = parse(&path(), &file(&[reshaped], "")).expect_err("refused");
+    assert!(
+        matches!(error, ReadError::FutureVersion { found: 9, .. }),
+        "{error:?}"
+    );
+}
+
+#[test]
+fn out_of_order_frames_and_bad_base64_are_errors_with_line_numbers() {
+    let skipped = FRAME1_B64; // seq 1 right after the meta line
+    let error = parse(&path(), &file(&[META, skipped], "")).expect_err("gap");
+    assert!(
+        error
+            .to_string()
+            .contains(":2: frame seq 1 where 0 was expected"),
+        "{error}"
+    );
+    let bad = r#"{"type":"frame","seq":0,"t_us":1,"base64":"***"}"#;
+    let error = parse(&path(), &file(&[META, bad], "")).expect_err("bad base64");
+    assert!(error.to_string().contains(":2:"), "{error}");
+    let error = parse(&path(), &file(&[META, END, FRAME0], "")).expect_err("after end");
+    assert!(error.to_string().contains(":3:"), "{error}");
+    let error = read_file(&PathBuf::from("/nonexistent/x.jsonl")).expect_err("missing");
+    assert!(
+        error.to_string().contains("/nonexistent/x.jsonl"),
+        "{error}"
+    );
+}
