@@ -124,6 +124,7 @@ def run_all(bins, rundir, pin, plan, variant_list):
         if "tooltap-record" in running:
             results["check"] = check_throughput(bins, rundir, running["tooltap-record"])
         memory(bins, rundir, pin, plan, variant_list, mock_port, results)
+        memory_streams(bins, rundir, pin, plan, mock_port, results)
         if plan["runtime_rounds"]:
             runtime(bins, rundir, plan, results)
     finally:
@@ -258,6 +259,49 @@ def memory(bins, rundir, pin, plan, variant_list, mock_port, results):
             print(f"  hold {streams}: {v['name']} {out.get('bytes_per_stream')} B/stream",
                   flush=True)
             results["hold"].setdefault(str(streams), {})[v["name"]] = out
+
+
+MEMORY_FULL = [("300x200", ["streams", "--streams", 300, "--events", 200]),
+               ("1000x2000", ["streams", "--streams", 1000, "--events", 2000]),
+               ("slow 500", ["slow", "--streams", 500, "--events", 20000, "--hold-s", 5])]
+MEMORY_QUICK = [("300x200", ["streams", "--streams", 300, "--events", 200]),
+                ("slow 100", ["slow", "--streams", 100, "--events", 20000, "--hold-s", 3])]
+
+
+def memory_streams(bins, rundir, pin, plan, mock_port, results):
+    """Issue 15's memory scenarios: a fresh proxy each, tooltap with its defaults beside
+    `--record off` and nginx; `bench_memory` samples the proxy's VmRSS (see its doc)."""
+    tool = os.path.join(bins, "bench_memory")
+    if not os.path.exists(tool):
+        print("  memory scenarios: no bench_memory binary, skipped", flush=True)
+        return
+    chosen = [dict(name="tooltap-full", kind="tooltap", label="tooltap full inspection"),
+              dict(name="tooltap-full-norec", kind="tooltap", args=["--record", "off"],
+                   label="tooltap full inspection, --record off"),
+              dict(name="nginx", kind="nginx", label="nginx, proxy_buffering off")]
+    quick = plan["seconds"] < FULL["seconds"]  # the --quick plan's shorter windows
+    for scenario, args in (MEMORY_QUICK if quick else MEMORY_FULL):
+        for v in chosen:
+            if v["kind"] == "nginx" and not shutil.which("nginx"):
+                continue
+            proc = procs.start_variant(v, bins, rundir, pin, mock_port)
+            try:
+                url, pid = url_pid(proc, mock_port)
+                cmd = pin.prefix("load") + [tool, "--url", url, "--pid", str(pid)]
+                if getattr(proc, "admin_port", None):
+                    cmd += ["--admin", f"http://127.0.0.1:{proc.admin_port}"]
+                try:
+                    done = subprocess.run(cmd + [str(a) for a in args], capture_output=True,
+                                          timeout=400)
+                    out = (json.loads(done.stdout) if done.returncode == 0 else
+                           {"failed": done.stderr.decode(errors="replace").strip()[-300:]})
+                except (subprocess.TimeoutExpired, ValueError) as error:
+                    out = {"failed": str(error)}
+            finally:
+                proc.stop()
+            print(f"  memory {scenario}: {v['name']} {out.get('bytes_per_stream')} B/stream",
+                  flush=True)
+            results.setdefault("memory", {}).setdefault(scenario, {})[v["name"]] = out
 
 
 def runtime(bins, rundir, plan, results):

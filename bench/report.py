@@ -11,6 +11,7 @@ import os
 import sys
 
 import svg
+from memory_report import memory_lines
 from notes import closing_notes, targets_table
 
 
@@ -240,7 +241,7 @@ def write(repo, meta, results):
         "from /proc/PID/status once every stream has its first event. Per stream = "
         "(loaded − idle) / open streams.", "",
         hold_table(results), "",
-    ]
+    ] + memory_lines(results)
     check = results.get("check")
     if check:
         page += ["## `tooltap check` throughput", "",

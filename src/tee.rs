@@ -5,15 +5,18 @@
 //! same frames, unchanged and undelayed, to whoever polls the body (hyper, writing to the client
 //! or to the upstream), plus [`TapEvent`]s on a bounded channel and exactly one [`TapEnd`] on a
 //! oneshot. The wrapper does O(1) work per frame: a reference-count bump (`Bytes::clone`), a
-//! `try_send` and a clock read. It never awaits, never locks, and never pushes back: when the
-//! channel is full it counts the drop, marks the exchange lossy and stops copying (a stream with
-//! a hole is useless to a reassembler), but it still delivers the ending, because the ending
-//! travels on its own oneshot that cannot be full.
+//! `try_send`, an atomic add and a clock read. It never awaits, never locks, and never pushes
+//! back: when the channel is full (by frames, `inspect.tap_frames`, or by bytes waiting,
+//! `inspect.tap_bytes`) it counts the drop, marks the exchange lossy and stops copying (a stream
+//! with a hole is useless to a reassembler), but it still delivers the ending, because the
+//! ending travels on its own oneshot that cannot be full.
 //!
 //! Every way a body can end is named in [`Ending`] and funnels into [`TeeBody::finish`], which
 //! takes the tap out of its `Option`: finishing twice is impossible by construction.
 
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Instant;
 
@@ -56,10 +59,16 @@ pub struct TapEnd {
     pub copy_time: std::time::Duration,
 }
 
+/// Bytes of frames that may wait in one tap for the inspector, unless configured otherwise.
+pub const DEFAULT_TAP_BYTES: usize = 16 * 1024 * 1024;
+
 /// The sending half held by a [`TeeBody`].
 #[derive(Debug)]
 pub struct Tap {
     data: Option<mpsc::Sender<TapEvent>>,
+    /// Bytes sent and not yet received, shared with the [`TapData`]; and the most allowed.
+    queued: Arc<AtomicUsize>,
+    max_bytes: usize,
     end: oneshot::Sender<TapEnd>,
     dropped_frames: u64,
     lossy: bool,
@@ -70,16 +79,48 @@ pub struct Tap {
 /// The receiving half, owned by the inspector task.
 #[derive(Debug)]
 pub struct TapReceiver {
-    pub data: mpsc::Receiver<TapEvent>,
+    pub data: TapData,
     pub end: oneshot::Receiver<TapEnd>,
 }
 
-/// A bounded tap: at most `capacity` frames wait for the inspector at any time.
+/// The data channel's receiving end; gives back the bytes of each frame it hands out.
+#[derive(Debug)]
+pub struct TapData {
+    rx: mpsc::Receiver<TapEvent>,
+    queued: Arc<AtomicUsize>,
+}
+
+impl TapData {
+    /// The next frame; `None` once the body ended (or the tap stopped copying) and all were read.
+    pub async fn recv(&mut self) -> Option<TapEvent> {
+        let event = self.rx.recv().await?;
+        self.queued.fetch_sub(event.bytes.len(), Ordering::Relaxed);
+        Some(event)
+    }
+
+    /// A frame already waiting, if any.
+    pub fn try_recv(&mut self) -> Result<TapEvent, mpsc::error::TryRecvError> {
+        let event = self.rx.try_recv()?;
+        self.queued.fetch_sub(event.bytes.len(), Ordering::Relaxed);
+        Ok(event)
+    }
+}
+
+/// A bounded tap: at most `capacity` frames and [`DEFAULT_TAP_BYTES`] wait for the inspector.
 pub fn tap(capacity: usize) -> (Tap, TapReceiver) {
+    tap_bounded(capacity, DEFAULT_TAP_BYTES)
+}
+
+/// A bounded tap: at most `capacity` frames and `max_bytes` bytes of them (a single larger
+/// frame still fits an empty tap) wait for the inspector at any time.
+pub fn tap_bounded(capacity: usize, max_bytes: usize) -> (Tap, TapReceiver) {
     let (data_tx, data_rx) = mpsc::channel(capacity.max(1));
     let (end_tx, end_rx) = oneshot::channel();
+    let queued = Arc::new(AtomicUsize::new(0));
     let tap = Tap {
         data: Some(data_tx),
+        queued: Arc::clone(&queued),
+        max_bytes,
         end: end_tx,
         dropped_frames: 0,
         lossy: false,
@@ -89,7 +130,10 @@ pub fn tap(capacity: usize) -> (Tap, TapReceiver) {
     (
         tap,
         TapReceiver {
-            data: data_rx,
+            data: TapData {
+                rx: data_rx,
+                queued,
+            },
             end: end_rx,
         },
     )
@@ -104,6 +148,14 @@ impl Tap {
             return;
         };
         let at = Instant::now();
+        let len = bytes.len();
+        let waiting = self.queued.fetch_add(len, Ordering::Relaxed);
+        if waiting > 0 && waiting + len > self.max_bytes {
+            // The inspector is that far behind: a hole now, not memory that grows.
+            self.queued.fetch_sub(len, Ordering::Relaxed);
+            self.overflow();
+            return;
+        }
         let event = TapEvent {
             bytes: bytes.clone(),
             at,
@@ -114,20 +166,28 @@ impl Tap {
                 self.copy_time += at.elapsed();
             }
             Err(mpsc::error::TrySendError::Full(_)) => {
-                self.dropped_frames += 1;
-                self.lossy = true;
-                self.data = None;
+                self.queued.fetch_sub(len, Ordering::Relaxed);
+                self.overflow();
             }
             Err(mpsc::error::TrySendError::Closed(_)) => {
+                self.queued.fetch_sub(len, Ordering::Relaxed);
                 self.data = None;
             }
         }
+    }
+
+    fn overflow(&mut self) {
+        self.dropped_frames += 1;
+        self.lossy = true;
+        self.data = None;
     }
 
     fn finish(self, ending: Ending) {
         let Tap {
             data,
             end,
+            queued: _,
+            max_bytes: _,
             dropped_frames,
             lossy,
             copied_frames,

@@ -171,3 +171,44 @@ async fn a_body_over_before_its_first_poll_is_complete_not_dropped() {
     assert!(drain(&mut rx).await.is_empty());
     assert_eq!(rx.end.await.expect("end").ending, Ending::Complete);
 }
+
+#[tokio::test]
+async fn a_tap_is_bounded_by_bytes_as_well_as_frames() {
+    // Room for 64 frames but only 10 bytes: the third 4-byte frame would make 12.
+    let (tap, mut rx) = tap_bounded(64, 10);
+    let chunks = ["aaaa", "bbbb", "cccc", "dddd"];
+    let mut body = TeeBody::new(Scripted::data(&chunks), tap);
+    let mut forwarded = Vec::new();
+    while let Some(frame) = body.frame().await {
+        forwarded.push(frame.expect("frame").into_data().expect("data"));
+    }
+    assert_eq!(forwarded, chunks, "the client gets every frame, unchanged");
+    assert_eq!(drain(&mut rx).await, vec!["aaaa", "bbbb"]);
+    let end = rx.end.await.expect("end delivered");
+    assert!(end.lossy);
+    assert_eq!(end.dropped_frames, 2);
+}
+
+#[tokio::test]
+async fn bytes_read_by_the_inspector_make_room_again_and_a_big_frame_fits_an_empty_tap() {
+    let (tap, mut rx) = tap_bounded(64, 10);
+    let mut body = TeeBody::new(Scripted::data(&["aaaaaaaaaaaaaaaa", "bbbbbbbb", "cc"]), tap);
+    let first = body.frame().await.expect("frame").expect("ok");
+    assert_eq!(
+        first.into_data().expect("data").len(),
+        16,
+        "larger than the bound, tap empty"
+    );
+    assert_eq!(rx.data.recv().await.expect("copied").bytes.len(), 16);
+    body.frame().await.expect("frame").expect("ok");
+    assert_eq!(rx.data.try_recv().expect("copied").bytes, "bbbbbbbb");
+    body.frame().await.expect("frame").expect("ok");
+    assert!(body.frame().await.is_none());
+    drop(body);
+    assert_eq!(drain(&mut rx).await, vec!["cc"]);
+    let end = rx.end.await.expect("end delivered");
+    assert!(
+        !end.lossy,
+        "each frame found room once the one before was read"
+    );
+}

@@ -25,7 +25,9 @@ use crate::engine::{EngineConfig, SchemaCache};
 use crate::exchange::ExchangeCtx;
 use crate::forward::UpstreamBody;
 use crate::forward::body::{self, ProxyBody, RequestBody};
-use crate::inspect::{self, ExchangeLabel, InspectJob, Inspection, RecordingSeed, ResponsePart};
+use crate::inspect::{
+    self, ExchangeLabel, HoldSettings, InspectJob, Inspection, RecordingSeed, ResponsePart, Spill,
+};
 use crate::jsonl_sink::JsonlSink;
 use crate::metrics::{IncompleteReason, Metrics};
 use crate::record::{RecordMode, Recorder};
@@ -36,6 +38,7 @@ pub struct Watch {
     inspection: Arc<Inspection>,
     permits: Arc<Semaphore>,
     tap_frames: usize,
+    tap_bytes: usize,
     /// Exchanges whose inspection began (counted on the request path, before the response):
     /// a signal a test can read the moment its response arrives, where the inspected count
     /// would still be racing the inspector.
@@ -46,6 +49,7 @@ pub struct Watch {
 pub struct Watching {
     response: oneshot::Sender<ResponsePart>,
     tap_frames: usize,
+    tap_bytes: usize,
     /// Enforce mode's half of the verdict channel: it tells the inspector when it cuts the
     /// response on purpose. Taken by the service when the route enforces; dropped otherwise.
     pub cut: CutSender,
@@ -69,10 +73,17 @@ impl Watch {
             .then(|| Recorder::spawn(config.record.clone(), metrics.clone()));
         let inspection = Arc::new(Inspection {
             recorder,
-            max_recording: config
-                .record
-                .max_bytes_per_recording
-                .min(settings.max_held_recording),
+            hold: HoldSettings {
+                max: config
+                    .record
+                    .max_bytes_per_recording
+                    .min(settings.max_held_recording),
+                in_memory: settings.held_in_memory,
+                // Held frames exist only in `violations` mode; their spill lives (unlinked) in
+                // the recordings folder, which is on disk where /tmp may be memory.
+                spill: (config.record.mode == RecordMode::Violations && settings.max_spill > 0)
+                    .then(|| Spill::new(config.record.dir.clone(), settings.max_spill)),
+            },
             engine: Arc::new(engine),
             schemas: Arc::new(SchemaCache::new(256, settings.schema)),
             metrics,
@@ -81,7 +92,9 @@ impl Watch {
             analysis: crate::inspect::AnalysisPool::default(),
             memory: crate::inspect::MemoryBudget::new(settings.max_memory),
         });
-        Watch::with(inspection, settings.max_concurrent, settings.tap_frames)
+        let mut watch = Watch::with(inspection, settings.max_concurrent, settings.tap_frames);
+        watch.tap_bytes = settings.tap_bytes;
+        watch
     }
 
     /// The one wiring of inspection, for the proxy and for `tooltap replay` alike: the shared
@@ -91,6 +104,7 @@ impl Watch {
             inspection,
             permits: Arc::new(Semaphore::new(max_concurrent)),
             tap_frames,
+            tap_bytes: tee::DEFAULT_TAP_BYTES,
             begun: AtomicU64::new(0),
         }
     }
@@ -161,7 +175,7 @@ impl Watch {
             return None;
         };
         self.begun.fetch_add(1, Ordering::Relaxed);
-        let (tap, request_rx) = tee::tap(self.tap_frames);
+        let (tap, request_rx) = tee::tap_bounded(self.tap_frames, self.tap_bytes);
         let (response_tx, response_rx) = oneshot::channel();
         let (cut, cut_rx) = crate::enforce::verdict::channel();
         let records = recording.is_some();
@@ -181,6 +195,7 @@ impl Watch {
         let watching = Watching {
             response: response_tx,
             tap_frames: self.tap_frames,
+            tap_bytes: self.tap_bytes,
             cut,
             records,
         };
@@ -227,7 +242,7 @@ impl Watching {
         ttfb: Duration,
         body: B,
     ) -> TeeBody<B> {
-        let (tap, body_rx) = tee::tap(self.tap_frames);
+        let (tap, body_rx) = tee::tap_bounded(self.tap_frames, self.tap_bytes);
         // The inspector may have gone (it panicked): then nothing is watching; forward anyway.
         let _ = self.response.send(ResponsePart {
             head: crate::inspect::head::response_head(status, headers),

@@ -36,6 +36,9 @@ pub struct RawInspect {
     pub max_reassembled: Option<usize>,
     pub max_memory: Option<usize>,
     pub max_held_recording: Option<u64>,
+    pub held_in_memory: Option<usize>,
+    pub max_spill: Option<u64>,
+    pub tap_bytes: Option<usize>,
     pub schema_budget: Option<u64>,
     pub schema_compile_bytes: Option<usize>,
     pub schema_cache_bytes: Option<usize>,
@@ -66,6 +69,9 @@ impl RawInspect {
             max_reassembled: higher.max_reassembled.or(self.max_reassembled),
             max_memory: higher.max_memory.or(self.max_memory),
             max_held_recording: higher.max_held_recording.or(self.max_held_recording),
+            held_in_memory: higher.held_in_memory.or(self.held_in_memory),
+            max_spill: higher.max_spill.or(self.max_spill),
+            tap_bytes: higher.tap_bytes.or(self.tap_bytes),
             schema_budget: higher.schema_budget.or(self.schema_budget),
             schema_compile_bytes: higher.schema_compile_bytes.or(self.schema_compile_bytes),
             schema_cache_bytes: higher.schema_cache_bytes.or(self.schema_cache_bytes),
@@ -128,8 +134,14 @@ pub struct InspectSettings {
     pub max_reassembled: usize,
     /// Bytes all inspections may hold together; past it new exchanges are not inspected.
     pub max_memory: usize,
-    /// Response bytes a `violations`-mode recording holds in memory until the verdict.
+    /// Response bytes a `violations`-mode recording holds until the verdict.
     pub max_held_recording: u64,
+    /// Of those, bytes kept in memory per exchange; the rest is spilled to a segment file.
+    pub held_in_memory: usize,
+    /// Bytes of spill segments on disk, all exchanges together; 0 turns spilling off.
+    pub max_spill: u64,
+    /// Bytes of frames waiting in one tap for the inspector; past it the exchange is lossy.
+    pub tap_bytes: usize,
     /// What schema work one exchange may cost.
     pub schema: SchemaLimits,
     pub violations: Option<PathBuf>,
@@ -180,6 +192,9 @@ pub fn validate(
         max_reassembled,
         max_memory,
         max_held_recording,
+        held_in_memory,
+        max_spill,
+        tap_bytes,
         schema_budget,
         schema_compile_bytes,
         schema_cache_bytes,
@@ -229,6 +244,13 @@ pub fn validate(
             }
             other => other.unwrap_or(DEFAULT_MAX_HELD_RECORDING),
         },
+        held_in_memory: positive(
+            held_in_memory,
+            crate::inspect::DEFAULT_HELD_IN_MEMORY,
+            "held_in_memory",
+        )?,
+        max_spill: max_spill.unwrap_or(crate::inspect::DEFAULT_MAX_SPILL),
+        tap_bytes: positive(tap_bytes, crate::tee::DEFAULT_TAP_BYTES, "tap_bytes")?,
         schema: schema_limits(schema_budget, schema_compile_bytes, schema_cache_bytes)?,
         violations: (violations.as_os_str() != "off").then_some(violations),
         matcher: Matcher {

@@ -31,9 +31,10 @@ pub struct Inspection {
     pub violations: Option<JsonlSink>,
     /// Writes recordings; `None` when `record.mode` is off.
     pub recorder: Option<Recorder>,
-    /// Response bytes a held (`violations` mode) recording keeps in memory until the verdict
-    /// (`inspect.max_held_recording`, at most `record.max_bytes_per_recording`).
-    pub max_recording: u64,
+    /// How a held (`violations` mode) recording keeps its frames until the verdict: at most
+    /// `inspect.max_held_recording` bytes, `inspect.held_in_memory` of them in memory, the
+    /// rest spilled.
+    pub hold: HoldSettings,
     /// Request bodies larger than this are not inspected (the exchange is reported too_large).
     pub max_request_body: usize,
     /// Where the engine's CPU work runs: off the worker threads, a bounded number at a time.
@@ -95,7 +96,7 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
         return;
     };
     let mut recording = match (&shared.recorder, &seed) {
-        (Some(recorder), Some(seed)) => Tape::start(recorder, &label, seed, shared.max_recording),
+        (Some(recorder), Some(seed)) => Tape::start(recorder, &label, seed, &shared.hold),
         _ => None,
     };
     let RequestCopy {
@@ -137,7 +138,7 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
     if let (Some(tape), Some(recorder), Some(seed), Outcome::Judged { report, end }) =
         (recording, &shared.recorder, &seed, &outcome)
     {
-        tape.finish(Verdict {
+        let verdict = Verdict {
             recorder,
             label: &label,
             seed,
@@ -152,7 +153,9 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
                 violations: report.violations.clone(),
                 enforced: cut.as_ref().map(recording::enforced_line),
             },
-        });
+        };
+        tape.finish(verdict, &shared.analysis, &shared.metrics)
+            .await;
     }
     let request = report::RequestSeen {
         end: request_end.as_ref(),
@@ -214,17 +217,21 @@ async fn collect_request(mut tap: TapReceiver, max: usize, charge: &mut Charge) 
 }
 
 pub mod head;
+mod held;
 mod memory;
 mod offload;
 mod recording;
 mod report;
+mod spill;
 pub mod violation_line;
 
 pub use memory::{Charge, DEFAULT_MAX_MEMORY, MemoryBudget};
 pub use offload::AnalysisPool;
 
-pub use recording::RecordingSeed;
+pub use held::DEFAULT_HELD_IN_MEMORY;
+pub use recording::{HoldSettings, RecordingSeed};
 use recording::{Tape, Verdict};
+pub use spill::{DEFAULT_MAX_SPILL, Spill};
 
 /// What inspecting the response gave.
 enum Outcome {
@@ -250,7 +257,8 @@ async fn analyse(
     let pool = &shared.analysis;
     // What this exchange can hold of the response: the held recording, and the engine's
     // framing or reassembly buffer. Bytes past that are not held, so not charged.
-    let holdable = (shared.max_recording as usize).saturating_add(
+    let tape_bound = recording.as_ref().map_or(0, Tape::in_memory_bound);
+    let holdable = tape_bound.saturating_add(
         shared
             .engine
             .max_json_body
@@ -301,21 +309,22 @@ async fn analyse(
             return (outcome, true);
         }
         charged += more;
-        if let Some(handle) = recording.as_mut() {
-            for event in &batch {
-                handle.frame(&event.bytes, event.at);
-            }
-        }
+        // The tape goes along: a held one may append to the spill, blocking I/O like the
+        // engine's work is CPU, and both belong off the worker threads.
+        let mut tape = recording.take();
         let fed = pool.run(move || {
             for event in batch {
                 #[cfg(test)]
                 tests::panic_on_marker(&event.bytes);
+                if let Some(tape) = tape.as_mut() {
+                    tape.frame(&event.bytes, event.at);
+                }
                 exchange.feed(&event.bytes);
             }
-            exchange
+            (exchange, tape)
         });
-        exchange = match fed.await {
-            Some(exchange) => exchange,
+        (exchange, *recording) = match fed.await {
+            Some(fed) => fed,
             None => return (Outcome::Panicked, false),
         };
     }

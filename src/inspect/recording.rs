@@ -7,12 +7,16 @@
 
 use std::time::{Instant, SystemTime};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 
 use http::HeaderMap;
 
 use super::ExchangeLabel;
+use super::held::{Cut, HeldFrames};
+use super::offload::AnalysisPool;
+use super::spill::Spill;
 use crate::enforce::EnforceCut;
+use crate::metrics::Metrics;
 use crate::record::{
     EnforcedLine, FrameData, Outcome, RecordMode, Recorder, RecordingEnd, RecordingHandle,
     RecordingStart,
@@ -78,16 +82,10 @@ pub(super) enum Tape {
     Live(RecordingHandle),
     /// `violations` mode: frames stay here until the verdict, and the recording is made only
     /// when the exchange has violations. A clean exchange (the common case) then costs no
-    /// redaction, no JSON re-parse of the request, no file. Frames are copied into one growing
-    /// buffer (a held `Bytes` would pin the much larger read buffer it was cut from), at most
-    /// `max` bytes; past it the rest is not kept, the recording ends `truncated`, and the
-    /// verdict is still computed from the whole stream.
-    Held {
-        buffer: BytesMut,
-        frames: Vec<(usize, Instant)>,
-        max: u64,
-        full: bool,
-    },
+    /// redaction, no JSON re-parse of the request, no file. [`HeldFrames`] keeps them compactly
+    /// (a small block in memory, the rest spilled); past its bounds the rest is not kept, the
+    /// recording ends `truncated`, and the verdict is still computed from the whole stream.
+    Held(HeldFrames),
 }
 
 /// What a held recording needs at the end, besides its frames.
@@ -101,22 +99,43 @@ pub(super) struct Verdict<'a> {
     pub end: RecordingEnd,
 }
 
+/// How a held tape keeps its frames: the bounds and the shared spill.
+#[derive(Debug, Clone)]
+pub struct HoldSettings {
+    /// `inspect.max_held_recording` (at most `record.max_bytes_per_recording`).
+    pub max: u64,
+    /// `inspect.held_in_memory`: bytes kept in memory before spilling.
+    pub in_memory: usize,
+    /// `None` when spilling is off (`inspect.max_spill = 0`) or there is no folder for it.
+    pub spill: Option<Spill>,
+}
+
+impl HoldSettings {
+    /// Held frames kept in memory only, up to `max` bytes (no spill).
+    pub fn in_memory(max: u64) -> HoldSettings {
+        HoldSettings {
+            max,
+            in_memory: super::held::DEFAULT_HELD_IN_MEMORY,
+            spill: None,
+        }
+    }
+}
+
 impl Tape {
     pub(super) fn start(
         recorder: &Recorder,
         label: &ExchangeLabel,
         seed: &RecordingSeed,
-        max: u64,
+        hold: &HoldSettings,
     ) -> Option<Tape> {
         match recorder.mode() {
             RecordMode::Off => None,
             RecordMode::All => begin(recorder, label, seed).map(Tape::Live),
-            RecordMode::Violations => Some(Tape::Held {
-                buffer: BytesMut::new(),
-                frames: Vec::new(),
-                max,
-                full: false,
-            }),
+            RecordMode::Violations => Some(Tape::Held(HeldFrames::new(
+                hold.max,
+                hold.in_memory,
+                hold.spill.clone(),
+            ))),
         }
     }
 
@@ -132,59 +151,55 @@ impl Tape {
         }
     }
 
+    /// One response frame; may append to the spill (blocking I/O: call it off the workers).
     pub(super) fn frame(&mut self, bytes: &Bytes, at: Instant) {
         match self {
             Tape::Live(handle) => handle.frame(bytes, at),
-            Tape::Held {
-                buffer,
-                frames,
-                max,
-                full,
-            } => {
-                if *full {
-                    return;
-                }
-                if (buffer.len() + bytes.len()) as u64 > *max {
-                    *full = true;
-                    return;
-                }
-                buffer.extend_from_slice(bytes);
-                frames.push((bytes.len(), at));
-            }
+            Tape::Held(held) => held.push(bytes, at),
         }
     }
 
-    /// Finish: a live recording ends; a held one is written only when there are violations.
-    pub(super) fn finish(self, verdict: Verdict<'_>) {
+    /// The most this tape holds in memory, for the memory budget.
+    pub(super) fn in_memory_bound(&self) -> usize {
         match self {
-            Tape::Live(handle) => handle.finish(verdict.end),
-            Tape::Held {
-                buffer,
-                frames,
-                full,
-                ..
-            } => {
-                let mut verdict = verdict;
-                if verdict.end.violations.is_empty() {
-                    return;
-                }
-                let Some(mut handle) = begin(verdict.recorder, verdict.label, verdict.seed) else {
-                    return;
-                };
-                handle.request_body(verdict.request_body);
-                let empty = HeaderMap::new();
-                handle.response_head(verdict.status, verdict.headers.unwrap_or(&empty));
-                let held = buffer.freeze();
-                let mut start = 0;
-                for (len, at) in frames {
-                    handle.frame(&held.slice(start..start + len), at);
-                    start += len;
-                }
-                if full {
-                    verdict.end.outcome = Outcome::Truncated;
-                }
-                handle.finish(verdict.end);
-            }
+            Tape::Live(_) => 0,
+            Tape::Held(held) => held.in_memory_bound(),
         }
+    }
+
+    /// Finish: a live recording ends; a held one is written only when there are violations,
+    /// its spilled frames read back on the analysis pool.
+    pub(super) async fn finish(self, verdict: Verdict<'_>, pool: &AnalysisPool, metrics: &Metrics) {
+        let held = match self {
+            Tape::Live(handle) => return handle.finish(verdict.end),
+            Tape::Held(held) => held,
+        };
+        let mut verdict = verdict;
+        if verdict.end.violations.is_empty() {
+            return;
+        }
+        let cut = held.cut();
+        if cut == Some(Cut::SpillFull) {
+            metrics.limit_hit("held_spill", "inspect");
+        }
+        let Some((frames, failed)) = pool.run(move || held.load()).await else {
+            return;
+        };
+        if let Some(error) = &failed {
+            tracing::warn!(%error, "held frames could not be read back; the recording is truncated");
+        }
+        let Some(mut handle) = begin(verdict.recorder, verdict.label, verdict.seed) else {
+            return;
+        };
+        handle.request_body(verdict.request_body);
+        let empty = HeaderMap::new();
+        handle.response_head(verdict.status, verdict.headers.unwrap_or(&empty));
+        for (bytes, at) in &frames {
+            handle.frame(bytes, *at);
+        }
+        if cut.is_some() || failed.is_some() {
+            verdict.end.outcome = Outcome::Truncated;
+        }
+        handle.finish(verdict.end);
     }
 }

@@ -30,7 +30,7 @@ fn inspection() -> Arc<Inspection> {
         metrics: Arc::new(Metrics::default()),
         violations: None,
         recorder: None,
-        max_recording: 1 << 20,
+        hold: crate::inspect::HoldSettings::in_memory(1 << 20),
         max_request_body: 1 << 20,
         analysis: AnalysisPool::default(),
         memory: MemoryBudget::default(),

@@ -157,7 +157,9 @@ impl ReplayState {
         });
         let inspection = Arc::new(Inspection {
             recorder,
-            max_recording: RecorderConfig::default().max_bytes_per_recording,
+            hold: crate::inspect::HoldSettings::in_memory(
+                RecorderConfig::default().max_bytes_per_recording,
+            ),
             engine: Arc::new(EngineConfig {
                 severity: severity.clone(),
                 ..EngineConfig::default()

@@ -49,6 +49,7 @@ mod inspect;
 mod layout;
 mod legacy_clients;
 mod memory;
+mod memory_rss;
 mod monitoring;
 mod passthrough;
 mod protocol;

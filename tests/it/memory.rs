@@ -10,6 +10,7 @@ use crate::budget::completion;
 use crate::inspect::{metric_sum, metrics, settle};
 use crate::support::client::{exchange, request};
 use crate::support::proxy;
+use crate::support::temp::{files_under, jsonl_under};
 use crate::support::upstream::{Script, Upstream};
 use crate::support::within;
 
@@ -213,5 +214,92 @@ async fn a_held_recording_past_its_cap_is_truncated_and_still_judged() {
             .any(|v| v.rule.as_str() == "tool_call.name_undeclared"),
         "the verdict saw the whole stream: {:?}",
         end.violations
+    );
+}
+
+/// A violating stream whose held frames cannot all be spilled (`inspect.max_spill` is tiny):
+/// its recording ends `truncated` and the cut is counted, the verdict still sees the whole
+/// stream, and the client gets every byte.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn held_frames_past_the_spill_bound_end_the_recording_truncated_and_are_counted() {
+    let chunk = |delta: serde_json::Value, finish: serde_json::Value| {
+        format!(
+            "data: {}\n\n",
+            json!({"id":"c","object":"chat.completion.chunk","model":"m",
+                "choices":[{"index":0,"delta":delta,"finish_reason":finish}]})
+        )
+    };
+    let mut events: Vec<String> = (0..60)
+        .map(|_| chunk(json!({"content":"x".repeat(1000)}), json!(null)))
+        .collect();
+    events.push(chunk(
+        json!({"tool_calls":[{"index":0,"id":"call_1","type":"function",
+            "function":{"name":"nope","arguments":"{}"}}]}),
+        json!(null),
+    ));
+    events.push(chunk(json!({}), json!("tool_calls")));
+    events.push("data: [DONE]\n\n".to_owned());
+    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
+    let upstream = Upstream::serving(Script::sse(&refs, Duration::ZERO)).await;
+    let dir = std::env::temp_dir().join(format!("tooltap-it-spill-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.record.mode = Some(tooltap::record::RecordMode::Violations);
+    raw.record.dir = Some(dir.clone());
+    raw.inspect.held_in_memory = Some(4 * 1024);
+    raw.inspect.max_spill = Some(20 * 1024);
+    let tooltap = proxy::start(raw).await;
+    let addr = tooltap.local_addr();
+    let body = json!({"model":"m","stream":true,"messages":[],
+        "tools":[{"type":"function","function":{"name":"f"}}]})
+    .to_string();
+    let got = within(
+        LIMIT,
+        exchange(addr, request(addr, "POST", "/v1/chat/completions", &body)),
+    )
+    .await;
+    assert_eq!(
+        got.body,
+        events.concat().as_bytes(),
+        "the client gets every byte"
+    );
+    settle(&tooltap, 1).await;
+    if let Some(recorder) = &tooltap.state().watch.inspection().recorder {
+        within(LIMIT, recorder.flush()).await;
+    }
+    let files = jsonl_under(&dir);
+    assert_eq!(
+        files.len(),
+        1,
+        "the violating exchange is recorded: {files:?}"
+    );
+    let recording = tooltap::record::read_file(&files[0]).expect("readable");
+    let kept = recording.body().len();
+    assert!(
+        (16 * 1024..=24 * 1024 + 4 * 1024).contains(&kept),
+        "what the spill took, and the block in memory: {kept} bytes"
+    );
+    assert!(events.concat().as_bytes().starts_with(&recording.body()));
+    let end = recording.end.expect("end line");
+    assert_eq!(end.outcome, tooltap::record::Outcome::Truncated);
+    assert!(
+        end.violations
+            .iter()
+            .any(|v| v.rule.as_str() == "tool_call.name_undeclared"),
+        "the verdict saw the whole stream: {:?}",
+        end.violations
+    );
+    let text = metrics(&tooltap).await;
+    assert_eq!(
+        metric_sum(&text, "tooltap_limit_hits_total", &["limit=\"held_spill\""]),
+        1
+    );
+    // The segment was unlinked when made: nothing of it is left in the folder.
+    assert!(
+        files_under(&dir).iter().all(|p| !p
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().contains("spill"))),
+        "{:?}",
+        files_under(&dir)
     );
 }

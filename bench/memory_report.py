@@ -1,0 +1,63 @@
+"""The memory section's stream scenarios (issue 15's memory targets) as markdown.
+
+Input: `results["memory"]` from bench.py's `memory_streams`: per scenario, per variant, one
+`bench_memory` report (idle and peak VmRSS of the proxy, streams done, incomplete reasons).
+Output: the lines of the table and its explanation, for report.py's memory section.
+"""
+
+
+def _get(tree, *path):
+    for key in path:
+        if not isinstance(tree, dict) or key not in tree:
+            return None
+        tree = tree[key]
+    return tree
+
+
+def _kib(value, digits=1):
+    return "n/a" if value is None else f"{value / 1024:,.{digits}f} KiB"
+
+
+def _mib(kib):
+    return "n/a" if kib is None else f"{kib / 1024:,.1f} MiB"
+
+
+TARGETS = {"300x200": 64 * 1024, "1000x2000": 128 * 1024}
+
+
+def memory_lines(results):
+    runs = results.get("memory") or {}
+    if not runs:
+        return []
+    lines = [
+        "### Streams held at once (issue 15's targets)", "",
+        "A fresh proxy per scenario, default settings (full inspection, `--record violations`); "
+        "`bench_memory` opens every stream (64 at a time), samples the proxy's VmRSS every "
+        "20 ms from /proc/PID/status, and reports (peak − idle after a warm-up) / streams. "
+        "`NxE`: N concurrent streams of E tool-call events (~250 bytes each, 5 ms apart, read as "
+        "they come). `slow N`: N streams of 20,000 events sent as fast as the proxy takes, "
+        "whose clients read the first frame and then stop for 5 s.", "",
+        "| scenario | variant | streams done | idle RSS | peak RSS | RSS per stream | target "
+        "| inspection incomplete |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for scenario, by_variant in runs.items():
+        for name, out in by_variant.items():
+            if _get(out, "failed"):
+                lines.append(f"| {scenario} | {name} | failed: {out['failed'][:80]} "
+                             "| | | | | |")
+                continue
+            target = TARGETS.get(scenario)
+            per = _get(out, "bytes_per_stream")
+            mark = "" if target is None or per is None else (" ✓" if per <= target else " ✗")
+            done = (f"{_get(out, 'streams_done')}/{_get(out, 'streams')}"
+                    if _get(out, "mode") == "streams" else "held open")
+            incomplete = _get(out, "incomplete") or {}
+            reasons = ", ".join(f"{k} {int(v)}" for k, v in incomplete.items() if v) or "none"
+            if not isinstance(_get(out, "incomplete"), dict):
+                reasons = "n/a"
+            lines.append(
+                f"| {scenario} | {name} | {done} | {_mib(_get(out, 'rss_idle_kib'))} | "
+                f"{_mib(_get(out, 'rss_peak_kib'))} | {_kib(per)} | "
+                f"{'—' if target is None else _kib(target, 0)}{mark} | {reasons} |")
+    return lines + [""]
