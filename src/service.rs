@@ -30,6 +30,8 @@ use crate::watch::Watch;
 
 /// The response header that names the exchange in logs, the violations file and recordings.
 pub const EXCHANGE_HEADER: &str = "x-tooltap-exchange";
+/// [`EXCHANGE_HEADER`], parsed once.
+const EXCHANGE_HEADER_NAME: http::HeaderName = http::HeaderName::from_static(EXCHANGE_HEADER);
 
 /// Everything a request needs, shared by all connections.
 pub struct ProxyState {
@@ -62,14 +64,7 @@ pub async fn handle(
 ) -> Result<Response<ProxyBody>, Infallible> {
     let (route, _rest) = state.config.routes.resolve(request.uri().path());
     let ctx = ExchangeCtx::begin(route.name.clone(), request.method(), request.uri().path());
-    let span = tracing::info_span!(
-        "exchange",
-        id = %ctx.id,
-        route = %ctx.route,
-        method = %ctx.method,
-        path = %ctx.path,
-        quirk = tracing::field::Empty,
-    );
+    let span = crate::logline::exchange_span(&ctx);
     let (inspect, enforce) =
         state
             .config
@@ -82,7 +77,7 @@ pub async fn handle(
         .metrics
         .request(&ctx.route, response.status().as_u16());
     if let Ok(value) = http::HeaderValue::from_str(ctx.id.as_str()) {
-        response.headers_mut().insert(EXCHANGE_HEADER, value);
+        response.headers_mut().insert(EXCHANGE_HEADER_NAME, value);
     }
     Ok(response)
 }

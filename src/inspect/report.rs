@@ -58,7 +58,12 @@ pub(super) fn emit(
         metrics.incomplete(route, *reason);
     }
 
-    let ts = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
+    // Only violation lines carry a time stamp: a clean exchange formats none.
+    let ts = if report.violations.is_empty() && report.violations_not_listed == 0 {
+        String::new()
+    } else {
+        humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+    };
     let mut lines = Vec::with_capacity(report.violations.len());
     for v in &report.violations {
         let rule = v.rule.as_str();
@@ -122,18 +127,17 @@ pub(super) fn emit(
         sink.append(lines);
     }
     let incomplete: Vec<&str> = incomplete.iter().map(|r| r.as_str()).collect();
-    tracing::info!(
-        exchange = &*label.id,
+    crate::logline::exchange_inspected(&crate::logline::Summary {
+        exchange: &label.id,
         route,
-        model = %model,
+        model: &model,
         stream,
-        status = report.status,
-        violations = report.violations.len(),
-        incomplete = ?incomplete,
+        status: report.status,
+        violations: report.violations.len(),
+        incomplete: &incomplete,
         enforced,
-        elapsed_ms = label.started.elapsed().as_millis() as u64,
-        "exchange inspected"
-    );
+        elapsed_ms: label.started.elapsed().as_millis() as u64,
+    });
 }
 
 /// Why this inspection saw less than the whole exchange (our limits, not violations).
