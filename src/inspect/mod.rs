@@ -293,7 +293,9 @@ async fn analyse(
             // frees what it holds (its recording, its reassembly); the client is unaffected.
             *recording = None;
             drop(body);
-            let report = pool.run(move || exchange.get().finish(BodyEnd::Lossy)).await;
+            let report = pool
+                .run(move || exchange.get().finish(BodyEnd::Lossy))
+                .await;
             charge.release();
             let outcome = match report {
                 Some(report) => Outcome::Judged {

@@ -246,7 +246,16 @@ fn thousands_of_credential_fields_are_redacted_with_a_short_list() {
 
 #[test]
 fn the_window_scan_finds_fragments_like_str_contains() {
-    for name in ["", "k", "key", "x-api-key", "authorization", "tok", "x-token-id", "keyk"] {
+    for name in [
+        "",
+        "k",
+        "key",
+        "x-api-key",
+        "authorization",
+        "tok",
+        "x-token-id",
+        "keyk",
+    ] {
         for fragment in SECRET_FRAGMENTS {
             assert_eq!(
                 super::contains(name, fragment),
