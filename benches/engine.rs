@@ -2,6 +2,9 @@
 //! rules, schema validation) and ns per buffered tool call validated.
 //! Run with `cargo bench --bench engine`.
 
+// Test and bench code may stop loudly: the deny lints in Cargo.toml guard the product code.
+#![allow(clippy::expect_used, clippy::panic, clippy::unreachable)]
+
 use std::sync::Arc;
 
 use divan::counter::{BytesCount, ItemsCount};

@@ -13,6 +13,9 @@
 //! With `--pid`, the target's utime+stime (/proc/PID/stat) is read around the measured window.
 //! Every run is bounded in count and time; requests failing or timing out are counted, not hidden.
 
+// Test and bench code may stop loudly: the deny lints in Cargo.toml guard the product code.
+#![allow(clippy::expect_used, clippy::panic, clippy::unreachable)]
+
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;

@@ -11,6 +11,9 @@
 //! `bench_client` declares, so a checking proxy sees clean traffic and does its full work.
 //! Run: `bench_upstream --listen 127.0.0.1:0 [--threads 1]`.
 
+// Test and bench code may stop loudly: the deny lints in Cargo.toml guard the product code.
+#![allow(clippy::expect_used, clippy::panic, clippy::unreachable)]
+
 use std::convert::Infallible;
 use std::future::Future;
 use std::io::Write;

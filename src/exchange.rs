@@ -15,6 +15,9 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+/// The response header that names the exchange in logs, the violations file and recordings.
+pub const EXCHANGE_HEADER: &str = "x-tooltap-exchange";
+
 use http::Method;
 
 /// Unique across processes and hosts, and within one process even with several proxies in it

@@ -131,7 +131,7 @@ impl Forwarder {
         if tracing::enabled!(tracing::Level::DEBUG) {
             // Queries can carry credentials (`?key=` on Gemini's endpoint): never log them raw.
             let mut redacted = Vec::new();
-            let uri = crate::record::redact::url(&parts.uri.to_string(), &mut redacted);
+            let uri = crate::redact::url(&parts.uri.to_string(), &mut redacted);
             tracing::debug!(exchange = %ctx.id, upstream_uri = %uri, "forwarding");
         }
         let request_body = slow_body::DeadlineBody::new(

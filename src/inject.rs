@@ -54,7 +54,7 @@ pub fn response(
     max_hold: usize,
     response: Response<ProxyBody>,
 ) -> Response<ProxyBody> {
-    let head = crate::watch::response_head(response.status().as_u16(), response.headers());
+    let head = crate::inspect::head::response_head(response.status().as_u16(), response.headers());
     let span = tracing::Span::current();
     match LiveQuirks::new(quirks, request, &head, max_hold) {
         Err(reason) => {

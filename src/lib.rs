@@ -36,6 +36,7 @@ pub mod logline;
 pub mod metrics;
 pub mod quirk;
 pub mod record;
+pub mod redact;
 pub mod replay;
 pub mod report;
 pub mod route;

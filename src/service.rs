@@ -20,6 +20,7 @@ use tracing::Instrument;
 use crate::config::Config;
 use crate::enforce::{self, Held};
 use crate::error::ProxyError;
+use crate::exchange::EXCHANGE_HEADER;
 use crate::exchange::ExchangeCtx;
 use crate::forward::Forwarder;
 use crate::forward::body::{self, ProxyBody};
@@ -28,8 +29,6 @@ use crate::route::Route;
 use crate::tls::TlsError;
 use crate::watch::Watch;
 
-/// The response header that names the exchange in logs, the violations file and recordings.
-pub const EXCHANGE_HEADER: &str = "x-tooltap-exchange";
 /// [`EXCHANGE_HEADER`], parsed once.
 const EXCHANGE_HEADER_NAME: http::HeaderName = http::HeaderName::from_static(EXCHANGE_HEADER);
 

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
-use http::{HeaderMap, Response, header};
+use http::{HeaderMap, Response};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
@@ -21,7 +21,7 @@ use tracing::Instrument;
 
 use crate::config::Config;
 use crate::enforce::CutSender;
-use crate::engine::{EngineConfig, ResponseHead, SchemaCache};
+use crate::engine::{EngineConfig, SchemaCache};
 use crate::exchange::ExchangeCtx;
 use crate::forward::UpstreamBody;
 use crate::forward::body::{self, ProxyBody, RequestBody};
@@ -230,7 +230,7 @@ impl Watching {
         let (tap, body_rx) = tee::tap(self.tap_frames);
         // The inspector may have gone (it panicked): then nothing is watching; forward anyway.
         let _ = self.response.send(ResponsePart {
-            head: response_head(status, headers),
+            head: crate::inspect::head::response_head(status, headers),
             body: body_rx,
             ttfb,
             headers: self.records.then(|| headers.clone()),
@@ -240,20 +240,5 @@ impl Watching {
                 .map(str::to_owned),
         });
         TeeBody::new(body, tap)
-    }
-}
-
-/// What the engine needs of a response head.
-pub fn response_head(status: u16, headers: &HeaderMap) -> ResponseHead {
-    let text = |name: header::HeaderName| {
-        headers
-            .get(name)
-            .and_then(|value| value.to_str().ok())
-            .map(str::to_string)
-    };
-    ResponseHead {
-        status,
-        content_type: text(header::CONTENT_TYPE),
-        content_encoding: text(header::CONTENT_ENCODING),
     }
 }

@@ -150,19 +150,12 @@ pub fn engine_report(
 ) -> Report {
     let meta = &recording.meta;
     let request = meta.request.body.to_bytes().unwrap_or_default();
-    let header = |name: &str| {
-        meta.response
-            .headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.clone())
-    };
     let mut exchange = Exchange::with_dialect(engine, cache, meta.dialect(), &request);
-    exchange.response_head(ResponseHead {
-        status: meta.response.status,
-        content_type: header("content-type"),
-        content_encoding: header("content-encoding"),
-    });
+    let headers = meta.response.headers.iter();
+    exchange.response_head(ResponseHead::from_headers(
+        meta.response.status,
+        headers.map(|(name, value)| (name.as_str(), value.as_str())),
+    ));
     for frame in &recording.frames {
         exchange.feed(&frame.bytes);
     }

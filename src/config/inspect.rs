@@ -22,7 +22,7 @@ pub const DEFAULT_MAX_CONCURRENT: usize = 1024;
 pub const DEFAULT_TAP_FRAMES: usize = 1024;
 pub const DEFAULT_MAX_REQUEST_BODY: usize = 16 * 1024 * 1024;
 pub const DEFAULT_MAX_HELD_RECORDING: u64 = 1024 * 1024;
-pub const DEFAULT_MAX_VIOLATIONS: usize = crate::engine::violation::DEFAULT_MAX_VIOLATIONS;
+pub const DEFAULT_MAX_VIOLATIONS: usize = crate::engine::config::DEFAULT_MAX_VIOLATIONS;
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -123,7 +123,7 @@ pub async fn response(
     if !response.status().is_success() {
         return response;
     }
-    let head = crate::watch::response_head(response.status().as_u16(), response.headers());
+    let head = crate::inspect::head::response_head(response.status().as_u16(), response.headers());
     // The engine's own answer to "is this a stream", so enforce mode and the inspector agree.
     let mut exchange =
         crate::engine::Exchange::with_dialect(engine, schemas, dialect, request_body);

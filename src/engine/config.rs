@@ -10,6 +10,10 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use super::rules::{RuleId, UnknownRule};
+use super::severity::Severity;
+
+/// Violations kept per exchange unless configured otherwise.
+pub const DEFAULT_MAX_VIOLATIONS: usize = 100;
 
 /// Limits and severities for the contract engine.
 #[derive(Debug, Clone)]
@@ -36,7 +40,7 @@ impl Default for EngineConfig {
             max_sse_line: 8 * 1024 * 1024,
             max_decoded: 64 * 1024 * 1024,
             max_reassembled: 16 * 1024 * 1024,
-            max_violations: super::violation::DEFAULT_MAX_VIOLATIONS,
+            max_violations: DEFAULT_MAX_VIOLATIONS,
             severity: SeverityOverrides::default(),
         }
     }
@@ -97,8 +101,8 @@ impl SeverityOverrides {
         match self.levels.get(&rule) {
             Some(level) => *level,
             None => match rule.default_severity() {
-                super::Severity::Warning => Level::Warning,
-                super::Severity::Error => Level::Error,
+                Severity::Warning => Level::Warning,
+                Severity::Error => Level::Error,
             },
         }
     }

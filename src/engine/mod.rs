@@ -25,6 +25,7 @@ pub mod report;
 pub mod rules;
 pub mod schema;
 pub mod schema_cost;
+pub mod severity;
 pub mod violation;
 
 use std::sync::Arc;
@@ -47,6 +48,34 @@ pub struct ResponseHead {
     pub status: u16,
     pub content_type: Option<String>,
     pub content_encoding: Option<String>,
+}
+
+impl ResponseHead {
+    /// The one header-to-head translation (live proxy, replay, enforce, inject and `check` of a
+    /// recording all use it): picks `content-type` and `content-encoding` by case-insensitive
+    /// name from `(name, value)` pairs; the first of each wins.
+    pub fn from_headers<'a>(
+        status: u16,
+        headers: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> ResponseHead {
+        let mut head = ResponseHead {
+            status,
+            ..ResponseHead::default()
+        };
+        for (name, value) in headers {
+            let slot = if name.eq_ignore_ascii_case("content-type") {
+                &mut head.content_type
+            } else if name.eq_ignore_ascii_case("content-encoding") {
+                &mut head.content_encoding
+            } else {
+                continue;
+            };
+            if slot.is_none() {
+                *slot = Some(value.to_string());
+            }
+        }
+        head
+    }
 }
 
 /// How a response body ended: the one vocabulary the live inspector and `tooltap check` share

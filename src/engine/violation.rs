@@ -6,26 +6,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::config::{Level, SeverityOverrides};
+use super::config::{DEFAULT_MAX_VIOLATIONS, Level, SeverityOverrides};
 use super::rules::RuleId;
-
-/// How bad a violation is. `Error` is the default for anything a client would break on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    Warning,
-    Error,
-}
-
-impl Severity {
-    /// The stable string used in logs, metrics and files (the serde name).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        }
-    }
-}
+pub use super::severity::Severity;
 
 /// Which phase of the exchange produced the violation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -96,9 +79,6 @@ impl Site {
         self
     }
 }
-
-/// Violations kept per exchange unless configured otherwise.
-pub const DEFAULT_MAX_VIOLATIONS: usize = 100;
 
 /// Collects violations for one exchange, applying severity overrides as they arrive. Keeps the
 /// first `max` and counts the rest, so a response with 20,000 bad calls costs a bounded report.

@@ -213,10 +213,12 @@ async fn collect_request(mut tap: TapReceiver, max: usize, charge: &mut Charge) 
     }
 }
 
+pub mod head;
 mod memory;
 mod offload;
 mod recording;
 mod report;
+pub mod violation_line;
 
 pub use memory::{Charge, DEFAULT_MAX_MEMORY, MemoryBudget};
 pub use offload::AnalysisPool;

@@ -1,12 +1,10 @@
 //! Turning one inspected exchange into its outputs: a WARN log line per violation and an INFO
 //! summary, metrics, and one line per violation in the violations file.
 //!
-//! The violations-file line is the documented public shape (docs/violations-file.md): `ts`,
-//! `exchange`, `route`, `model`, `stream`, `dialect`, `rule`, `severity`, `stage`, `path`, `choice`,
-//! `tool_call`, `seq`, `schema_path`, `detail`.
+//! The violations-file lines are typed in [`super::violation_line`] (the documented public shape
+//! of docs/violations-file.md).
 
-use serde_json::json;
-
+use super::violation_line::{LineHead, NotListedLine, ViolationLine, to_line};
 use super::{ExchangeLabel, Inspection, Outcome};
 use crate::engine::{Completeness, Report};
 use crate::metrics::IncompleteReason;
@@ -64,6 +62,13 @@ pub(super) fn emit(
     } else {
         humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
     };
+    let head = LineHead {
+        ts: &ts,
+        exchange: &label.id,
+        route,
+        model: report.request.model.as_deref(),
+        stream,
+    };
     let mut lines = Vec::with_capacity(report.violations.len());
     for v in &report.violations {
         let rule = v.rule.as_str();
@@ -79,28 +84,7 @@ pub(super) fn emit(
             detail = %v.detail,
             "contract violation"
         );
-        let mut line = json!({
-            "ts": ts,
-            "exchange": &*label.id,
-            "route": route,
-            "model": report.request.model,
-            "stream": stream,
-            "dialect": dialect,
-            "rule": rule,
-            "severity": severity,
-            "stage": v.stage,
-            "path": v.path,
-            "choice": v.choice,
-            "tool_call": v.tool_call,
-            "seq": v.seq,
-            "schema_path": v.schema_path,
-            "detail": v.detail,
-        });
-        if let (Some(quirk), Some(fields)) = (quirk, line.as_object_mut()) {
-            // Only under `--inject`: the violation is tooltap's own doing, on purpose.
-            fields.insert("quirk".into(), quirk.into());
-        }
-        lines.push(line.to_string());
+        lines.push(to_line(&ViolationLine::new(head, dialect, v, quirk)));
     }
     let not_listed = report.violations_not_listed;
     if not_listed > 0 {
@@ -111,16 +95,7 @@ pub(super) fn emit(
             not_listed,
             "more violations in this exchange than inspect.max_violations: the rest are counted, not listed"
         );
-        let line = json!({
-            "ts": ts,
-            "exchange": &*label.id,
-            "route": route,
-            "model": report.request.model,
-            "stream": stream,
-            "summary": "violations_not_listed",
-            "not_listed": not_listed,
-        });
-        lines.push(line.to_string());
+        lines.push(to_line(&NotListedLine::new(head, not_listed)));
     }
     metrics.schema_cache_bytes(shared.schemas.bytes());
     if let Some(sink) = &shared.violations {

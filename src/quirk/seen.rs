@@ -1,7 +1,7 @@
 //! Where each quirk was seen in the wild: the provider or server, and a public link.
 //!
 //! Input: a [`QuirkId`]. Output: a [`Seen`], from an exhaustive match (a new quirk must say
-//! where it comes from). docs/quirks.md shows the same, checked by tests/quirk_selfcheck.rs.
+//! where it comes from). docs/quirks.md shows the same, checked by tests/it/quirk_selfcheck.rs.
 
 use super::catalogue::QuirkId;
 

@@ -9,7 +9,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use super::redact::RedactionConfig;
+use crate::redact::RedactionConfig;
 
 /// Which exchanges are written to disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]

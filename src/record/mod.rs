@@ -16,14 +16,13 @@ pub mod format;
 pub mod layout;
 mod prune;
 pub mod read;
-pub mod redact;
 mod writer;
 
+pub use crate::redact::{REDACTED, RedactionConfig, Redactor};
 pub use config::{RecordMode, RecorderConfig, UnknownRecordMode};
 pub use disk::FAILURE_TARGET;
 pub use format::{
     EndLine, EnforcedLine, FrameData, FrameLine, Line, Meta, Outcome, RecordedBody, VERSION,
 };
 pub use read::{ReadError, RecordedFrame, Recording, read_file};
-pub use redact::{REDACTED, RedactionConfig, Redactor};
 pub use writer::{QUEUE_FULL_TARGET, Recorder, RecordingEnd, RecordingHandle, RecordingStart};

@@ -39,9 +39,9 @@ use super::format::{
 };
 use super::layout::RecordingPaths;
 use super::prune::{PruneLimits, Pruner};
-use super::redact::{self, Redactor};
 use crate::engine::{Completeness, Violation};
 use crate::metrics::Metrics;
+use crate::redact::{self, Redactor};
 
 /// Metrics target counting frames dropped because the writer queue was full.
 pub const QUEUE_FULL_TARGET: &str = "recordings_queue";

@@ -15,7 +15,7 @@ use http::{Response, StatusCode};
 use super::library::Miss;
 use crate::forward::headers::strip_hop_by_hop;
 
-pub use crate::service::EXCHANGE_HEADER;
+pub use crate::exchange::EXCHANGE_HEADER;
 pub const RECORDING_HEADER: &str = "x-tooltap-recording";
 /// How many differing pointers a miss message lists before "and N more".
 const MAX_LISTED: usize = 12;
@@ -106,7 +106,7 @@ mod tests {
             ]
         );
         assert_eq!(headers[EXCHANGE_HEADER], "t1-7");
-        let head = crate::watch::response_head(StatusCode::OK.as_u16(), &headers);
+        let head = crate::inspect::head::response_head(StatusCode::OK.as_u16(), &headers);
         assert_eq!(head.content_type.as_deref(), Some("text/event-stream"));
         assert_eq!(head.content_encoding.as_deref(), Some("gzip"));
     }

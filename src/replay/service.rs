@@ -86,7 +86,7 @@ async fn answer(
         Ok((name, status, mut headers, frames, ending)) => {
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
             tracing::info!(recording = %name, status = status.as_u16(), "replaying");
-            let head = crate::watch::response_head(status.as_u16(), &headers);
+            let head = crate::inspect::head::response_head(status.as_u16(), &headers);
             let frames = match state.quirks.is_empty() {
                 true => frames,
                 false => quirks::apply(&state.quirks, &body, &head, &frames, &mut headers),

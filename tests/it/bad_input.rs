@@ -7,8 +7,9 @@ use bytes::Bytes;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::inspect::{metric_sum, settle};
+use crate::inspect::settle;
 use crate::support::client::{exchange, request};
+use crate::support::metrics::assert_metric;
 use crate::support::proxy;
 use crate::support::upstream::{Script, Upstream};
 use crate::support::within;
@@ -140,13 +141,10 @@ async fn non_utf8_bytes_in_a_stream_are_a_finding_not_a_failure() {
         None,
     )
     .await;
-    assert_eq!(
-        metric_sum(
-            &text,
-            "tooltap_violations_total",
-            &["rule=\"sse.data_not_json\""]
-        ),
-        1
+    assert_metric!(
+        text,
+        "tooltap_violations_total",
+        ["rule=\"sse.data_not_json\""] == 1
     );
 }
 
@@ -156,15 +154,12 @@ async fn a_ten_megabyte_sse_line_is_bounded_and_reported_too_large() {
     line.extend(std::iter::repeat_n(b'a', 10 << 20));
     line.extend_from_slice(b"\n\n");
     let text = through(Bytes::from(line), None).await;
-    assert_eq!(
-        metric_sum(
-            &text,
-            "tooltap_inspection_incomplete_total",
-            &["reason=\"too_large\""]
-        ),
-        1
+    assert_metric!(
+        text,
+        "tooltap_inspection_incomplete_total",
+        ["reason=\"too_large\""] == 1
     );
-    assert_eq!(metric_sum(&text, "tooltap_violations_total", &[]), 0);
+    assert_metric!(text, "tooltap_violations_total", [] == 0);
 }
 
 #[tokio::test]
@@ -175,13 +170,10 @@ async fn deeply_nested_json_is_rejected_by_the_parser_not_the_stack() {
     event.extend(std::iter::repeat_n(b']', depth));
     event.extend_from_slice(b"\n\ndata: [DONE]\n\n");
     let text = through(Bytes::from(event), None).await;
-    assert_eq!(
-        metric_sum(
-            &text,
-            "tooltap_violations_total",
-            &["rule=\"sse.data_not_json\""]
-        ),
-        1
+    assert_metric!(
+        text,
+        "tooltap_violations_total",
+        ["rule=\"sse.data_not_json\""] == 1
     );
 }
 
@@ -192,11 +184,8 @@ async fn an_unknown_content_encoding_passes_untouched_and_is_not_judged() {
         Some("x-unknown"),
     )
     .await;
-    assert_eq!(metric_sum(&text, "tooltap_violations_total", &[]), 0);
-    assert_eq!(
-        metric_sum(&text, "tooltap_exchanges_inspected_total", &[]),
-        1
-    );
+    assert_metric!(text, "tooltap_violations_total", [] == 0);
+    assert_metric!(text, "tooltap_exchanges_inspected_total", [] == 1);
 }
 
 #[tokio::test]
@@ -223,12 +212,9 @@ async fn a_request_body_over_the_inspection_bound_is_forwarded_whole_and_reporte
         "the upstream got the body whole"
     );
     let text = settle(&tooltap, 1).await;
-    assert_eq!(
-        metric_sum(
-            &text,
-            "tooltap_inspection_incomplete_total",
-            &["reason=\"too_large\""]
-        ),
-        1
+    assert_metric!(
+        text,
+        "tooltap_inspection_incomplete_total",
+        ["reason=\"too_large\""] == 1
     );
 }

@@ -7,6 +7,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::engine_support;
 use crate::inspect::fixture_upstream;
+use crate::support::TempDir;
 use crate::support::binary::{self, Running};
 use crate::support::client::{exchange, request};
 use crate::support::within;
@@ -18,9 +19,7 @@ async fn the_binary_never_logs_a_credential_and_stops_on_sigterm() {
     let fixture =
         engine_support::load(&engine_support::fixtures_dir().join("buffered_arguments_object"));
     let upstream = fixture_upstream(std::slice::from_ref(&fixture)).await;
-    let dir = std::env::temp_dir().join(format!("tooltap-it-binary-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = TempDir::new("binary");
     let recordings = dir.join("rec");
     let violations = dir.join("violations.jsonl");
     let upstream_url = upstream.url();
@@ -43,6 +42,7 @@ async fn the_binary_never_logs_a_credential_and_stops_on_sigterm() {
         addr,
         mut lines,
         mut log,
+        ..
     } = binary::start_proxy(&args, "trace").await;
 
     let mut body: serde_json::Value = serde_json::from_slice(&fixture.request).expect("json");

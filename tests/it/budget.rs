@@ -4,14 +4,15 @@
 //! a cache under its byte bound, a capped violations list), the client gets every byte, and a
 //! normal request made during the attack is not delayed.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::inspect::{metric_sum, metrics, settle, temp_file};
 use crate::support::client::{exchange, request};
+use crate::support::metrics::assert_metric;
 use crate::support::proxy;
+use crate::support::temp::files_under;
 use crate::support::upstream::{Script, Upstream};
 use crate::support::within;
 use tooltap::record::RecordMode;
@@ -143,9 +144,10 @@ async fn exponential_schemas_end_as_schema_budget_and_never_delay_a_normal_reque
         &["reason=\"schema_budget\""],
     );
     assert_eq!(budget, 12, "every attacking exchange, and only those");
-    assert_eq!(
-        metric_sum(&text, "tooltap_violations_total", &[]),
-        0,
+    assert_metric!(
+        text,
+        "tooltap_violations_total",
+        [] == 0,
         "a budget is never a violation"
     );
 }
@@ -195,9 +197,10 @@ async fn the_schema_cache_is_bounded_by_bytes_and_unanswered_tools_pin_nothing()
         assert_eq!(within(LIMIT, send(tag, true)).await.status, 401);
     }
     let text = settle(&tooltap, 30).await;
-    assert_eq!(
-        metric_sum(&text, "tooltap_schema_cache_bytes", &[]),
-        0,
+    assert_metric!(
+        text,
+        "tooltap_schema_cache_bytes",
+        [] == 0,
         "tools answered 401 are not kept"
     );
     for tag in 100..130 {
@@ -208,23 +211,7 @@ async fn the_schema_cache_is_bounded_by_bytes_and_unanswered_tools_pin_nothing()
     assert!(cached > 0, "answered tools are cached");
     assert!(cached <= CACHE_BYTES, "{cached} > {CACHE_BYTES}");
     let text = metrics(&tooltap).await;
-    assert_eq!(
-        metric_sum(&text, "tooltap_schema_cache_bytes", &[]),
-        cached as u64
-    );
-}
-
-fn files_under(dir: &PathBuf) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(files_under(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
+    assert_metric!(text, "tooltap_schema_cache_bytes", [] == cached as u64);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -267,11 +254,8 @@ async fn twenty_thousand_undeclared_calls_give_a_capped_list_and_a_count() {
     if let Some(sink) = &tooltap.state().watch.inspection().violations {
         within(LIMIT, sink.flush()).await;
     }
-    assert_eq!(
-        metric_sum(&text, "tooltap_violations_not_listed_total", &[]),
-        19_900
-    );
-    assert_eq!(metric_sum(&text, "tooltap_violations_total", &[]), 100);
+    assert_metric!(text, "tooltap_violations_not_listed_total", [] == 19_900);
+    assert_metric!(text, "tooltap_violations_total", [] == 100);
     let written = std::fs::read_to_string(&violations).expect("violations file");
     let lines: Vec<Value> = written
         .lines()

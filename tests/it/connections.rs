@@ -5,13 +5,15 @@
 //! times and answers `/metrics` once the silent sockets are gone.
 
 use std::net::SocketAddr;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
 
+use crate::support::TempDir;
+use crate::support::binary::start_proxy_under;
 use crate::support::client::{exchange, request};
+use crate::support::metrics::{assert_metric, metric_sum};
 use crate::support::upstream::{Script, Upstream};
 use crate::support::{proxy, within};
 use tooltap::config::HumanDuration;
@@ -52,12 +54,10 @@ async fn metrics(admin: SocketAddr) -> String {
     String::from_utf8_lossy(&got.body).into_owned()
 }
 
+/// `tooltap_limit_hits_total` for one limit on one listener.
 fn counter(text: &str, limit: &str, scope: &str) -> u64 {
-    let prefix = format!("tooltap_limit_hits_total{{limit=\"{limit}\",scope=\"{scope}\"}} ");
-    text.lines()
-        .find_map(|line| line.strip_prefix(&prefix))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or(0)
+    let (limit, scope) = (format!("limit=\"{limit}\""), format!("scope=\"{scope}\""));
+    metric_sum(text, "tooltap_limit_hits_total", &[&limit, &scope])
 }
 
 #[tokio::test]
@@ -99,8 +99,16 @@ async fn silent_sockets_are_closed_after_header_read_on_the_proxy_and_admin_port
     );
 
     let text = metrics(admin).await;
-    assert_eq!(counter(&text, "header_read_timeout", "proxy"), 60, "{text}");
-    assert_eq!(counter(&text, "header_read_timeout", "admin"), 20, "{text}");
+    assert_metric!(
+        text,
+        "tooltap_limit_hits_total",
+        ["limit=\"header_read_timeout\"", "scope=\"proxy\""] == 60
+    );
+    assert_metric!(
+        text,
+        "tooltap_limit_hits_total",
+        ["limit=\"header_read_timeout\"", "scope=\"admin\""] == 20
+    );
     // The proxy still serves.
     let got = exchange(
         tooltap.local_addr(),
@@ -136,8 +144,16 @@ async fn at_the_connection_cap_a_request_waits_for_a_slot_and_then_completes() {
     );
     drop(hogs);
     let text = metrics(tooltap.admin_addr().expect("admin")).await;
-    assert!(counter(&text, "connections_max", "proxy") >= 1, "{text}");
-    assert_eq!(counter(&text, "header_read_timeout", "proxy"), 4, "{text}");
+    assert_metric!(
+        text,
+        "tooltap_limit_hits_total",
+        ["limit=\"connections_max\"", "scope=\"proxy\""] >= 1
+    );
+    assert_metric!(
+        text,
+        "tooltap_limit_hits_total",
+        ["limit=\"header_read_timeout\"", "scope=\"proxy\""] == 4
+    );
 }
 
 /// The real binary under `prlimit --nofile=64`, with a connection cap above what 64 descriptors
@@ -152,65 +168,33 @@ async fn with_few_descriptors_accept_errors_back_off_are_logged_rarely_and_metri
         panic!("prlimit (util-linux) is needed for this test");
     }
     let upstream = Upstream::serving(Script::full(200, "text/plain", "ok")).await;
-    let dir = std::env::temp_dir().join(format!("tooltap-it-fds-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = TempDir::new("fds");
     let config = dir.join("tooltap.toml");
     std::fs::write(
         &config,
         "[proxy]\nmax_connections = 1000\n[timeouts]\nheader_read = \"1s\"\n",
     )
     .expect("config");
-    let mut child = tokio::process::Command::new("prlimit")
-        .arg("--nofile=64:64")
-        .arg(env!("CARGO_BIN_EXE_tooltap"))
-        .args([
-            "proxy",
-            "--listen",
-            "127.0.0.1:0",
-            "--admin-listen",
-            "127.0.0.1:0",
-        ])
-        .args(["--upstream", &upstream.url(), "--log-format", "json"])
-        .args([
-            "--worker-threads",
-            "1",
-            "--record",
-            "off",
-            "--violations",
-            "off",
-        ])
-        .arg("--config")
-        .arg(&config)
-        .env("RUST_LOG", "info")
-        .env_remove("TOOLTAP_CONFIG")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("prlimit tooltap starts");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut lines = BufReader::new(stdout).lines();
-    let (addr, admin) = within(Duration::from_secs(20), async {
-        let mut admin = None;
-        loop {
-            let line = lines
-                .next_line()
-                .await
-                .expect("read")
-                .expect("tooltap exited early");
-            let value: serde_json::Value = serde_json::from_str(&line).expect("JSON log line");
-            if let Some(a) = value["fields"]["admin"].as_str() {
-                admin = Some(a.parse::<SocketAddr>().expect("admin address"));
-            }
-            if value["fields"]["message"] == "tooltap proxy ready" {
-                let listen = value["fields"]["listen"].as_str().expect("listen field");
-                return (listen.parse::<SocketAddr>().expect("address"), admin);
-            }
-        }
-    })
-    .await;
-    let admin = admin.expect("admin address logged");
+    let upstream_url = upstream.url();
+    let flags = [
+        "--upstream",
+        &upstream_url,
+        "--worker-threads",
+        "1",
+        "--record",
+        "off",
+        "--violations",
+        "off",
+        "--config",
+    ];
+    let extra: Vec<&std::ffi::OsStr> = flags
+        .iter()
+        .map(std::ffi::OsStr::new)
+        .chain([config.as_os_str()])
+        .collect();
+    let running = start_proxy_under(Some(("prlimit", &["--nofile=64:64"])), &extra, "info").await;
+    let (mut child, addr, mut lines) = (running.child, running.addr, running.lines);
+    let admin = running.admin.expect("admin address logged");
     let log = tokio::spawn(async move {
         let mut all = Vec::new();
         while let Ok(Some(line)) = lines.next_line().await {
@@ -237,9 +221,11 @@ async fn with_few_descriptors_accept_errors_back_off_are_logged_rarely_and_metri
     })
     .await;
     let recovered = started.elapsed();
-    assert!(
-        counter(&text, "accept_error", "proxy") >= 1,
-        "no EMFILE was hit: {text}"
+    assert_metric!(
+        text,
+        "tooltap_limit_hits_total",
+        ["limit=\"accept_error\"", "scope=\"proxy\""] >= 1,
+        "no EMFILE was hit"
     );
     let got = exchange(addr, request(addr, "GET", "/x", "")).await;
     assert_eq!(got.status, 200);
@@ -263,5 +249,4 @@ async fn with_few_descriptors_accept_errors_back_off_are_logged_rarely_and_metri
         "accept errors logged {accept_lines} times"
     );
     assert!(log.len() < 50, "{} log lines", log.len());
-    let _ = std::fs::remove_dir_all(&dir);
 }

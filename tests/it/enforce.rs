@@ -8,8 +8,10 @@ use serde_json::Value;
 
 use crate::engine_support::{self, Fixture};
 use crate::inspect::fixture_request;
-use crate::inspect::{fixture_upstream, metric_sum, settle};
+use crate::inspect::{fixture_upstream, settle};
 use crate::support::client::exchange;
+use crate::support::clients::run_python;
+use crate::support::metrics::assert_metric;
 use crate::support::proxy;
 use crate::support::within;
 use tooltap::accept::RunningProxy;
@@ -65,16 +67,11 @@ async fn a_buffered_violation_becomes_a_502_naming_the_rule_and_clean_bodies_pas
 
     // The passive report still sees both exchanges, and the refusal is not a client gone.
     let text = settle(&tooltap, 2).await;
-    assert_eq!(
-        metric_sum(&text, "tooltap_inspection_incomplete_total", &[]),
-        0
-    );
-    assert!(
-        metric_sum(
-            &text,
-            "tooltap_violations_total",
-            &["tool_call.arguments_not_string"]
-        ) >= 1
+    assert_metric!(text, "tooltap_inspection_incomplete_total", [] == 0);
+    assert_metric!(
+        text,
+        "tooltap_violations_total",
+        ["tool_call.arguments_not_string"] >= 1
     );
 }
 
@@ -107,29 +104,11 @@ async fn a_streamed_violation_ends_the_stream_with_an_error_event() {
         "a clean stream must pass byte for byte"
     );
     let metrics = settle(&tooltap, 2).await;
-    assert_eq!(
-        metric_sum(
-            &metrics,
-            "tooltap_inspection_incomplete_total",
-            &["client_gone"]
-        ),
-        0
+    assert_metric!(
+        metrics,
+        "tooltap_inspection_incomplete_total",
+        ["client_gone"] == 0
     );
-}
-
-/// The Python interpreter with the `openai` SDK that `scripts/test` installs.
-pub fn python() -> std::path::PathBuf {
-    let path = std::env::var_os("TOOLTAP_TEST_PYTHON")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".deps/venv/bin/python")
-        });
-    assert!(
-        path.exists(),
-        "{} is missing: run scripts/test, which installs the openai Python SDK the tests drive",
-        path.display()
-    );
-    path
 }
 
 #[tokio::test]
@@ -181,19 +160,14 @@ async fn the_openai_python_sdk_raises_on_enforced_violations() {
     ];
     let fixtures: Vec<Fixture> = names.iter().map(|n| fixture(n)).collect();
     let (tooltap, _upstream) = enforcing(&fixtures).await;
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/clients/python/enforce_check.py");
     let base_url = format!("http://{}/v1", tooltap.local_addr());
-    let output = within(
+    let fixtures_dir = engine_support::fixtures_dir();
+    let output = run_python(
+        "enforce_check.py",
+        &[base_url.as_ref(), fixtures_dir.as_os_str()],
         Duration::from_secs(60),
-        tokio::process::Command::new(python())
-            .arg(script)
-            .arg(&base_url)
-            .arg(engine_support::fixtures_dir())
-            .output(),
     )
-    .await
-    .expect("python runs");
+    .await;
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "python failed: {stderr}");
     let out: Value = serde_json::from_slice(&output.stdout).expect("script prints JSON");

@@ -11,29 +11,15 @@ use tooltap::replay::{ReplaySettings, RunningReplay};
 use crate::engine_support::{self, Fixture};
 use crate::inspect::fixture_request;
 use crate::inspect::{fixture_upstream, settle};
+use crate::support::TempDir;
 use crate::support::client::{Collected, exchange};
+use crate::support::temp::jsonl_under;
 use crate::support::{proxy, within};
 
 const LIMIT: Duration = Duration::from_secs(20);
 
 async fn post(addr: SocketAddr, fixture: &Fixture) -> Collected {
     within(LIMIT, exchange(addr, fixture_request(addr, fixture))).await
-}
-
-fn recordings_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "jsonl") {
-                out.push(path);
-            }
-        }
-    }
-    out
 }
 
 #[tokio::test]
@@ -45,12 +31,11 @@ async fn every_cut_is_recorded_enforced_and_replays_as_the_client_saw_it() {
         &engine_support::fixtures_dir().join("stream_parallel_all_on_index_0"),
     );
     let upstream = fixture_upstream(&[buffered.clone(), stream.clone()]).await;
-    let dir = std::env::temp_dir().join(format!("tooltap-it-enforce-rec-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = TempDir::new("enforce-rec");
     let mut raw = proxy::raw_config(&upstream.url());
     raw.inspect.enforce = Some(true);
     raw.record.mode = Some(RecordMode::All);
-    raw.record.dir = Some(dir.clone());
+    raw.record.dir = Some(dir.to_path_buf());
     let tooltap = proxy::start(raw).await;
     let addr = tooltap.local_addr();
     let mut live = Vec::new();
@@ -65,7 +50,7 @@ async fn every_cut_is_recorded_enforced_and_replays_as_the_client_saw_it() {
     if let Some(recorder) = &tooltap.state().watch.inspection().recorder {
         within(LIMIT, recorder.flush()).await;
     }
-    let files = recordings_under(&dir);
+    let files = jsonl_under(&dir);
     assert_eq!(files.len(), 2 * ROUNDS, "{files:?}");
     for file in &files {
         let recording = read_file(file).expect("readable");
@@ -74,7 +59,7 @@ async fn every_cut_is_recorded_enforced_and_replays_as_the_client_saw_it() {
         assert!(end.enforced.is_some(), "{}", file.display());
     }
 
-    let mut settings = ReplaySettings::new(dir.clone());
+    let mut settings = ReplaySettings::new(dir.to_path_buf());
     settings.listen = SocketAddr::from(([127, 0, 0, 1], 0));
     let replay = within(LIMIT, RunningReplay::start(&settings))
         .await
@@ -89,7 +74,6 @@ async fn every_cut_is_recorded_enforced_and_replays_as_the_client_saw_it() {
             fixture.name
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A stream answered without a content type is a stream to enforce mode as to the engine (the

@@ -5,20 +5,16 @@ use std::time::{Duration, Instant};
 
 use http_body_util::BodyExt;
 
-use crate::inspect::{metric_sum, settle};
+use crate::inspect::settle;
+use crate::support::TempDir;
 use crate::support::client::{request, send};
+use crate::support::metrics::assert_metric;
 use crate::support::proxy;
 use crate::support::upstream::{Script, Upstream};
 use crate::support::within;
 use tooltap::accept::RunningProxy;
 use tooltap::config::{HumanDuration, RawConfig};
 use tooltap::record::{Outcome, RecordMode};
-
-fn recordings_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("tooltap-it-faults-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
 
 /// A proxy config that records every exchange into `dir`.
 fn recording_all(upstream: &str, dir: &std::path::Path) -> RawConfig {
@@ -90,13 +86,10 @@ async fn an_upstream_that_goes_silent_mid_stream_is_cut_after_the_idle_timeout_a
         "{elapsed:?}"
     );
     let text = settle(&tooltap, 1).await;
-    assert_eq!(
-        metric_sum(
-            &text,
-            "tooltap_inspection_incomplete_total",
-            &["reason=\"upstream_error\""]
-        ),
-        1
+    assert_metric!(
+        text,
+        "tooltap_inspection_incomplete_total",
+        ["reason=\"upstream_error\""] == 1
     );
 }
 
@@ -105,7 +98,7 @@ async fn an_upstream_that_breaks_off_mid_stream_is_judged_reported_and_recorded_
     let events = ["data: {\"choices\":[]}\n\n"; 3];
     let script = Script::sse(&events, Duration::from_millis(10)).aborted();
     let upstream = Upstream::serving(script).await;
-    let recordings = recordings_dir("upstream-error");
+    let recordings = TempDir::new("faults-upstream-error");
     // The default record mode: only exchanges with violations are kept.
     let mut raw = recording_all(&upstream.url(), &recordings);
     raw.record.mode = Some(RecordMode::Violations);
@@ -123,21 +116,15 @@ async fn an_upstream_that_breaks_off_mid_stream_is_judged_reported_and_recorded_
         Outcome::UpstreamError
     );
     let text = settle(&tooltap, 1).await;
-    assert_eq!(
-        metric_sum(
-            &text,
-            "tooltap_inspection_incomplete_total",
-            &["reason=\"upstream_error\""]
-        ),
-        1
+    assert_metric!(
+        text,
+        "tooltap_inspection_incomplete_total",
+        ["reason=\"upstream_error\""] == 1
     );
-    assert_eq!(
-        metric_sum(
-            &text,
-            "tooltap_violations_total",
-            &["rule=\"sse.done_missing\""]
-        ),
-        1,
+    assert_metric!(
+        text,
+        "tooltap_violations_total",
+        ["rule=\"sse.done_missing\""] == 1,
         "sse.done_missing is reported live for a broken stream"
     );
 }
@@ -146,7 +133,7 @@ async fn an_upstream_that_breaks_off_mid_stream_is_judged_reported_and_recorded_
 async fn a_client_that_aborts_mid_stream_is_recorded_client_gone() {
     let events = ["data: {\"choices\":[]}\n\n"; 40];
     let upstream = Upstream::serving(Script::sse(&events, Duration::from_millis(50))).await;
-    let recordings = recordings_dir("client-gone");
+    let recordings = TempDir::new("faults-client-gone");
     let tooltap = proxy::start(recording_all(&upstream.url(), &recordings)).await;
     let addr = tooltap.local_addr();
     let (response, conn) = send(addr, request(addr, "POST", "/v1/chat/completions", BODY)).await;

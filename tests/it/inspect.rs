@@ -15,6 +15,8 @@ use serde_json::Value;
 
 use crate::engine_support::{self, Fixture};
 use crate::support::client::{collect, exchange, request, send};
+use crate::support::metrics::assert_metric;
+pub use crate::support::metrics::{metric_sum, metrics};
 use crate::support::proxy;
 use crate::support::upstream::{Script, Upstream};
 use crate::support::within;
@@ -93,25 +95,6 @@ pub fn temp_file(name: &str) -> PathBuf {
     let path = dir.join(name);
     let _ = std::fs::remove_file(&path);
     path
-}
-
-/// `/metrics` as served by the admin listener.
-pub async fn metrics(tooltap: &RunningProxy) -> String {
-    let admin = tooltap.admin_addr().expect("admin listener on");
-    let collected = exchange(admin, request(admin, "GET", "/metrics", "")).await;
-    assert_eq!(collected.status, 200);
-    String::from_utf8(collected.body.to_vec()).expect("utf-8 metrics")
-}
-
-/// The sum of every sample of one metric family whose labels contain all of `labels`.
-pub fn metric_sum(text: &str, name: &str, labels: &[&str]) -> u64 {
-    text.lines()
-        .filter(|line| {
-            line.starts_with(&format!("{name}{{")) || line.starts_with(&format!("{name} "))
-        })
-        .filter(|line| labels.iter().all(|label| line.contains(label)))
-        .filter_map(|line| line.rsplit(' ').next()?.parse::<u64>().ok())
-        .sum()
 }
 
 /// Wait until `count` exchanges were inspected, then until the violations file is written.
@@ -227,31 +210,32 @@ async fn every_fixture_through_the_proxy_reports_exactly_its_expected_violations
         let got: Vec<Value> = lines.iter().map(|v| comparable(v, false)).collect();
         assert_eq!(sorted(got), sorted(expected), "{}", fixture.name);
     }
-    assert_eq!(
-        metric_sum(&text, "tooltap_violations_total", &[]),
-        expected_total,
+    assert_metric!(
+        text,
+        "tooltap_violations_total",
+        [] == expected_total,
         "/metrics disagrees with the violations file"
     );
-    assert_eq!(
-        metric_sum(&text, "tooltap_exchanges_inspected_total", &[]),
-        fixtures.len() as u64
+    assert_metric!(
+        text,
+        "tooltap_exchanges_inspected_total",
+        [] == fixtures.len() as u64
     );
     // The tee's cost is measured: one sample per exchange with a response body.
     let with_body = fixtures.iter().filter(|f| !f.body.is_empty()).count() as u64;
-    assert_eq!(
-        metric_sum(&text, "tooltap_frame_overhead_seconds_count", &[]),
-        with_body
+    assert_metric!(
+        text,
+        "tooltap_frame_overhead_seconds_count",
+        [] == with_body
     );
     // One precise sample: the helpful reimplementation's signature rule.
-    assert!(
-        metric_sum(
-            &text,
-            "tooltap_violations_total",
-            &[
-                "rule=\"tool_call.arguments_not_string\"",
-                "severity=\"error\""
-            ]
-        ) >= 1
+    assert_metric!(
+        text,
+        "tooltap_violations_total",
+        [
+            "rule=\"tool_call.arguments_not_string\"",
+            "severity=\"error\""
+        ] >= 1
     );
     // The path decided the dialect: every responses_* case was judged as the Responses API.
     let responses = fixtures
@@ -259,13 +243,10 @@ async fn every_fixture_through_the_proxy_reports_exactly_its_expected_violations
         .filter(|f| f.dialect == tooltap::engine::Dialect::Responses)
         .count() as u64;
     assert!(responses >= 40, "the Responses corpus is missing");
-    assert_eq!(
-        metric_sum(
-            &text,
-            "tooltap_exchanges_inspected_total",
-            &["dialect=\"responses\""]
-        ),
-        responses
+    assert_metric!(
+        text,
+        "tooltap_exchanges_inspected_total",
+        ["dialect=\"responses\""] == responses
     );
 }
 
@@ -302,19 +283,13 @@ async fn two_hundred_concurrent_streams_all_complete_and_all_are_inspected() {
     }
     assert_eq!(completed, 200);
     let text = settle(&tooltap, 200).await;
-    assert_eq!(
-        metric_sum(
-            &text,
-            "tooltap_exchanges_inspected_total",
-            &["stream=\"true\""]
-        ),
-        200
+    assert_metric!(
+        text,
+        "tooltap_exchanges_inspected_total",
+        ["stream=\"true\""] == 200
     );
-    assert_eq!(
-        metric_sum(&text, "tooltap_inspection_incomplete_total", &[]),
-        0
-    );
-    assert_eq!(metric_sum(&text, "tooltap_violations_total", &[]), 0);
+    assert_metric!(text, "tooltap_inspection_incomplete_total", [] == 0);
+    assert_metric!(text, "tooltap_violations_total", [] == 0);
     assert!(violations_by_exchange(&violations).is_empty());
 }
 
@@ -343,18 +318,12 @@ async fn with_no_inspection_permit_free_the_exchange_is_forwarded_untapped_and_c
     let first = within(LIMIT, collect(first)).await;
     assert_eq!(first.body, events.concat().as_bytes());
     let text = settle(&tooltap, 1).await;
-    assert_eq!(
-        metric_sum(
-            &text,
-            "tooltap_inspection_incomplete_total",
-            &["reason=\"skipped\""]
-        ),
-        1
+    assert_metric!(
+        text,
+        "tooltap_inspection_incomplete_total",
+        ["reason=\"skipped\""] == 1
     );
-    assert_eq!(
-        metric_sum(&text, "tooltap_exchanges_inspected_total", &[]),
-        1
-    );
+    assert_metric!(text, "tooltap_exchanges_inspected_total", [] == 1);
 }
 
 #[tokio::test]
@@ -374,13 +343,10 @@ async fn a_client_that_leaves_mid_stream_is_reported_client_gone() {
     drop(incoming);
     drop(conn);
     let text = settle(&tooltap, 1).await;
-    assert_eq!(
-        metric_sum(
-            &text,
-            "tooltap_inspection_incomplete_total",
-            &["reason=\"client_gone\""]
-        ),
-        1
+    assert_metric!(
+        text,
+        "tooltap_inspection_incomplete_total",
+        ["reason=\"client_gone\""] == 1
     );
 }
 
@@ -393,14 +359,8 @@ async fn traffic_that_does_not_match_is_not_inspected_and_inspection_can_be_turn
     let got = exchange(addr, request(addr, "GET", "/v1/models", "")).await;
     assert_eq!(got.body, "{\"data\":[]}");
     let text = metrics(&tooltap).await;
-    assert_eq!(
-        metric_sum(&text, "tooltap_requests_total", &["status=\"200\""]),
-        1
-    );
-    assert_eq!(
-        metric_sum(&text, "tooltap_exchanges_inspected_total", &[]),
-        0
-    );
+    assert_metric!(text, "tooltap_requests_total", ["status=\"200\""] == 1);
+    assert_metric!(text, "tooltap_exchanges_inspected_total", [] == 0);
 
     // The control: a matching request begins an inspection before its response arrives.
     exchange(addr, request(addr, "POST", "/v1/chat/completions", "{}")).await;
@@ -415,7 +375,7 @@ async fn traffic_that_does_not_match_is_not_inspected_and_inspection_can_be_turn
     let addr = plain.local_addr();
     exchange(addr, request(addr, "POST", "/v1/chat/completions", "{}")).await;
     let text = metrics(&plain).await;
-    assert_eq!(metric_sum(&text, "tooltap_requests_total", &[]), 1);
+    assert_metric!(text, "tooltap_requests_total", [] == 1);
     assert_eq!(
         plain.state().watch.begun(),
         0,

@@ -14,6 +14,7 @@ use tokio::process::{Child, ChildStdout, Command};
 use crate::engine_support;
 use crate::inspect::fixture_request;
 use crate::inspect::fixture_upstream;
+use crate::support::TempDir;
 use crate::support::client::exchange;
 use crate::support::within;
 
@@ -73,9 +74,7 @@ async fn with_the_default_layout_check_and_replay_work_after_violations_were_wri
     let fixture =
         engine_support::load(&engine_support::fixtures_dir().join("buffered_arguments_object"));
     let upstream = fixture_upstream(std::slice::from_ref(&fixture)).await;
-    let cwd = std::env::temp_dir().join(format!("tooltap-it-layout-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&cwd);
-    std::fs::create_dir_all(&cwd).expect("temp dir");
+    let cwd = TempDir::new("layout");
 
     // The proxy with every file default: violations file and recordings folder.
     let (proxy, mut lines, addr) = start(
@@ -153,5 +152,4 @@ async fn with_the_default_layout_check_and_replay_work_after_violations_were_wri
     assert_eq!(got.status, 200);
     assert_eq!(got.body, fixture.body);
     stop(replay).await;
-    let _ = std::fs::remove_dir_all(&cwd);
 }

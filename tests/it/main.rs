@@ -1,27 +1,43 @@
-//! tooltap's integration tests: one binary, real servers on ephemeral loopback ports, the proxy
-//! started in-process through the library, a timeout on every network await.
+//! tooltap's tests beyond unit tests, in ONE binary: real servers on ephemeral loopback ports,
+//! tooltap in-process through the library or as the built binary, real clients, a timeout on
+//! every network await. Each module opens with what it proves; they group by room:
 //!
-//! Modules, by what they prove: `passthrough` (bytes, statuses, headers, routes unchanged), `protocol` (h2c, header timeout),
-//! `streaming` (no buffering either way, disconnects propagate), `failures` (tooltap's own
-//! errors), `tls` (verified HTTPS upstreams), `config` (layers and validation), `shutdown`
-//! (graceful drain), `inspect` (live inspection: fixtures judged in flight, metrics, permits),
-//! `responses_clients` (the openai Python and Node SDKs and openai-agents through tooltap against
-//! aimock's Responses API),
-//! `monitoring` (the Prometheus rules and Grafana queries run by a real Prometheus scraping tooltap), `inject`
-//! (`--inject`: quirks on live responses, judged as the client got them),
-//! `bench` (an ignored side-by-side throughput figure).
+//! * The engine alone (sans-IO, no sockets): `engine_fixtures` (the fixture corpus and its
+//!   expected verdicts), `engine_splits` and `engine_props` (any chunking gives the same verdict),
+//!   `engine_exchange`, `engine_docs` (docs/rules.md and `RuleId::ALL` agree; the engine imports
+//!   no I/O), `robustness` (hostile bytes), `quirk_selfcheck` (each quirk trips its rule).
+//! * The proxy: `passthrough`, `protocol`, `streaming`, `failures`, `tls`, `config`, `shutdown`,
+//!   `connections`, `budget`, `memory`, `edges`, `broken_upstream`, `faults`, `bad_input`, `soak`.
+//! * What it reports: `inspect`, `verdicts`, `enforce`, `enforce_record`, `inject`, `monitoring`
+//!   (a real Prometheus scraping tooltap), `redaction`, `record`, `layout`, `two_processes`.
+//! * Recordings offline: `record_writer`, `record_read` (the format), `check_cli` (`tooltap
+//!   check`), `replay` (`tooltap replay` with real clients), `report` (the HTML report in headless
+//!   Chromium).
+//! * Real SDKs end to end: `responses_clients`, `sdk_endings`, and the clients in `replay`.
+//! * `bench`: an ignored side-by-side throughput figure (performance lives in `bench/run`).
+//!
+//! Shared helpers: `support` (upstreams, the proxy harness, clients) and `engine_support` (the
+//! fixture corpus and the engine driver).
+
+// Test and bench code may stop loudly: the deny lints in Cargo.toml guard the product code.
+#![allow(clippy::expect_used, clippy::panic, clippy::unreachable)]
 
 mod bad_input;
 mod bench;
 mod binary;
 mod broken_upstream;
 mod budget;
+mod check_cli;
 mod config;
 mod connections;
 mod edges;
 mod enforce;
 mod enforce_record;
-#[path = "../engine_support/mod.rs"]
+mod engine_docs;
+mod engine_exchange;
+mod engine_fixtures;
+mod engine_props;
+mod engine_splits;
 mod engine_support;
 mod failures;
 mod faults;
@@ -32,9 +48,15 @@ mod memory;
 mod monitoring;
 mod passthrough;
 mod protocol;
+mod quirk_selfcheck;
 mod record;
+mod record_read;
+mod record_writer;
 mod redaction;
+mod replay;
+mod report;
 mod responses_clients;
+mod robustness;
 mod sdk_endings;
 mod shutdown;
 mod soak;

@@ -3,46 +3,24 @@
 //! credential reaches the disk, and an unwritable recordings folder never touches traffic.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::Value;
 
 use crate::engine_support;
 use crate::inspect::fixture_request;
-use crate::inspect::{
-    comparable, fixture_upstream, metric_sum, settle, sorted, violations_by_exchange,
-};
+use crate::inspect::{comparable, fixture_upstream, settle, sorted, violations_by_exchange};
+use crate::support::TempDir;
 use crate::support::check::check_json;
 use crate::support::client::{exchange, request};
+use crate::support::metrics::assert_metric;
 use crate::support::proxy;
+use crate::support::temp::files_under;
 use crate::support::within;
 use tooltap::accept::RunningProxy;
 use tooltap::record::RecordMode;
 
 const SECRET: &str = "sk-planted-7f3a9c1e";
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tooltap-it-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
-
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).expect("read dir").flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                out.push(path);
-            }
-        }
-    }
-    out
-}
 
 /// The fixture's request with the secret planted in `user` (when it is a JSON object).
 fn planted_body(request: &[u8]) -> String {
@@ -65,7 +43,7 @@ pub async fn flush(tooltap: &RunningProxy) {
 async fn recordings_made_live_are_rejudged_by_check_to_the_same_verdicts_and_hold_no_secret() {
     let fixtures = engine_support::load_all();
     let upstream = fixture_upstream(&fixtures).await;
-    let dir = temp_dir("record-live");
+    let dir = TempDir::new("record-live");
     let recordings = dir.join("recordings");
     let violations = dir.join("violations.jsonl");
     let mut raw = proxy::raw_config(&upstream.url());
@@ -155,7 +133,7 @@ async fn an_unwritable_recordings_folder_leaves_traffic_untouched_and_is_reporte
         .filter(|f| f.name == "buffered_arguments_object" || f.name == "seed_required_stream")
         .collect();
     let upstream = fixture_upstream(&broken).await;
-    let dir = temp_dir("record-unwritable");
+    let dir = TempDir::new("record-unwritable");
     // A regular file where the folder should be: unwritable even for root.
     let recordings = dir.join("recordings");
     std::fs::write(&recordings, "not a folder").expect("file");
@@ -172,12 +150,10 @@ async fn an_unwritable_recordings_folder_leaves_traffic_untouched_and_is_reporte
     settle(&tooltap, 2).await;
     flush(&tooltap).await;
     let text = crate::inspect::metrics(&tooltap).await;
-    assert!(
-        metric_sum(
-            &text,
-            "tooltap_recording_failures_total",
-            &["target=\"recordings\""]
-        ) >= 1,
+    assert_metric!(
+        text,
+        "tooltap_recording_failures_total",
+        ["target=\"recordings\""] >= 1,
         "{text}"
     );
 }
@@ -190,7 +166,7 @@ async fn violations_mode_records_only_the_violating_exchange_whole() {
         .collect();
     assert_eq!(fixtures.len(), 2);
     let upstream = fixture_upstream(&fixtures).await;
-    let dir = temp_dir("record-violations-mode");
+    let dir = TempDir::new("record-violations-mode");
     let recordings = dir.join("recordings");
     let mut raw = proxy::raw_config(&upstream.url());
     raw.record.mode = Some(RecordMode::Violations);

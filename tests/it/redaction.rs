@@ -2,10 +2,11 @@
 //! weak query parameter names, credential-named body fields and a key echoed back in the
 //! upstream's response headers never reach a file under the recordings folder.
 
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::support::TempDir;
 use crate::support::client::{exchange, request};
+use crate::support::temp::files_under;
 use crate::support::upstream::{Script, Upstream};
 use crate::support::{proxy, within};
 use tooltap::record::RecordMode;
@@ -47,22 +48,6 @@ pub fn every_planted_value() -> Vec<&'static str> {
     values
 }
 
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                out.push(path);
-            }
-        }
-    }
-    out
-}
-
 #[tokio::test]
 async fn credentials_named_by_pattern_never_reach_a_recording() {
     let body = r#"{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}"#;
@@ -73,11 +58,10 @@ async fn credentials_named_by_pattern_never_reach_a_recording() {
             .header("x-ratelimit-remaining-tokens", "9000"),
     )
     .await;
-    let dir = std::env::temp_dir().join(format!("tooltap-it-redaction-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = TempDir::new("redaction");
     let mut raw = proxy::raw_config(&upstream.url());
     raw.record.mode = Some(RecordMode::All);
-    raw.record.dir = Some(dir.clone());
+    raw.record.dir = Some(dir.to_path_buf());
     let tooltap = proxy::start(raw).await;
     let addr = tooltap.local_addr();
     let path = format!("/v1/chat/completions?{PLANTED_QUERY}");

@@ -11,10 +11,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::enforce::python;
-use crate::inspect::{metric_sum, settle, temp_file};
+use crate::inspect::{settle, temp_file};
 use crate::record::flush;
 use crate::support::check::check_json;
+use crate::support::clients::run_python;
+use crate::support::metrics::assert_metric;
 use crate::support::proxy;
 use crate::support::within;
 use tooltap::record::RecordMode;
@@ -63,17 +64,7 @@ async fn start_aimock() -> (tokio::process::Child, u16) {
 }
 
 async fn run_clients(base_url: &str) -> Value {
-    let script =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/python/responses_check.py");
-    let output = within(
-        Duration::from_secs(120),
-        tokio::process::Command::new(python())
-            .arg(script)
-            .arg(base_url)
-            .output(),
-    )
-    .await
-    .expect("python runs");
+    let output = run_python("responses_check.py", &[base_url], Duration::from_secs(120)).await;
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         output.status.success(),
@@ -121,13 +112,10 @@ async fn openai_sdk_and_agents_sdk_get_the_same_responses_through_tooltap() {
 
     // create ×2, the stream helper, and the agent's two turns: five Responses exchanges.
     let text = settle(&tooltap, 5).await;
-    assert_eq!(
-        metric_sum(
-            &text,
-            "tooltap_exchanges_inspected_total",
-            &["dialect=\"responses\""]
-        ),
-        5,
+    assert_metric!(
+        text,
+        "tooltap_exchanges_inspected_total",
+        ["dialect=\"responses\""] == 5,
         "{text}"
     );
     assert_no_errors(&violations);
@@ -238,13 +226,10 @@ async fn the_openai_node_sdk_gets_the_same_responses_through_tooltap() {
         r#"{"location":"Paris"}"#
     );
     let text = settle(&tooltap, 3).await;
-    assert_eq!(
-        metric_sum(
-            &text,
-            "tooltap_exchanges_inspected_total",
-            &["dialect=\"responses\""]
-        ),
-        3
+    assert_metric!(
+        text,
+        "tooltap_exchanges_inspected_total",
+        ["dialect=\"responses\""] == 3
     );
     assert_no_errors(&violations);
 }

@@ -8,10 +8,11 @@ use std::time::Duration;
 use bytes::Bytes;
 use serde_json::Value;
 
-use crate::enforce::python;
-use crate::inspect::{metric_sum, settle};
+use crate::inspect::settle;
+use crate::support::clients::run_python;
+use crate::support::metrics::assert_metric;
+use crate::support::proxy;
 use crate::support::upstream::{Script, Upstream};
-use crate::support::{proxy, within};
 
 /// A stream with no finish_reason (`stream.truncated` at its end), `[DONE]`, and then a keep-alive
 /// comment 100 ms later, so the chunked terminator comes well after the SDK has closed.
@@ -40,19 +41,13 @@ async fn a_stream_the_python_sdk_closes_after_done_is_judged_complete_every_time
     const STREAMS: u64 = 40;
     let upstream = Upstream::serving(stream_then_late_end()).await;
     let tooltap = proxy::start(proxy::raw_config(&upstream.url())).await;
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/clients/python/stream_after_done.py");
     let base_url = format!("http://{}/v1", tooltap.local_addr());
-    let output = within(
+    let output = run_python(
+        "stream_after_done.py",
+        &[base_url, STREAMS.to_string()],
         Duration::from_secs(120),
-        tokio::process::Command::new(python())
-            .arg(script)
-            .arg(&base_url)
-            .arg(STREAMS.to_string())
-            .output(),
     )
-    .await
-    .expect("python runs");
+    .await;
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "python failed: {stderr}");
     let out: Value = serde_json::from_slice(&output.stdout).expect("script prints JSON");
@@ -60,22 +55,16 @@ async fn a_stream_the_python_sdk_closes_after_done_is_judged_complete_every_time
     assert_eq!(out["chunks"], serde_json::json!([2]), "{out}");
 
     let text = settle(&tooltap, STREAMS).await;
-    assert_eq!(
-        metric_sum(
-            &text,
-            "tooltap_violations_total",
-            &["rule=\"stream.truncated\""]
-        ),
-        STREAMS,
+    assert_metric!(
+        text,
+        "tooltap_violations_total",
+        ["rule=\"stream.truncated\""] == STREAMS,
         "every stream's end-of-stream rules ran"
     );
-    assert_eq!(
-        metric_sum(
-            &text,
-            "tooltap_inspection_incomplete_total",
-            &["client_gone"]
-        ),
-        0,
+    assert_metric!(
+        text,
+        "tooltap_inspection_incomplete_total",
+        ["client_gone"] == 0,
         "a stream whose [DONE] arrived is not a client that went away"
     );
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::inspect::metric_sum;
 use crate::support::client::{exchange, request};
+use crate::support::metrics::assert_metric;
 use crate::support::proxy;
 use crate::support::upstream::{Script, Upstream};
 use crate::support::within;
@@ -95,9 +96,10 @@ async fn a_thousand_concurrent_streams_all_complete_and_are_all_accounted_for() 
         STREAMS as u64,
         "every exchange inspected or reported skipped"
     );
-    assert_eq!(metric_sum(&text, "tooltap_violations_total", &[]), 0);
-    assert_eq!(
-        metric_sum(&text, "tooltap_requests_total", &["status=\"200\""]),
-        STREAMS as u64
+    assert_metric!(text, "tooltap_violations_total", [] == 0);
+    assert_metric!(
+        text,
+        "tooltap_requests_total",
+        ["status=\"200\""] == STREAMS as u64
     );
 }

@@ -6,16 +6,17 @@ use std::ffi::OsStr;
 use crate::engine_support;
 use crate::inspect::fixture_request;
 use crate::inspect::fixture_upstream;
+use crate::support::TempDir;
 use crate::support::binary;
 use crate::support::client::exchange;
+use crate::support::temp::jsonl_under;
 
 #[tokio::test]
 async fn two_processes_sharing_a_folder_keep_both_recordings_under_distinct_ids() {
     let fixture =
         engine_support::load(&engine_support::fixtures_dir().join("buffered_arguments_object"));
     let upstream = fixture_upstream(std::slice::from_ref(&fixture)).await;
-    let dir = std::env::temp_dir().join(format!("tooltap-it-two-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = TempDir::new("two");
     let recordings = dir.join("rec");
     let url = upstream.url();
     let args: Vec<&OsStr> = vec![
@@ -51,7 +52,7 @@ async fn two_processes_sharing_a_folder_keep_both_recordings_under_distinct_ids(
     // Recordings are written by a thread after the summary: wait for both files.
     let mut files = Vec::new();
     for _ in 0..200 {
-        files = walk(&recordings);
+        files = jsonl_under(&recordings);
         if files.len() >= 2 {
             break;
         }
@@ -66,21 +67,4 @@ async fn two_processes_sharing_a_folder_keep_both_recordings_under_distinct_ids(
             "no recording for {id} in {files:?}"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return out;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else if path.extension().is_some_and(|e| e == "jsonl") {
-            out.push(path);
-        }
-    }
-    out
 }

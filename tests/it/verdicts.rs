@@ -9,7 +9,6 @@
 //! violation, `seq` included.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use bytes::BytesMut;
@@ -20,8 +19,10 @@ use tooltap::record::RecordMode;
 use crate::engine_support;
 use crate::inspect::fixture_request;
 use crate::inspect::{comparable, fixture_upstream_ending, settle, sorted, violations_by_exchange};
+use crate::support::TempDir;
 use crate::support::check::check_json;
 use crate::support::client::{request, send};
+use crate::support::metrics::assert_metric;
 use crate::support::{proxy, within};
 
 const LIMIT: Duration = Duration::from_secs(10);
@@ -58,18 +59,11 @@ async fn read_as(addr: std::net::SocketAddr, fixture: &engine_support::Fixture, 
     drop(conn);
 }
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("tooltap-it-verdicts-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
-
 /// Runs the corpus with one ending; returns (exchanges compared, violations compared, rules seen).
 async fn live_equals_offline(end: End) -> (usize, usize, Vec<String>) {
     let fixtures = engine_support::load_all();
     let upstream = fixture_upstream_ending(&fixtures, end == End::UpstreamBreaks).await;
-    let dir = temp_dir(&format!("{end:?}"));
+    let dir = TempDir::new(&format!("verdicts-{end:?}"));
     let recordings = dir.join("recordings");
     let violations = dir.join("violations.jsonl");
     let mut raw = proxy::raw_config(&upstream.url());
@@ -124,7 +118,6 @@ async fn live_equals_offline(end: End) -> (usize, usize, Vec<String>) {
                 .filter_map(|v| v["rule"].as_str().map(str::to_string)),
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
     (offline.len(), compared, rules)
 }
 
@@ -174,18 +167,11 @@ async fn an_empty_2xx_body_is_judged_not_reported_as_a_client_that_left() {
             .await;
     assert_eq!((got.status.as_u16(), got.body.len()), (200, 0));
     let text = settle(&tooltap, 1).await;
-    let metric_sum = crate::inspect::metric_sum;
-    assert_eq!(
-        metric_sum(
-            &text,
-            "tooltap_violations_total",
-            &["rule=\"response.not_json\""]
-        ),
-        1,
+    assert_metric!(
+        text,
+        "tooltap_violations_total",
+        ["rule=\"response.not_json\""] == 1,
         "an empty body where JSON was due is a violation"
     );
-    assert_eq!(
-        metric_sum(&text, "tooltap_inspection_incomplete_total", &[]),
-        0
-    );
+    assert_metric!(text, "tooltap_inspection_incomplete_total", [] == 0);
 }

@@ -14,6 +14,8 @@ use super::within;
 pub struct Running {
     pub child: Child,
     pub addr: SocketAddr,
+    /// The admin listener's address, when its log line came before the ready line.
+    pub admin: Option<SocketAddr>,
     pub lines: Lines<BufReader<ChildStdout>>,
     pub log: Vec<String>,
 }
@@ -21,7 +23,25 @@ pub struct Running {
 /// Starts `tooltap proxy` on ephemeral ports with JSON logs and `extra` arguments, and waits
 /// for its ready line.
 pub async fn start_proxy(extra: &[&std::ffi::OsStr], rust_log: &str) -> Running {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tooltap"))
+    start_proxy_under(None, extra, rust_log).await
+}
+
+/// [`start_proxy`] run through a wrapper command (e.g. `prlimit --nofile=64:64`).
+pub async fn start_proxy_under(
+    wrapper: Option<(&str, &[&str])>,
+    extra: &[&std::ffi::OsStr],
+    rust_log: &str,
+) -> Running {
+    let binary = env!("CARGO_BIN_EXE_tooltap");
+    let mut command = match wrapper {
+        Some((program, args)) => {
+            let mut command = Command::new(program);
+            command.args(args).arg(binary);
+            command
+        }
+        None => Command::new(binary),
+    };
+    let mut child = command
         .args([
             "proxy",
             "--listen",
@@ -41,6 +61,7 @@ pub async fn start_proxy(extra: &[&std::ffi::OsStr], rust_log: &str) -> Running 
     let stdout = child.stdout.take().expect("stdout");
     let mut lines = BufReader::new(stdout).lines();
     let mut log = Vec::new();
+    let mut admin = None;
     let addr = within(Duration::from_secs(20), async {
         loop {
             let Some(line) = lines.next_line().await.expect("read") else {
@@ -53,6 +74,9 @@ pub async fn start_proxy(extra: &[&std::ffi::OsStr], rust_log: &str) -> Running 
             };
             let value: serde_json::Value = serde_json::from_str(&line).expect("JSON log line");
             log.push(line.clone());
+            if let Some(address) = value["fields"]["admin"].as_str() {
+                admin = Some(address.parse().expect("admin address"));
+            }
             if value["fields"]["message"] == "tooltap proxy ready" {
                 let listen = value["fields"]["listen"].as_str().expect("listen field");
                 return listen.parse().expect("address");
@@ -63,6 +87,7 @@ pub async fn start_proxy(extra: &[&std::ffi::OsStr], rust_log: &str) -> Running 
     Running {
         child,
         addr,
+        admin,
         lines,
         log,
     }

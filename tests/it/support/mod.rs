@@ -5,9 +5,14 @@ pub mod binary;
 pub mod body;
 pub mod check;
 pub mod client;
+pub mod clients;
+pub mod metrics;
 pub mod pki;
 pub mod proxy;
+pub mod temp;
 pub mod upstream;
+
+pub use temp::TempDir;
 
 use std::future::Future;
 use std::time::Duration;

@@ -1,0 +1,346 @@
+//! Redaction: the one place that decides which credentials never reach a disk or a log.
+//!
+//! Input: request and response headers, the request's query string, the request body as JSON,
+//! the upstream URL — handed over by the recorder before it queues anything for its writer
+//! thread (and reusable for logs). Output: the same data with secret values replaced by
+//! [`REDACTED`], plus a list of what was redacted (`header:<name>`, `query:<name>`,
+//! `body:<pointer>`) so a reader of a recording knows a value was there.
+//!
+//! Redaction is by pattern, not by list: a header or query parameter whose name contains
+//! `key`, `token`, `auth`, `secret`, `password`, `signature`, `cookie` or `session`
+//! (case-insensitive) is a credential unless allowed by name (`redact.allow_headers`,
+//! `redact.allow_query_params`; the ratelimit `*-tokens` counters are allowed by default).
+//! Request-body fields named like credentials (`api_key`, `client_secret`, `password`) have
+//! their string or number values redacted wherever they sit, outside `tools`, `functions` and
+//! `response_format` (schemas describe credentials, they do not hold them). A response header
+//! whose value repeats a request credential (an upstream echoing the key) is redacted too.
+
+use std::collections::BTreeSet;
+
+use http::HeaderMap;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// What a redacted value is replaced by.
+pub const REDACTED: &str = "[REDACTED]";
+
+/// Headers redacted whatever the configuration says (request and response side alike).
+pub const DEFAULT_HEADERS: &[&str] = &[
+    "authorization",
+    "proxy-authorization",
+    "api-key",
+    "x-api-key",
+    "openai-organization",
+    "openai-project",
+    "cookie",
+    "set-cookie",
+];
+
+/// Fragments that make a header or query parameter name credential-like
+/// (`x-goog-api-key`, `X-Amz-Security-Token`, `Helicone-Auth`, `client_secret`).
+pub const SECRET_FRAGMENTS: &[&str] = &[
+    "key",
+    "token",
+    "auth",
+    "secret",
+    "password",
+    "signature",
+    "cookie",
+    "session",
+    "credential",
+];
+/// Query parameter names (lowercase, `-` read as `_`) that are credentials outright although
+/// no fragment matches.
+const SECRET_PARAMS: &[&str] = &["sig", "code", "pwd", "pass", "passwd", "jwt", "bearer"];
+/// Header names that match a fragment but carry no secret: rate-limit counters. Allowed
+/// unless configured otherwise.
+pub const DEFAULT_ALLOWED_HEADERS: &[&str] = &[
+    "x-ratelimit-limit-tokens",
+    "x-ratelimit-remaining-tokens",
+    "x-ratelimit-reset-tokens",
+];
+/// Request credential values shorter than this are not searched for in response headers.
+const MIN_ECHO: usize = 8;
+
+/// Extra redaction configured by the user, on top of the defaults.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedactionConfig {
+    /// More header names to redact (case-insensitive).
+    #[serde(default)]
+    pub headers: Vec<String>,
+    /// JSON pointers into the request body whose values are redacted (`/user`, `/metadata`).
+    #[serde(default)]
+    pub body_pointers: Vec<String>,
+    /// Header names never redacted by pattern (the built-in list still applies).
+    #[serde(default)]
+    pub allow_headers: Vec<String>,
+    /// More query parameter names to redact.
+    #[serde(default)]
+    pub query_params: Vec<String>,
+    /// Query parameter names never redacted by pattern.
+    #[serde(default)]
+    pub allow_query_params: Vec<String>,
+}
+
+/// A compiled [`RedactionConfig`]: cheap to share, applied per exchange.
+#[derive(Debug, Clone)]
+pub struct Redactor {
+    headers: BTreeSet<String>,
+    allow_headers: BTreeSet<String>,
+    query_params: BTreeSet<String>,
+    allow_query_params: BTreeSet<String>,
+    body_pointers: Vec<String>,
+}
+
+impl Default for Redactor {
+    fn default() -> Self {
+        Redactor::new(&RedactionConfig::default())
+    }
+}
+
+impl Redactor {
+    pub fn new(config: &RedactionConfig) -> Redactor {
+        let RedactionConfig {
+            headers,
+            body_pointers,
+            allow_headers,
+            query_params,
+            allow_query_params,
+        } = config;
+        let lower = |names: &[String]| -> Vec<String> {
+            names
+                .iter()
+                .map(|n| n.trim().to_ascii_lowercase())
+                .collect()
+        };
+        let params = |names: &[String]| -> BTreeSet<String> {
+            names.iter().map(|n| param_name(n.trim())).collect()
+        };
+        let headers = DEFAULT_HEADERS
+            .iter()
+            .map(|name| name.to_string())
+            .chain(lower(headers))
+            .collect();
+        let allow_headers = DEFAULT_ALLOWED_HEADERS
+            .iter()
+            .map(|name| name.to_string())
+            .chain(lower(allow_headers))
+            .collect();
+        Redactor {
+            headers,
+            allow_headers,
+            query_params: params(query_params),
+            allow_query_params: params(allow_query_params),
+            body_pointers: body_pointers.clone(),
+        }
+    }
+
+    /// Whether a header's value must never be written down: the built-in and configured lists
+    /// always, any other name containing a [`SECRET_FRAGMENTS`] entry unless allowed.
+    pub fn is_secret_header(&self, name: &str) -> bool {
+        // Header names arrive lowercase from hyper: lower only when needed (no allocation).
+        let lowered;
+        let name = if name.bytes().any(|b| b.is_ascii_uppercase()) {
+            lowered = name.to_ascii_lowercase();
+            lowered.as_str()
+        } else {
+            name
+        };
+        self.headers.contains(name)
+            || (SECRET_FRAGMENTS.iter().any(|f| contains(name, f))
+                && !self.allow_headers.contains(name))
+    }
+
+    /// Whether a query parameter's value must never be written down.
+    pub fn is_secret_param(&self, name: &str) -> bool {
+        let name = param_name(name);
+        self.query_params.contains(&name)
+            || (!self.allow_query_params.contains(&name) && secret_param_name(&name))
+    }
+
+    /// A query string with credential-like values replaced (see [`query`]).
+    pub fn query(&self, text: &str, redacted: &mut Vec<String>) -> String {
+        query_with(text, redacted, |name| self.is_secret_param(name))
+    }
+
+    /// The values of the request's credential headers (and a bearer token on its own), to
+    /// find them echoed back in response headers.
+    pub fn secret_values(&self, map: &HeaderMap) -> Vec<String> {
+        let mut values = Vec::new();
+        for (name, value) in map {
+            if !self.is_secret_header(name.as_str()) {
+                continue;
+            }
+            let Ok(text) = value.to_str() else { continue };
+            let token = text.split_whitespace().last().unwrap_or(text);
+            for candidate in [text, token] {
+                if candidate.len() >= MIN_ECHO && !values.iter().any(|v| v == candidate) {
+                    values.push(candidate.to_string());
+                }
+            }
+        }
+        values
+    }
+
+    /// Response headers: [`Redactor::headers`], and any value holding one of `secrets`.
+    pub fn response_headers(
+        &self,
+        map: &HeaderMap,
+        secrets: &[String],
+        redacted: &mut Vec<String>,
+    ) -> Vec<(String, String)> {
+        let mut out = self.headers(map, redacted);
+        for (name, value) in &mut out {
+            if value != REDACTED && secrets.iter().any(|s| value.contains(s.as_str())) {
+                note(redacted, format!("header:{name}"));
+                *value = REDACTED.to_string();
+            }
+        }
+        out
+    }
+
+    /// Whether the request body has pointers to redact (a body that is not JSON then cannot be
+    /// kept at all, since its secret could not be found in it).
+    pub fn has_body_pointers(&self) -> bool {
+        !self.body_pointers.is_empty()
+    }
+
+    /// Headers as `(lowercase name, value)` pairs in order, secrets replaced. Values that are
+    /// not UTF-8 are kept lossily: a recording is for reading, not for re-sending byte-exact.
+    pub fn headers(&self, map: &HeaderMap, redacted: &mut Vec<String>) -> Vec<(String, String)> {
+        map.iter()
+            .map(|(name, value)| {
+                let name = name.as_str().to_string();
+                if self.is_secret_header(&name) {
+                    note(redacted, format!("header:{name}"));
+                    (name, REDACTED.to_string())
+                } else {
+                    (name, String::from_utf8_lossy(value.as_bytes()).into_owned())
+                }
+            })
+            .collect()
+    }
+
+    /// Replaces the values at the configured pointers (a pointer that matches nothing is
+    /// skipped), then string and number values of credential-named fields anywhere outside
+    /// `tools`, `functions` and `response_format` (see `redact_fields.rs`).
+    pub fn body(&self, body: &mut Value, redacted: &mut Vec<String>) {
+        for pointer in &self.body_pointers {
+            if let Some(value) = body.pointer_mut(pointer) {
+                *value = Value::String(REDACTED.to_string());
+                note(redacted, format!("body:{pointer}"));
+            }
+        }
+        fields::redact(body, redacted);
+    }
+}
+
+/// `needle` in `name`, for the short names and fragments compared here: a plain window scan
+/// (the general substring search prepares tables per call, which dominated the header check).
+fn contains(name: &str, needle: &str) -> bool {
+    let (name, needle) = (name.as_bytes(), needle.as_bytes());
+    let Some((&first, rest)) = needle.split_first() else {
+        return true;
+    };
+    name.len() >= needle.len()
+        && (0..=name.len() - needle.len())
+            .any(|at| name[at] == first && &name[at + 1..at + needle.len()] == rest)
+}
+
+/// A parameter name as compared: percent-decoded, lowercase, `-` read as `_`.
+fn param_name(name: &str) -> String {
+    percent_decode(name).to_ascii_lowercase().replace('-', "_")
+}
+
+fn secret_param_name(name: &str) -> bool {
+    SECRET_PARAMS.contains(&name) || SECRET_FRAGMENTS.iter().any(|f| name.contains(f))
+}
+
+/// A query string with credential-like parameter values replaced; order and the rest kept.
+/// `key=sk-1&n=2` → `key=[REDACTED]&n=2`.
+pub fn query(query: &str, redacted: &mut Vec<String>) -> String {
+    query_with(query, redacted, is_secret_param)
+}
+
+fn query_with(query: &str, redacted: &mut Vec<String>, secret: impl Fn(&str) -> bool) -> String {
+    query
+        .split('&')
+        .map(|pair| {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            if !value.is_empty() && secret(name) {
+                note(redacted, format!("query:{name}"));
+                format!("{name}={REDACTED}")
+            } else {
+                pair.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// Whether a query parameter name looks like a credential. Over-redacting a harmless
+/// `monkey=1` is the cheap mistake; leaking `x-goog-api-key` is the expensive one.
+pub fn is_secret_param(name: &str) -> bool {
+    secret_param_name(&param_name(name))
+}
+
+/// A URL without user-info (`https://u:p@host/x` → `https://host/x`) and with secret query
+/// parameters redacted.
+pub fn url(url: &str, redacted: &mut Vec<String>) -> String {
+    let (scheme, rest) = match url.split_once("://") {
+        Some((scheme, rest)) => (Some(scheme), rest),
+        None => (None, url),
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let host = match authority.rsplit_once('@') {
+        Some((_userinfo, host)) => {
+            note(redacted, "upstream:userinfo".to_string());
+            host
+        }
+        None => authority,
+    };
+    let tail = match tail.split_once('?') {
+        Some((path, q)) => format!("{path}?{}", query(q, redacted)),
+        None => tail.to_string(),
+    };
+    match scheme {
+        Some(scheme) => format!("{scheme}://{host}{tail}"),
+        None => format!("{host}{tail}"),
+    }
+}
+
+fn note(redacted: &mut Vec<String>, entry: String) {
+    if !redacted.contains(&entry) {
+        redacted.push(entry);
+    }
+}
+
+/// `%5F` → `_`; invalid escapes are kept as written.
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok());
+        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(if byte == b'+' { b' ' } else { byte });
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+mod fields;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,216 @@
+//! `tooltap check` cases: exit codes and `--fail-on`/`--severity`, JUnit through a strict XML
+//! parser, unreadable inputs named by file and line, temp files skipped, a recording without
+//! its end line judged as truncated, and captures made elsewhere (`--request`/`--response`).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::engine_support::{fixtures_dir, load_all, read_expected};
+use super::{comparable, record_corpus, run};
+use crate::support::TempDir;
+
+/// The recording of fixture `name` inside a recorded corpus folder.
+fn recording(dir: &Path, name: &str) -> PathBuf {
+    let route = dir.join("fixtures");
+    let date = std::fs::read_dir(&route)
+        .expect("route folder")
+        .next()
+        .expect("a date folder")
+        .expect("entry")
+        .path();
+    let path = date.join(format!("{name}.jsonl"));
+    assert!(path.exists(), "{}", path.display());
+    path
+}
+
+pub fn s(path: &Path) -> &str {
+    path.to_str().expect("utf-8 path")
+}
+
+#[tokio::test]
+async fn exit_codes_follow_fail_on_and_severity_overrides() {
+    let (dir, _) = record_corpus("exit").await;
+    let clean = recording(&dir, "pass_parallel_false_single_call");
+    let warning_only = recording(&dir, "stream_index_skips");
+    let error = recording(&dir, "stream_done_missing");
+    assert_eq!(run(&[s(&clean)]).0, 0);
+    assert_eq!(run(&[s(&warning_only)]).0, 0);
+    assert_eq!(run(&[s(&warning_only), "--fail-on", "warning"]).0, 1);
+    let (code, out, _) = run(&[s(&error)]);
+    assert_eq!(code, 1);
+    assert!(out.contains("sse.done_missing"), "{out}");
+    assert!(
+        out.contains("1 with violations (1 error(s), 0 warning(s))"),
+        "{out}"
+    );
+    assert_eq!(run(&[s(&error), "--severity", "sse.done_missing=off"]).0, 0);
+    assert_eq!(
+        run(&[s(&error), "--severity", "sse.done_missing=warning"]).0,
+        0
+    );
+    let (code, out, _) = run(&[s(&recording(&dir, "stream_id_changed"))]);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains(
+            "delta.id_changed at /choices/0/delta/tool_calls/0/id (choice 0, tool call 0, seq 2)"
+        ),
+        "the human report says where: {out}"
+    );
+}
+
+#[tokio::test]
+async fn junit_is_well_formed_xml_with_one_failure_per_violation() {
+    let (dir, fixtures) = record_corpus("junit").await;
+    for (fail_on, keep) in [("error", "error"), ("warning", "")] {
+        let (code, out, err) = run(&[s(&dir), "--format", "junit", "--fail-on", fail_on]);
+        assert_eq!(code, 1, "{err}");
+        let document = roxmltree::Document::parse(&out).expect("well-formed XML");
+        let testcases = document
+            .descendants()
+            .filter(|n| n.has_tag_name("testcase"))
+            .count();
+        assert_eq!(testcases, fixtures.len());
+        let failures = document
+            .descendants()
+            .filter(|n| n.has_tag_name("failure"))
+            .count();
+        let expected: usize = fixtures
+            .iter()
+            .flat_map(read_expected)
+            .filter(|v| keep.is_empty() || v["severity"] == keep)
+            .count();
+        assert_eq!(failures, expected, "--fail-on {fail_on}");
+        let suite = document
+            .descendants()
+            .find(|n| n.has_tag_name("testsuite"))
+            .expect("suite");
+        assert_eq!(
+            suite.attribute("failures"),
+            Some(expected.to_string().as_str())
+        );
+        assert_eq!(suite.attribute("errors"), Some("0"));
+    }
+}
+
+#[tokio::test]
+async fn unreadable_inputs_exit_2_naming_file_and_line() {
+    let (dir, _) = record_corpus("unreadable").await;
+    let good = recording(&dir, "stream_done_missing");
+    let text = std::fs::read_to_string(&good).expect("read");
+    let lines: Vec<&str> = text.lines().collect();
+
+    let future = dir.join("future.jsonl");
+    std::fs::write(&future, lines[0].replace("\"v\":1", "\"v\":7")).expect("write");
+    let (code, out, err) = run(&[s(&future), "--format", "junit"]);
+    assert_eq!(code, 2);
+    assert!(err.contains(&format!("{}:1:", future.display())), "{err}");
+    assert!(err.contains("newer"), "{err}");
+    let document = roxmltree::Document::parse(&out).expect("XML even so");
+    assert_eq!(
+        document
+            .descendants()
+            .filter(|n| n.has_tag_name("error"))
+            .count(),
+        1
+    );
+
+    let corrupt = dir.join("corrupt.jsonl");
+    let mut broken = lines.clone();
+    broken[2] = "{not json";
+    std::fs::write(&corrupt, broken.join("\n") + "\n").expect("write");
+    let (code, _, err) = run(&[s(&corrupt), s(&good)]);
+    assert_eq!(code, 2, "unreadable input beats violations");
+    assert!(err.contains(&format!("{}:3:", corrupt.display())), "{err}");
+
+    let missing = dir.join("nope");
+    let (code, _, err) = run(&[s(&missing)]);
+    assert_eq!(code, 2);
+    assert!(err.contains("nope"), "{err}");
+    assert_eq!(run(&[]).0, 2, "no input at all is a usage error");
+}
+
+#[tokio::test]
+async fn temp_files_are_skipped_and_a_file_without_its_end_is_truncated() {
+    let (dir, _) = record_corpus("partial").await;
+    let full = std::fs::read_to_string(recording(&dir, "stream_done_missing")).expect("read");
+    let without_end: String = full
+        .lines()
+        .filter(|l| !l.contains("\"type\":\"end\""))
+        .fold(String::new(), |mut acc, line| {
+            acc.push_str(line);
+            acc.push('\n');
+            acc
+        });
+    let only = TempDir::new("partial-only");
+    std::fs::write(only.join(".crashed.jsonl.tmp"), &without_end).expect("write");
+    let (code, out, err) = run(&[s(&only)]);
+    assert_eq!(code, 2, "a folder with no exchange is an error: {out}");
+    assert!(err.contains("no recording found"), "{err}");
+    let (code, out, _) = run(&[s(&only), "--allow-empty"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("checked 0 exchange(s)"), "{out}");
+
+    // The same bytes as a finished name, cut mid-line as a crash would leave them.
+    let cut = only.join("cut.jsonl");
+    std::fs::write(&cut, format!("{without_end}{{\"type\":\"fra")).expect("write");
+    let (code, out, err) = run(&[s(&cut), "--format", "json"]);
+    assert_eq!(
+        code, 0,
+        "end-of-body rules are not applied to a cut body: {err}"
+    );
+    let report: Value = serde_json::from_str(&out).expect("json");
+    let exchange = &report["exchanges"][0];
+    assert_eq!(exchange["completeness"]["state"], "truncated");
+    assert_eq!(exchange["outcome"], Value::Null);
+    assert_eq!(exchange["violations"], serde_json::json!([]));
+}
+
+#[test]
+fn captures_made_elsewhere_give_the_expected_violations() {
+    let mut checked = 0;
+    for fixture in load_all() {
+        let dir = fixtures_dir().join(&fixture.name);
+        let response = if fixture.is_sse {
+            "response.sse"
+        } else {
+            "response.json"
+        };
+        let request = dir.join("request.json");
+        let response = dir.join(response);
+        let status = fixture.head.status.to_string();
+        let mut argv: Vec<String> = vec![
+            "--request".into(),
+            s(&request).into(),
+            "--response".into(),
+            s(&response).into(),
+        ];
+        argv.extend(["--format".into(), "json".into(), "--status".into(), status]);
+        argv.extend(["--path".into(), fixture.path().into()]);
+        if dir.join("head.json").exists() {
+            // Declared types stay declared; everything else is sniffed from the bytes.
+            if let Some(ct) = &fixture.head.content_type {
+                argv.extend(["--content-type".into(), ct.clone()]);
+            }
+        }
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        let (code, out, err) = run(&argv);
+        assert!(code <= 1, "{}: {err}", fixture.name);
+        let report: Value = serde_json::from_str(&out).expect("json");
+        // Encoded bodies are fed as one frame here (the corpus uses 64-byte frames): no seq.
+        let keep_seq = fixture.head.content_encoding.is_none();
+        let actual: Vec<Value> = report["exchanges"][0]["violations"]
+            .as_array()
+            .expect("violations")
+            .iter()
+            .map(|v| comparable(v, keep_seq))
+            .collect();
+        let expected: Vec<Value> = read_expected(&fixture)
+            .iter()
+            .map(|v| comparable(v, keep_seq))
+            .collect();
+        assert_eq!(actual, expected, "{}", fixture.name);
+        checked += 1;
+    }
+    assert!(checked > 50);
+}

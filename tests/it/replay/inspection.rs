@@ -1,0 +1,121 @@
+//! Replayed traffic goes through the proxy's inspector: a fixture's violations reach the
+//! violations file, tagged with the replay's exchange id.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::replay::support::{TempDir, post_json, repo, settings, start, within};
+
+/// The recorded request body of a bundled example.
+pub fn example_request(name: &str) -> Value {
+    let path = repo().join("recordings/examples").join(name);
+    let recording = tooltap::record::read_file(&path).expect("example parses");
+    match recording.meta.request.body {
+        tooltap::record::RecordedBody::Json(value) => value,
+        other => panic!("{name}: request body is not JSON: {other:?}"),
+    }
+}
+
+/// Wait until the violations file holds a line for `exchange`, and return that exchange's lines.
+pub async fn violations_for(path: &Path, exchange: &str) -> Vec<Value> {
+    within(Duration::from_secs(10), async {
+        loop {
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            let lines: Vec<Value> = text
+                .lines()
+                .map(|line| serde_json::from_str(line).expect("violation line is JSON"))
+                .filter(|line: &Value| line["exchange"] == exchange)
+                .collect();
+            if !lines.is_empty() {
+                return lines;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+}
+
+#[tokio::test]
+async fn violations_in_a_replayed_fixture_reach_the_violations_file() {
+    let out = TempDir::new("violations");
+    let file = out.path().join("violations.jsonl");
+    let mut settings = settings(&repo().join("recordings/examples"));
+    settings.violations = Some(file.clone());
+    let replay = start(&settings).await;
+
+    let received = post_json(
+        replay.local_addr(),
+        &example_request("failures/arguments-object.jsonl"),
+    )
+    .await;
+    assert_eq!(received.status, 200);
+    assert_eq!(
+        received.header("x-tooltap-recording"),
+        "failures/arguments-object.jsonl"
+    );
+    let exchange = received.header("x-tooltap-exchange").to_owned();
+
+    let lines = violations_for(&file, &exchange).await;
+    let rules: Vec<&str> = lines.iter().filter_map(|l| l["rule"].as_str()).collect();
+    assert_eq!(rules, ["tool_call.arguments_not_string"]);
+    assert_eq!(lines[0]["route"], "replay");
+    assert_eq!(lines[0]["model"], "gpt-4o-mini");
+    assert_eq!(
+        lines[0]["path"],
+        "/choices/0/message/tool_calls/0/function/arguments"
+    );
+
+    // A clean fixture adds nothing: replay it, then a failing one, and only the latter shows.
+    let clean = post_json(
+        replay.local_addr(),
+        &example_request("seed/required-stream.jsonl"),
+    )
+    .await;
+    assert_eq!(clean.status, 200);
+    let clean_id = clean.header("x-tooltap-exchange").to_owned();
+    let stop = post_json(
+        replay.local_addr(),
+        &example_request("failures/finish-stop-with-calls.jsonl"),
+    )
+    .await;
+    let stop_lines = violations_for(&file, stop.header("x-tooltap-exchange")).await;
+    assert!(
+        stop_lines
+            .iter()
+            .any(|l| l["rule"] == "finish_reason.not_tool_calls"),
+        "{stop_lines:?}"
+    );
+    let text = std::fs::read_to_string(&file).expect("violations file");
+    assert!(
+        !text.contains(&format!("\"exchange\":\"{clean_id}\"")),
+        "clean stream reported: {text}"
+    );
+}
+
+/// Replay's inspection is the proxy's wiring: severity overrides apply to it.
+#[tokio::test]
+async fn severity_overrides_apply_to_replayed_traffic() {
+    let out = TempDir::new("severity");
+    let file = out.path().join("violations.jsonl");
+    let mut settings = settings(&repo().join("recordings/examples"));
+    settings.violations = Some(file.clone());
+    settings.severity =
+        tooltap::engine::SeverityOverrides::parse_list("finish_reason.not_tool_calls=warning")
+            .expect("overrides");
+    let replay = start(&settings).await;
+    let received = post_json(
+        replay.local_addr(),
+        &example_request("failures/finish-stop-with-calls.jsonl"),
+    )
+    .await;
+    let exchange = received.header("x-tooltap-exchange").to_owned();
+    let lines = violations_for(&file, &exchange).await;
+    let finish: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["rule"] == "finish_reason.not_tool_calls")
+        .collect();
+    assert_eq!(finish.len(), 1, "{lines:?}");
+    assert_eq!(finish[0]["severity"], "warning", "the override applies");
+}

@@ -1,0 +1,42 @@
+//! The real client programs the tests drive: the Python interpreter `scripts/test` installs
+//! (with the `openai` and `openai-agents` SDKs) and the scripts under `tests/clients/python`.
+//!
+//! Input: a script name and its arguments; output: the finished process's [`Output`]. A missing
+//! interpreter fails the test loudly, naming the command that installs it.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::Duration;
+
+use super::within;
+
+/// The Python interpreter with the SDKs that `scripts/test` installs (`TOOLTAP_TEST_PYTHON`,
+/// else `.deps/venv/bin/python`).
+pub fn python() -> PathBuf {
+    let path = std::env::var_os("TOOLTAP_TEST_PYTHON").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join(".deps/venv/bin/python"),
+        PathBuf::from,
+    );
+    assert!(
+        path.exists(),
+        "no python with the openai SDK at {}: run scripts/test (it installs .deps/venv and sets \
+         TOOLTAP_TEST_PYTHON)",
+        path.display()
+    );
+    path
+}
+
+/// `tests/clients/python/<name>`.
+pub fn python_script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/clients/python")
+        .join(name)
+}
+
+/// Runs `tests/clients/python/<script>` with `args`, failing the test after `limit`.
+pub async fn run_python<S: AsRef<OsStr>>(script: &str, args: &[S], limit: Duration) -> Output {
+    let mut command = tokio::process::Command::new(python());
+    command.arg(python_script(script)).args(args);
+    within(limit, command.output()).await.expect("python runs")
+}

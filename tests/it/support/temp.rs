@@ -1,0 +1,89 @@
+//! The one temporary folder of the test suite: fresh and empty when made, removed when dropped.
+//!
+//! Input: a tag naming the test; output: a [`TempDir`] that derefs to its [`Path`]. Every test in
+//! the binary shares the process id, so the name also carries a process-wide counter: two tests
+//! with the same tag never share a folder.
+
+use std::ops::Deref;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A fresh, empty directory under the system temp dir, removed (with its content) on drop.
+#[derive(Debug)]
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("tooltap-{tag}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).expect("create temp dir");
+        TempDir(path)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TempDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+/// Every file under `dir`, recursively, sorted; an unreadable folder contributes nothing.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Every `*.jsonl` file under `dir` (recordings, violations files), recursively, sorted.
+pub fn jsonl_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = files_under(dir);
+    files.retain(|path| path.extension().is_some_and(|ext| ext == "jsonl"));
+    files
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn a_temp_dir_is_fresh_unique_and_removed_on_drop() {
+    let first = TempDir::new("temp-self");
+    let second = TempDir::new("temp-self");
+    assert_ne!(first.path(), second.path(), "same tag, distinct folders");
+    std::fs::write(first.join("file"), "x").expect("write");
+    let kept = first.path().to_path_buf();
+    drop(first);
+    assert!(!kept.exists(), "removed with its content on drop");
+    assert!(second.is_dir());
+    std::fs::create_dir_all(second.join("a/b")).expect("mkdir");
+    std::fs::write(second.join("a/b/x.jsonl"), "").expect("write");
+    std::fs::write(second.join("a/y.txt"), "").expect("write");
+    assert_eq!(files_under(&second).len(), 2);
+    assert_eq!(jsonl_under(&second), vec![second.join("a/b/x.jsonl")]);
+}
