@@ -32,7 +32,6 @@ pub mod inject;
 pub mod inspect;
 pub mod jsonl_sink;
 pub mod listen;
-pub mod logline;
 pub mod metrics;
 pub mod quirk;
 pub mod record;

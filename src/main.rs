@@ -149,12 +149,9 @@ fn run_replay(args: ReplayArgs) -> anyhow::Result<()> {
 fn init_logging(format: LogFormat) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     // Colour only on a terminal: files, pipes and `docker logs` get plain text.
-    let ansi = std::io::stdout().is_terminal();
-    // Plain text: the per-exchange records are preformatted (same text, less work).
-    tooltap::logline::set_plain(format == LogFormat::Human && !ansi);
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_ansi(ansi);
+        .with_ansi(std::io::stdout().is_terminal());
     match format {
         LogFormat::Human => builder.init(),
         LogFormat::Json => builder.json().with_current_span(true).init(),

@@ -63,7 +63,14 @@ pub async fn handle(
 ) -> Result<Response<ProxyBody>, Infallible> {
     let (route, _rest) = state.config.routes.resolve(request.uri().path());
     let ctx = ExchangeCtx::begin(route.name.clone(), request.method(), request.uri().path());
-    let span = crate::logline::exchange_span(&ctx);
+    let span = tracing::info_span!(
+        "exchange",
+        id = %ctx.id,
+        route = %ctx.route,
+        method = %ctx.method,
+        path = %ctx.path,
+        quirk = tracing::field::Empty,
+    );
     let (inspect, enforce) =
         state
             .config

@@ -102,17 +102,18 @@ pub(super) fn emit(
         sink.append(lines);
     }
     let incomplete: Vec<&str> = incomplete.iter().map(|r| r.as_str()).collect();
-    crate::logline::exchange_inspected(&crate::logline::Summary {
-        exchange: &label.id,
+    tracing::info!(
+        exchange = &*label.id,
         route,
-        model: &model,
+        model = %model,
         stream,
-        status: report.status,
-        violations: report.violations.len(),
-        incomplete: &incomplete,
+        status = report.status,
+        violations = report.violations.len(),
+        incomplete = ?incomplete,
         enforced,
-        elapsed_ms: label.started.elapsed().as_millis() as u64,
-    });
+        elapsed_ms = label.started.elapsed().as_millis() as u64,
+        "exchange inspected"
+    );
 }
 
 /// Why this inspection saw less than the whole exchange (our limits, not violations).
