@@ -17,6 +17,7 @@
 //! ```
 
 pub mod config;
+pub mod custom_input;
 pub mod decode;
 pub mod dialect;
 mod exchange;

@@ -51,6 +51,43 @@ pub enum RuleId {
     DeltaNameChanged,
     DeltaNameLate,
     DeltaArgumentsNotString,
+    // Chat legacy functions, custom tools, allowed_tools (dialects.md §2)
+    ChatLegacyRequestFunctionsCountInvalid,
+    ChatLegacyRequestFunctionNameInvalid,
+    ChatLegacyRequestFunctionNameDuplicate,
+    ChatLegacyRequestFunctionCallUnknownName,
+    ChatLegacyRequestFunctionCallWithoutFunctions,
+    ChatLegacyRequestMixedFunctionsAndTools,
+    ChatLegacyRequestFunctionMessageInvalid,
+    ChatLegacyResponseSwitchedToToolCalls,
+    ChatLegacyResponseSwitchedToFunctionCall,
+    ChatLegacyResponseFunctionCallFieldsMissing,
+    ChatLegacyResponseArgumentsNotString,
+    ChatLegacyResponseArgumentsInvalidJson,
+    ChatLegacyResponseArgumentsSchemaMismatch,
+    ChatLegacyResponseNameUnknown,
+    ChatLegacyResponseFinishReasonMismatch,
+    ChatLegacyResponseMultipleCalls,
+    ChatLegacyFunctionCallNoneViolated,
+    ChatLegacyFunctionCallForcedViolated,
+    ChatLegacyStreamArgumentsBeforeName,
+    ChatLegacyStreamNameRepeated,
+    ChatLegacyStreamMixedWithToolCalls,
+    ChatLegacyStreamFinishReasonMissing,
+    ChatCustomRequestToolShapeInvalid,
+    ChatCustomRequestGrammarShapeInvalid,
+    ChatCustomRequestToolChoiceUnknown,
+    ChatCustomResponseCallShapeInvalid,
+    ChatCustomResponseInputNotString,
+    ChatCustomResponseCalledAsFunction,
+    ChatCustomResponseInputJsonWrapped,
+    ChatCustomResponseGrammarMismatch,
+    ChatCustomStreamFragmentKindMismatch,
+    ChatCustomStreamIndexMissing,
+    ChatAllowedRequestShapeInvalid,
+    ChatAllowedRequestUnknownTool,
+    ChatAllowedResponseToolNotAllowed,
+    ChatAllowedResponseRequiredViolated,
     ResponsesRequestToolShapeChatStyle,
     ResponsesRequestToolNameInvalid,
     ResponsesRequestToolNameDuplicate,
@@ -104,7 +141,7 @@ pub enum RuleId {
 
 impl RuleId {
     /// Every rule, in documentation order.
-    pub const ALL: [RuleId; 85] = [
+    pub const ALL: [RuleId; 121] = [
         RuleId::RequestSchemaInvalid,
         RuleId::ResponseNotJson,
         RuleId::ResponseShapeInvalid,
@@ -141,6 +178,43 @@ impl RuleId {
         RuleId::DeltaNameChanged,
         RuleId::DeltaNameLate,
         RuleId::DeltaArgumentsNotString,
+        // Chat legacy functions, custom tools, allowed_tools (dialects.md §2)
+        RuleId::ChatLegacyRequestFunctionsCountInvalid,
+        RuleId::ChatLegacyRequestFunctionNameInvalid,
+        RuleId::ChatLegacyRequestFunctionNameDuplicate,
+        RuleId::ChatLegacyRequestFunctionCallUnknownName,
+        RuleId::ChatLegacyRequestFunctionCallWithoutFunctions,
+        RuleId::ChatLegacyRequestMixedFunctionsAndTools,
+        RuleId::ChatLegacyRequestFunctionMessageInvalid,
+        RuleId::ChatLegacyResponseSwitchedToToolCalls,
+        RuleId::ChatLegacyResponseSwitchedToFunctionCall,
+        RuleId::ChatLegacyResponseFunctionCallFieldsMissing,
+        RuleId::ChatLegacyResponseArgumentsNotString,
+        RuleId::ChatLegacyResponseArgumentsInvalidJson,
+        RuleId::ChatLegacyResponseArgumentsSchemaMismatch,
+        RuleId::ChatLegacyResponseNameUnknown,
+        RuleId::ChatLegacyResponseFinishReasonMismatch,
+        RuleId::ChatLegacyResponseMultipleCalls,
+        RuleId::ChatLegacyFunctionCallNoneViolated,
+        RuleId::ChatLegacyFunctionCallForcedViolated,
+        RuleId::ChatLegacyStreamArgumentsBeforeName,
+        RuleId::ChatLegacyStreamNameRepeated,
+        RuleId::ChatLegacyStreamMixedWithToolCalls,
+        RuleId::ChatLegacyStreamFinishReasonMissing,
+        RuleId::ChatCustomRequestToolShapeInvalid,
+        RuleId::ChatCustomRequestGrammarShapeInvalid,
+        RuleId::ChatCustomRequestToolChoiceUnknown,
+        RuleId::ChatCustomResponseCallShapeInvalid,
+        RuleId::ChatCustomResponseInputNotString,
+        RuleId::ChatCustomResponseCalledAsFunction,
+        RuleId::ChatCustomResponseInputJsonWrapped,
+        RuleId::ChatCustomResponseGrammarMismatch,
+        RuleId::ChatCustomStreamFragmentKindMismatch,
+        RuleId::ChatCustomStreamIndexMissing,
+        RuleId::ChatAllowedRequestShapeInvalid,
+        RuleId::ChatAllowedRequestUnknownTool,
+        RuleId::ChatAllowedResponseToolNotAllowed,
+        RuleId::ChatAllowedResponseRequiredViolated,
         RuleId::ResponsesRequestToolShapeChatStyle,
         RuleId::ResponsesRequestToolNameInvalid,
         RuleId::ResponsesRequestToolNameDuplicate,
@@ -231,6 +305,85 @@ impl RuleId {
             RuleId::DeltaNameChanged => "delta.name_changed",
             RuleId::DeltaNameLate => "delta.name_late",
             RuleId::DeltaArgumentsNotString => "delta.arguments_not_string",
+            // Chat legacy functions, custom tools, allowed_tools (dialects.md §2)
+            RuleId::ChatLegacyRequestFunctionsCountInvalid => {
+                "chat_legacy.request.functions_count_invalid"
+            }
+            RuleId::ChatLegacyRequestFunctionNameInvalid => {
+                "chat_legacy.request.function_name_invalid"
+            }
+            RuleId::ChatLegacyRequestFunctionNameDuplicate => {
+                "chat_legacy.request.function_name_duplicate"
+            }
+            RuleId::ChatLegacyRequestFunctionCallUnknownName => {
+                "chat_legacy.request.function_call_unknown_name"
+            }
+            RuleId::ChatLegacyRequestFunctionCallWithoutFunctions => {
+                "chat_legacy.request.function_call_without_functions"
+            }
+            RuleId::ChatLegacyRequestMixedFunctionsAndTools => {
+                "chat_legacy.request.mixed_functions_and_tools"
+            }
+            RuleId::ChatLegacyRequestFunctionMessageInvalid => {
+                "chat_legacy.request.function_message_invalid"
+            }
+            RuleId::ChatLegacyResponseSwitchedToToolCalls => {
+                "chat_legacy.response.switched_to_tool_calls"
+            }
+            RuleId::ChatLegacyResponseSwitchedToFunctionCall => {
+                "chat_legacy.response.switched_to_function_call"
+            }
+            RuleId::ChatLegacyResponseFunctionCallFieldsMissing => {
+                "chat_legacy.response.function_call_fields_missing"
+            }
+            RuleId::ChatLegacyResponseArgumentsNotString => {
+                "chat_legacy.response.arguments_not_string"
+            }
+            RuleId::ChatLegacyResponseArgumentsInvalidJson => {
+                "chat_legacy.response.arguments_invalid_json"
+            }
+            RuleId::ChatLegacyResponseArgumentsSchemaMismatch => {
+                "chat_legacy.response.arguments_schema_mismatch"
+            }
+            RuleId::ChatLegacyResponseNameUnknown => "chat_legacy.response.name_unknown",
+            RuleId::ChatLegacyResponseFinishReasonMismatch => {
+                "chat_legacy.response.finish_reason_mismatch"
+            }
+            RuleId::ChatLegacyResponseMultipleCalls => "chat_legacy.response.multiple_calls",
+            RuleId::ChatLegacyFunctionCallNoneViolated => "chat_legacy.function_call.none_violated",
+            RuleId::ChatLegacyFunctionCallForcedViolated => {
+                "chat_legacy.function_call.forced_violated"
+            }
+            RuleId::ChatLegacyStreamArgumentsBeforeName => {
+                "chat_legacy.stream.arguments_before_name"
+            }
+            RuleId::ChatLegacyStreamNameRepeated => "chat_legacy.stream.name_repeated",
+            RuleId::ChatLegacyStreamMixedWithToolCalls => {
+                "chat_legacy.stream.mixed_with_tool_calls"
+            }
+            RuleId::ChatLegacyStreamFinishReasonMissing => {
+                "chat_legacy.stream.finish_reason_missing"
+            }
+            RuleId::ChatCustomRequestToolShapeInvalid => "chat_custom.request.tool_shape_invalid",
+            RuleId::ChatCustomRequestGrammarShapeInvalid => {
+                "chat_custom.request.grammar_shape_invalid"
+            }
+            RuleId::ChatCustomRequestToolChoiceUnknown => "chat_custom.request.tool_choice_unknown",
+            RuleId::ChatCustomResponseCallShapeInvalid => "chat_custom.response.call_shape_invalid",
+            RuleId::ChatCustomResponseInputNotString => "chat_custom.response.input_not_string",
+            RuleId::ChatCustomResponseCalledAsFunction => "chat_custom.response.called_as_function",
+            RuleId::ChatCustomResponseInputJsonWrapped => "chat_custom.response.input_json_wrapped",
+            RuleId::ChatCustomResponseGrammarMismatch => "chat_custom.response.grammar_mismatch",
+            RuleId::ChatCustomStreamFragmentKindMismatch => {
+                "chat_custom.stream.fragment_kind_mismatch"
+            }
+            RuleId::ChatCustomStreamIndexMissing => "chat_custom.stream.index_missing",
+            RuleId::ChatAllowedRequestShapeInvalid => "chat_allowed.request.shape_invalid",
+            RuleId::ChatAllowedRequestUnknownTool => "chat_allowed.request.unknown_tool",
+            RuleId::ChatAllowedResponseToolNotAllowed => "chat_allowed.response.tool_not_allowed",
+            RuleId::ChatAllowedResponseRequiredViolated => {
+                "chat_allowed.response.required_violated"
+            }
             RuleId::ResponsesRequestToolShapeChatStyle => "responses.request.tool_shape_chat_style",
             RuleId::ResponsesRequestToolNameInvalid => "responses.request.tool_name_invalid",
             RuleId::ResponsesRequestToolNameDuplicate => "responses.request.tool_name_duplicate",
@@ -343,6 +496,14 @@ impl RuleId {
             | RuleId::DeltaIdRepeated
             | RuleId::DeltaNameRepeated
             | RuleId::FinishReasonStopOnNamedChoice
+            // Chat legacy functions, custom tools, allowed_tools (dialects.md §2)
+            | RuleId::ChatLegacyRequestFunctionCallWithoutFunctions
+            | RuleId::ChatLegacyRequestMixedFunctionsAndTools
+            | RuleId::ChatLegacyResponseArgumentsSchemaMismatch
+            | RuleId::ChatLegacyStreamNameRepeated
+            | RuleId::ChatCustomResponseInputJsonWrapped
+            | RuleId::ChatCustomResponseGrammarMismatch
+            | RuleId::ChatCustomStreamFragmentKindMismatch
             | RuleId::ResponsesRequestParametersNotObjectSchema
             | RuleId::ResponsesRequestStrictSchemaIncompatible
             | RuleId::ResponsesRequestToolChoiceWithoutTools
@@ -384,6 +545,36 @@ impl RuleId {
             | RuleId::DeltaNameChanged
             | RuleId::DeltaNameLate
             | RuleId::DeltaArgumentsNotString
+            // Chat legacy functions, custom tools, allowed_tools (dialects.md §2)
+            | RuleId::ChatLegacyRequestFunctionsCountInvalid
+            | RuleId::ChatLegacyRequestFunctionNameInvalid
+            | RuleId::ChatLegacyRequestFunctionNameDuplicate
+            | RuleId::ChatLegacyRequestFunctionCallUnknownName
+            | RuleId::ChatLegacyRequestFunctionMessageInvalid
+            | RuleId::ChatLegacyResponseSwitchedToToolCalls
+            | RuleId::ChatLegacyResponseSwitchedToFunctionCall
+            | RuleId::ChatLegacyResponseFunctionCallFieldsMissing
+            | RuleId::ChatLegacyResponseArgumentsNotString
+            | RuleId::ChatLegacyResponseArgumentsInvalidJson
+            | RuleId::ChatLegacyResponseNameUnknown
+            | RuleId::ChatLegacyResponseFinishReasonMismatch
+            | RuleId::ChatLegacyResponseMultipleCalls
+            | RuleId::ChatLegacyFunctionCallNoneViolated
+            | RuleId::ChatLegacyFunctionCallForcedViolated
+            | RuleId::ChatLegacyStreamArgumentsBeforeName
+            | RuleId::ChatLegacyStreamMixedWithToolCalls
+            | RuleId::ChatLegacyStreamFinishReasonMissing
+            | RuleId::ChatCustomRequestToolShapeInvalid
+            | RuleId::ChatCustomRequestGrammarShapeInvalid
+            | RuleId::ChatCustomRequestToolChoiceUnknown
+            | RuleId::ChatCustomResponseCallShapeInvalid
+            | RuleId::ChatCustomResponseInputNotString
+            | RuleId::ChatCustomResponseCalledAsFunction
+            | RuleId::ChatCustomStreamIndexMissing
+            | RuleId::ChatAllowedRequestShapeInvalid
+            | RuleId::ChatAllowedRequestUnknownTool
+            | RuleId::ChatAllowedResponseToolNotAllowed
+            | RuleId::ChatAllowedResponseRequiredViolated
             | RuleId::ResponsesRequestToolShapeChatStyle
             | RuleId::ResponsesRequestCallIdTooLong
             | RuleId::ResponsesRequestToolNameInvalid

@@ -111,30 +111,37 @@ impl SchemaCache {
     /// request showed in the benchmark's profile.) The same array sent with other whitespace is
     /// compiled once more, never confused with another. Not cached until admitted.
     pub fn tools_for_raw(&self, tools: &RawValue) -> Arc<CompiledTools> {
-        self.tools_for_key(tools.get(), tools.get(), false)
+        self.tools_for_key(tools.get(), tools.get(), Shape::Nested)
+    }
+
+    /// The same for Chat's legacy `functions` array (`{"name":..,"parameters":..}`, no `type`
+    /// wrapper). Keyed apart from `tools` arrays; not cached until admitted either.
+    pub fn tools_for_functions(&self, functions: &RawValue) -> Arc<CompiledTools> {
+        let key = format!("functions:{}", functions.get());
+        self.tools_for_key(&key, functions.get(), Shape::Functions)
     }
 
     /// The same for a Responses API `tools` array, whose function tools are flat
     /// (`{"type":"function","name":..,"parameters":..}`). Keyed apart from Chat arrays; not
     /// cached until admitted either.
     pub fn tools_for_flat(&self, tools: &RawValue) -> Arc<CompiledTools> {
-        self.tools_for_key(&format!("flat:{}", tools.get()), tools.get(), true)
+        self.tools_for_key(&format!("flat:{}", tools.get()), tools.get(), Shape::Flat)
     }
 
     fn tools_for_text(&self, key: &str) -> Arc<CompiledTools> {
-        self.tools_for_key(key, key, false)
+        self.tools_for_key(key, key, Shape::Nested)
     }
 
     /// Keeping the full text as the key (not a hash) rules out collisions handing out wrong
     /// validators. Compilation happens outside the lock.
-    fn tools_for_key(&self, key: &str, text: &str, flat: bool) -> Arc<CompiledTools> {
+    fn tools_for_key(&self, key: &str, text: &str, shape: Shape) -> Arc<CompiledTools> {
         if let Ok(entries) = self.entries.lock()
             && let Some(found) = entries.by_key.get(key)
         {
             return Arc::clone(found);
         }
         let value = serde_json::from_str(text).unwrap_or(Value::Null);
-        let mut compiled = CompiledTools::compile(&value, &self.limits, flat);
+        let mut compiled = CompiledTools::compile(&value, &self.limits, shape);
         compiled.key = Arc::from(key);
         compiled.home = Arc::downgrade(&self.entries);
         Arc::new(compiled)
@@ -182,6 +189,17 @@ impl CacheEntries {
             .insert(Arc::clone(&compiled.key), Arc::clone(compiled));
         self.bytes += weight;
     }
+}
+
+/// How a declarations array nests its function tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// Chat `tools`: `{"type":"function","function":{"name","parameters"}}`.
+    Nested,
+    /// Responses `tools`: `{"type":"function","name","parameters"}`.
+    Flat,
+    /// Chat's legacy `functions`: `{"name","parameters"}`.
+    Functions,
 }
 
 /// The declared function tools of one request, with their argument validators.
@@ -273,7 +291,7 @@ impl ToolSchema {
 }
 
 impl CompiledTools {
-    fn compile(tools: &Value, limits: &SchemaLimits, flat: bool) -> CompiledTools {
+    fn compile(tools: &Value, limits: &SchemaLimits, shape: Shape) -> CompiledTools {
         let items = tools.as_array().map(Vec::as_slice).unwrap_or_default();
         let declares = !items.is_empty();
         let mut compile_left = limits.max_compile_bytes;
@@ -281,19 +299,25 @@ impl CompiledTools {
             .iter()
             .enumerate()
             .filter_map(|(position, tool)| {
-                let (name, parameters_path, parameters) = if flat {
-                    let kind = tool.get("type").and_then(Value::as_str);
-                    (
-                        (kind == Some("function")).then(|| tool.get("name")?.as_str())??,
-                        format!("/tools/{position}/parameters"),
-                        tool.get("parameters"),
-                    )
-                } else {
-                    (
+                let (name, parameters_path, parameters) = match shape {
+                    Shape::Flat => {
+                        let kind = tool.get("type").and_then(Value::as_str);
+                        (
+                            (kind == Some("function")).then(|| tool.get("name")?.as_str())??,
+                            format!("/tools/{position}/parameters"),
+                            tool.get("parameters"),
+                        )
+                    }
+                    Shape::Nested => (
                         function_name(tool)?,
                         format!("/tools/{position}/function/parameters"),
                         tool.get("function").and_then(|f| f.get("parameters")),
-                    )
+                    ),
+                    Shape::Functions => (
+                        tool.get("name")?.as_str()?,
+                        format!("/functions/{position}/parameters"),
+                        tool.get("parameters"),
+                    ),
                 };
                 let name = name.to_owned();
                 let schema = match parameters {

@@ -41,6 +41,10 @@ impl LiveQuirks {
         max_hold: usize,
     ) -> Result<LiveQuirks, NotApplicable> {
         let shape = shape_of(head)?;
+        let context = RequestContext::parse(request);
+        if context.other_surface {
+            return Err(NotApplicable::Surface);
+        }
         let quirks: Vec<QuirkId> = quirks
             .iter()
             .copied()
@@ -49,7 +53,6 @@ impl LiveQuirks {
         if quirks.is_empty() {
             return Err(NotApplicable::Shape);
         }
-        let context = RequestContext::parse(request);
         let chain = quirks
             .iter()
             .map(|&quirk| StreamQuirk::new(quirk, context.clone()))

@@ -35,6 +35,9 @@ pub enum NotApplicable {
     Shape,
     /// Nothing in the exchange for the quirk to change (e.g. a tool-call quirk on prose).
     Nothing,
+    /// The request uses Chat's legacy `functions`, `type: "custom"` tools or `allowed_tools`:
+    /// the quirks model `tools` function calls only.
+    Surface,
 }
 
 impl NotApplicable {
@@ -44,6 +47,9 @@ impl NotApplicable {
             NotApplicable::Body => "body is content-encoded or neither JSON nor SSE",
             NotApplicable::Shape => "no transformation for this body shape",
             NotApplicable::Nothing => "nothing in the exchange for it to change",
+            NotApplicable::Surface => {
+                "the request uses legacy functions, custom tools or allowed_tools, which no quirk models"
+            }
         }
     }
 }
@@ -97,6 +103,9 @@ pub fn apply(
     };
     for &quirk in quirks {
         let outcome = shape_of(head).and_then(|shape| {
+            if context.other_surface {
+                return Err(NotApplicable::Surface);
+            }
             if !quirk.shapes().contains(&shape) {
                 return Err(NotApplicable::Shape);
             }

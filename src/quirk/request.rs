@@ -19,6 +19,9 @@ pub struct RequestContext {
     pub call_required: bool,
     /// Declared `parameters` by function name.
     pub schemas: HashMap<String, Value>,
+    /// The request uses Chat's legacy `functions`, a `type: "custom"` tool or `allowed_tools`,
+    /// which no quirk models: none applies.
+    pub other_surface: bool,
 }
 
 impl RequestContext {
@@ -41,10 +44,27 @@ impl RequestContext {
                 Some((name, parameters))
             })
             .collect();
+        let custom_tool = request
+            .get("tools")
+            .and_then(Value::as_array)
+            .is_some_and(|tools| {
+                tools
+                    .iter()
+                    .any(|tool| tool.get("type").and_then(Value::as_str) == Some("custom"))
+            });
+        let choice_kind = request
+            .get("tool_choice")
+            .and_then(|choice| choice.get("type"))
+            .and_then(Value::as_str);
+        let other_surface = request.get("functions").is_some_and(|f| !f.is_null())
+            || request.get("function_call").is_some_and(|f| !f.is_null())
+            || custom_tool
+            || matches!(choice_kind, Some("custom" | "allowed_tools"));
         RequestContext {
             forced_function,
             call_required,
             schemas,
+            other_surface,
         }
     }
 

@@ -218,22 +218,21 @@ impl StreamQuirk {
             let first = call.fragments == 1;
             if first {
                 call.id = fragment.get("id").cloned();
-                call.name = fragment["function"]["name"].as_str().map(str::to_owned);
+                call.name = function_field(fragment, "name").map(str::to_owned);
             }
-            let args = fragment["function"]["arguments"]
-                .as_str()
+            let args = function_field(fragment, "arguments")
                 .unwrap_or_default()
                 .to_owned();
             call.arguments.push_str(&args);
             if quirk == QuirkId::ToolChoiceIgnored {
-                if let Some(name) = fragment["function"]["name"].as_str() {
+                if let Some(name) = function_field(fragment, "name") {
                     prose.push_str(&format!("I would call {name} with "));
                 }
                 prose.push_str(&args);
                 continue;
             }
             if quirk == QuirkId::CutAfterName {
-                if self.cut_call.is_none() && fragment["function"]["name"].is_string() {
+                if self.cut_call.is_none() && function_field(fragment, "name").is_some() {
                     self.cut_call = Some(key);
                 } else if self.cut_call == Some(key) && !args.is_empty() {
                     self.cut = true;
@@ -378,4 +377,10 @@ fn rewrite_fragment(
         }
         _ => {}
     }
+}
+
+/// A string field of a fragment's `function` object; `None` when the fragment has none (a
+/// custom tool call's fragment carries `custom` instead: indexing would panic).
+fn function_field<'a>(fragment: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    fragment.get("function")?.get(key)?.as_str()
 }

@@ -103,3 +103,36 @@ fn catalogue_ids_round_trip_and_every_quirk_is_detected_or_says_why_not() {
         assert!(!quirk.shapes().is_empty());
     }
 }
+
+#[test]
+fn the_chat_surface_no_quirk_models_is_not_applicable_and_custom_fragments_do_not_panic() {
+    let legacy = br#"{"model":"m","stream":true,"functions":[{"name":"f"}]}"#;
+    let custom =
+        br#"{"model":"m","stream":true,"tools":[{"type":"custom","custom":{"name":"p"}}]}"#;
+    for request in [&legacy[..], &custom[..]] {
+        for quirk in QuirkId::ALL {
+            let applied = apply(&[quirk], request, &head(), &stream());
+            assert!(applied.applied.is_empty(), "{quirk}");
+            assert_eq!(applied.frames, stream(), "{quirk}: untouched");
+            assert_eq!(
+                applied.not_applicable,
+                vec![(quirk, NotApplicable::Surface)]
+            );
+            assert!(matches!(
+                LiveQuirks::new(&[quirk], request, &head(), 1 << 20),
+                Err(NotApplicable::Surface)
+            ));
+        }
+    }
+    // A `tools` request whose stream carries a custom tool-call fragment (no `function` object)
+    // is rewritten without a panic.
+    let mut frames = stream();
+    frames[1].bytes = Bytes::from_static(
+        br#"data: {"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"custom","custom":{"name":"p","input":""}}]},"finish_reason":null}]}
+
+"#,
+    );
+    for quirk in QuirkId::ALL {
+        let _ = apply(&[quirk], REQUEST, &head(), &frames);
+    }
+}

@@ -27,6 +27,9 @@ pub enum Lane {
     Field(&'static str),
     /// The tool-call lane named by the matched item's position in its array (buffered bodies).
     Position,
+    /// One fixed tool-call lane: a shape with one call and no index (Chat's legacy
+    /// `function_call`).
+    Fixed(&'static str),
 }
 
 /// One place pieces are found.
@@ -57,6 +60,13 @@ const CHAT_CALL: &[(PieceKind, &str)] = &[
     (PieceKind::Id, "/id"),
     (PieceKind::Name, "/function/name"),
     (PieceKind::Arguments, "/function/arguments"),
+    (PieceKind::Name, "/custom/name"),
+    (PieceKind::Arguments, "/custom/input"),
+];
+/// The legacy `function_call` (one per choice, no id, no index).
+const CHAT_LEGACY_CALL: &[(PieceKind, &str)] = &[
+    (PieceKind::Name, "/name"),
+    (PieceKind::Arguments, "/arguments"),
 ];
 const CHAT_CONTENT: &[(PieceKind, &str)] = &[
     (PieceKind::Content, "/content"),
@@ -81,6 +91,12 @@ pub const DIALECTS: &[Dialect] = &[
                 lane: Lane::Field("/index"),
                 parts: CHAT_CALL,
             },
+            PieceRule {
+                when_type: None,
+                items: "/choices/*/delta/function_call",
+                lane: Lane::Fixed("function_call"),
+                parts: CHAT_LEGACY_CALL,
+            },
         ],
         buffered: &[
             PieceRule {
@@ -94,6 +110,12 @@ pub const DIALECTS: &[Dialect] = &[
                 items: "/choices/*/message/tool_calls/*",
                 lane: Lane::Position,
                 parts: CHAT_CALL,
+            },
+            PieceRule {
+                when_type: None,
+                items: "/choices/*/message/function_call",
+                lane: Lane::Fixed("function_call"),
+                parts: CHAT_LEGACY_CALL,
             },
         ],
     },

@@ -142,6 +142,7 @@ pub fn pieces_of(doc: &Value, rules: &[PieceRule]) -> Vec<Piece> {
                     .and_then(Value::as_u64)
                     .map(|i| i.to_string()),
                 Lane::Position => position.map(|i| i.to_string()),
+                Lane::Fixed(name) => Some(name.to_string()),
             };
             let Some(lane) = lane else { continue };
             for (kind, relative) in rule.parts {
@@ -246,6 +247,44 @@ mod tests {
                     "/choices/0/delta/tool_calls/0/function/arguments"
                 ),
             ]
+        );
+    }
+
+    #[test]
+    fn legacy_function_calls_and_custom_inputs_are_pieces_too() {
+        let legacy: Value = serde_json::json!({"choices":[{"index":0,"delta":{
+            "function_call":{"name":"f","arguments":"{\"a\""}},"finish_reason":null}]});
+        let pieces = pieces_of(&legacy, DIALECTS[0].stream);
+        let seen: Vec<(&str, PieceKind, &str)> = pieces
+            .iter()
+            .map(|p| (p.lane.as_str(), p.kind, p.ptr.as_str()))
+            .collect();
+        assert_eq!(
+            seen,
+            vec![
+                (
+                    "function_call",
+                    PieceKind::Name,
+                    "/choices/0/delta/function_call/name"
+                ),
+                (
+                    "function_call",
+                    PieceKind::Arguments,
+                    "/choices/0/delta/function_call/arguments"
+                ),
+            ]
+        );
+        let custom: Value = serde_json::json!({"choices":[{"index":0,"delta":{"tool_calls":[
+            {"index":0,"custom":{"input":"*** Begin Patch"}}]},"finish_reason":null}]});
+        let pieces = pieces_of(&custom, DIALECTS[0].stream);
+        assert_eq!(pieces.len(), 1);
+        assert_eq!(
+            (
+                pieces[0].lane.as_str(),
+                pieces[0].kind,
+                pieces[0].text.as_str()
+            ),
+            ("0", PieceKind::Arguments, "*** Begin Patch")
         );
     }
 

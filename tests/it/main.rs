@@ -44,6 +44,7 @@ mod faults;
 mod inject;
 mod inspect;
 mod layout;
+mod legacy_clients;
 mod memory;
 mod monitoring;
 mod passthrough;

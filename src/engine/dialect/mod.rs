@@ -130,7 +130,7 @@ impl DialectState {
     /// is a 2xx (an array that never gets an answer pins no memory).
     pub fn admit_tools(&self) {
         let tools = match self {
-            DialectState::Chat(chat) => chat.tools.as_ref(),
+            DialectState::Chat(chat) => return chat.admit_tools(),
             DialectState::Responses(responses) => responses.schemas.as_ref(),
         };
         if let Some(tools) = tools {

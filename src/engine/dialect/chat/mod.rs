@@ -9,6 +9,7 @@
 pub mod contract;
 pub mod reassemble;
 pub mod request;
+pub mod surface;
 
 use std::sync::Arc;
 
@@ -18,6 +19,7 @@ use contract::Declared;
 use contract::buffered::check_document;
 use contract::stream::StreamContract;
 use request::{ParsedRequest, parse_request};
+use surface::{Mode, Surface};
 
 use crate::engine::framing::SseEvent;
 use crate::engine::report::ChoiceOutcome;
@@ -30,6 +32,8 @@ use crate::engine::violation::{Site, Stage, ViolationSink};
 pub struct ChatState {
     pub request: ParsedRequest,
     pub(in crate::engine) tools: Option<Arc<CompiledTools>>,
+    /// Legacy `functions`, custom tools, `allowed_tools`.
+    pub surface: Surface,
     stream: StreamContract,
 }
 
@@ -47,21 +51,35 @@ impl ChatState {
             .as_ref()
             .map(|tools| cache.tools_for_raw(tools))
             .filter(|tools| tools.declares());
+        let surface = Surface::new(cache, &request, request_body, tools.as_deref(), sink);
+        let functions = surface.functions.as_deref().filter(|f| f.declares());
+        // A legacy request's functions are its declared tools, as far as the report goes.
         request.facts.tools = tools
-            .iter()
+            .as_deref()
+            .into_iter()
+            .chain(functions)
             .flat_map(|tools| tools.iter())
             .map(|tool| tool.name.clone())
             .collect();
         if !request.facts.parsed {
             notes.push("request body is not a JSON object: declared tools unknown, declaration rules skipped".to_owned());
-        } else if tools.is_none() {
+        } else if tools.is_none() && functions.is_none() {
             notes.push("request declares no tools: declaration rules skipped".to_owned());
         }
         report_invalid_schemas(tools.as_deref(), sink);
+        report_invalid_schemas(functions, sink);
         ChatState {
             request,
             tools,
+            surface,
             stream: StreamContract::default(),
+        }
+    }
+
+    /// Keeps the request's compiled `tools` and `functions` in the schema cache (on a 2xx head).
+    pub fn admit_tools(&self) {
+        for tools in self.tools.iter().chain(self.surface.functions.iter()) {
+            tools.admit();
         }
     }
 
@@ -74,6 +92,7 @@ impl ChatState {
             tools: self.tools.as_deref(),
             choice: &self.request.choice,
             parallel_tool_calls: self.request.facts.parallel_tool_calls,
+            surface: &self.surface,
         }
     }
 
@@ -85,6 +104,7 @@ impl ChatState {
                 tools: self.tools.as_deref(),
                 choice: &self.request.choice,
                 parallel_tool_calls: self.request.facts.parallel_tool_calls,
+                surface: &self.surface,
             };
             self.stream.complete(declared, sink);
         }
@@ -125,10 +145,12 @@ impl ChatState {
             tools: self.tools.as_deref(),
             choice: &self.request.choice,
             parallel_tool_calls: self.request.facts.parallel_tool_calls,
+            surface: &self.surface,
         };
+        let legacy = self.surface.mode == Mode::Functions;
         let choices = if judged {
             let choices = self.stream.complete(declared, sink);
-            self.stream.end_of_body(ended_mid_event, sink);
+            self.stream.end_of_body(ended_mid_event, legacy, sink);
             choices
         } else {
             self.stream.complete(declared, scratch)

@@ -28,9 +28,28 @@ pub struct ChoiceAssembly {
     pub calls: BTreeMap<i64, CallAssembly>,
     /// Non-null finish reasons in arrival order, with the seq of their event.
     pub finish_reasons: Vec<(Value, u64)>,
+    /// The legacy `delta.function_call` (one per choice, no index, no id).
+    pub legacy: Option<LegacyAssembly>,
+    /// `chat_legacy.stream.mixed_with_tool_calls` was reported for this choice.
+    pub mixed_reported: bool,
 }
 
-/// Everything received for one tool-call index.
+/// Everything received for one choice's legacy `function_call`.
+#[derive(Debug, Default)]
+pub struct LegacyAssembly {
+    pub name: Option<String>,
+    pub arguments: Arguments,
+    /// The seq of the event that opened the call.
+    pub first_seq: u64,
+    pub name_repeat_reported: bool,
+    pub arguments_before_name_reported: bool,
+    /// A second call began (the legacy shape holds one): its fragments are not assembled.
+    pub second_call: bool,
+}
+
+/// Everything received for one tool-call index. For a custom tool call (announced with
+/// `type: "custom"`, or whose first fragment carries `custom`), `name` and `arguments` hold
+/// `custom.name` and `custom.input`.
 #[derive(Debug, Default)]
 pub struct CallAssembly {
     pub id: Option<String>,
@@ -41,6 +60,8 @@ pub struct CallAssembly {
     pub first_seq: u64,
     pub id_repeat_reported: bool,
     pub name_repeat_reported: bool,
+    /// `chat_custom.stream.fragment_kind_mismatch` was reported for this index.
+    pub kind_mismatch_reported: bool,
 }
 
 /// Arguments as received: string fragments concatenated, or the first non-string value.
@@ -53,6 +74,14 @@ pub enum Arguments {
 }
 
 impl Arguments {
+    /// Whether the text so far is one complete JSON value (a call's arguments are whole).
+    pub fn is_complete_json(&self) -> bool {
+        match self {
+            Arguments::Text(text) => serde_json::from_str::<Value>(text).is_ok(),
+            Arguments::Absent | Arguments::Raw(_) => false,
+        }
+    }
+
     pub fn append(&mut self, fragment: &str) {
         match self {
             Arguments::Absent => *self = Arguments::Text(fragment.to_owned()),
@@ -101,6 +130,16 @@ impl Assembly {
                 if !calls.is_empty() {
                     message.insert("tool_calls".into(), Value::Array(calls));
                 }
+                if let Some(legacy) = &choice.legacy {
+                    let mut call = Map::new();
+                    if let Some(name) = &legacy.name {
+                        call.insert("name".into(), Value::String(name.clone()));
+                    }
+                    if let Some(arguments) = legacy.arguments.to_value() {
+                        call.insert("arguments".into(), arguments);
+                    }
+                    message.insert("function_call".into(), Value::Object(call));
+                }
                 let all: Vec<Value> = choice
                     .finish_reasons
                     .iter()
@@ -117,6 +156,12 @@ impl Assembly {
         json!({ "object": "chat.completion", "choices": choices })
     }
 
+    /// The seq of the event that opened a choice's legacy `function_call`.
+    pub fn legacy_seq(&self, choice: Option<u32>) -> Option<u64> {
+        let legacy = self.choices.get(&choice?)?.legacy.as_ref()?;
+        Some(legacy.first_seq)
+    }
+
     /// The seq a complete-stage violation about (choice, tool call) should point at.
     pub fn seq_for(&self, choice: Option<u32>, tool_call: Option<u32>) -> Option<u64> {
         let assembled = self.choices.get(&choice?)?;
@@ -127,13 +172,21 @@ impl Assembly {
     }
 }
 
+/// One reassembled call: `custom: {name, input}` for an index announced as a custom tool call,
+/// `function: {name, arguments}` otherwise.
 fn call_value(index: i64, call: &CallAssembly) -> Value {
+    let custom = call.kind.as_ref().and_then(Value::as_str) == Some("custom");
+    let (object, payload) = if custom {
+        ("custom", "input")
+    } else {
+        ("function", "arguments")
+    };
     let mut function = Map::new();
     if let Some(name) = &call.name {
         function.insert("name".into(), Value::String(name.clone()));
     }
     if let Some(arguments) = call.arguments.to_value() {
-        function.insert("arguments".into(), arguments);
+        function.insert(payload.into(), arguments);
     }
     let mut value = Map::new();
     value.insert("index".into(), json!(index));
@@ -144,6 +197,6 @@ fn call_value(index: i64, call: &CallAssembly) -> Value {
         "type".into(),
         call.kind.clone().unwrap_or_else(|| json!("function")),
     );
-    value.insert("function".into(), Value::Object(function));
+    value.insert(object.into(), Value::Object(function));
     Value::Object(value)
 }

@@ -33,9 +33,10 @@ pub enum ToolChoice {
     None,
     Auto,
     Required,
-    /// `{"type":"function","function":{"name":...}}`.
+    /// `{"type":"function","function":{"name":...}}` or `{"type":"custom","custom":{"name":...}}`.
     Named(String),
-    /// Something else (`allowed_tools`, a custom tool, an unknown string): not checked.
+    /// Something else (`allowed_tools`, checked by [`super::surface`]; an unknown string): not
+    /// checked here.
     Unchecked,
 }
 
@@ -47,6 +48,10 @@ pub struct ParsedRequest {
     /// The `tools` value exactly as sent (compiled, and checked for being a non-empty array,
     /// by the schema cache).
     pub tools: Option<Box<RawValue>>,
+    /// The legacy `functions` value exactly as sent (compiled by the schema cache too).
+    pub functions: Option<Box<RawValue>>,
+    /// The legacy `function_call` exactly as sent.
+    pub function_call: Option<Value>,
 }
 
 /// The fields of a request body the contract reads. Every other key (`messages`, most of a
@@ -60,6 +65,8 @@ struct Fields {
     tool_choice: Option<Value>,
     parallel_tool_calls: Option<Value>,
     stream_options: Option<Value>,
+    functions: Option<Box<RawValue>>,
+    function_call: Option<Value>,
 }
 
 impl Fields {
@@ -84,6 +91,10 @@ impl Fields {
                     tool_choice: map.remove("tool_choice"),
                     parallel_tool_calls: map.remove("parallel_tool_calls"),
                     stream_options: map.remove("stream_options"),
+                    functions: map
+                        .remove("functions")
+                        .and_then(|functions| serde_json::value::to_raw_value(&functions).ok()),
+                    function_call: map.remove("function_call"),
                 }),
                 _ => None,
             },
@@ -98,6 +109,8 @@ pub fn parse_request(body: &[u8]) -> ParsedRequest {
             facts: RequestFacts::default(),
             choice: ToolChoice::Unspecified,
             tools: None,
+            functions: None,
+            function_call: None,
         };
     };
     let Fields {
@@ -107,6 +120,8 @@ pub fn parse_request(body: &[u8]) -> ParsedRequest {
         tool_choice,
         parallel_tool_calls,
         stream_options,
+        functions,
+        function_call,
     } = fields;
     let choice = interpret_choice(tool_choice.as_ref());
     let facts = RequestFacts {
@@ -126,6 +141,8 @@ pub fn parse_request(body: &[u8]) -> ParsedRequest {
         facts,
         choice,
         tools,
+        functions,
+        function_call,
     }
 }
 
@@ -152,14 +169,17 @@ fn interpret_choice(choice: Option<&Value>) -> ToolChoice {
             _ => ToolChoice::Unchecked,
         },
         Some(object) => {
-            let is_function = object.get("type").and_then(Value::as_str) == Some("function");
-            let name = object
-                .get("function")
-                .and_then(|f| f.get("name"))
+            // A named function, or a named custom tool (`{"type":"custom","custom":{"name"}}`):
+            // either way exactly that tool must be called.
+            let kind = object.get("type").and_then(Value::as_str);
+            let name = kind
+                .filter(|kind| matches!(*kind, "function" | "custom"))
+                .and_then(|kind| object.get(kind))
+                .and_then(|inner| inner.get("name"))
                 .and_then(Value::as_str);
-            match (is_function, name) {
-                (true, Some(name)) => ToolChoice::Named(name.to_owned()),
-                _ => ToolChoice::Unchecked,
+            match name {
+                Some(name) => ToolChoice::Named(name.to_owned()),
+                None => ToolChoice::Unchecked,
             }
         }
     }

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::request::{Kind, ResponsesRequest};
 use super::tool_choice;
+use crate::engine::custom_input::{InputProblem, judge_input};
 use crate::engine::dialect::chat::contract::preview;
 use crate::engine::report::{ChoiceOutcome, ToolCallOutcome};
 use crate::engine::rules::RuleId;
@@ -320,28 +321,19 @@ fn check_input(
     else {
         return;
     };
-    if let Some(grammar) = &tool.grammar {
-        if !grammar.is_match(text) {
-            let detail = format!(
+    let (rule, detail) = match judge_input(tool.grammar.as_ref(), text) {
+        None => return,
+        Some(InputProblem::GrammarMismatch) => (
+            RuleId::ResponsesOutputCustomGrammarMismatch,
+            format!(
                 "input does not match the declared regex grammar: {}",
                 preview(&Value::String(text.clone()))
-            );
-            sink.push(
-                RuleId::ResponsesOutputCustomGrammarMismatch,
-                Stage::Complete,
-                site.clone(),
-                detail,
-            );
-        }
-        return;
-    }
-    if serde_json::from_str::<Value>(text).is_ok_and(|v| v.is_object()) {
-        let detail = "custom tool input is a JSON object wrapping the payload, not raw text";
-        sink.push(
+            ),
+        ),
+        Some(InputProblem::JsonWrapped) => (
             RuleId::ResponsesOutputCustomInputJsonWrapped,
-            Stage::Complete,
-            site.clone(),
-            detail,
-        );
-    }
+            "custom tool input is a JSON object wrapping the payload, not raw text".to_owned(),
+        ),
+    };
+    sink.push(rule, Stage::Complete, site.clone(), detail);
 }

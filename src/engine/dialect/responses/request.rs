@@ -13,6 +13,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::tool_choice;
+use crate::engine::custom_input::compile_regex_grammar;
 use crate::engine::dialect::chat::contract::preview;
 use crate::engine::request::RequestFacts;
 use crate::engine::rules::RuleId;
@@ -91,9 +92,6 @@ struct Fields {
     previous_response_id: Option<Value>,
     conversation: Option<Value>,
 }
-
-/// The grammar size bound: a client cannot make tooltap build a huge automaton.
-const MAX_GRAMMAR: usize = 1 << 20;
 
 /// Reads the body; never fails (an unparsable body declares nothing).
 pub fn parse(body: &[u8], sink: &mut ViolationSink) -> ResponsesRequest {
@@ -306,12 +304,9 @@ fn custom_format(
         (Some("text"), _, _) => return None,
         (Some("grammar"), Some("lark"), Some(_)) => return None,
         (Some("grammar"), Some("regex"), Some(definition)) => {
-            match regex::RegexBuilder::new(&format!("^(?:{definition})$"))
-                .size_limit(MAX_GRAMMAR)
-                .build()
-            {
+            match compile_regex_grammar(definition) {
                 Ok(grammar) => return Some(grammar),
-                Err(error) => format!("the regex grammar does not compile: {error}"),
+                Err(problem) => problem,
             }
         }
         (Some("grammar"), _, _) => {

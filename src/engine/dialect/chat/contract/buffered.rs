@@ -6,7 +6,9 @@
 
 use serde_json::Value;
 
+use super::allowed::check_allowed;
 use super::calls::check_tool_calls;
+use super::legacy::{ChoiceFacts, check_legacy};
 use super::{Declared, FINISH_REASONS, Origin, preview};
 use crate::engine::dialect::chat::request::ToolChoice;
 use crate::engine::report::ChoiceOutcome;
@@ -145,6 +147,22 @@ fn check_choice(
         sink.push(rule, Stage::Complete, site("/finish_reason"), detail);
     }
     check_tool_choice(declared, &tool_calls, &base, index, sink);
+    check_allowed(
+        declared,
+        &tool_calls,
+        finish_reason.as_deref(),
+        &base,
+        index,
+        sink,
+    );
+    let facts = ChoiceFacts {
+        base: &base,
+        index,
+        finish_reason: finish_reason.as_deref(),
+        has_tool_calls: !tool_calls.is_empty(),
+    };
+    let mut tool_calls = tool_calls;
+    tool_calls.extend(check_legacy(message, &facts, declared, sink));
     let finish_reasons = match origin {
         Origin::Buffered => finish_reason.iter().cloned().collect(),
         Origin::Stream => choice

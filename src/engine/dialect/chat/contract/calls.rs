@@ -9,6 +9,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
+use super::custom::{CallAt, check_custom_call};
 use super::{Declared, Origin, preview};
 use crate::engine::report::ToolCallOutcome;
 use crate::engine::rules::RuleId;
@@ -53,6 +54,16 @@ pub fn check_tool_calls(
                 site(""),
                 detail,
             );
+            continue;
+        }
+        let kind = call.get("type").and_then(Value::as_str);
+        if kind == Some("custom") || (kind.is_none() && call.get("custom").is_some()) {
+            let at = CallAt {
+                path: &path,
+                choice,
+                index,
+            };
+            outcomes.push(check_custom_call(call, &at, &mut seen_ids, declared, sink));
             continue;
         }
         let id = match call.get("id") {
@@ -107,6 +118,27 @@ pub fn check_tool_calls(
                 None
             }
         };
+        if let Some(name) = name.as_deref().filter(|name| {
+            declared.surface.custom.contains_key(*name)
+                && declared.tools.is_none_or(|tools| tools.get(name).is_none())
+        }) {
+            let detail = format!(
+                "{name:?} is a declared custom tool and came back as a function call (its input wrapped in arguments)"
+            );
+            sink.push(
+                RuleId::ChatCustomResponseCalledAsFunction,
+                Stage::Complete,
+                site("/type"),
+                detail,
+            );
+            outcomes.push(ToolCallOutcome {
+                index,
+                id,
+                name: Some(name.to_owned()),
+                arguments: function.and_then(|f| f.get("arguments")).cloned(),
+            });
+            continue;
+        }
         let declared_tool = match (declared.tools, name.as_deref()) {
             (Some(tools), Some(name)) => {
                 let found = tools.get(name);

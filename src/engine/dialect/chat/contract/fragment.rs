@@ -27,8 +27,15 @@ pub fn on_tool_call_fragment(
         let shown = item
             .get("index")
             .map_or_else(|| "missing".to_owned(), preview);
+        let custom = item.get("type").and_then(Value::as_str) == Some("custom")
+            || item.get("custom").is_some();
+        let rule = if custom {
+            RuleId::ChatCustomStreamIndexMissing
+        } else {
+            RuleId::DeltaIndexMissing
+        };
         sink.push(
-            RuleId::DeltaIndexMissing,
+            rule,
             Stage::Fragment,
             site,
             format!(
@@ -102,8 +109,33 @@ pub fn on_tool_call_fragment(
     }
     if let Some(kind) = item.get("type").filter(|k| !k.is_null()) {
         call.kind.get_or_insert_with(|| kind.clone());
+    } else if is_new && item.get("custom").is_some() && item.get("function").is_none() {
+        call.kind = Some(Value::String("custom".to_owned()));
     }
-    let function = item.get("function");
+    let custom = call.kind.as_ref().and_then(Value::as_str) == Some("custom");
+    let (own, other, payload) = if custom {
+        ("custom", "function", "input")
+    } else {
+        ("function", "custom", "arguments")
+    };
+    if let Some(stray) = item.get(other).filter(|v| !v.is_null()) {
+        // Fragments of the other kind are left out of the reassembly.
+        if !call.kind_mismatch_reported {
+            call.kind_mismatch_reported = true;
+            let detail = format!(
+                "a {own} tool call's fragment carries `{other}`: {}",
+                preview(stray)
+            );
+            sink.push(
+                RuleId::ChatCustomStreamFragmentKindMismatch,
+                Stage::Fragment,
+                site(&format!("/{other}")),
+                detail,
+            );
+        }
+    }
+    let function = item.get(own);
+    let name_path = format!("/{own}/name");
     match function.and_then(|f| f.get("name")) {
         Some(Value::String(name)) => match &call.name {
             None => call.name = Some(name.clone()),
@@ -113,7 +145,7 @@ pub fn on_tool_call_fragment(
                     sink.push(
                         RuleId::DeltaNameRepeated,
                         Stage::Fragment,
-                        site("/function/name"),
+                        site(&name_path),
                         format!("name {name:?} sent again on a later fragment"),
                     );
                 }
@@ -123,25 +155,33 @@ pub fn on_tool_call_fragment(
                 sink.push(
                     RuleId::DeltaNameChanged,
                     Stage::Fragment,
-                    site("/function/name"),
+                    site(&name_path),
                     detail,
                 );
             }
         },
         _ if is_new => {
-            let detail = "the first fragment of this index carries no function.name: a client reading it there gets nothing";
+            let detail = format!(
+                "the first fragment of this index carries no {own}.name: a client reading it there gets nothing"
+            );
             sink.push(
                 RuleId::DeltaNameLate,
                 Stage::Fragment,
-                site("/function/name"),
+                site(&name_path),
                 detail,
             );
         }
         _ => {}
     }
-    match function.and_then(|f| f.get("arguments")) {
+    match function.and_then(|f| f.get(payload)) {
         None | Some(Value::Null) => {}
         Some(Value::String(fragment)) => call.arguments.append(fragment),
+        // A non-string custom input is judged on the reassembled call.
+        Some(other) if custom => {
+            if !matches!(call.arguments, Arguments::Raw(_)) {
+                call.arguments = Arguments::Raw(other.clone());
+            }
+        }
         Some(other) => {
             let detail = format!(
                 "an arguments fragment must be a string, got {}",

@@ -2,15 +2,22 @@
 //!
 //! [`buffered`] judges a whole `chat.completion` document (a buffered body, or a stream's
 //! reassembled equivalent) choice by choice; [`calls`] judges one message's `tool_calls`;
-//! [`stream`] judges each `chat.completion.chunk` event and feeds the reassembler. All push
+//! [`stream`] judges each `chat.completion.chunk` event and feeds the reassembler. [`legacy`],
+//! [`legacy_stream`], [`custom`] and [`allowed`] judge the rest of the Chat surface (the legacy
+//! `function_call`, `type: "custom"` calls, `allowed_tools`). All push
 //! into a [`crate::engine::violation::ViolationSink`]; none does I/O.
 
+pub mod allowed;
 pub mod buffered;
 pub mod calls;
+pub mod custom;
 pub mod fragment;
+pub mod legacy;
+pub mod legacy_stream;
 pub mod stream;
 
 use super::request::ToolChoice;
+use super::surface::Surface;
 use crate::engine::schema::CompiledTools;
 
 /// What the request said, as the checks need it.
@@ -21,6 +28,8 @@ pub struct Declared<'a> {
     pub tools: Option<&'a CompiledTools>,
     pub choice: &'a ToolChoice,
     pub parallel_tool_calls: Option<bool>,
+    /// Legacy `functions`, custom tools and `allowed_tools`.
+    pub surface: &'a Surface,
 }
 
 /// Which kind of document [`buffered::check_document`] is judging.

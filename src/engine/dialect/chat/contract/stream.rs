@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use super::buffered::check_document;
 use super::fragment::on_tool_call_fragment;
+use super::legacy_stream::{check_mixed, on_function_call_fragment};
 use super::{Declared, FINISH_REASONS, Origin, preview};
 use crate::engine::dialect::chat::reassemble::{Assembly, ChoiceAssembly};
 use crate::engine::framing::SseEvent;
@@ -179,14 +180,19 @@ impl StreamContract {
         let outcomes = check_document(&self.assembly.to_document(), declared, Origin::Stream, sink);
         let assembly = &self.assembly;
         sink.fill_seq_since(start, |violation| {
+            if violation.path.contains("/message/function_call") {
+                return assembly.legacy_seq(violation.choice);
+            }
             assembly.seq_for(violation.choice, violation.tool_call)
         });
         self.outcomes = Some(outcomes.clone());
         outcomes
     }
 
-    /// End-of-body rules for a body that ended normally.
-    pub fn end_of_body(&self, ended_mid_event: bool, sink: &mut ViolationSink) {
+    /// End-of-body rules for a body that ended normally. With `legacy` (the request used
+    /// `functions`), a choice without a finish reason is `chat_legacy.stream.finish_reason_missing`,
+    /// as it is for any choice that streamed a `function_call`.
+    pub fn end_of_body(&self, ended_mid_event: bool, legacy: bool, sink: &mut ViolationSink) {
         if ended_mid_event {
             sink.push(
                 RuleId::StreamTruncated,
@@ -207,8 +213,13 @@ impl StreamContract {
             if choice.finish_reasons.is_empty() {
                 let site =
                     Site::at(format!("/choices/{position}/finish_reason")).choice(Some(*index));
+                let rule = if legacy || choice.legacy.is_some() {
+                    RuleId::ChatLegacyStreamFinishReasonMissing
+                } else {
+                    RuleId::StreamTruncated
+                };
                 sink.push(
-                    RuleId::StreamTruncated,
+                    rule,
                     Stage::Complete,
                     site,
                     "the stream ended with no finish_reason for this choice",
@@ -274,4 +285,28 @@ fn on_delta(
             );
         }
     }
+    match delta.get("function_call") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(fragment)) => on_function_call_fragment(
+            assembled,
+            fragment,
+            &format!("{base}/function_call"),
+            choice,
+            seq,
+            sink,
+        ),
+        Some(other) => {
+            let detail = format!(
+                "delta.function_call must be an object, got {}",
+                preview(other)
+            );
+            sink.push(
+                RuleId::ResponseShapeInvalid,
+                Stage::Fragment,
+                site("/function_call"),
+                detail,
+            );
+        }
+    }
+    check_mixed(assembled, base, choice, seq, sink);
 }

@@ -1,0 +1,190 @@
+//! `type: "custom"` tools and `tool_choice: {"type":"allowed_tools"}` on Chat Completions,
+//! request side: the nested shapes (`{"type":"custom","custom":{"name","format"}}`,
+//! `{"type":"allowed_tools","allowed_tools":{"mode","tools"}}`), the custom tools' grammars
+//! (a `regex` one compiled by [`crate::engine::custom_input`]), and the names they refer to.
+//!
+//! Input: the parsed `tools` items and `tool_choice`. Output: the declared custom tools, the
+//! allowed set, and `chat_custom.request.*` / `chat_allowed.request.*` violations.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::{Allowed, Surface};
+use crate::engine::custom_input::compile_regex_grammar;
+use crate::engine::dialect::chat::contract::preview;
+use crate::engine::rules::RuleId;
+use crate::engine::schema::CompiledTools;
+use crate::engine::violation::{Site, Stage, ViolationSink};
+
+/// The declared `type: "custom"` tools by name; shape and grammar problems are reported.
+pub(super) fn declare_custom(
+    items: &[Value],
+    sink: &mut ViolationSink,
+) -> BTreeMap<String, Option<regex::Regex>> {
+    let mut custom = BTreeMap::new();
+    for (position, tool) in items.iter().enumerate() {
+        if tool.get("type").and_then(Value::as_str) != Some("custom") {
+            continue;
+        }
+        let at = |suffix: &str| Site::at(format!("/tools/{position}{suffix}"));
+        let name = tool
+            .get("custom")
+            .and_then(|c| c.get("name"))
+            .and_then(Value::as_str);
+        let Some(name) = name else {
+            let detail = if tool.get("name").is_some() {
+                "a Responses-style flat custom tool (`name` at the top) sent to chat/completions; Chat nests it under `custom`".to_owned()
+            } else {
+                "a custom tool needs `custom.name`".to_owned()
+            };
+            sink.push(
+                RuleId::ChatCustomRequestToolShapeInvalid,
+                Stage::Request,
+                at("/custom"),
+                detail,
+            );
+            continue;
+        };
+        let format = tool.get("custom").and_then(|c| c.get("format"));
+        let grammar = match format.filter(|f| !f.is_null()).map(grammar_of) {
+            None | Some(Ok(None)) => None,
+            Some(Ok(Some(grammar))) => Some(grammar),
+            Some(Err(problem)) => {
+                sink.push(
+                    RuleId::ChatCustomRequestGrammarShapeInvalid,
+                    Stage::Request,
+                    at("/custom/format"),
+                    problem,
+                );
+                None
+            }
+        };
+        custom.entry(name.to_owned()).or_insert(grammar);
+    }
+    custom
+}
+
+/// `{"type":"text"}` or `{"type":"grammar","grammar":{"syntax":"lark"|"regex","definition"}}`,
+/// nothing more (both objects are closed); a regex grammar is compiled.
+fn grammar_of(format: &Value) -> Result<Option<regex::Regex>, String> {
+    let closed = |value: &Value, keys: &[&str]| {
+        value
+            .as_object()
+            .is_some_and(|object| object.keys().all(|key| keys.contains(&key.as_str())))
+    };
+    match format.get("type").and_then(Value::as_str) {
+        Some("text") if closed(format, &["type"]) => return Ok(None),
+        Some("grammar") if closed(format, &["type", "grammar"]) => {}
+        _ => {
+            return Err(format!(
+                "format must be {{\"type\":\"text\"}} or {{\"type\":\"grammar\",\"grammar\":{{..}}}}, got {}",
+                preview(format)
+            ));
+        }
+    }
+    let grammar = format.get("grammar").unwrap_or(&Value::Null);
+    let syntax = grammar.get("syntax").and_then(Value::as_str);
+    let definition = grammar.get("definition").and_then(Value::as_str);
+    match (syntax, definition) {
+        _ if !closed(grammar, &["syntax", "definition"]) => {}
+        (Some("lark"), Some(_)) => return Ok(None),
+        (Some("regex"), Some(definition)) => return compile_regex_grammar(definition).map(Some),
+        _ => {}
+    }
+    Err(format!(
+        "grammar must be {{\"syntax\":\"lark\"|\"regex\",\"definition\":string}} (Chat nests it; the Responses API's is flat), got {}",
+        preview(grammar)
+    ))
+}
+
+/// `tool_choice: {"type":"custom","custom":{"name":X}}` must name a declared custom tool.
+pub(super) fn check_custom_choice(
+    choice: Option<&Value>,
+    surface: &Surface,
+    sink: &mut ViolationSink,
+) {
+    let Some(choice) = choice.filter(|c| c.get("type").and_then(Value::as_str) == Some("custom"))
+    else {
+        return;
+    };
+    let name = choice
+        .get("custom")
+        .and_then(|c| c.get("name"))
+        .and_then(Value::as_str);
+    if name.is_some_and(|name| surface.custom.contains_key(name)) {
+        return;
+    }
+    let detail = format!(
+        "tool_choice {} names no declared custom tool",
+        preview(choice)
+    );
+    sink.push(
+        RuleId::ChatCustomRequestToolChoiceUnknown,
+        Stage::Request,
+        Site::at("/tool_choice"),
+        detail,
+    );
+}
+
+/// `tool_choice: {"type":"allowed_tools", ...}`: its nested shape, and that every entry names a
+/// declared tool of its kind.
+pub(super) fn allowed_tools(
+    choice: Option<&Value>,
+    tools: Option<&CompiledTools>,
+    custom: &BTreeMap<String, Option<regex::Regex>>,
+    sink: &mut ViolationSink,
+) -> Option<Allowed> {
+    let choice =
+        choice.filter(|c| c.get("type").and_then(Value::as_str) == Some("allowed_tools"))?;
+    let nested = choice.get("allowed_tools");
+    let mode = nested.and_then(|n| n.get("mode")).and_then(Value::as_str);
+    let entries = nested
+        .and_then(|n| n.get("tools"))
+        .and_then(Value::as_array);
+    let (Some(mode @ ("auto" | "required")), Some(entries)) = (mode, entries) else {
+        let detail = format!(
+            "allowed_tools must be {{\"type\":\"allowed_tools\",\"allowed_tools\":{{\"mode\":\"auto\"|\"required\",\"tools\":[..]}}}} (nested in Chat), got {}",
+            preview(choice)
+        );
+        sink.push(
+            RuleId::ChatAllowedRequestShapeInvalid,
+            Stage::Request,
+            Site::at("/tool_choice"),
+            detail,
+        );
+        return None;
+    };
+    let mut names = Vec::with_capacity(entries.len());
+    for (position, entry) in entries.iter().enumerate() {
+        let kind = entry
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("function");
+        let name = entry
+            .get(kind)
+            .and_then(|inner| inner.get("name"))
+            .and_then(Value::as_str);
+        let declared = match (kind, name) {
+            ("function", Some(name)) => tools.is_some_and(|tools| tools.get(name).is_some()),
+            ("custom", Some(name)) => custom.contains_key(name),
+            _ => false,
+        };
+        if let Some(name) = name {
+            names.push(name.to_owned());
+        }
+        if !declared {
+            let detail = format!("allowed tool {} matches no declared tool", preview(entry));
+            sink.push(
+                RuleId::ChatAllowedRequestUnknownTool,
+                Stage::Request,
+                Site::at(format!("/tool_choice/allowed_tools/tools/{position}")),
+                detail,
+            );
+        }
+    }
+    Some(Allowed {
+        required: mode == "required",
+        names,
+    })
+}

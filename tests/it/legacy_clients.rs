@@ -1,0 +1,186 @@
+//! Chat Completions' legacy `functions`/`function_call` through the real proxy: the official
+//! `openai` Python SDK sends `functions=` (buffered and streamed) to a scripted upstream that
+//! answers with fixtures of the corpus, once direct and once through tooltap, and must get the
+//! same thing; clean exchanges get no error-severity violation, the broken ones are reported
+//! live with their `chat_legacy.*` ids, `tooltap check` of the recordings gives the same ids,
+//! and `tooltap replay` of them gives the SDK the same answers again. Enforce mode ends a broken
+//! legacy stream the way it ends any Chat stream: one `data: {"error":...}` event.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::engine_support::{self, Fixture};
+use crate::inspect::{fixture_request, fixture_upstream, metric_sum, settle, temp_file};
+use crate::record::flush;
+use crate::support::check::check_json;
+use crate::support::client::exchange;
+use crate::support::clients::run_python;
+use crate::support::proxy;
+use crate::support::within;
+use tooltap::record::RecordMode;
+use tooltap::replay::ReplaySettings;
+use tooltap::replay::server::RunningReplay;
+
+const FIXTURES: [&str; 5] = [
+    "pair_legacy_call_json",
+    "pass_legacy_forced_stop",
+    "pair_legacy_call_sse",
+    "legacy_buffered_arguments_not_string",
+    "legacy_stream_finish_reason_missing",
+];
+
+fn fixture(name: &str) -> Fixture {
+    engine_support::load(&engine_support::fixtures_dir().join(name))
+}
+
+async fn run_sdk(base_url: &str) -> Value {
+    let fixtures_dir = engine_support::fixtures_dir();
+    let output = run_python(
+        "legacy_check.py",
+        &[base_url.as_ref(), fixtures_dir.as_os_str()],
+        Duration::from_secs(60),
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "python failed against {base_url}: {stderr}"
+    );
+    serde_json::from_slice(&output.stdout).expect("the script prints JSON")
+}
+
+/// The error-severity rule ids among violations (violations-file lines or `check` entries).
+fn error_rules<'a>(violations: impl Iterator<Item = &'a Value>) -> BTreeSet<String> {
+    violations
+        .filter(|v| v["severity"] == "error")
+        .filter_map(|v| v["rule"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[tokio::test]
+async fn the_openai_sdk_with_functions_gets_the_same_through_tooltap_and_check_agrees() {
+    let fixtures: Vec<Fixture> = FIXTURES.iter().map(|n| fixture(n)).collect();
+    let upstream = fixture_upstream(&fixtures).await;
+    let violations = temp_file("legacy-clients-violations.jsonl");
+    let recordings = temp_file("legacy-clients-recordings");
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.inspect.violations = Some(violations.clone());
+    raw.record.mode = Some(RecordMode::All);
+    raw.record.dir = Some(recordings.clone());
+    let tooltap = proxy::start(raw).await;
+
+    let direct = run_sdk(&format!("{}/v1", upstream.url())).await;
+    let through = run_sdk(&format!("http://{}/v1", tooltap.local_addr())).await;
+    assert_eq!(
+        direct, through,
+        "the SDK got something else through tooltap"
+    );
+    // What it got is the legacy call, buffered and reassembled from the stream.
+    assert_eq!(through["buffered"]["finish_reason"], "function_call");
+    assert_eq!(through["buffered"]["function_call"]["name"], "get_weather");
+    assert_eq!(
+        through["buffered"]["function_call"]["arguments"],
+        r#"{"location":"Paris"}"#
+    );
+    assert_eq!(through["forced"]["finish_reason"], "stop");
+    assert_eq!(through["stream"]["name"], "get_weather");
+    assert_eq!(through["stream"]["arguments"], r#"{"location":"Paris"}"#);
+    assert_eq!(
+        through["stream"]["finish_reasons"],
+        serde_json::json!(["function_call"])
+    );
+    assert_eq!(
+        through["broken_stream"]["finish_reasons"],
+        serde_json::json!([])
+    );
+
+    let text = settle(&tooltap, 5).await;
+    assert_eq!(
+        metric_sum(
+            &text,
+            "tooltap_exchanges_inspected_total",
+            &["dialect=\"chat\""]
+        ),
+        5,
+        "{text}"
+    );
+    let lines: Vec<Value> = std::fs::read_to_string(&violations)
+        .unwrap_or_default()
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("violation line"))
+        .collect();
+    assert!(lines.iter().all(|v| v["dialect"] == "chat"), "{lines:?}");
+    let expected: BTreeSet<String> = [
+        "chat_legacy.response.arguments_not_string",
+        "chat_legacy.stream.finish_reason_missing",
+    ]
+    .map(str::to_owned)
+    .into();
+    // The clean exchanges add nothing: the only errors are the two broken answers' rules.
+    assert_eq!(error_rules(lines.iter()), expected, "{lines:?}");
+
+    // `tooltap check` re-judges the recordings to the same rule ids (exit 1: errors).
+    flush(&tooltap).await;
+    let checked = check_json(&recordings);
+    assert_eq!(checked.code, 1, "{}", checked.stderr);
+    let exchanges = checked.report["exchanges"].as_array().expect("exchanges");
+    assert_eq!(exchanges.len(), 5, "{}", checked.report);
+    let offline: Vec<Value> = exchanges
+        .iter()
+        .flat_map(|e| e["violations"].as_array().cloned().unwrap_or_default())
+        .collect();
+    assert_eq!(error_rules(offline.iter()), expected, "{offline:?}");
+
+    // The recordings, replayed, give the SDK the same answers again.
+    let mut settings = ReplaySettings::new(recordings);
+    settings.listen = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+    let replay = within(Duration::from_secs(20), RunningReplay::start(&settings))
+        .await
+        .expect("replay starts");
+    let replayed = run_sdk(&format!("http://{}/v1", replay.local_addr())).await;
+    assert_eq!(
+        direct, replayed,
+        "the SDK got something else from the replay"
+    );
+}
+
+#[tokio::test]
+async fn enforce_mode_ends_a_broken_legacy_stream_with_a_chat_error_event() {
+    let broken = fixture("legacy_stream_mixed_with_tool_calls");
+    let clean = fixture("pair_legacy_call_sse");
+    let upstream = fixture_upstream(&[broken.clone(), clean.clone()]).await;
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.inspect.enforce = Some(true);
+    let tooltap = proxy::start(raw).await;
+    let addr = tooltap.local_addr();
+    let limit = Duration::from_secs(20);
+
+    let cut = within(limit, exchange(addr, fixture_request(addr, &broken))).await;
+    assert_eq!(cut.status, 200, "the head was sent before the violation");
+    let text = String::from_utf8(cut.body.to_vec()).expect("utf-8");
+    // The tool_calls fragment mixed into the function_call stream is frame 2: frames 0 and 1
+    // pass, then one error event, nothing more.
+    let frames = engine_support::natural_frames(&broken);
+    let passed: Vec<u8> = frames[..2].concat();
+    assert!(cut.body.starts_with(&passed), "{text}");
+    let rest = &text[passed.len()..];
+    let payload = rest
+        .strip_prefix("data: ")
+        .and_then(|r| r.strip_suffix("\n\n"))
+        .unwrap_or_else(|| panic!("not one error event: {rest:?}"));
+    let event: Value = serde_json::from_str(payload).expect("error event is JSON");
+    assert_eq!(event["error"]["code"], "contract_violation");
+    assert_eq!(
+        event["error"]["param"],
+        "chat_legacy.stream.mixed_with_tool_calls"
+    );
+    assert!(!text.contains("[DONE]"));
+
+    let passed = within(limit, exchange(addr, fixture_request(addr, &clean))).await;
+    assert_eq!(
+        passed.body, clean.body,
+        "a clean legacy stream passes byte for byte"
+    );
+}
