@@ -263,7 +263,7 @@ def write(repo, meta, results):
              "Counters scraped from `/metrics` of the full-inspection variants at the end of "
              "the rounds; the traffic is clean, so violations must be zero.", "",
              "```json", json.dumps(results.get("checks", {}), indent=1), "```", "",
-             "## Against the targets (issue 8)", "", targets_table(results, get, median, added),
+             "## Against the targets (issues 8 and 15)", "", targets_table(results, get, median, added),
              ""]
     page += closing_notes(meta)
     with open(os.path.join(repo, "docs", "benchmarks.md"), "w") as out:

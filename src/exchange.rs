@@ -36,7 +36,7 @@ impl ExchangeId {
             prefix(now.as_secs(), process_random(now.subsec_nanos()))
         });
         let number = COUNTER.fetch_add(1, Ordering::Relaxed);
-        ExchangeId(Arc::from(format!("{prefix}-{number}")))
+        ExchangeId(Arc::from(join(prefix, number).as_str()))
     }
 
     pub fn as_str(&self) -> &str {
@@ -47,6 +47,47 @@ impl ExchangeId {
 impl fmt::Display for ExchangeId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
+    }
+}
+
+/// `<prefix>-<number>` on the stack: one allocation per id (the `Arc`), no formatting machinery.
+fn join(prefix: &str, number: u64) -> IdText {
+    let mut text = IdText {
+        bytes: [0; ID_MAX],
+        len: 0,
+    };
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = number;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    for part in [prefix.as_bytes(), b"-", &digits[at..]] {
+        let end = (text.len + part.len()).min(ID_MAX);
+        text.bytes[text.len..end].copy_from_slice(&part[..end - text.len]);
+        text.len = end;
+    }
+    text
+}
+
+/// Longest id kept: the prefix is 14 characters today and a `u64` has at most 20 digits.
+const ID_MAX: usize = 64;
+
+/// An id's text before it moves into its `Arc`.
+struct IdText {
+    bytes: [u8; ID_MAX],
+    len: usize,
+}
+
+impl IdText {
+    fn as_str(&self) -> &str {
+        // Only ASCII (base-36 digits, `t`, `-`, decimal digits) is ever written.
+        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or_default()
     }
 }
 
@@ -133,6 +174,16 @@ mod tests {
         assert_ne!(prefix(1_700_000_000, a), prefix(1_700_000_000, b));
         assert!(prefix(1_700_000_000, u64::MAX) < prefix(1_700_000_001, 0));
         assert_eq!(prefix(36, 0), "t10-000000");
+    }
+
+    #[test]
+    fn ids_join_prefix_and_counter() {
+        assert_eq!(join("t10-000000", 0).as_str(), "t10-000000-0");
+        assert_eq!(join("t10-000000", 42).as_str(), "t10-000000-42");
+        assert_eq!(
+            join("tabc-zzzzzz", u64::MAX).as_str(),
+            format!("tabc-zzzzzz-{}", u64::MAX)
+        );
     }
 
     #[test]

@@ -29,6 +29,9 @@ use crate::route::Route;
 use crate::tls::TlsError;
 use crate::watch::Watch;
 
+/// [`EXCHANGE_HEADER`], parsed once.
+const EXCHANGE_HEADER_NAME: http::HeaderName = http::HeaderName::from_static(EXCHANGE_HEADER);
+
 /// Everything a request needs, shared by all connections.
 pub struct ProxyState {
     pub config: Arc<Config>,
@@ -80,7 +83,7 @@ pub async fn handle(
         .metrics
         .request(&ctx.route, response.status().as_u16());
     if let Ok(value) = http::HeaderValue::from_str(ctx.id.as_str()) {
-        response.headers_mut().insert(EXCHANGE_HEADER, value);
+        response.headers_mut().insert(EXCHANGE_HEADER_NAME, value);
     }
     Ok(response)
 }

@@ -58,11 +58,16 @@ pub fn run_with_progress(
         }
     }
     items.extend(problems.into_iter().map(Item::Unreadable));
+    // One buffer for the whole report: `stdout` is line-buffered, and the pretty JSON report
+    // has a dozen lines per exchange, each a write system call otherwise.
+    let mut buffered = std::io::BufWriter::with_capacity(64 * 1024, &mut *stdout);
     let written = match args.format {
-        OutputFormat::Human => output::human(&items, stdout),
-        OutputFormat::Json => output::json(&items, stdout),
-        OutputFormat::Junit => junit::write(&items, args.fail_on, stdout),
-    };
+        OutputFormat::Human => output::human(&items, &mut buffered),
+        OutputFormat::Json => output::json(&items, &mut buffered),
+        OutputFormat::Junit => junit::write(&items, args.fail_on, &mut buffered),
+    }
+    .and_then(|()| buffered.flush());
+    drop(buffered);
     for item in &items {
         if let Item::Unreadable(message) = item {
             let _ = writeln!(stderr, "tooltap check: {}", output::printable(message));

@@ -25,7 +25,12 @@ pub struct StreamIdle(pub Duration);
 pub struct IdleBody<B> {
     inner: B,
     idle: Duration,
-    deadline: Pin<Box<Sleep>>,
+    /// When the body last made progress (made, or a frame arrived).
+    last: Instant,
+    /// Armed at the first `Pending` poll only, and moved to `last + idle` whenever the body
+    /// waits again: a frame costs a clock read, and a body that never waits (a buffered
+    /// response already read) never touches the timer wheel.
+    deadline: Option<Pin<Box<Sleep>>>,
 }
 
 impl<B> IdleBody<B> {
@@ -33,7 +38,8 @@ impl<B> IdleBody<B> {
         IdleBody {
             inner,
             idle,
-            deadline: Box::pin(tokio::time::sleep(idle)),
+            last: Instant::now(),
+            deadline: None,
         }
     }
 }
@@ -53,14 +59,23 @@ where
         let this = &mut *self;
         match Pin::new(&mut this.inner).poll_frame(cx) {
             Poll::Ready(polled) => {
-                let idle = this.idle;
-                this.deadline.as_mut().reset(Instant::now() + idle);
+                this.last = Instant::now();
                 Poll::Ready(polled.map(|frame| frame.map_err(Into::into)))
             }
-            Poll::Pending => match this.deadline.as_mut().poll(cx) {
-                Poll::Ready(()) => Poll::Ready(Some(Err(Box::new(StreamIdle(this.idle))))),
-                Poll::Pending => Poll::Pending,
-            },
+            Poll::Pending => {
+                let due = this.last + this.idle;
+                let deadline = this
+                    .deadline
+                    .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(due)));
+                if deadline.deadline() != due {
+                    // Later than before: tokio moves a registered timer without a lock.
+                    deadline.as_mut().reset(due);
+                }
+                match deadline.as_mut().poll(cx) {
+                    Poll::Ready(()) => Poll::Ready(Some(Err(Box::new(StreamIdle(this.idle))))),
+                    Poll::Pending => Poll::Pending,
+                }
+            }
         }
     }
 

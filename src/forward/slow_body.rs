@@ -39,7 +39,10 @@ pub struct DeadlineBody<B> {
     initial: Duration,
     min_rate: u64,
     received: u64,
-    deadline: Pin<Box<Sleep>>,
+    /// Armed at the first `Pending` poll only: a body that is whole when first polled (a
+    /// small request, the common case) never touches the timer wheel. Frames that arrive later
+    /// move the deadline the next time the body waits.
+    deadline: Option<Pin<Box<Sleep>>>,
     /// Counts cut bodies (`tooltap_limit_hits_total{limit="request_body_slow"}`).
     metrics: Option<std::sync::Arc<Metrics>>,
 }
@@ -58,7 +61,7 @@ impl<B> DeadlineBody<B> {
             initial,
             min_rate: min_rate.max(1),
             received: 0,
-            deadline: Box::pin(tokio::time::sleep_until(started + initial)),
+            deadline: None,
             metrics,
         }
     }
@@ -85,26 +88,33 @@ where
             Poll::Ready(Some(Ok(frame))) => {
                 if let Some(data) = frame.data_ref() {
                     this.received = this.received.saturating_add(data.len() as u64);
-                    let deadline = this.started + this.allowed();
-                    this.deadline.as_mut().reset(deadline);
                 }
                 Poll::Ready(Some(Ok(frame)))
             }
             Poll::Ready(other) => Poll::Ready(other),
-            Poll::Pending => match this.deadline.as_mut().poll(cx) {
-                Poll::Ready(()) => {
-                    if let Some(metrics) = &this.metrics {
-                        metrics.limit_hit("request_body_slow", "proxy");
-                    }
-                    Poll::Ready(Some(Err(Box::new(SlowRequestBody {
-                        received: this.received,
-                        elapsed: this.started.elapsed(),
-                        initial: this.initial,
-                        min_rate: this.min_rate,
-                    }))))
+            Poll::Pending => {
+                let due = this.started + this.allowed();
+                let deadline = this
+                    .deadline
+                    .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(due)));
+                if deadline.deadline() != due {
+                    deadline.as_mut().reset(due);
                 }
-                Poll::Pending => Poll::Pending,
-            },
+                match deadline.as_mut().poll(cx) {
+                    Poll::Ready(()) => {
+                        if let Some(metrics) = &this.metrics {
+                            metrics.limit_hit("request_body_slow", "proxy");
+                        }
+                        Poll::Ready(Some(Err(Box::new(SlowRequestBody {
+                            received: this.received,
+                            elapsed: this.started.elapsed(),
+                            initial: this.initial,
+                            min_rate: this.min_rate,
+                        }))))
+                    }
+                    Poll::Pending => Poll::Pending,
+                }
+            }
         }
     }
 

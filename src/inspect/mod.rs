@@ -14,10 +14,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 
 use crate::enforce::CutReceiver;
-use crate::engine::{BodyEnd, Dialect, EngineConfig, Exchange, Report, ResponseHead, SchemaCache};
+use crate::engine::{BodyEnd, Dialect, EngineConfig, Report, ResponseHead, SchemaCache};
 use crate::jsonl_sink::JsonlSink;
 use crate::metrics::{IncompleteReason, Metrics};
 use crate::record::{Recorder, RecordingEnd};
@@ -227,6 +227,7 @@ pub mod violation_line;
 
 pub use memory::{Charge, DEFAULT_MAX_MEMORY, MemoryBudget};
 pub use offload::AnalysisPool;
+use offload::{Engine, Start, feed};
 
 pub use held::DEFAULT_HELD_IN_MEMORY;
 pub use recording::{HoldSettings, RecordingSeed};
@@ -265,27 +266,32 @@ async fn analyse(
             .max(shared.engine.max_reassembled),
     );
     let mut charged = 0usize;
-    let (engine, schemas) = (Arc::clone(&shared.engine), Arc::clone(&shared.schemas));
-    let started = pool.run(move || {
-        let mut exchange = Exchange::with_dialect(
-            &engine,
-            &schemas,
-            dialect,
-            request_body.as_deref().unwrap_or_default(),
-        );
-        exchange.response_head(head);
-        exchange
+    // The engine starts (the request parsed, its schemas compiled) on the first trip to the
+    // pool, together with the first frames; a buffered response whose end is already known
+    // then costs one trip in all (each trip is two cross-thread wake-ups, measured as a large
+    // part of the CPU per request).
+    let mut exchange = Engine::Pending(Start {
+        engine: Arc::clone(&shared.engine),
+        schemas: Arc::clone(&shared.schemas),
+        dialect,
+        request_body,
+        head,
     });
-    let Some(mut exchange) = started.await else {
-        return (Outcome::Panicked, false);
-    };
-    while let Some(first) = body.data.recv().await {
+    let mut closed = false;
+    while !closed {
+        let Some(first) = body.data.recv().await else {
+            break;
+        };
         // Whatever else is already queued goes along: one trip per burst, not per frame.
         let mut batch = vec![first];
         while batch.len() < BATCH {
             match body.data.try_recv() {
                 Ok(event) => batch.push(event),
-                Err(_) => break,
+                Err(mpsc::error::TryRecvError::Disconnected) => {
+                    closed = true;
+                    break;
+                }
+                Err(mpsc::error::TryRecvError::Empty) => break,
             }
         }
         // Held frames and framing buffers are bounded per exchange; counted so that new
@@ -297,7 +303,9 @@ async fn analyse(
             // frees what it holds (its recording, its reassembly); the client is unaffected.
             *recording = None;
             drop(body);
-            let report = pool.run(move || exchange.finish(BodyEnd::Lossy)).await;
+            let report = pool
+                .run(move || exchange.get().finish(BodyEnd::Lossy))
+                .await;
             charge.release();
             let outcome = match report {
                 Some(report) => Outcome::Judged {
@@ -309,35 +317,55 @@ async fn analyse(
             return (outcome, true);
         }
         charged += more;
+        if closed {
+            // The body's last frames: fed and judged in the same trip below.
+            return finish(pool, exchange, Some(batch), recording, body.end).await;
+        }
         // The tape goes along: a held one may append to the spill, blocking I/O like the
         // engine's work is CPU, and both belong off the worker threads.
         let mut tape = recording.take();
         let fed = pool.run(move || {
-            for event in batch {
-                #[cfg(test)]
-                tests::panic_on_marker(&event.bytes);
-                if let Some(tape) = tape.as_mut() {
-                    tape.frame(&event.bytes, event.at);
-                }
-                exchange.feed(&event.bytes);
-            }
-            (exchange, tape)
+            let mut exchange = exchange.get();
+            feed(&mut exchange, batch, &mut tape);
+            (Engine::Started(Box::new(exchange)), tape)
         });
         (exchange, *recording) = match fed.await {
             Some(fed) => fed,
             None => return (Outcome::Panicked, false),
         };
     }
-    let end = body.end.await.ok();
+    finish(pool, exchange, None, recording, body.end).await
+}
+
+/// The last trip: the remaining frames (if any), then the verdict.
+async fn finish(
+    pool: &AnalysisPool,
+    exchange: Engine,
+    batch: Option<Vec<crate::tee::TapEvent>>,
+    recording: &mut Option<Tape>,
+    end: oneshot::Receiver<TapEnd>,
+) -> (Outcome, bool) {
+    let end = end.await.ok();
     // The recording's outcome is the one vocabulary for endings: the same translation into the
     // engine's `BodyEnd` as `tooltap check` makes from the file.
     let body_end = recording::outcome(end.as_ref(), None)
         .body_end(end.as_ref().map_or(0, |end| end.dropped_frames));
-    let outcome = match pool.run(move || exchange.finish(body_end)).await {
-        Some(report) => Outcome::Judged {
-            report: Box::new(report),
-            end,
-        },
+    let mut tape = recording.take();
+    let judged = pool.run(move || {
+        let mut exchange = exchange.get();
+        if let Some(batch) = batch {
+            feed(&mut exchange, batch, &mut tape);
+        }
+        (exchange.finish(body_end), tape)
+    });
+    let outcome = match judged.await {
+        Some((report, tape)) => {
+            *recording = tape;
+            Outcome::Judged {
+                report: Box::new(report),
+                end,
+            }
+        }
         None => Outcome::Panicked,
     };
     (outcome, false)

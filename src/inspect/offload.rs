@@ -4,12 +4,18 @@
 //! finishing the report). Output: its result, or `None` when it panicked. The work runs on
 //! tokio's blocking pool behind a semaphore of [`AnalysisPool::threads`] permits, so a slow
 //! exchange (bounded by the schema budget) occupies at most one of them and never a worker
-//! thread that accepts connections or forwards frames for other exchanges.
+//! thread that accepts connections or forwards frames for other exchanges. [`Engine`] starts an
+//! exchange's engine lazily, on its first trip, so that a buffered response costs one trip.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
+use bytes::Bytes;
 use tokio::sync::Semaphore;
+
+use super::recording::Tape;
+use crate::engine::{Dialect, EngineConfig, Exchange, ResponseHead, SchemaCache};
+use crate::tee::TapEvent;
 
 /// The permits for engine work; shared by every inspector.
 #[derive(Debug, Clone)]
@@ -52,5 +58,50 @@ impl AnalysisPool {
             result
         });
         task.await.ok().flatten()
+    }
+}
+
+pub(super) fn feed(exchange: &mut Exchange, batch: Vec<TapEvent>, tape: &mut Option<Tape>) {
+    for event in batch {
+        #[cfg(test)]
+        super::tests::panic_on_marker(&event.bytes);
+        if let Some(tape) = tape.as_mut() {
+            tape.frame(&event.bytes, event.at);
+        }
+        exchange.feed(&event.bytes);
+    }
+}
+
+/// What the engine needs to start, until the first trip to the analysis pool starts it.
+pub(super) struct Start {
+    pub engine: Arc<EngineConfig>,
+    pub schemas: Arc<SchemaCache>,
+    pub dialect: Dialect,
+    pub request_body: Option<Bytes>,
+    pub head: ResponseHead,
+}
+
+/// The engine for one exchange: not started yet, or started (on a pool thread).
+pub(super) enum Engine {
+    Pending(Start),
+    Started(Box<Exchange>),
+}
+
+impl Engine {
+    /// The started exchange; starts it first when needed. Call on a pool thread only.
+    pub(super) fn get(self) -> Exchange {
+        match self {
+            Engine::Started(exchange) => *exchange,
+            Engine::Pending(start) => {
+                let mut exchange = Exchange::with_dialect(
+                    &start.engine,
+                    &start.schemas,
+                    start.dialect,
+                    start.request_body.as_deref().unwrap_or_default(),
+                );
+                exchange.response_head(start.head);
+                exchange
+            }
+        }
     }
 }

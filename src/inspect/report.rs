@@ -56,7 +56,12 @@ pub(super) fn emit(
         metrics.incomplete(route, *reason);
     }
 
-    let ts = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
+    // Only violation lines carry a time stamp: a clean exchange formats none.
+    let ts = if report.violations.is_empty() && report.violations_not_listed == 0 {
+        String::new()
+    } else {
+        humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+    };
     let head = LineHead {
         ts: &ts,
         exchange: &label.id,

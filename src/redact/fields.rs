@@ -40,22 +40,23 @@ const MAX_LISTED: usize = 32;
 /// Replaces credential-named fields' scalar values in `body`.
 pub fn redact(body: &mut Value, redacted: &mut Vec<String>) {
     let mut listed = 0usize;
-    // (value, its JSON pointer, the field name it sits under, depth)
-    let mut stack: Vec<(&mut Value, String, String, usize)> = Vec::new();
+    // Each entry: the value, its JSON pointer, whether the field it sits under (its own name,
+    // or the array's for an item) names a secret, and its depth. The verdict is taken once
+    // per field name, when it is pushed.
+    let mut stack: Vec<(&mut Value, String, bool, usize)> = Vec::new();
     if let Value::Object(fields) = body {
         for (name, value) in fields.iter_mut() {
             if !SCHEMA_FIELDS.contains(&name.as_str()) {
-                stack.push((value, format!("/{}", escape(name)), name.clone(), 1));
+                let secret = secret_body_field(name);
+                stack.push((value, child_pointer("", name), secret, 1));
             }
         }
     }
-    while let Some((value, pointer, name, depth)) = stack.pop() {
+    while let Some((value, pointer, secret, depth)) = stack.pop() {
         match value {
             Value::String(_) | Value::Number(_) => {
-                if secret_body_field(&name) && value.as_str() != Some(REDACTED) {
+                if secret && value.as_str() != Some(REDACTED) {
                     *value = Value::String(REDACTED.to_string());
-                    // The list says a value was there; thousands of entries would say
-                    // nothing more and cost quadratic time.
                     listed += 1;
                     match listed.cmp(&MAX_LISTED) {
                         std::cmp::Ordering::Less => note(redacted, format!("body:{pointer}")),
@@ -67,14 +68,15 @@ pub fn redact(body: &mut Value, redacted: &mut Vec<String>) {
             _ if depth >= MAX_BODY_DEPTH => {}
             Value::Object(fields) => {
                 for (child_name, child) in fields.iter_mut() {
-                    let child_pointer = format!("{pointer}/{}", escape(child_name));
-                    stack.push((child, child_pointer, child_name.clone(), depth + 1));
+                    let child_secret = secret_body_field(child_name);
+                    let pointer = child_pointer(&pointer, child_name);
+                    stack.push((child, pointer, child_secret, depth + 1));
                 }
             }
             Value::Array(items) => {
-                // Items of `"api_keys": [...]` are named by the array's field.
                 for (index, child) in items.iter_mut().enumerate() {
-                    stack.push((child, format!("{pointer}/{index}"), name.clone(), depth + 1));
+                    let pointer = child_pointer(&pointer, &index.to_string());
+                    stack.push((child, pointer, secret, depth + 1));
                 }
             }
             Value::Null | Value::Bool(_) => {}
@@ -82,14 +84,35 @@ pub fn redact(body: &mut Value, redacted: &mut Vec<String>) {
     }
 }
 
-/// A JSON pointer segment (`~` → `~0`, `/` → `~1`).
+/// `<parent>/<name>` with `~` and `/` in the name escaped (RFC 6901), built without `format!`.
+fn child_pointer(parent: &str, name: &str) -> String {
+    let mut pointer = String::with_capacity(parent.len() + 1 + name.len());
+    pointer.push_str(parent);
+    pointer.push('/');
+    if name.contains(['~', '/']) {
+        pointer.push_str(&escape(name));
+    } else {
+        pointer.push_str(name);
+    }
+    pointer
+}
+
 fn escape(name: &str) -> String {
     name.replace('~', "~0").replace('/', "~1")
 }
 
-/// Whether a request body field's name is a credential's.
 fn secret_body_field(name: &str) -> bool {
-    let name = param_name(name);
+    // Most names need no decoding: no escapes, no `+`, no `-`, no capitals.
+    let decoded;
+    let name = if name
+        .bytes()
+        .any(|b| matches!(b, b'%' | b'+' | b'-' | b'A'..=b'Z'))
+    {
+        decoded = param_name(name);
+        decoded.as_str()
+    } else {
+        name
+    };
     SECRET_BODY_FRAGMENTS.iter().any(|f| name.contains(f))
-        || matches!(name.as_str(), "token" | "pwd" | "pass" | "jwt" | "key")
+        || matches!(name, "token" | "pwd" | "pass" | "jwt" | "key")
 }

@@ -139,10 +139,17 @@ impl Redactor {
     /// Whether a header's value must never be written down: the built-in and configured lists
     /// always, any other name containing a [`SECRET_FRAGMENTS`] entry unless allowed.
     pub fn is_secret_header(&self, name: &str) -> bool {
-        let name = name.to_ascii_lowercase();
-        self.headers.contains(&name)
-            || (!self.allow_headers.contains(&name)
-                && SECRET_FRAGMENTS.iter().any(|f| name.contains(f)))
+        // Header names arrive lowercase from hyper: lower only when needed (no allocation).
+        let lowered;
+        let name = if name.bytes().any(|b| b.is_ascii_uppercase()) {
+            lowered = name.to_ascii_lowercase();
+            lowered.as_str()
+        } else {
+            name
+        };
+        self.headers.contains(name)
+            || (SECRET_FRAGMENTS.iter().any(|f| contains(name, f))
+                && !self.allow_headers.contains(name))
     }
 
     /// Whether a query parameter's value must never be written down.
@@ -227,6 +234,18 @@ impl Redactor {
         }
         fields::redact(body, redacted);
     }
+}
+
+/// `needle` in `name`, for the short names and fragments compared here: a plain window scan
+/// (the general substring search prepares tables per call, which dominated the header check).
+fn contains(name: &str, needle: &str) -> bool {
+    let (name, needle) = (name.as_bytes(), needle.as_bytes());
+    let Some((&first, rest)) = needle.split_first() else {
+        return true;
+    };
+    name.len() >= needle.len()
+        && (0..=name.len() - needle.len())
+            .any(|at| name[at] == first && &name[at + 1..at + needle.len()] == rest)
 }
 
 /// A parameter name as compared: percent-decoded, lowercase, `-` read as `_`.

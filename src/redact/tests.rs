@@ -243,3 +243,25 @@ fn thousands_of_credential_fields_are_redacted_with_a_short_list() {
     assert_eq!(redacted.len(), 32);
     assert_eq!(redacted.last().map(String::as_str), Some("body:..."));
 }
+
+#[test]
+fn the_window_scan_finds_fragments_like_str_contains() {
+    for name in [
+        "",
+        "k",
+        "key",
+        "x-api-key",
+        "authorization",
+        "tok",
+        "x-token-id",
+        "keyk",
+    ] {
+        for fragment in SECRET_FRAGMENTS {
+            assert_eq!(
+                super::contains(name, fragment),
+                name.contains(fragment),
+                "{name} / {fragment}"
+            );
+        }
+    }
+}
