@@ -4,7 +4,7 @@
 //! scrape can never be confused with a client request and the proxy's routes stay transparent.
 //! `/healthz` answers while the process runs; `/readyz` answers 200 while the proxy accepts and
 //! 503 once shutdown has begun, so a load balancer stops sending new work first.
-//! Connections go through the same accept loop as the proxy's ([`crate::listen`]), with a cap
+//! Connections go through the same accept loop as the proxy's ([`crate::proxy::accept_loop`]), with a cap
 //! of their own (`proxy.admin_max_connections`), so silent or piled-up scrapers cannot take
 //! the proxy's descriptors or keep `/metrics` from answering.
 
@@ -19,7 +19,7 @@ use http_body_util::Full;
 use hyper::body::Incoming;
 use tokio::net::TcpListener;
 
-use crate::listen::{self, ListenSettings};
+use crate::proxy::accept_loop::{self, ListenSettings};
 
 use crate::metrics::Metrics;
 
@@ -46,7 +46,7 @@ pub async fn serve(
         let state = state.clone();
         async move { Ok::<_, Infallible>(answer(&state, &req)) }
     };
-    listen::serve(listener, settings, shutdown, handle).await;
+    accept_loop::serve(listener, settings, shutdown, handle).await;
 }
 
 fn answer(state: &AdminState, req: &Request<Incoming>) -> Response<Full<Bytes>> {

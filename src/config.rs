@@ -3,7 +3,7 @@
 //! Input: three [`RawConfig`] layers, merged with the precedence CLI flag > `TOOLTAP_*`
 //! variable > config file > default. The file is read only when a path is given (`--config` or
 //! `TOOLTAP_CONFIG`), so a fresh clone runs with no file at all. Output: a [`Config`] that
-//! `accept::serve` and `forward::Forwarder` consume; nothing downstream re-reads the environment.
+//! `proxy::server::serve` and `proxy::forward::Forwarder` consume; nothing downstream re-reads the environment.
 
 mod duration;
 mod env;
@@ -21,7 +21,7 @@ pub use raw::{
     LogFormat, RawConfig, RawLog, RawProxy, RawRoute, RawRuntime, RawShutdown, RawTimeouts, RawTls,
 };
 
-use crate::route::{Route, RouteError, RouteTable, UpstreamUrl};
+use crate::proxy::route::{Route, RouteError, RouteTable, UpstreamUrl};
 use inspect::{AdminSettings, InspectConfigError, InspectSettings, RoutePolicy};
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
@@ -42,7 +42,7 @@ pub const DEFAULT_REQUEST_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Every this many bytes of request body received extend the deadline by one second.
 pub const DEFAULT_REQUEST_BODY_MIN_RATE: u64 = 500;
 /// Client connections open at once on the proxy listener, unless `ulimit -n` allows fewer
-/// (see [`crate::listen::cap_for_fds`]).
+/// (see [`crate::proxy::accept_loop::cap_for_fds`]).
 pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 /// Connections open at once on the admin listener: scrapers and probes, a handful.
 pub const DEFAULT_ADMIN_MAX_CONNECTIONS: usize = 64;
@@ -97,8 +97,8 @@ impl ConnectionLimits {
     /// The default proxy cap: [`DEFAULT_MAX_CONNECTIONS`], lowered to what `ulimit -n` leaves
     /// room for (a client socket and an upstream socket per connection).
     pub fn default_proxy() -> usize {
-        let fds = crate::listen::open_files_limit().map_or(usize::MAX, |n| {
-            crate::listen::cap_for_fds(n, crate::listen::FD_RESERVE)
+        let fds = crate::proxy::accept_loop::open_files_limit().map_or(usize::MAX, |n| {
+            crate::proxy::accept_loop::cap_for_fds(n, crate::proxy::accept_loop::FD_RESERVE)
         });
         DEFAULT_MAX_CONNECTIONS.min(fds)
     }

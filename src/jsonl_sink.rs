@@ -264,5 +264,4 @@ fn open_append(path: &Path) -> std::io::Result<File> {
 }
 
 #[cfg(test)]
-#[path = "jsonl_sink_tests.rs"]
 mod tests;

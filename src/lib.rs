@@ -1,46 +1,41 @@
-//! tooltap: a recording HTTP proxy that checks OpenAI-compatible function-calling traffic.
+//! tooltap: a recording HTTP proxy that checks OpenAI-compatible function-calling traffic
+//! (Chat Completions, the Responses API and Anthropic Messages).
 //!
 //! Data flows one way:
 //!
 //! ```text
-//! accept → service → forward → tee ──► client   (bytes unchanged, no delay)
-//!                               └────► inspect → engine { framing → reassemble → contract } → report
+//! proxy { accept_loop → server → service → forward → tee } ──► client   (bytes unchanged, no delay)
+//!                                                    └─────► inspect → engine { framing → reassemble → contract } → report
 //! ```
 //!
+//! * [`proxy`] is the path a request takes, in order, configured by [`config`]; [`cli`] serves
+//!   the binary.
 //! * [`engine`] is the sans-IO analysis core: it imports neither hyper nor tokio, is fed bytes in
 //!   arbitrary chunks and returns values (reassembled messages and [`engine::Violation`]s). The
 //!   live proxy, the offline checker and the replayer all drive it.
-//! * [`config`] (with [`route`]), [`accept`], [`service`], [`exchange`], [`forward`], [`error`]
-//!   and [`tls`] make the transparent proxy; [`cli`] and [`shutdown`] serve the binary.
-//! * [`replay`] serves [`record`]ings back as fixtures, through the same tee and inspector.
-//! * [`tee`], [`inspect`], [`metrics`], [`admin`] and [`jsonl_sink`] watch the traffic: a tee
-//!   copies each frame to an inspector task that feeds the engine and reports.
-//! * [`record`] writes exchanges to disk as replayable fragment sequences (redacted first);
-//!   [`check`] re-judges recordings offline.
+//! * [`inspect`] feeds the engine what the proxy's taps copy and reports: [`metrics`] (served by
+//!   [`admin`]), log lines and the violations file ([`jsonl_sink`]).
+//! * [`record`] writes exchanges to disk as replayable fragment sequences, [`redact`]ed first;
+//!   [`check`] re-judges recordings offline, [`replay`] serves them back as fixtures through the
+//!   same taps and inspector, [`report`] shows them; [`quirk`] breaks the contract on purpose.
 
-pub mod accept;
-pub mod admin;
-pub mod check;
-pub mod cli;
+// In flow order (rustfmt.toml: reorder_modules = false).
+// Configuration, and the proxy path a request takes.
 pub mod config;
-pub mod enforce;
+pub mod proxy;
+// The sans-IO analysis core, and the inspector that feeds it live traffic.
 pub mod engine;
-pub mod error;
-pub mod exchange;
-pub mod forward;
-pub mod inject;
 pub mod inspect;
-pub mod jsonl_sink;
-pub mod listen;
-pub mod metrics;
-pub mod quirk;
-pub mod record;
+// What inspection leaves behind: credentials removed, recordings, the violations file, metrics.
 pub mod redact;
+pub mod record;
+pub mod jsonl_sink;
+pub mod metrics;
+pub mod admin;
+// Offline: re-judging, replaying and showing recordings; quirks on purpose.
+pub mod check;
 pub mod replay;
 pub mod report;
-pub mod route;
-pub mod service;
-pub mod shutdown;
-pub mod tee;
-pub mod tls;
-pub mod watch;
+pub mod quirk;
+// The command line.
+pub mod cli;

@@ -11,11 +11,11 @@ use clap::Parser;
 use tokio::net::TcpListener;
 use tracing_subscriber::EnvFilter;
 
-use tooltap::accept;
 use tooltap::cli::{Cli, Command, ProxyArgs};
 use tooltap::config::{Config, EnvLayer, LogFormat};
+use tooltap::proxy::server;
+use tooltap::proxy::service::ProxyState;
 use tooltap::replay::{self, ReplayState, args::ReplayArgs};
-use tooltap::service::ProxyState;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -81,8 +81,8 @@ fn run_proxy(args: ProxyArgs) -> anyhow::Result<()> {
         }
         let (stop_admin, admin_stopped) = tokio::sync::watch::channel(false);
         if let Some(addr) = config.admin.listen {
-            let stop = accept::StopSignal(admin_stopped);
-            let bound = accept::start_admin(&state, addr, stop).await?;
+            let stop = server::StopSignal(admin_stopped);
+            let bound = server::start_admin(&state, addr, stop).await?;
             tracing::info!(admin = %bound, "admin listener ready (/metrics, /healthz, /readyz)");
         }
         let violations = config
@@ -116,7 +116,7 @@ fn run_proxy(args: ProxyArgs) -> anyhow::Result<()> {
             "recordings"
         );
         tracing::info!(listen = %local, "tooltap proxy ready");
-        let report = accept::serve(state, listener, tooltap::shutdown::signal()).await?;
+        let report = server::serve(state, listener, tooltap::proxy::shutdown::signal()).await?;
         let _ = stop_admin.send(true);
         tracing::info!(connections_cut = report.connections_cut, "stopped");
         Ok(())
@@ -139,7 +139,7 @@ fn run_replay(args: ReplayArgs) -> anyhow::Result<()> {
         let local = listener.local_addr().context("listener address")?;
         let recordings = state.library.read().map_or(0, |library| library.len());
         tracing::info!(listen = %local, recordings, dir = %settings.recordings.display(), "tooltap replay ready");
-        replay::serve(state, listener, tooltap::shutdown::signal()).await;
+        replay::serve(state, listener, tooltap::proxy::shutdown::signal()).await;
         tracing::info!("stopped");
         Ok(())
     })

@@ -250,7 +250,7 @@ pub fn validate(
             "held_in_memory",
         )?,
         max_spill: max_spill.unwrap_or(crate::inspect::DEFAULT_MAX_SPILL),
-        tap_bytes: positive(tap_bytes, crate::tee::DEFAULT_TAP_BYTES, "tap_bytes")?,
+        tap_bytes: positive(tap_bytes, crate::proxy::tee::DEFAULT_TAP_BYTES, "tap_bytes")?,
         schema: schema_limits(schema_budget, schema_compile_bytes, schema_cache_bytes)?,
         violations: (violations.as_os_str() != "off").then_some(violations),
         matcher: Matcher {

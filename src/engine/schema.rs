@@ -445,5 +445,4 @@ fn explain_invalid_schema(error: &ValidationError<'_>) -> String {
 }
 
 #[cfg(test)]
-#[path = "schema_tests.rs"]
 mod tests;

@@ -16,12 +16,12 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::enforce::CutReceiver;
 use crate::engine::{BodyEnd, Dialect, EngineConfig, Report, ResponseHead, SchemaCache};
 use crate::jsonl_sink::JsonlSink;
 use crate::metrics::{IncompleteReason, Metrics};
+use crate::proxy::enforce::CutReceiver;
+use crate::proxy::tee::{Ending, TapEnd, TapReceiver};
 use crate::record::{Recorder, RecordingEnd};
-use crate::tee::{Ending, TapEnd, TapReceiver};
 
 /// Everything an inspector needs that outlives one exchange; shared by all of them.
 pub struct Inspection {
@@ -71,7 +71,7 @@ pub struct InspectJob {
     pub label: ExchangeLabel,
     pub request: TapReceiver,
     pub response: oneshot::Receiver<ResponsePart>,
-    /// Enforce mode's verdict: an [`crate::enforce::EnforceCut`] when it cut the stream or refused the body on
+    /// Enforce mode's verdict: an [`crate::proxy::enforce::EnforceCut`] when it cut the stream or refused the body on
     /// purpose (the end the tap then sees is tooltap's doing, not a client that went away);
     /// closed without one when it let the response pass or the route does not enforce.
     pub enforced: CutReceiver,
@@ -341,7 +341,7 @@ async fn analyse(
 async fn finish(
     pool: &AnalysisPool,
     exchange: Engine,
-    batch: Option<Vec<crate::tee::TapEvent>>,
+    batch: Option<Vec<crate::proxy::tee::TapEvent>>,
     recording: &mut Option<Tape>,
     end: oneshot::Receiver<TapEnd>,
 ) -> (Outcome, bool) {

@@ -15,7 +15,7 @@ use tokio::sync::Semaphore;
 
 use super::recording::Tape;
 use crate::engine::{Dialect, EngineConfig, Exchange, ResponseHead, SchemaCache};
-use crate::tee::TapEvent;
+use crate::proxy::tee::TapEvent;
 
 /// The permits for engine work; shared by every inspector.
 #[derive(Debug, Clone)]

@@ -15,13 +15,13 @@ use super::ExchangeLabel;
 use super::held::{Cut, HeldFrames};
 use super::offload::AnalysisPool;
 use super::spill::Spill;
-use crate::enforce::EnforceCut;
 use crate::metrics::Metrics;
+use crate::proxy::enforce::EnforceCut;
+use crate::proxy::tee::{Ending, TapEnd};
 use crate::record::{
     EnforcedLine, FrameData, Outcome, RecordMode, Recorder, RecordingEnd, RecordingHandle,
     RecordingStart,
 };
-use crate::tee::{Ending, TapEnd};
 
 /// The request facts a recording's first line needs.
 #[derive(Debug, Clone)]

@@ -8,7 +8,7 @@ use super::violation_line::{LineHead, NotListedLine, ViolationLine, to_line};
 use super::{ExchangeLabel, Inspection, Outcome};
 use crate::engine::{Completeness, Report};
 use crate::metrics::IncompleteReason;
-use crate::tee::{Ending, TapEnd};
+use crate::proxy::tee::{Ending, TapEnd};
 
 /// What the inspector saw of the request body.
 pub(super) struct RequestSeen<'a> {

@@ -13,7 +13,7 @@ use http_body_util::{BodyExt, Full};
 use tokio::sync::oneshot;
 
 use super::*;
-use crate::tee::{self, TeeBody};
+use crate::proxy::tee::{self, TeeBody};
 
 const MARKER: &[u8] = b"\xde\xad-inject-panic";
 
@@ -50,7 +50,7 @@ async fn exchange(shared: &Arc<Inspection>, body: &'static [u8]) -> Bytes {
         },
         request: request_rx,
         response: response_rx,
-        enforced: crate::enforce::verdict::channel().1,
+        enforced: crate::proxy::enforce::verdict::channel().1,
         recording: None,
     };
     let task = tokio::spawn(run(shared.clone(), job));
@@ -157,7 +157,7 @@ async fn a_stalled_inspector_makes_the_report_lossy_while_the_client_gets_every_
         },
         request: request_rx,
         response: response_rx,
-        enforced: crate::enforce::verdict::channel().1,
+        enforced: crate::proxy::enforce::verdict::channel().1,
         recording: None,
     };
     run(shared.clone(), job).await;

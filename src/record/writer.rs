@@ -248,5 +248,4 @@ pub struct RecordingHandle {
     secrets: Vec<String>,
 }
 
-#[path = "handle.rs"]
 mod handle;

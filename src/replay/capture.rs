@@ -25,12 +25,12 @@ use super::remember::{self, Forwarded};
 use super::respond::EXCHANGE_HEADER;
 use super::service::TAP_CAPACITY;
 use crate::config::{Config, ConfigError, RawConfig};
-use crate::exchange::ExchangeCtx;
-use crate::forward::Forwarder;
-use crate::forward::body::{self as proxy_body, BodyError, ProxyBody};
 use crate::inspect::RecordingSeed;
-use crate::tee::{self, TeeBody};
-use crate::tls::TlsError;
+use crate::proxy::exchange::ExchangeCtx;
+use crate::proxy::forward::Forwarder;
+use crate::proxy::forward::body::{self as proxy_body, BodyError, ProxyBody};
+use crate::proxy::tee::{self, TeeBody};
+use crate::proxy::tls::TlsError;
 
 /// The forwarding half of a replay server in `--on-miss forward` mode.
 #[derive(Debug)]

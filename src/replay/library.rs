@@ -328,5 +328,4 @@ fn trim_zeros(digits: &[u8]) -> &[u8] {
 }
 
 #[cfg(test)]
-#[path = "library_tests.rs"]
 mod tests;

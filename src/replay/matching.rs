@@ -233,5 +233,4 @@ fn diff_into(a: &Value, b: &Value, at: &mut String, out: &mut Vec<String>) {
 }
 
 #[cfg(test)]
-#[path = "matching_tests.rs"]
 mod tests;

@@ -43,8 +43,8 @@ use crate::engine::{EngineConfig, SchemaCache, SeverityOverrides};
 use crate::inspect::Inspection;
 use crate::jsonl_sink::JsonlSink;
 use crate::metrics::Metrics;
+use crate::proxy::taps::Watch;
 use crate::record::{RecordMode, Recorder, RecorderConfig};
-use crate::watch::Watch;
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
 /// Request bodies are read whole to be matched; larger ones are refused with 413.

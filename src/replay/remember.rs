@@ -18,10 +18,10 @@ use http::HeaderMap;
 use http::StatusCode;
 
 use super::ReplayState;
-use crate::exchange::ExchangeCtx;
+use crate::proxy::exchange::ExchangeCtx;
+use crate::proxy::tee::{Ending, TapReceiver};
 use crate::record::format::{RequestPart, ResponsePart};
 use crate::record::{Meta, RecordedBody, RecordedFrame, Recording, VERSION};
-use crate::tee::{Ending, TapReceiver};
 
 /// What is known of a forwarded exchange when its response head arrives.
 pub struct Forwarded {

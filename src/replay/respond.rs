@@ -13,9 +13,9 @@ use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Response, StatusCode};
 
 use super::library::Miss;
-use crate::forward::headers::strip_hop_by_hop;
+use crate::proxy::forward::headers::strip_hop_by_hop;
 
-pub use crate::exchange::EXCHANGE_HEADER;
+pub use crate::proxy::exchange::EXCHANGE_HEADER;
 pub const RECORDING_HEADER: &str = "x-tooltap-recording";
 /// How many differing pointers a miss message lists before "and N more".
 const MAX_LISTED: usize = 12;
@@ -70,7 +70,7 @@ pub fn miss_message(method: &str, path: &str, miss: &Miss) -> String {
 
 /// A complete error response in the OpenAI shape, `type` `tooltap_error`.
 pub fn error_response(status: StatusCode, code: &str, message: &str) -> Response<Bytes> {
-    crate::error::error_response(status, "tooltap_error", code, message)
+    crate::proxy::error::error_response(status, "tooltap_error", code, message)
 }
 
 #[cfg(test)]

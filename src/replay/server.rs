@@ -2,7 +2,7 @@
 //!
 //! Input: a bound listener, the [`ReplayState`] (recordings loaded before anything listens, so a
 //! bad file fails the start) and a shutdown future. Output: every connection served by the
-//! proxy's accept loop ([`crate::listen`]: HTTP/1.1 and h2c, `TCP_NODELAY` so a small SSE frame
+//! proxy's accept loop ([`crate::proxy::accept_loop`]: HTTP/1.1 and h2c, `TCP_NODELAY` so a small SSE frame
 //! is not held back waiting for the next) with [`service::handle`]. [`RunningReplay`] runs it on
 //! a task, for tests and embedders. On shutdown, in-flight replays get [`GRACE`] to finish.
 
@@ -16,7 +16,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use super::{ReplayError, ReplaySettings, ReplayState, service};
-use crate::listen::{self, ListenSettings};
+use crate::proxy::accept_loop::{self, ListenSettings};
 
 /// How long in-flight replays may continue after shutdown is asked for.
 pub const GRACE: Duration = Duration::from_secs(5);
@@ -36,7 +36,7 @@ pub async fn serve(
         metrics: None,
     };
     let handle = move |request| service::handle(state.clone(), request);
-    listen::serve(listener, settings, shutdown, handle).await;
+    accept_loop::serve(listener, settings, shutdown, handle).await;
 }
 
 /// A replay server on a Tokio task.

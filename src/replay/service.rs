@@ -23,9 +23,9 @@ use super::body::ReplayBody;
 use super::capture;
 use super::quirks;
 use super::respond::{self, replay_headers};
-use crate::exchange::ExchangeCtx;
-use crate::forward::body::{self as proxy_body, BodyError, ProxyBody};
-use crate::forward::flush_first::FlushFirst;
+use crate::proxy::exchange::ExchangeCtx;
+use crate::proxy::forward::body::{self as proxy_body, BodyError, ProxyBody};
+use crate::proxy::forward::flush_first::FlushFirst;
 
 /// Frames that may wait for the inspector before it counts the exchange as lossy.
 pub const TAP_CAPACITY: usize = 1024;

@@ -13,7 +13,7 @@ use crate::support::metrics::assert_metric;
 use crate::support::proxy;
 use crate::support::upstream::{Script, Upstream};
 use crate::support::within;
-use tooltap::accept::RunningProxy;
+use tooltap::proxy::server::RunningProxy;
 
 const LIMIT: Duration = Duration::from_secs(20);
 const REQUEST: &str = r#"{"model":"m","stream":true,"messages":[]}"#;

@@ -14,7 +14,7 @@ use crate::support::clients::run_python;
 use crate::support::metrics::assert_metric;
 use crate::support::proxy;
 use crate::support::within;
-use tooltap::accept::RunningProxy;
+use tooltap::proxy::server::RunningProxy;
 
 const LIMIT: Duration = Duration::from_secs(20);
 

@@ -12,8 +12,8 @@ use crate::support::metrics::assert_metric;
 use crate::support::proxy;
 use crate::support::upstream::{Script, Upstream};
 use crate::support::within;
-use tooltap::accept::RunningProxy;
 use tooltap::config::{HumanDuration, RawConfig};
+use tooltap::proxy::server::RunningProxy;
 use tooltap::record::{Outcome, RecordMode};
 
 /// A proxy config that records every exchange into `dir`.

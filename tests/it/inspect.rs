@@ -20,7 +20,7 @@ pub use crate::support::metrics::{metric_sum, metrics};
 use crate::support::proxy;
 use crate::support::upstream::{Script, Upstream};
 use crate::support::within;
-use tooltap::accept::RunningProxy;
+use tooltap::proxy::server::RunningProxy;
 
 const LIMIT: Duration = Duration::from_secs(20);
 

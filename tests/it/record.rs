@@ -17,7 +17,7 @@ use crate::support::metrics::assert_metric;
 use crate::support::proxy;
 use crate::support::temp::files_under;
 use crate::support::within;
-use tooltap::accept::RunningProxy;
+use tooltap::proxy::server::RunningProxy;
 use tooltap::record::RecordMode;
 
 const SECRET: &str = "sk-planted-7f3a9c1e";

@@ -6,7 +6,7 @@
 //! it cares about.
 
 use crate::support::client::{exchange, request};
-use tooltap::accept::RunningProxy;
+use tooltap::proxy::server::RunningProxy;
 
 /// `/metrics` as served by the admin listener.
 pub async fn metrics(tooltap: &RunningProxy) -> String {

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use tooltap::accept::RunningProxy;
 use tooltap::config::{Config, HumanDuration, RawConfig, RawRoute};
+use tooltap::proxy::server::RunningProxy;
 
 /// Raw config listening on an ephemeral port with `upstream` as the default route.
 pub fn raw_config(upstream: &str) -> RawConfig {

@@ -9,7 +9,7 @@ use http_body::{Body, Frame, SizeHint};
 use super::verdict::{CutSender, EnforceCut};
 use super::{anthropic_error, error_object, errors};
 use crate::engine::{BodyEnd, Dialect, Exchange, Violation};
-use crate::forward::body::{BodyError, ProxyBody};
+use crate::proxy::forward::body::{BodyError, ProxyBody};
 
 /// A stream body that checks each frame before forwarding it; see the module doc.
 pub struct EnforceBody {

@@ -1,6 +1,6 @@
 //! The process's shutdown trigger: the first SIGINT (Ctrl-C) or SIGTERM (`docker stop`).
 //!
-//! Input: OS signals. Output: a future that completes once, handed to `accept::serve`, which
+//! Input: OS signals. Output: a future that completes once, handed to `proxy::server::serve`, which
 //! then stops accepting and drains in-flight exchanges for `shutdown.grace`.
 
 /// Completes on the first SIGINT or SIGTERM. If a handler cannot be installed, that signal is

@@ -13,7 +13,7 @@ use hyper::body::Incoming;
 
 use super::UpstreamBody;
 use super::flush_first::FlushFirst;
-use crate::tee::TeeBody;
+use crate::proxy::tee::TeeBody;
 
 /// Errors inside a body stream. Boxed because hyper needs `Into<Box<dyn Error>>` anyway and a
 /// tee may add its own.

@@ -17,8 +17,8 @@ use hyper_util::client::legacy::Error as ClientError;
 
 use super::body::ClientBodyError;
 use super::slow_body::SlowRequestBody;
-use crate::error::{ProxyError, TimeoutPhase};
-use crate::route::UpstreamUrl;
+use crate::proxy::error::{ProxyError, TimeoutPhase};
+use crate::proxy::route::UpstreamUrl;
 
 pub fn client_error(
     error: &ClientError,

@@ -1,6 +1,6 @@
 //! The errors a client can see from tooltap itself, and whose fault each one is.
 //!
-//! Input: failures classified by [`crate::forward`] (connect, TLS, timeouts, broken request
+//! Input: failures classified by [`crate::proxy::forward`] (connect, TLS, timeouts, broken request
 //! bodies). Output: a [`ProxyError`] that the service logs with its [`Fault`] and turns into an
 //! HTTP response in the OpenAI error shape, `{"error":{"message","type","code"}}`, so the official
 //! SDKs print one clear line. Upstream 4xx/5xx responses are *not* errors: they pass unchanged and
@@ -125,7 +125,6 @@ impl ProxyError {
 
 /// A complete JSON response in the OpenAI error shape,
 /// `{"error":{"message","type","code"}}`, which the official SDKs print as one clear line.
-/// Every error tooltap answers itself goes through here (proxy, enforce mode, replay).
 pub fn error_response(
     status: StatusCode,
     kind: &str,
@@ -135,6 +134,13 @@ pub fn error_response(
     let body = serde_json::json!({
         "error": { "message": message, "type": kind, "code": code }
     });
+    json_response(status, &body)
+}
+
+/// A complete JSON response with this status and body. Every error tooltap answers itself goes
+/// through here (proxy and replay through [`error_response`]; enforce mode's 502, whose body
+/// follows the dialect's error shape, directly).
+pub fn json_response(status: StatusCode, body: &serde_json::Value) -> Response<Bytes> {
     let mut response = Response::new(Bytes::from(body.to_string()));
     *response.status_mut() = status;
     response.headers_mut().insert(

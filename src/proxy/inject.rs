@@ -19,7 +19,7 @@ use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
 
 use crate::config::Config;
-use crate::forward::body::{BodyError, ProxyBody};
+use crate::proxy::forward::body::{BodyError, ProxyBody};
 use crate::quirk::{LiveQuirks, NOT_APPLICABLE_HEADER, QUIRK_HEADER, QuirkId};
 
 /// The quirks for the next exchange on `route` (empty: nothing injected).

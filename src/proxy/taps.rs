@@ -1,7 +1,7 @@
 //! The service's side of inspection: decide whether an exchange is watched, tee its bodies, and
 //! start its inspector task.
 //!
-//! Input: each exchange's context and bodies from [`crate::service`]. Output: the same bodies,
+//! Input: each exchange's context and bodies from [`crate::proxy::service`]. Output: the same bodies,
 //! wrapped in [`TeeBody`] when the exchange is inspected, and an [`inspect::run`] task that
 //! drains the taps. A cap on concurrent inspections (a semaphore with `try_acquire`, never a
 //! wait) keeps memory bounded under load: with no permit free the exchange is forwarded untapped
@@ -20,18 +20,18 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 use tracing::Instrument;
 
 use crate::config::Config;
-use crate::enforce::CutSender;
 use crate::engine::{EngineConfig, SchemaCache};
-use crate::exchange::ExchangeCtx;
-use crate::forward::UpstreamBody;
-use crate::forward::body::{self, ProxyBody, RequestBody};
 use crate::inspect::{
     self, ExchangeLabel, HoldSettings, InspectJob, Inspection, RecordingSeed, ResponsePart, Spill,
 };
 use crate::jsonl_sink::JsonlSink;
 use crate::metrics::{IncompleteReason, Metrics};
+use crate::proxy::enforce::CutSender;
+use crate::proxy::exchange::ExchangeCtx;
+use crate::proxy::forward::UpstreamBody;
+use crate::proxy::forward::body::{self, ProxyBody, RequestBody};
+use crate::proxy::tee::{self, TeeBody};
 use crate::record::{RecordMode, Recorder};
-use crate::tee::{self, TeeBody};
 
 /// Shared by every exchange of one proxy.
 pub struct Watch {
@@ -177,7 +177,7 @@ impl Watch {
         self.begun.fetch_add(1, Ordering::Relaxed);
         let (tap, request_rx) = tee::tap_bounded(self.tap_frames, self.tap_bytes);
         let (response_tx, response_rx) = oneshot::channel();
-        let (cut, cut_rx) = crate::enforce::verdict::channel();
+        let (cut, cut_rx) = crate::proxy::enforce::verdict::channel();
         let records = recording.is_some();
         let job = InspectJob {
             recording,

@@ -29,7 +29,8 @@ use http_body_util::BodyExt;
 use crate::engine::{
     BodyKind, Dialect, EngineConfig, ResponseHead, SchemaCache, Severity, Violation,
 };
-use crate::forward::body::{BodyError, ProxyBody, full};
+use crate::proxy::error::json_response;
+use crate::proxy::forward::body::{BodyError, ProxyBody, full};
 
 pub use hold::{Held, Prefixed, hold};
 pub use stream::EnforceBody;
@@ -114,15 +115,11 @@ pub fn judge_buffered(
         Dialect::Anthropic => anthropic_error(&errors),
         Dialect::Chat | Dialect::Responses => serde_json::json!({ "error": error_object(&errors) }),
     };
-    let mut response = Response::new(Bytes::from(body.to_string()));
-    *response.status_mut() = StatusCode::BAD_GATEWAY;
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    let mut response = json_response(StatusCode::BAD_GATEWAY, &body);
     // The OpenAI SDKs retry 502s by default; the same answer would come back, so say not to.
-    headers.insert("x-should-retry", HeaderValue::from_static("false"));
+    response
+        .headers_mut()
+        .insert("x-should-retry", HeaderValue::from_static("false"));
     Some(response)
 }
 

@@ -1,4 +1,4 @@
-//! Running the proxy: serving its listener through [`crate::listen`], and stopping gracefully.
+//! Running the proxy: serving its listener through [`crate::proxy::accept_loop`], and stopping gracefully.
 //!
 //! Input: a bound [`TcpListener`], the [`ProxyState`] (built first, so a bad CA bundle fails
 //! before anything listens) and a shutdown future (signals in the binary, a
@@ -16,9 +16,9 @@ use tokio::task::JoinHandle;
 
 use crate::admin;
 use crate::config::Config;
-use crate::listen::{self, ListenSettings};
-use crate::service::{self, ProxyState};
-use crate::tls::TlsError;
+use crate::proxy::accept_loop::{self, ListenSettings};
+use crate::proxy::service::{self, ProxyState};
+use crate::proxy::tls::TlsError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -42,7 +42,7 @@ pub enum ServeError {
     Task(tokio::task::JoinError),
 }
 
-pub use crate::listen::ServeReport;
+pub use crate::proxy::accept_loop::ServeReport;
 
 /// Serve until `shutdown` completes, then drain. Returns once every connection is closed.
 pub async fn serve(
@@ -64,7 +64,7 @@ pub async fn serve(
         ready.store(false, Ordering::Relaxed);
     };
     let handle = move |request| service::handle(state.clone(), request);
-    Ok(listen::serve(listener, settings, shutdown, handle).await)
+    Ok(accept_loop::serve(listener, settings, shutdown, handle).await)
 }
 
 /// A proxy running on a Tokio task: what tests and embedders use.

@@ -14,7 +14,7 @@ use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
 use http_body_util::combinators::UnsyncBoxBody;
 
-use crate::forward::body::BodyError;
+use crate::proxy::forward::body::BodyError;
 
 type Boxed = UnsyncBoxBody<Bytes, BodyError>;
 

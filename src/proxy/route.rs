@@ -231,5 +231,4 @@ impl RouteTable {
 }
 
 #[cfg(test)]
-#[path = "route_tests.rs"]
 mod tests;

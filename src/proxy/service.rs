@@ -4,8 +4,8 @@
 //! response with its body boxed as [`ProxyBody`], or tooltap's own error in the OpenAI shape.
 //! Each exchange gets an [`ExchangeCtx`] and a tracing span (id, route, method, path) that every
 //! log line inside it carries. The `[inspect]` settings decide per route whether the exchange
-//! is watched (its bodies teed to an inspector, see [`crate::watch`]) and whether it is
-//! enforced (see [`crate::enforce`]); every response gets the `x-tooltap-exchange` header.
+//! is watched (its bodies teed to an inspector, see [`crate::proxy::taps`]) and whether it is
+//! enforced (see [`crate::proxy::enforce`]); every response gets the `x-tooltap-exchange` header.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -18,16 +18,16 @@ use hyper::body::Incoming;
 use tracing::Instrument;
 
 use crate::config::Config;
-use crate::enforce::{self, Held};
-use crate::error::ProxyError;
-use crate::exchange::EXCHANGE_HEADER;
-use crate::exchange::ExchangeCtx;
-use crate::forward::Forwarder;
-use crate::forward::body::{self, ProxyBody};
 use crate::metrics::Metrics;
-use crate::route::Route;
-use crate::tls::TlsError;
-use crate::watch::Watch;
+use crate::proxy::enforce::{self, Held};
+use crate::proxy::error::ProxyError;
+use crate::proxy::exchange::EXCHANGE_HEADER;
+use crate::proxy::exchange::ExchangeCtx;
+use crate::proxy::forward::Forwarder;
+use crate::proxy::forward::body::{self, ProxyBody};
+use crate::proxy::route::Route;
+use crate::proxy::taps::Watch;
+use crate::proxy::tls::TlsError;
 
 /// [`EXCHANGE_HEADER`], parsed once.
 const EXCHANGE_HEADER_NAME: http::HeaderName = http::HeaderName::from_static(EXCHANGE_HEADER);
@@ -106,7 +106,7 @@ async fn run(
         (body::from_client(incoming), None)
     };
     // `--inject`: drawn per exchange; a quirk reads the request (tool choice, schemas).
-    let quirks = crate::inject::draw(&state.config, &route.name);
+    let quirks = crate::proxy::inject::draw(&state.config, &route.name);
     let mut held = None;
     if enforce || !quirks.is_empty() {
         match enforce::hold(request_body, state.config.inspect.max_request_body).await {
@@ -150,7 +150,7 @@ async fn run(
     let response = match (watching, held.as_ref().filter(|_| !quirks.is_empty())) {
         (watching, Some(request)) => {
             let max_hold = state.config.inject.max_hold;
-            let injected = crate::inject::response(
+            let injected = crate::proxy::inject::response(
                 &quirks,
                 request,
                 max_hold,

@@ -30,10 +30,10 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 use crate::config::Config;
-use crate::error::{ProxyError, TimeoutPhase};
-use crate::exchange::ExchangeCtx;
-use crate::route::Route;
-use crate::tls::{self, TlsError};
+use crate::proxy::error::{ProxyError, TimeoutPhase};
+use crate::proxy::exchange::ExchangeCtx;
+use crate::proxy::route::Route;
+use crate::proxy::tls::{self, TlsError};
 use body::RequestBody;
 
 pub type UpstreamClient = Client<HttpsConnector<HttpConnector>, RequestBody>;

@@ -289,5 +289,4 @@ impl<B> Drop for TeeBody<B> {
 }
 
 #[cfg(test)]
-#[path = "tee_tests.rs"]
 mod tests;
