@@ -1,9 +1,11 @@
 //! The catalogue of contract rules: one [`RuleId`] per thing tooltap can object to.
 //!
 //! Ids are public API (logs, metrics, recordings, `docs/rules.md`): never rename or reuse one.
-//! Every per-rule fact comes from an exhaustive `match` with no catch-all arm, so adding a
-//! variant forces a decision on its string id and default severity. The checks in
-//! [`crate::engine::contract`] produce these ids; [`crate::engine::violation`] carries them out.
+//! The catalogue is one table below, a row per rule: variant, stable `family.name` id, default
+//! severity. The `rules!` macro turns it into the enum, [`RuleId::ALL`] and the exhaustive
+//! matches behind [`RuleId::as_str`] and [`RuleId::default_severity`], so adding a rule is one
+//! row and cannot forget either fact. The checks in the dialect modules produce these ids;
+//! [`crate::engine::violation`] carries them out.
 
 use std::fmt;
 use std::str::FromStr;
@@ -12,817 +14,211 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::severity::Severity;
 
-/// A stable identifier of one contract rule, serialized as its `family.name` string.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum RuleId {
-    RequestSchemaInvalid,
-    ResponseNotJson,
-    ResponseShapeInvalid,
-    ResponseStreamMismatch,
-    FinishReasonNotToolCalls,
-    FinishReasonInvalid,
-    FinishReasonRepeated,
-    FinishReasonStopOnNamedChoice,
-    MessageContentType,
-    ToolCallsEmpty,
-    ToolCallsParallelDisallowed,
-    ToolCallIdMissing,
-    ToolCallIdDuplicate,
-    ToolCallTypeInvalid,
-    ToolCallNameMissing,
-    ToolCallNameUndeclared,
-    ToolCallArgumentsNotString,
-    ToolCallArgumentsNotJson,
-    ToolCallArgumentsNotObject,
-    ToolCallArgumentsSchema,
-    ToolChoiceIgnored,
-    ToolChoiceWrongFunction,
-    ToolChoiceNoneViolated,
-    SseDataNotJson,
-    SseDoneMissing,
-    SseDataAfterDone,
-    SseErrorEvent,
-    StreamTruncated,
-    DeltaIndexMissing,
-    DeltaIndexInvalid,
-    DeltaIdRepeated,
-    DeltaIdChanged,
-    DeltaNameRepeated,
-    DeltaNameChanged,
-    DeltaNameLate,
-    DeltaArgumentsNotString,
+/// Writes the enum and its per-rule facts from the table of rows `Variant => "id", Severity;`.
+macro_rules! rules {
+    ($($variant:ident => $id:literal, $severity:ident;)*) => {
+        /// A stable identifier of one contract rule, serialized as its `family.name` string.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum RuleId {
+            $($variant,)*
+        }
+
+        impl RuleId {
+            /// Every rule, in documentation order.
+            pub const ALL: [RuleId; [$($id),*].len()] = [$(RuleId::$variant,)*];
+
+            /// The stable `family.name` id.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(RuleId::$variant => $id,)*
+                }
+            }
+
+            /// The severity a rule has unless [`crate::engine::SeverityOverrides`] says
+            /// otherwise. Warnings are the things clients commonly survive (a repeated id, a
+            /// skipped index) or that say more about the request than the response (an invalid
+            /// declared schema).
+            pub fn default_severity(self) -> Severity {
+                match self {
+                    $(RuleId::$variant => Severity::$severity,)*
+                }
+            }
+        }
+    };
+}
+
+rules! {
+    // Chat Completions tools and tool_calls (docs/rules.md)
+    RequestSchemaInvalid => "request.schema_invalid", Warning;
+    ResponseNotJson => "response.not_json", Error;
+    ResponseShapeInvalid => "response.shape_invalid", Error;
+    ResponseStreamMismatch => "response.stream_mismatch", Warning;
+    FinishReasonNotToolCalls => "finish_reason.not_tool_calls", Error;
+    FinishReasonInvalid => "finish_reason.invalid", Error;
+    FinishReasonRepeated => "finish_reason.repeated", Error;
+    FinishReasonStopOnNamedChoice => "finish_reason.stop_on_named_choice", Warning;
+    MessageContentType => "message.content_type", Error;
+    ToolCallsEmpty => "tool_calls.empty", Error;
+    ToolCallsParallelDisallowed => "tool_calls.parallel_disallowed", Warning;
+    ToolCallIdMissing => "tool_call.id_missing", Error;
+    ToolCallIdDuplicate => "tool_call.id_duplicate", Error;
+    ToolCallTypeInvalid => "tool_call.type_invalid", Error;
+    ToolCallNameMissing => "tool_call.name_missing", Error;
+    ToolCallNameUndeclared => "tool_call.name_undeclared", Error;
+    ToolCallArgumentsNotString => "tool_call.arguments_not_string", Error;
+    ToolCallArgumentsNotJson => "tool_call.arguments_not_json", Error;
+    ToolCallArgumentsNotObject => "tool_call.arguments_not_object", Error;
+    ToolCallArgumentsSchema => "tool_call.arguments_schema", Error;
+    ToolChoiceIgnored => "tool_choice.ignored", Error;
+    ToolChoiceWrongFunction => "tool_choice.wrong_function", Error;
+    ToolChoiceNoneViolated => "tool_choice.none_violated", Error;
+    SseDataNotJson => "sse.data_not_json", Error;
+    SseDoneMissing => "sse.done_missing", Error;
+    SseDataAfterDone => "sse.data_after_done", Error;
+    SseErrorEvent => "sse.error_event", Error;
+    StreamTruncated => "stream.truncated", Error;
+    DeltaIndexMissing => "delta.index_missing", Error;
+    DeltaIndexInvalid => "delta.index_invalid", Warning;
+    DeltaIdRepeated => "delta.id_repeated", Warning;
+    DeltaIdChanged => "delta.id_changed", Error;
+    DeltaNameRepeated => "delta.name_repeated", Warning;
+    DeltaNameChanged => "delta.name_changed", Error;
+    DeltaNameLate => "delta.name_late", Error;
+    DeltaArgumentsNotString => "delta.arguments_not_string", Error;
     // Chat legacy functions, custom tools, allowed_tools (dialects.md §2)
-    ChatLegacyRequestFunctionsCountInvalid,
-    ChatLegacyRequestFunctionNameInvalid,
-    ChatLegacyRequestFunctionNameDuplicate,
-    ChatLegacyRequestFunctionCallUnknownName,
-    ChatLegacyRequestFunctionCallWithoutFunctions,
-    ChatLegacyRequestMixedFunctionsAndTools,
-    ChatLegacyRequestFunctionMessageInvalid,
-    ChatLegacyResponseSwitchedToToolCalls,
-    ChatLegacyResponseSwitchedToFunctionCall,
-    ChatLegacyResponseFunctionCallFieldsMissing,
-    ChatLegacyResponseArgumentsNotString,
-    ChatLegacyResponseArgumentsInvalidJson,
-    ChatLegacyResponseArgumentsSchemaMismatch,
-    ChatLegacyResponseNameUnknown,
-    ChatLegacyResponseFinishReasonMismatch,
-    ChatLegacyResponseMultipleCalls,
-    ChatLegacyFunctionCallNoneViolated,
-    ChatLegacyFunctionCallForcedViolated,
-    ChatLegacyStreamArgumentsBeforeName,
-    ChatLegacyStreamNameRepeated,
-    ChatLegacyStreamMixedWithToolCalls,
-    ChatLegacyStreamFinishReasonMissing,
-    ChatCustomRequestToolShapeInvalid,
-    ChatCustomRequestGrammarShapeInvalid,
-    ChatCustomRequestToolChoiceUnknown,
-    ChatCustomResponseCallShapeInvalid,
-    ChatCustomResponseInputNotString,
-    ChatCustomResponseCalledAsFunction,
-    ChatCustomResponseInputJsonWrapped,
-    ChatCustomResponseGrammarMismatch,
-    ChatCustomStreamFragmentKindMismatch,
-    ChatCustomStreamIndexMissing,
-    ChatAllowedRequestShapeInvalid,
-    ChatAllowedRequestUnknownTool,
-    ChatAllowedResponseToolNotAllowed,
-    ChatAllowedResponseRequiredViolated,
-    ResponsesRequestToolShapeChatStyle,
-    ResponsesRequestToolNameInvalid,
-    ResponsesRequestToolNameDuplicate,
-    ResponsesRequestParametersNotObjectSchema,
-    ResponsesRequestStrictSchemaIncompatible,
-    ResponsesRequestCustomFormatInvalid,
-    ResponsesRequestToolChoiceUnknownTool,
-    ResponsesRequestAllowedToolsUnknownTool,
-    ResponsesRequestToolChoiceWithoutTools,
-    ResponsesRequestFunctionCallOutputOrphan,
-    ResponsesRequestCallIdTooLong,
-    ResponsesOutputEnvelopeInvalid,
-    ResponsesOutputCallIdMissing,
-    ResponsesOutputCallIdDuplicate,
-    ResponsesOutputItemIdMissing,
-    ResponsesOutputNameUnknown,
-    ResponsesOutputArgumentsNotString,
-    ResponsesOutputArgumentsInvalidJson,
-    ResponsesOutputArgumentsSchemaMismatch,
-    ResponsesOutputCustomInputNotString,
-    ResponsesOutputCustomCalledAsFunction,
-    ResponsesOutputCustomInputJsonWrapped,
-    ResponsesOutputCustomGrammarMismatch,
-    ResponsesOutputToolMarkupInText,
-    ResponsesOutputStatusInconsistent,
-    ResponsesToolChoiceNoneViolated,
-    ResponsesToolChoiceRequiredViolated,
-    ResponsesToolChoiceForcedViolated,
-    ResponsesToolChoiceAllowedToolsViolated,
-    ResponsesToolChoiceParallelViolated,
-    ResponsesStreamEventNameMismatch,
-    ResponsesStreamUnknownEventType,
-    ResponsesStreamSequenceNumberMissing,
-    ResponsesStreamSequenceNumberNotMonotonic,
-    ResponsesStreamDeltaWithoutItem,
-    ResponsesStreamItemIdOutputIndexMismatch,
-    ResponsesStreamOutputIndexCollision,
-    ResponsesStreamDeltaKindMismatch,
-    ResponsesStreamEventAfterItemDone,
-    ResponsesStreamArgumentsDoneMismatch,
-    ResponsesStreamItemDoneMismatch,
-    ResponsesStreamItemNotDone,
-    ResponsesStreamToolMarkupAsTextDelta,
-    ResponsesStreamTerminalMissing,
-    ResponsesStreamEventAfterTerminal,
-    ResponsesStreamTerminalOutputMismatch,
-    ResponsesStreamTerminalEnvelopeInvalid,
-    ResponsesStreamDoneSentinel,
-    ResponsesStreamErrorEventInvalid,
+    ChatLegacyRequestFunctionsCountInvalid => "chat_legacy.request.functions_count_invalid", Error;
+    ChatLegacyRequestFunctionNameInvalid => "chat_legacy.request.function_name_invalid", Error;
+    ChatLegacyRequestFunctionNameDuplicate => "chat_legacy.request.function_name_duplicate", Error;
+    ChatLegacyRequestFunctionCallUnknownName => "chat_legacy.request.function_call_unknown_name", Error;
+    ChatLegacyRequestFunctionCallWithoutFunctions => "chat_legacy.request.function_call_without_functions", Warning;
+    ChatLegacyRequestMixedFunctionsAndTools => "chat_legacy.request.mixed_functions_and_tools", Warning;
+    ChatLegacyRequestFunctionMessageInvalid => "chat_legacy.request.function_message_invalid", Error;
+    ChatLegacyResponseSwitchedToToolCalls => "chat_legacy.response.switched_to_tool_calls", Error;
+    ChatLegacyResponseSwitchedToFunctionCall => "chat_legacy.response.switched_to_function_call", Error;
+    ChatLegacyResponseFunctionCallFieldsMissing => "chat_legacy.response.function_call_fields_missing", Error;
+    ChatLegacyResponseArgumentsNotString => "chat_legacy.response.arguments_not_string", Error;
+    ChatLegacyResponseArgumentsInvalidJson => "chat_legacy.response.arguments_invalid_json", Error;
+    ChatLegacyResponseArgumentsSchemaMismatch => "chat_legacy.response.arguments_schema_mismatch", Warning;
+    ChatLegacyResponseNameUnknown => "chat_legacy.response.name_unknown", Error;
+    ChatLegacyResponseFinishReasonMismatch => "chat_legacy.response.finish_reason_mismatch", Error;
+    ChatLegacyResponseMultipleCalls => "chat_legacy.response.multiple_calls", Error;
+    ChatLegacyFunctionCallNoneViolated => "chat_legacy.function_call.none_violated", Error;
+    ChatLegacyFunctionCallForcedViolated => "chat_legacy.function_call.forced_violated", Error;
+    ChatLegacyStreamArgumentsBeforeName => "chat_legacy.stream.arguments_before_name", Error;
+    ChatLegacyStreamNameRepeated => "chat_legacy.stream.name_repeated", Warning;
+    ChatLegacyStreamMixedWithToolCalls => "chat_legacy.stream.mixed_with_tool_calls", Error;
+    ChatLegacyStreamFinishReasonMissing => "chat_legacy.stream.finish_reason_missing", Error;
+    ChatCustomRequestToolShapeInvalid => "chat_custom.request.tool_shape_invalid", Error;
+    ChatCustomRequestGrammarShapeInvalid => "chat_custom.request.grammar_shape_invalid", Error;
+    ChatCustomRequestToolChoiceUnknown => "chat_custom.request.tool_choice_unknown", Error;
+    ChatCustomResponseCallShapeInvalid => "chat_custom.response.call_shape_invalid", Error;
+    ChatCustomResponseInputNotString => "chat_custom.response.input_not_string", Error;
+    ChatCustomResponseCalledAsFunction => "chat_custom.response.called_as_function", Error;
+    ChatCustomResponseInputJsonWrapped => "chat_custom.response.input_json_wrapped", Warning;
+    ChatCustomResponseGrammarMismatch => "chat_custom.response.grammar_mismatch", Warning;
+    ChatCustomStreamFragmentKindMismatch => "chat_custom.stream.fragment_kind_mismatch", Warning;
+    ChatCustomStreamIndexMissing => "chat_custom.stream.index_missing", Error;
+    ChatAllowedRequestShapeInvalid => "chat_allowed.request.shape_invalid", Error;
+    ChatAllowedRequestUnknownTool => "chat_allowed.request.unknown_tool", Error;
+    ChatAllowedResponseToolNotAllowed => "chat_allowed.response.tool_not_allowed", Error;
+    ChatAllowedResponseRequiredViolated => "chat_allowed.response.required_violated", Error;
+    // The Responses API (dialects.md §1)
+    ResponsesRequestToolShapeChatStyle => "responses.request.tool_shape_chat_style", Error;
+    ResponsesRequestToolNameInvalid => "responses.request.tool_name_invalid", Error;
+    ResponsesRequestToolNameDuplicate => "responses.request.tool_name_duplicate", Error;
+    ResponsesRequestParametersNotObjectSchema => "responses.request.parameters_not_object_schema", Warning;
+    ResponsesRequestStrictSchemaIncompatible => "responses.request.strict_schema_incompatible", Warning;
+    ResponsesRequestCustomFormatInvalid => "responses.request.custom_format_invalid", Error;
+    ResponsesRequestToolChoiceUnknownTool => "responses.request.tool_choice_unknown_tool", Error;
+    ResponsesRequestAllowedToolsUnknownTool => "responses.request.allowed_tools_unknown_tool", Error;
+    ResponsesRequestToolChoiceWithoutTools => "responses.request.tool_choice_without_tools", Warning;
+    ResponsesRequestFunctionCallOutputOrphan => "responses.request.function_call_output_orphan", Warning;
+    ResponsesRequestCallIdTooLong => "responses.request.call_id_too_long", Error;
+    ResponsesOutputEnvelopeInvalid => "responses.output.envelope_invalid", Error;
+    ResponsesOutputCallIdMissing => "responses.output.call_id_missing", Error;
+    ResponsesOutputCallIdDuplicate => "responses.output.call_id_duplicate", Error;
+    ResponsesOutputItemIdMissing => "responses.output.item_id_missing", Warning;
+    ResponsesOutputNameUnknown => "responses.output.name_unknown", Error;
+    ResponsesOutputArgumentsNotString => "responses.output.arguments_not_string", Error;
+    ResponsesOutputArgumentsInvalidJson => "responses.output.arguments_invalid_json", Error;
+    ResponsesOutputArgumentsSchemaMismatch => "responses.output.arguments_schema_mismatch", Error;
+    ResponsesOutputCustomInputNotString => "responses.output.custom_input_not_string", Error;
+    ResponsesOutputCustomCalledAsFunction => "responses.output.custom_called_as_function", Error;
+    ResponsesOutputCustomInputJsonWrapped => "responses.output.custom_input_json_wrapped", Warning;
+    ResponsesOutputCustomGrammarMismatch => "responses.output.custom_grammar_mismatch", Warning;
+    ResponsesOutputToolMarkupInText => "responses.output.tool_markup_in_text", Warning;
+    ResponsesOutputStatusInconsistent => "responses.output.status_inconsistent", Error;
+    ResponsesToolChoiceNoneViolated => "responses.tool_choice.none_violated", Error;
+    ResponsesToolChoiceRequiredViolated => "responses.tool_choice.required_violated", Error;
+    ResponsesToolChoiceForcedViolated => "responses.tool_choice.forced_violated", Error;
+    ResponsesToolChoiceAllowedToolsViolated => "responses.tool_choice.allowed_tools_violated", Error;
+    ResponsesToolChoiceParallelViolated => "responses.tool_choice.parallel_violated", Error;
+    ResponsesStreamEventNameMismatch => "responses.stream.event_name_mismatch", Error;
+    ResponsesStreamUnknownEventType => "responses.stream.unknown_event_type", Warning;
+    ResponsesStreamSequenceNumberMissing => "responses.stream.sequence_number_missing", Warning;
+    ResponsesStreamSequenceNumberNotMonotonic => "responses.stream.sequence_number_not_monotonic", Error;
+    ResponsesStreamDeltaWithoutItem => "responses.stream.delta_without_item", Error;
+    ResponsesStreamItemIdOutputIndexMismatch => "responses.stream.item_id_output_index_mismatch", Error;
+    ResponsesStreamOutputIndexCollision => "responses.stream.output_index_collision", Error;
+    ResponsesStreamDeltaKindMismatch => "responses.stream.delta_kind_mismatch", Error;
+    ResponsesStreamEventAfterItemDone => "responses.stream.event_after_item_done", Error;
+    ResponsesStreamArgumentsDoneMismatch => "responses.stream.arguments_done_mismatch", Error;
+    ResponsesStreamItemDoneMismatch => "responses.stream.item_done_mismatch", Error;
+    ResponsesStreamItemNotDone => "responses.stream.item_not_done", Error;
+    ResponsesStreamToolMarkupAsTextDelta => "responses.stream.tool_markup_as_text_delta", Warning;
+    ResponsesStreamTerminalMissing => "responses.stream.terminal_missing", Error;
+    ResponsesStreamEventAfterTerminal => "responses.stream.event_after_terminal", Error;
+    ResponsesStreamTerminalOutputMismatch => "responses.stream.terminal_output_mismatch", Error;
+    ResponsesStreamTerminalEnvelopeInvalid => "responses.stream.terminal_envelope_invalid", Error;
+    ResponsesStreamDoneSentinel => "responses.stream.done_sentinel", Warning;
+    ResponsesStreamErrorEventInvalid => "responses.stream.error_event_invalid", Error;
     // Anthropic Messages (dialects.md §3)
-    AnthropicRequestOpenaiToolShape,
-    AnthropicRequestToolNameInvalid,
-    AnthropicRequestInputSchemaInvalid,
-    AnthropicRequestToolChoiceInvalid,
-    AnthropicRequestToolUseUnanswered,
-    AnthropicRequestToolResultNotLeading,
-    AnthropicRequestToolResultOrphan,
-    AnthropicRequestHistoryToolUseInputNotObject,
-    AnthropicResponseEnvelopeInvalid,
-    AnthropicResponseToolUseInputNotObject,
-    AnthropicResponseToolUseIdMissing,
-    AnthropicResponseToolUseIdDuplicate,
-    AnthropicResponseToolUseIdFormat,
-    AnthropicResponseToolUseNameUnknown,
-    AnthropicResponseToolUseInputSchemaMismatch,
-    AnthropicResponseStopReasonMismatch,
-    AnthropicResponseStopReasonUnknown,
-    AnthropicResponseToolMarkupInText,
-    AnthropicToolChoiceNoneViolated,
-    AnthropicToolChoiceAnyViolated,
-    AnthropicToolChoiceToolViolated,
-    AnthropicToolChoiceParallelViolated,
-    AnthropicStreamEventNameMismatch,
-    AnthropicStreamOpenaiChunksReturned,
-    AnthropicStreamFirstEventNotMessageStart,
-    AnthropicStreamMessageStartDuplicate,
-    AnthropicStreamMessageStartNotEmpty,
-    AnthropicStreamBlockIndexNotSequential,
-    AnthropicStreamDeltaUnknownBlock,
-    AnthropicStreamDeltaTypeMismatch,
-    AnthropicStreamToolUseStartInvalid,
-    AnthropicStreamToolUseStartInputPrefilled,
-    AnthropicStreamPartialJsonInvalid,
-    AnthropicStreamMergedToolInputs,
-    AnthropicStreamBlocksInterleaved,
-    AnthropicStreamBlockNotStopped,
-    AnthropicStreamMessageDeltaMissing,
-    AnthropicStreamMessageDeltaUsageMissing,
-    AnthropicStreamStopReasonMismatch,
-    AnthropicStreamTerminalMissing,
-    AnthropicStreamEventAfterMessageStop,
-    AnthropicStreamErrorEventInvalid,
-    AnthropicStreamUnknownEventType,
+    AnthropicRequestOpenaiToolShape => "anthropic.request.openai_tool_shape", Error;
+    AnthropicRequestToolNameInvalid => "anthropic.request.tool_name_invalid", Error;
+    AnthropicRequestInputSchemaInvalid => "anthropic.request.input_schema_invalid", Error;
+    AnthropicRequestToolChoiceInvalid => "anthropic.request.tool_choice_invalid", Error;
+    AnthropicRequestToolUseUnanswered => "anthropic.request.tool_use_unanswered", Error;
+    AnthropicRequestToolResultNotLeading => "anthropic.request.tool_result_not_leading", Error;
+    AnthropicRequestToolResultOrphan => "anthropic.request.tool_result_orphan", Error;
+    AnthropicRequestHistoryToolUseInputNotObject => "anthropic.request.history_tool_use_input_not_object", Error;
+    AnthropicResponseEnvelopeInvalid => "anthropic.response.envelope_invalid", Error;
+    AnthropicResponseToolUseInputNotObject => "anthropic.response.tool_use_input_not_object", Error;
+    AnthropicResponseToolUseIdMissing => "anthropic.response.tool_use_id_missing", Error;
+    AnthropicResponseToolUseIdDuplicate => "anthropic.response.tool_use_id_duplicate", Error;
+    AnthropicResponseToolUseIdFormat => "anthropic.response.tool_use_id_format", Warning;
+    AnthropicResponseToolUseNameUnknown => "anthropic.response.tool_use_name_unknown", Error;
+    AnthropicResponseToolUseInputSchemaMismatch => "anthropic.response.tool_use_input_schema_mismatch", Error;
+    AnthropicResponseStopReasonMismatch => "anthropic.response.stop_reason_mismatch", Error;
+    AnthropicResponseStopReasonUnknown => "anthropic.response.stop_reason_unknown", Warning;
+    AnthropicResponseToolMarkupInText => "anthropic.response.tool_markup_in_text", Warning;
+    AnthropicToolChoiceNoneViolated => "anthropic.tool_choice.none_violated", Error;
+    AnthropicToolChoiceAnyViolated => "anthropic.tool_choice.any_violated", Error;
+    AnthropicToolChoiceToolViolated => "anthropic.tool_choice.tool_violated", Error;
+    AnthropicToolChoiceParallelViolated => "anthropic.tool_choice.parallel_violated", Error;
+    AnthropicStreamEventNameMismatch => "anthropic.stream.event_name_mismatch", Error;
+    AnthropicStreamOpenaiChunksReturned => "anthropic.stream.openai_chunks_returned", Error;
+    AnthropicStreamFirstEventNotMessageStart => "anthropic.stream.first_event_not_message_start", Error;
+    AnthropicStreamMessageStartDuplicate => "anthropic.stream.message_start_duplicate", Error;
+    AnthropicStreamMessageStartNotEmpty => "anthropic.stream.message_start_not_empty", Warning;
+    AnthropicStreamBlockIndexNotSequential => "anthropic.stream.block_index_not_sequential", Error;
+    AnthropicStreamDeltaUnknownBlock => "anthropic.stream.delta_unknown_block", Error;
+    AnthropicStreamDeltaTypeMismatch => "anthropic.stream.delta_type_mismatch", Error;
+    AnthropicStreamToolUseStartInvalid => "anthropic.stream.tool_use_start_invalid", Error;
+    AnthropicStreamToolUseStartInputPrefilled => "anthropic.stream.tool_use_start_input_prefilled", Warning;
+    AnthropicStreamPartialJsonInvalid => "anthropic.stream.partial_json_invalid", Error;
+    AnthropicStreamMergedToolInputs => "anthropic.stream.merged_tool_inputs", Error;
+    AnthropicStreamBlocksInterleaved => "anthropic.stream.blocks_interleaved", Warning;
+    AnthropicStreamBlockNotStopped => "anthropic.stream.block_not_stopped", Error;
+    AnthropicStreamMessageDeltaMissing => "anthropic.stream.message_delta_missing", Error;
+    AnthropicStreamMessageDeltaUsageMissing => "anthropic.stream.message_delta_usage_missing", Warning;
+    AnthropicStreamStopReasonMismatch => "anthropic.stream.stop_reason_mismatch", Error;
+    AnthropicStreamTerminalMissing => "anthropic.stream.terminal_missing", Error;
+    AnthropicStreamEventAfterMessageStop => "anthropic.stream.event_after_message_stop", Error;
+    AnthropicStreamErrorEventInvalid => "anthropic.stream.error_event_invalid", Error;
+    AnthropicStreamUnknownEventType => "anthropic.stream.unknown_event_type", Warning;
 }
 
 impl RuleId {
-    /// Every rule, in documentation order.
-    pub const ALL: [RuleId; 164] = [
-        RuleId::RequestSchemaInvalid,
-        RuleId::ResponseNotJson,
-        RuleId::ResponseShapeInvalid,
-        RuleId::ResponseStreamMismatch,
-        RuleId::FinishReasonNotToolCalls,
-        RuleId::FinishReasonInvalid,
-        RuleId::FinishReasonRepeated,
-        RuleId::FinishReasonStopOnNamedChoice,
-        RuleId::MessageContentType,
-        RuleId::ToolCallsEmpty,
-        RuleId::ToolCallsParallelDisallowed,
-        RuleId::ToolCallIdMissing,
-        RuleId::ToolCallIdDuplicate,
-        RuleId::ToolCallTypeInvalid,
-        RuleId::ToolCallNameMissing,
-        RuleId::ToolCallNameUndeclared,
-        RuleId::ToolCallArgumentsNotString,
-        RuleId::ToolCallArgumentsNotJson,
-        RuleId::ToolCallArgumentsNotObject,
-        RuleId::ToolCallArgumentsSchema,
-        RuleId::ToolChoiceIgnored,
-        RuleId::ToolChoiceWrongFunction,
-        RuleId::ToolChoiceNoneViolated,
-        RuleId::SseDataNotJson,
-        RuleId::SseDoneMissing,
-        RuleId::SseDataAfterDone,
-        RuleId::SseErrorEvent,
-        RuleId::StreamTruncated,
-        RuleId::DeltaIndexMissing,
-        RuleId::DeltaIndexInvalid,
-        RuleId::DeltaIdRepeated,
-        RuleId::DeltaIdChanged,
-        RuleId::DeltaNameRepeated,
-        RuleId::DeltaNameChanged,
-        RuleId::DeltaNameLate,
-        RuleId::DeltaArgumentsNotString,
-        // Chat legacy functions, custom tools, allowed_tools (dialects.md §2)
-        RuleId::ChatLegacyRequestFunctionsCountInvalid,
-        RuleId::ChatLegacyRequestFunctionNameInvalid,
-        RuleId::ChatLegacyRequestFunctionNameDuplicate,
-        RuleId::ChatLegacyRequestFunctionCallUnknownName,
-        RuleId::ChatLegacyRequestFunctionCallWithoutFunctions,
-        RuleId::ChatLegacyRequestMixedFunctionsAndTools,
-        RuleId::ChatLegacyRequestFunctionMessageInvalid,
-        RuleId::ChatLegacyResponseSwitchedToToolCalls,
-        RuleId::ChatLegacyResponseSwitchedToFunctionCall,
-        RuleId::ChatLegacyResponseFunctionCallFieldsMissing,
-        RuleId::ChatLegacyResponseArgumentsNotString,
-        RuleId::ChatLegacyResponseArgumentsInvalidJson,
-        RuleId::ChatLegacyResponseArgumentsSchemaMismatch,
-        RuleId::ChatLegacyResponseNameUnknown,
-        RuleId::ChatLegacyResponseFinishReasonMismatch,
-        RuleId::ChatLegacyResponseMultipleCalls,
-        RuleId::ChatLegacyFunctionCallNoneViolated,
-        RuleId::ChatLegacyFunctionCallForcedViolated,
-        RuleId::ChatLegacyStreamArgumentsBeforeName,
-        RuleId::ChatLegacyStreamNameRepeated,
-        RuleId::ChatLegacyStreamMixedWithToolCalls,
-        RuleId::ChatLegacyStreamFinishReasonMissing,
-        RuleId::ChatCustomRequestToolShapeInvalid,
-        RuleId::ChatCustomRequestGrammarShapeInvalid,
-        RuleId::ChatCustomRequestToolChoiceUnknown,
-        RuleId::ChatCustomResponseCallShapeInvalid,
-        RuleId::ChatCustomResponseInputNotString,
-        RuleId::ChatCustomResponseCalledAsFunction,
-        RuleId::ChatCustomResponseInputJsonWrapped,
-        RuleId::ChatCustomResponseGrammarMismatch,
-        RuleId::ChatCustomStreamFragmentKindMismatch,
-        RuleId::ChatCustomStreamIndexMissing,
-        RuleId::ChatAllowedRequestShapeInvalid,
-        RuleId::ChatAllowedRequestUnknownTool,
-        RuleId::ChatAllowedResponseToolNotAllowed,
-        RuleId::ChatAllowedResponseRequiredViolated,
-        RuleId::ResponsesRequestToolShapeChatStyle,
-        RuleId::ResponsesRequestToolNameInvalid,
-        RuleId::ResponsesRequestToolNameDuplicate,
-        RuleId::ResponsesRequestParametersNotObjectSchema,
-        RuleId::ResponsesRequestStrictSchemaIncompatible,
-        RuleId::ResponsesRequestCustomFormatInvalid,
-        RuleId::ResponsesRequestToolChoiceUnknownTool,
-        RuleId::ResponsesRequestAllowedToolsUnknownTool,
-        RuleId::ResponsesRequestToolChoiceWithoutTools,
-        RuleId::ResponsesRequestFunctionCallOutputOrphan,
-        RuleId::ResponsesRequestCallIdTooLong,
-        RuleId::ResponsesOutputEnvelopeInvalid,
-        RuleId::ResponsesOutputCallIdMissing,
-        RuleId::ResponsesOutputCallIdDuplicate,
-        RuleId::ResponsesOutputItemIdMissing,
-        RuleId::ResponsesOutputNameUnknown,
-        RuleId::ResponsesOutputArgumentsNotString,
-        RuleId::ResponsesOutputArgumentsInvalidJson,
-        RuleId::ResponsesOutputArgumentsSchemaMismatch,
-        RuleId::ResponsesOutputCustomInputNotString,
-        RuleId::ResponsesOutputCustomCalledAsFunction,
-        RuleId::ResponsesOutputCustomInputJsonWrapped,
-        RuleId::ResponsesOutputCustomGrammarMismatch,
-        RuleId::ResponsesOutputToolMarkupInText,
-        RuleId::ResponsesOutputStatusInconsistent,
-        RuleId::ResponsesToolChoiceNoneViolated,
-        RuleId::ResponsesToolChoiceRequiredViolated,
-        RuleId::ResponsesToolChoiceForcedViolated,
-        RuleId::ResponsesToolChoiceAllowedToolsViolated,
-        RuleId::ResponsesToolChoiceParallelViolated,
-        RuleId::ResponsesStreamEventNameMismatch,
-        RuleId::ResponsesStreamUnknownEventType,
-        RuleId::ResponsesStreamSequenceNumberMissing,
-        RuleId::ResponsesStreamSequenceNumberNotMonotonic,
-        RuleId::ResponsesStreamDeltaWithoutItem,
-        RuleId::ResponsesStreamItemIdOutputIndexMismatch,
-        RuleId::ResponsesStreamOutputIndexCollision,
-        RuleId::ResponsesStreamDeltaKindMismatch,
-        RuleId::ResponsesStreamEventAfterItemDone,
-        RuleId::ResponsesStreamArgumentsDoneMismatch,
-        RuleId::ResponsesStreamItemDoneMismatch,
-        RuleId::ResponsesStreamItemNotDone,
-        RuleId::ResponsesStreamToolMarkupAsTextDelta,
-        RuleId::ResponsesStreamTerminalMissing,
-        RuleId::ResponsesStreamEventAfterTerminal,
-        RuleId::ResponsesStreamTerminalOutputMismatch,
-        RuleId::ResponsesStreamTerminalEnvelopeInvalid,
-        RuleId::ResponsesStreamDoneSentinel,
-        RuleId::ResponsesStreamErrorEventInvalid,
-        // Anthropic Messages (dialects.md §3)
-        RuleId::AnthropicRequestOpenaiToolShape,
-        RuleId::AnthropicRequestToolNameInvalid,
-        RuleId::AnthropicRequestInputSchemaInvalid,
-        RuleId::AnthropicRequestToolChoiceInvalid,
-        RuleId::AnthropicRequestToolUseUnanswered,
-        RuleId::AnthropicRequestToolResultNotLeading,
-        RuleId::AnthropicRequestToolResultOrphan,
-        RuleId::AnthropicRequestHistoryToolUseInputNotObject,
-        RuleId::AnthropicResponseEnvelopeInvalid,
-        RuleId::AnthropicResponseToolUseInputNotObject,
-        RuleId::AnthropicResponseToolUseIdMissing,
-        RuleId::AnthropicResponseToolUseIdDuplicate,
-        RuleId::AnthropicResponseToolUseIdFormat,
-        RuleId::AnthropicResponseToolUseNameUnknown,
-        RuleId::AnthropicResponseToolUseInputSchemaMismatch,
-        RuleId::AnthropicResponseStopReasonMismatch,
-        RuleId::AnthropicResponseStopReasonUnknown,
-        RuleId::AnthropicResponseToolMarkupInText,
-        RuleId::AnthropicToolChoiceNoneViolated,
-        RuleId::AnthropicToolChoiceAnyViolated,
-        RuleId::AnthropicToolChoiceToolViolated,
-        RuleId::AnthropicToolChoiceParallelViolated,
-        RuleId::AnthropicStreamEventNameMismatch,
-        RuleId::AnthropicStreamOpenaiChunksReturned,
-        RuleId::AnthropicStreamFirstEventNotMessageStart,
-        RuleId::AnthropicStreamMessageStartDuplicate,
-        RuleId::AnthropicStreamMessageStartNotEmpty,
-        RuleId::AnthropicStreamBlockIndexNotSequential,
-        RuleId::AnthropicStreamDeltaUnknownBlock,
-        RuleId::AnthropicStreamDeltaTypeMismatch,
-        RuleId::AnthropicStreamToolUseStartInvalid,
-        RuleId::AnthropicStreamToolUseStartInputPrefilled,
-        RuleId::AnthropicStreamPartialJsonInvalid,
-        RuleId::AnthropicStreamMergedToolInputs,
-        RuleId::AnthropicStreamBlocksInterleaved,
-        RuleId::AnthropicStreamBlockNotStopped,
-        RuleId::AnthropicStreamMessageDeltaMissing,
-        RuleId::AnthropicStreamMessageDeltaUsageMissing,
-        RuleId::AnthropicStreamStopReasonMismatch,
-        RuleId::AnthropicStreamTerminalMissing,
-        RuleId::AnthropicStreamEventAfterMessageStop,
-        RuleId::AnthropicStreamErrorEventInvalid,
-        RuleId::AnthropicStreamUnknownEventType,
-    ];
-
-    /// The stable `family.name` id.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RuleId::RequestSchemaInvalid => "request.schema_invalid",
-            RuleId::ResponseNotJson => "response.not_json",
-            RuleId::ResponseShapeInvalid => "response.shape_invalid",
-            RuleId::ResponseStreamMismatch => "response.stream_mismatch",
-            RuleId::FinishReasonNotToolCalls => "finish_reason.not_tool_calls",
-            RuleId::FinishReasonInvalid => "finish_reason.invalid",
-            RuleId::FinishReasonRepeated => "finish_reason.repeated",
-            RuleId::FinishReasonStopOnNamedChoice => "finish_reason.stop_on_named_choice",
-            RuleId::MessageContentType => "message.content_type",
-            RuleId::ToolCallsEmpty => "tool_calls.empty",
-            RuleId::ToolCallsParallelDisallowed => "tool_calls.parallel_disallowed",
-            RuleId::ToolCallIdMissing => "tool_call.id_missing",
-            RuleId::ToolCallIdDuplicate => "tool_call.id_duplicate",
-            RuleId::ToolCallTypeInvalid => "tool_call.type_invalid",
-            RuleId::ToolCallNameMissing => "tool_call.name_missing",
-            RuleId::ToolCallNameUndeclared => "tool_call.name_undeclared",
-            RuleId::ToolCallArgumentsNotString => "tool_call.arguments_not_string",
-            RuleId::ToolCallArgumentsNotJson => "tool_call.arguments_not_json",
-            RuleId::ToolCallArgumentsNotObject => "tool_call.arguments_not_object",
-            RuleId::ToolCallArgumentsSchema => "tool_call.arguments_schema",
-            RuleId::ToolChoiceIgnored => "tool_choice.ignored",
-            RuleId::ToolChoiceWrongFunction => "tool_choice.wrong_function",
-            RuleId::ToolChoiceNoneViolated => "tool_choice.none_violated",
-            RuleId::SseDataNotJson => "sse.data_not_json",
-            RuleId::SseDoneMissing => "sse.done_missing",
-            RuleId::SseDataAfterDone => "sse.data_after_done",
-            RuleId::SseErrorEvent => "sse.error_event",
-            RuleId::StreamTruncated => "stream.truncated",
-            RuleId::DeltaIndexMissing => "delta.index_missing",
-            RuleId::DeltaIndexInvalid => "delta.index_invalid",
-            RuleId::DeltaIdRepeated => "delta.id_repeated",
-            RuleId::DeltaIdChanged => "delta.id_changed",
-            RuleId::DeltaNameRepeated => "delta.name_repeated",
-            RuleId::DeltaNameChanged => "delta.name_changed",
-            RuleId::DeltaNameLate => "delta.name_late",
-            RuleId::DeltaArgumentsNotString => "delta.arguments_not_string",
-            // Chat legacy functions, custom tools, allowed_tools (dialects.md §2)
-            RuleId::ChatLegacyRequestFunctionsCountInvalid => {
-                "chat_legacy.request.functions_count_invalid"
-            }
-            RuleId::ChatLegacyRequestFunctionNameInvalid => {
-                "chat_legacy.request.function_name_invalid"
-            }
-            RuleId::ChatLegacyRequestFunctionNameDuplicate => {
-                "chat_legacy.request.function_name_duplicate"
-            }
-            RuleId::ChatLegacyRequestFunctionCallUnknownName => {
-                "chat_legacy.request.function_call_unknown_name"
-            }
-            RuleId::ChatLegacyRequestFunctionCallWithoutFunctions => {
-                "chat_legacy.request.function_call_without_functions"
-            }
-            RuleId::ChatLegacyRequestMixedFunctionsAndTools => {
-                "chat_legacy.request.mixed_functions_and_tools"
-            }
-            RuleId::ChatLegacyRequestFunctionMessageInvalid => {
-                "chat_legacy.request.function_message_invalid"
-            }
-            RuleId::ChatLegacyResponseSwitchedToToolCalls => {
-                "chat_legacy.response.switched_to_tool_calls"
-            }
-            RuleId::ChatLegacyResponseSwitchedToFunctionCall => {
-                "chat_legacy.response.switched_to_function_call"
-            }
-            RuleId::ChatLegacyResponseFunctionCallFieldsMissing => {
-                "chat_legacy.response.function_call_fields_missing"
-            }
-            RuleId::ChatLegacyResponseArgumentsNotString => {
-                "chat_legacy.response.arguments_not_string"
-            }
-            RuleId::ChatLegacyResponseArgumentsInvalidJson => {
-                "chat_legacy.response.arguments_invalid_json"
-            }
-            RuleId::ChatLegacyResponseArgumentsSchemaMismatch => {
-                "chat_legacy.response.arguments_schema_mismatch"
-            }
-            RuleId::ChatLegacyResponseNameUnknown => "chat_legacy.response.name_unknown",
-            RuleId::ChatLegacyResponseFinishReasonMismatch => {
-                "chat_legacy.response.finish_reason_mismatch"
-            }
-            RuleId::ChatLegacyResponseMultipleCalls => "chat_legacy.response.multiple_calls",
-            RuleId::ChatLegacyFunctionCallNoneViolated => "chat_legacy.function_call.none_violated",
-            RuleId::ChatLegacyFunctionCallForcedViolated => {
-                "chat_legacy.function_call.forced_violated"
-            }
-            RuleId::ChatLegacyStreamArgumentsBeforeName => {
-                "chat_legacy.stream.arguments_before_name"
-            }
-            RuleId::ChatLegacyStreamNameRepeated => "chat_legacy.stream.name_repeated",
-            RuleId::ChatLegacyStreamMixedWithToolCalls => {
-                "chat_legacy.stream.mixed_with_tool_calls"
-            }
-            RuleId::ChatLegacyStreamFinishReasonMissing => {
-                "chat_legacy.stream.finish_reason_missing"
-            }
-            RuleId::ChatCustomRequestToolShapeInvalid => "chat_custom.request.tool_shape_invalid",
-            RuleId::ChatCustomRequestGrammarShapeInvalid => {
-                "chat_custom.request.grammar_shape_invalid"
-            }
-            RuleId::ChatCustomRequestToolChoiceUnknown => "chat_custom.request.tool_choice_unknown",
-            RuleId::ChatCustomResponseCallShapeInvalid => "chat_custom.response.call_shape_invalid",
-            RuleId::ChatCustomResponseInputNotString => "chat_custom.response.input_not_string",
-            RuleId::ChatCustomResponseCalledAsFunction => "chat_custom.response.called_as_function",
-            RuleId::ChatCustomResponseInputJsonWrapped => "chat_custom.response.input_json_wrapped",
-            RuleId::ChatCustomResponseGrammarMismatch => "chat_custom.response.grammar_mismatch",
-            RuleId::ChatCustomStreamFragmentKindMismatch => {
-                "chat_custom.stream.fragment_kind_mismatch"
-            }
-            RuleId::ChatCustomStreamIndexMissing => "chat_custom.stream.index_missing",
-            RuleId::ChatAllowedRequestShapeInvalid => "chat_allowed.request.shape_invalid",
-            RuleId::ChatAllowedRequestUnknownTool => "chat_allowed.request.unknown_tool",
-            RuleId::ChatAllowedResponseToolNotAllowed => "chat_allowed.response.tool_not_allowed",
-            RuleId::ChatAllowedResponseRequiredViolated => {
-                "chat_allowed.response.required_violated"
-            }
-            RuleId::ResponsesRequestToolShapeChatStyle => "responses.request.tool_shape_chat_style",
-            RuleId::ResponsesRequestToolNameInvalid => "responses.request.tool_name_invalid",
-            RuleId::ResponsesRequestToolNameDuplicate => "responses.request.tool_name_duplicate",
-            RuleId::ResponsesRequestParametersNotObjectSchema => {
-                "responses.request.parameters_not_object_schema"
-            }
-            RuleId::ResponsesRequestStrictSchemaIncompatible => {
-                "responses.request.strict_schema_incompatible"
-            }
-            RuleId::ResponsesRequestCustomFormatInvalid => {
-                "responses.request.custom_format_invalid"
-            }
-            RuleId::ResponsesRequestToolChoiceUnknownTool => {
-                "responses.request.tool_choice_unknown_tool"
-            }
-            RuleId::ResponsesRequestAllowedToolsUnknownTool => {
-                "responses.request.allowed_tools_unknown_tool"
-            }
-            RuleId::ResponsesRequestFunctionCallOutputOrphan => {
-                "responses.request.function_call_output_orphan"
-            }
-            RuleId::ResponsesRequestCallIdTooLong => "responses.request.call_id_too_long",
-            RuleId::ResponsesRequestToolChoiceWithoutTools => {
-                "responses.request.tool_choice_without_tools"
-            }
-            RuleId::ResponsesOutputEnvelopeInvalid => "responses.output.envelope_invalid",
-            RuleId::ResponsesOutputCallIdMissing => "responses.output.call_id_missing",
-            RuleId::ResponsesOutputCallIdDuplicate => "responses.output.call_id_duplicate",
-            RuleId::ResponsesOutputItemIdMissing => "responses.output.item_id_missing",
-            RuleId::ResponsesOutputNameUnknown => "responses.output.name_unknown",
-            RuleId::ResponsesOutputArgumentsNotString => "responses.output.arguments_not_string",
-            RuleId::ResponsesOutputArgumentsInvalidJson => {
-                "responses.output.arguments_invalid_json"
-            }
-            RuleId::ResponsesOutputArgumentsSchemaMismatch => {
-                "responses.output.arguments_schema_mismatch"
-            }
-            RuleId::ResponsesOutputCustomInputNotString => {
-                "responses.output.custom_input_not_string"
-            }
-            RuleId::ResponsesOutputCustomCalledAsFunction => {
-                "responses.output.custom_called_as_function"
-            }
-            RuleId::ResponsesOutputCustomInputJsonWrapped => {
-                "responses.output.custom_input_json_wrapped"
-            }
-            RuleId::ResponsesOutputCustomGrammarMismatch => {
-                "responses.output.custom_grammar_mismatch"
-            }
-            RuleId::ResponsesOutputToolMarkupInText => "responses.output.tool_markup_in_text",
-            RuleId::ResponsesOutputStatusInconsistent => "responses.output.status_inconsistent",
-            RuleId::ResponsesToolChoiceNoneViolated => "responses.tool_choice.none_violated",
-            RuleId::ResponsesToolChoiceRequiredViolated => {
-                "responses.tool_choice.required_violated"
-            }
-            RuleId::ResponsesToolChoiceForcedViolated => "responses.tool_choice.forced_violated",
-            RuleId::ResponsesToolChoiceAllowedToolsViolated => {
-                "responses.tool_choice.allowed_tools_violated"
-            }
-            RuleId::ResponsesToolChoiceParallelViolated => {
-                "responses.tool_choice.parallel_violated"
-            }
-            RuleId::ResponsesStreamEventNameMismatch => "responses.stream.event_name_mismatch",
-            RuleId::ResponsesStreamUnknownEventType => "responses.stream.unknown_event_type",
-            RuleId::ResponsesStreamSequenceNumberMissing => {
-                "responses.stream.sequence_number_missing"
-            }
-            RuleId::ResponsesStreamSequenceNumberNotMonotonic => {
-                "responses.stream.sequence_number_not_monotonic"
-            }
-            RuleId::ResponsesStreamDeltaWithoutItem => "responses.stream.delta_without_item",
-            RuleId::ResponsesStreamItemIdOutputIndexMismatch => {
-                "responses.stream.item_id_output_index_mismatch"
-            }
-            RuleId::ResponsesStreamOutputIndexCollision => {
-                "responses.stream.output_index_collision"
-            }
-            RuleId::ResponsesStreamDeltaKindMismatch => "responses.stream.delta_kind_mismatch",
-            RuleId::ResponsesStreamEventAfterItemDone => "responses.stream.event_after_item_done",
-            RuleId::ResponsesStreamArgumentsDoneMismatch => {
-                "responses.stream.arguments_done_mismatch"
-            }
-            RuleId::ResponsesStreamItemDoneMismatch => "responses.stream.item_done_mismatch",
-            RuleId::ResponsesStreamItemNotDone => "responses.stream.item_not_done",
-            RuleId::ResponsesStreamToolMarkupAsTextDelta => {
-                "responses.stream.tool_markup_as_text_delta"
-            }
-            RuleId::ResponsesStreamTerminalMissing => "responses.stream.terminal_missing",
-            RuleId::ResponsesStreamEventAfterTerminal => "responses.stream.event_after_terminal",
-            RuleId::ResponsesStreamTerminalOutputMismatch => {
-                "responses.stream.terminal_output_mismatch"
-            }
-            RuleId::ResponsesStreamTerminalEnvelopeInvalid => {
-                "responses.stream.terminal_envelope_invalid"
-            }
-            RuleId::ResponsesStreamDoneSentinel => "responses.stream.done_sentinel",
-            RuleId::ResponsesStreamErrorEventInvalid => "responses.stream.error_event_invalid",
-            // Anthropic Messages (dialects.md §3)
-            RuleId::AnthropicRequestOpenaiToolShape => "anthropic.request.openai_tool_shape",
-            RuleId::AnthropicRequestToolNameInvalid => "anthropic.request.tool_name_invalid",
-            RuleId::AnthropicRequestInputSchemaInvalid => "anthropic.request.input_schema_invalid",
-            RuleId::AnthropicRequestToolChoiceInvalid => "anthropic.request.tool_choice_invalid",
-            RuleId::AnthropicRequestToolUseUnanswered => "anthropic.request.tool_use_unanswered",
-            RuleId::AnthropicRequestToolResultNotLeading => {
-                "anthropic.request.tool_result_not_leading"
-            }
-            RuleId::AnthropicRequestToolResultOrphan => "anthropic.request.tool_result_orphan",
-            RuleId::AnthropicRequestHistoryToolUseInputNotObject => {
-                "anthropic.request.history_tool_use_input_not_object"
-            }
-            RuleId::AnthropicResponseEnvelopeInvalid => "anthropic.response.envelope_invalid",
-            RuleId::AnthropicResponseToolUseInputNotObject => {
-                "anthropic.response.tool_use_input_not_object"
-            }
-            RuleId::AnthropicResponseToolUseIdMissing => "anthropic.response.tool_use_id_missing",
-            RuleId::AnthropicResponseToolUseIdDuplicate => {
-                "anthropic.response.tool_use_id_duplicate"
-            }
-            RuleId::AnthropicResponseToolUseIdFormat => "anthropic.response.tool_use_id_format",
-            RuleId::AnthropicResponseToolUseNameUnknown => {
-                "anthropic.response.tool_use_name_unknown"
-            }
-            RuleId::AnthropicResponseToolUseInputSchemaMismatch => {
-                "anthropic.response.tool_use_input_schema_mismatch"
-            }
-            RuleId::AnthropicResponseStopReasonMismatch => {
-                "anthropic.response.stop_reason_mismatch"
-            }
-            RuleId::AnthropicResponseStopReasonUnknown => "anthropic.response.stop_reason_unknown",
-            RuleId::AnthropicResponseToolMarkupInText => "anthropic.response.tool_markup_in_text",
-            RuleId::AnthropicToolChoiceNoneViolated => "anthropic.tool_choice.none_violated",
-            RuleId::AnthropicToolChoiceAnyViolated => "anthropic.tool_choice.any_violated",
-            RuleId::AnthropicToolChoiceToolViolated => "anthropic.tool_choice.tool_violated",
-            RuleId::AnthropicToolChoiceParallelViolated => {
-                "anthropic.tool_choice.parallel_violated"
-            }
-            RuleId::AnthropicStreamEventNameMismatch => "anthropic.stream.event_name_mismatch",
-            RuleId::AnthropicStreamOpenaiChunksReturned => {
-                "anthropic.stream.openai_chunks_returned"
-            }
-            RuleId::AnthropicStreamFirstEventNotMessageStart => {
-                "anthropic.stream.first_event_not_message_start"
-            }
-            RuleId::AnthropicStreamMessageStartDuplicate => {
-                "anthropic.stream.message_start_duplicate"
-            }
-            RuleId::AnthropicStreamMessageStartNotEmpty => {
-                "anthropic.stream.message_start_not_empty"
-            }
-            RuleId::AnthropicStreamBlockIndexNotSequential => {
-                "anthropic.stream.block_index_not_sequential"
-            }
-            RuleId::AnthropicStreamDeltaUnknownBlock => "anthropic.stream.delta_unknown_block",
-            RuleId::AnthropicStreamDeltaTypeMismatch => "anthropic.stream.delta_type_mismatch",
-            RuleId::AnthropicStreamToolUseStartInvalid => "anthropic.stream.tool_use_start_invalid",
-            RuleId::AnthropicStreamToolUseStartInputPrefilled => {
-                "anthropic.stream.tool_use_start_input_prefilled"
-            }
-            RuleId::AnthropicStreamPartialJsonInvalid => "anthropic.stream.partial_json_invalid",
-            RuleId::AnthropicStreamMergedToolInputs => "anthropic.stream.merged_tool_inputs",
-            RuleId::AnthropicStreamBlocksInterleaved => "anthropic.stream.blocks_interleaved",
-            RuleId::AnthropicStreamBlockNotStopped => "anthropic.stream.block_not_stopped",
-            RuleId::AnthropicStreamMessageDeltaMissing => "anthropic.stream.message_delta_missing",
-            RuleId::AnthropicStreamMessageDeltaUsageMissing => {
-                "anthropic.stream.message_delta_usage_missing"
-            }
-            RuleId::AnthropicStreamStopReasonMismatch => "anthropic.stream.stop_reason_mismatch",
-            RuleId::AnthropicStreamTerminalMissing => "anthropic.stream.terminal_missing",
-            RuleId::AnthropicStreamEventAfterMessageStop => {
-                "anthropic.stream.event_after_message_stop"
-            }
-            RuleId::AnthropicStreamErrorEventInvalid => "anthropic.stream.error_event_invalid",
-            RuleId::AnthropicStreamUnknownEventType => "anthropic.stream.unknown_event_type",
-        }
-    }
-
-    /// The severity a rule has unless [`crate::engine::SeverityOverrides`] says otherwise.
-    /// Warnings are the things clients commonly survive (a repeated id, a skipped index) or
-    /// that say more about the request than the response (an invalid declared schema).
-    pub fn default_severity(self) -> Severity {
-        match self {
-            RuleId::RequestSchemaInvalid
-            | RuleId::ResponseStreamMismatch
-            | RuleId::ToolCallsParallelDisallowed
-            | RuleId::DeltaIndexInvalid
-            | RuleId::DeltaIdRepeated
-            | RuleId::DeltaNameRepeated
-            | RuleId::FinishReasonStopOnNamedChoice
-            // Chat legacy functions, custom tools, allowed_tools (dialects.md §2)
-            | RuleId::ChatLegacyRequestFunctionCallWithoutFunctions
-            | RuleId::ChatLegacyRequestMixedFunctionsAndTools
-            | RuleId::ChatLegacyResponseArgumentsSchemaMismatch
-            | RuleId::ChatLegacyStreamNameRepeated
-            | RuleId::ChatCustomResponseInputJsonWrapped
-            | RuleId::ChatCustomResponseGrammarMismatch
-            | RuleId::ChatCustomStreamFragmentKindMismatch
-            | RuleId::ResponsesRequestParametersNotObjectSchema
-            | RuleId::ResponsesRequestStrictSchemaIncompatible
-            | RuleId::ResponsesRequestToolChoiceWithoutTools
-            | RuleId::ResponsesRequestFunctionCallOutputOrphan
-            | RuleId::ResponsesOutputItemIdMissing
-            | RuleId::ResponsesOutputCustomInputJsonWrapped
-            | RuleId::ResponsesOutputCustomGrammarMismatch
-            | RuleId::ResponsesOutputToolMarkupInText
-            | RuleId::ResponsesStreamUnknownEventType
-            | RuleId::ResponsesStreamSequenceNumberMissing
-            | RuleId::ResponsesStreamToolMarkupAsTextDelta
-            | RuleId::ResponsesStreamDoneSentinel => Severity::Warning,
-            RuleId::ResponseNotJson
-            | RuleId::ResponseShapeInvalid
-            | RuleId::FinishReasonNotToolCalls
-            | RuleId::FinishReasonInvalid
-            | RuleId::FinishReasonRepeated
-            | RuleId::MessageContentType
-            | RuleId::ToolCallsEmpty
-            | RuleId::ToolCallIdMissing
-            | RuleId::ToolCallIdDuplicate
-            | RuleId::ToolCallTypeInvalid
-            | RuleId::ToolCallNameMissing
-            | RuleId::ToolCallNameUndeclared
-            | RuleId::ToolCallArgumentsNotString
-            | RuleId::ToolCallArgumentsNotJson
-            | RuleId::ToolCallArgumentsNotObject
-            | RuleId::ToolCallArgumentsSchema
-            | RuleId::ToolChoiceIgnored
-            | RuleId::ToolChoiceWrongFunction
-            | RuleId::ToolChoiceNoneViolated
-            | RuleId::SseDataNotJson
-            | RuleId::SseDoneMissing
-            | RuleId::SseDataAfterDone
-            | RuleId::SseErrorEvent
-            | RuleId::StreamTruncated
-            | RuleId::DeltaIndexMissing
-            | RuleId::DeltaIdChanged
-            | RuleId::DeltaNameChanged
-            | RuleId::DeltaNameLate
-            | RuleId::DeltaArgumentsNotString
-            // Chat legacy functions, custom tools, allowed_tools (dialects.md §2)
-            | RuleId::ChatLegacyRequestFunctionsCountInvalid
-            | RuleId::ChatLegacyRequestFunctionNameInvalid
-            | RuleId::ChatLegacyRequestFunctionNameDuplicate
-            | RuleId::ChatLegacyRequestFunctionCallUnknownName
-            | RuleId::ChatLegacyRequestFunctionMessageInvalid
-            | RuleId::ChatLegacyResponseSwitchedToToolCalls
-            | RuleId::ChatLegacyResponseSwitchedToFunctionCall
-            | RuleId::ChatLegacyResponseFunctionCallFieldsMissing
-            | RuleId::ChatLegacyResponseArgumentsNotString
-            | RuleId::ChatLegacyResponseArgumentsInvalidJson
-            | RuleId::ChatLegacyResponseNameUnknown
-            | RuleId::ChatLegacyResponseFinishReasonMismatch
-            | RuleId::ChatLegacyResponseMultipleCalls
-            | RuleId::ChatLegacyFunctionCallNoneViolated
-            | RuleId::ChatLegacyFunctionCallForcedViolated
-            | RuleId::ChatLegacyStreamArgumentsBeforeName
-            | RuleId::ChatLegacyStreamMixedWithToolCalls
-            | RuleId::ChatLegacyStreamFinishReasonMissing
-            | RuleId::ChatCustomRequestToolShapeInvalid
-            | RuleId::ChatCustomRequestGrammarShapeInvalid
-            | RuleId::ChatCustomRequestToolChoiceUnknown
-            | RuleId::ChatCustomResponseCallShapeInvalid
-            | RuleId::ChatCustomResponseInputNotString
-            | RuleId::ChatCustomResponseCalledAsFunction
-            | RuleId::ChatCustomStreamIndexMissing
-            | RuleId::ChatAllowedRequestShapeInvalid
-            | RuleId::ChatAllowedRequestUnknownTool
-            | RuleId::ChatAllowedResponseToolNotAllowed
-            | RuleId::ChatAllowedResponseRequiredViolated
-            | RuleId::ResponsesRequestToolShapeChatStyle
-            | RuleId::ResponsesRequestCallIdTooLong
-            | RuleId::ResponsesRequestToolNameInvalid
-            | RuleId::ResponsesRequestToolNameDuplicate
-            | RuleId::ResponsesRequestCustomFormatInvalid
-            | RuleId::ResponsesRequestToolChoiceUnknownTool
-            | RuleId::ResponsesRequestAllowedToolsUnknownTool
-            | RuleId::ResponsesOutputEnvelopeInvalid
-            | RuleId::ResponsesOutputCallIdMissing
-            | RuleId::ResponsesOutputCallIdDuplicate
-            | RuleId::ResponsesOutputNameUnknown
-            | RuleId::ResponsesOutputArgumentsNotString
-            | RuleId::ResponsesOutputArgumentsInvalidJson
-            | RuleId::ResponsesOutputArgumentsSchemaMismatch
-            | RuleId::ResponsesOutputCustomInputNotString
-            | RuleId::ResponsesOutputCustomCalledAsFunction
-            | RuleId::ResponsesOutputStatusInconsistent
-            | RuleId::ResponsesToolChoiceNoneViolated
-            | RuleId::ResponsesToolChoiceRequiredViolated
-            | RuleId::ResponsesToolChoiceForcedViolated
-            | RuleId::ResponsesToolChoiceAllowedToolsViolated
-            | RuleId::ResponsesToolChoiceParallelViolated
-            | RuleId::ResponsesStreamEventNameMismatch
-            | RuleId::ResponsesStreamSequenceNumberNotMonotonic
-            | RuleId::ResponsesStreamDeltaWithoutItem
-            | RuleId::ResponsesStreamItemIdOutputIndexMismatch
-            | RuleId::ResponsesStreamOutputIndexCollision
-            | RuleId::ResponsesStreamDeltaKindMismatch
-            | RuleId::ResponsesStreamEventAfterItemDone
-            | RuleId::ResponsesStreamArgumentsDoneMismatch
-            | RuleId::ResponsesStreamItemDoneMismatch
-            | RuleId::ResponsesStreamItemNotDone
-            | RuleId::ResponsesStreamTerminalMissing
-            | RuleId::ResponsesStreamEventAfterTerminal
-            | RuleId::ResponsesStreamTerminalOutputMismatch
-            | RuleId::ResponsesStreamTerminalEnvelopeInvalid
-            | RuleId::ResponsesStreamErrorEventInvalid => Severity::Error,
-            // Anthropic Messages (dialects.md §3)
-            RuleId::AnthropicResponseToolUseIdFormat
-            | RuleId::AnthropicResponseStopReasonUnknown
-            | RuleId::AnthropicResponseToolMarkupInText
-            | RuleId::AnthropicStreamMessageStartNotEmpty
-            | RuleId::AnthropicStreamToolUseStartInputPrefilled
-            | RuleId::AnthropicStreamBlocksInterleaved
-            | RuleId::AnthropicStreamMessageDeltaUsageMissing
-            | RuleId::AnthropicStreamUnknownEventType => Severity::Warning,
-            RuleId::AnthropicRequestOpenaiToolShape
-            | RuleId::AnthropicRequestToolNameInvalid
-            | RuleId::AnthropicRequestInputSchemaInvalid
-            | RuleId::AnthropicRequestToolChoiceInvalid
-            | RuleId::AnthropicRequestToolUseUnanswered
-            | RuleId::AnthropicRequestToolResultNotLeading
-            | RuleId::AnthropicRequestToolResultOrphan
-            | RuleId::AnthropicRequestHistoryToolUseInputNotObject
-            | RuleId::AnthropicResponseEnvelopeInvalid
-            | RuleId::AnthropicResponseToolUseInputNotObject
-            | RuleId::AnthropicResponseToolUseIdMissing
-            | RuleId::AnthropicResponseToolUseIdDuplicate
-            | RuleId::AnthropicResponseToolUseNameUnknown
-            | RuleId::AnthropicResponseToolUseInputSchemaMismatch
-            | RuleId::AnthropicResponseStopReasonMismatch
-            | RuleId::AnthropicToolChoiceNoneViolated
-            | RuleId::AnthropicToolChoiceAnyViolated
-            | RuleId::AnthropicToolChoiceToolViolated
-            | RuleId::AnthropicToolChoiceParallelViolated
-            | RuleId::AnthropicStreamEventNameMismatch
-            | RuleId::AnthropicStreamOpenaiChunksReturned
-            | RuleId::AnthropicStreamFirstEventNotMessageStart
-            | RuleId::AnthropicStreamMessageStartDuplicate
-            | RuleId::AnthropicStreamBlockIndexNotSequential
-            | RuleId::AnthropicStreamDeltaUnknownBlock
-            | RuleId::AnthropicStreamDeltaTypeMismatch
-            | RuleId::AnthropicStreamToolUseStartInvalid
-            | RuleId::AnthropicStreamPartialJsonInvalid
-            | RuleId::AnthropicStreamMergedToolInputs
-            | RuleId::AnthropicStreamBlockNotStopped
-            | RuleId::AnthropicStreamMessageDeltaMissing
-            | RuleId::AnthropicStreamStopReasonMismatch
-            | RuleId::AnthropicStreamTerminalMissing
-            | RuleId::AnthropicStreamEventAfterMessageStop
-            | RuleId::AnthropicStreamErrorEventInvalid => Severity::Error,
-        }
-    }
-
     /// Where the rule is documented, relative to the repository root.
     pub fn docs_anchor(self) -> String {
         format!("docs/rules.md#{}", self.as_str().replace('.', ""))
