@@ -3,7 +3,7 @@
 //! Input: an [`InspectJob`] made by the service when it decides to inspect an exchange — the
 //! request body's tap, and a oneshot on which the service later sends the response head and the
 //! response body's tap (or nothing, when the upstream never answered). Output: one
-//! [`engine::Report`] turned into log lines (a WARN per violation, an INFO summary), metrics and
+//! [`Report`] turned into log lines (a WARN per violation, an INFO summary), metrics and
 //! lines in the violations file; the frames themselves go to the recorder when one is set.
 //!
 //! The analysis runs inside `catch_unwind`: a panic in the engine on a crafted input marks the

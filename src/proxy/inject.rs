@@ -4,7 +4,7 @@
 //! body and the upstream's response. Output: the response a broken provider would have sent:
 //! headers `x-tooltap-quirk` (the drawn quirks that have a transformation for this body) and
 //! `x-tooltap-quirk-not-applicable` (the others), no `content-length` (the length changes), and
-//! a [`QuirkBody`] that runs each upstream frame through [`LiveQuirks`]. The proxy tees *this*
+//! a `QuirkBody` that runs each upstream frame through [`LiveQuirks`]. The proxy tees *this*
 //! body to the inspector, so the violations reported are the ones the client got. Like enforce
 //! mode this is opt-in work on the client path; without `--inject` nothing here runs.
 

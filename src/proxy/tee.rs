@@ -11,7 +11,7 @@
 //! with a hole is useless to a reassembler), but it still delivers the ending, because the
 //! ending travels on its own oneshot that cannot be full.
 //!
-//! Every way a body can end is named in [`Ending`] and funnels into [`TeeBody::finish`], which
+//! Every way a body can end is named in [`Ending`] and funnels into `TeeBody::finish`, which
 //! takes the tap out of its `Option`: finishing twice is impossible by construction.
 
 use std::pin::Pin;

@@ -1,8 +1,8 @@
 //! Recordings: each exchange as a replayable fragment sequence on disk (one JSONL file).
 //!
-//! [`format`] holds the version-1 line types; [`read`] parses a file back. [`Recorder`] writes
+//! [`format`](mod@format) holds the version-1 line types; [`read`] parses a file back. [`Recorder`] writes
 //! them off the client path (one writer thread; see `writer.rs` for the calling order an
-//! inspector follows), after [`redact`] removed credentials. `tooltap check` (`crate::check`)
+//! inspector follows), after [`redact`](crate::redact) removed credentials. `tooltap check` (`crate::check`)
 //! re-judges recordings and `tooltap replay` serves what [`read`] returns.
 //!
 //! Wiring it into an async inspector: build one [`Recorder`] at start-up with

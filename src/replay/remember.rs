@@ -3,7 +3,7 @@
 //!
 //! Input: the forwarded exchange's request (method, path, body), the upstream's response head,
 //! and a second tap on its body (the first feeds the inspector). Output: a [`Recording`] with
-//! the frames exactly as they arrived and their `t_us`, inserted into the [`Library`] under the
+//! the frames exactly as they arrived and their `t_us`, inserted into the [`Library`](super::library::Library) under the
 //! name `captured/<exchange id>` once the body ended whole. An exchange cut short (client gone,
 //! upstream error) or whose tap overflowed is not kept: a fixture with a hole would replay a
 //! stream the upstream never sent.

@@ -1,9 +1,9 @@
 //! `tooltap report`: one self-contained HTML file that shows recorded exchanges, re-judged.
 //!
 //! Input: [`ReportArgs`] (recording files and folders, read exactly as `tooltap check` reads
-//! them: [`crate::check::inputs::collect`], [`crate::record::read_file`] and
-//! [`crate::check::judge::engine_report`]). Output: an HTML file with inline CSS and script and
-//! the data as JSON in a `<script type="application/json">` element ([`html`]); problems with
+//! them: `check::inputs::collect`, [`crate::record::read_file`] and
+//! `check::judge::engine_report`). Output: an HTML file with inline CSS and script and
+//! the data as JSON in a `<script type="application/json">` element (`html`); problems with
 //! inputs on `stderr`. Exit code: 0 written, 2 usage errors, unreadable input (the file is
 //! still written, listing them) or a file that could not be written.
 //!

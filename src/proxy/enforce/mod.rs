@@ -7,7 +7,7 @@
 //!   checks it, and on an error-severity violation answers 502 with an OpenAI-shaped error (for
 //!   Anthropic Messages, Anthropic's `{"type":"error","error":{...}}`) whose message lists the
 //!   rule ids and paths. Clean responses pass unchanged.
-//! * Streams: [`EnforceBody`] feeds every frame to an engine [`Exchange`] before forwarding it.
+//! * Streams: [`EnforceBody`] feeds every frame to an engine [`Exchange`](crate::engine::Exchange) before forwarding it.
 //!   Chunks already sent cannot be recalled, so on the first error-severity violation the frame
 //!   that completed it is replaced by a final error event naming the rule, in the dialect's own
 //!   shape, and the stream ends there. The official SDKs raise an error on that event.
