@@ -13,6 +13,7 @@
 
 pub mod anthropic;
 pub mod chat;
+mod common;
 pub mod responses;
 
 use serde::{Deserialize, Serialize};

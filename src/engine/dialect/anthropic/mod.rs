@@ -25,7 +25,7 @@ use message::{Context, check_content};
 use request::AnthropicRequest;
 use stream::{StreamState, Terminal};
 
-use super::chat::{not_json, report_invalid_schemas};
+use super::common;
 use crate::engine::framing::SseEvent;
 use crate::engine::report::ChoiceOutcome;
 use crate::engine::rules::RuleId;
@@ -49,17 +49,13 @@ impl AnthropicState {
         notes: &mut Vec<String>,
     ) -> AnthropicState {
         let request = request::parse(request_body, sink);
-        let schemas = request
-            .raw_tools
-            .as_ref()
-            .map(|raw| cache.tools_for_anthropic(raw))
-            .filter(|t| t.declares());
-        report_invalid_schemas(schemas.as_deref(), sink);
-        if !request.facts.parsed {
-            notes.push("request body is not a JSON object: declared tools unknown, declaration rules skipped".to_owned());
-        } else if !request.declares {
-            notes.push("request declares no tools: declaration rules skipped".to_owned());
-        }
+        let schemas = common::declared_tools(
+            request.raw_tools.as_deref(),
+            |raw| cache.tools_for_anthropic(raw),
+            (request.facts.parsed, request.declares),
+            sink,
+            notes,
+        );
         AnthropicState {
             request,
             schemas,
@@ -95,12 +91,8 @@ impl AnthropicState {
         body: &[u8],
         sink: &mut ViolationSink,
     ) -> (Vec<ChoiceOutcome>, Option<Value>) {
-        let document: Value = match serde_json::from_slice(body) {
-            Ok(document) => document,
-            Err(error) => {
-                not_json(error, sink);
-                return (Vec::new(), None);
-            }
+        let Some(document) = common::response_json(body, sink) else {
+            return (Vec::new(), None);
         };
         let stop_reason = document.get("stop_reason").and_then(Value::as_str);
         let content = document.get("content").and_then(Value::as_array);
@@ -131,10 +123,7 @@ impl AnthropicState {
             self.context(stop_reason, false),
             sink,
         );
-        (
-            vec![outcome],
-            document.get("usage").filter(|u| !u.is_null()).cloned(),
-        )
+        (vec![outcome], common::usage(&document))
     }
 
     /// Judges the reassembled message once (at `message_stop`, or at the end of the body). A
@@ -185,14 +174,7 @@ impl AnthropicState {
                 self.stream.open_blocks_at(last.unwrap_or(0), sink);
             }
             let outcome = self.complete(sink);
-            if ended_mid_event {
-                sink.push(
-                    RuleId::StreamTruncated,
-                    Stage::Complete,
-                    Site::at(""),
-                    "the body ended in the middle of an event",
-                );
-            }
+            common::report_mid_event(ended_mid_event, sink);
             if self.stream.terminal.is_none() {
                 sink.push(
                     RuleId::AnthropicStreamTerminalMissing,

@@ -23,7 +23,7 @@ use output::{Context, check_output, has_tool_markup};
 use request::ResponsesRequest;
 use stream::StreamState;
 
-use super::chat::{not_json, report_invalid_schemas};
+use super::common;
 use crate::engine::framing::SseEvent;
 use crate::engine::report::ChoiceOutcome;
 use crate::engine::rules::RuleId;
@@ -56,17 +56,13 @@ impl ResponsesState {
         notes: &mut Vec<String>,
     ) -> ResponsesState {
         let request = request::parse(request_body, sink);
-        let schemas = request
-            .raw_tools
-            .as_ref()
-            .map(|raw| cache.tools_for_flat(raw))
-            .filter(|t| t.declares());
-        report_invalid_schemas(schemas.as_deref(), sink);
-        if !request.facts.parsed {
-            notes.push("request body is not a JSON object: declared tools unknown, declaration rules skipped".to_owned());
-        } else if !request.declares {
-            notes.push("request declares no tools: declaration rules skipped".to_owned());
-        }
+        let schemas = common::declared_tools(
+            request.raw_tools.as_deref(),
+            |raw| cache.tools_for_flat(raw),
+            (request.facts.parsed, request.declares),
+            sink,
+            notes,
+        );
         ResponsesState {
             request,
             schemas,
@@ -107,12 +103,8 @@ impl ResponsesState {
         body: &[u8],
         sink: &mut ViolationSink,
     ) -> (Vec<ChoiceOutcome>, Option<Value>) {
-        let document: Value = match serde_json::from_slice(body) {
-            Ok(document) => document,
-            Err(error) => {
-                not_json(error, sink);
-                return (Vec::new(), None);
-            }
+        let Some(document) = common::response_json(body, sink) else {
+            return (Vec::new(), None);
         };
         let status = document.get("status").and_then(Value::as_str);
         let items = document.get("output").and_then(Value::as_array);
@@ -149,10 +141,7 @@ impl ResponsesState {
             cx,
             sink,
         );
-        (
-            vec![outcome],
-            document.get("usage").filter(|u| !u.is_null()).cloned(),
-        )
+        (vec![outcome], common::usage(&document))
     }
 
     /// Judges the reassembled output once (at the terminal event, or at the end of the body).
@@ -213,14 +202,7 @@ impl ResponsesState {
     ) -> (Vec<ChoiceOutcome>, Option<Value>) {
         let outcome = if judged {
             let outcome = self.complete(sink);
-            if ended_mid_event {
-                sink.push(
-                    RuleId::StreamTruncated,
-                    Stage::Complete,
-                    Site::at(""),
-                    "the body ended in the middle of an event",
-                );
-            }
+            common::report_mid_event(ended_mid_event, sink);
             if self.stream.terminal.is_none() {
                 let detail =
                     "the stream ended without response.completed, .incomplete, .failed or error";
