@@ -65,6 +65,11 @@ pub fn load_all() -> Vec<Fixture> {
     dirs.iter().map(|dir| load(dir)).collect()
 }
 
+/// The fixture `tests/fixtures/<name>`.
+pub fn fixture(name: &str) -> Fixture {
+    load(&fixtures_dir().join(name))
+}
+
 pub fn load(dir: &Path) -> Fixture {
     let name = dir
         .file_name()

@@ -1,6 +1,7 @@
 //! Shared harness for the integration tests: a scripted upstream, a raw HTTP client, the
 //! in-process proxy, and a throwaway PKI. Every network await goes through [`within`].
 
+pub mod aimock;
 pub mod binary;
 pub mod body;
 pub mod check;
