@@ -86,14 +86,8 @@ impl AnthropicState {
         }
     }
 
-    pub fn judge_buffered(
-        &self,
-        body: &[u8],
-        sink: &mut ViolationSink,
-    ) -> (Vec<ChoiceOutcome>, Option<Value>) {
-        let Some(document) = common::response_json(body, sink) else {
-            return (Vec::new(), None);
-        };
+    /// Judges a whole buffered body's document.
+    pub fn judge_document(&self, document: &Value, sink: &mut ViolationSink) -> ChoiceOutcome {
         let stop_reason = document.get("stop_reason").and_then(Value::as_str);
         let content = document.get("content").and_then(Value::as_array);
         let mut problems = Vec::new();
@@ -117,13 +111,12 @@ impl AnthropicState {
                 problems.join("; "),
             );
         }
-        let outcome = check_content(
+        check_content(
             content.map(Vec::as_slice).unwrap_or_default(),
             "/content",
             self.context(stop_reason, false),
             sink,
-        );
-        (vec![outcome], common::usage(&document))
+        )
     }
 
     /// Judges the reassembled message once (at `message_stop`, or at the end of the body). A

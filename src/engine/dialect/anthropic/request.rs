@@ -30,8 +30,9 @@ pub struct Tool {
 }
 
 /// The request's `tool_choice`, interpreted.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Choice {
+    #[default]
     Unspecified,
     Auto,
     Any,
@@ -43,8 +44,9 @@ pub enum Choice {
     Unchecked,
 }
 
-/// Everything the Anthropic rules need from the request.
-#[derive(Debug, Clone)]
+/// Everything the Anthropic rules need from the request (by default: an unparsable body's,
+/// declaring nothing).
+#[derive(Debug, Clone, Default)]
 pub struct AnthropicRequest {
     pub facts: RequestFacts,
     pub tools: BTreeMap<String, Tool>,
@@ -71,14 +73,7 @@ const OLD_MAX_NAME: usize = 64;
 /// Reads the body; never fails (an unparsable body declares nothing).
 pub fn parse(body: &[u8], sink: &mut ViolationSink) -> AnthropicRequest {
     let Some(fields) = common::read_object::<Fields>(body) else {
-        return AnthropicRequest {
-            facts: RequestFacts::default(),
-            tools: BTreeMap::new(),
-            declares: false,
-            choice: Choice::Unspecified,
-            single_call: false,
-            raw_tools: None,
-        };
+        return AnthropicRequest::default();
     };
     let items = common::tool_items(fields.tools.as_deref());
     let tools = declare(&items, sink);

@@ -107,17 +107,9 @@ impl ChatState {
         }
     }
 
-    /// Judges a whole buffered body.
-    pub fn judge_buffered(
-        &self,
-        body: &[u8],
-        sink: &mut ViolationSink,
-    ) -> (Vec<ChoiceOutcome>, Option<Value>) {
-        let Some(document) = common::response_json(body, sink) else {
-            return (Vec::new(), None);
-        };
-        let choices = check_document(&document, self.declared(), contract::Origin::Buffered, sink);
-        (choices, common::usage(&document))
+    /// Judges a whole buffered body's document: one outcome per choice.
+    pub fn judge_document(&self, document: &Value, sink: &mut ViolationSink) -> Vec<ChoiceOutcome> {
+        check_document(document, self.declared(), contract::Origin::Buffered, sink)
     }
 
     /// Ends a stream: with `judged`, the complete-stage and end-of-body rules run into `sink`;

@@ -98,14 +98,8 @@ impl ResponsesState {
         }
     }
 
-    pub fn judge_buffered(
-        &self,
-        body: &[u8],
-        sink: &mut ViolationSink,
-    ) -> (Vec<ChoiceOutcome>, Option<Value>) {
-        let Some(document) = common::response_json(body, sink) else {
-            return (Vec::new(), None);
-        };
+    /// Judges a whole buffered body's document.
+    pub fn judge_document(&self, document: &Value, sink: &mut ViolationSink) -> ChoiceOutcome {
         let status = document.get("status").and_then(Value::as_str);
         let items = document.get("output").and_then(Value::as_array);
         let mut problems = Vec::new();
@@ -131,17 +125,16 @@ impl ResponsesState {
         }
         let cx = Context {
             status,
-            has_incomplete_reason: has_reason(&document),
+            has_incomplete_reason: has_reason(document),
             markup_in_text: true,
             ..self.context(None)
         };
-        let outcome = check_output(
+        check_output(
             items.map(Vec::as_slice).unwrap_or_default(),
             "/output",
             cx,
             sink,
-        );
-        (vec![outcome], common::usage(&document))
+        )
     }
 
     /// Judges the reassembled output once (at the terminal event, or at the end of the body).

@@ -55,8 +55,9 @@ pub struct Tool {
 }
 
 /// The request's `tool_choice`, interpreted.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Choice {
+    #[default]
     Unspecified,
     None,
     Auto,
@@ -70,8 +71,9 @@ pub enum Choice {
     Unchecked,
 }
 
-/// Everything the Responses rules need from the request.
-#[derive(Debug, Clone)]
+/// Everything the Responses rules need from the request (by default: an unparsable body's,
+/// declaring nothing).
+#[derive(Debug, Clone, Default)]
 pub struct ResponsesRequest {
     pub facts: RequestFacts,
     pub tools: BTreeMap<String, Tool>,
@@ -97,13 +99,7 @@ struct Fields {
 /// Reads the body; never fails (an unparsable body declares nothing).
 pub fn parse(body: &[u8], sink: &mut ViolationSink) -> ResponsesRequest {
     let Some(fields) = common::read_object::<Fields>(body) else {
-        return ResponsesRequest {
-            facts: RequestFacts::default(),
-            tools: BTreeMap::new(),
-            declares: false,
-            choice: Choice::Unspecified,
-            raw_tools: None,
-        };
+        return ResponsesRequest::default();
     };
     let items = common::tool_items(fields.tools.as_deref());
     let tools = declare(&items, sink);
