@@ -129,6 +129,18 @@ async fn open(client: &Http, uri: &str) -> Result<hyper::body::Incoming, String>
     Ok(response.into_body())
 }
 
+/// Opens a stream once `gate` lets it (it bounds how many open at once), within 30 s.
+async fn open_gated(
+    client: &Http,
+    uri: &str,
+    gate: &Semaphore,
+) -> Result<hyper::body::Incoming, String> {
+    let permit = gate.acquire().await;
+    let body = tokio::time::timeout(Duration::from_secs(30), open(client, uri)).await;
+    drop(permit);
+    body.map_err(|_| "open timed out".to_string())?
+}
+
 /// Reads a stream to its end; its byte count and whether it ended with `[DONE]`.
 async fn drain(mut body: hyper::body::Incoming) -> (u64, bool) {
     let (mut bytes, mut tail) = (0u64, Vec::new());
@@ -211,16 +223,10 @@ async fn streams_mode(
     for _ in 0..streams {
         let (client, uri, gate) = (client.clone(), uri.to_string(), gate.clone());
         tasks.push(tokio::spawn(async move {
-            let permit = gate.acquire_owned().await;
-            let body = tokio::time::timeout(Duration::from_secs(30), open(&client, &uri)).await;
-            drop(permit);
-            match body {
-                Ok(Ok(body)) => tokio::time::timeout(Duration::from_secs(300), drain(body))
-                    .await
-                    .map_err(|_| "stream timed out".to_string()),
-                Ok(Err(error)) => Err(error),
-                Err(_) => Err("open timed out".to_string()),
-            }
+            let body = open_gated(&client, &uri, &gate).await?;
+            tokio::time::timeout(Duration::from_secs(300), drain(body))
+                .await
+                .map_err(|_| "stream timed out".to_string())
         }));
     }
     let (mut done, mut bytes, mut errors) = (0, 0, Vec::new());
@@ -251,14 +257,7 @@ async fn slow_mode(
     for _ in 0..streams {
         let (client, uri, gate) = (client.clone(), uri.to_string(), gate.clone());
         tasks.push(tokio::spawn(async move {
-            let permit = gate.acquire_owned().await;
-            let body = tokio::time::timeout(Duration::from_secs(30), open(&client, &uri)).await;
-            drop(permit);
-            let mut body = match body {
-                Ok(Ok(body)) => body,
-                Ok(Err(error)) => return Err(error),
-                Err(_) => return Err("open timed out".to_string()),
-            };
+            let mut body = open_gated(&client, &uri, &gate).await?;
             let mut bytes = 0u64;
             loop {
                 match tokio::time::timeout_at(until.into(), body.frame()).await {
