@@ -100,6 +100,13 @@ pub async fn collect(response: Response<Incoming>) -> Collected {
     }
 }
 
+/// A raw TCP connection to `addr` (for bytes no HTTP client would send), within 5 s.
+pub async fn connect(addr: SocketAddr) -> TcpStream {
+    within(Duration::from_secs(5), TcpStream::connect(addr))
+        .await
+        .expect("connect")
+}
+
 /// A request with a complete body and a Host header for `addr`.
 pub fn request(addr: SocketAddr, method: &str, path: &str, body: &str) -> Request<Full<Bytes>> {
     Request::builder()
