@@ -10,6 +10,7 @@ pub mod clients;
 pub mod metrics;
 pub mod pki;
 pub mod proxy;
+pub mod recording;
 pub mod temp;
 pub mod upstream;
 
