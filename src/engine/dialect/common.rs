@@ -58,7 +58,7 @@ pub fn tool_name<'t>(
     sink: &mut ViolationSink,
 ) -> Option<&'t str> {
     let name = tool.get("name").and_then(Value::as_str);
-    if let Some(name) = name.filter(|name| valid_name(name)) {
+    if let Some(name) = name.filter(|name| valid_name(name, 128)) {
         return Some(name);
     }
     let shown = tool
@@ -70,9 +70,10 @@ pub fn tool_name<'t>(
     None
 }
 
-fn valid_name(name: &str) -> bool {
+/// Whether a tool or function name is 1 to `max` of `[a-zA-Z0-9_-]`.
+pub fn valid_name(name: &str, max: usize) -> bool {
     !name.is_empty()
-        && name.len() <= 128
+        && name.len() <= max
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
