@@ -16,7 +16,6 @@
 // Test and bench code may stop loudly: the deny lints in Cargo.toml guard the product code.
 #![allow(clippy::expect_used, clippy::panic, clippy::unreachable)]
 
-use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -24,11 +23,10 @@ use bytes::Bytes;
 use clap::{Parser, Subcommand};
 use http::Request;
 use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
-use serde_json::{Value, json};
+use serde_json::Value;
 
+#[path = "bench_common/mod.rs"]
+mod bench_common;
 #[path = "bench_client/buffered.rs"]
 mod buffered;
 #[path = "bench_client/stats.rs"]
@@ -39,7 +37,7 @@ mod stream;
 use buffered::{max_mode, rate_mode};
 use stream::{hold_mode, sse_mode};
 
-type Http = Client<HttpConnector, Full<Bytes>>;
+use bench_common::{Http, request_body};
 
 #[derive(Debug, Parser)]
 struct Args {
@@ -104,29 +102,11 @@ fn main() -> ExitCode {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build();
-    let outcome = match runtime {
-        Ok(runtime) => runtime.block_on(run(args)),
-        Err(error) => Err(error.to_string()),
-    };
-    match outcome {
-        Ok(report) => {
-            let mut stdout = std::io::stdout();
-            let _ = writeln!(stdout, "{report}");
-            ExitCode::SUCCESS
-        }
-        Err(error) => {
-            eprintln!("bench_client: {error}");
-            ExitCode::FAILURE
-        }
-    }
+    bench_common::report("bench_client", runtime, run(args))
 }
 
 async fn run(args: Args) -> Result<Value, String> {
-    let mut connector = HttpConnector::new();
-    connector.set_nodelay(true);
-    let client: Http = Client::builder(TokioExecutor::new())
-        .pool_max_idle_per_host(usize::MAX)
-        .build(connector);
+    let client = bench_common::client();
     let base = args.url.trim_end_matches('/').to_string();
     let timeout = Duration::from_millis(args.timeout_ms);
     let target = Target {
@@ -167,19 +147,6 @@ struct Target {
     uri: String,
     timeout: Duration,
     pid: Option<u32>,
-}
-
-fn request_body(stream: bool) -> Bytes {
-    let text = json!({
-        "model": "bench-model", "stream": stream,
-        "messages": [{"role": "user", "content": "What is the weather in Paris?"}],
-        "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {
-            "type": "object", "properties": {"city": {"type": "string"}},
-            "required": ["city"], "additionalProperties": false}}}],
-        "tool_choice": {"type": "function", "function": {"name": "get_weather"}}
-    })
-    .to_string();
-    Bytes::from(text)
 }
 
 impl Target {

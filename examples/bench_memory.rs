@@ -13,7 +13,6 @@
 //! With `--admin`, the proxy's `tooltap_inspection_incomplete_total` by reason after the run.
 //! Every wait is bounded in time. All traffic stays on loopback.
 
-use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -23,13 +22,13 @@ use bytes::Bytes;
 use clap::{Parser, Subcommand};
 use http::Request;
 use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
-type Http = Client<HttpConnector, Full<Bytes>>;
+#[path = "bench_common/mod.rs"]
+mod bench_common;
+
+use bench_common::{Http, request_body, rss_kib};
 
 #[derive(Debug, Parser)]
 struct Args {
@@ -77,26 +76,7 @@ fn main() -> ExitCode {
         .worker_threads(1)
         .enable_all()
         .build();
-    let outcome = match runtime {
-        Ok(runtime) => runtime.block_on(run(args)),
-        Err(error) => Err(error.to_string()),
-    };
-    match outcome {
-        Ok(report) => {
-            let _ = writeln!(std::io::stdout(), "{report}");
-            ExitCode::SUCCESS
-        }
-        Err(error) => {
-            eprintln!("bench_memory: {error}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-fn rss_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
+    bench_common::report("bench_memory", runtime, run(args))
 }
 
 /// Samples a process's VmRSS every 20 ms on a thread of its own, keeping the highest.
@@ -137,29 +117,28 @@ impl Sampler {
     }
 }
 
-fn request_body() -> Bytes {
-    let text = json!({
-        "model": "bench-model", "stream": true,
-        "messages": [{"role": "user", "content": "What is the weather in Paris?"}],
-        "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {
-            "type": "object", "properties": {"city": {"type": "string"}},
-            "required": ["city"], "additionalProperties": false}}}],
-        "tool_choice": {"type": "function", "function": {"name": "get_weather"}}
-    })
-    .to_string();
-    Bytes::from(text)
-}
-
 async fn open(client: &Http, uri: &str) -> Result<hyper::body::Incoming, String> {
     let request = Request::post(uri)
         .header("content-type", "application/json")
-        .body(Full::new(request_body()))
+        .body(Full::new(request_body(true)))
         .map_err(|e| e.to_string())?;
     let response = client.request(request).await.map_err(|e| e.to_string())?;
     if response.status() != 200 {
         return Err(format!("status {}", response.status()));
     }
     Ok(response.into_body())
+}
+
+/// Opens a stream once `gate` lets it (it bounds how many open at once), within 30 s.
+async fn open_gated(
+    client: &Http,
+    uri: &str,
+    gate: &Semaphore,
+) -> Result<hyper::body::Incoming, String> {
+    let permit = gate.acquire().await;
+    let body = tokio::time::timeout(Duration::from_secs(30), open(client, uri)).await;
+    drop(permit);
+    body.map_err(|_| "open timed out".to_string())?
 }
 
 /// Reads a stream to its end; its byte count and whether it ended with `[DONE]`.
@@ -178,11 +157,7 @@ async fn drain(mut body: hyper::body::Incoming) -> (u64, bool) {
 }
 
 async fn run(args: Args) -> Result<Value, String> {
-    let mut connector = HttpConnector::new();
-    connector.set_nodelay(true);
-    let client: Http = Client::builder(TokioExecutor::new())
-        .pool_max_idle_per_host(usize::MAX)
-        .build(connector);
+    let client = bench_common::client();
     let base = args.url.trim_end_matches('/').to_string();
     // Warm the proxy (its runtime, pools and first allocations) before the idle sample.
     for _ in 0..4 {
@@ -248,16 +223,10 @@ async fn streams_mode(
     for _ in 0..streams {
         let (client, uri, gate) = (client.clone(), uri.to_string(), gate.clone());
         tasks.push(tokio::spawn(async move {
-            let permit = gate.acquire_owned().await;
-            let body = tokio::time::timeout(Duration::from_secs(30), open(&client, &uri)).await;
-            drop(permit);
-            match body {
-                Ok(Ok(body)) => tokio::time::timeout(Duration::from_secs(300), drain(body))
-                    .await
-                    .map_err(|_| "stream timed out".to_string()),
-                Ok(Err(error)) => Err(error),
-                Err(_) => Err("open timed out".to_string()),
-            }
+            let body = open_gated(&client, &uri, &gate).await?;
+            tokio::time::timeout(Duration::from_secs(300), drain(body))
+                .await
+                .map_err(|_| "stream timed out".to_string())
         }));
     }
     let (mut done, mut bytes, mut errors) = (0, 0, Vec::new());
@@ -288,14 +257,7 @@ async fn slow_mode(
     for _ in 0..streams {
         let (client, uri, gate) = (client.clone(), uri.to_string(), gate.clone());
         tasks.push(tokio::spawn(async move {
-            let permit = gate.acquire_owned().await;
-            let body = tokio::time::timeout(Duration::from_secs(30), open(&client, &uri)).await;
-            drop(permit);
-            let mut body = match body {
-                Ok(Ok(body)) => body,
-                Ok(Err(error)) => return Err(error),
-                Err(_) => return Err("open timed out".to_string()),
-            };
+            let mut body = open_gated(&client, &uri, &gate).await?;
             let mut bytes = 0u64;
             loop {
                 match tokio::time::timeout_at(until.into(), body.frame()).await {

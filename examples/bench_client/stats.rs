@@ -1,6 +1,6 @@
-//! Measurement helpers of `bench_client`: the target process's CPU time and RSS from /proc,
+//! Measurement helpers of `bench_client`: the target process's CPU time from /proc,
 //! nearest-rank percentiles, wall-clock nanoseconds, and the per-request sample store.
-//! Input: /proc/PID/{stat,status} and raw samples; output: JSON fragments for the report.
+//! Input: /proc/PID/stat and raw samples; output: JSON fragments for the report.
 
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -15,12 +15,6 @@ pub fn cpu_ticks(pid: u32) -> Option<u64> {
     let utime: u64 = fields.get(11)?.parse().ok()?;
     let stime: u64 = fields.get(12)?.parse().ok()?;
     Some(utime + stime)
-}
-
-pub fn rss_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// Linux reports CPU time in USER_HZ ticks, 100 per second on every mainstream architecture.

@@ -11,7 +11,8 @@ use hyper::body::Incoming;
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
-use crate::stats::{cpu_json, percentiles, rss_kib, unix_nanos};
+use crate::bench_common::rss_kib;
+use crate::stats::{cpu_json, percentiles, unix_nanos};
 use crate::{Target, request_body};
 
 /// What one SSE stream saw.

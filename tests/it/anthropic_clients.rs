@@ -8,22 +8,19 @@
 //! the request never declared) is reported with its rule id live and by `tooltap check`, and in
 //! enforce mode both SDKs raise an error naming the rule.
 
-use std::path::Path;
 use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::inspect::{metric_sum, settle, temp_file};
 use crate::record::flush;
-use crate::responses_clients::{aimock_dir, start_aimock};
+use crate::support::aimock::{aimock_dir, start_aimock};
 use crate::support::check::check_json;
-use crate::support::clients::{python, python_script};
+use crate::support::clients::{python, python_script, script_json};
 use crate::support::proxy;
-use crate::support::temp::files_under;
+use crate::support::temp::{files_under, json_lines};
 use crate::support::within;
 use tooltap::record::RecordMode;
-use tooltap::replay::ReplaySettings;
-use tooltap::replay::server::RunningReplay;
 
 /// The rule the broken answer breaks: aimock answers with `get_time`, only `get_weather` is
 /// declared.
@@ -52,21 +49,7 @@ async fn run(sdk: &str, base_url: &str, mode: &str) -> Value {
     )
     .await
     .expect("the SDK script runs");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "{sdk} failed against {base_url}: {stderr}"
-    );
-    serde_json::from_slice(&output.stdout).expect("the script prints JSON")
-}
-
-/// The violations file's lines.
-fn lines(violations: &Path) -> Vec<Value> {
-    std::fs::read_to_string(violations)
-        .unwrap_or_default()
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("violation line"))
-        .collect()
+    script_json(&output, sdk, base_url)
 }
 
 #[tokio::test]
@@ -75,11 +58,7 @@ async fn the_anthropic_python_sdk_gets_the_same_messages_through_tooltap_and_its
     let upstream = format!("http://127.0.0.1:{port}");
     let violations = temp_file("anthropic-python-violations.jsonl");
     let recordings = temp_file("anthropic-python-recordings");
-    let mut raw = proxy::raw_config(&upstream);
-    raw.inspect.violations = Some(violations.clone());
-    raw.record.mode = Some(RecordMode::All);
-    raw.record.dir = Some(recordings.clone());
-    let tooltap = proxy::start(raw).await;
+    let tooltap = proxy::start_recording(&upstream, &violations, &recordings).await;
     let through_url = format!("http://{}", tooltap.local_addr());
 
     let direct = run("python", &upstream, "clean").await;
@@ -102,7 +81,7 @@ async fn the_anthropic_python_sdk_gets_the_same_messages_through_tooltap_and_its
         5,
         "{text}"
     );
-    let found = lines(&violations);
+    let found = json_lines(&violations);
     assert!(found.is_empty(), "violations on clean traffic: {found:?}");
 
     flush(&tooltap).await;
@@ -122,12 +101,7 @@ async fn the_anthropic_python_sdk_gets_the_same_messages_through_tooltap_and_its
     }
 
     let replay_violations = temp_file("anthropic-python-replay-violations.jsonl");
-    let mut settings = ReplaySettings::new(recordings);
-    settings.listen = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
-    settings.violations = Some(replay_violations.clone());
-    let replay = within(Duration::from_secs(20), RunningReplay::start(&settings))
-        .await
-        .expect("replay starts");
+    let replay = proxy::start_replay(recordings, Some(replay_violations.clone())).await;
     let replayed = run(
         "python",
         &format!("http://{}", replay.local_addr()),
@@ -139,7 +113,7 @@ async fn the_anthropic_python_sdk_gets_the_same_messages_through_tooltap_and_its
         "the SDK got something else from the replay"
     );
     drop(replay);
-    let found = lines(&replay_violations);
+    let found = json_lines(&replay_violations);
     assert!(
         found.is_empty(),
         "violations on replayed traffic: {found:?}"
@@ -155,11 +129,7 @@ async fn a_broken_answer_is_reported_live_and_by_check_and_both_sdks_raise_in_en
     // the three calls, live and again offline.
     let violations = temp_file("anthropic-broken-violations.jsonl");
     let recordings = temp_file("anthropic-broken-recordings");
-    let mut raw = proxy::raw_config(&upstream);
-    raw.inspect.violations = Some(violations.clone());
-    raw.record.mode = Some(RecordMode::All);
-    raw.record.dir = Some(recordings.clone());
-    let tooltap = proxy::start(raw).await;
+    let tooltap = proxy::start_recording(&upstream, &violations, &recordings).await;
     let direct = run("python", &upstream, "broken").await;
     let through = run(
         "python",
@@ -173,7 +143,7 @@ async fn a_broken_answer_is_reported_live_and_by_check_and_both_sdks_raise_in_en
         "{through}"
     );
     settle(&tooltap, 3).await;
-    let live: Vec<Value> = lines(&violations);
+    let live: Vec<Value> = json_lines(&violations);
     assert_eq!(live.len(), 3, "{live:?}");
     for line in &live {
         assert_eq!(line["rule"], BROKEN_RULE, "{line}");
@@ -221,11 +191,7 @@ async fn the_anthropic_node_sdk_gets_the_same_messages_through_tooltap() {
     let upstream = format!("http://127.0.0.1:{port}");
     let violations = temp_file("anthropic-node-violations.jsonl");
     let recordings = temp_file("anthropic-node-recordings");
-    let mut raw = proxy::raw_config(&upstream);
-    raw.inspect.violations = Some(violations.clone());
-    raw.record.mode = Some(RecordMode::All);
-    raw.record.dir = Some(recordings.clone());
-    let tooltap = proxy::start(raw).await;
+    let tooltap = proxy::start_recording(&upstream, &violations, &recordings).await;
 
     let direct = run("node", &upstream, "clean").await;
     let through = run("node", &format!("http://{}", tooltap.local_addr()), "clean").await;
@@ -247,16 +213,12 @@ async fn the_anthropic_node_sdk_gets_the_same_messages_through_tooltap() {
         ),
         3
     );
-    let found = lines(&violations);
+    let found = json_lines(&violations);
     assert!(found.is_empty(), "violations on clean traffic: {found:?}");
 
     // The Node SDK gets the same again from tooltap replay of the recordings.
     flush(&tooltap).await;
-    let mut settings = ReplaySettings::new(recordings);
-    settings.listen = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
-    let replay = within(Duration::from_secs(20), RunningReplay::start(&settings))
-        .await
-        .expect("replay starts");
+    let replay = proxy::start_replay(recordings, None).await;
     let replayed = run("node", &format!("http://{}", replay.local_addr()), "clean").await;
     assert_eq!(
         direct, replayed,

@@ -16,8 +16,7 @@ const SECRET: &str = "sk-planted-5b0e2d44";
 
 #[tokio::test]
 async fn the_binary_never_logs_a_credential_and_stops_on_sigterm() {
-    let fixture =
-        engine_support::load(&engine_support::fixtures_dir().join("buffered_arguments_object"));
+    let fixture = engine_support::fixture("buffered_arguments_object");
     let upstream = fixture_upstream(std::slice::from_ref(&fixture)).await;
     let dir = TempDir::new("binary");
     let recordings = dir.join("rec");

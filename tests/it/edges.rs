@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::support::client::{exchange, request};
+use crate::support::client::{connect, exchange, request};
 use crate::support::upstream::{Script, Upstream};
 use crate::support::{proxy, within};
 use tooltap::config::HumanDuration;
@@ -20,12 +20,7 @@ async fn a_request_body_trickled_byte_by_byte_is_cut_and_the_upstream_request_ab
     let tooltap = proxy::start(raw).await;
     let admin = tooltap.admin_addr().expect("admin");
 
-    let mut stream = within(
-        Duration::from_secs(5),
-        TcpStream::connect(tooltap.local_addr()),
-    )
-    .await
-    .expect("connect");
+    let mut stream = connect(tooltap.local_addr()).await;
     stream
         .write_all(
             b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n",
@@ -74,12 +69,7 @@ async fn a_large_body_sent_at_a_fair_rate_is_not_cut() {
     let mut raw = proxy::raw_config(&upstream.url());
     raw.timeouts.request_body = Some(HumanDuration(Duration::from_millis(300)));
     let tooltap = proxy::start(raw).await;
-    let mut stream = within(
-        Duration::from_secs(5),
-        TcpStream::connect(tooltap.local_addr()),
-    )
-    .await
-    .expect("connect");
+    let mut stream = connect(tooltap.local_addr()).await;
     // 20 chunks of 1,000 bytes, 50 ms apart: 1 s in all, far past the initial 300 ms, but
     // each chunk earns 2 s at the default 500 bytes/s.
     stream

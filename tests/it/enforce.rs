@@ -6,21 +6,17 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::engine_support::{self, Fixture};
+use crate::engine_support::{self, Fixture, fixture};
 use crate::inspect::fixture_request;
 use crate::inspect::{fixture_upstream, settle};
-use crate::support::client::exchange;
-use crate::support::clients::run_python;
+use crate::support::client::{Collected, exchange};
+use crate::support::clients::{run_python, script_json};
 use crate::support::metrics::assert_metric;
 use crate::support::proxy;
 use crate::support::within;
 use tooltap::proxy::server::RunningProxy;
 
 const LIMIT: Duration = Duration::from_secs(20);
-
-fn fixture(name: &str) -> Fixture {
-    engine_support::load(&engine_support::fixtures_dir().join(name))
-}
 
 async fn enforcing(fixtures: &[Fixture]) -> (RunningProxy, crate::support::upstream::Upstream) {
     let upstream = fixture_upstream(fixtures).await;
@@ -29,10 +25,7 @@ async fn enforcing(fixtures: &[Fixture]) -> (RunningProxy, crate::support::upstr
     (proxy::start(raw).await, upstream)
 }
 
-async fn post_fixture(
-    tooltap: &RunningProxy,
-    fixture: &Fixture,
-) -> crate::support::client::Collected {
+async fn post_fixture(tooltap: &RunningProxy, fixture: &Fixture) -> Collected {
     let addr = tooltap.local_addr();
     within(LIMIT, exchange(addr, fixture_request(addr, fixture))).await
 }
@@ -83,17 +76,9 @@ async fn a_streamed_violation_ends_the_stream_with_an_error_event() {
 
     let cut = post_fixture(&tooltap, &broken).await;
     assert_eq!(cut.status, 200, "the head was sent before the violation");
-    let text = String::from_utf8(cut.body.to_vec()).expect("utf-8");
     let frames = engine_support::natural_frames(&broken);
     // delta.id_changed fires on frame 3: frames 0..3 pass, then the error event, nothing more.
-    let passed: Vec<u8> = frames[..3].concat();
-    assert!(cut.body.starts_with(&passed), "{text}");
-    let rest = &text[passed.len()..];
-    let payload = rest
-        .strip_prefix("data: ")
-        .and_then(|r| r.strip_suffix("\n\n"))
-        .unwrap_or_else(|| panic!("not one error event: {rest:?}"));
-    let event: Value = serde_json::from_str(payload).expect("error event is JSON");
+    let (text, event) = cut.cut_after(&frames[..3].concat(), "data: ");
     assert_eq!(event["error"]["code"], "contract_violation");
     assert_eq!(event["error"]["param"], "delta.id_changed");
     assert!(!text.contains("[DONE]"));
@@ -120,18 +105,10 @@ async fn a_responses_stream_violation_ends_with_a_responses_error_event() {
 
     let cut = post_fixture(&tooltap, &broken).await;
     assert_eq!(cut.status, 200);
-    let text = String::from_utf8(cut.body.to_vec()).expect("utf-8");
     let frames = engine_support::natural_frames(&broken);
     // The emptied name on output_item.done (frame 5, sequence_number 5) is the first error; the
     // error event is numbered after it.
-    let passed: Vec<u8> = frames[..5].concat();
-    assert!(cut.body.starts_with(&passed), "{text}");
-    let rest = &text[passed.len()..];
-    let payload = rest
-        .strip_prefix("event: error\ndata: ")
-        .and_then(|r| r.strip_suffix("\n\n"))
-        .unwrap_or_else(|| panic!("not one Responses error event: {rest:?}"));
-    let event: Value = serde_json::from_str(payload).expect("error event is JSON");
+    let (_, event) = cut.cut_after(&frames[..5].concat(), "event: error\ndata: ");
     assert_eq!(event["type"], "error");
     assert_eq!(event["code"], "contract_violation");
     assert_eq!(event["param"], "responses.stream.item_done_mismatch");
@@ -151,15 +128,9 @@ async fn a_responses_stream_violation_ends_with_a_responses_error_event() {
     );
 }
 
-/// One Anthropic `event: error` at the end of `text`, after `passed`: its error object.
-fn anthropic_error_event(text: &str, passed: &[u8]) -> Value {
-    assert!(text.as_bytes().starts_with(passed), "{text}");
-    let rest = &text[passed.len()..];
-    let payload = rest
-        .strip_prefix("event: error\ndata: ")
-        .and_then(|r| r.strip_suffix("\n\n"))
-        .unwrap_or_else(|| panic!("not one Anthropic error event: {rest:?}"));
-    let event: Value = serde_json::from_str(payload).expect("error event is JSON");
+/// One Anthropic `event: error` at the end of `got`, after `passed`: its error object.
+fn anthropic_error_event(got: &Collected, passed: &[u8]) -> Value {
+    let (_, event) = got.cut_after(passed, "event: error\ndata: ");
     assert_eq!(event["type"], "error", "{event}");
     assert_eq!(event["error"]["type"], "tooltap_contract_violation");
     event["error"].clone()
@@ -182,9 +153,8 @@ async fn anthropic_violations_end_in_anthropic_errors() {
     // The delta for a block never started (frame 1) is cut: only message_start got through.
     let cut = post_fixture(&tooltap, &broken).await;
     assert_eq!(cut.status, 200);
-    let text = String::from_utf8(cut.body.to_vec()).expect("utf-8");
     let frames = engine_support::natural_frames(&broken);
-    let error = anthropic_error_event(&text, &frames[..1].concat());
+    let error = anthropic_error_event(&cut, &frames[..1].concat());
     let message = error["message"].as_str().unwrap_or_default();
     assert!(
         message.contains("anthropic.stream.delta_unknown_block"),
@@ -193,8 +163,7 @@ async fn anthropic_violations_end_in_anthropic_errors() {
 
     // Judged at the end of the body: the whole upstream body, then the error event.
     let ended = post_fixture(&tooltap, &unfinished).await;
-    let text = String::from_utf8(ended.body.to_vec()).expect("utf-8");
-    let error = anthropic_error_event(&text, &unfinished.body);
+    let error = anthropic_error_event(&ended, &unfinished.body);
     let message = error["message"].as_str().unwrap_or_default();
     assert!(
         message.contains("anthropic.stream.terminal_missing"),
@@ -236,9 +205,7 @@ async fn the_openai_python_sdk_raises_on_enforced_violations() {
         Duration::from_secs(60),
     )
     .await;
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "python failed: {stderr}");
-    let out: Value = serde_json::from_slice(&output.stdout).expect("script prints JSON");
+    let out = script_json(&output, "python", &base_url);
 
     assert_eq!(out["buffered"]["raised"], true, "{out}");
     assert_eq!(out["buffered"]["status"], 502);

@@ -25,11 +25,8 @@ async fn post(addr: SocketAddr, fixture: &Fixture) -> Collected {
 #[tokio::test]
 async fn every_cut_is_recorded_enforced_and_replays_as_the_client_saw_it() {
     const ROUNDS: usize = 10;
-    let buffered =
-        engine_support::load(&engine_support::fixtures_dir().join("buffered_arguments_object"));
-    let stream = engine_support::load(
-        &engine_support::fixtures_dir().join("stream_parallel_all_on_index_0"),
-    );
+    let buffered = engine_support::fixture("buffered_arguments_object");
+    let stream = engine_support::fixture("stream_parallel_all_on_index_0");
     let upstream = fixture_upstream(&[buffered.clone(), stream.clone()]).await;
     let dir = TempDir::new("enforce-rec");
     let mut raw = proxy::raw_config(&upstream.url());
@@ -80,9 +77,7 @@ async fn every_cut_is_recorded_enforced_and_replays_as_the_client_saw_it() {
 /// request asked for one): cut with an error event, not held and refused with a 502.
 #[tokio::test]
 async fn enforce_and_the_engine_agree_on_what_a_stream_is() {
-    let fixture = engine_support::load(
-        &engine_support::fixtures_dir().join("stream_parallel_all_on_index_0"),
-    );
+    let fixture = engine_support::fixture("stream_parallel_all_on_index_0");
     let frames: Vec<String> = engine_support::natural_frames(&fixture)
         .into_iter()
         .map(|f| String::from_utf8_lossy(f).into_owned())

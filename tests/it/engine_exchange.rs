@@ -4,20 +4,14 @@
 
 use std::sync::Arc;
 
+use crate::engine_support::sse_head;
+
 use tooltap::engine::{
     BodyEnd, BodyKind, Completeness, EngineConfig, Exchange, Level, LimitKind, ResponseHead,
     RuleId, SchemaCache, Severity, SeverityOverrides, Stage,
 };
 
 const REQUEST: &[u8] = br#"{"model":"m","stream":true,"messages":[],"tool_choice":"required","tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}]}"#;
-
-fn sse_head() -> ResponseHead {
-    ResponseHead {
-        status: 200,
-        content_type: Some("text/event-stream".into()),
-        content_encoding: None,
-    }
-}
 
 fn start(config: EngineConfig) -> Exchange {
     let mut exchange = Exchange::new(&Arc::new(config), &SchemaCache::default(), REQUEST);

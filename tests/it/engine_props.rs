@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use tooltap::engine::{BodyEnd, EngineConfig, Exchange, Report, ResponseHead, RuleId, SchemaCache};
+use tooltap::engine::{BodyEnd, EngineConfig, Exchange, Report, RuleId, SchemaCache};
 
 const NAMES: [&str; 2] = ["get_weather", "get_time"];
 
@@ -258,11 +258,7 @@ fn check(plan: &Plan, bytes: &[u8]) -> Report {
     let config = Arc::new(EngineConfig::default());
     let cache = SchemaCache::default();
     let mut exchange = Exchange::new(&config, &cache, &request());
-    exchange.response_head(ResponseHead {
-        status: 200,
-        content_type: Some("text/event-stream".into()),
-        content_encoding: None,
-    });
+    exchange.response_head(crate::engine_support::sse_head());
     let mut cuts: Vec<usize> = plan
         .byte_cuts
         .iter()

@@ -8,17 +8,13 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
-use crate::engine_support::{self, Fixture};
+use crate::engine_support::{self, Fixture, fixture};
 use crate::inspect::{settle, temp_file, violations_by_exchange};
 use crate::support::client::{exchange, request};
 use crate::support::proxy;
 use crate::support::upstream::{Script, Upstream};
 use tooltap::engine::RuleId;
 use tooltap::quirk::{self, QuirkId, RequestContext, Shape, TimedFrame};
-
-fn fixture(name: &str) -> Fixture {
-    engine_support::load(&engine_support::fixtures_dir().join(name))
-}
 
 fn script(fixture: &Fixture) -> Script {
     let content_type = fixture.head.content_type.clone().unwrap_or_default();

@@ -71,8 +71,7 @@ async fn stop(mut child: Child) {
 
 #[tokio::test]
 async fn with_the_default_layout_check_and_replay_work_after_violations_were_written() {
-    let fixture =
-        engine_support::load(&engine_support::fixtures_dir().join("buffered_arguments_object"));
+    let fixture = engine_support::fixture("buffered_arguments_object");
     let upstream = fixture_upstream(std::slice::from_ref(&fixture)).await;
     let cwd = TempDir::new("layout");
 

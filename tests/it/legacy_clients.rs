@@ -11,17 +11,15 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::engine_support::{self, Fixture};
+use crate::engine_support::{self, Fixture, fixture};
 use crate::inspect::{fixture_request, fixture_upstream, metric_sum, settle, temp_file};
 use crate::record::flush;
 use crate::support::check::check_json;
 use crate::support::client::exchange;
-use crate::support::clients::run_python;
+use crate::support::clients::{run_python, script_json};
 use crate::support::proxy;
+use crate::support::temp::json_lines;
 use crate::support::within;
-use tooltap::record::RecordMode;
-use tooltap::replay::ReplaySettings;
-use tooltap::replay::server::RunningReplay;
 
 const FIXTURES: [&str; 5] = [
     "pair_legacy_call_json",
@@ -31,10 +29,6 @@ const FIXTURES: [&str; 5] = [
     "legacy_stream_finish_reason_missing",
 ];
 
-fn fixture(name: &str) -> Fixture {
-    engine_support::load(&engine_support::fixtures_dir().join(name))
-}
-
 async fn run_sdk(base_url: &str) -> Value {
     let fixtures_dir = engine_support::fixtures_dir();
     let output = run_python(
@@ -43,12 +37,7 @@ async fn run_sdk(base_url: &str) -> Value {
         Duration::from_secs(60),
     )
     .await;
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "python failed against {base_url}: {stderr}"
-    );
-    serde_json::from_slice(&output.stdout).expect("the script prints JSON")
+    script_json(&output, "python", base_url)
 }
 
 /// The error-severity rule ids among violations (violations-file lines or `check` entries).
@@ -65,11 +54,7 @@ async fn the_openai_sdk_with_functions_gets_the_same_through_tooltap_and_check_a
     let upstream = fixture_upstream(&fixtures).await;
     let violations = temp_file("legacy-clients-violations.jsonl");
     let recordings = temp_file("legacy-clients-recordings");
-    let mut raw = proxy::raw_config(&upstream.url());
-    raw.inspect.violations = Some(violations.clone());
-    raw.record.mode = Some(RecordMode::All);
-    raw.record.dir = Some(recordings.clone());
-    let tooltap = proxy::start(raw).await;
+    let tooltap = proxy::start_recording(&upstream.url(), &violations, &recordings).await;
 
     let direct = run_sdk(&format!("{}/v1", upstream.url())).await;
     let through = run_sdk(&format!("http://{}/v1", tooltap.local_addr())).await;
@@ -106,11 +91,7 @@ async fn the_openai_sdk_with_functions_gets_the_same_through_tooltap_and_check_a
         5,
         "{text}"
     );
-    let lines: Vec<Value> = std::fs::read_to_string(&violations)
-        .unwrap_or_default()
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("violation line"))
-        .collect();
+    let lines = json_lines(&violations);
     assert!(lines.iter().all(|v| v["dialect"] == "chat"), "{lines:?}");
     let expected: BTreeSet<String> = [
         "chat_legacy.response.arguments_not_string",
@@ -134,11 +115,7 @@ async fn the_openai_sdk_with_functions_gets_the_same_through_tooltap_and_check_a
     assert_eq!(error_rules(offline.iter()), expected, "{offline:?}");
 
     // The recordings, replayed, give the SDK the same answers again.
-    let mut settings = ReplaySettings::new(recordings);
-    settings.listen = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
-    let replay = within(Duration::from_secs(20), RunningReplay::start(&settings))
-        .await
-        .expect("replay starts");
+    let replay = proxy::start_replay(recordings, None).await;
     let replayed = run_sdk(&format!("http://{}/v1", replay.local_addr())).await;
     assert_eq!(
         direct, replayed,
@@ -159,18 +136,10 @@ async fn enforce_mode_ends_a_broken_legacy_stream_with_a_chat_error_event() {
 
     let cut = within(limit, exchange(addr, fixture_request(addr, &broken))).await;
     assert_eq!(cut.status, 200, "the head was sent before the violation");
-    let text = String::from_utf8(cut.body.to_vec()).expect("utf-8");
     // The tool_calls fragment mixed into the function_call stream is frame 2: frames 0 and 1
     // pass, then one error event, nothing more.
     let frames = engine_support::natural_frames(&broken);
-    let passed: Vec<u8> = frames[..2].concat();
-    assert!(cut.body.starts_with(&passed), "{text}");
-    let rest = &text[passed.len()..];
-    let payload = rest
-        .strip_prefix("data: ")
-        .and_then(|r| r.strip_suffix("\n\n"))
-        .unwrap_or_else(|| panic!("not one error event: {rest:?}"));
-    let event: Value = serde_json::from_str(payload).expect("error event is JSON");
+    let (text, event) = cut.cut_after(&frames[..2].concat(), "data: ");
     assert_eq!(event["error"]["code"], "contract_violation");
     assert_eq!(
         event["error"]["param"],

@@ -2,6 +2,7 @@
 //! at `inspect.max_reassembled`, and past `inspect.max_memory` new exchanges are forwarded
 //! uninspected and counted. The client gets every byte either way.
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::json;
@@ -13,6 +14,9 @@ use crate::support::proxy;
 use crate::support::temp::{files_under, jsonl_under};
 use crate::support::upstream::{Script, Upstream};
 use crate::support::within;
+use tooltap::config::RawConfig;
+use tooltap::proxy::server::RunningProxy;
+use tooltap::record::Recording;
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -137,8 +141,9 @@ async fn past_the_memory_budget_new_exchanges_are_forwarded_uninspected_and_coun
     settle(&tooltap, 2).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_held_recording_past_its_cap_is_truncated_and_still_judged() {
+/// `filler` chunks of 1000 characters of text, then a call to the undeclared `nope`, its finish
+/// and `[DONE]`.
+fn violating_stream(filler: usize) -> Vec<String> {
     let chunk = |delta: serde_json::Value, finish: serde_json::Value| {
         format!(
             "data: {}\n\n",
@@ -146,7 +151,7 @@ async fn a_held_recording_past_its_cap_is_truncated_and_still_judged() {
                 "choices":[{"index":0,"delta":delta,"finish_reason":finish}]})
         )
     };
-    let mut events: Vec<String> = (0..20)
+    let mut events: Vec<String> = (0..filler)
         .map(|_| chunk(json!({"content":"x".repeat(1000)}), json!(null)))
         .collect();
     events.push(chunk(
@@ -156,14 +161,24 @@ async fn a_held_recording_past_its_cap_is_truncated_and_still_judged() {
     ));
     events.push(chunk(json!({}), json!("tool_calls")));
     events.push("data: [DONE]\n\n".to_owned());
+    events
+}
+
+/// Streams `events` through tooltap recording violating exchanges under `dir` (emptied first),
+/// its config tuned by `tune`; checks the client gets every byte, and returns once the
+/// recording is flushed.
+async fn record_violating(
+    events: &[String],
+    dir: &Path,
+    tune: impl FnOnce(&mut RawConfig),
+) -> (RunningProxy, Upstream) {
     let refs: Vec<&str> = events.iter().map(String::as_str).collect();
     let upstream = Upstream::serving(Script::sse(&refs, Duration::ZERO)).await;
-    let dir = std::env::temp_dir().join(format!("tooltap-it-held-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(dir);
     let mut raw = proxy::raw_config(&upstream.url());
     raw.record.mode = Some(tooltap::record::RecordMode::Violations);
-    raw.record.dir = Some(dir.clone());
-    raw.inspect.max_held_recording = Some(4 * 1024);
+    raw.record.dir = Some(dir.to_path_buf());
+    tune(&mut raw);
     let tooltap = proxy::start(raw).await;
     let addr = tooltap.local_addr();
     let body = json!({"model":"m","stream":true,"messages":[],
@@ -183,30 +198,18 @@ async fn a_held_recording_past_its_cap_is_truncated_and_still_judged() {
     if let Some(recorder) = &tooltap.state().watch.inspection().recorder {
         within(LIMIT, recorder.flush()).await;
     }
-    let mut files = Vec::new();
-    let mut stack = vec![dir.clone()];
-    while let Some(folder) = stack.pop() {
-        for entry in std::fs::read_dir(&folder).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                files.push(path);
-            }
-        }
-    }
+    (tooltap, upstream)
+}
+
+/// The one recording among `files`, which ends `truncated` with the verdict on the whole stream.
+fn the_truncated_recording(files: &[PathBuf]) -> Recording {
     assert_eq!(
         files.len(),
         1,
         "the violating exchange is recorded: {files:?}"
     );
     let recording = tooltap::record::read_file(&files[0]).expect("readable");
-    assert!(
-        recording.body().len() <= 4 * 1024,
-        "{} bytes held",
-        recording.body().len()
-    );
-    let end = recording.end.expect("end line");
+    let end = recording.end.as_ref().expect("end line");
     assert_eq!(end.outcome, tooltap::record::Outcome::Truncated);
     assert!(
         end.violations
@@ -214,6 +217,23 @@ async fn a_held_recording_past_its_cap_is_truncated_and_still_judged() {
             .any(|v| v.rule.as_str() == "tool_call.name_undeclared"),
         "the verdict saw the whole stream: {:?}",
         end.violations
+    );
+    recording
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_recording_past_its_cap_is_truncated_and_still_judged() {
+    let events = violating_stream(20);
+    let dir = std::env::temp_dir().join(format!("tooltap-it-held-{}", std::process::id()));
+    let _running = record_violating(&events, &dir, |raw| {
+        raw.inspect.max_held_recording = Some(4 * 1024);
+    })
+    .await;
+    let recording = the_truncated_recording(&files_under(&dir));
+    assert!(
+        recording.body().len() <= 4 * 1024,
+        "{} bytes held",
+        recording.body().len()
     );
 }
 
@@ -222,73 +242,20 @@ async fn a_held_recording_past_its_cap_is_truncated_and_still_judged() {
 /// stream, and the client gets every byte.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn held_frames_past_the_spill_bound_end_the_recording_truncated_and_are_counted() {
-    let chunk = |delta: serde_json::Value, finish: serde_json::Value| {
-        format!(
-            "data: {}\n\n",
-            json!({"id":"c","object":"chat.completion.chunk","model":"m",
-                "choices":[{"index":0,"delta":delta,"finish_reason":finish}]})
-        )
-    };
-    let mut events: Vec<String> = (0..60)
-        .map(|_| chunk(json!({"content":"x".repeat(1000)}), json!(null)))
-        .collect();
-    events.push(chunk(
-        json!({"tool_calls":[{"index":0,"id":"call_1","type":"function",
-            "function":{"name":"nope","arguments":"{}"}}]}),
-        json!(null),
-    ));
-    events.push(chunk(json!({}), json!("tool_calls")));
-    events.push("data: [DONE]\n\n".to_owned());
-    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
-    let upstream = Upstream::serving(Script::sse(&refs, Duration::ZERO)).await;
+    let events = violating_stream(60);
     let dir = std::env::temp_dir().join(format!("tooltap-it-spill-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let mut raw = proxy::raw_config(&upstream.url());
-    raw.record.mode = Some(tooltap::record::RecordMode::Violations);
-    raw.record.dir = Some(dir.clone());
-    raw.inspect.held_in_memory = Some(4 * 1024);
-    raw.inspect.max_spill = Some(20 * 1024);
-    let tooltap = proxy::start(raw).await;
-    let addr = tooltap.local_addr();
-    let body = json!({"model":"m","stream":true,"messages":[],
-        "tools":[{"type":"function","function":{"name":"f"}}]})
-    .to_string();
-    let got = within(
-        LIMIT,
-        exchange(addr, request(addr, "POST", "/v1/chat/completions", &body)),
-    )
+    let (tooltap, _upstream) = record_violating(&events, &dir, |raw| {
+        raw.inspect.held_in_memory = Some(4 * 1024);
+        raw.inspect.max_spill = Some(20 * 1024);
+    })
     .await;
-    assert_eq!(
-        got.body,
-        events.concat().as_bytes(),
-        "the client gets every byte"
-    );
-    settle(&tooltap, 1).await;
-    if let Some(recorder) = &tooltap.state().watch.inspection().recorder {
-        within(LIMIT, recorder.flush()).await;
-    }
-    let files = jsonl_under(&dir);
-    assert_eq!(
-        files.len(),
-        1,
-        "the violating exchange is recorded: {files:?}"
-    );
-    let recording = tooltap::record::read_file(&files[0]).expect("readable");
+    let recording = the_truncated_recording(&jsonl_under(&dir));
     let kept = recording.body().len();
     assert!(
         (16 * 1024..=24 * 1024 + 4 * 1024).contains(&kept),
         "what the spill took, and the block in memory: {kept} bytes"
     );
     assert!(events.concat().as_bytes().starts_with(&recording.body()));
-    let end = recording.end.expect("end line");
-    assert_eq!(end.outcome, tooltap::record::Outcome::Truncated);
-    assert!(
-        end.violations
-            .iter()
-            .any(|v| v.rule.as_str() == "tool_call.name_undeclared"),
-        "the verdict saw the whole stream: {:?}",
-        end.violations
-    );
     let text = metrics(&tooltap).await;
     assert_eq!(
         metric_sum(&text, "tooltap_limit_hits_total", &["limit=\"held_spill\""]),

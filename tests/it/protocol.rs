@@ -12,6 +12,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use crate::support::client::connect;
 use crate::support::upstream::{Script, Upstream};
 use crate::support::{proxy, within};
 use tooltap::config::HumanDuration;
@@ -78,12 +79,7 @@ async fn a_client_that_never_finishes_its_head_is_cut_after_header_read() {
     raw.timeouts.header_read = Some(HumanDuration(Duration::from_millis(300)));
     let tooltap = proxy::start(raw).await;
 
-    let mut stream = within(
-        Duration::from_secs(5),
-        TcpStream::connect(tooltap.local_addr()),
-    )
-    .await
-    .expect("connect");
+    let mut stream = connect(tooltap.local_addr()).await;
     let started = Instant::now();
     stream
         .write_all(b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\n")

@@ -4,6 +4,7 @@
 //! and nothing on the untouched one. Also: docs/quirks.md lists exactly the catalogue.
 
 use crate::engine_support;
+use crate::support::recording::response_header;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -37,15 +38,7 @@ fn recorded_examples() -> Vec<Example> {
         .filter(|path| path.extension().is_some_and(|e| e == "jsonl"))
         .map(|path| {
             let recording = tooltap::record::read::read_file(path).expect("readable");
-            let header = |name: &str| {
-                recording
-                    .meta
-                    .response
-                    .headers
-                    .iter()
-                    .find(|(n, _)| n == name)
-                    .map(|(_, v)| v.clone())
-            };
+            let header = |name: &str| response_header(&recording, name);
             Example {
                 name: path
                     .strip_prefix(&root)

@@ -13,64 +13,16 @@ use serde_json::Value;
 
 use crate::inspect::{settle, temp_file};
 use crate::record::flush;
+use crate::support::aimock::{aimock_dir, start_aimock};
 use crate::support::check::check_json;
-use crate::support::clients::run_python;
+use crate::support::clients::{run_python, script_json};
 use crate::support::metrics::assert_metric;
 use crate::support::proxy;
 use crate::support::within;
-use tooltap::record::RecordMode;
-use tooltap::replay::ReplaySettings;
-use tooltap::replay::server::RunningReplay;
-
-/// The folder scripts/test installs aimock into (`npm ci` in tests/clients/aimock).
-pub fn aimock_dir() -> PathBuf {
-    let dir = std::env::var_os("TOOLTAP_TEST_AIMOCK")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/aimock"));
-    let cli = dir.join("node_modules/@copilotkit/aimock/dist/cli.js");
-    assert!(
-        cli.exists(),
-        "{} is missing: run scripts/test, which installs @copilotkit/aimock",
-        cli.display()
-    );
-    dir
-}
-
-/// Starts aimock on a free loopback port; the child is killed when dropped.
-pub async fn start_aimock() -> (tokio::process::Child, u16) {
-    let dir = aimock_dir();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
-    let child = tokio::process::Command::new("node")
-        .current_dir(&dir)
-        .arg("node_modules/@copilotkit/aimock/dist/cli.js")
-        .args(["-p", &port.to_string(), "-h", "127.0.0.1", "-f", "fixtures"])
-        .args(["--log-level", "warn"])
-        .kill_on_drop(true)
-        .spawn()
-        .expect("node starts aimock");
-    within(Duration::from_secs(30), async {
-        while tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_err()
-        {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    })
-    .await;
-    (child, port)
-}
 
 async fn run_clients(base_url: &str) -> Value {
     let output = run_python("responses_check.py", &[base_url], Duration::from_secs(120)).await;
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "python failed against {base_url}: {stderr}"
-    );
-    serde_json::from_slice(&output.stdout).expect("the script prints JSON")
+    script_json(&output, "python", base_url)
 }
 
 #[tokio::test]
@@ -79,11 +31,7 @@ async fn openai_sdk_and_agents_sdk_get_the_same_responses_through_tooltap() {
     let upstream = format!("http://127.0.0.1:{port}");
     let violations = temp_file("responses-clients-violations.jsonl");
     let recordings = temp_file("responses-clients-recordings");
-    let mut raw = proxy::raw_config(&upstream);
-    raw.inspect.violations = Some(violations.clone());
-    raw.record.mode = Some(RecordMode::All);
-    raw.record.dir = Some(recordings.clone());
-    let tooltap = proxy::start(raw).await;
+    let tooltap = proxy::start_recording(&upstream, &violations, &recordings).await;
 
     let direct = run_clients(&format!("{upstream}/v1")).await;
     let through = run_clients(&format!("http://{}/v1", tooltap.local_addr())).await;
@@ -134,12 +82,7 @@ async fn openai_sdk_and_agents_sdk_get_the_same_responses_through_tooltap() {
     // The recordings, replayed by `tooltap replay`, give the clients the same answers again,
     // and the replayer's inspection judges them as the Responses API.
     let replay_violations = temp_file("responses-clients-replay-violations.jsonl");
-    let mut settings = ReplaySettings::new(recordings);
-    settings.listen = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
-    settings.violations = Some(replay_violations.clone());
-    let replay = within(Duration::from_secs(20), RunningReplay::start(&settings))
-        .await
-        .expect("replay starts");
+    let replay = proxy::start_replay(recordings, Some(replay_violations.clone())).await;
     let replayed = run_clients(&format!("http://{}/v1", replay.local_addr())).await;
     assert_eq!(
         direct, replayed,
@@ -192,12 +135,7 @@ async fn run_node(base_url: &str) -> Value {
     )
     .await
     .expect("node runs");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "node failed against {base_url}: {stderr}"
-    );
-    serde_json::from_slice(&output.stdout).expect("the script prints JSON")
+    script_json(&output, "node", base_url)
 }
 
 #[tokio::test]

@@ -13,8 +13,7 @@ use crate::support::temp::jsonl_under;
 
 #[tokio::test]
 async fn two_processes_sharing_a_folder_keep_both_recordings_under_distinct_ids() {
-    let fixture =
-        engine_support::load(&engine_support::fixtures_dir().join("buffered_arguments_object"));
+    let fixture = engine_support::fixture("buffered_arguments_object");
     let upstream = fixture_upstream(std::slice::from_ref(&fixture)).await;
     let dir = TempDir::new("two");
     let recordings = dir.join("rec");

@@ -13,6 +13,7 @@
 
 pub mod anthropic;
 pub mod chat;
+mod common;
 pub mod responses;
 
 use serde::{Deserialize, Serialize};
@@ -169,17 +170,22 @@ impl DialectState {
         }
     }
 
-    /// Judges a whole buffered (JSON) body.
+    /// Judges a whole buffered (JSON) body: `response.not_json` when it does not parse, else
+    /// the dialect's outcomes for the document, and its `usage`.
     pub fn judge_buffered(
         &self,
         body: &[u8],
         sink: &mut ViolationSink,
     ) -> (Vec<ChoiceOutcome>, Option<Value>) {
-        match self {
-            DialectState::Chat(chat) => chat.judge_buffered(body, sink),
-            DialectState::Responses(responses) => responses.judge_buffered(body, sink),
-            DialectState::Anthropic(anthropic) => anthropic.judge_buffered(body, sink),
-        }
+        let Some(document) = common::response_json(body, sink) else {
+            return (Vec::new(), None);
+        };
+        let choices = match self {
+            DialectState::Chat(chat) => chat.judge_document(&document, sink),
+            DialectState::Responses(responses) => vec![responses.judge_document(&document, sink)],
+            DialectState::Anthropic(anthropic) => vec![anthropic.judge_document(&document, sink)],
+        };
+        (choices, common::usage(&document))
     }
 
     /// Ends a stream; see [`chat::ChatState::finish_stream`].

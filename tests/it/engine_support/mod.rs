@@ -65,6 +65,20 @@ pub fn load_all() -> Vec<Fixture> {
     dirs.iter().map(|dir| load(dir)).collect()
 }
 
+/// A 200 `text/event-stream` response head.
+pub fn sse_head() -> ResponseHead {
+    ResponseHead {
+        status: 200,
+        content_type: Some("text/event-stream".into()),
+        content_encoding: None,
+    }
+}
+
+/// The fixture `tests/fixtures/<name>`.
+pub fn fixture(name: &str) -> Fixture {
+    load(&fixtures_dir().join(name))
+}
+
 pub fn load(dir: &Path) -> Fixture {
     let name = dir
         .file_name()

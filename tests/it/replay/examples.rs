@@ -9,6 +9,7 @@ use tooltap::engine::{BodyEnd, EngineConfig, Exchange, Report, ResponseHead, Sch
 use tooltap::record::{Recording, read_file};
 
 use crate::replay::support::repo;
+use crate::support::recording::response_header;
 
 /// Every example and the rule ids the engine must report for it (empty = clean).
 const EXPECTED: &[(&str, &[&str])] = &[
@@ -49,15 +50,7 @@ pub fn judge(recording: &Recording) -> Report {
         .to_bytes()
         .expect("request body");
     let mut exchange = Exchange::new(&config, &cache, &request);
-    let header = |name: &str| {
-        recording
-            .meta
-            .response
-            .headers
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.clone())
-    };
+    let header = |name: &str| response_header(recording, name);
     exchange.response_head(ResponseHead {
         status: recording.meta.response.status,
         content_type: header("content-type"),

@@ -6,7 +6,7 @@ use serde_json::json;
 use tooltap::engine::ResponseHead;
 use tooltap::record::Outcome;
 
-use crate::engine_support;
+use crate::engine_support::{self, sse_head};
 use crate::report::support::*;
 use crate::support::TempDir;
 
@@ -81,15 +81,8 @@ fn cut_lossy_failed_and_binary_recordings_render() {
     let dir = TempDir::new("kinds");
     let recs = dir.join("recs");
     std::fs::create_dir_all(&recs).expect("dir");
-    let sse = ResponseHead {
-        status: 200,
-        content_type: Some("text/event-stream".into()),
-        content_encoding: None,
-    };
-    let open = chunk(
-        json!({"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]}),
-        None,
-    );
+    let sse = sse_head();
+    let open = open_call();
     let args = chunk(
         json!({"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":"}}]}),
         None,
@@ -222,11 +215,7 @@ fn a_responses_api_stream_is_drawn_from_its_dialect_table() {
     let request = serde_json::to_vec(&json!({"model":"gpt-test","stream":true,"input":"weather?",
         "tools":[{"type":"function","name":"get_weather","parameters":{"type":"object"}}]}))
     .expect("json");
-    let head = ResponseHead {
-        status: 200,
-        content_type: Some("text/event-stream".into()),
-        content_encoding: None,
-    };
+    let head = sse_head();
     let rec = Rec {
         id: "resp-1",
         started: "2026-12-02T12:00:00Z",

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::engine_support::sse_head;
 use crate::support::TempDir;
 use serde_json::{Value, json};
 use tooltap::engine::{Completeness, ResponseHead};
@@ -249,6 +250,14 @@ pub fn weather_request(stream: bool) -> Vec<u8> {
 }
 
 /// One SSE `data:` event of a chat stream with the given delta.
+/// The chunk that opens call `call_1` to `get_weather`, its arguments still empty.
+pub fn open_call() -> Vec<u8> {
+    chunk(
+        json!({"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]}),
+        None,
+    )
+}
+
 pub fn chunk(delta: Value, finish: Option<&str>) -> Vec<u8> {
     let doc = json!({"id":"c","object":"chat.completion.chunk","model":"gpt-test",
         "choices":[{"index":0,"delta":delta,"finish_reason":finish}]});
@@ -286,15 +295,8 @@ pub fn attr<'a>(dom: &'a str, name: &str) -> &'a str {
 /// arguments, started one second apart.
 pub fn write_small_exchanges(recs: &Path, n: u32) {
     let request = weather_request(true);
-    let sse = ResponseHead {
-        status: 200,
-        content_type: Some("text/event-stream".into()),
-        content_encoding: None,
-    };
-    let open = chunk(
-        json!({"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]}),
-        None,
-    );
+    let sse = sse_head();
+    let open = open_call();
     let args = chunk(
         json!({"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":\"Oslo\"}"}}]}),
         None,

@@ -39,6 +39,21 @@ impl Collected {
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_slice(&self.body).expect("response body is JSON")
     }
+
+    /// A stream enforce mode cut: the body is `passed` (what got through before the violation)
+    /// then exactly one event, `prefix`, its JSON and a blank line. The body as text, and that
+    /// event's JSON.
+    pub fn cut_after(&self, passed: &[u8], prefix: &str) -> (String, serde_json::Value) {
+        let text = String::from_utf8(self.body.to_vec()).expect("utf-8");
+        assert!(self.body.starts_with(passed), "{text}");
+        let rest = &text[passed.len()..];
+        let payload = rest
+            .strip_prefix(prefix)
+            .and_then(|r| r.strip_suffix("\n\n"))
+            .unwrap_or_else(|| panic!("not one {prefix:?} event after what passed: {rest:?}"));
+        let event = serde_json::from_str(payload).expect("error event is JSON");
+        (text, event)
+    }
 }
 
 pub async fn send<B>(addr: SocketAddr, request: Request<B>) -> (Response<Incoming>, Conn)
@@ -83,6 +98,13 @@ pub async fn collect(response: Response<Incoming>) -> Collected {
         body: bytes.freeze(),
         frames,
     }
+}
+
+/// A raw TCP connection to `addr` (for bytes no HTTP client would send), within 5 s.
+pub async fn connect(addr: SocketAddr) -> TcpStream {
+    within(Duration::from_secs(5), TcpStream::connect(addr))
+        .await
+        .expect("connect")
 }
 
 /// A request with a complete body and a Host header for `addr`.

@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
+use serde_json::Value;
+
 use super::within;
 
 /// The Python interpreter with the SDKs that `scripts/test` installs (`TOOLTAP_TEST_PYTHON`,
@@ -39,4 +41,15 @@ pub async fn run_python<S: AsRef<OsStr>>(script: &str, args: &[S], limit: Durati
     let mut command = tokio::process::Command::new(python());
     command.arg(python_script(script)).args(args);
     within(limit, command.output()).await.expect("python runs")
+}
+
+/// A client script's JSON output, once `who` (the SDK or interpreter) ran against `base_url`
+/// and exited 0; its stderr is the failure message otherwise.
+pub fn script_json(output: &Output, who: &str, base_url: &str) -> Value {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "{who} failed against {base_url}: {stderr}"
+    );
+    serde_json::from_slice(&output.stdout).expect("the script prints JSON")
 }

@@ -1,6 +1,7 @@
 //! Shared harness for the integration tests: a scripted upstream, a raw HTTP client, the
 //! in-process proxy, and a throwaway PKI. Every network await goes through [`within`].
 
+pub mod aimock;
 pub mod binary;
 pub mod body;
 pub mod check;
@@ -9,6 +10,7 @@ pub mod clients;
 pub mod metrics;
 pub mod pki;
 pub mod proxy;
+pub mod recording;
 pub mod temp;
 pub mod upstream;
 

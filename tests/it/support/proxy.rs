@@ -1,10 +1,16 @@
 //! Starting tooltap in-process for a test: a config on `127.0.0.1:0` aimed at a test upstream,
-//! built through the same `RawConfig` → `Config` validation the binary uses.
+//! built through the same `RawConfig` → `Config` validation the binary uses; and `tooltap
+//! replay` of what it recorded.
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::within;
 use tooltap::config::{Config, HumanDuration, RawConfig, RawRoute};
 use tooltap::proxy::server::RunningProxy;
+use tooltap::record::RecordMode;
+use tooltap::replay::ReplaySettings;
+use tooltap::replay::server::RunningReplay;
 
 /// Raw config listening on an ephemeral port with `upstream` as the default route.
 pub fn raw_config(upstream: &str) -> RawConfig {
@@ -34,4 +40,25 @@ pub fn route(name: &str, prefix: &str, upstream: &str) -> RawRoute {
 pub async fn start(raw: RawConfig) -> RunningProxy {
     let config = Config::validate(raw, None).expect("valid test config");
     RunningProxy::start(config).await.expect("proxy starts")
+}
+
+/// tooltap before `upstream`, writing violations to `violations` and recording every exchange
+/// under `recordings`.
+pub async fn start_recording(upstream: &str, violations: &Path, recordings: &Path) -> RunningProxy {
+    let mut raw = raw_config(upstream);
+    raw.inspect.violations = Some(violations.to_path_buf());
+    raw.record.mode = Some(RecordMode::All);
+    raw.record.dir = Some(recordings.to_path_buf());
+    start(raw).await
+}
+
+/// `tooltap replay` of `recordings` on an ephemeral loopback port, its violations (if any) to
+/// `violations`.
+pub async fn start_replay(recordings: PathBuf, violations: Option<PathBuf>) -> RunningReplay {
+    let mut settings = ReplaySettings::new(recordings);
+    settings.listen = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+    settings.violations = violations;
+    within(Duration::from_secs(20), RunningReplay::start(&settings))
+        .await
+        .expect("replay starts")
 }

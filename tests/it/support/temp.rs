@@ -87,3 +87,12 @@ fn a_temp_dir_is_fresh_unique_and_removed_on_drop() {
     assert_eq!(files_under(&second).len(), 2);
     assert_eq!(jsonl_under(&second), vec![second.join("a/b/x.jsonl")]);
 }
+
+/// The lines of a JSON-lines file (a violations file), each parsed; none when it is missing.
+pub fn json_lines(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("violation line"))
+        .collect()
+}

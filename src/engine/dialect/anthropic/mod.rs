@@ -25,7 +25,7 @@ use message::{Context, check_content};
 use request::AnthropicRequest;
 use stream::{StreamState, Terminal};
 
-use super::chat::{not_json, report_invalid_schemas};
+use super::common;
 use crate::engine::framing::SseEvent;
 use crate::engine::report::ChoiceOutcome;
 use crate::engine::rules::RuleId;
@@ -49,17 +49,13 @@ impl AnthropicState {
         notes: &mut Vec<String>,
     ) -> AnthropicState {
         let request = request::parse(request_body, sink);
-        let schemas = request
-            .raw_tools
-            .as_ref()
-            .map(|raw| cache.tools_for_anthropic(raw))
-            .filter(|t| t.declares());
-        report_invalid_schemas(schemas.as_deref(), sink);
-        if !request.facts.parsed {
-            notes.push("request body is not a JSON object: declared tools unknown, declaration rules skipped".to_owned());
-        } else if !request.declares {
-            notes.push("request declares no tools: declaration rules skipped".to_owned());
-        }
+        let schemas = common::declared_tools(
+            request.raw_tools.as_deref(),
+            |raw| cache.tools_for_anthropic(raw),
+            (request.facts.parsed, request.declares),
+            sink,
+            notes,
+        );
         AnthropicState {
             request,
             schemas,
@@ -90,18 +86,8 @@ impl AnthropicState {
         }
     }
 
-    pub fn judge_buffered(
-        &self,
-        body: &[u8],
-        sink: &mut ViolationSink,
-    ) -> (Vec<ChoiceOutcome>, Option<Value>) {
-        let document: Value = match serde_json::from_slice(body) {
-            Ok(document) => document,
-            Err(error) => {
-                not_json(error, sink);
-                return (Vec::new(), None);
-            }
-        };
+    /// Judges a whole buffered body's document.
+    pub fn judge_document(&self, document: &Value, sink: &mut ViolationSink) -> ChoiceOutcome {
         let stop_reason = document.get("stop_reason").and_then(Value::as_str);
         let content = document.get("content").and_then(Value::as_array);
         let mut problems = Vec::new();
@@ -125,15 +111,11 @@ impl AnthropicState {
                 problems.join("; "),
             );
         }
-        let outcome = check_content(
+        check_content(
             content.map(Vec::as_slice).unwrap_or_default(),
             "/content",
             self.context(stop_reason, false),
             sink,
-        );
-        (
-            vec![outcome],
-            document.get("usage").filter(|u| !u.is_null()).cloned(),
         )
     }
 
@@ -185,14 +167,7 @@ impl AnthropicState {
                 self.stream.open_blocks_at(last.unwrap_or(0), sink);
             }
             let outcome = self.complete(sink);
-            if ended_mid_event {
-                sink.push(
-                    RuleId::StreamTruncated,
-                    Stage::Complete,
-                    Site::at(""),
-                    "the body ended in the middle of an event",
-                );
-            }
+            common::report_mid_event(ended_mid_event, sink);
             if self.stream.terminal.is_none() {
                 sink.push(
                     RuleId::AnthropicStreamTerminalMissing,

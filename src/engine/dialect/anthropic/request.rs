@@ -15,6 +15,7 @@ use serde_json::value::RawValue;
 
 use super::history;
 use crate::engine::dialect::chat::contract::preview;
+use crate::engine::dialect::common;
 use crate::engine::request::RequestFacts;
 use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};
@@ -29,8 +30,9 @@ pub struct Tool {
 }
 
 /// The request's `tool_choice`, interpreted.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Choice {
+    #[default]
     Unspecified,
     Auto,
     Any,
@@ -42,8 +44,9 @@ pub enum Choice {
     Unchecked,
 }
 
-/// Everything the Anthropic rules need from the request.
-#[derive(Debug, Clone)]
+/// Everything the Anthropic rules need from the request (by default: an unparsable body's,
+/// declaring nothing).
+#[derive(Debug, Clone, Default)]
 pub struct AnthropicRequest {
     pub facts: RequestFacts,
     pub tools: BTreeMap<String, Tool>,
@@ -64,37 +67,16 @@ struct Fields {
     messages: Option<Box<RawValue>>,
 }
 
-/// The longest client tool name the current docs allow; older platforms capped it at 64.
-const MAX_NAME: usize = 128;
+/// The longest client tool name older platforms allowed (the current docs allow 128).
 const OLD_MAX_NAME: usize = 64;
 
 /// Reads the body; never fails (an unparsable body declares nothing).
 pub fn parse(body: &[u8], sink: &mut ViolationSink) -> AnthropicRequest {
-    let first = body.iter().find(|b| !b.is_ascii_whitespace());
-    let fields = match first {
-        Some(b'{') => serde_json::from_slice::<Fields>(body).ok(),
-        _ => None,
+    let Some(fields) = common::read_object::<Fields>(body) else {
+        return AnthropicRequest::default();
     };
-    let Some(fields) = fields else {
-        return AnthropicRequest {
-            facts: RequestFacts::default(),
-            tools: BTreeMap::new(),
-            declares: false,
-            choice: Choice::Unspecified,
-            single_call: false,
-            raw_tools: None,
-        };
-    };
-    let tools_value: Value = fields
-        .tools
-        .as_ref()
-        .and_then(|raw| serde_json::from_str(raw.get()).ok())
-        .unwrap_or(Value::Null);
-    let items = tools_value
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    let tools = declare(items, sink);
+    let items = common::tool_items(fields.tools.as_deref());
+    let tools = declare(&items, sink);
     let servers: Vec<&str> = items
         .iter()
         .filter(|tool| is_server_tool(tool))
@@ -109,21 +91,10 @@ pub fn parse(body: &[u8], sink: &mut ViolationSink) -> AnthropicRequest {
         history::check(messages, sink);
     }
     let facts = RequestFacts {
-        parsed: true,
-        model: fields
-            .model
-            .as_ref()
-            .and_then(Value::as_str)
-            .map(str::to_owned),
-        stream: fields
-            .stream
-            .as_ref()
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
         tools: tools.keys().cloned().collect(),
         tool_choice: fields.tool_choice,
         parallel_tool_calls: single_call.then_some(false),
-        include_usage: None,
+        ..common::facts(fields.model.as_ref(), fields.stream.as_ref())
     };
     AnthropicRequest {
         facts,
@@ -160,19 +131,12 @@ fn declare(items: &[Value], sink: &mut ViolationSink) -> BTreeMap<String, Tool> 
         if is_server_tool(tool) {
             continue;
         }
-        let name = tool.get("name").and_then(Value::as_str);
-        let Some(name) = name.filter(|name| valid_name(name)) else {
-            let shown = tool
-                .get("name")
-                .map(preview)
-                .unwrap_or_else(|| "nothing".into());
-            let detail = format!("a tool name must match ^[a-zA-Z0-9_-]{{1,128}}$, got {shown}");
-            sink.push(
-                RuleId::AnthropicRequestToolNameInvalid,
-                Stage::Request,
-                at("/name"),
-                detail,
-            );
+        let Some(name) = common::tool_name(
+            tool,
+            RuleId::AnthropicRequestToolNameInvalid,
+            at("/name"),
+            sink,
+        ) else {
             continue;
         };
         if name.len() > OLD_MAX_NAME {
@@ -212,14 +176,6 @@ fn declare(items: &[Value], sink: &mut ViolationSink) -> BTreeMap<String, Tool> 
         );
     }
     tools
-}
-
-fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= MAX_NAME
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 /// Interprets `tool_choice`, reporting `anthropic.request.tool_choice_invalid`; the second value

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use super::blocks::Block;
 use crate::engine::dialect::chat::contract::preview;
+use crate::engine::dialect::common;
 use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};
 
@@ -53,14 +54,8 @@ impl StreamState {
             self.openai(seq, "data: [DONE] on a Messages stream", sink);
             return false;
         }
-        let value: Value = match serde_json::from_str(data) {
-            Ok(value) => value,
-            Err(error) => {
-                let shown = preview(&Value::String(data.to_owned()));
-                let detail = format!("data is not JSON ({error}): {shown}");
-                sink.push(RuleId::SseDataNotJson, Stage::Fragment, site(""), detail);
-                return false;
-            }
+        let Some(value) = common::event_json(data, "not JSON", site(""), sink) else {
+            return false;
         };
         if value.get("object").and_then(Value::as_str) == Some("chat.completion.chunk")
             || value.get("choices").is_some()
@@ -68,19 +63,8 @@ impl StreamState {
             self.openai(seq, "a chat.completion.chunk on a Messages stream", sink);
             return false;
         }
-        let kind = value
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        if let Some(name) = event.filter(|name| *name != kind) {
-            let detail = format!("event: {name:?} but data.type {kind:?}");
-            sink.push(
-                RuleId::AnthropicStreamEventNameMismatch,
-                Stage::Fragment,
-                site("/type"),
-                detail,
-            );
-        }
+        let rule = RuleId::AnthropicStreamEventNameMismatch;
+        let kind = common::event_kind(&value, event, rule, site("/type"), sink);
         if self.terminal.is_some() {
             let detail = format!("{kind:?} after the stream ended");
             sink.push(

@@ -21,11 +21,11 @@ use contract::stream::StreamContract;
 use request::{ParsedRequest, parse_request};
 use surface::{Mode, Surface};
 
+use super::common;
 use crate::engine::framing::SseEvent;
 use crate::engine::report::ChoiceOutcome;
-use crate::engine::rules::RuleId;
-use crate::engine::schema::{CompiledTools, SchemaCache, ToolSchema};
-use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::schema::{CompiledTools, SchemaCache};
+use crate::engine::violation::ViolationSink;
 
 /// One Chat Completions exchange's dialect state.
 #[derive(Debug)]
@@ -61,13 +61,10 @@ impl ChatState {
             .flat_map(|tools| tools.iter())
             .map(|tool| tool.name.clone())
             .collect();
-        if !request.facts.parsed {
-            notes.push("request body is not a JSON object: declared tools unknown, declaration rules skipped".to_owned());
-        } else if tools.is_none() && functions.is_none() {
-            notes.push("request declares no tools: declaration rules skipped".to_owned());
-        }
-        report_invalid_schemas(tools.as_deref(), sink);
-        report_invalid_schemas(functions, sink);
+        let declares = tools.is_some() || functions.is_some();
+        common::note_skipped(request.facts.parsed, declares, notes);
+        common::report_invalid_schemas(tools.as_deref(), sink);
+        common::report_invalid_schemas(functions, sink);
         ChatState {
             request,
             tools,
@@ -110,26 +107,9 @@ impl ChatState {
         }
     }
 
-    /// Judges a whole buffered body.
-    pub fn judge_buffered(
-        &self,
-        body: &[u8],
-        sink: &mut ViolationSink,
-    ) -> (Vec<ChoiceOutcome>, Option<Value>) {
-        match serde_json::from_slice::<Value>(body) {
-            Ok(document) => {
-                let choices =
-                    check_document(&document, self.declared(), contract::Origin::Buffered, sink);
-                (
-                    choices,
-                    document.get("usage").filter(|u| !u.is_null()).cloned(),
-                )
-            }
-            Err(error) => {
-                not_json(error, sink);
-                (Vec::new(), None)
-            }
-        }
+    /// Judges a whole buffered body's document: one outcome per choice.
+    pub fn judge_document(&self, document: &Value, sink: &mut ViolationSink) -> Vec<ChoiceOutcome> {
+        check_document(document, self.declared(), contract::Origin::Buffered, sink)
     }
 
     /// Ends a stream: with `judged`, the complete-stage and end-of-body rules run into `sink`;
@@ -157,32 +137,4 @@ impl ChatState {
         };
         (choices, self.stream.assembly.usage.take())
     }
-}
-
-/// `request.schema_invalid` for every declared tool whose `parameters` do not compile.
-pub fn report_invalid_schemas(tools: Option<&CompiledTools>, sink: &mut ViolationSink) {
-    for tool in tools.iter().flat_map(|tools| tools.iter()) {
-        if let ToolSchema::Invalid(reason) = &tool.schema {
-            let detail = format!(
-                "tool {:?}: {reason}; its arguments are not schema-checked",
-                tool.name
-            );
-            sink.push(
-                RuleId::RequestSchemaInvalid,
-                Stage::Request,
-                Site::at(tool.parameters_path.clone()),
-                detail,
-            );
-        }
-    }
-}
-
-/// `response.not_json` for a 2xx JSON body that does not parse (shared by the dialects).
-pub fn not_json(error: serde_json::Error, sink: &mut ViolationSink) {
-    sink.push(
-        RuleId::ResponseNotJson,
-        Stage::Complete,
-        Site::at(""),
-        format!("a 2xx JSON body that does not parse: {error}"),
-    );
 }

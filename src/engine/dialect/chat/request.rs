@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::engine::dialect::common;
+
 /// What the request asked for, as it goes into the report.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RequestFacts {
@@ -73,8 +75,7 @@ impl Fields {
     /// The body's fields, or `None` when it is not one JSON object.
     fn read(body: &[u8]) -> Option<Fields> {
         // serde's derived struct would also accept a JSON array; a request is an object.
-        let first = body.iter().find(|b| !b.is_ascii_whitespace());
-        if first != Some(&b'{') {
+        if !common::is_object_text(body) {
             return None;
         }
         match serde_json::from_slice::<Fields>(body) {
@@ -124,18 +125,15 @@ pub fn parse_request(body: &[u8]) -> ParsedRequest {
         function_call,
     } = fields;
     let choice = interpret_choice(tool_choice.as_ref());
+    // `tools` is filled from the compiled tools by `ChatState::new` (cached per distinct array).
     let facts = RequestFacts {
-        parsed: true,
-        model: model.as_ref().and_then(Value::as_str).map(str::to_owned),
-        stream: stream.as_ref().and_then(Value::as_bool).unwrap_or(false),
-        // Filled from the compiled tools by `Exchange::new` (cached per distinct array).
-        tools: Vec::new(),
         tool_choice,
         parallel_tool_calls: parallel_tool_calls.as_ref().and_then(Value::as_bool),
         include_usage: stream_options
             .as_ref()
             .and_then(|options| options.get("include_usage"))
             .and_then(Value::as_bool),
+        ..common::facts(model.as_ref(), stream.as_ref())
     };
     ParsedRequest {
         facts,

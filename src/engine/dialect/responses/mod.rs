@@ -23,7 +23,7 @@ use output::{Context, check_output, has_tool_markup};
 use request::ResponsesRequest;
 use stream::StreamState;
 
-use super::chat::{not_json, report_invalid_schemas};
+use super::common;
 use crate::engine::framing::SseEvent;
 use crate::engine::report::ChoiceOutcome;
 use crate::engine::rules::RuleId;
@@ -56,17 +56,13 @@ impl ResponsesState {
         notes: &mut Vec<String>,
     ) -> ResponsesState {
         let request = request::parse(request_body, sink);
-        let schemas = request
-            .raw_tools
-            .as_ref()
-            .map(|raw| cache.tools_for_flat(raw))
-            .filter(|t| t.declares());
-        report_invalid_schemas(schemas.as_deref(), sink);
-        if !request.facts.parsed {
-            notes.push("request body is not a JSON object: declared tools unknown, declaration rules skipped".to_owned());
-        } else if !request.declares {
-            notes.push("request declares no tools: declaration rules skipped".to_owned());
-        }
+        let schemas = common::declared_tools(
+            request.raw_tools.as_deref(),
+            |raw| cache.tools_for_flat(raw),
+            (request.facts.parsed, request.declares),
+            sink,
+            notes,
+        );
         ResponsesState {
             request,
             schemas,
@@ -102,18 +98,8 @@ impl ResponsesState {
         }
     }
 
-    pub fn judge_buffered(
-        &self,
-        body: &[u8],
-        sink: &mut ViolationSink,
-    ) -> (Vec<ChoiceOutcome>, Option<Value>) {
-        let document: Value = match serde_json::from_slice(body) {
-            Ok(document) => document,
-            Err(error) => {
-                not_json(error, sink);
-                return (Vec::new(), None);
-            }
-        };
+    /// Judges a whole buffered body's document.
+    pub fn judge_document(&self, document: &Value, sink: &mut ViolationSink) -> ChoiceOutcome {
         let status = document.get("status").and_then(Value::as_str);
         let items = document.get("output").and_then(Value::as_array);
         let mut problems = Vec::new();
@@ -139,19 +125,15 @@ impl ResponsesState {
         }
         let cx = Context {
             status,
-            has_incomplete_reason: has_reason(&document),
+            has_incomplete_reason: has_reason(document),
             markup_in_text: true,
             ..self.context(None)
         };
-        let outcome = check_output(
+        check_output(
             items.map(Vec::as_slice).unwrap_or_default(),
             "/output",
             cx,
             sink,
-        );
-        (
-            vec![outcome],
-            document.get("usage").filter(|u| !u.is_null()).cloned(),
         )
     }
 
@@ -213,14 +195,7 @@ impl ResponsesState {
     ) -> (Vec<ChoiceOutcome>, Option<Value>) {
         let outcome = if judged {
             let outcome = self.complete(sink);
-            if ended_mid_event {
-                sink.push(
-                    RuleId::StreamTruncated,
-                    Stage::Complete,
-                    Site::at(""),
-                    "the body ended in the middle of an event",
-                );
-            }
+            common::report_mid_event(ended_mid_event, sink);
             if self.stream.terminal.is_none() {
                 let detail =
                     "the stream ended without response.completed, .incomplete, .failed or error";

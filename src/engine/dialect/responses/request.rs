@@ -15,6 +15,7 @@ use serde_json::value::RawValue;
 use super::tool_choice;
 use crate::engine::custom_input::compile_regex_grammar;
 use crate::engine::dialect::chat::contract::preview;
+use crate::engine::dialect::common;
 use crate::engine::request::RequestFacts;
 use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};
@@ -54,8 +55,9 @@ pub struct Tool {
 }
 
 /// The request's `tool_choice`, interpreted.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Choice {
+    #[default]
     Unspecified,
     None,
     Auto,
@@ -69,8 +71,9 @@ pub enum Choice {
     Unchecked,
 }
 
-/// Everything the Responses rules need from the request.
-#[derive(Debug, Clone)]
+/// Everything the Responses rules need from the request (by default: an unparsable body's,
+/// declaring nothing).
+#[derive(Debug, Clone, Default)]
 pub struct ResponsesRequest {
     pub facts: RequestFacts,
     pub tools: BTreeMap<String, Tool>,
@@ -95,30 +98,11 @@ struct Fields {
 
 /// Reads the body; never fails (an unparsable body declares nothing).
 pub fn parse(body: &[u8], sink: &mut ViolationSink) -> ResponsesRequest {
-    let first = body.iter().find(|b| !b.is_ascii_whitespace());
-    let fields = match first {
-        Some(b'{') => serde_json::from_slice::<Fields>(body).ok(),
-        _ => None,
+    let Some(fields) = common::read_object::<Fields>(body) else {
+        return ResponsesRequest::default();
     };
-    let Some(fields) = fields else {
-        return ResponsesRequest {
-            facts: RequestFacts::default(),
-            tools: BTreeMap::new(),
-            declares: false,
-            choice: Choice::Unspecified,
-            raw_tools: None,
-        };
-    };
-    let tools_value: Value = fields
-        .tools
-        .as_ref()
-        .and_then(|raw| serde_json::from_str(raw.get()).ok())
-        .unwrap_or(Value::Null);
-    let items = tools_value
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    let tools = declare(items, sink);
+    let items = common::tool_items(fields.tools.as_deref());
+    let tools = declare(&items, sink);
     if let Some(input) = fields
         .input
         .as_ref()
@@ -132,21 +116,10 @@ pub fn parse(body: &[u8], sink: &mut ViolationSink) -> ResponsesRequest {
     let choice = tool_choice::interpret(fields.tool_choice.as_ref());
     tool_choice::check_request(&choice, &tools, !items.is_empty(), sink);
     let facts = RequestFacts {
-        parsed: true,
-        model: fields
-            .model
-            .as_ref()
-            .and_then(Value::as_str)
-            .map(str::to_owned),
-        stream: fields
-            .stream
-            .as_ref()
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
         tools: tools.keys().cloned().collect(),
         tool_choice: fields.tool_choice,
         parallel_tool_calls: fields.parallel_tool_calls.as_ref().and_then(Value::as_bool),
-        include_usage: None,
+        ..common::facts(fields.model.as_ref(), fields.stream.as_ref())
     };
     ResponsesRequest {
         facts,
@@ -155,14 +128,6 @@ pub fn parse(body: &[u8], sink: &mut ViolationSink) -> ResponsesRequest {
         choice,
         raw_tools: fields.tools,
     }
-}
-
-fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 128
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 fn declare(items: &[Value], sink: &mut ViolationSink) -> BTreeMap<String, Tool> {
@@ -183,18 +148,12 @@ fn declare(items: &[Value], sink: &mut ViolationSink) -> BTreeMap<String, Tool> 
             );
             continue;
         }
-        let Some(name) = name.filter(|name| valid_name(name)) else {
-            let shown = tool
-                .get("name")
-                .map(preview)
-                .unwrap_or_else(|| "nothing".into());
-            let detail = format!("a tool name must match ^[a-zA-Z0-9_-]{{1,128}}$, got {shown}");
-            sink.push(
-                RuleId::ResponsesRequestToolNameInvalid,
-                Stage::Request,
-                at("/name"),
-                detail,
-            );
+        let Some(name) = common::tool_name(
+            tool,
+            RuleId::ResponsesRequestToolNameInvalid,
+            at("/name"),
+            sink,
+        ) else {
             continue;
         };
         if tools.contains_key(name) {

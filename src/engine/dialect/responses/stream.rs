@@ -14,6 +14,7 @@ use serde_json::Value;
 use super::events::known_event;
 pub use super::items::{Item, Terminal};
 use crate::engine::dialect::chat::contract::preview;
+use crate::engine::dialect::common;
 use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};
 
@@ -51,30 +52,11 @@ impl StreamState {
             );
             return false;
         }
-        let value: Value = match serde_json::from_str(data) {
-            Ok(value) => value,
-            Err(error) => {
-                let detail = format!(
-                    "data is not JSON ({error}): {}",
-                    preview(&Value::String(data.to_owned()))
-                );
-                sink.push(RuleId::SseDataNotJson, Stage::Fragment, site(""), detail);
-                return false;
-            }
+        let Some(value) = common::event_json(data, "not JSON", site(""), sink) else {
+            return false;
         };
-        let kind = value
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        if let Some(name) = event.filter(|name| *name != kind) {
-            let detail = format!("event: {name:?} but data.type {kind:?}");
-            sink.push(
-                RuleId::ResponsesStreamEventNameMismatch,
-                Stage::Fragment,
-                site("/type"),
-                detail,
-            );
-        }
+        let rule = RuleId::ResponsesStreamEventNameMismatch;
+        let kind = common::event_kind(&value, event, rule, site("/type"), sink);
         if let Some(terminal) = &self.terminal {
             let tolerated = terminal.kind == "response.failed" && kind == "error";
             if !tolerated {

@@ -12,6 +12,7 @@ use super::fragment::on_tool_call_fragment;
 use super::legacy_stream::{check_mixed, on_function_call_fragment};
 use super::{Declared, FINISH_REASONS, Origin, preview};
 use crate::engine::dialect::chat::reassemble::{Assembly, ChoiceAssembly};
+use crate::engine::dialect::common;
 use crate::engine::framing::SseEvent;
 use crate::engine::report::ChoiceOutcome;
 use crate::engine::rules::RuleId;
@@ -55,16 +56,10 @@ impl StreamContract {
             self.done = true;
             return true;
         }
-        let chunk: Value = match serde_json::from_str(&event.data) {
-            Ok(chunk) => chunk,
-            Err(error) => {
-                let detail = format!(
-                    "data is neither JSON nor [DONE] ({error}): {}",
-                    preview(&Value::String(event.data.clone()))
-                );
-                sink.push(RuleId::SseDataNotJson, Stage::Fragment, site(""), detail);
-                return false;
-            }
+        let Some(chunk) =
+            common::event_json(&event.data, "neither JSON nor [DONE]", site(""), sink)
+        else {
+            return false;
         };
         if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
             let detail = format!("an error object inside a 2xx stream: {}", preview(error));
@@ -193,14 +188,7 @@ impl StreamContract {
     /// `functions`), a choice without a finish reason is `chat_legacy.stream.finish_reason_missing`,
     /// as it is for any choice that streamed a `function_call`.
     pub fn end_of_body(&self, ended_mid_event: bool, legacy: bool, sink: &mut ViolationSink) {
-        if ended_mid_event {
-            sink.push(
-                RuleId::StreamTruncated,
-                Stage::Complete,
-                Site::at(""),
-                "the body ended in the middle of an event",
-            );
-        }
+        common::report_mid_event(ended_mid_event, sink);
         if !self.done {
             sink.push(
                 RuleId::SseDoneMissing,

@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use super::contract::preview;
 use super::request::ParsedRequest;
+use crate::engine::dialect::common;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, SchemaCache};
 use crate::engine::violation::{Site, Stage, ViolationSink};
@@ -131,14 +132,6 @@ impl Surface {
     }
 }
 
-fn valid_function_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 64
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
-
 /// Count, names and duplicates of the `functions` array.
 fn check_functions(text: &str, sink: &mut ViolationSink) {
     let items = match serde_json::from_str::<Value>(text) {
@@ -170,7 +163,7 @@ fn check_functions(text: &str, sink: &mut ViolationSink) {
     for (position, function) in items.iter().enumerate() {
         let site = Site::at(format!("/functions/{position}/name"));
         match function.get("name").and_then(Value::as_str) {
-            Some(name) if valid_function_name(name) => {
+            Some(name) if common::valid_name(name, 64) => {
                 if !seen.insert(name) {
                     let detail = format!("function name {name:?} is declared twice");
                     sink.push(

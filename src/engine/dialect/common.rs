@@ -1,0 +1,192 @@
+//! What the dialects do alike: reading a request body that must be one JSON object and its
+//! common facts, checking a tool's name, compiling the declared tools once, reading a buffered
+//! body and an SSE event's JSON, and the rules every dialect reports the same way
+//! (`request.schema_invalid`, `response.not_json`, `sse.data_not_json`, `stream.truncated`).
+//!
+//! Input: what a dialect already holds (bytes, values, its rule ids and sites). Output: parsed
+//! values, plus violations into its sink and notes; nothing here does I/O.
+
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::chat::contract::preview;
+use crate::engine::request::RequestFacts;
+use crate::engine::rules::RuleId;
+use crate::engine::schema::{CompiledTools, ToolSchema};
+use crate::engine::violation::{Site, Stage, ViolationSink};
+
+/// Whether a body starts as a JSON object (serde's derived struct would also take an array).
+pub fn is_object_text(body: &[u8]) -> bool {
+    body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
+}
+
+/// A request body's fields, or `None` when it is not one JSON object or does not parse.
+pub fn read_object<T: DeserializeOwned>(body: &[u8]) -> Option<T> {
+    if !is_object_text(body) {
+        return None;
+    }
+    serde_json::from_slice(body).ok()
+}
+
+/// The items of a request's `tools` (none when absent, unparsable or not an array).
+pub fn tool_items(raw: Option<&RawValue>) -> Vec<Value> {
+    match raw.and_then(|raw| serde_json::from_str(raw.get()).ok()) {
+        Some(Value::Array(items)) => items,
+        _ => Vec::new(),
+    }
+}
+
+/// The facts of a parsed request every dialect reads alike: `model` and `stream`.
+pub fn facts(model: Option<&Value>, stream: Option<&Value>) -> RequestFacts {
+    RequestFacts {
+        parsed: true,
+        model: model.and_then(Value::as_str).map(str::to_owned),
+        stream: stream.and_then(Value::as_bool).unwrap_or(false),
+        ..RequestFacts::default()
+    }
+}
+
+/// A declared tool's `name` when it matches `^[a-zA-Z0-9_-]{1,128}$`; otherwise `rule` at
+/// `site` and `None`.
+pub fn tool_name<'t>(
+    tool: &'t Value,
+    rule: RuleId,
+    site: Site,
+    sink: &mut ViolationSink,
+) -> Option<&'t str> {
+    let name = tool.get("name").and_then(Value::as_str);
+    if let Some(name) = name.filter(|name| valid_name(name, 128)) {
+        return Some(name);
+    }
+    let shown = tool
+        .get("name")
+        .map(preview)
+        .unwrap_or_else(|| "nothing".into());
+    let detail = format!("a tool name must match ^[a-zA-Z0-9_-]{{1,128}}$, got {shown}");
+    sink.push(rule, Stage::Request, site, detail);
+    None
+}
+
+/// Whether a tool or function name is 1 to `max` of `[a-zA-Z0-9_-]`.
+pub fn valid_name(name: &str, max: usize) -> bool {
+    !name.is_empty()
+        && name.len() <= max
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// The request's declared tools compiled by `compile` (the dialect's schema-cache lookup), kept
+/// only when they declare any; reports the schemas that do not compile and notes why the
+/// declaration rules are skipped.
+pub fn declared_tools(
+    raw: Option<&RawValue>,
+    compile: impl FnOnce(&RawValue) -> Arc<CompiledTools>,
+    (parsed, declares): (bool, bool),
+    sink: &mut ViolationSink,
+    notes: &mut Vec<String>,
+) -> Option<Arc<CompiledTools>> {
+    let schemas = raw.map(compile).filter(|t| t.declares());
+    report_invalid_schemas(schemas.as_deref(), sink);
+    note_skipped(parsed, declares, notes);
+    schemas
+}
+
+/// The note saying the declaration rules are skipped, when the request declares no tools.
+pub fn note_skipped(parsed: bool, declares: bool, notes: &mut Vec<String>) {
+    if !parsed {
+        notes.push(
+            "request body is not a JSON object: declared tools unknown, declaration rules skipped"
+                .to_owned(),
+        );
+    } else if !declares {
+        notes.push("request declares no tools: declaration rules skipped".to_owned());
+    }
+}
+
+/// `request.schema_invalid` for every declared tool whose `parameters` do not compile.
+pub fn report_invalid_schemas(tools: Option<&CompiledTools>, sink: &mut ViolationSink) {
+    for tool in tools.iter().flat_map(|tools| tools.iter()) {
+        if let ToolSchema::Invalid(reason) = &tool.schema {
+            let detail = format!(
+                "tool {:?}: {reason}; its arguments are not schema-checked",
+                tool.name
+            );
+            sink.push(
+                RuleId::RequestSchemaInvalid,
+                Stage::Request,
+                Site::at(tool.parameters_path.clone()),
+                detail,
+            );
+        }
+    }
+}
+
+/// A 2xx buffered body as JSON, or `response.not_json` and `None`.
+pub fn response_json(body: &[u8], sink: &mut ViolationSink) -> Option<Value> {
+    match serde_json::from_slice(body) {
+        Ok(document) => Some(document),
+        Err(error) => {
+            sink.push(
+                RuleId::ResponseNotJson,
+                Stage::Complete,
+                Site::at(""),
+                format!("a 2xx JSON body that does not parse: {error}"),
+            );
+            None
+        }
+    }
+}
+
+/// A response document's non-null `usage`.
+pub fn usage(document: &Value) -> Option<Value> {
+    document.get("usage").filter(|u| !u.is_null()).cloned()
+}
+
+/// An SSE event's `data` as JSON, or `sse.data_not_json` at `site` ("data is {not} (...)").
+pub fn event_json(data: &str, not: &str, site: Site, sink: &mut ViolationSink) -> Option<Value> {
+    match serde_json::from_str(data) {
+        Ok(value) => Some(value),
+        Err(error) => {
+            let shown = preview(&Value::String(data.to_owned()));
+            let detail = format!("data is {not} ({error}): {shown}");
+            sink.push(RuleId::SseDataNotJson, Stage::Fragment, site, detail);
+            None
+        }
+    }
+}
+
+/// A typed event's `data.type` (empty when absent), reporting `rule` at `site` when an `event:`
+/// name disagrees with it.
+pub fn event_kind<'v>(
+    value: &'v Value,
+    event: Option<&str>,
+    rule: RuleId,
+    site: Site,
+    sink: &mut ViolationSink,
+) -> &'v str {
+    let kind = value
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if let Some(name) = event.filter(|name| *name != kind) {
+        let detail = format!("event: {name:?} but data.type {kind:?}");
+        sink.push(rule, Stage::Fragment, site, detail);
+    }
+    kind
+}
+
+/// `stream.truncated` when the body ended in the middle of an event.
+pub fn report_mid_event(ended_mid_event: bool, sink: &mut ViolationSink) {
+    if ended_mid_event {
+        sink.push(
+            RuleId::StreamTruncated,
+            Stage::Complete,
+            Site::at(""),
+            "the body ended in the middle of an event",
+        );
+    }
+}
