@@ -1,7 +1,7 @@
 //! Judges an Anthropic Messages SSE stream event by event and reassembles its content blocks
 //! **by `index`** (`anthropic.stream.*`).
 //!
-//! Input: [`SseEvent`]s from the shared framer, each with the seq of the `feed` call that
+//! Input: [`SseEvent`](crate::engine::framing::sse::SseEvent)s from the shared framer, each with the seq of the `feed` call that
 //! completed it. Output: fragment-stage violations as events arrive, and the blocks
 //! ([`super::blocks::Block`]) that [`super::message`] judges like a buffered body. The stream
 //! is `message_start`, then per block `content_block_start` → `content_block_delta`* →

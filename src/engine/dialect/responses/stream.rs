@@ -1,7 +1,7 @@
 //! Judges a Responses SSE stream event by event and reassembles its items **by `output_index`
 //! and `item_id`** (`responses.stream.*`).
 //!
-//! Input: [`SseEvent`]s from the shared framer, each with the seq of the `feed` call that
+//! Input: [`SseEvent`](crate::engine::framing::sse::SseEvent)s from the shared framer, each with the seq of the `feed` call that
 //! completed it. Output: fragment-stage violations as events arrive, and the reassembled output
 //! items ([`StreamState::items`]) that [`super::output`] judges like a buffered body. The stream
 //! has no `[DONE]`: it ends at `response.completed`/`incomplete`/`failed` or `error`. `name` and

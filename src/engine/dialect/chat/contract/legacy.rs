@@ -3,7 +3,7 @@
 //! the request's `function_call`, and whether the answer switched shape from what the request
 //! declared (`functions` answered with `tool_calls`, or `tools` with `function_call`).
 //!
-//! Input: the choice's message and finish reason, and the request's [`Surface`]. Output: the
+//! Input: the choice's message and finish reason, and the request's [`Surface`](crate::engine::dialect::chat::surface::Surface). Output: the
 //! `chat_legacy.response.*` and `chat_legacy.function_call.*` violations at
 //! [`Stage::Complete`], and the call as a [`ToolCallOutcome`] (index 0, no id).
 
