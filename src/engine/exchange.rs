@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use super::config::EngineConfig;
 use super::decode::{BodyDecoder, DecodeError};
-use super::dialect::{Dialect, DialectState};
+use super::dialect::{Dialect, DialectState, StreamEnd};
 use super::framing::{JsonFramer, SseEvent, SseFramer};
 use super::report::{BodyKind, Completeness, LimitKind, Report};
 use super::rules::RuleId;
@@ -232,12 +232,17 @@ impl Exchange {
             Body::Sse(sse) => {
                 // Partial reassembly is still worth showing; its verdicts are not.
                 let mut scratch = ViolationSink::new(self.config.severity.clone());
-                let (choices, usage) = self.state.finish_stream(
-                    judged,
-                    sse.framer.has_pending(),
-                    &mut self.sink,
-                    &mut scratch,
-                );
+                let end = if judged {
+                    StreamEnd::Judged {
+                        ended_mid_event: sse.framer.has_pending(),
+                        sink: &mut self.sink,
+                    }
+                } else {
+                    StreamEnd::Unjudged {
+                        scratch: &mut scratch,
+                    }
+                };
+                let (choices, usage) = self.state.finish_stream(end);
                 if sse.framer.comments() > 0 {
                     self.notes.push(format!(
                         "{} SSE comment line(s) (keep-alives) skipped",

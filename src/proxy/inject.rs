@@ -19,7 +19,7 @@ use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
 
 use crate::config::Config;
-use crate::proxy::forward::body::{BodyError, ProxyBody};
+use crate::proxy::forward::body::{BodyError, PolledFrame, ProxyBody};
 use crate::quirk::{LiveQuirks, NOT_APPLICABLE_HEADER, QUIRK_HEADER, QuirkId};
 
 /// The quirks for the next exchange on `route` (empty: nothing injected).
@@ -120,10 +120,7 @@ impl Body for QuirkBody {
     type Data = Bytes;
     type Error = BodyError;
 
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> PolledFrame {
         let this = self.get_mut();
         loop {
             if let Some(frame) = this.queue.pop_front() {

@@ -81,6 +81,20 @@ impl std::fmt::Display for Dialect {
     }
 }
 
+/// How a stream is finished. `Judged`: the complete-stage and end-of-body rules run into the
+/// exchange's sink (`ended_mid_event`: the body stopped inside an event). `Unjudged` (a reader
+/// that left before the content was whole): the partial reassembly is still built, worth
+/// showing, and its verdicts go to a scratch sink that is thrown away.
+pub enum StreamEnd<'a> {
+    Judged {
+        ended_mid_event: bool,
+        sink: &'a mut ViolationSink,
+    },
+    Unjudged {
+        scratch: &'a mut ViolationSink,
+    },
+}
+
 /// A dialect's state for one exchange: the only place the engine branches on the dialect.
 #[derive(Debug)]
 pub enum DialectState {
@@ -188,22 +202,12 @@ impl DialectState {
         (choices, common::usage(&document))
     }
 
-    /// Ends a stream; see [`chat::ChatState::finish_stream`].
-    pub fn finish_stream(
-        &mut self,
-        judged: bool,
-        ended_mid_event: bool,
-        sink: &mut ViolationSink,
-        scratch: &mut ViolationSink,
-    ) -> (Vec<ChoiceOutcome>, Option<Value>) {
+    /// Ends a stream; see [`StreamEnd`].
+    pub fn finish_stream(&mut self, end: StreamEnd<'_>) -> (Vec<ChoiceOutcome>, Option<Value>) {
         match self {
-            DialectState::Chat(chat) => chat.finish_stream(judged, ended_mid_event, sink, scratch),
-            DialectState::Responses(responses) => {
-                responses.finish_stream(judged, ended_mid_event, sink, scratch)
-            }
-            DialectState::Anthropic(anthropic) => {
-                anthropic.finish_stream(judged, ended_mid_event, sink, scratch)
-            }
+            DialectState::Chat(chat) => chat.finish_stream(end),
+            DialectState::Responses(responses) => responses.finish_stream(end),
+            DialectState::Anthropic(anthropic) => anthropic.finish_stream(end),
         }
     }
 }

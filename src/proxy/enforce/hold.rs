@@ -14,7 +14,7 @@ use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
 use http_body_util::combinators::UnsyncBoxBody;
 
-use crate::proxy::forward::body::BodyError;
+use crate::proxy::forward::body::{BodyError, PolledFrame};
 
 type Boxed = UnsyncBoxBody<Bytes, BodyError>;
 
@@ -65,10 +65,7 @@ impl Body for Prefixed {
     type Data = Bytes;
     type Error = BodyError;
 
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> PolledFrame {
         if let Some(bytes) = self.frames.pop_front() {
             return Poll::Ready(Some(Ok(Frame::data(bytes))));
         }

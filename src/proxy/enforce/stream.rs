@@ -9,7 +9,7 @@ use http_body::{Body, Frame, SizeHint};
 use super::verdict::{CutSender, EnforceCut};
 use super::{anthropic_error, error_object, errors};
 use crate::engine::{BodyEnd, Dialect, Exchange, Violation};
-use crate::proxy::forward::body::{BodyError, ProxyBody};
+use crate::proxy::forward::body::{BodyError, PolledFrame, ProxyBody};
 
 /// A stream body that checks each frame before forwarding it; see the module doc.
 pub struct EnforceBody {
@@ -80,10 +80,7 @@ impl Body for EnforceBody {
     type Data = Bytes;
     type Error = BodyError;
 
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> PolledFrame {
         if self.done {
             return Poll::Ready(None);
         }

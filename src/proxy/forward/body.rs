@@ -19,6 +19,9 @@ use crate::proxy::tee::TeeBody;
 /// tee may add its own.
 pub type BodyError = Box<dyn std::error::Error + Send + Sync>;
 
+/// What `poll_frame` returns in every body wrapper on the proxy path.
+pub type PolledFrame = std::task::Poll<Option<Result<http_body::Frame<Bytes>, BodyError>>>;
+
 /// What the client receives.
 pub type ProxyBody = UnsyncBoxBody<Bytes, BodyError>;
 

@@ -11,10 +11,10 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body::{Body, Frame, SizeHint};
+use http_body::{Body, SizeHint};
 use tokio::time::{Instant, Sleep};
 
-use super::body::BodyError;
+use super::body::{BodyError, PolledFrame};
 
 /// The error a stalled upstream body ends with.
 #[derive(Debug, thiserror::Error)]
@@ -52,10 +52,7 @@ where
     type Data = Bytes;
     type Error = BodyError;
 
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> PolledFrame {
         let this = &mut *self;
         match Pin::new(&mut this.inner).poll_frame(cx) {
             Poll::Ready(polled) => {

@@ -13,10 +13,10 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body::{Body, Frame, SizeHint};
+use http_body::{Body, SizeHint};
 use tokio::time::{Instant, Sleep};
 
-use super::body::BodyError;
+use super::body::{BodyError, PolledFrame};
 use crate::metrics::Metrics;
 
 /// The error a too-slow request body ends with.
@@ -79,10 +79,7 @@ where
     type Data = Bytes;
     type Error = BodyError;
 
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> PolledFrame {
         let this = &mut *self;
         match Pin::new(&mut this.inner).poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {

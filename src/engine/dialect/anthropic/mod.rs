@@ -25,7 +25,7 @@ use message::{Context, check_content};
 use request::AnthropicRequest;
 use stream::{StreamState, Terminal};
 
-use super::common;
+use super::{StreamEnd, common};
 use crate::engine::framing::SseEvent;
 use crate::engine::report::ChoiceOutcome;
 use crate::engine::rules::RuleId;
@@ -154,32 +154,33 @@ impl AnthropicState {
         outcome
     }
 
-    pub fn finish_stream(
-        &mut self,
-        judged: bool,
-        ended_mid_event: bool,
-        sink: &mut ViolationSink,
-        scratch: &mut ViolationSink,
-    ) -> (Vec<ChoiceOutcome>, Option<Value>) {
-        let outcome = if judged {
-            if self.stream.terminal.is_none() {
-                let last = self.stream.blocks.last().map(|b| b.seq);
-                self.stream.open_blocks_at(last.unwrap_or(0), sink);
-            }
-            let outcome = self.complete(sink);
-            common::report_mid_event(ended_mid_event, sink);
-            if self.stream.terminal.is_none() {
-                sink.push(
-                    RuleId::AnthropicStreamTerminalMissing,
-                    Stage::Complete,
-                    Site::at(""),
-                    "the stream ended without message_stop or an error event",
-                );
-            }
-            outcome
-        } else {
-            self.complete(scratch)
+    /// Ends a stream; see [`StreamEnd`].
+    pub fn finish_stream(&mut self, end: StreamEnd<'_>) -> (Vec<ChoiceOutcome>, Option<Value>) {
+        let outcome = match end {
+            StreamEnd::Judged {
+                ended_mid_event,
+                sink,
+            } => self.finish_judged(ended_mid_event, sink),
+            StreamEnd::Unjudged { scratch } => self.complete(scratch),
         };
         (vec![outcome], self.stream.usage.clone())
+    }
+
+    fn finish_judged(&mut self, ended_mid_event: bool, sink: &mut ViolationSink) -> ChoiceOutcome {
+        if self.stream.terminal.is_none() {
+            let last = self.stream.blocks.last().map(|b| b.seq);
+            self.stream.open_blocks_at(last.unwrap_or(0), sink);
+        }
+        let outcome = self.complete(sink);
+        common::report_mid_event(ended_mid_event, sink);
+        if self.stream.terminal.is_none() {
+            sink.push(
+                RuleId::AnthropicStreamTerminalMissing,
+                Stage::Complete,
+                Site::at(""),
+                "the stream ended without message_stop or an error event",
+            );
+        }
+        outcome
     }
 }

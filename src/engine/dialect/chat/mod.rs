@@ -21,7 +21,7 @@ use contract::stream::StreamContract;
 use request::{ParsedRequest, parse_request};
 use surface::{Mode, Surface};
 
-use super::common;
+use super::{StreamEnd, common};
 use crate::engine::framing::SseEvent;
 use crate::engine::report::ChoiceOutcome;
 use crate::engine::schema::{CompiledTools, SchemaCache};
@@ -112,15 +112,8 @@ impl ChatState {
         check_document(document, self.declared(), contract::Origin::Buffered, sink)
     }
 
-    /// Ends a stream: with `judged`, the complete-stage and end-of-body rules run into `sink`;
-    /// without, the partial reassembly is still built (its verdicts go to `scratch`).
-    pub fn finish_stream(
-        &mut self,
-        judged: bool,
-        ended_mid_event: bool,
-        sink: &mut ViolationSink,
-        scratch: &mut ViolationSink,
-    ) -> (Vec<ChoiceOutcome>, Option<Value>) {
+    /// Ends a stream; see [`StreamEnd`].
+    pub fn finish_stream(&mut self, end: StreamEnd<'_>) -> (Vec<ChoiceOutcome>, Option<Value>) {
         let declared = Declared {
             tools: self.tools.as_deref(),
             choice: &self.request.choice,
@@ -128,12 +121,16 @@ impl ChatState {
             surface: &self.surface,
         };
         let legacy = self.surface.mode == Mode::Functions;
-        let choices = if judged {
-            let choices = self.stream.complete(declared, sink);
-            self.stream.end_of_body(ended_mid_event, legacy, sink);
-            choices
-        } else {
-            self.stream.complete(declared, scratch)
+        let choices = match end {
+            StreamEnd::Judged {
+                ended_mid_event,
+                sink,
+            } => {
+                let choices = self.stream.complete(declared, sink);
+                self.stream.end_of_body(ended_mid_event, legacy, sink);
+                choices
+            }
+            StreamEnd::Unjudged { scratch } => self.stream.complete(declared, scratch),
         };
         (choices, self.stream.assembly.usage.take())
     }

@@ -23,7 +23,7 @@ use output::{Context, check_output, has_tool_markup};
 use request::ResponsesRequest;
 use stream::StreamState;
 
-use super::common;
+use super::{StreamEnd, common};
 use crate::engine::framing::SseEvent;
 use crate::engine::report::ChoiceOutcome;
 use crate::engine::rules::RuleId;
@@ -186,29 +186,14 @@ impl ResponsesState {
         outcome
     }
 
-    pub fn finish_stream(
-        &mut self,
-        judged: bool,
-        ended_mid_event: bool,
-        sink: &mut ViolationSink,
-        scratch: &mut ViolationSink,
-    ) -> (Vec<ChoiceOutcome>, Option<Value>) {
-        let outcome = if judged {
-            let outcome = self.complete(sink);
-            common::report_mid_event(ended_mid_event, sink);
-            if self.stream.terminal.is_none() {
-                let detail =
-                    "the stream ended without response.completed, .incomplete, .failed or error";
-                sink.push(
-                    RuleId::ResponsesStreamTerminalMissing,
-                    Stage::Complete,
-                    Site::at(""),
-                    detail,
-                );
-            }
-            outcome
-        } else {
-            self.complete(scratch)
+    /// Ends a stream; see [`StreamEnd`].
+    pub fn finish_stream(&mut self, end: StreamEnd<'_>) -> (Vec<ChoiceOutcome>, Option<Value>) {
+        let outcome = match end {
+            StreamEnd::Judged {
+                ended_mid_event,
+                sink,
+            } => self.finish_judged(ended_mid_event, sink),
+            StreamEnd::Unjudged { scratch } => self.complete(scratch),
         };
         let usage = self
             .stream
@@ -219,6 +204,22 @@ impl ResponsesState {
             .filter(|u| !u.is_null())
             .cloned();
         (vec![outcome], usage)
+    }
+
+    fn finish_judged(&mut self, ended_mid_event: bool, sink: &mut ViolationSink) -> ChoiceOutcome {
+        let outcome = self.complete(sink);
+        common::report_mid_event(ended_mid_event, sink);
+        if self.stream.terminal.is_none() {
+            let detail =
+                "the stream ended without response.completed, .incomplete, .failed or error";
+            sink.push(
+                RuleId::ResponsesStreamTerminalMissing,
+                Stage::Complete,
+                Site::at(""),
+                detail,
+            );
+        }
+        outcome
     }
 }
 
