@@ -1,7 +1,7 @@
 //! An append-only JSON Lines file written off the client path: the violations file.
 //!
 //! Inspector tasks hand finished lines to [`JsonlSink::append`], which never blocks: lines go
-//! through a bounded channel to one writer thread that owns the file (opened with `O_APPEND`,
+//! to one writer thread ([`WriterThread`], bounded by queued batches) that owns the file (opened with `O_APPEND`,
 //! created readable by its owner only, never truncated or rewritten). A full channel drops the
 //! batch and counts it; a write error (full disk, read-only directory, a path that is a
 //! directory) is counted in metrics and logged at most once a minute, and the thread keeps
@@ -20,9 +20,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::{mpsc, oneshot};
-
 use crate::metrics::Metrics;
+use crate::writer_thread::{Drain, WriterThread};
 
 /// Batches waiting for the writer thread before new ones are dropped.
 const QUEUE: usize = 4096;
@@ -51,7 +50,7 @@ impl Default for Rotation {
 /// The sending side; cheap to clone.
 #[derive(Clone, Debug)]
 pub struct JsonlSink {
-    tx: mpsc::Sender<Msg>,
+    thread: WriterThread<Vec<String>>,
 }
 
 impl JsonlSink {
@@ -69,7 +68,6 @@ impl JsonlSink {
         metrics: Arc<Metrics>,
         rotation: Rotation,
     ) -> JsonlSink {
-        let (tx, rx) = mpsc::channel(QUEUE);
         let writer = Writer {
             path,
             target,
@@ -78,13 +76,9 @@ impl JsonlSink {
             file: None,
             last_logged: None,
         };
-        let spawned = std::thread::Builder::new()
-            .name(format!("tooltap-{target}"))
-            .spawn(move || writer.run(rx));
-        if let Err(error) = spawned {
-            tracing::error!(target_file = target, %error, "could not start the writer thread; lines will be dropped");
+        JsonlSink {
+            thread: WriterThread::spawn(target, QUEUE, Duration::ZERO, writer),
         }
-        JsonlSink { tx }
     }
 
     /// Queue whole lines (without their newline). Never blocks; drops and counts when full.
@@ -92,26 +86,15 @@ impl JsonlSink {
         if lines.is_empty() {
             return;
         }
-        if self.tx.try_send(Msg::Lines(lines)).is_err() {
+        if !self.thread.try_send(lines, 1) {
             tracing::debug!("jsonl sink queue full or closed; batch dropped");
         }
     }
 
     /// Wait until every batch queued so far is written (for shutdown and tests).
     pub async fn flush(&self) {
-        let (done_tx, done_rx) = oneshot::channel();
-        if self.tx.send(Msg::Flush(done_tx)).await.is_ok() {
-            let _ = done_rx.await;
-        }
+        self.thread.flush().await;
     }
-}
-
-/// What the writer thread receives.
-#[derive(Debug)]
-enum Msg {
-    Lines(Vec<String>),
-    /// Answered once every message before it is written.
-    Flush(oneshot::Sender<()>),
 }
 
 struct Writer {
@@ -130,23 +113,21 @@ struct Open {
     len: u64,
 }
 
-impl Writer {
-    fn run(mut self, mut rx: mpsc::Receiver<Msg>) {
-        while let Some(msg) = rx.blocking_recv() {
-            match msg {
-                Msg::Flush(done) => {
-                    let _ = done.send(());
-                }
-                Msg::Lines(batch) => {
-                    if let Err(error) = self.write(&batch) {
-                        self.file = None; // reopen next time: the directory may come back
-                        self.failed(&error);
-                    }
-                }
-            }
+impl Drain for Writer {
+    type Msg = Vec<String>;
+
+    fn take(&mut self, batch: Vec<String>) {
+        if let Err(error) = self.write(&batch) {
+            self.file = None; // reopen next time: the directory may come back
+            self.failed(&error);
         }
     }
 
+    /// Every batch is flushed as it is written.
+    fn flush(&mut self) {}
+}
+
+impl Writer {
     fn write(&mut self, batch: &[String]) -> std::io::Result<()> {
         let size: u64 = batch.iter().map(|line| line.len() as u64 + 1).sum();
         if self

@@ -29,6 +29,7 @@ pub mod inspect;
 // What inspection leaves behind: credentials removed, recordings, the violations file, metrics.
 pub mod redact;
 pub mod record;
+pub mod writer_thread;
 pub mod jsonl_sink;
 pub mod metrics;
 pub mod admin;

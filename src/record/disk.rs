@@ -1,7 +1,7 @@
 //! The recorder's writer thread: the only code that touches recording files.
 //!
-//! Input: [`Msg`]s from [`crate::record::RecordingHandle`]s over an unbounded std channel whose
-//! memory is bounded by a byte budget the senders check (see `writer.rs`). Output: one file per
+//! Input: [`Msg`]s from [`crate::record::RecordingHandle`]s through a
+//! [`WriterThread`](crate::writer_thread::WriterThread) whose budget is bytes (see `writer.rs`). Output: one file per
 //! exchange, written to its temporary name through a `BufWriter` and renamed into place at the
 //! end (or deleted, when the recording is not to be kept), then pruning. Every I/O error is
 //! counted (`tooltap_recording_failures_total{target="recordings"}`), logged at most once a
@@ -11,20 +11,21 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use tokio::sync::oneshot;
 
 use super::format::{EndLine, FrameData, FrameLine, Line, Meta};
 use super::layout::{RecordingPaths, create_file, create_folder};
 use super::prune::Pruner;
 use crate::metrics::Metrics;
+use crate::writer_thread::Drain;
 
-/// How long the writer lets messages gather after a burst before it waits for the next one.
-const GATHER: Duration = Duration::from_millis(2);
+/// How long the writer lets messages gather after a burst before it waits for the next one:
+/// while it sleeps, senders find no waiting receiver and queue without a wake-up, so a busy
+/// proxy wakes this thread at most once per `GATHER` instead of once per message (three or more
+/// per exchange in `all` mode).
+pub(super) const GATHER: Duration = Duration::from_millis(2);
 /// Failures are logged at most this often.
 const LOG_EVERY: Duration = Duration::from_secs(60);
 /// What a message costs in the queue budget besides its payload.
@@ -51,8 +52,6 @@ pub(super) enum Msg {
         end: Box<EndLine>,
         keep: bool,
     },
-    /// Flush every open file, then answer (tests, shutdown).
-    Flush(oneshot::Sender<()>),
 }
 
 impl Msg {
@@ -60,7 +59,7 @@ impl Msg {
     pub(super) fn cost(&self) -> usize {
         match self {
             Msg::Frame { bytes, .. } => bytes.len() + MSG_OVERHEAD,
-            Msg::Open { .. } | Msg::Finish { .. } | Msg::Flush(_) => MSG_OVERHEAD,
+            Msg::Open { .. } | Msg::Finish { .. } => MSG_OVERHEAD,
         }
     }
 }
@@ -75,49 +74,42 @@ struct OpenRecording {
 
 pub(super) struct Disk {
     pub(super) metrics: Arc<Metrics>,
-    pub(super) queued: Arc<AtomicUsize>,
     pub(super) pruner: Pruner,
     open: HashMap<u64, OpenRecording>,
     last_logged: Option<Instant>,
     failures_since_log: u64,
 }
 
+impl Drain for Disk {
+    type Msg = Msg;
+
+    fn take(&mut self, msg: Msg) {
+        self.handle(msg);
+    }
+
+    /// Flushes every open file (unfinished recordings stay under their temporary names).
+    fn flush(&mut self) {
+        let mut broken = Vec::new();
+        for (key, recording) in &mut self.open {
+            if let Err(error) = recording.out.flush() {
+                broken.push((*key, error));
+            }
+        }
+        for (key, error) in broken {
+            self.abandon(key, &error);
+        }
+    }
+}
+
 impl Disk {
-    pub(super) fn new(metrics: Arc<Metrics>, queued: Arc<AtomicUsize>, pruner: Pruner) -> Disk {
+    pub(super) fn new(metrics: Arc<Metrics>, pruner: Pruner) -> Disk {
         Disk {
             metrics,
-            queued,
             pruner,
             open: HashMap::new(),
             last_logged: None,
             failures_since_log: 0,
         }
-    }
-
-    /// Runs until every sender (the recorder and all handles) is gone.
-    ///
-    /// Woken by a message, the thread handles it and everything else already queued, then
-    /// sleeps [`GATHER`] before it waits again: while it sleeps, senders find no waiting
-    /// receiver and queue without a wake-up, so a busy proxy wakes this thread at most once per
-    /// `GATHER` instead of once per message (three or more per exchange in `all` mode).
-    pub(super) fn run(mut self, rx: Receiver<Msg>) {
-        while let Ok(msg) = rx.recv() {
-            self.take(msg);
-            loop {
-                match rx.try_recv() {
-                    Ok(msg) => self.take(msg),
-                    Err(TryRecvError::Empty) => break,
-                    Err(TryRecvError::Disconnected) => return,
-                }
-            }
-            std::thread::sleep(GATHER);
-        }
-    }
-
-    fn take(&mut self, msg: Msg) {
-        let cost = msg.cost();
-        self.handle(msg);
-        self.queued.fetch_sub(cost, Ordering::Relaxed);
     }
 
     fn handle(&mut self, msg: Msg) {
@@ -152,18 +144,6 @@ impl Disk {
                 }
             }
             Msg::Finish { key, end, keep } => self.finish(key, end, keep),
-            Msg::Flush(done) => {
-                let mut broken = Vec::new();
-                for (key, recording) in &mut self.open {
-                    if let Err(error) = recording.out.flush() {
-                        broken.push((*key, error));
-                    }
-                }
-                for (key, error) in broken {
-                    self.abandon(key, &error);
-                }
-                let _ = done.send(());
-            }
         }
     }
 

@@ -15,7 +15,7 @@
 //! ```
 //!
 //! Redaction happens in `begin`/`request_body`/`response_head`, before anything is queued.
-//! The queue is a std channel bounded by bytes, not by messages: frames are sent only while
+//! The queue is a [`WriterThread`] bounded by bytes, not by messages: frames are sent only while
 //! fewer than `max_queued_bytes` wait (else that recording stops taking frames and ends
 //! `lossy`), while `Open` and `Finish` always go through, so every recording that began is
 //! closed (kept or deleted) even when the queue was full. Dropping a handle without `finish`
@@ -26,14 +26,13 @@
 //! file and deleting the clean ones nearly doubled tooltap's CPU per request.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc::{self, Sender};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime};
 
 use http::HeaderMap;
 
 use super::config::{RecordMode, RecorderConfig};
-use super::disk::{Disk, FAILURE_TARGET, MSG_OVERHEAD, Msg};
+use super::disk::{Disk, FAILURE_TARGET, GATHER, Msg};
 use super::format::{
     EnforcedLine, Meta, Outcome, RecordedBody, RequestPart, ResponsePart, VERSION,
 };
@@ -42,6 +41,7 @@ use super::prune::{PruneLimits, Pruner};
 use crate::engine::{Completeness, Violation};
 use crate::metrics::Metrics;
 use crate::redact::{self, Redactor};
+use crate::writer_thread::WriterThread;
 
 /// Metrics target counting frames dropped because the writer queue was full.
 pub const QUEUE_FULL_TARGET: &str = "recordings_queue";
@@ -51,10 +51,8 @@ struct Shared {
     dir: std::path::PathBuf,
     mode: RecordMode,
     max_bytes: u64,
-    max_queued: usize,
     redactor: Redactor,
     metrics: Arc<Metrics>,
-    queued: Arc<AtomicUsize>,
     next_key: AtomicU64,
 }
 
@@ -62,7 +60,7 @@ struct Shared {
 #[derive(Clone)]
 pub struct Recorder {
     shared: Arc<Shared>,
-    tx: Sender<Msg>,
+    thread: WriterThread<Msg>,
 }
 
 /// Who the exchange is and what was asked: everything known when the request head arrives.
@@ -110,36 +108,23 @@ impl Recorder {
             max_queued_bytes,
             redact,
         } = config;
-        let queued = Arc::new(AtomicUsize::new(0));
-        let (tx, rx) = mpsc::channel();
         let limits = PruneLimits {
             max_total_bytes,
             max_files,
         };
-        let disk = Disk::new(
-            metrics.clone(),
-            queued.clone(),
-            Pruner::new(dir.clone(), limits),
-        );
-        let spawned = std::thread::Builder::new()
-            .name("tooltap-recorder".into())
-            .spawn(move || disk.run(rx));
-        if let Err(error) = spawned {
-            tracing::error!(%error, "could not start the recorder thread; nothing will be recorded");
-        }
+        let disk = Disk::new(metrics.clone(), Pruner::new(dir.clone(), limits));
+        let thread = WriterThread::spawn("recorder", max_queued_bytes, GATHER, disk);
         let shared = Shared {
             dir,
             mode,
             max_bytes: max_bytes_per_recording,
-            max_queued: max_queued_bytes,
             redactor: Redactor::new(&redact),
             metrics,
-            queued,
             next_key: AtomicU64::new(0),
         };
         Recorder {
             shared: Arc::new(shared),
-            tx,
+            thread,
         }
     }
 
@@ -197,7 +182,7 @@ impl Recorder {
             paths: RecordingPaths::new(&self.shared.dir, route, started, id),
             key: self.shared.next_key.fetch_add(1, Ordering::Relaxed),
             shared: self.shared.clone(),
-            tx: self.tx.clone(),
+            thread: self.thread.clone(),
             origin,
             pending: Some(Box::new(meta)),
             used: 0,
@@ -214,20 +199,14 @@ impl Recorder {
     /// Waits until everything queued so far is on disk (buffers flushed; unfinished recordings
     /// stay under their temporary names).
     pub async fn flush(&self) {
-        let (done_tx, done_rx) = tokio::sync::oneshot::channel();
-        self.shared
-            .queued
-            .fetch_add(MSG_OVERHEAD, Ordering::Relaxed);
-        if self.tx.send(Msg::Flush(done_tx)).is_ok() {
-            let _ = done_rx.await;
-        }
+        self.thread.flush().await;
     }
 }
 
 /// One exchange being recorded. Not `Clone`: one owner feeds it in order.
 pub struct RecordingHandle {
     shared: Arc<Shared>,
-    tx: Sender<Msg>,
+    thread: WriterThread<Msg>,
     key: u64,
     paths: RecordingPaths,
     origin: Instant,

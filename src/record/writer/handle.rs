@@ -4,7 +4,6 @@
 //! and `Finish` messages for the writer thread. Byte limits are applied here, before a frame
 //! is queued, so a truncated recording costs no queue space.
 
-use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -85,7 +84,7 @@ impl RecordingHandle {
             bytes: bytes.clone(),
         };
         let cost = msg.cost();
-        if self.shared.queued.load(Ordering::Relaxed) + cost > self.shared.max_queued {
+        if !self.thread.fits(cost) {
             // A file with a hole is useless to a replayer: stop taking frames, end it lossy.
             self.lossy = true;
             self.own_dropped += 1;
@@ -189,9 +188,7 @@ impl RecordingHandle {
 
     fn queue(&self, msg: Msg) {
         let cost = msg.cost();
-        self.shared.queued.fetch_add(cost, Ordering::Relaxed);
-        if self.tx.send(msg).is_err() {
-            self.shared.queued.fetch_sub(cost, Ordering::Relaxed);
+        if !self.thread.send(msg, cost) {
             self.shared.metrics.recording_failure(FAILURE_TARGET);
         }
     }
