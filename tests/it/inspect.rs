@@ -19,7 +19,7 @@ use crate::support::metrics::assert_metric;
 pub use crate::support::metrics::{metric_sum, metrics};
 use crate::support::proxy;
 use crate::support::upstream::{Script, Upstream};
-use crate::support::within;
+use crate::support::{quiescent, within};
 use tooltap::proxy::server::RunningProxy;
 
 const LIMIT: Duration = Duration::from_secs(20);
@@ -461,7 +461,9 @@ async fn a_client_that_stops_reading_holds_the_upstream_back_and_blocks_no_one_e
     let tooltap = proxy::start(proxy::raw_config(&upstream.url())).await;
     let addr = tooltap.local_addr();
     let (stalled, _conn) = send(addr, request(addr, "POST", "/big/chat/completions", "{}")).await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The upstream writes until every buffer on the way to the stalled client is full.
+    let handed_over = quiescent(Duration::from_secs(10), || upstream.chunk_times().len()).await;
+    assert!(handed_over > 0, "the stalled exchange got going");
 
     // Another exchange goes through while the first client reads nothing.
     let other = within(

@@ -26,3 +26,22 @@ pub async fn within<T>(limit: Duration, future: impl Future<Output = T>) -> T {
         Err(_) => panic!("timed out after {limit:?}"),
     }
 }
+
+/// Waits until `observe` reports the same value on three polls in a row, 50 ms apart (the system
+/// went quiet: a stalled stream filled every buffer on its path, a count stopped moving), or
+/// fails the test after `limit`. Returns the settled value. For the places that used to sleep a
+/// fixed time and hope.
+pub async fn quiescent<T: PartialEq>(limit: Duration, mut observe: impl FnMut() -> T) -> T {
+    within(limit, async {
+        let mut last = observe();
+        let mut still = 0;
+        while still < 3 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let now = observe();
+            still = if now == last { still + 1 } else { 0 };
+            last = now;
+        }
+        last
+    })
+    .await
+}
