@@ -41,7 +41,7 @@ pub fn render(format: ListFormat) -> String {
                     let seen = quirk.seen();
                     json!({
                         "id": quirk.as_str(),
-                        "dialect": "chat_completions",
+                        "dialect": quirk.dialect().as_str(),
                         "shapes": shapes(quirk),
                         "rules": quirk.all_rules(),
                         "description": quirk.description(),

@@ -57,7 +57,13 @@ async fn an_injected_stream_reaches_the_client_and_the_inspector_judges_it() {
             bytes: Bytes::copy_from_slice(bytes),
         })
         .collect();
-    let offline = quirk::apply(&[QuirkId::IndexAllZero], &seed.request, &seed.head, &frames);
+    let offline = quirk::apply(
+        &[QuirkId::IndexAllZero],
+        seed.dialect,
+        &seed.request,
+        &seed.head,
+        &frames,
+    );
     let expected: Vec<u8> = offline
         .frames
         .iter()
