@@ -1,8 +1,9 @@
 //! Quirks applied to a live response as its frames arrive: what `tooltap proxy --inject` does.
 //!
 //! Input: the chosen quirks, the exchange's engine dialect (quirks of another dialect drop
-//! out), the request body, the response head, then body frames one by one and the end. Output: the frames to send to the client instead. A stream is rewritten one
-//! complete SSE event at a time: an event cut across frames is held until its end (at most
+//! out), the request body, the response head, then body frames one by one and the end.
+//! Output: the frames to send to the client instead. A stream is rewritten one complete SSE
+//! event at a time: an event cut across frames is held until its end (at most
 //! `max_hold` bytes; past that the quirks give up and the rest passes untouched), then sent,
 //! rewritten or not, with the frame that completed it. A buffered body is held whole (the same
 //! bound) and rewritten at its end. Nothing else is held: no quirk needs look-ahead beyond the
