@@ -50,13 +50,14 @@ fn set(headers: &mut HeaderMap, name: &'static str, value: &str) {
 /// The upstream's response with `quirks` applied. Call inside the exchange's span.
 pub fn response(
     quirks: &[QuirkId],
+    dialect: crate::engine::Dialect,
     request: &[u8],
     max_hold: usize,
     response: Response<ProxyBody>,
 ) -> Response<ProxyBody> {
     let head = crate::inspect::head::response_head(response.status().as_u16(), response.headers());
     let span = tracing::Span::current();
-    match LiveQuirks::new(quirks, request, &head, max_hold) {
+    match LiveQuirks::new(quirks, dialect, request, &head, max_hold) {
         Err(reason) => {
             span.record("quirk", "quirk_not_applicable");
             tracing::info!(quirk = %ids(quirks), reason = reason.as_str(), "quirk_not_applicable");

@@ -152,6 +152,7 @@ async fn run(
             let max_hold = state.config.inject.max_hold;
             let injected = crate::proxy::inject::response(
                 &quirks,
+                crate::engine::Dialect::for_path(&ctx.path),
                 request,
                 max_hold,
                 response.map(body::from_upstream),

@@ -1,4 +1,5 @@
-//! Quirks on a buffered (`application/json`) Chat Completions response.
+//! Quirks on a buffered (`application/json`) response: Chat Completions here, the other
+//! dialects' quirks in [`super::responses`] and [`super::anthropic`].
 //!
 //! Input: the whole response body and the [`RequestContext`]. Output: the rewritten body, or
 //! `None` when the quirk does not apply (no tool calls to break, a stream-only quirk, a body
@@ -7,11 +8,16 @@
 
 use serde_json::Value;
 
-use super::catalogue::QuirkId;
+use super::catalogue::{Dialect, QuirkId};
 use super::request::{RequestContext, call_as_prose};
 
 /// The body with `quirk` applied, or `None` when it does not apply.
 pub fn apply(quirk: QuirkId, context: &RequestContext, body: &[u8]) -> Option<Vec<u8>> {
+    match quirk.dialect() {
+        Dialect::ChatCompletions => {}
+        Dialect::Responses => return super::responses::buffered(quirk, body),
+        Dialect::AnthropicMessages => return super::anthropic::buffered(quirk, body),
+    }
     if quirk == QuirkId::CutAfterName {
         return cut_in_arguments(body);
     }

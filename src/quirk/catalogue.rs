@@ -13,11 +13,38 @@ use crate::engine::RuleId;
 
 pub use super::seen::Seen;
 
-/// The API dialect a quirk rewrites. Only Chat Completions exists today; a Responses or
-/// Anthropic quirk adds a variant here and its own transformation module.
+/// The API dialect a quirk rewrites: one per engine dialect ([`crate::engine::Dialect`], decided
+/// by the request path). A quirk applies only to an exchange of its own dialect; each dialect
+/// has its own transformations (Chat in [`super::buffered`] and [`super::stream`], the others
+/// in [`super::responses`] and [`super::anthropic`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {
+    /// `/v1/chat/completions`.
     ChatCompletions,
+    /// `/v1/responses`, the OpenAI Responses API.
+    Responses,
+    /// `/v1/messages`, the Anthropic Messages API.
+    AnthropicMessages,
+}
+
+impl Dialect {
+    /// The quirk dialect of an exchange the engine judges as `engine`.
+    pub fn of(engine: crate::engine::Dialect) -> Dialect {
+        match engine {
+            crate::engine::Dialect::Chat => Dialect::ChatCompletions,
+            crate::engine::Dialect::Responses => Dialect::Responses,
+            crate::engine::Dialect::Anthropic => Dialect::AnthropicMessages,
+        }
+    }
+
+    /// The label in `tooltap quirks --format json`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dialect::ChatCompletions => "chat_completions",
+            Dialect::Responses => "responses",
+            Dialect::AnthropicMessages => "anthropic_messages",
+        }
+    }
 }
 
 /// Which kind of response body a quirk is applied to.
@@ -64,11 +91,15 @@ pub enum QuirkId {
     CutAfterName,
     UsageChunkWithoutChoices,
     ErrorEventMidstream,
+    ResponsesArgsAsObject,
+    ResponsesNameEmptied,
+    AnthropicInputAsString,
+    AnthropicStopReasonEndTurn,
 }
 
 impl QuirkId {
     /// Every quirk, in documentation order.
-    pub const ALL: [QuirkId; 23] = [
+    pub const ALL: [QuirkId; 27] = [
         QuirkId::ArgsAsObject,
         QuirkId::ArgsAsObjectStream,
         QuirkId::ArgsDoubleEncoded,
@@ -92,6 +123,10 @@ impl QuirkId {
         QuirkId::CutAfterName,
         QuirkId::UsageChunkWithoutChoices,
         QuirkId::ErrorEventMidstream,
+        QuirkId::ResponsesArgsAsObject,
+        QuirkId::ResponsesNameEmptied,
+        QuirkId::AnthropicInputAsString,
+        QuirkId::AnthropicStopReasonEndTurn,
     ];
 
     /// The stable kebab-case id.
@@ -120,6 +155,10 @@ impl QuirkId {
             QuirkId::CutAfterName => "cut-after-name",
             QuirkId::UsageChunkWithoutChoices => "usage-chunk-without-choices",
             QuirkId::ErrorEventMidstream => "error-event-midstream",
+            QuirkId::ResponsesArgsAsObject => "responses-args-as-object",
+            QuirkId::ResponsesNameEmptied => "responses-name-emptied",
+            QuirkId::AnthropicInputAsString => "anthropic-input-as-string",
+            QuirkId::AnthropicStopReasonEndTurn => "anthropic-stop-reason-end-turn",
         }
     }
 
@@ -149,6 +188,10 @@ impl QuirkId {
             | QuirkId::CutAfterName
             | QuirkId::UsageChunkWithoutChoices
             | QuirkId::ErrorEventMidstream => Dialect::ChatCompletions,
+            QuirkId::ResponsesArgsAsObject | QuirkId::ResponsesNameEmptied => Dialect::Responses,
+            QuirkId::AnthropicInputAsString | QuirkId::AnthropicStopReasonEndTurn => {
+                Dialect::AnthropicMessages
+            }
         }
     }
 
@@ -204,6 +247,18 @@ impl QuirkId {
             QuirkId::ErrorEventMidstream => {
                 "a data: {\"error\":...} event in the middle of a 200 stream"
             }
+            QuirkId::ResponsesArgsAsObject => {
+                "a function_call item's arguments sent as the parsed JSON object instead of its JSON text (output[], output_item.done, response.completed)"
+            }
+            QuirkId::ResponsesNameEmptied => {
+                "a function_call item's name sent as \"\" (every item that carries it)"
+            }
+            QuirkId::AnthropicInputAsString => {
+                "a tool_use block's input sent as its JSON text instead of an object"
+            }
+            QuirkId::AnthropicStopReasonEndTurn => {
+                "stop_reason \"end_turn\" although tool_use blocks came back (streams: the message_delta)"
+            }
         }
     }
 
@@ -213,7 +268,10 @@ impl QuirkId {
         const STREAM: &[Shape] = &[Shape::Streamed];
         const BUFFERED: &[Shape] = &[Shape::Buffered];
         match self {
-            QuirkId::ArgsAsObject => BUFFERED,
+            QuirkId::ArgsAsObject | QuirkId::AnthropicInputAsString => BUFFERED,
+            QuirkId::ResponsesArgsAsObject
+            | QuirkId::ResponsesNameEmptied
+            | QuirkId::AnthropicStopReasonEndTurn => BOTH,
             QuirkId::ArgsDoubleEncoded
             | QuirkId::ArgsInvalidJson
             | QuirkId::ArgsSchemaViolation
@@ -285,6 +343,13 @@ impl QuirkId {
             QuirkId::CutAfterName => vec![R::ResponseNotJson],
             QuirkId::UsageChunkWithoutChoices => vec![R::ResponseShapeInvalid],
             QuirkId::ErrorEventMidstream => vec![R::SseErrorEvent],
+            QuirkId::ResponsesArgsAsObject => vec![R::ResponsesOutputArgumentsNotString],
+            QuirkId::ResponsesNameEmptied => vec![R::ResponsesOutputNameUnknown],
+            QuirkId::AnthropicInputAsString => vec![R::AnthropicResponseToolUseInputNotObject],
+            QuirkId::AnthropicStopReasonEndTurn if stream => {
+                vec![R::AnthropicStreamStopReasonMismatch]
+            }
+            QuirkId::AnthropicStopReasonEndTurn => vec![R::AnthropicResponseStopReasonMismatch],
         };
         // The calls are gone (or cannot be placed): a request that required one notices.
         let calls_lost = matches!(

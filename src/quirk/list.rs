@@ -41,7 +41,7 @@ pub fn render(format: ListFormat) -> String {
                     let seen = quirk.seen();
                     json!({
                         "id": quirk.as_str(),
-                        "dialect": "chat_completions",
+                        "dialect": quirk.dialect().as_str(),
                         "shapes": shapes(quirk),
                         "rules": quirk.all_rules(),
                         "description": quirk.description(),
@@ -61,8 +61,9 @@ pub fn render(format: ListFormat) -> String {
                     rules.join(",")
                 };
                 out.push_str(&format!(
-                    "{:<28} {:<18} {}\n{:<28} {}\n",
+                    "{:<31} {:<18} {:<18} {}\n{:<31} {}\n",
                     quirk.as_str(),
+                    quirk.dialect().as_str(),
                     shapes(quirk).join("+"),
                     quirk.description(),
                     "",
@@ -87,5 +88,10 @@ mod tests {
         assert_eq!(listed[0]["id"], "args-as-object");
         assert_eq!(listed[0]["rules"][0], "tool_call.arguments_not_string");
         assert!(render(ListFormat::Human).contains("error-event-midstream"));
+        let anthropic = listed
+            .iter()
+            .find(|quirk| quirk["id"] == "anthropic-input-as-string")
+            .expect("listed");
+        assert_eq!(anthropic["dialect"], "anthropic_messages");
     }
 }

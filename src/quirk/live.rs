@@ -1,8 +1,9 @@
 //! Quirks applied to a live response as its frames arrive: what `tooltap proxy --inject` does.
 //!
-//! Input: the chosen quirks, the request body, the response head, then body frames one by one
-//! and the end. Output: the frames to send to the client instead. A stream is rewritten one
-//! complete SSE event at a time: an event cut across frames is held until its end (at most
+//! Input: the chosen quirks, the exchange's engine dialect (quirks of another dialect drop
+//! out), the request body, the response head, then body frames one by one and the end.
+//! Output: the frames to send to the client instead. A stream is rewritten one complete SSE
+//! event at a time: an event cut across frames is held until its end (at most
 //! `max_hold` bytes; past that the quirks give up and the rest passes untouched), then sent,
 //! rewritten or not, with the frame that completed it. A buffered body is held whole (the same
 //! bound) and rewritten at its end. Nothing else is held: no quirk needs look-ahead beyond the
@@ -11,7 +12,7 @@
 use bytes::Bytes;
 
 use super::buffered;
-use super::catalogue::{QuirkId, Shape};
+use super::catalogue::{Dialect, QuirkId, Shape};
 use super::recorded::{NotApplicable, shape_of};
 use super::request::RequestContext;
 use super::sse::{Event, event_ranges};
@@ -36,18 +37,27 @@ impl LiveQuirks {
     /// The quirks that have a transformation for this response, or why none can apply.
     pub fn new(
         quirks: &[QuirkId],
+        dialect: crate::engine::Dialect,
         request: &[u8],
         head: &ResponseHead,
         max_hold: usize,
     ) -> Result<LiveQuirks, NotApplicable> {
         let shape = shape_of(head)?;
         let context = RequestContext::parse(request);
-        if context.other_surface {
-            return Err(NotApplicable::Surface);
-        }
+        let dialect = Dialect::of(dialect);
         let quirks: Vec<QuirkId> = quirks
             .iter()
             .copied()
+            .filter(|quirk| quirk.dialect() == dialect)
+            .collect();
+        if quirks.is_empty() {
+            return Err(NotApplicable::Dialect);
+        }
+        if context.other_surface && dialect == Dialect::ChatCompletions {
+            return Err(NotApplicable::Surface);
+        }
+        let quirks: Vec<QuirkId> = quirks
+            .into_iter()
             .filter(|quirk| quirk.shapes().contains(&shape))
             .collect();
         if quirks.is_empty() {

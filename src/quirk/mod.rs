@@ -1,16 +1,19 @@
 //! Quirk injection: turn a healthy exchange into one of the real-world broken ones.
 //!
-//! Input: a healthy Chat Completions exchange (request body, response head, body frames with
+//! Input: a healthy exchange (its engine dialect, request body, response head, body frames with
 //! their timing), from a recording (`tooltap replay --quirk`) or a live upstream
-//! (`tooltap proxy --inject`). Output: the frames a broken provider would have sent, and which
-//! quirks applied (a quirk with nothing to change says so: `quirk_not_applicable`). Pure,
-//! synchronous code over bytes and JSON values, like the engine: no I/O, no hyper, no tokio.
+//! (`tooltap proxy --inject`). A quirk rewrites one dialect (Chat Completions, Responses or
+//! Anthropic Messages) and leaves an exchange of another untouched. Output: the frames a broken
+//! provider would have sent, and which quirks applied (a quirk with nothing to change says so:
+//! `quirk_not_applicable`). Pure, synchronous code over bytes and JSON values, like the engine: no I/O, no hyper, no tokio.
 //!
 //! ```text
 //! catalogue (ids, descriptions, where seen, detecting rules)
 //! request (tool choice, schemas) ─► buffered | stream { sse events } ─► recorded (whole) | live (incremental)
+//!                                    └─ Chat, or responses | anthropic per document / event
 //! ```
 
+pub mod anthropic;
 pub mod buffered;
 pub mod catalogue;
 pub mod inject;
@@ -18,6 +21,7 @@ pub mod list;
 pub mod live;
 pub mod recorded;
 pub mod request;
+pub mod responses;
 pub mod seen;
 pub mod sse;
 pub mod stream;

@@ -1,7 +1,8 @@
 //! Quirks applied to a whole recorded exchange: what `tooltap replay --quirk` serves.
 //!
-//! Input: the quirks, the request body, the response head and the recorded frames (exact bytes
-//! and `t_us`). Output: [`Applied`]: new frames and which quirks applied. Frame boundaries and
+//! Input: the quirks, the exchange's engine dialect (a quirk of another dialect is not
+//! applicable), the request body, the response head and the recorded frames (exact bytes and
+//! `t_us`). Output: [`Applied`]: new frames and which quirks applied. Frame boundaries and
 //! timing stay: an event the quirk leaves alone keeps its exact bytes and split; a rewritten
 //! event is laid over the frames the original occupied (each frame keeps as many bytes as it
 //! had, the last takes the rest); an inserted event is a frame of its own at the time of the
@@ -11,7 +12,7 @@
 use bytes::Bytes;
 
 use super::buffered;
-use super::catalogue::{QuirkId, Shape};
+use super::catalogue::{Dialect, QuirkId, Shape};
 use super::request::RequestContext;
 use super::sse::{Event, event_ranges};
 use super::stream::StreamQuirk;
@@ -35,6 +36,9 @@ pub enum NotApplicable {
     Shape,
     /// Nothing in the exchange for the quirk to change (e.g. a tool-call quirk on prose).
     Nothing,
+    /// The quirk rewrites another API dialect than the exchange's (a Chat quirk on
+    /// `/v1/messages`).
+    Dialect,
     /// The request uses Chat's legacy `functions`, `type: "custom"` tools or `allowed_tools`:
     /// the quirks model `tools` function calls only.
     Surface,
@@ -47,6 +51,7 @@ impl NotApplicable {
             NotApplicable::Body => "body is content-encoded or neither JSON nor SSE",
             NotApplicable::Shape => "no transformation for this body shape",
             NotApplicable::Nothing => "nothing in the exchange for it to change",
+            NotApplicable::Dialect => "the quirk rewrites another API dialect",
             NotApplicable::Surface => {
                 "the request uses legacy functions, custom tools or allowed_tools, which no quirk models"
             }
@@ -91,6 +96,7 @@ pub fn shape_of(head: &ResponseHead) -> Result<Shape, NotApplicable> {
 /// Apply `quirks` in order to one recorded exchange.
 pub fn apply(
     quirks: &[QuirkId],
+    dialect: crate::engine::Dialect,
     request: &[u8],
     head: &ResponseHead,
     frames: &[TimedFrame],
@@ -103,7 +109,10 @@ pub fn apply(
     };
     for &quirk in quirks {
         let outcome = shape_of(head).and_then(|shape| {
-            if context.other_surface {
+            if quirk.dialect() != Dialect::of(dialect) {
+                return Err(NotApplicable::Dialect);
+            }
+            if context.other_surface && quirk.dialect() == Dialect::ChatCompletions {
                 return Err(NotApplicable::Surface);
             }
             if !quirk.shapes().contains(&shape) {

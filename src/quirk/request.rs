@@ -1,6 +1,7 @@
 //! What a quirk needs to know about the request: the tool choice and the declared schemas.
 //!
-//! Input: the request body bytes (anything; a body that is not JSON gives the empty context).
+//! Input: the request body bytes of any dialect (anything; a body that is not JSON gives the
+//! empty context; Anthropic's `tool_choice` `any` requires a call, `tool` names one).
 //! Output: a [`RequestContext`]. `tool-choice-ignored` only applies when the request forced a
 //! call (else prose is a legal answer), and `args-schema-violation` breaks the declared schema
 //! of the called function, so both read it from here.
@@ -29,9 +30,16 @@ impl RequestContext {
         let Ok(Value::Object(request)) = serde_json::from_slice::<Value>(body) else {
             return RequestContext::default();
         };
-        let forced_function = matches!(request.get("tool_choice"), Some(Value::Object(_)));
-        let call_required =
-            forced_function || request.get("tool_choice") == Some(&Value::from("required"));
+        // An object names a tool, except Anthropic's `{"type": "auto" | "any" | "none"}`.
+        let choice_type = request
+            .get("tool_choice")
+            .and_then(|choice| choice.get("type"))
+            .and_then(Value::as_str);
+        let forced_function = matches!(request.get("tool_choice"), Some(Value::Object(_)))
+            && !matches!(choice_type, Some("auto" | "any" | "none"));
+        let call_required = forced_function
+            || request.get("tool_choice") == Some(&Value::from("required"))
+            || choice_type == Some("any");
         let schemas = request
             .get("tools")
             .and_then(Value::as_array)
@@ -52,14 +60,10 @@ impl RequestContext {
                     .iter()
                     .any(|tool| tool.get("type").and_then(Value::as_str) == Some("custom"))
             });
-        let choice_kind = request
-            .get("tool_choice")
-            .and_then(|choice| choice.get("type"))
-            .and_then(Value::as_str);
         let other_surface = request.get("functions").is_some_and(|f| !f.is_null())
             || request.get("function_call").is_some_and(|f| !f.is_null())
             || custom_tool
-            || matches!(choice_kind, Some("custom" | "allowed_tools"));
+            || matches!(choice_type, Some("custom" | "allowed_tools"));
         RequestContext {
             forced_function,
             call_required,

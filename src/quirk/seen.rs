@@ -111,6 +111,22 @@ impl QuirkId {
                 "Azure via bifrost (error frame after response.failed)",
                 "https://github.com/maximhq/bifrost/issues/6419",
             ),
+            QuirkId::ResponsesArgsAsObject => seen(
+                "Chat→Responses translating shims that forward parsed arguments (issue 13)",
+                "docs/rules.md#responsesoutputarguments_not_string",
+            ),
+            QuirkId::ResponsesNameEmptied => seen(
+                "Responses shims that fill a function_call item before its name is known (issue 13)",
+                "docs/rules.md#responsesoutputname_unknown",
+            ),
+            QuirkId::AnthropicInputAsString => seen(
+                "OpenAI→Anthropic translating gateways (an OpenAI arguments string copied verbatim as input)",
+                "docs/rules.md#anthropicresponsetool_use_input_not_object",
+            ),
+            QuirkId::AnthropicStopReasonEndTurn => seen(
+                "bifrost (text + tool turns ended with end_turn)",
+                "https://github.com/maximhq/bifrost/issues/3638",
+            ),
         }
     }
 }

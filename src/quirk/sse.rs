@@ -55,6 +55,27 @@ impl Event {
     pub fn json_bytes(value: &Value, eol: &str) -> Vec<u8> {
         format!("data: {value}{eol}{eol}").into_bytes()
     }
+
+    /// This event with its data replaced by `value`: its other lines (`event:`, `id:`,
+    /// comments) keep their place, its data lines become one.
+    pub fn with_data(&self, value: &Value) -> Vec<u8> {
+        let text = String::from_utf8_lossy(&self.raw);
+        let mut out = String::new();
+        let mut data_written = false;
+        for line in text.split(['\r', '\n']).filter(|line| !line.is_empty()) {
+            if line.starts_with("data:") {
+                if !data_written {
+                    out.push_str(&format!("data: {value}{}", self.eol));
+                    data_written = true;
+                }
+            } else {
+                out.push_str(line);
+                out.push_str(self.eol);
+            }
+        }
+        out.push_str(self.eol);
+        out.into_bytes()
+    }
 }
 
 fn line_ending(raw: &[u8]) -> &'static str {
@@ -116,6 +137,15 @@ mod tests {
         assert_eq!(events[1].eol, "\r\n");
         assert_eq!(events[2].data, Data::Done);
         assert_eq!(events[2].eol, "\r");
+    }
+
+    #[test]
+    fn with_data_keeps_the_event_line() {
+        let event = Event::parse(b"event: x\r\ndata: {\"a\":\r\ndata: 1}\r\n\r\n".to_vec());
+        assert_eq!(
+            event.with_data(&serde_json::json!({"a": 2})),
+            b"event: x\r\ndata: {\"a\":2}\r\n\r\n"
+        );
     }
 
     #[test]

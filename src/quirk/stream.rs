@@ -1,4 +1,6 @@
-//! Quirks on a streamed Chat Completions response, one SSE event at a time.
+//! Quirks on a streamed response, one SSE event at a time (Chat Completions here; a Responses or
+//! Anthropic quirk rewrites an event's data through [`super::responses`] or
+//! [`super::anthropic`], keeping its `event:` line).
 //!
 //! Input: the events of a stream in order ([`super::sse::Event`]), from a recording or a live
 //! upstream. Output: for each event, the events to send instead (the same raw bytes when the
@@ -15,7 +17,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use super::catalogue::QuirkId;
+use super::catalogue::{Dialect, QuirkId};
 use super::request::RequestContext;
 use super::sse::{Data, Event};
 
@@ -79,10 +81,12 @@ impl StreamQuirk {
             self.changed = true;
             return Vec::new();
         }
+        let chat = self.quirk.dialect() == Dialect::ChatCompletions;
         let out = match &event.data {
-            Data::Other => vec![event.raw.clone()],
-            Data::Done => self.done(&event),
+            Data::Json(data) if !chat => self.other_dialect(data.clone(), &event),
             Data::Json(chunk) => self.chunk(chunk.clone(), &event),
+            Data::Done if chat => self.done(&event),
+            Data::Done | Data::Other => vec![event.raw.clone()],
         };
         // Ending the stream early is a change even when the event that ends it is unchanged.
         if out.len() != 1 || out[0] != event.raw || self.cut {
@@ -103,6 +107,20 @@ impl StreamQuirk {
             return vec![Event::json_bytes(&usage, "\n")];
         }
         Vec::new()
+    }
+
+    /// A Responses or Anthropic event: its data rewritten in place, its other lines kept.
+    fn other_dialect(&mut self, mut data: Value, event: &Event) -> Vec<Vec<u8>> {
+        let changed = match self.quirk.dialect() {
+            Dialect::Responses => super::responses::event(self.quirk, &mut data),
+            Dialect::AnthropicMessages => super::anthropic::event(self.quirk, &mut data),
+            Dialect::ChatCompletions => false,
+        };
+        if changed {
+            vec![event.with_data(&data)]
+        } else {
+            vec![event.raw.clone()]
+        }
     }
 
     fn done(&mut self, event: &Event) -> Vec<Vec<u8>> {

@@ -1,9 +1,10 @@
-//! Unit tests of the quirk room that need no recordings: live and recorded agree.
+//! Unit tests of the quirk room that need no recordings: live and recorded agree, in every
+//! dialect, and a quirk leaves another dialect's exchange alone.
 
 use bytes::Bytes;
 
 use super::*;
-use crate::engine::ResponseHead;
+use crate::engine::{Dialect as EngineDialect, ResponseHead};
 
 const REQUEST: &[u8] = br#"{"model":"m","stream":true,"tool_choice":"required","tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}}}]}"#;
 
@@ -13,6 +14,31 @@ fn head() -> ResponseHead {
         content_type: Some("text/event-stream".to_owned()),
         content_encoding: None,
     }
+}
+
+/// A Responses and an Anthropic stream with one call, from the engine's fixtures.
+const OTHER_STREAMS: [(EngineDialect, &str, &str); 2] = [
+    (
+        EngineDialect::Responses,
+        include_str!("../../tests/fixtures/responses_pass_single_call_sse/request.json"),
+        include_str!("../../tests/fixtures/responses_pass_single_call_sse/response.sse"),
+    ),
+    (
+        EngineDialect::Anthropic,
+        include_str!("../../tests/fixtures/anthropic_pair_single_sse/request.json"),
+        include_str!("../../tests/fixtures/anthropic_pair_single_sse/response.sse"),
+    ),
+];
+
+/// `sse` as one frame per event.
+fn frames_of(sse: &str) -> Vec<TimedFrame> {
+    sse.split_inclusive("\n\n")
+        .enumerate()
+        .map(|(i, event)| TimedFrame {
+            t_us: 1000 * i as u64,
+            bytes: Bytes::copy_from_slice(event.as_bytes()),
+        })
+        .collect()
 }
 
 fn stream() -> Vec<TimedFrame> {
@@ -36,46 +62,96 @@ fn stream() -> Vec<TimedFrame> {
 
 #[test]
 fn live_and_recorded_send_the_same_bytes_for_every_quirk() {
-    for quirk in QuirkId::ALL {
-        let recorded = apply(&[quirk], REQUEST, &head(), &stream());
-        let mut live = match LiveQuirks::new(&[quirk], REQUEST, &head(), 1 << 20) {
-            Ok(live) => live,
-            Err(NotApplicable::Shape) => {
-                assert!(!quirk.shapes().contains(&Shape::Streamed), "{quirk}");
-                continue;
-            }
-            Err(other) => panic!("{quirk}: {other:?}"),
-        };
-        let mut sent = Vec::new();
-        for frame in stream() {
-            // Split every frame in two to show held partial events are completed.
-            let (a, b) = frame.bytes.split_at(frame.bytes.len() / 2);
-            for part in [a, b] {
-                if let Some(bytes) = live.push(part) {
-                    sent.extend_from_slice(&bytes);
-                }
-            }
-        }
-        if let Some(bytes) = live.finish() {
-            sent.extend_from_slice(&bytes);
-        }
-        let expected: Vec<u8> = recorded
-            .frames
-            .iter()
-            .flat_map(|f| f.bytes.to_vec())
-            .collect();
-        assert_eq!(
-            String::from_utf8_lossy(&sent),
-            String::from_utf8_lossy(&expected),
-            "{quirk}"
-        );
-        assert_eq!(live.applied(), recorded.applied.as_slice(), "{quirk}");
+    let mut exchanges = vec![(EngineDialect::Chat, REQUEST.to_vec(), stream())];
+    for (dialect, request, sse) in OTHER_STREAMS {
+        exchanges.push((dialect, request.as_bytes().to_vec(), frames_of(sse)));
     }
+    let mut applied = std::collections::BTreeSet::new();
+    for (dialect, request, frames) in &exchanges {
+        for quirk in QuirkId::ALL {
+            if live_agrees_with_recorded(quirk, *dialect, request, frames) {
+                applied.insert(quirk);
+            }
+        }
+    }
+    for quirk in QuirkId::ALL {
+        let streamed = quirk.shapes().contains(&Shape::Streamed);
+        let chat = quirk.dialect() == Dialect::ChatCompletions;
+        // The chat stream has one call: index-all-zero finds nothing to change.
+        if streamed && !(chat && quirk == QuirkId::IndexAllZero) {
+            assert!(
+                applied.contains(&quirk),
+                "{quirk} never applied to a stream"
+            );
+        }
+    }
+}
+
+/// Runs `quirk` live and recorded over one stream; true when it applied.
+fn live_agrees_with_recorded(
+    quirk: QuirkId,
+    dialect: EngineDialect,
+    request: &[u8],
+    frames: &[TimedFrame],
+) -> bool {
+    let recorded = apply(&[quirk], dialect, request, &head(), frames);
+    let mut live = match LiveQuirks::new(&[quirk], dialect, request, &head(), 1 << 20) {
+        Ok(live) => live,
+        Err(NotApplicable::Shape) => {
+            assert!(!quirk.shapes().contains(&Shape::Streamed), "{quirk}");
+            return false;
+        }
+        Err(NotApplicable::Dialect) => {
+            assert_ne!(quirk.dialect(), Dialect::of(dialect), "{quirk}");
+            assert_eq!(
+                recorded.frames, frames,
+                "{quirk}: another dialect, untouched"
+            );
+            assert_eq!(
+                recorded.not_applicable,
+                vec![(quirk, NotApplicable::Dialect)]
+            );
+            return false;
+        }
+        Err(other) => panic!("{quirk}: {other:?}"),
+    };
+    let mut sent = Vec::new();
+    for frame in frames {
+        // Split every frame in two to show held partial events are completed.
+        let (a, b) = frame.bytes.split_at(frame.bytes.len() / 2);
+        for part in [a, b] {
+            if let Some(bytes) = live.push(part) {
+                sent.extend_from_slice(&bytes);
+            }
+        }
+    }
+    if let Some(bytes) = live.finish() {
+        sent.extend_from_slice(&bytes);
+    }
+    let expected: Vec<u8> = recorded
+        .frames
+        .iter()
+        .flat_map(|f| f.bytes.to_vec())
+        .collect();
+    assert_eq!(
+        String::from_utf8_lossy(&sent),
+        String::from_utf8_lossy(&expected),
+        "{quirk}"
+    );
+    assert_eq!(live.applied(), recorded.applied.as_slice(), "{quirk}");
+    !recorded.applied.is_empty()
 }
 
 #[test]
 fn a_live_stream_over_the_hold_bound_passes_untouched() {
-    let mut live = LiveQuirks::new(&[QuirkId::DoneMissing], REQUEST, &head(), 16).expect("applies");
+    let mut live = LiveQuirks::new(
+        &[QuirkId::DoneMissing],
+        EngineDialect::Chat,
+        REQUEST,
+        &head(),
+        16,
+    )
+    .expect("applies");
     let big = format!("data: {{\"pad\":\"{}\"}}", "x".repeat(64));
     let first = live
         .push(big.as_bytes())
@@ -111,17 +187,19 @@ fn the_chat_surface_no_quirk_models_is_not_applicable_and_custom_fragments_do_no
         br#"{"model":"m","stream":true,"tools":[{"type":"custom","custom":{"name":"p"}}]}"#;
     for request in [&legacy[..], &custom[..]] {
         for quirk in QuirkId::ALL {
-            let applied = apply(&[quirk], request, &head(), &stream());
+            let chat = EngineDialect::Chat;
+            let applied = apply(&[quirk], chat, request, &head(), &stream());
             assert!(applied.applied.is_empty(), "{quirk}");
             assert_eq!(applied.frames, stream(), "{quirk}: untouched");
+            let reason = match quirk.dialect() {
+                Dialect::ChatCompletions => NotApplicable::Surface,
+                Dialect::Responses | Dialect::AnthropicMessages => NotApplicable::Dialect,
+            };
+            assert_eq!(applied.not_applicable, vec![(quirk, reason)]);
             assert_eq!(
-                applied.not_applicable,
-                vec![(quirk, NotApplicable::Surface)]
+                LiveQuirks::new(&[quirk], chat, request, &head(), 1 << 20).err(),
+                Some(reason)
             );
-            assert!(matches!(
-                LiveQuirks::new(&[quirk], request, &head(), 1 << 20),
-                Err(NotApplicable::Surface)
-            ));
         }
     }
     // A `tools` request whose stream carries a custom tool-call fragment (no `function` object)
@@ -133,6 +211,6 @@ fn the_chat_surface_no_quirk_models_is_not_applicable_and_custom_fragments_do_no
 "#,
     );
     for quirk in QuirkId::ALL {
-        let _ = apply(&[quirk], REQUEST, &head(), &frames);
+        let _ = apply(&[quirk], EngineDialect::Chat, REQUEST, &head(), &frames);
     }
 }

@@ -1,7 +1,8 @@
 //! `tooltap replay --quirk`: a matched recording's frames with the quirks applied, and the
 //! headers and log fields that say so.
 //!
-//! Input: the quirks, the request body, the engine's view of the head, the recorded frames.
+//! Input: the quirks, the exchange's dialect (from its path, as the inspector judges it), the
+//! request body, the engine's view of the head, the recorded frames.
 //! Output: the frames to serve; `x-tooltap-quirk` names the quirks that applied and
 //! `x-tooltap-quirk-not-applicable` those that found nothing to change; the exchange span's
 //! `quirk` field (carried by the inspector's summary line) says the same.
@@ -17,6 +18,7 @@ use crate::record::RecordedFrame;
 
 pub fn apply(
     quirks: &[QuirkId],
+    dialect: crate::engine::Dialect,
     request: &[u8],
     head: &ResponseHead,
     frames: &[RecordedFrame],
@@ -29,7 +31,7 @@ pub fn apply(
             bytes: frame.bytes.clone(),
         })
         .collect();
-    let applied = quirk::apply(quirks, request, head, &timed);
+    let applied = quirk::apply(quirks, dialect, request, head, &timed);
     let names = |ids: Vec<&str>| ids.join(",");
     let applied_ids = names(applied.applied.iter().map(|q| q.as_str()).collect());
     let skipped_ids = names(

@@ -89,7 +89,10 @@ async fn answer(
             let head = crate::inspect::head::response_head(status.as_u16(), &headers);
             let frames = match state.quirks.is_empty() {
                 true => frames,
-                false => quirks::apply(&state.quirks, &body, &head, &frames, &mut headers),
+                false => {
+                    let dialect = crate::engine::Dialect::for_path(&ctx.path);
+                    quirks::apply(&state.quirks, dialect, &body, &head, &frames, &mut headers)
+                }
             };
             let replayed = ReplayBody::new(frames, state.pace, ending);
             // Inspected through the proxy's own wiring (cap, tap, severities); a replayed

@@ -1,7 +1,8 @@
 //! `tooltap proxy --inject`: quirks applied to live responses after the upstream. The client
 //! gets the rewritten stream with `x-tooltap-quirk`, the inspector judges what the client got
 //! (the quirk's own rules in the violations file), a quirk with nothing to change leaves the
-//! bytes alone and says so, and the per-exchange draw is reproducible from its seed.
+//! bytes alone and says so, the per-exchange draw is reproducible from its seed, and a quirk
+//! applies only to an exchange of its own dialect (decided by the request path).
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -35,7 +36,7 @@ fn send(
     fixture: &Fixture,
 ) -> impl std::future::Future<Output = crate::support::client::Collected> {
     let body = String::from_utf8(fixture.request.clone()).expect("utf-8 request");
-    exchange(addr, request(addr, "POST", "/v1/chat/completions", &body))
+    exchange(addr, request(addr, "POST", fixture.path(), &body))
 }
 
 #[tokio::test]
@@ -57,7 +58,13 @@ async fn an_injected_stream_reaches_the_client_and_the_inspector_judges_it() {
             bytes: Bytes::copy_from_slice(bytes),
         })
         .collect();
-    let offline = quirk::apply(&[QuirkId::IndexAllZero], &seed.request, &seed.head, &frames);
+    let offline = quirk::apply(
+        &[QuirkId::IndexAllZero],
+        seed.dialect,
+        &seed.request,
+        &seed.head,
+        &frames,
+    );
     let expected: Vec<u8> = offline
         .frames
         .iter()
@@ -170,4 +177,61 @@ async fn cut_after_name_ends_the_live_stream_mid_arguments() {
     // The role chunk, call 0's name, call 1's name (interleaved), call 0's first arguments
     // fragment: then the end.
     assert_eq!(text.matches("data: ").count(), 4, "{text}");
+}
+
+#[tokio::test]
+async fn a_quirk_applies_to_its_own_dialect_only() {
+    let messages = fixture("anthropic_pair_single_sse");
+    let upstream = Upstream::serving(script(&messages)).await;
+    let violations = temp_file("inject-dialect-violations.jsonl");
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.inspect.violations = Some(violations.clone());
+    raw.inject.quirks = Some("anthropic-stop-reason-end-turn,finish-stop-with-calls".into());
+    let tooltap = proxy::start(raw).await;
+    let got = send(tooltap.local_addr(), &messages).await;
+    assert_eq!(
+        got.headers["x-tooltap-quirk"],
+        "anthropic-stop-reason-end-turn"
+    );
+    assert_eq!(
+        got.headers["x-tooltap-quirk-not-applicable"],
+        "finish-stop-with-calls"
+    );
+    let body = String::from_utf8_lossy(&got.body);
+    assert!(
+        body.contains("event: message_delta\ndata: ") && body.contains("\"end_turn\""),
+        "{body}"
+    );
+    settle(&tooltap, 1).await;
+    let id = got.headers["x-tooltap-exchange"]
+        .to_str()
+        .expect("id")
+        .to_string();
+    let found: BTreeSet<String> = violations_by_exchange(&violations)
+        .remove(&id)
+        .unwrap_or_default()
+        .iter()
+        .map(|v| v["rule"].as_str().unwrap_or_default().to_string())
+        .collect();
+    let kind = RequestContext::parse(&messages.request).kind();
+    let declared: BTreeSet<String> = QuirkId::AnthropicStopReasonEndTurn
+        .detected_by(Shape::Streamed, kind)
+        .iter()
+        .map(RuleId::to_string)
+        .collect();
+    assert_eq!(found, declared);
+
+    // The same quirk on a Chat exchange: not applicable, byte-identical.
+    let chat = fixture("seed_required_stream");
+    let upstream = Upstream::serving(script(&chat)).await;
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.inject.quirks = Some("anthropic-stop-reason-end-turn".into());
+    let tooltap = proxy::start(raw).await;
+    let got = send(tooltap.local_addr(), &chat).await;
+    assert_eq!(got.body, chat.body, "byte-identical");
+    assert_eq!(
+        got.headers["x-tooltap-quirk-not-applicable"],
+        "anthropic-stop-reason-end-turn"
+    );
+    assert!(got.headers.get("x-tooltap-quirk").is_none());
 }

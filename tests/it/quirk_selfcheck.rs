@@ -1,21 +1,26 @@
 //! The quirk catalogue's self-check: for every quirk and every clean bundled example
-//! (recordings/examples and the clean cases of tests/fixtures) it applies to, buffered and
-//! streamed, the engine finds exactly the quirk's declared rule ids on the transformed exchange,
-//! and nothing on the untouched one. Also: docs/quirks.md lists exactly the catalogue.
+//! (recordings/examples and the clean cases of tests/fixtures, in every dialect) it applies to,
+//! buffered and streamed, the engine (judging the example's own dialect) finds exactly the
+//! quirk's declared rule ids on the transformed exchange, and nothing on the untouched one; a
+//! quirk never touches an example of another dialect. Also: docs/quirks.md lists exactly the
+//! catalogue.
 
 use crate::engine_support;
 use crate::support::recording::response_header;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use tooltap::engine::{BodyEnd, EngineConfig, Exchange, ResponseHead, RuleId, SchemaCache};
+use tooltap::engine::{
+    BodyEnd, Dialect, EngineConfig, Exchange, ResponseHead, RuleId, SchemaCache,
+};
 use tooltap::quirk::{self, QuirkId, RequestContext, Shape, TimedFrame};
 
 struct Example {
     name: String,
+    dialect: Dialect,
     request: Vec<u8>,
     head: ResponseHead,
     frames: Vec<TimedFrame>,
@@ -40,6 +45,7 @@ fn recorded_examples() -> Vec<Example> {
             let recording = tooltap::record::read::read_file(path).expect("readable");
             let header = |name: &str| response_header(&recording, name);
             Example {
+                dialect: recording.meta.dialect(),
                 name: path
                     .strip_prefix(&root)
                     .expect("under root")
@@ -75,10 +81,11 @@ fn fixture_examples() -> Vec<Example> {
         .filter(|f| {
             ["pass_", "pair_", "seed_"]
                 .iter()
-                .any(|p| f.name.starts_with(p))
+                .any(|p| f.kind_name().starts_with(p))
         })
         .map(|fixture| Example {
             name: format!("fixture {}", fixture.name),
+            dialect: fixture.dialect,
             frames: engine_support::natural_frames(&fixture)
                 .iter()
                 .enumerate()
@@ -96,7 +103,7 @@ fn fixture_examples() -> Vec<Example> {
 fn rules_found(example: &Example, frames: &[TimedFrame]) -> BTreeSet<RuleId> {
     let config = Arc::new(EngineConfig::default());
     let cache = SchemaCache::default();
-    let mut exchange = Exchange::new(&config, &cache, &example.request);
+    let mut exchange = Exchange::with_dialect(&config, &cache, example.dialect, &example.request);
     exchange.response_head(example.head.clone());
     for frame in frames {
         exchange.feed(&frame.bytes);
@@ -110,17 +117,31 @@ fn every_quirk_is_detected_by_exactly_its_declared_rules() {
     let mut examples = recorded_examples();
     examples.extend(fixture_examples());
     let mut covered: BTreeMap<QuirkId, BTreeSet<&'static str>> = BTreeMap::new();
-    let mut clean = 0;
+    let mut clean: HashMap<Dialect, usize> = HashMap::new();
     let mut failures = Vec::new();
     for example in &examples {
         if !rules_found(example, &example.frames).is_empty() {
             continue; // a broken example already: not a healthy exchange to break
         }
-        clean += 1;
+        *clean.entry(example.dialect).or_default() += 1;
         let shape = quirk::shape_of(&example.head).expect("examples are JSON or SSE");
         let kind = RequestContext::parse(&example.request).kind();
         for quirk in QuirkId::ALL {
-            let applied = quirk::apply(&[quirk], &example.request, &example.head, &example.frames);
+            let applied = quirk::apply(
+                &[quirk],
+                example.dialect,
+                &example.request,
+                &example.head,
+                &example.frames,
+            );
+            if quirk.dialect() != quirk::Dialect::of(example.dialect) {
+                assert_eq!(
+                    applied.not_applicable,
+                    vec![(quirk, quirk::NotApplicable::Dialect)],
+                    "{quirk} on {}: another dialect's exchange",
+                    example.name
+                );
+            }
             if applied.applied.is_empty() {
                 assert_eq!(
                     applied.frames, example.frames,
@@ -145,7 +166,10 @@ fn every_quirk_is_detected_by_exactly_its_declared_rules() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(clean >= 8, "only {clean} clean examples");
+    for dialect in Dialect::ALL {
+        let clean = clean.get(&dialect).copied().unwrap_or_default();
+        assert!(clean >= 4, "only {clean} clean {dialect:?} examples");
+    }
     for quirk in QuirkId::ALL {
         let shapes = covered.get(&quirk).cloned().unwrap_or_default();
         assert_eq!(
@@ -164,6 +188,7 @@ fn stream_quirks_keep_frame_timing_and_untouched_events_keep_their_bytes() {
         .expect("the seed stream");
     let applied = quirk::apply(
         &[QuirkId::IdOnEveryChunk],
+        example.dialect,
         &example.request,
         &example.head,
         &example.frames,
@@ -187,6 +212,7 @@ fn stream_quirks_keep_frame_timing_and_untouched_events_keep_their_bytes() {
     // done-missing drops the [DONE] frame and only it.
     let done = quirk::apply(
         &[QuirkId::DoneMissing],
+        example.dialect,
         &example.request,
         &example.head,
         &example.frames,

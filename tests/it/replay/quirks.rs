@@ -1,7 +1,7 @@
 //! `tooltap replay --quirk` with real clients: the response says which quirk applied, the seed's
 //! vitest suite fails on exactly its compatibility line under `args-as-object` (and passes
 //! without it), and the official openai Python SDK does with a few quirks what docs/quirks.md's
-//! table says.
+//! table says; a Responses quirk rewrites a `/v1/responses` recording and a Chat quirk leaves it.
 
 use std::process::Command;
 
@@ -135,4 +135,39 @@ async fn the_response_names_the_quirks_that_applied_and_those_that_did_not() {
     );
     let body = received.json();
     assert!(body["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"].is_object());
+}
+
+#[tokio::test]
+async fn a_quirk_applies_to_recordings_of_its_own_dialect_only() {
+    let dir = crate::replay::support::TempDir::new("quirk-dialect");
+    let fixture = |name: &str, file: &str| {
+        let path = repo().join("tests/fixtures").join(name).join(file);
+        std::fs::read_to_string(path).expect("fixture")
+    };
+    let request: Value =
+        serde_json::from_str(&fixture("responses_pair_parallel_json", "request.json"))
+            .expect("request");
+    let response: Value =
+        serde_json::from_str(&fixture("responses_pair_parallel_json", "response.json"))
+            .expect("response");
+    crate::replay::support::Fixture::json(request.clone(), &response).write_at(
+        dir.path(),
+        "responses.jsonl",
+        "/v1/responses",
+    );
+    let mut settings = settings(dir.path());
+    settings.quirks = vec![QuirkId::ResponsesArgsAsObject, QuirkId::ArgsAsObject];
+    let replay = start(&settings).await;
+    let body = serde_json::to_vec(&request).expect("json");
+    let received = crate::replay::support::post(replay.local_addr(), "/v1/responses", &body).await;
+    assert_eq!(
+        received.header("x-tooltap-quirk"),
+        "responses-args-as-object"
+    );
+    assert_eq!(
+        received.header("x-tooltap-quirk-not-applicable"),
+        "args-as-object"
+    );
+    let body = received.json();
+    assert_eq!(body["output"][0]["arguments"], json!({"location": "Paris"}));
 }

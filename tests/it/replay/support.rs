@@ -61,6 +61,11 @@ impl Fixture {
 
     /// Write it as `dir/name` in format v1, through the format's serde types.
     pub fn write(&self, dir: &Path, name: &str) {
+        self.write_at(dir, name, CHAT);
+    }
+
+    /// As [`Fixture::write`], recorded as posted to `path` (e.g. `/v1/responses`).
+    pub fn write_at(&self, dir: &Path, name: &str, path: &str) {
         let meta = Meta {
             v: 1,
             id: name.replace(['/', '.'], "-"),
@@ -68,7 +73,7 @@ impl Fixture {
             route: "default".into(),
             upstream: "https://api.openai.com".into(),
             method: "POST".into(),
-            path: CHAT.into(),
+            path: path.into(),
             dialect: None,
             query: None,
             request: RequestPart {
