@@ -25,6 +25,7 @@ use http_body_util::{BodyExt, Full};
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
+// Shared with bench_client, another example crate: a path is the one way to share a file.
 #[path = "bench_common/mod.rs"]
 mod bench_common;
 

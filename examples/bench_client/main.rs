@@ -25,13 +25,11 @@ use http::Request;
 use http_body_util::{BodyExt, Full};
 use serde_json::Value;
 
-#[path = "bench_common/mod.rs"]
+// Shared with bench_memory, another example crate: a path is the one way to share a file.
+#[path = "../bench_common/mod.rs"]
 mod bench_common;
-#[path = "bench_client/buffered.rs"]
 mod buffered;
-#[path = "bench_client/stats.rs"]
 mod stats;
-#[path = "bench_client/stream.rs"]
 mod stream;
 
 use buffered::{max_mode, rate_mode};
