@@ -40,3 +40,7 @@ pub mod report;
 pub mod quirk;
 // The command line.
 pub mod cli;
+
+// The unit tests' temporary folders.
+#[cfg(test)]
+mod test_dir;

@@ -174,15 +174,19 @@ impl HeldFrames {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_dir::TestDir;
 
-    fn spill(name: &str) -> Spill {
-        let dir = std::env::temp_dir().join(format!("tooltap-held-{name}-{}", std::process::id()));
-        Spill::new(dir, 1 << 20)
+    /// A spill in a fresh folder, which lives as long as the returned `TestDir`.
+    fn spill(name: &str) -> (TestDir, Spill) {
+        let dir = TestDir::new(&format!("held-{name}"));
+        let spill = Spill::new(dir.to_path_buf(), 1 << 20);
+        (dir, spill)
     }
 
     #[test]
     fn frames_come_back_in_order_with_their_times_and_memory_stays_small() {
-        let mut held = HeldFrames::new(1 << 20, 64, Some(spill("order")));
+        let (_dir, order_spill) = spill("order");
+        let mut held = HeldFrames::new(1 << 20, 64, Some(order_spill));
         let start = Instant::now();
         let frames: Vec<Vec<u8>> = (0..200u8)
             .map(|i| vec![i; 1 + usize::from(i % 7)])
@@ -211,7 +215,8 @@ mod tests {
 
     #[test]
     fn past_the_cap_the_rest_is_not_kept() {
-        let mut held = HeldFrames::new(10, 4, Some(spill("cap")));
+        let (_dir, cap_spill) = spill("cap");
+        let mut held = HeldFrames::new(10, 4, Some(cap_spill));
         held.push(b"123456", Instant::now());
         held.push(b"78901", Instant::now());
         held.push(b"2", Instant::now());
@@ -223,7 +228,8 @@ mod tests {
     #[test]
     fn a_spill_that_cannot_be_written_keeps_frames_in_memory_and_stops_trying() {
         // A folder under a regular file can never be made.
-        let file = std::env::temp_dir().join(format!("tooltap-held-file-{}", std::process::id()));
+        let dir = TestDir::new("held-file");
+        let file = dir.join("file");
         std::fs::write(&file, b"").expect("file");
         let spill = Spill::new(file.join("spill"), 1 << 20);
         let mut held = HeldFrames::new(1 << 20, 8, Some(spill.clone()));
@@ -233,7 +239,6 @@ mod tests {
         assert!(held.cut().is_none());
         assert_eq!(held.load().0.len(), 10, "nothing lost");
         assert!(matches!(spill.append(b"x"), Err(SpillError::Off)));
-        let _ = std::fs::remove_file(&file);
     }
 
     #[test]

@@ -206,16 +206,14 @@ impl Extent {
 mod tests {
     use super::*;
 
-    fn dir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("tooltap-spill-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        dir
+    fn dir(name: &str) -> crate::test_dir::TestDir {
+        crate::test_dir::TestDir::new(&format!("spill-{name}"))
     }
 
     #[test]
     fn blocks_come_back_as_appended_and_leave_no_file() {
         let dir = dir("back");
-        let spill = Spill::with_segment_bytes(dir.clone(), 1 << 20, 10);
+        let spill = Spill::with_segment_bytes(dir.to_path_buf(), 1 << 20, 10);
         let a = spill.append(b"hello").expect("a");
         let b = spill.append(b"world!").expect("b");
         let c = spill.append(b"again").expect("c");
@@ -235,7 +233,8 @@ mod tests {
 
     #[test]
     fn past_the_bound_appends_are_refused() {
-        let spill = Spill::new(dir("full"), 8);
+        let dir = dir("full");
+        let spill = Spill::new(dir.to_path_buf(), 8);
         let kept = spill.append(b"12345678").expect("fits");
         assert!(matches!(
             spill.append(b"9"),

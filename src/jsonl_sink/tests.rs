@@ -3,11 +3,8 @@
 
 use super::*;
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tooltap-sink-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
+fn temp_dir(name: &str) -> crate::test_dir::TestDir {
+    crate::test_dir::TestDir::new(&format!("sink-{name}"))
 }
 
 #[tokio::test]

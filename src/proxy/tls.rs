@@ -83,8 +83,7 @@ mod tests {
     fn missing_or_empty_bundles_are_clear_errors() {
         let missing = client_config(Some(Path::new("/nonexistent/ca.pem")));
         assert!(matches!(missing, Err(TlsError::ReadCa { .. })));
-        let dir = std::env::temp_dir().join(format!("tooltap-tls-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("dir");
+        let dir = crate::test_dir::TestDir::new("tls-test");
         let empty = dir.join("empty.pem");
         std::fs::write(&empty, "no pem here\n").expect("write");
         let result = client_config(Some(&empty));
@@ -92,7 +91,6 @@ mod tests {
             matches!(result, Err(TlsError::EmptyCa { .. })),
             "{result:?}"
         );
-        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]

@@ -273,9 +273,7 @@ mod publish_tests {
 
     #[test]
     fn a_taken_name_is_never_replaced() {
-        let dir = std::env::temp_dir().join(format!("tooltap-publish-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("dir");
+        let dir = crate::test_dir::TestDir::new("publish");
         let done = dir.join("x.jsonl");
         std::fs::write(&done, "first").expect("write");
         let temp = dir.join(".x.tmp");
@@ -288,6 +286,5 @@ mod publish_tests {
             "second"
         );
         assert!(!temp.exists());
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

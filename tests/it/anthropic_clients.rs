@@ -101,7 +101,7 @@ async fn the_anthropic_python_sdk_gets_the_same_messages_through_tooltap_and_its
     }
 
     let replay_violations = temp_file("anthropic-python-replay-violations.jsonl");
-    let replay = proxy::start_replay(recordings, Some(replay_violations.clone())).await;
+    let replay = proxy::start_replay(recordings.clone(), Some(replay_violations.clone())).await;
     let replayed = run(
         "python",
         &format!("http://{}", replay.local_addr()),
@@ -218,7 +218,7 @@ async fn the_anthropic_node_sdk_gets_the_same_messages_through_tooltap() {
 
     // The Node SDK gets the same again from tooltap replay of the recordings.
     flush(&tooltap).await;
-    let replay = proxy::start_replay(recordings, None).await;
+    let replay = proxy::start_replay(recordings.clone(), None).await;
     let replayed = run("node", &format!("http://{}", replay.local_addr()), "clean").await;
     assert_eq!(
         direct, replayed,

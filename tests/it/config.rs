@@ -2,14 +2,16 @@
 //! are named together with the file, and precedence is flag > env > file > default.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use tooltap::config::{Config, DEFAULT_HEADER_READ_TIMEOUT, EnvLayer, HumanDuration, RawConfig};
 
-fn temp_toml(name: &str, text: &str) -> PathBuf {
-    let path = std::env::temp_dir().join(format!("tooltap-it-{}-{name}.toml", std::process::id()));
-    std::fs::write(&path, text).expect("write config");
+use crate::support::temp::{TempFile, temp_file};
+
+fn temp_toml(name: &str, text: &str) -> TempFile {
+    let path = temp_file(&format!("{name}.toml"));
+    std::fs::write(&*path, text).expect("write config");
     path
 }
 
@@ -59,7 +61,6 @@ fn unknown_keys_are_rejected_naming_the_key_and_the_file() {
         let message = error.to_string();
         assert!(message.contains(key), "{message}");
         assert!(message.contains(&path.display().to_string()), "{message}");
-        std::fs::remove_file(path).ok();
     }
 }
 
@@ -104,8 +105,6 @@ fn flags_beat_env_which_beats_the_file_which_beats_defaults() {
     let config =
         Config::from_layers(Some(other.clone()), via_env, RawConfig::default()).expect("valid");
     assert_eq!(config.listen.port(), 4444);
-    std::fs::remove_file(path).ok();
-    std::fs::remove_file(other).ok();
 }
 
 #[test]
@@ -133,7 +132,6 @@ fn bad_values_name_their_source() {
         message.contains("routes[0]") && message.contains(&path.display().to_string()),
         "{message}"
     );
-    std::fs::remove_file(path).ok();
 
     let mut cli = RawConfig::default();
     cli.timeouts.first_byte = Some(HumanDuration(Duration::from_secs(1)));

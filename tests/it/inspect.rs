@@ -89,13 +89,7 @@ pub async fn fixture_upstream_ending(fixtures: &[Fixture], abort: bool) -> Upstr
     .await
 }
 
-pub fn temp_file(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tooltap-it-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join(name);
-    let _ = std::fs::remove_file(&path);
-    path
-}
+pub use crate::support::temp::temp_file;
 
 /// Wait until `count` exchanges were inspected, then until the violations file is written.
 pub async fn settle(tooltap: &RunningProxy, count: u64) -> String {

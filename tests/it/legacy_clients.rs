@@ -115,7 +115,7 @@ async fn the_openai_sdk_with_functions_gets_the_same_through_tooltap_and_check_a
     assert_eq!(error_rules(offline.iter()), expected, "{offline:?}");
 
     // The recordings, replayed, give the SDK the same answers again.
-    let replay = proxy::start_replay(recordings, None).await;
+    let replay = proxy::start_replay(recordings.clone(), None).await;
     let replayed = run_sdk(&format!("http://{}/v1", replay.local_addr())).await;
     assert_eq!(
         direct, replayed,

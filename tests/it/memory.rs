@@ -13,7 +13,7 @@ use crate::support::client::{exchange, request};
 use crate::support::proxy;
 use crate::support::temp::{files_under, jsonl_under};
 use crate::support::upstream::{Script, Upstream};
-use crate::support::within;
+use crate::support::{TempDir, within};
 use tooltap::config::RawConfig;
 use tooltap::proxy::server::RunningProxy;
 use tooltap::record::Recording;
@@ -224,7 +224,7 @@ fn the_truncated_recording(files: &[PathBuf]) -> Recording {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_held_recording_past_its_cap_is_truncated_and_still_judged() {
     let events = violating_stream(20);
-    let dir = std::env::temp_dir().join(format!("tooltap-it-held-{}", std::process::id()));
+    let dir = TempDir::new("it-held");
     let _running = record_violating(&events, &dir, |raw| {
         raw.inspect.max_held_recording = Some(4 * 1024);
     })
@@ -243,7 +243,7 @@ async fn a_held_recording_past_its_cap_is_truncated_and_still_judged() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn held_frames_past_the_spill_bound_end_the_recording_truncated_and_are_counted() {
     let events = violating_stream(60);
-    let dir = std::env::temp_dir().join(format!("tooltap-it-spill-{}", std::process::id()));
+    let dir = TempDir::new("it-spill");
     let (tooltap, _upstream) = record_violating(&events, &dir, |raw| {
         raw.inspect.held_in_memory = Some(4 * 1024);
         raw.inspect.max_spill = Some(20 * 1024);

@@ -82,7 +82,7 @@ async fn openai_sdk_and_agents_sdk_get_the_same_responses_through_tooltap() {
     // The recordings, replayed by `tooltap replay`, give the clients the same answers again,
     // and the replayer's inspection judges them as the Responses API.
     let replay_violations = temp_file("responses-clients-replay-violations.jsonl");
-    let replay = proxy::start_replay(recordings, Some(replay_violations.clone())).await;
+    let replay = proxy::start_replay(recordings.clone(), Some(replay_violations.clone())).await;
     let replayed = run_clients(&format!("http://{}/v1", replay.local_addr())).await;
     assert_eq!(
         direct, replayed,

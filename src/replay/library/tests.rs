@@ -115,8 +115,7 @@ fn natural_order_compares_digit_runs_as_numbers() {
 
 #[test]
 fn loading_walks_subdirectories_and_a_bad_file_names_its_line() {
-    let dir = std::env::temp_dir().join(format!("tooltap-lib-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = crate::test_dir::TestDir::new("lib");
     std::fs::create_dir_all(dir.join("sub/.hidden")).expect("mkdir");
     let meta = json!({"type": "exchange", "v": 1, "id": "i", "started": "s", "route": "r",
         "upstream": "u", "method": "POST", "path": "/p",
@@ -141,5 +140,4 @@ fn loading_walks_subdirectories_and_a_bad_file_names_its_line() {
     let error = Library::load(&dir, MatchRules::default()).expect_err("bad file");
     let message = error.to_string();
     assert!(message.contains("two.jsonl:3:"), "{message}");
-    let _ = std::fs::remove_dir_all(&dir);
 }

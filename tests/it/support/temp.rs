@@ -96,3 +96,30 @@ pub fn json_lines(path: &Path) -> Vec<serde_json::Value> {
         .map(|line| serde_json::from_str(line).expect("violation line"))
         .collect()
 }
+
+/// A path named `name` in a fresh folder of its own, removed with it when dropped.
+pub struct TempFile {
+    path: PathBuf,
+    _dir: TempDir,
+}
+
+impl std::ops::Deref for TempFile {
+    type Target = PathBuf;
+    fn deref(&self) -> &PathBuf {
+        &self.path
+    }
+}
+
+impl AsRef<Path> for TempFile {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
+}
+
+pub fn temp_file(name: &str) -> TempFile {
+    let dir = TempDir::new(&format!("it-{}", name.replace('/', "-")));
+    TempFile {
+        path: dir.join(name),
+        _dir: dir,
+    }
+}
