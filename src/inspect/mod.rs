@@ -243,6 +243,19 @@ enum Outcome {
     Panicked,
 }
 
+impl Outcome {
+    /// What a trip that ends in the verdict gave: the report, or `None` when the engine panicked.
+    fn of(report: Option<Report>, end: Option<TapEnd>) -> Outcome {
+        match report {
+            Some(report) => Outcome::Judged {
+                report: Box::new(report),
+                end,
+            },
+            None => Outcome::Panicked,
+        }
+    }
+}
+
 /// Frames fed to the engine in one trip to the analysis pool, at most.
 const BATCH: usize = 64;
 
@@ -307,14 +320,7 @@ async fn analyse(
                 .run(move || exchange.get().finish(BodyEnd::Lossy))
                 .await;
             charge.release();
-            let outcome = match report {
-                Some(report) => Outcome::Judged {
-                    report: Box::new(report),
-                    end: None,
-                },
-                None => Outcome::Panicked,
-            };
-            return (outcome, true);
+            return (Outcome::of(report, None), true);
         }
         charged += more;
         if closed {
@@ -358,17 +364,11 @@ async fn finish(
         }
         (exchange.finish(body_end), tape)
     });
-    let outcome = match judged.await {
-        Some((report, tape)) => {
-            *recording = tape;
-            Outcome::Judged {
-                report: Box::new(report),
-                end,
-            }
-        }
-        None => Outcome::Panicked,
-    };
-    (outcome, false)
+    let report = judged.await.map(|(report, tape)| {
+        *recording = tape;
+        report
+    });
+    (Outcome::of(report, end), false)
 }
 
 #[cfg(test)]
