@@ -28,6 +28,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use crate::metrics::Metrics;
+use crate::proxy::read_cap::ReadCapped;
 use guard::{Backoff, Opening, Throttle};
 pub use guard::{cap_for_fds, open_files_limit};
 
@@ -163,7 +164,7 @@ where
                         Opening::Closed => return,
                     }
                     let connection = builder
-                        .serve_connection(TokioIo::new(stream), service_fn(handle))
+                        .serve_connection(TokioIo::new(ReadCapped(stream)), service_fn(handle))
                         .into_owned();
                     if let Err(error) = watcher.watch(connection).await {
                         if is_timeout(error.as_ref()) {

@@ -7,7 +7,7 @@
 //!
 //! One hyper-util legacy client serves every route: pooled per upstream authority, HTTPS through
 //! hyper-rustls (certificates verified, ALPN h2 + http/1.1) and plain HTTP, `TCP_NODELAY` so
-//! small SSE frames are not held back by Nagle, and a Tokio timer without which the pool's idle
+//! small SSE frames are not held back by Nagle, reads capped small (`read_cap`), and a Tokio timer without which the pool's idle
 //! timeout would silently do nothing.
 
 pub mod body;
@@ -32,17 +32,19 @@ use hyper_util::rt::{TokioExecutor, TokioTimer};
 use crate::config::Config;
 use crate::proxy::error::{ProxyError, TimeoutPhase};
 use crate::proxy::exchange::ExchangeCtx;
+use crate::proxy::read_cap::ReadCappedConnector;
 use crate::proxy::route::Route;
 use crate::proxy::tls::{self, TlsError};
 use body::RequestBody;
 
-pub type UpstreamClient = Client<HttpsConnector<HttpConnector>, RequestBody>;
+pub type UpstreamClient = Client<HttpsConnector<ReadCappedConnector>, RequestBody>;
 
 /// Response headers accepted from an upstream (hyper's default is 100, which some gateways
 /// exceed; a direct client would get the answer, so tooltap must too). Bounded all the same.
 pub const UPSTREAM_MAX_HEADERS: usize = 1000;
 /// Bytes the upstream's response head may take (hyper's default is ~400 KiB, less than one
-/// 500 KiB header). The read buffer grows to this only when a head needs it.
+/// 500 KiB header). The read buffer grows to this only when a head needs it: reads are capped
+/// at [`crate::proxy::read_cap::READ_CAP`], so a late reader does not grow it either.
 pub const UPSTREAM_MAX_HEAD_BYTES: usize = 1024 * 1024;
 
 /// The shared, cloneable forwarding half of the proxy.
@@ -79,7 +81,7 @@ impl Forwarder {
             .with_tls_config(tls)
             .https_or_http()
             .enable_all_versions()
-            .wrap_connector(http);
+            .wrap_connector(ReadCappedConnector(http));
         let client = Client::builder(TokioExecutor::new())
             .timer(TokioTimer::new())
             .pool_timer(TokioTimer::new())

@@ -1,5 +1,6 @@
 //! The proxy path, in the order a request meets it: the listener's accept loop
-//! ([`accept_loop`]: connection caps, header-read timeout, EMFILE back-off), the server that runs
+//! ([`accept_loop`]: connection caps, header-read timeout, EMFILE back-off), sockets whose reads
+//! are capped small on both sides ([`read_cap`]: a late reader must not grow a buffer), the server that runs
 //! tooltap on it ([`server`]), the per-request service ([`service`]) with its exchange identity
 //! ([`exchange`]) and route ([`route`]), forwarding upstream ([`forward`], [`tls`]), the taps that
 //! copy each body to the inspector without delaying it ([`taps`] wires them, [`tee`] is the body
@@ -10,6 +11,7 @@
 //! inspection per exchange handed to [`crate::inspect`].
 
 pub mod accept_loop;
+pub mod read_cap;
 pub mod server;
 pub mod service;
 pub mod exchange;
