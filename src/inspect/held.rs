@@ -16,8 +16,10 @@ use bytes::Bytes;
 
 use super::spill::{Extent, Spill, SpillError};
 
-/// Bytes one exchange keeps in memory before spilling, unless configured otherwise.
-pub const DEFAULT_HELD_IN_MEMORY: usize = 16 * 1024;
+/// Bytes one exchange keeps in memory before spilling, unless configured otherwise. 4 KiB, not
+/// 16: measured with `bench_memory` (300 concurrent 200-event streams) at ~27 KiB less per
+/// stream, for one spill append per ~4 KiB of a violations-mode stream.
+pub const DEFAULT_HELD_IN_MEMORY: usize = 4 * 1024;
 
 /// Each frame is encoded as its length, its time since the tape began (µs), then its bytes.
 const HEADER: usize = 4 + 8;
@@ -74,6 +76,12 @@ impl HeldFrames {
             self.cut = Some(Cut::Cap);
             return;
         };
+        if self.block.capacity() == 0 {
+            // Room for the block and a frame like this one crossing its bound, so that it
+            // does not double its capacity on the way (frames of a stream are alike in size).
+            self.block
+                .reserve_exact(self.in_memory + 2 * (HEADER + bytes.len()));
+        }
         self.block.extend_from_slice(&len.to_le_bytes());
         self.block.extend_from_slice(&t_us.to_le_bytes());
         self.block.extend_from_slice(bytes);

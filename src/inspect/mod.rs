@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 use crate::engine::{BodyEnd, Dialect, EngineConfig, Report, ResponseHead, SchemaCache};
 use crate::jsonl_sink::JsonlSink;
@@ -217,6 +217,7 @@ async fn collect_request(mut tap: TapReceiver, max: usize, charge: &mut Charge) 
 }
 
 pub mod head;
+mod gather;
 mod held;
 mod memory;
 mod offload;
@@ -256,9 +257,6 @@ impl Outcome {
     }
 }
 
-/// Frames fed to the engine in one trip to the analysis pool, at most.
-const BATCH: usize = 64;
-
 async fn analyse(
     shared: &Inspection,
     dialect: Dialect,
@@ -292,21 +290,12 @@ async fn analyse(
     });
     let mut closed = false;
     while !closed {
-        let Some(first) = body.data.recv().await else {
+        // Kept frames count against the tap's byte bound until they are fed (released below):
+        // a batch waiting for a pool thread is memory too.
+        let Some((batch, over)) = gather::next_batch(&mut body.data).await else {
             break;
         };
-        // Whatever else is already queued goes along: one trip per burst, not per frame.
-        let mut batch = vec![first];
-        while batch.len() < BATCH {
-            match body.data.try_recv() {
-                Ok(event) => batch.push(event),
-                Err(mpsc::error::TryRecvError::Disconnected) => {
-                    closed = true;
-                    break;
-                }
-                Err(mpsc::error::TryRecvError::Empty) => break,
-            }
-        }
+        closed = over;
         // Held frames and framing buffers are bounded per exchange; counted so that new
         // exchanges see the total.
         let bytes: usize = batch.iter().map(|event| event.bytes.len()).sum();
@@ -339,6 +328,7 @@ async fn analyse(
             Some(fed) => fed,
             None => return (Outcome::Panicked, false),
         };
+        body.data.release(bytes);
     }
     finish(pool, exchange, None, recording, body.end).await
 }

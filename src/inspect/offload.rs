@@ -1,26 +1,39 @@
-//! Runs the engine's CPU work off the runtime's worker threads, a bounded number at a time.
+//! Runs the engine's CPU work off the runtime's worker threads, on a few threads of its own.
 //!
 //! Input: a closure over engine state (compiling a request's schemas, feeding a batch of frames,
-//! finishing the report). Output: its result, or `None` when it panicked. The work runs on
-//! tokio's blocking pool behind a semaphore of [`AnalysisPool::threads`] permits, so a slow
-//! exchange (bounded by the schema budget) occupies at most one of them and never a worker
-//! thread that accepts connections or forwards frames for other exchanges. [`Engine`] starts an
-//! exchange's engine lazily, on its first trip, so that a buffered response costs one trip.
+//! finishing the report). Output: its result, or `None` when it panicked. [`AnalysisPool`] owns
+//! [`AnalysisPool::threads`] named threads that take jobs from one queue, so a slow exchange
+//! (bounded by the schema budget) occupies at most one of them and never a worker thread that
+//! accepts connections or forwards frames for other exchanges. The queue holds at most one job
+//! per inspector (each awaits its job before sending the next), so it is bounded by
+//! `inspect.max_concurrent`.
+//!
+//! Why not tokio's blocking pool behind a semaphore, as before: a released permit went to the
+//! next waiting inspector *task*, which then had to be scheduled on a worker thread before it
+//! could start its job. With the workers busy forwarding (hundreds of streams), the permits sat
+//! idle in the run queue and the inspectors fell behind: measured with `bench_memory` on 300
+//! concurrent 200-event streams, 23 to 118 of the 300 were judged when the last client was done,
+//! and the frames waiting for them were most of the resident memory per stream. Here a pool
+//! thread that finishes a job takes the next one itself. [`Engine`] starts an exchange's engine
+//! lazily, on its first trip, so that a buffered response costs one trip.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use tokio::sync::Semaphore;
 
 use super::recording::Tape;
 use crate::engine::{Dialect, EngineConfig, Exchange, ResponseHead, SchemaCache};
 use crate::proxy::tee::TapEvent;
 
-/// The permits for engine work; shared by every inspector.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The threads for engine work; shared by every inspector. The threads end when the last clone
+/// of the pool is dropped.
 #[derive(Debug, Clone)]
 pub struct AnalysisPool {
-    permits: Arc<Semaphore>,
+    jobs: Sender<Job>,
     threads: usize,
 }
 
@@ -35,9 +48,24 @@ impl Default for AnalysisPool {
 impl AnalysisPool {
     pub fn new(threads: usize) -> AnalysisPool {
         let threads = threads.max(1);
+        let (jobs, queue) = channel::<Job>();
+        let queue = Arc::new(Mutex::new(queue));
+        let mut started = 0;
+        for k in 0..threads {
+            let queue = Arc::clone(&queue);
+            let spawned = std::thread::Builder::new()
+                .name(format!("tooltap-analysis-{k}"))
+                .spawn(move || serve(&queue));
+            match spawned {
+                Ok(_) => started += 1,
+                Err(error) => tracing::warn!(%error, "could not start an analysis thread"),
+            }
+        }
+        // With no thread at all the queue is dropped here, and `run` falls back to tokio's
+        // blocking pool: slower under load, never stuck.
         AnalysisPool {
-            permits: Arc::new(Semaphore::new(threads)),
-            threads,
+            jobs,
+            threads: started.max(1),
         }
     }
 
@@ -45,19 +73,36 @@ impl AnalysisPool {
         self.threads
     }
 
-    /// Runs `work` on the blocking pool once a permit is free; `None` if it panicked (the panic
-    /// hook has printed it) or the pool is shutting down.
+    /// Runs `work` on a pool thread; `None` if it panicked (the panic hook has printed it) or
+    /// the runtime is shutting down.
     pub async fn run<T: Send + 'static>(
         &self,
         work: impl FnOnce() -> T + Send + 'static,
     ) -> Option<T> {
-        let permit = Arc::clone(&self.permits).acquire_owned().await.ok()?;
-        let task = tokio::task::spawn_blocking(move || {
-            let result = catch_unwind(AssertUnwindSafe(work)).ok();
-            drop(permit);
-            result
+        let (done, result) = tokio::sync::oneshot::channel();
+        let job: Job = Box::new(move || {
+            // The inspector may have gone away (shutdown): nobody to tell then.
+            let _ = done.send(catch_unwind(AssertUnwindSafe(work)).ok());
         });
-        task.await.ok().flatten()
+        if let Err(unsent) = self.jobs.send(job) {
+            tokio::task::spawn_blocking(unsent.0).await.ok()?;
+        }
+        result.await.ok().flatten()
+    }
+}
+
+/// One pool thread: takes jobs until every sender is gone.
+fn serve(queue: &Mutex<Receiver<Job>>) {
+    loop {
+        // The lock is held while waiting: one thread waits on the queue, the others on the lock.
+        let next = match queue.lock() {
+            Ok(queue) => queue.recv(),
+            Err(_) => return,
+        };
+        match next {
+            Ok(job) => job(),
+            Err(_) => return,
+        }
     }
 }
 

@@ -4,12 +4,15 @@
 //! Input: any body with `Bytes` data (the upstream response, or the client's request). Output: the
 //! same frames, unchanged and undelayed, to whoever polls the body (hyper, writing to the client
 //! or to the upstream), plus [`TapEvent`]s on a bounded channel and exactly one [`TapEnd`] on a
-//! oneshot. The wrapper does O(1) work per frame: a reference-count bump (`Bytes::clone`), a
-//! `try_send`, an atomic add and a clock read. It never awaits, never locks, and never pushes
-//! back: when the channel is full (by frames, `inspect.tap_frames`, or by bytes waiting,
-//! `inspect.tap_bytes`) it counts the drop, marks the exchange lossy and stops copying (a stream
-//! with a hole is useless to a reassembler), but it still delivers the ending, because the
-//! ending travels on its own oneshot that cannot be full.
+//! oneshot. The wrapper does O(frame) work per frame: it copies the frame into a small block of
+//! its own (a clone of hyper's `Bytes` would keep alive the whole read buffer the frame was cut
+//! from, measured at about twice the bytes waiting), then a `try_send`, an atomic add and a clock
+//! read. It never awaits, never locks, and never pushes back: when the channel is full (by
+//! frames, `inspect.tap_frames`, or by bytes not yet consumed, `inspect.tap_bytes`) it counts the
+//! drop, marks the exchange lossy and stops copying (a stream with a hole is useless to a
+//! reassembler), but it still delivers the ending, because the ending travels on its own oneshot
+//! that cannot be full. The bytes count until the consumer says it is done with them
+//! ([`TapData::release`]), so a batch waiting for the analysis pool is inside the bound too.
 //!
 //! Every way a body can end is named in [`Ending`] and funnels into `TeeBody::finish`, which
 //! takes the tap out of its `Option`: finishing twice is impossible by construction.
@@ -20,7 +23,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Instant;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use http_body::{Body, Frame, SizeHint};
 use tokio::sync::{mpsc, oneshot};
 
@@ -66,6 +69,8 @@ pub const DEFAULT_TAP_BYTES: usize = 16 * 1024 * 1024;
 #[derive(Debug)]
 pub struct Tap {
     data: Option<mpsc::Sender<TapEvent>>,
+    /// Where frames are copied (see [`COPY_BLOCK`]).
+    block: BytesMut,
     /// Bytes sent and not yet received, shared with the [`TapData`]; and the most allowed.
     queued: Arc<AtomicUsize>,
     max_bytes: usize,
@@ -91,19 +96,43 @@ pub struct TapData {
 }
 
 impl TapData {
-    /// The next frame; `None` once the body ended (or the tap stopped copying) and all were read.
+    /// The next frame, released at once; `None` once the body ended (or the tap stopped copying)
+    /// and all were read.
     pub async fn recv(&mut self) -> Option<TapEvent> {
         let event = self.rx.recv().await?;
-        self.queued.fetch_sub(event.bytes.len(), Ordering::Relaxed);
+        self.release(event.bytes.len());
         Some(event)
     }
 
-    /// A frame already waiting, if any.
-    pub fn try_recv(&mut self) -> Result<TapEvent, mpsc::error::TryRecvError> {
-        let event = self.rx.try_recv()?;
-        self.queued.fetch_sub(event.bytes.len(), Ordering::Relaxed);
-        Ok(event)
+    /// The next frame, still counted against `inspect.tap_bytes` until [`TapData::release`]:
+    /// for a consumer that holds frames a while (a batch waiting for the analysis pool).
+    pub async fn recv_kept(&mut self) -> Option<TapEvent> {
+        self.rx.recv().await
     }
+
+    /// A frame already waiting, if any; kept like [`TapData::recv_kept`].
+    pub fn try_recv_kept(&mut self) -> Result<TapEvent, mpsc::error::TryRecvError> {
+        self.rx.try_recv()
+    }
+
+    /// The consumer is done with `bytes` of kept frames: the tap may copy that much again.
+    pub fn release(&self, bytes: usize) {
+        self.queued.fetch_sub(bytes, Ordering::Relaxed);
+    }
+}
+
+/// Bytes of the block frames are copied into; a new block starts when one is full, and a block
+/// whose frames were all consumed is reused. What the copies pin beyond the bytes waiting is at
+/// most one block.
+const COPY_BLOCK: usize = 4 * 1024;
+
+/// `bytes`, copied into `block` (or a new block, when it has no room left).
+fn copy_into(block: &mut BytesMut, bytes: &[u8]) -> Bytes {
+    if block.capacity() < bytes.len() {
+        block.reserve(bytes.len().max(COPY_BLOCK));
+    }
+    block.extend_from_slice(bytes);
+    block.split().freeze()
 }
 
 /// A bounded tap: at most `capacity` frames and [`DEFAULT_TAP_BYTES`] wait for the inspector.
@@ -119,6 +148,7 @@ pub fn tap_bounded(capacity: usize, max_bytes: usize) -> (Tap, TapReceiver) {
     let queued = Arc::new(AtomicUsize::new(0));
     let tap = Tap {
         data: Some(data_tx),
+        block: BytesMut::new(),
         queued: Arc::clone(&queued),
         max_bytes,
         end: end_tx,
@@ -157,7 +187,7 @@ impl Tap {
             return;
         }
         let event = TapEvent {
-            bytes: bytes.clone(),
+            bytes: copy_into(&mut self.block, bytes),
             at,
         };
         match sender.try_send(event) {
@@ -185,6 +215,7 @@ impl Tap {
     fn finish(self, ending: Ending) {
         let Tap {
             data,
+            block: _,
             end,
             queued: _,
             max_bytes: _,

@@ -15,15 +15,21 @@ struct Scripted {
 }
 
 impl Scripted {
-    fn data(chunks: &[&'static str]) -> Self {
+    fn frames(frames: Vec<Bytes>) -> Self {
         Scripted {
-            frames: chunks
-                .iter()
-                .map(|c| Ok(Frame::data(Bytes::from_static(c.as_bytes()))))
-                .collect(),
+            frames: frames.into_iter().map(|b| Ok(Frame::data(b))).collect(),
             exact_len: None,
             knows_its_end: false,
         }
+    }
+
+    fn data(chunks: &[&'static str]) -> Self {
+        Scripted::frames(
+            chunks
+                .iter()
+                .map(|c| Bytes::from_static(c.as_bytes()))
+                .collect(),
+        )
     }
 }
 
@@ -201,7 +207,9 @@ async fn bytes_read_by_the_inspector_make_room_again_and_a_big_frame_fits_an_emp
     );
     assert_eq!(rx.data.recv().await.expect("copied").bytes.len(), 16);
     body.frame().await.expect("frame").expect("ok");
-    assert_eq!(rx.data.try_recv().expect("copied").bytes, "bbbbbbbb");
+    let kept = rx.data.try_recv_kept().expect("copied");
+    assert_eq!(kept.bytes, "bbbbbbbb");
+    rx.data.release(kept.bytes.len());
     body.frame().await.expect("frame").expect("ok");
     assert!(body.frame().await.is_none());
     drop(body);
@@ -211,4 +219,53 @@ async fn bytes_read_by_the_inspector_make_room_again_and_a_big_frame_fits_an_emp
         !end.lossy,
         "each frame found room once the one before was read"
     );
+}
+
+#[tokio::test]
+async fn a_kept_frame_counts_against_the_bound_until_it_is_released() {
+    let (tap, mut rx) = tap_bounded(64, 10);
+    let mut body = TeeBody::new(Scripted::data(&["aaaaaa", "bbbbbb", "cccc"]), tap);
+    body.frame().await.expect("frame").expect("ok");
+    let kept = rx.data.recv_kept().await.expect("copied");
+    // 6 bytes kept (read, not released) + 6 more > 10: a hole, though the channel is empty.
+    body.frame().await.expect("frame").expect("ok");
+    body.frame().await.expect("frame").expect("ok");
+    rx.data.release(kept.bytes.len());
+    assert!(body.frame().await.is_none());
+    drop(body);
+    assert!(
+        drain(&mut rx).await.is_empty(),
+        "nothing was copied after the hole"
+    );
+    let end = rx.end.await.expect("end delivered");
+    assert!(end.lossy);
+    assert_eq!(end.dropped_frames, 2);
+}
+
+#[tokio::test]
+async fn the_tap_copies_frames_so_it_never_pins_the_buffer_they_were_cut_from() {
+    let (tap, mut rx) = tap_bounded(64, 1 << 20);
+    let read_buffer = Bytes::from(vec![b'x'; 16 * 1024]);
+    let frames: Vec<Bytes> = (0..4)
+        .map(|i| read_buffer.slice(i * 100..i * 100 + 100))
+        .collect();
+    let mut body = TeeBody::new(Scripted::frames(frames.clone()), tap);
+    while let Some(frame) = body.frame().await {
+        frame.expect("ok");
+    }
+    drop(body);
+    let range = read_buffer.as_ptr_range();
+    let mut copies = 0;
+    while let Some(event) = rx.data.recv().await {
+        assert_eq!(
+            event.bytes, frames[copies],
+            "the copy has the frame's bytes"
+        );
+        assert!(
+            !range.contains(&event.bytes.as_ptr()),
+            "a copy, not a slice of the read buffer"
+        );
+        copies += 1;
+    }
+    assert_eq!(copies, 4);
 }
