@@ -150,3 +150,40 @@ impl Engine {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn jobs_run_on_the_pools_own_threads_and_a_panic_costs_only_its_job() {
+        let pool = AnalysisPool::new(2);
+        assert_eq!(pool.threads(), 2);
+        let name = pool
+            .run(|| std::thread::current().name().map(str::to_owned))
+            .await
+            .flatten();
+        assert!(
+            name.as_deref().is_some_and(|n| n.starts_with("tooltap-analysis-")),
+            "ran on {name:?}"
+        );
+        assert_eq!(pool.run(|| -> u8 { panic!("a broken job") }).await, None);
+        assert_eq!(pool.run(|| 7).await, Some(7), "the thread survived the panic");
+    }
+
+    #[tokio::test]
+    async fn the_pool_takes_jobs_from_many_inspectors_at_once() {
+        let pool = AnalysisPool::new(2);
+        let jobs: Vec<_> = (0..64u64)
+            .map(|k| {
+                let pool = pool.clone();
+                tokio::spawn(async move { pool.run(move || k * k).await })
+            })
+            .collect();
+        let mut sum = 0;
+        for job in jobs {
+            sum += job.await.unwrap().expect("a result");
+        }
+        assert_eq!(sum, (0..64u64).map(|k| k * k).sum::<u64>());
+    }
+}
