@@ -138,3 +138,20 @@ async fn an_upstream_with_many_headers_or_one_huge_header_passes_through_like_di
         );
     }
 }
+
+#[tokio::test]
+async fn an_upstream_past_the_header_bound_gets_a_502_that_says_it_is_the_upstreams_fault() {
+    let mut too_many = Script::full(200, "text/plain", "too many");
+    for n in 0..=tooltap::proxy::forward::UPSTREAM_MAX_HEADERS {
+        too_many = too_many.header(&format!("x-h-{n}"), "v");
+    }
+    let upstream = Upstream::serving(too_many).await;
+    let tooltap = proxy::start(proxy::raw_config(&upstream.url())).await;
+    let via = raw_get(tooltap.local_addr()).await;
+    assert!(
+        via.starts_with("HTTP/1.1 502"),
+        "{:?}",
+        &via[..via.len().min(120)]
+    );
+    assert!(via.contains("upstream_protocol"), "{via}");
+}
