@@ -164,11 +164,16 @@ mod tests {
             .await
             .flatten();
         assert!(
-            name.as_deref().is_some_and(|n| n.starts_with("tooltap-analysis-")),
+            name.as_deref()
+                .is_some_and(|n| n.starts_with("tooltap-analysis-")),
             "ran on {name:?}"
         );
         assert_eq!(pool.run(|| -> u8 { panic!("a broken job") }).await, None);
-        assert_eq!(pool.run(|| 7).await, Some(7), "the thread survived the panic");
+        assert_eq!(
+            pool.run(|| 7).await,
+            Some(7),
+            "the thread survived the panic"
+        );
     }
 
     #[tokio::test]

@@ -28,9 +28,10 @@ async fn two_processes_sharing_a_folder_keep_both_recordings_under_distinct_ids(
         "--violations".as_ref(),
         "off".as_ref(),
     ];
+    // A clean exchange's summary line is at DEBUG: the tests wait for it.
     let (mut first, mut second) = tokio::join!(
-        binary::start_proxy(&args, "info"),
-        binary::start_proxy(&args, "info")
+        binary::start_proxy(&args, "debug"),
+        binary::start_proxy(&args, "debug")
     );
     let mut ids = Vec::new();
     for running in [&mut first, &mut second] {
