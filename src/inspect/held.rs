@@ -76,11 +76,16 @@ impl HeldFrames {
             self.cut = Some(Cut::Cap);
             return;
         };
-        if self.block.capacity() == 0 {
-            // Room for the block and a frame like this one crossing its bound, so that it
-            // does not double its capacity on the way (frames of a stream are alike in size).
+        let needed = HEADER + bytes.len();
+        if self.block.capacity() - self.block.len() < needed {
+            // Doubling, as a Vec would, but never past the block's bound plus a frame like this
+            // one crossing it: a slow stream keeps a small block, a fast one at most ~`in_memory`.
+            let grown = (self.block.len() + needed)
+                .max(self.block.capacity() * 2)
+                .max(4 * needed)
+                .min(self.in_memory + 2 * needed);
             self.block
-                .reserve_exact(self.in_memory + 2 * (HEADER + bytes.len()));
+                .reserve_exact(grown.max(self.block.len() + needed) - self.block.len());
         }
         self.block.extend_from_slice(&len.to_le_bytes());
         self.block.extend_from_slice(&t_us.to_le_bytes());

@@ -69,8 +69,9 @@ pub const DEFAULT_TAP_BYTES: usize = 16 * 1024 * 1024;
 #[derive(Debug)]
 pub struct Tap {
     data: Option<mpsc::Sender<TapEvent>>,
-    /// Where frames are copied (see [`COPY_BLOCK`]).
+    /// Where frames are copied (see [`COPY_BLOCK`]), and the size of the next block.
     block: BytesMut,
+    next_block: usize,
     /// Bytes sent and not yet received, shared with the [`TapData`]; and the most allowed.
     queued: Arc<AtomicUsize>,
     max_bytes: usize,
@@ -121,15 +122,18 @@ impl TapData {
     }
 }
 
-/// Bytes of the block frames are copied into; a new block starts when one is full, and a block
-/// whose frames were all consumed is reused. What the copies pin beyond the bytes waiting is at
-/// most one block.
+/// Bytes of the largest block frames are copied into; a new block starts when one is full, and
+/// a block whose frames were all consumed is reused. What the copies pin beyond the bytes waiting
+/// is at most one block. A tap's first block is [`FIRST_COPY_BLOCK`], each next one twice the
+/// last: a slow stream (an event every few seconds, held open by the thousand) keeps a small one.
 const COPY_BLOCK: usize = 4 * 1024;
+const FIRST_COPY_BLOCK: usize = 512;
 
 /// `bytes`, copied into `block` (or a new block, when it has no room left).
-fn copy_into(block: &mut BytesMut, bytes: &[u8]) -> Bytes {
+fn copy_into(block: &mut BytesMut, next_block: &mut usize, bytes: &[u8]) -> Bytes {
     if block.capacity() < bytes.len() {
-        block.reserve(bytes.len().max(COPY_BLOCK));
+        block.reserve(bytes.len().max(*next_block));
+        *next_block = (*next_block * 2).min(COPY_BLOCK);
     }
     block.extend_from_slice(bytes);
     block.split().freeze()
@@ -149,6 +153,7 @@ pub fn tap_bounded(capacity: usize, max_bytes: usize) -> (Tap, TapReceiver) {
     let tap = Tap {
         data: Some(data_tx),
         block: BytesMut::new(),
+        next_block: FIRST_COPY_BLOCK,
         queued: Arc::clone(&queued),
         max_bytes,
         end: end_tx,
@@ -187,7 +192,7 @@ impl Tap {
             return;
         }
         let event = TapEvent {
-            bytes: copy_into(&mut self.block, bytes),
+            bytes: copy_into(&mut self.block, &mut self.next_block, bytes),
             at,
         };
         match sender.try_send(event) {
@@ -216,6 +221,7 @@ impl Tap {
         let Tap {
             data,
             block: _,
+            next_block: _,
             end,
             queued: _,
             max_bytes: _,

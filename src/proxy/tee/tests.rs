@@ -269,3 +269,23 @@ async fn the_tap_copies_frames_so_it_never_pins_the_buffer_they_were_cut_from() 
     }
     assert_eq!(copies, 4);
 }
+
+#[test]
+fn copy_blocks_start_small_and_double_up_to_their_bound() {
+    let mut block = BytesMut::new();
+    let mut next = FIRST_COPY_BLOCK;
+    let first = copy_into(&mut block, &mut next, &[b'a'; 100]);
+    assert_eq!(first, vec![b'a'; 100]);
+    assert!(
+        block.capacity() < FIRST_COPY_BLOCK,
+        "one slow event keeps a small block: {} left",
+        block.capacity()
+    );
+    let mut sizes = vec![next];
+    for _ in 0..8 {
+        let _kept = copy_into(&mut block, &mut next, &[b'b'; 600]);
+        sizes.push(next);
+    }
+    assert_eq!(*sizes.last().expect("sizes"), COPY_BLOCK, "{sizes:?}");
+    assert!(sizes.windows(2).all(|w| w[1] >= w[0]), "{sizes:?}");
+}
