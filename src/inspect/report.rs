@@ -11,21 +11,34 @@ use crate::engine::{Completeness, Report};
 use crate::metrics::IncompleteReason;
 use crate::proxy::tee::{Ending, TapEnd};
 
+/// The facts of an exchange's summary line.
+struct Summary<'a> {
+    exchange: &'a str,
+    route: &'a str,
+    model: &'a str,
+    stream: bool,
+    status: Option<u16>,
+    violations: usize,
+    incomplete: Vec<&'static str>,
+    enforced: bool,
+    elapsed_ms: u64,
+}
+
 /// The exchange's summary line at `$level` (a `tracing` level must be a constant at the call).
 macro_rules! summary_line {
-    ($level:expr, $label:ident, $route:ident, $model:ident, $stream:ident, $report:ident, $incomplete:ident, $enforced:ident) => {{
-        let incomplete: Vec<&str> = $incomplete.iter().map(|r| r.as_str()).collect();
+    ($level:expr, $summary:expr) => {{
+        let summary: &Summary<'_> = $summary;
         tracing::event!(
             $level,
-            exchange = &*$label.id,
-            route = $route,
-            model = %$model,
-            stream = $stream,
-            status = $report.status,
-            violations = $report.violations.len(),
-            incomplete = ?incomplete,
-            enforced = $enforced,
-            elapsed_ms = $label.started.elapsed().as_millis() as u64,
+            exchange = summary.exchange,
+            route = summary.route,
+            model = summary.model,
+            stream = summary.stream,
+            status = summary.status,
+            violations = summary.violations,
+            incomplete = ?summary.incomplete,
+            enforced = summary.enforced,
+            elapsed_ms = summary.elapsed_ms,
             "exchange inspected"
         );
     }};
@@ -127,29 +140,26 @@ pub(super) fn emit(
     // exchange's facts are in the metrics (`tooltap_exchanges_inspected_total`,
     // `tooltap_requests_total`, `tooltap_response_duration_seconds`); formatting its line cost
     // ~16k instructions, a tenth of a fully inspected request (callgrind, `bench/profile`).
-    let noteworthy = !report.violations.is_empty() || not_listed > 0 || !incomplete.is_empty();
-    if noteworthy || enforced {
-        summary_line!(
-            tracing::Level::INFO,
-            label,
-            route,
-            model,
-            stream,
-            report,
-            incomplete,
-            enforced
-        );
-    } else if tracing::enabled!(tracing::Level::DEBUG) {
-        summary_line!(
-            tracing::Level::DEBUG,
-            label,
-            route,
-            model,
-            stream,
-            report,
-            incomplete,
-            enforced
-        );
+    let at_info =
+        !report.violations.is_empty() || not_listed > 0 || !incomplete.is_empty() || enforced;
+    if !at_info && !tracing::enabled!(tracing::Level::DEBUG) {
+        return;
+    }
+    let summary = Summary {
+        exchange: &label.id,
+        route,
+        model: &model,
+        stream,
+        status: report.status,
+        violations: report.violations.len(),
+        incomplete: incomplete.iter().map(|r| r.as_str()).collect(),
+        enforced,
+        elapsed_ms: label.started.elapsed().as_millis() as u64,
+    };
+    if at_info {
+        summary_line!(tracing::Level::INFO, &summary);
+    } else {
+        summary_line!(tracing::Level::DEBUG, &summary);
     }
 }
 

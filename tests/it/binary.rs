@@ -171,3 +171,55 @@ async fn an_unwritable_recordings_folder_is_refused_at_start() {
         "{stderr}"
     );
 }
+
+/// At INFO, an exchange with violations gets its summary line and a clean one does not (its
+/// facts are in the metrics); at DEBUG both do.
+#[tokio::test]
+async fn a_clean_exchanges_summary_is_at_debug_and_a_violating_ones_at_info() {
+    let clean = engine_support::fixture("pair_parallel_json");
+    let broken = engine_support::fixture("buffered_arguments_object");
+    let upstream = fixture_upstream(&[clean.clone(), broken.clone()]).await;
+    let dir = TempDir::new("summary-level");
+    let url = upstream.url();
+    let violations = dir.join("v.jsonl");
+    for level in ["info", "debug"] {
+        let args: [&std::ffi::OsStr; 4] = [
+            "--upstream".as_ref(),
+            url.as_ref(),
+            "--violations".as_ref(),
+            violations.as_os_str(),
+        ];
+        let mut running = binary::start_proxy(&args, level).await;
+        let addr = running.addr;
+        let mut ids = Vec::new();
+        for fixture in [&clean, &broken] {
+            let got = exchange(addr, crate::inspect::fixture_request(addr, fixture)).await;
+            assert_eq!(got.body, fixture.body);
+            ids.push(
+                got.headers["x-tooltap-exchange"]
+                    .to_str()
+                    .expect("id")
+                    .to_owned(),
+            );
+        }
+        // Inspected in order: by the time the violating exchange's summary is out, the clean
+        // one's verdict is long in.
+        let broken_summary = format!("\"exchange\":\"{}\"", ids[1]);
+        loop {
+            running.wait_for_line("exchange inspected").await;
+            let last = running.log.last().expect("a line");
+            if last.contains(&broken_summary) {
+                assert!(last.contains("\"level\":\"INFO\""), "{last}");
+                break;
+            }
+        }
+        let clean_summary = format!("\"exchange\":\"{}\"", ids[0]);
+        let clean_lines = running
+            .log
+            .iter()
+            .filter(|line| line.contains("exchange inspected") && line.contains(&clean_summary))
+            .count();
+        let expected = usize::from(level == "debug");
+        assert_eq!(clean_lines, expected, "at {level}: {:#?}", running.log);
+    }
+}
