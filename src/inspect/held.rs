@@ -78,14 +78,15 @@ impl HeldFrames {
         };
         let needed = HEADER + bytes.len();
         if self.block.capacity() - self.block.len() < needed {
-            // Doubling, as a Vec would, but never past the block's bound plus a frame like this
-            // one crossing it: a slow stream keeps a small block, a fast one at most ~`in_memory`.
-            let grown = (self.block.len() + needed)
-                .max(self.block.capacity() * 2)
-                .max(4 * needed)
-                .min(self.in_memory + 2 * needed);
-            self.block
-                .reserve_exact(grown.max(self.block.len() + needed) - self.block.len());
+            // Doubling, as a Vec would, so a slow stream keeps a small block; with a spill, never
+            // past the block's bound plus a frame like this one crossing it. (Without one the
+            // block holds every frame, and must keep doubling.)
+            let mut grown = (self.block.capacity() * 2).max(4 * needed);
+            if self.spill.is_some() {
+                grown = grown.min(self.in_memory + 2 * needed);
+            }
+            let total = grown.max(self.block.len() + needed);
+            self.block.reserve_exact(total - self.block.len());
         }
         self.block.extend_from_slice(&len.to_le_bytes());
         self.block.extend_from_slice(&t_us.to_le_bytes());
@@ -194,6 +195,28 @@ mod tests {
         let dir = TestDir::new(&format!("held-{name}"));
         let spill = Spill::new(dir.to_path_buf(), 1 << 20);
         (dir, spill)
+    }
+
+    #[test]
+    fn without_a_spill_the_block_grows_by_doubling_not_by_a_frame_at_a_time() {
+        let mut held = HeldFrames::new(1 << 20, 64, None);
+        let start = Instant::now();
+        let mut capacities = Vec::new();
+        for i in 0..2_000u32 {
+            held.push(&[b'x'; 100], start + Duration::from_micros(u64::from(i)));
+            if capacities.last() != Some(&held.in_memory()) {
+                capacities.push(held.in_memory());
+            }
+        }
+        assert!(held.cut().is_none());
+        assert!(
+            capacities.len() < 20,
+            "{} reallocations: {capacities:?}",
+            capacities.len()
+        );
+        let (back, failed) = held.load();
+        assert!(failed.is_none());
+        assert_eq!(back.len(), 2_000);
     }
 
     #[test]
