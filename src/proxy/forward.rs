@@ -7,8 +7,8 @@
 //!
 //! One hyper-util legacy client serves every route: pooled per upstream authority, HTTPS through
 //! hyper-rustls (certificates verified, ALPN h2 + http/1.1) and plain HTTP, `TCP_NODELAY` so
-//! small SSE frames are not held back by Nagle, reads capped small (`read_cap`), and a Tokio timer without which the pool's idle
-//! timeout would silently do nothing.
+//! small SSE frames are not held back by Nagle, reads capped small (`read_cap`), and a Tokio
+//! timer without which the pool's idle timeout would silently do nothing.
 
 pub mod body;
 mod classify;

@@ -32,9 +32,9 @@ pub const READ_CAP: usize = 8 * 1024;
 
 /// A socket whose reads return at most [`READ_CAP`] bytes each.
 #[derive(Debug)]
-pub struct ReadCapped<S>(pub S);
+pub struct ReadCapped(pub TcpStream);
 
-impl AsyncRead for ReadCapped<TcpStream> {
+impl AsyncRead for ReadCapped {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -56,7 +56,7 @@ impl AsyncRead for ReadCapped<TcpStream> {
     }
 }
 
-impl AsyncWrite for ReadCapped<TcpStream> {
+impl AsyncWrite for ReadCapped {
     fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -86,7 +86,7 @@ impl AsyncWrite for ReadCapped<TcpStream> {
     }
 }
 
-impl Connection for ReadCapped<TcpStream> {
+impl Connection for ReadCapped {
     fn connected(&self) -> Connected {
         self.0.connected()
     }
@@ -101,7 +101,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 pub struct ReadCappedConnector(pub HttpConnector);
 
 impl tower_service::Service<Uri> for ReadCappedConnector {
-    type Response = TokioIo<ReadCapped<TcpStream>>;
+    type Response = TokioIo<ReadCapped>;
     type Error = BoxError;
     type Future = Pin<Box<dyn Future<Output = Result<Self::Response, BoxError>> + Send>>;
 
@@ -125,7 +125,7 @@ mod tests {
     use tokio::net::TcpListener;
 
     /// A connected loopback pair: the writing end, and the reading end capped.
-    async fn pair() -> (TcpStream, ReadCapped<TcpStream>) {
+    async fn pair() -> (TcpStream, ReadCapped) {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let writer = TcpStream::connect(listener.local_addr().unwrap())
             .await
