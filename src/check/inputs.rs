@@ -31,12 +31,11 @@ pub fn collect(paths: &[PathBuf], max_bytes: u64) -> (Vec<PathBuf>, Vec<String>)
             Ok(meta) if meta.is_dir() => {
                 let mut found = Vec::new();
                 walk(path, 0, &mut found, &mut problems);
-                found.sort();
-                for file in found {
-                    match std::fs::metadata(&file) {
-                        Ok(meta) => admit(file, &meta, max_bytes, &mut files, &mut problems),
-                        Err(error) => problems.push(format!("{}: {error}", file.display())),
-                    }
+                // `Path`'s order compares component by component, a few hundred instructions
+                // per comparison; the same order, as bytes, is compared once per key.
+                found.sort_by_cached_key(|(file, _)| order_key(file));
+                for (file, meta) in found {
+                    admit(file, &meta, max_bytes, &mut files, &mut problems);
                 }
             }
             Ok(meta) => admit(path.clone(), &meta, max_bytes, &mut files, &mut problems),
@@ -88,7 +87,28 @@ pub fn read_bounded(path: &Path, max_bytes: u64) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
-fn walk(dir: &Path, depth: usize, found: &mut Vec<PathBuf>, problems: &mut Vec<String>) {
+/// A sort key giving `Path`'s own order (component by component): the path's bytes with each
+/// separator replaced by 0, which sorts below every byte a name can hold.
+fn order_key(path: &Path) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut key = Vec::new();
+    for component in path.components() {
+        if !key.is_empty() {
+            key.push(0);
+        }
+        key.extend_from_slice(component.as_os_str().as_bytes());
+    }
+    key
+}
+
+/// Recording files under `dir` with their metadata (one `stat` each: the directory entry's
+/// type says what is a folder, and only a symbolic link is followed to learn what it names).
+fn walk(
+    dir: &Path,
+    depth: usize,
+    found: &mut Vec<(PathBuf, std::fs::Metadata)>,
+    problems: &mut Vec<String>,
+) {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(error) => {
@@ -98,11 +118,23 @@ fn walk(dir: &Path, depth: usize, found: &mut Vec<PathBuf>, problems: &mut Vec<S
     };
     for entry in entries.flatten() {
         let path = entry.path();
-        match std::fs::metadata(&path) {
+        let meta = match entry.file_type() {
+            Ok(kind) if kind.is_symlink() => std::fs::metadata(&path),
+            Ok(kind) if kind.is_dir() => {
+                if depth < MAX_DEPTH {
+                    walk(&path, depth + 1, found, problems);
+                }
+                continue;
+            }
+            Ok(_) if !is_recording(&path) => continue,
+            Ok(_) => entry.metadata(),
+            Err(error) => Err(error),
+        };
+        match meta {
             Ok(meta) if meta.is_dir() && depth < MAX_DEPTH => {
                 walk(&path, depth + 1, found, problems)
             }
-            Ok(meta) if meta.is_file() && is_recording(&path) => found.push(path),
+            Ok(meta) if meta.is_file() && is_recording(&path) => found.push((path, meta)),
             _ => {}
         }
     }
@@ -229,5 +261,29 @@ mod tests {
                 b"data: c".to_vec()
             ]
         );
+    }
+
+    #[test]
+    fn the_order_key_sorts_as_paths_do() {
+        let names = [
+            "rec/a-b/x.jsonl",
+            "rec/a/b.jsonl",
+            "rec/a.b/c.jsonl",
+            "rec/a/bc.jsonl",
+            "rec/a/b/c.jsonl",
+            "rec/ab.jsonl",
+            "rec/a//z.jsonl",
+            "rec/./a/a.jsonl",
+            "/abs/1.jsonl",
+        ];
+        let mut by_path: Vec<PathBuf> = names.iter().map(PathBuf::from).collect();
+        let mut by_key = by_path.clone();
+        by_path.sort();
+        by_key.sort_by_cached_key(|path| order_key(path));
+        assert_eq!(by_key, by_path);
+        // A plain byte order would differ: '-' and '.' sort below '/'.
+        let mut by_bytes = by_path.clone();
+        by_bytes.sort_by(|a, b| a.as_os_str().cmp(b.as_os_str()));
+        assert_ne!(by_bytes, by_path);
     }
 }

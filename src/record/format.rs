@@ -12,6 +12,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::engine::{BodyEnd, Completeness, Violation};
 
@@ -79,33 +80,72 @@ pub struct ResponsePart {
     pub headers: Vec<(String, String)>,
 }
 
-/// A request body: parsed JSON when it parses, else text, else base64.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A request body: JSON when it parses, else text, else base64.
+///
+/// JSON is kept as its compact text (a [`RawValue`]), not as a tree: the writer parses the body
+/// once to redact it and writes it compact (so keys are in serde_json's sorted order), and a
+/// reader (`check`, `replay`) hands the text to the engine as it is instead of building a tree
+/// and serialising it back. [`RecordedBody::to_value`] parses it when a tree is wanted.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RecordedBody {
-    Json(Value),
+    Json(Box<RawValue>),
     Text(String),
     Base64(String),
     /// The body was not captured (too large, lossy or cut short).
     Missing,
 }
 
+impl PartialEq for RecordedBody {
+    fn eq(&self, other: &RecordedBody) -> bool {
+        match (self, other) {
+            (RecordedBody::Json(a), RecordedBody::Json(b)) => a.get() == b.get(),
+            (RecordedBody::Text(a), RecordedBody::Text(b)) => a == b,
+            (RecordedBody::Base64(a), RecordedBody::Base64(b)) => a == b,
+            (RecordedBody::Missing, RecordedBody::Missing) => true,
+            _ => false,
+        }
+    }
+}
+
 impl RecordedBody {
+    /// A JSON body, written compact.
+    pub fn json(value: &Value) -> RecordedBody {
+        match serde_json::value::to_raw_value(value) {
+            Ok(raw) => RecordedBody::Json(raw),
+            // Serialising a `Value` cannot fail (its keys are strings); keep the bytes anyway.
+            Err(_) => RecordedBody::opaque(value.to_string().as_bytes()),
+        }
+    }
+
     /// The body as the engine and the matcher want it: compact JSON, text or decoded bytes.
     pub fn to_bytes(&self) -> Option<Vec<u8>> {
         match self {
-            RecordedBody::Json(value) => serde_json::to_vec(value).ok(),
+            RecordedBody::Json(raw) => Some(raw.get().as_bytes().to_vec()),
             RecordedBody::Text(text) => Some(text.clone().into_bytes()),
             RecordedBody::Base64(b64) => BASE64.decode(b64).ok(),
             RecordedBody::Missing => None,
         }
     }
 
+    /// A JSON body as a tree; `None` for any other kind.
+    pub fn to_value(&self) -> Option<Value> {
+        match self {
+            RecordedBody::Json(raw) => serde_json::from_str(raw.get()).ok(),
+            _ => None,
+        }
+    }
+
     /// Classify raw bytes (JSON beats text beats base64).
     pub fn from_bytes(bytes: &[u8]) -> RecordedBody {
-        if let Ok(value) = serde_json::from_slice::<Value>(bytes) {
-            return RecordedBody::Json(value);
+        match serde_json::from_slice::<Value>(bytes) {
+            Ok(value) => RecordedBody::json(&value),
+            Err(_) => RecordedBody::opaque(bytes),
         }
+    }
+
+    /// Bytes that are not JSON: text when they are UTF-8, else base64.
+    pub fn opaque(bytes: &[u8]) -> RecordedBody {
         match std::str::from_utf8(bytes) {
             Ok(text) => RecordedBody::Text(text.to_string()),
             Err(_) => RecordedBody::Base64(BASE64.encode(bytes)),

@@ -85,7 +85,7 @@ pub fn parse(path: &Path, text: &[u8]) -> Result<Recording, ReadError> {
         }
         let parsed = match fast_line(raw) {
             Some(line) => Ok(line),
-            None => serde_json::from_slice(raw),
+            None => general_line(raw),
         };
         let line: Line = match parsed {
             Ok(line) => line,
@@ -173,6 +173,17 @@ fn fast_line(raw: &[u8]) -> Option<Line> {
             .map(|end| Line::End(Box::new(end)));
     }
     None
+}
+
+/// Any line the fast path did not take. `Line`'s internal tag buffers the line into serde's
+/// intermediate tree first, which a request body kept as raw JSON text cannot be read from: an
+/// exchange line is therefore read from a parsed `Value` straight into its own type.
+fn general_line(raw: &[u8]) -> Result<Line, serde_json::Error> {
+    let value: serde_json::Value = serde_json::from_slice(raw)?;
+    if value.get("type").and_then(serde_json::Value::as_str) == Some("exchange") {
+        return serde_json::from_value::<Meta>(value).map(|meta| Line::Exchange(Box::new(meta)));
+    }
+    serde_json::from_value(value)
 }
 
 /// A frame line as written (`text` or `base64`), without the flattened enum.

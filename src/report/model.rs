@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::dialect::{self, PieceKind};
 use super::pieces::{self, Fragment};
 use crate::engine::{ChoiceOutcome, Completeness, Report, Violation};
-use crate::record::{Outcome, RecordedBody, Recording};
+use crate::record::{Outcome, Recording};
 
 /// One exchange as the page sees it.
 #[derive(Debug, Clone, Serialize)]
@@ -127,10 +127,8 @@ pub fn view(
     };
     let content_type = header("content-type");
     let dialect = dialect::for_path(&meta.path);
-    let request = match &meta.request.body {
-        RecordedBody::Json(value) => Some(value),
-        _ => None,
-    };
+    let request_tree = meta.request.body.to_value();
+    let request = request_tree.as_ref();
     let field = |name: &str| {
         request
             .and_then(|r| r.get(name))

@@ -87,3 +87,30 @@ fn out_of_order_frames_and_bad_base64_are_errors_with_line_numbers() {
         "{error}"
     );
 }
+
+#[test]
+fn a_json_request_body_reads_the_same_on_the_fast_and_the_general_path() {
+    let body = r#"{"json":{"messages":[{"content":"hi","role":"user"}],"model":"m","tools":[]}}"#;
+    let fast = META.replace(r#""body":"missing""#, &format!(r#""body":{body}"#));
+    // Another key order (`type` not first) is not taken by the fast path.
+    let general = format!(
+        r#"{{"v":1,{}"#,
+        fast.replacen(r#""v":1,"#, "", 1).trim_start_matches('{')
+    );
+    assert!(!general.starts_with(r#"{"type""#), "{general}");
+    let mut bodies = Vec::new();
+    for line in [&fast, &general] {
+        let recording = parse(&path(), &file(&[line, FRAME0, END], "")).expect("reads");
+        let request = recording.meta.request.body.to_bytes().expect("a body");
+        bodies.push(String::from_utf8(request).expect("utf-8"));
+        // Written back, the line is still one line holding the same body.
+        let rewritten = serde_json::to_string(&recording.meta).expect("serialises");
+        assert!(!rewritten.contains('\n'));
+        assert!(rewritten.contains(body), "{rewritten}");
+    }
+    assert_eq!(
+        bodies[0],
+        r#"{"messages":[{"content":"hi","role":"user"}],"model":"m","tools":[]}"#
+    );
+    assert_eq!(bodies[0], bodies[1]);
+}

@@ -32,16 +32,16 @@ impl RecordingHandle {
             return;
         }
         self.used += body.len() as u64;
-        meta.request.body = match RecordedBody::from_bytes(body) {
-            RecordedBody::Json(mut value) => {
+        meta.request.body = match serde_json::from_slice::<serde_json::Value>(body) {
+            Ok(mut value) => {
                 self.shared.redactor.body(&mut value, &mut meta.redacted);
-                RecordedBody::Json(value)
+                RecordedBody::json(&value)
             }
-            _ if self.shared.redactor.has_body_pointers() => {
+            Err(_) if self.shared.redactor.has_body_pointers() => {
                 meta.redacted.push("body".to_string());
                 RecordedBody::Missing
             }
-            other => other,
+            Err(_) => RecordedBody::opaque(body),
         };
     }
 

@@ -41,7 +41,7 @@ fn chat(content: &str) -> Value {
 fn library(items: &[(&str, Value)]) -> Library {
     let mut library = Library::empty(MatchRules::default());
     for (name, body) in items {
-        let body = RecordedBody::Json(body.clone());
+        let body = RecordedBody::json(body);
         library.insert(
             (*name).into(),
             recording("POST", "/v1/chat/completions", body),

@@ -13,8 +13,8 @@ use http::{HeaderMap, HeaderValue};
 use tooltap::engine::{Completeness, RuleId, Severity, Stage, Violation};
 use tooltap::metrics::Metrics;
 use tooltap::record::{
-    Outcome, RecordMode, RecordedBody, Recorder, RecorderConfig, RecordingEnd, RecordingHandle,
-    RecordingStart, RedactionConfig, read_file,
+    Outcome, RecordMode, Recorder, RecorderConfig, RecordingEnd, RecordingHandle, RecordingStart,
+    RedactionConfig, read_file,
 };
 
 const SECRET: &str = "sk-live-PLANTED-7f3a9c";
@@ -164,7 +164,7 @@ async fn writes_the_documented_format_with_secrets_redacted() {
             .headers
             .contains(&("authorization".into(), "[REDACTED]".into()))
     );
-    let RecordedBody::Json(body) = &meta.request.body else {
+    let Some(body) = meta.request.body.to_value() else {
         panic!("JSON body expected: {:?}", meta.request.body);
     };
     assert_eq!(body["user"], "[REDACTED]");

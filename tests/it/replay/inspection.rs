@@ -12,10 +12,9 @@ use crate::replay::support::{TempDir, post_json, repo, settings, start, within};
 pub fn example_request(name: &str) -> Value {
     let path = repo().join("recordings/examples").join(name);
     let recording = tooltap::record::read_file(&path).expect("example parses");
-    match recording.meta.request.body {
-        tooltap::record::RecordedBody::Json(value) => value,
-        other => panic!("{name}: request body is not JSON: {other:?}"),
-    }
+    let body = &recording.meta.request.body;
+    body.to_value()
+        .unwrap_or_else(|| panic!("{name}: request body is not JSON: {body:?}"))
 }
 
 /// Wait until the violations file holds a line for `exchange`, and return that exchange's lines.

@@ -78,7 +78,7 @@ impl Fixture {
             query: None,
             request: RequestPart {
                 headers: vec![("content-type".into(), "application/json".into())],
-                body: RecordedBody::Json(self.request.clone()),
+                body: RecordedBody::json(&self.request),
             },
             response: ResponsePart {
                 status: self.status,
