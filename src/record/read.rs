@@ -72,7 +72,15 @@ pub fn parse(path: &Path, text: &[u8]) -> Result<Recording, ReadError> {
         message,
     };
     let ends_whole = text.last() == Some(&b'\n');
-    let raw_lines: Vec<&[u8]> = text.split(|b| *b == b'\n').collect();
+    // Split as `text.split(|b| *b == b'\n')` would, found with memchr: a byte-at-a-time split
+    // was ~9k of the ~57k instructions it took to read a 1.5 KB recording.
+    let mut raw_lines: Vec<&[u8]> = Vec::new();
+    let mut start = 0;
+    for end in memchr::memchr_iter(b'\n', text) {
+        raw_lines.push(&text[start..end]);
+        start = end + 1;
+    }
+    raw_lines.push(&text[start..]);
     let count = raw_lines.len();
     let mut meta = None;
     let mut frames = Vec::new();
