@@ -185,21 +185,22 @@ impl DialectState {
     }
 
     /// Judges a whole buffered (JSON) body: `response.not_json` when it does not parse, else
-    /// the dialect's outcomes for the document, and its `usage`.
+    /// the dialect's outcomes for the document, and its `usage`. Chat reads only the members
+    /// it judges (see `chat::contract::buffered::Document`); the others read a full tree.
     pub fn judge_buffered(
         &self,
         body: &[u8],
         sink: &mut ViolationSink,
     ) -> (Vec<ChoiceOutcome>, Option<Value>) {
-        let Some(document) = common::response_json(body, sink) else {
-            return (Vec::new(), None);
-        };
-        let choices = match self {
-            DialectState::Chat(chat) => chat.judge_document(&document, sink),
-            DialectState::Responses(responses) => vec![responses.judge_document(&document, sink)],
-            DialectState::Anthropic(anthropic) => vec![anthropic.judge_document(&document, sink)],
-        };
-        (choices, common::usage(&document))
+        match self {
+            DialectState::Chat(chat) => chat.judge_buffered(body, sink),
+            DialectState::Responses(responses) => judge_tree(body, sink, |document, sink| {
+                responses.judge_document(document, sink)
+            }),
+            DialectState::Anthropic(anthropic) => judge_tree(body, sink, |document, sink| {
+                anthropic.judge_document(document, sink)
+            }),
+        }
     }
 
     /// Ends a stream; see [`StreamEnd`].
@@ -210,4 +211,17 @@ impl DialectState {
             DialectState::Anthropic(anthropic) => anthropic.finish_stream(end),
         }
     }
+}
+
+/// A buffered body read into a full tree and judged as one outcome, with its `usage`.
+fn judge_tree(
+    body: &[u8],
+    sink: &mut ViolationSink,
+    judge: impl FnOnce(&Value, &mut ViolationSink) -> ChoiceOutcome,
+) -> (Vec<ChoiceOutcome>, Option<Value>) {
+    let Some(document) = common::response_json(body, sink) else {
+        return (Vec::new(), None);
+    };
+    let outcome = judge(&document, sink);
+    (vec![outcome], common::usage(&document))
 }

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use contract::Declared;
-use contract::buffered::check_document;
+use contract::buffered::{Document, check_document};
 use contract::stream::StreamContract;
 use request::{ParsedRequest, parse_request};
 use surface::{Mode, Surface};
@@ -107,9 +107,18 @@ impl ChatState {
         }
     }
 
-    /// Judges a whole buffered body's document: one outcome per choice.
-    pub fn judge_document(&self, document: &Value, sink: &mut ViolationSink) -> Vec<ChoiceOutcome> {
-        check_document(document, self.declared(), contract::Origin::Buffered, sink)
+    /// Judges a whole buffered body: `response.not_json` when it does not parse, else one
+    /// outcome per choice, and the document's `usage`.
+    pub fn judge_buffered(
+        &self,
+        body: &[u8],
+        sink: &mut ViolationSink,
+    ) -> (Vec<ChoiceOutcome>, Option<Value>) {
+        let Some(document) = Document::read(body, sink) else {
+            return (Vec::new(), None);
+        };
+        let choices = check_document(&document, self.declared(), contract::Origin::Buffered, sink);
+        (choices, document.usage)
     }
 
     /// Ends a stream; see [`StreamEnd`].

@@ -11,19 +11,74 @@ use super::calls::check_tool_calls;
 use super::legacy::{ChoiceFacts, check_legacy};
 use super::{Declared, FINISH_REASONS, Origin, preview};
 use crate::engine::dialect::chat::request::ToolChoice;
+use crate::engine::dialect::common;
 use crate::engine::report::ChoiceOutcome;
 use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};
 
+/// The members of a buffered `chat.completion` document the contract reads: its `choices` and
+/// `usage` (`null` counts as absent), and whether it was an object at all.
+#[derive(Debug)]
+pub struct Document {
+    pub object: bool,
+    pub choices: Option<Value>,
+    pub usage: Option<Value>,
+}
+
+/// A document object read into just those members: `id`, `model`, `created`,
+/// `system_fingerprint`... are checked as JSON and skipped, not built into a tree and dropped.
+#[derive(serde::Deserialize)]
+struct DocumentObject {
+    #[serde(default)]
+    choices: Option<Value>,
+    #[serde(default)]
+    usage: Option<Value>,
+}
+
+impl Document {
+    /// A 2xx buffered body's document, or `None` after reporting `response.not_json`. Anything
+    /// the typed read refuses (not an object, a member given twice) is read the general way, so
+    /// the verdicts are those of a full `Value`.
+    pub fn read(body: &[u8], sink: &mut ViolationSink) -> Option<Document> {
+        // A derived struct would also accept an array of its members: objects only.
+        if body.trim_ascii_start().first() == Some(&b'{')
+            && let Ok(object) = serde_json::from_slice::<DocumentObject>(body)
+        {
+            return Some(Document {
+                object: true,
+                choices: object.choices,
+                usage: object.usage,
+            });
+        }
+        common::response_json(body, sink).map(Document::of)
+    }
+
+    /// The members of a document already parsed.
+    pub fn of(mut document: Value) -> Document {
+        let object = document.is_object();
+        let mut take = |key: &str| {
+            document
+                .as_object_mut()
+                .and_then(|members| members.remove(key))
+                .filter(|value| !value.is_null())
+        };
+        Document {
+            object,
+            choices: take("choices"),
+            usage: take("usage"),
+        }
+    }
+}
+
 /// Checks every choice of `document`; returns the outcomes in index order.
 pub fn check_document(
-    document: &Value,
+    document: &Document,
     declared: Declared<'_>,
     origin: Origin,
     sink: &mut ViolationSink,
 ) -> Vec<ChoiceOutcome> {
-    let Some(choices) = document.get("choices").and_then(Value::as_array) else {
-        let path = if document.is_object() { "/choices" } else { "" };
+    let Some(choices) = document.choices.as_ref().and_then(Value::as_array) else {
+        let path = if document.object { "/choices" } else { "" };
         sink.push(
             RuleId::ResponseShapeInvalid,
             Stage::Complete,
@@ -252,5 +307,47 @@ fn check_tool_choice(
             site(calls_path),
             detail,
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// choices, usage, and whether the document is an object.
+    type Members = (Option<Value>, Option<Value>, bool);
+
+    /// What a full `Value` says of the same body: the reference the typed read must match.
+    fn by_value(body: &str) -> Option<Members> {
+        let document: Value = serde_json::from_str(body).ok()?;
+        let member = |key: &str| document.get(key).filter(|v| !v.is_null()).cloned();
+        Some((member("choices"), member("usage"), document.is_object()))
+    }
+
+    #[test]
+    fn the_typed_read_of_a_document_agrees_with_a_full_value() {
+        let cases = [
+            r#"{"id":"c","object":"chat.completion","created":1,"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"total_tokens":3}}"#,
+            r#"{"choices":null,"usage":null}"#,
+            r#"{"choices":[1],"choices":[{"index":0}]}"#,
+            r#"[[{"index":0}],{"total_tokens":1}]"#,
+            r#""a string""#,
+            r#"  {"choices":{"index":0}}"#,
+            r#"{"nested":{"choices":[]},"x":[1,2,{"y":null}]}"#,
+            r#"{"choices":[] } trailing"#,
+            r#"{"choices":["#,
+            "",
+        ];
+        for body in cases {
+            let mut sink = ViolationSink::new(Default::default());
+            let typed =
+                Document::read(body.as_bytes(), &mut sink).map(|d| (d.choices, d.usage, d.object));
+            assert_eq!(typed, by_value(body), "{body}");
+            assert_eq!(
+                sink.is_empty(),
+                typed.is_some(),
+                "{body}: not-JSON reported"
+            );
+        }
     }
 }

@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value};
 
-use super::buffered::check_document;
+use super::buffered::{Document, check_document};
 use super::fragment::on_tool_call_fragment;
 use super::legacy_stream::{check_mixed, on_function_call_fragment};
 use super::{Declared, FINISH_REASONS, Origin, preview};
@@ -228,7 +228,8 @@ impl StreamContract {
             return outcomes.clone();
         }
         let start = sink.len();
-        let outcomes = check_document(&self.assembly.to_document(), declared, Origin::Stream, sink);
+        let document = Document::of(self.assembly.to_document());
+        let outcomes = check_document(&document, declared, Origin::Stream, sink);
         let assembly = &self.assembly;
         sink.fill_seq_since(start, |violation| {
             if violation.path.contains("/message/function_call") {
