@@ -30,6 +30,8 @@ const SECRET_BODY_FRAGMENTS: &[&str] = &[
     "session_token",
     "bearer",
 ];
+/// Whole field names (after decoding) that hold credentials.
+const SECRET_BODY_NAMES: &[&str] = &["token", "pwd", "pass", "jwt", "key"];
 /// Top-level request fields never walked for credential-named fields: they hold schemas.
 const SCHEMA_FIELDS: &[&str] = &["tools", "functions", "response_format"];
 /// Nesting walked in a request body; deeper values are left as they are.
@@ -113,6 +115,31 @@ fn secret_body_field(name: &str) -> bool {
     } else {
         name
     };
-    SECRET_BODY_FRAGMENTS.iter().any(|f| name.contains(f))
-        || matches!(name, "token" | "pwd" | "pass" | "jwt" | "key")
+    SECRET_BODY_FRAGMENTS.iter().any(|f| name.contains(f)) || SECRET_BODY_NAMES.contains(&name)
+}
+
+/// Whether a request body's bytes may hold a credential-named field, so that it must be parsed
+/// and walked: one of the fragments in any letter case (with `-` for `_`), one of the whole
+/// names in quotes, or a `\u` escape or `%` that could spell one. Conservative: a body that
+/// mentions `password` in a message is walked for nothing, never the other way round. Most
+/// bodies hold none of these, and then their recording skips a parse, a walk and a re-serialise.
+pub fn may_hold_secret(raw: &[u8]) -> bool {
+    static PATTERNS: std::sync::LazyLock<Option<aho_corasick::AhoCorasick>> =
+        std::sync::LazyLock::new(|| {
+            let mut patterns: Vec<String> = vec!["\\u".into(), "%".into()];
+            for fragment in SECRET_BODY_FRAGMENTS {
+                patterns.push((*fragment).to_owned());
+                if fragment.contains('_') {
+                    patterns.push(fragment.replace('_', "-"));
+                }
+            }
+            patterns.extend(SECRET_BODY_NAMES.iter().map(|name| format!("\"{name}\"")));
+            aho_corasick::AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .build(patterns)
+                .ok()
+        });
+    PATTERNS
+        .as_ref()
+        .is_none_or(|patterns| patterns.is_match(raw))
 }

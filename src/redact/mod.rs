@@ -206,6 +206,13 @@ impl Redactor {
         !self.body_pointers.is_empty()
     }
 
+    /// Whether [`Redactor::body`] could change a body with these bytes: body pointers are
+    /// configured, or the bytes may hold a credential-named field (see
+    /// [`fields::may_hold_secret`]). When not, the body can be recorded as it came.
+    pub fn may_redact_body(&self, raw: &[u8]) -> bool {
+        self.has_body_pointers() || fields::may_hold_secret(raw)
+    }
+
     /// Headers as `(lowercase name, value)` pairs in order, secrets replaced. Values that are
     /// not UTF-8 are kept lossily: a recording is for reading, not for re-sending byte-exact.
     pub fn headers(&self, map: &HeaderMap, redacted: &mut Vec<String>) -> Vec<(String, String)> {

@@ -265,3 +265,57 @@ fn the_window_scan_finds_fragments_like_str_contains() {
         }
     }
 }
+
+#[test]
+fn a_body_the_prefilter_passes_has_nothing_to_redact() {
+    // Every body whose walk redacts something must be caught by the byte prefilter, whatever
+    // spelling the credential-named field takes; ordinary bodies must pass it.
+    let secret_bodies = [
+        r#"{"api_key":"sk"}"#,
+        r#"{"API-KEY":"sk"}"#,
+        r#"{"Api_Key":1}"#,
+        r#"{"apiKey":"x"}"#,
+        r#"{"metadata":{"Client_Secret":"x"}}"#,
+        r#"{"a":[{"b":[{"PassWord":"x"}]}]}"#,
+        r#"{"KEY":"x"}"#,
+        r#"{"pwd":"x"}"#,
+        r#"{"Jwt":"x"}"#,
+        r#"{"refresh-token":"x"}"#,
+        r#"{"api\u005fkey":"x"}"#,
+        r#"{"k\u0065y":"x"}"#,
+        r#"{"k%65y":"x"}"#,
+        r#"{"api%5Fkey":"x"}"#,
+        r#"{"x-Bearer-y":"x"}"#,
+    ];
+    for raw in secret_bodies {
+        let mut body: serde_json::Value = serde_json::from_str(raw).expect("json");
+        let before = body.clone();
+        let mut redacted = Vec::new();
+        Redactor::default().body(&mut body, &mut redacted);
+        assert_ne!(body, before, "{raw}: the walk redacts it");
+        assert!(
+            Redactor::default().may_redact_body(raw.as_bytes()),
+            "{raw}: the prefilter must send it to the walk"
+        );
+    }
+    let clean = [
+        r#"{"model":"m","messages":[{"role":"user","content":"What is the weather in Paris?"}],"max_tokens":16,"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]}"#,
+        r#"{"model":"m","input":"hi","prompt_cache_key":"k1","keys":["a"]}"#,
+    ];
+    for raw in clean {
+        let mut body: serde_json::Value = serde_json::from_str(raw).expect("json");
+        let before = body.clone();
+        Redactor::default().body(&mut body, &mut Vec::new());
+        assert_eq!(body, before, "{raw}");
+        assert!(
+            !Redactor::default().may_redact_body(raw.as_bytes()),
+            "{raw}"
+        );
+    }
+    // Configured body pointers always need the walk.
+    let pointed = Redactor::new(&RedactionConfig {
+        body_pointers: vec!["/user".into()],
+        ..RedactionConfig::default()
+    });
+    assert!(pointed.may_redact_body(clean[0].as_bytes()));
+}

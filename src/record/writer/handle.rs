@@ -32,6 +32,15 @@ impl RecordingHandle {
             return;
         }
         self.used += body.len() as u64;
+        // A JSON body with nothing to redact, on one line (JSON strings cannot hold a raw line
+        // break, so any is whitespace), is recorded as the client sent it: no tree is built.
+        if !self.shared.redactor.may_redact_body(body)
+            && memchr::memchr2(b'\n', b'\r', body).is_none()
+            && let Ok(raw) = serde_json::from_slice::<&serde_json::value::RawValue>(body)
+        {
+            meta.request.body = RecordedBody::Json(raw.to_owned());
+            return;
+        }
         meta.request.body = match serde_json::from_slice::<serde_json::Value>(body) {
             Ok(mut value) => {
                 self.shared.redactor.body(&mut value, &mut meta.redacted);

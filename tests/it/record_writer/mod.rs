@@ -248,3 +248,47 @@ async fn in_violations_mode_a_clean_exchange_never_touches_the_disk() {
     assert_eq!(recording.frames.len(), 1);
     assert!(recording.end.is_some());
 }
+
+#[tokio::test]
+async fn a_json_body_with_nothing_to_redact_is_recorded_as_sent_and_others_compact() {
+    let dir = TempDir::new("body-as-sent");
+    let metrics = Arc::new(Metrics::default());
+    let recorder = Recorder::spawn(config(&dir, RecordMode::All), metrics);
+    let as_sent = r#"{"stream":false, "model":"m","messages":[{"role":"user","content":"hi"}]}"#;
+    let cases = [
+        // Clean and on one line: byte for byte, key order and spaces kept.
+        ("t-body-1", as_sent.to_owned(), as_sent.to_owned()),
+        // Several lines: a recording line cannot hold them, so compact (keys sorted).
+        (
+            "t-body-2",
+            "{\n  \"stream\": false,\n  \"model\": \"m\"\n}".to_owned(),
+            r#"{"model":"m","stream":false}"#.to_owned(),
+        ),
+        // A credential-named field: parsed, redacted, compact.
+        (
+            "t-body-3",
+            format!(r#"{{"model":"m","api_key":"{SECRET}"}}"#),
+            r#"{"api_key":"[REDACTED]","model":"m"}"#.to_owned(),
+        ),
+    ];
+    for (id, body, _) in &cases {
+        let mut handle = begin(&recorder, id, &HeaderMap::new(), Instant::now());
+        handle.request_body(Some(body.as_bytes()));
+        handle.response_head(200, &HeaderMap::new());
+        handle.finish(end(Vec::new()));
+    }
+    recorder.flush().await;
+    let files = files_under(&dir);
+    assert_eq!(files.len(), cases.len(), "{files:?}");
+    for (id, _, recorded) in &cases {
+        let path = files
+            .iter()
+            .find(|p| p.ends_with(format!("{id}.jsonl")))
+            .expect("its file");
+        let text = std::fs::read_to_string(path).expect("readable");
+        assert!(!text.contains(SECRET), "{id}: the secret is not on disk");
+        let recording = read_file(path).expect("reads back");
+        let body = recording.meta.request.body.to_bytes().expect("a body");
+        assert_eq!(String::from_utf8(body).expect("utf-8"), *recorded, "{id}");
+    }
+}
