@@ -46,6 +46,10 @@ pub const DEFAULT_REQUEST_BODY_MIN_RATE: u64 = 500;
 pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 /// Connections open at once on the admin listener: scrapers and probes, a handful.
 pub const DEFAULT_ADMIN_MAX_CONNECTIONS: usize = 64;
+/// Idle pooled upstream connections kept per upstream host (`proxy.upstream_max_idle`): as
+/// many as the `keepalive 256` the benchmark's nginx keeps, so a burst's connections are reused
+/// without every finished stream's connection holding its buffers for `timeouts.pool_idle`.
+pub const DEFAULT_UPSTREAM_MAX_IDLE: usize = 256;
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -91,6 +95,9 @@ pub struct ConnectionLimits {
     /// The proxy listener (and the replay server's).
     pub proxy: usize,
     pub admin: usize,
+    /// Idle pooled upstream connections kept per upstream host; more are closed when their
+    /// exchange ends (0: no pooling). Each idle one holds hyper's buffers, ~40 KiB.
+    pub upstream_idle: usize,
 }
 
 impl ConnectionLimits {
@@ -281,6 +288,7 @@ impl Config {
                 || DEFAULT_ADMIN_MAX_CONNECTIONS,
                 "proxy.admin_max_connections",
             )?,
+            upstream_idle: proxy.upstream_max_idle.unwrap_or(DEFAULT_UPSTREAM_MAX_IDLE),
         };
         Ok(Config {
             listen: proxy.listen.unwrap_or_else(default_listen),

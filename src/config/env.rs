@@ -22,6 +22,7 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ("TOOLTAP_STREAM_IDLE_TIMEOUT", "timeouts.stream_idle"),
     ("TOOLTAP_REQUEST_BODY_TIMEOUT", "timeouts.request_body"),
     ("TOOLTAP_MAX_CONNECTIONS", "proxy.max_connections"),
+    ("TOOLTAP_UPSTREAM_MAX_IDLE", "proxy.upstream_max_idle"),
     ("TOOLTAP_SHUTDOWN_GRACE", "shutdown.grace"),
     ("TOOLTAP_EXTRA_CA", "tls.extra_ca"),
     ("TOOLTAP_LOG_FORMAT", "log.format"),
@@ -59,6 +60,7 @@ impl EnvLayer {
         raw.timeouts.stream_idle = parse(&get, "TOOLTAP_STREAM_IDLE_TIMEOUT")?;
         raw.timeouts.request_body = parse(&get, "TOOLTAP_REQUEST_BODY_TIMEOUT")?;
         raw.proxy.max_connections = parse(&get, "TOOLTAP_MAX_CONNECTIONS")?;
+        raw.proxy.upstream_max_idle = parse(&get, "TOOLTAP_UPSTREAM_MAX_IDLE")?;
         raw.shutdown.grace = parse(&get, "TOOLTAP_SHUTDOWN_GRACE")?;
         raw.tls.extra_ca = get("TOOLTAP_EXTRA_CA").map(PathBuf::from);
         raw.inspect.enabled = parse_bool(&get, "TOOLTAP_INSPECT")?;

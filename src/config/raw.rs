@@ -66,6 +66,8 @@ pub struct RawProxy {
     pub max_connections: Option<usize>,
     /// Connections open at once on the admin listener.
     pub admin_max_connections: Option<usize>,
+    /// Idle pooled upstream connections kept per upstream host.
+    pub upstream_max_idle: Option<usize>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -156,6 +158,7 @@ impl RawConfig {
                 admin_max_connections: proxy
                     .admin_max_connections
                     .or(self.proxy.admin_max_connections),
+                upstream_max_idle: proxy.upstream_max_idle.or(self.proxy.upstream_max_idle),
             },
             timeouts: RawTimeouts {
                 connect: timeouts.connect.or(self.timeouts.connect),

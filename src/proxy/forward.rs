@@ -89,6 +89,7 @@ impl Forwarder {
             .timer(TokioTimer::new())
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(config.timeouts.pool_idle)
+            .pool_max_idle_per_host(config.connections.upstream_idle)
             .http1_max_headers(UPSTREAM_MAX_HEADERS)
             .http1_max_buf_size(UPSTREAM_MAX_HEAD_BYTES)
             // `headers::prepare_request` sets Host itself; the client must not add anything.

@@ -2,7 +2,8 @@
 //! header-read timeout on the proxy and admin listeners, the per-listener cap holds new
 //! connections back until a slot frees (a normal request then completes), and the real binary
 //! started with a tiny `ulimit -n` backs off on accept errors, logs them a bounded number of
-//! times and answers `/metrics` once the silent sockets are gone.
+//! times and answers `/metrics` once the silent sockets are gone. Idle pooled upstream
+//! connections beyond `proxy.upstream_max_idle` are closed when their exchange ends.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -154,6 +155,84 @@ async fn at_the_connection_cap_a_request_waits_for_a_slot_and_then_completes() {
         "tooltap_limit_hits_total",
         ["limit=\"header_read_timeout\"", "scope=\"proxy\""] == 4
     );
+}
+
+/// An HTTP/1.1 keep-alive upstream that answers every request after `delay` and counts the
+/// connections open on it now and at most.
+async fn counting_upstream(
+    delay: Duration,
+) -> (
+    SocketAddr,
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::AsyncWriteExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let open = Arc::new(AtomicUsize::new(0));
+    let peak = Arc::new(AtomicUsize::new(0));
+    let (open_count, peak_count) = (open.clone(), peak.clone());
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let now = open_count.fetch_add(1, Ordering::SeqCst) + 1;
+            peak_count.fetch_max(now, Ordering::SeqCst);
+            let open_count = open_count.clone();
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut buf = [0u8; 4096];
+                loop {
+                    match socket.read(&mut buf).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                    if head.windows(4).any(|w| w == b"\r\n\r\n") {
+                        head.clear();
+                        tokio::time::sleep(delay).await;
+                        let answer = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+                        if socket.write_all(answer).await.is_err() {
+                            break;
+                        }
+                    }
+                }
+                open_count.fetch_sub(1, Ordering::SeqCst);
+            });
+        }
+    });
+    (addr, open, peak)
+}
+
+#[tokio::test]
+async fn idle_upstream_connections_beyond_the_pool_cap_are_closed() {
+    use std::sync::atomic::Ordering;
+    let (upstream, open, peak) = counting_upstream(Duration::from_millis(300)).await;
+    let mut raw = proxy::raw_config(&format!("http://{upstream}"));
+    raw.proxy.upstream_max_idle = Some(2);
+    let tooltap = proxy::start(raw).await;
+    let addr = tooltap.local_addr();
+    // Eight requests at once need eight upstream connections.
+    let mut set = tokio::task::JoinSet::new();
+    for i in 0..8 {
+        set.spawn(async move {
+            let path = format!("/v1/models/{i}");
+            exchange(addr, request(addr, "GET", &path, "")).await.status
+        });
+    }
+    while let Some(status) = set.join_next().await {
+        assert_eq!(status.expect("joined"), 200);
+    }
+    assert_eq!(peak.load(Ordering::SeqCst), 8, "the requests overlapped");
+    // Once they are done, at most two stay open in the pool (the idle timeout is 90 s).
+    let settled = Instant::now();
+    while open.load(Ordering::SeqCst) > 2 && settled.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let left = open.load(Ordering::SeqCst);
+    assert!(left <= 2, "{left} upstream connections left open");
+    assert!(left >= 1, "the pool keeps connections for reuse: {left}");
 }
 
 /// The real binary under `prlimit --nofile=64`, with a connection cap above what 64 descriptors
