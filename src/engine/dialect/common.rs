@@ -141,6 +141,15 @@ pub fn response_json(body: &[u8], sink: &mut ViolationSink) -> Option<Value> {
     }
 }
 
+/// Removes `key` from an object and returns it, unless it is absent or `null` (or `value` is not
+/// an object): the typed reads' fallback, for members a rule reads once.
+pub fn take_member(value: &mut Value, key: &str) -> Option<Value> {
+    value
+        .as_object_mut()
+        .and_then(|members| members.remove(key))
+        .filter(|member| !member.is_null())
+}
+
 /// A response document's non-null `usage`.
 pub fn usage(document: &Value) -> Option<Value> {
     document.get("usage").filter(|u| !u.is_null()).cloned()

@@ -55,17 +55,10 @@ impl Document {
 
     /// The members of a document already parsed.
     pub fn of(mut document: Value) -> Document {
-        let object = document.is_object();
-        let mut take = |key: &str| {
-            document
-                .as_object_mut()
-                .and_then(|members| members.remove(key))
-                .filter(|value| !value.is_null())
-        };
         Document {
-            object,
-            choices: take("choices"),
-            usage: take("usage"),
+            object: document.is_object(),
+            choices: common::take_member(&mut document, "choices"),
+            usage: common::take_member(&mut document, "usage"),
         }
     }
 }

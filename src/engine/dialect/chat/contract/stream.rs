@@ -60,18 +60,11 @@ impl ChunkFields {
             });
         }
         let mut chunk = common::event_json(data, "neither JSON nor [DONE]", site, sink)?;
-        let object = chunk.is_object();
-        let mut take = |key: &str| {
-            chunk
-                .as_object_mut()
-                .and_then(|members| members.remove(key))
-                .filter(|value| !value.is_null())
-        };
         Some(ChunkFields {
-            error: take("error"),
-            usage: take("usage"),
-            choices: take("choices"),
-            object,
+            object: chunk.is_object(),
+            error: common::take_member(&mut chunk, "error"),
+            usage: common::take_member(&mut chunk, "usage"),
+            choices: common::take_member(&mut chunk, "choices"),
         })
     }
 }
