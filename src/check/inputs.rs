@@ -87,8 +87,9 @@ pub fn read_bounded(path: &Path, max_bytes: u64) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
-/// A sort key giving `Path`'s own order (component by component): the path's bytes with each
-/// separator replaced by 0, which sorts below every byte a name can hold.
+/// A sort key giving `Path`'s own order (component by component) for paths found under one
+/// folder: the components' bytes joined by 0, which sorts below every byte a name can hold.
+/// (Paths from different roots could differ: `Path` puts a root before any name.)
 fn order_key(path: &Path) -> Vec<u8> {
     use std::os::unix::ffi::OsStrExt;
     let mut key = Vec::new();

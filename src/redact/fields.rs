@@ -128,10 +128,20 @@ pub fn may_hold_secret(raw: &[u8]) -> bool {
         std::sync::LazyLock::new(|| {
             let mut patterns: Vec<String> = vec!["\\u".into(), "%".into()];
             for fragment in SECRET_BODY_FRAGMENTS {
-                patterns.push((*fragment).to_owned());
-                if fragment.contains('_') {
-                    patterns.push(fragment.replace('_', "-"));
+                // Every spelling with `-` or `_` at each `_` (names are compared with `-` read
+                // as `_`).
+                let mut spellings = vec![String::new()];
+                for c in fragment.chars() {
+                    if c == '_' {
+                        spellings = spellings
+                            .into_iter()
+                            .flat_map(|s| [format!("{s}_"), format!("{s}-")])
+                            .collect();
+                    } else {
+                        spellings.iter_mut().for_each(|s| s.push(c));
+                    }
                 }
+                patterns.extend(spellings);
             }
             patterns.extend(SECRET_BODY_NAMES.iter().map(|name| format!("\"{name}\"")));
             aho_corasick::AhoCorasick::builder()
