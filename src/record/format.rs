@@ -82,10 +82,11 @@ pub struct ResponsePart {
 
 /// A request body: JSON when it parses, else text, else base64.
 ///
-/// JSON is kept as its compact text (a [`RawValue`]), not as a tree: the writer parses the body
-/// once to redact it and writes it compact (so keys are in serde_json's sorted order), and a
-/// reader (`check`, `replay`) hands the text to the engine as it is instead of building a tree
-/// and serialising it back. [`RecordedBody::to_value`] parses it when a tree is wanted.
+/// JSON is kept as its text (a [`RawValue`]), not as a tree. The writer records a one-line body
+/// with nothing to redact as the client sent it, and any other JSON body parsed, redacted and
+/// compact (keys in serde_json's sorted order); a reader (`check`, `replay`) hands the text to
+/// the engine as it is instead of building a tree and serialising it back.
+/// [`RecordedBody::to_value`] parses it when a tree is wanted.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RecordedBody {
@@ -118,7 +119,7 @@ impl RecordedBody {
         }
     }
 
-    /// The body as the engine and the matcher want it: compact JSON, text or decoded bytes.
+    /// The body as the engine and the matcher want it: the JSON text, text or decoded bytes.
     pub fn to_bytes(&self) -> Option<Vec<u8>> {
         match self {
             RecordedBody::Json(raw) => Some(raw.get().as_bytes().to_vec()),
