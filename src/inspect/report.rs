@@ -32,7 +32,7 @@ macro_rules! summary_line {
             $level,
             exchange = summary.exchange,
             route = summary.route,
-            model = summary.model,
+            model = %summary.model,
             stream = summary.stream,
             status = summary.status,
             violations = summary.violations,
