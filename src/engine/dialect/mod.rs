@@ -186,7 +186,7 @@ impl DialectState {
 
     /// Judges a whole buffered (JSON) body: `response.not_json` when it does not parse, else
     /// the dialect's outcomes for the document, and its `usage`. Chat reads only the members
-    /// it judges (see `chat::contract::buffered::Document`); the others read a full tree.
+    /// it judges (see `chat::contract::members`); the others read a full tree.
     pub fn judge_buffered(
         &self,
         body: &[u8],

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use contract::Declared;
-use contract::buffered::{Document, check_document};
+use contract::buffered::{check_document, read_document};
 use contract::stream::StreamContract;
 use request::{ParsedRequest, parse_request};
 use surface::{Mode, Surface};
@@ -114,7 +114,7 @@ impl ChatState {
         body: &[u8],
         sink: &mut ViolationSink,
     ) -> (Vec<ChoiceOutcome>, Option<Value>) {
-        let Some(document) = Document::read(body, sink) else {
+        let Some(document) = read_document(body, sink) else {
             return (Vec::new(), None);
         };
         let choices = check_document(&document, self.declared(), contract::Origin::Buffered, sink);

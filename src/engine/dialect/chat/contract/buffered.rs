@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::allowed::check_allowed;
 use super::calls::check_tool_calls;
 use super::legacy::{ChoiceFacts, check_legacy};
+use super::members::Members;
 use super::{Declared, FINISH_REASONS, Origin, preview};
 use crate::engine::dialect::chat::request::ToolChoice;
 use crate::engine::dialect::common;
@@ -16,56 +17,15 @@ use crate::engine::report::ChoiceOutcome;
 use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};
 
-/// The members of a buffered `chat.completion` document the contract reads: its `choices` and
-/// `usage` (`null` counts as absent), and whether it was an object at all.
-#[derive(Debug)]
-pub struct Document {
-    pub object: bool,
-    pub choices: Option<Value>,
-    pub usage: Option<Value>,
-}
-
-/// A document object read into just those members: `id`, `model`, `created`,
-/// `system_fingerprint`... are checked as JSON and skipped, not built into a tree and dropped.
-#[derive(serde::Deserialize)]
-struct DocumentObject {
-    #[serde(default)]
-    choices: Option<Value>,
-    #[serde(default)]
-    usage: Option<Value>,
-}
-
-impl Document {
-    /// A 2xx buffered body's document, or `None` after reporting `response.not_json`. Anything
-    /// the typed read refuses (not an object, a member given twice) is read the general way, so
-    /// the verdicts are those of a full `Value`.
-    pub fn read(body: &[u8], sink: &mut ViolationSink) -> Option<Document> {
-        // A derived struct would also accept an array of its members: objects only.
-        if body.trim_ascii_start().first() == Some(&b'{')
-            && let Ok(object) = serde_json::from_slice::<DocumentObject>(body)
-        {
-            return Some(Document {
-                object: true,
-                choices: object.choices,
-                usage: object.usage,
-            });
-        }
-        common::response_json(body, sink).map(Document::of)
-    }
-
-    /// The members of a document already parsed.
-    pub fn of(mut document: Value) -> Document {
-        Document {
-            object: document.is_object(),
-            choices: common::take_member(&mut document, "choices"),
-            usage: common::take_member(&mut document, "usage"),
-        }
-    }
+/// A 2xx buffered body's members (see [`Members`]), or `None` after reporting
+/// `response.not_json`.
+pub fn read_document(body: &[u8], sink: &mut ViolationSink) -> Option<Members> {
+    Members::typed(body).or_else(|| common::response_json(body, sink).map(Members::of))
 }
 
 /// Checks every choice of `document`; returns the outcomes in index order.
 pub fn check_document(
-    document: &Document,
+    document: &Members,
     declared: Declared<'_>,
     origin: Origin,
     sink: &mut ViolationSink,
@@ -308,10 +268,10 @@ mod tests {
     use super::*;
 
     /// choices, usage, and whether the document is an object.
-    type Members = (Option<Value>, Option<Value>, bool);
+    type Read = (Option<Value>, Option<Value>, bool);
 
     /// What a full `Value` says of the same body: the reference the typed read must match.
-    fn by_value(body: &str) -> Option<Members> {
+    fn by_value(body: &str) -> Option<Read> {
         let document: Value = serde_json::from_str(body).ok()?;
         let member = |key: &str| document.get(key).filter(|v| !v.is_null()).cloned();
         Some((member("choices"), member("usage"), document.is_object()))
@@ -334,7 +294,7 @@ mod tests {
         for body in cases {
             let mut sink = ViolationSink::new(Default::default());
             let typed =
-                Document::read(body.as_bytes(), &mut sink).map(|d| (d.choices, d.usage, d.object));
+                read_document(body.as_bytes(), &mut sink).map(|d| (d.choices, d.usage, d.object));
             assert_eq!(typed, by_value(body), "{body}");
             assert_eq!(
                 sink.is_empty(),

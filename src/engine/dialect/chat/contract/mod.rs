@@ -4,7 +4,8 @@
 //! reassembled equivalent) choice by choice; [`calls`] judges one message's `tool_calls`;
 //! [`stream`] judges each `chat.completion.chunk` event and feeds the reassembler. [`legacy`],
 //! [`legacy_stream`], [`custom`] and [`allowed`] judge the rest of the Chat surface (the legacy
-//! `function_call`, `type: "custom"` calls, `allowed_tools`). All push
+//! `function_call`, `type: "custom"` calls, `allowed_tools`). [`members`] reads a response
+//! object's `error`, `usage` and `choices` without building the rest into a tree. All push
 //! into a [`crate::engine::violation::ViolationSink`]; none does I/O.
 
 pub mod allowed;
@@ -14,6 +15,7 @@ pub mod custom;
 pub mod fragment;
 pub mod legacy;
 pub mod legacy_stream;
+pub mod members;
 pub mod stream;
 
 use super::request::ToolChoice;

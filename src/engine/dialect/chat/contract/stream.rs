@@ -7,9 +7,10 @@
 
 use serde_json::{Map, Value};
 
-use super::buffered::{Document, check_document};
+use super::buffered::check_document;
 use super::fragment::on_tool_call_fragment;
 use super::legacy_stream::{check_mixed, on_function_call_fragment};
+use super::members::Members;
 use super::{Declared, FINISH_REASONS, Origin, preview};
 use crate::engine::dialect::chat::reassemble::{Assembly, ChoiceAssembly};
 use crate::engine::dialect::common;
@@ -18,55 +19,11 @@ use crate::engine::report::ChoiceOutcome;
 use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};
 
-/// The three members of a chunk the contract reads (`null` counts as absent), and whether the
-/// chunk was an object at all.
-struct ChunkFields {
-    error: Option<Value>,
-    usage: Option<Value>,
-    choices: Option<Value>,
-    object: bool,
-}
-
-/// A chunk object read into just those members: every other member (`id`, `model`, `created`,
-/// `system_fingerprint`...) is checked as JSON and skipped, not built into a tree and dropped
-/// again: full inspection went from ~39.0k to ~33.7k instructions per SSE event (callgrind,
-/// `bench/profile full 1000`; the pass-through alone is ~7.5k).
-#[derive(serde::Deserialize)]
-struct ChunkObject {
-    #[serde(default)]
-    error: Option<Value>,
-    #[serde(default)]
-    usage: Option<Value>,
-    #[serde(default)]
-    choices: Option<Value>,
-}
-
-impl ChunkFields {
-    /// The chunk's fields, or `None` after reporting data that is not JSON. Anything the typed
-    /// read refuses (not an object, a member given twice) is read the general way, so the
-    /// verdicts are those of a full `Value`.
-    fn parse(data: &str, site: Site, sink: &mut ViolationSink) -> Option<ChunkFields> {
-        // A derived struct would also accept an array of its members: objects only.
-        let typed = data.trim_start().starts_with('{');
-        if let Some(object) = typed
-            .then(|| serde_json::from_str::<ChunkObject>(data).ok())
-            .flatten()
-        {
-            return Some(ChunkFields {
-                error: object.error,
-                usage: object.usage,
-                choices: object.choices,
-                object: true,
-            });
-        }
-        let mut chunk = common::event_json(data, "neither JSON nor [DONE]", site, sink)?;
-        Some(ChunkFields {
-            object: chunk.is_object(),
-            error: common::take_member(&mut chunk, "error"),
-            usage: common::take_member(&mut chunk, "usage"),
-            choices: common::take_member(&mut chunk, "choices"),
-        })
-    }
+/// A chunk's members (see [`Members`]), or `None` after reporting data that is not JSON.
+fn read_chunk(data: &str, site: Site, sink: &mut ViolationSink) -> Option<Members> {
+    Members::typed(data.as_bytes()).or_else(|| {
+        common::event_json(data, "neither JSON nor [DONE]", site, sink).map(Members::of)
+    })
 }
 
 /// The state of one stream's contract.
@@ -107,7 +64,7 @@ impl StreamContract {
             self.done = true;
             return true;
         }
-        let Some(chunk) = ChunkFields::parse(&event.data, site(""), sink) else {
+        let Some(chunk) = read_chunk(&event.data, site(""), sink) else {
             return false;
         };
         if let Some(error) = chunk.error {
@@ -221,7 +178,7 @@ impl StreamContract {
             return outcomes.clone();
         }
         let start = sink.len();
-        let document = Document::of(self.assembly.to_document());
+        let document = Members::of(self.assembly.to_document());
         let outcomes = check_document(&document, declared, Origin::Stream, sink);
         let assembly = &self.assembly;
         sink.fill_seq_since(start, |violation| {
@@ -354,10 +311,10 @@ mod tests {
     use super::*;
 
     /// error, usage, choices, and whether the chunk is an object.
-    type Members = (Option<Value>, Option<Value>, Option<Value>, bool);
+    type Read = (Option<Value>, Option<Value>, Option<Value>, bool);
 
     /// What a full `Value` says of the same data: the reference the typed read must match.
-    fn by_value(data: &str) -> Option<Members> {
+    fn by_value(data: &str) -> Option<Read> {
         let chunk: Value = serde_json::from_str(data).ok()?;
         let member = |key: &str| chunk.get(key).filter(|v| !v.is_null()).cloned();
         Some((
@@ -384,7 +341,7 @@ mod tests {
         ];
         for data in cases {
             let mut sink = ViolationSink::new(Default::default());
-            let typed = ChunkFields::parse(data, Site::at(""), &mut sink)
+            let typed = read_chunk(data, Site::at(""), &mut sink)
                 .map(|c| (c.error, c.usage, c.choices, c.object));
             assert_eq!(typed, by_value(data), "{data}");
             assert_eq!(
