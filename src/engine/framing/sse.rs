@@ -7,6 +7,9 @@
 //! is skipped. Only complete lines are decoded, so split code points survive. Every buffer is
 //! bounded by `max_line`. Public so the proxy's enforce mode can reuse it.
 
+/// The data buffer kept between events: larger ones are given back after their event.
+const KEPT_DATA_CAPACITY: usize = 4 * 1024;
+
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SseEvent {
@@ -64,7 +67,7 @@ impl SseFramer {
                 bytes = &bytes[1..];
             }
         }
-        while let Some(end) = bytes.iter().position(|&b| b == b'\n' || b == b'\r') {
+        while let Some(end) = memchr::memchr2(b'\n', b'\r', bytes) {
             let line_bytes = &bytes[..end];
             let ending_in_cr = bytes[end] == b'\r';
             let mut rest = &bytes[end + 1..];
@@ -126,19 +129,26 @@ impl SseFramer {
             self.comments += 1;
             return Ok(());
         }
-        let text = String::from_utf8_lossy(raw);
-        let (field, value) = match text.split_once(':') {
-            Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
-            None => (text.as_ref(), ""),
+        // The field name is ASCII when it is one we read: split on the byte, decode the value
+        // alone (valid UTF-8, the common case, is borrowed rather than copied).
+        let (field, value) = match memchr::memchr(b':', raw) {
+            Some(colon) => {
+                let value = &raw[colon + 1..];
+                (&raw[..colon], value.strip_prefix(b" ").unwrap_or(value))
+            }
+            None => (raw, &b""[..]),
         };
         match field {
-            "data" => {
-                self.data.push_str(value);
+            b"data" => {
+                match std::str::from_utf8(value) {
+                    Ok(text) => self.data.push_str(text),
+                    Err(_) => self.data.push_str(&String::from_utf8_lossy(value)),
+                }
                 self.data.push('\n');
                 self.has_data = true;
                 self.check_len(0)?;
             }
-            "event" => self.event = Some(value.to_owned()),
+            b"event" => self.event = Some(String::from_utf8_lossy(value).into_owned()),
             // `id` and `retry` steer reconnection, which a one-shot completion never does.
             _ => {}
         }
@@ -152,8 +162,14 @@ impl SseFramer {
             return;
         }
         self.has_data = false;
-        let mut data = std::mem::take(&mut self.data);
-        data.pop(); // the `\n` appended after the last data line
+        // One allocation of the exact size; the framer keeps its buffer for the next event,
+        // unless a large event grew it (what a stream holds between events stays small).
+        let data = self.data[..self.data.len() - 1].to_owned(); // drop the last line's `\n`
+        if self.data.capacity() > KEPT_DATA_CAPACITY {
+            self.data = String::new();
+        } else {
+            self.data.clear();
+        }
         events.push(SseEvent { event, data });
     }
 }
@@ -187,6 +203,64 @@ mod tests {
         let (events, _) = frame(&[b"\xEF\xBB\xBFevent: error\ndata: x\ndata:  y\ndata\n\n"]);
         assert_eq!(events[0].event.as_deref(), Some("error"));
         assert_eq!(events[0].data, "x\n y\n");
+    }
+
+    /// The field and value of a line as the standard reads them: decode the whole line (invalid
+    /// bytes become U+FFFD), then split at the first colon. The framer splits the bytes first.
+    fn by_whole_line(line: &[u8]) -> (String, String) {
+        let text = String::from_utf8_lossy(line);
+        let (field, value) = text.split_once(':').unwrap_or((text.as_ref(), ""));
+        (
+            field.to_owned(),
+            value.strip_prefix(' ').unwrap_or(value).to_owned(),
+        )
+    }
+
+    #[test]
+    fn invalid_utf8_decodes_as_if_the_whole_line_were_decoded_first() {
+        let lines: [&[u8]; 8] = [
+            b"data: \xff x",
+            b"data:\xc3",
+            b"data: \xe2\x82: y",
+            b"da\xffta: z",
+            b"data\xc3: w",
+            b"event:\xe9rror",
+            b"event: \xf0\x9f\x98",
+            b"data",
+        ];
+        for line in lines {
+            let (field, value) = by_whole_line(line);
+            let mut bytes = line.to_vec();
+            bytes.extend_from_slice(b"\n\n");
+            let (events, _) = frame(&[&bytes]);
+            match field.as_str() {
+                "data" => assert_eq!(data(&events), [value.as_str()], "{line:?}"),
+                "event" => assert!(events.is_empty(), "{line:?}: an event without data"),
+                _ => assert!(events.is_empty(), "{line:?}: field {field:?} is not read"),
+            }
+            let mut with_data = line.to_vec();
+            with_data.extend_from_slice(b"\ndata: d\n\n");
+            let (events, _) = frame(&[&with_data]);
+            let event = (field == "event").then_some(value.as_str());
+            assert_eq!(events[0].event.as_deref(), event, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn a_large_event_does_not_leave_a_large_buffer_behind() {
+        let mut framer = SseFramer::new(1 << 20);
+        let mut events = Vec::new();
+        let big = format!("data: {}\n\n", "x".repeat(64 * 1024));
+        framer
+            .push(big.as_bytes(), &mut events)
+            .expect("within bounds");
+        assert_eq!(events[0].data.len(), 64 * 1024);
+        assert!(framer.data.capacity() <= KEPT_DATA_CAPACITY);
+        framer
+            .push(b"data: small\n\n", &mut events)
+            .expect("within bounds");
+        assert_eq!(events[1].data, "small");
+        assert!(framer.data.capacity() > 0, "a small event's buffer is kept");
     }
 
     #[test]

@@ -8,6 +8,7 @@
 use serde_json::Value;
 
 use super::preview;
+use super::stream::ChunkAt;
 use crate::engine::dialect::chat::reassemble::{Arguments, CallAssembly, ChoiceAssembly};
 use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};
@@ -15,13 +16,13 @@ use crate::engine::violation::{Site, Stage, ViolationSink};
 pub fn on_tool_call_fragment(
     assembled: &mut ChoiceAssembly,
     item: &Value,
-    path: &str,
+    at: ChunkAt,
     choice: u32,
     seq: u64,
     sink: &mut ViolationSink,
 ) {
     let Some(index) = item.get("index").and_then(Value::as_i64) else {
-        let site = Site::at(format!("{path}/index"))
+        let site = Site::at(at.pointer("/index"))
             .choice(Some(choice))
             .seq(Some(seq));
         let shown = item
@@ -46,7 +47,7 @@ pub fn on_tool_call_fragment(
     };
     let tool_call = u32::try_from(index).ok();
     let site = |suffix: &str| {
-        Site::at(format!("{path}{suffix}"))
+        Site::at(at.pointer(suffix))
             .choice(Some(choice))
             .tool_call(tool_call)
             .seq(Some(seq))
@@ -135,7 +136,11 @@ pub fn on_tool_call_fragment(
         }
     }
     let function = item.get(own);
-    let name_path = format!("/{own}/name");
+    let name_path = if custom {
+        "/custom/name"
+    } else {
+        "/function/name"
+    };
     match function.and_then(|f| f.get("name")) {
         Some(Value::String(name)) => match &call.name {
             None => call.name = Some(name.clone()),
@@ -145,7 +150,7 @@ pub fn on_tool_call_fragment(
                     sink.push(
                         RuleId::DeltaNameRepeated,
                         Stage::Fragment,
-                        site(&name_path),
+                        site(name_path),
                         format!("name {name:?} sent again on a later fragment"),
                     );
                 }
@@ -155,7 +160,7 @@ pub fn on_tool_call_fragment(
                 sink.push(
                     RuleId::DeltaNameChanged,
                     Stage::Fragment,
-                    site(&name_path),
+                    site(name_path),
                     detail,
                 );
             }
@@ -167,7 +172,7 @@ pub fn on_tool_call_fragment(
             sink.push(
                 RuleId::DeltaNameLate,
                 Stage::Fragment,
-                site(&name_path),
+                site(name_path),
                 detail,
             );
         }

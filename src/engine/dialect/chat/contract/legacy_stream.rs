@@ -10,6 +10,7 @@
 use serde_json::{Map, Value};
 
 use super::preview;
+use super::stream::ChunkAt;
 use crate::engine::dialect::chat::reassemble::{Arguments, ChoiceAssembly, LegacyAssembly};
 use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};
@@ -17,13 +18,13 @@ use crate::engine::violation::{Site, Stage, ViolationSink};
 pub fn on_function_call_fragment(
     assembled: &mut ChoiceAssembly,
     fragment: &Map<String, Value>,
-    path: &str,
+    at: ChunkAt,
     choice: u32,
     seq: u64,
     sink: &mut ViolationSink,
 ) {
     let site = |suffix: &str| {
-        Site::at(format!("{path}{suffix}"))
+        Site::at(at.pointer(suffix))
             .choice(Some(choice))
             .seq(Some(seq))
     };
@@ -100,7 +101,7 @@ pub fn on_function_call_fragment(
 /// shapes.
 pub fn check_mixed(
     assembled: &mut ChoiceAssembly,
-    path: &str,
+    at: ChunkAt,
     choice: u32,
     seq: u64,
     sink: &mut ViolationSink,
@@ -109,7 +110,7 @@ pub fn check_mixed(
         return;
     }
     assembled.mixed_reported = true;
-    let site = Site::at(path).choice(Some(choice)).seq(Some(seq));
+    let site = Site::at(at.pointer("")).choice(Some(choice)).seq(Some(seq));
     sink.push(
         RuleId::ChatLegacyStreamMixedWithToolCalls,
         Stage::Fragment,
