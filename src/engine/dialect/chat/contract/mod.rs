@@ -5,12 +5,14 @@
 //! [`stream`] judges each `chat.completion.chunk` event and feeds the reassembler. [`legacy`],
 //! [`legacy_stream`], [`custom`] and [`allowed`] judge the rest of the Chat surface (the legacy
 //! `function_call`, `type: "custom"` calls, `allowed_tools`). [`members`] reads a response
-//! object's `error`, `usage` and `choices` without building the rest into a tree. All push
+//! object's `error`, `usage` and `choices` without building the rest into a tree, and
+//! [`chunk`] a stream chunk's down to each delta. All push
 //! into a [`crate::engine::violation::ViolationSink`]; none does I/O.
 
 pub mod allowed;
 pub mod buffered;
 pub mod calls;
+pub mod chunk;
 pub mod custom;
 pub mod fragment;
 pub mod legacy;

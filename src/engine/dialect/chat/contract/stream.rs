@@ -5,9 +5,10 @@
 //! at `[DONE]` or the end of the body the reassembled document judged by
 //! [`super::buffered::check_document`]. Nothing is asserted about a single arguments fragment.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::buffered::check_document;
+use super::chunk::{ChoiceView, Chunk, DeltaView, Slot};
 use super::fragment::on_tool_call_fragment;
 use super::legacy_stream::{check_mixed, on_function_call_fragment};
 use super::members::Members;
@@ -50,11 +51,10 @@ impl ChunkAt {
     }
 }
 
-/// A chunk's members (see [`Members`]), or `None` after reporting data that is not JSON.
-fn read_chunk(data: &str, site: Site, sink: &mut ViolationSink) -> Option<Members> {
-    Members::typed(data.as_bytes()).or_else(|| {
-        common::event_json(data, "neither JSON nor [DONE]", site, sink).map(Members::of)
-    })
+/// A chunk's members (see [`Chunk`]), or `None` after reporting data that is not JSON.
+fn read_chunk(data: &str, site: Site, sink: &mut ViolationSink) -> Option<Chunk> {
+    Chunk::typed(data.as_bytes())
+        .or_else(|| common::event_json(data, "neither JSON nor [DONE]", site, sink).map(Chunk::of))
 }
 
 /// The state of one stream's contract.
@@ -95,9 +95,15 @@ impl StreamContract {
             self.done = true;
             return true;
         }
-        let Some(chunk) = read_chunk(&event.data, site(""), sink) else {
-            return false;
-        };
+        if let Some(chunk) = read_chunk(&event.data, site(""), sink) {
+            self.on_chunk(chunk, seq, sink);
+        }
+        false
+    }
+
+    /// Judges one chunk's members and folds its deltas into the assembly.
+    fn on_chunk(&mut self, mut chunk: Chunk, seq: u64, sink: &mut ViolationSink) {
+        let site = |path: &str| Site::at(path).seq(Some(seq));
         if let Some(error) = chunk.error {
             let detail = format!("an error object inside a 2xx stream: {}", preview(&error));
             sink.push(
@@ -106,12 +112,12 @@ impl StreamContract {
                 site("/error"),
                 detail,
             );
-            return false;
+            return;
         }
-        if let Some(usage) = chunk.usage {
+        if let Some(usage) = chunk.usage.take() {
             self.assembly.usage = Some(usage);
         }
-        let Some(choices) = chunk.choices.as_ref().and_then(Value::as_array) else {
+        let Some(choices) = chunk.choices() else {
             let path = if chunk.object { "/choices" } else { "" };
             sink.push(
                 RuleId::ResponseShapeInvalid,
@@ -119,19 +125,24 @@ impl StreamContract {
                 site(path),
                 "a chunk without a `choices` array",
             );
-            return false;
+            return;
         };
         // Empty `choices` (the usage chunk, content-filter chunks) is legal and ends here.
         for (position, choice) in choices.iter().enumerate() {
             self.on_choice(choice, position, seq, sink);
         }
-        false
     }
 
-    fn on_choice(&mut self, choice: &Value, position: usize, seq: u64, sink: &mut ViolationSink) {
+    fn on_choice(
+        &mut self,
+        choice: &ChoiceView<'_>,
+        position: usize,
+        seq: u64,
+        sink: &mut ViolationSink,
+    ) {
         let at = ChunkAt::Choice(position);
         let Some(index) = choice
-            .get("index")
+            .index
             .and_then(Value::as_u64)
             .and_then(|i| u32::try_from(i).ok())
         else {
@@ -150,11 +161,11 @@ impl StreamContract {
                 .seq(Some(seq))
         };
         let assembled = self.assembly.choices.entry(index).or_default();
-        match choice.get("delta") {
-            Some(Value::Object(delta)) => on_delta(assembled, delta, position, index, seq, sink),
+        match &choice.delta {
+            Slot::Present(delta) => on_delta(assembled, delta, position, index, seq, sink),
             // A final chunk may carry only finish_reason; spec requires delta, clients cope.
-            None | Some(Value::Null) => {}
-            Some(other) => {
+            Slot::Absent => {}
+            Slot::Other(other) => {
                 let detail = format!("delta must be an object, got {}", preview(other));
                 sink.push(
                     RuleId::ResponseShapeInvalid,
@@ -164,8 +175,8 @@ impl StreamContract {
                 );
             }
         }
-        match choice.get("finish_reason") {
-            None | Some(Value::Null) => {}
+        match choice.finish_reason {
+            None => {}
             Some(reason) => {
                 let valid = reason.as_str().is_some_and(|r| FINISH_REASONS.contains(&r));
                 if !valid {
@@ -256,7 +267,7 @@ impl StreamContract {
 
 fn on_delta(
     assembled: &mut ChoiceAssembly,
-    delta: &Map<String, Value>,
+    delta: &DeltaView<'_>,
     position: usize,
     choice: u32,
     seq: u64,
@@ -268,8 +279,8 @@ fn on_delta(
             .choice(Some(choice))
             .seq(Some(seq))
     };
-    match delta.get("content") {
-        None | Some(Value::Null) => {}
+    match delta.content {
+        None => {}
         Some(Value::String(text)) => assembled
             .content
             .get_or_insert_with(String::new)
@@ -287,9 +298,9 @@ fn on_delta(
             );
         }
     }
-    match delta.get("tool_calls") {
-        None | Some(Value::Null) => {}
-        Some(Value::Array(items)) => {
+    match delta.tool_calls {
+        Slot::Absent => {}
+        Slot::Present(items) => {
             for (item_position, item) in items.iter().enumerate() {
                 on_tool_call_fragment(
                     assembled,
@@ -301,7 +312,7 @@ fn on_delta(
                 );
             }
         }
-        Some(other) => {
+        Slot::Other(other) => {
             let detail = format!("delta.tool_calls must be an array, got {}", preview(other));
             sink.push(
                 RuleId::ResponseShapeInvalid,
@@ -311,8 +322,8 @@ fn on_delta(
             );
         }
     }
-    match delta.get("function_call") {
-        None | Some(Value::Null) => {}
+    match delta.function_call {
+        None => {}
         Some(Value::Object(fragment)) => on_function_call_fragment(
             assembled,
             fragment,
@@ -341,21 +352,6 @@ fn on_delta(
 mod tests {
     use super::*;
 
-    /// error, usage, choices, and whether the chunk is an object.
-    type Read = (Option<Value>, Option<Value>, Option<Value>, bool);
-
-    /// What a full `Value` says of the same data: the reference the typed read must match.
-    fn by_value(data: &str) -> Option<Read> {
-        let chunk: Value = serde_json::from_str(data).ok()?;
-        let member = |key: &str| chunk.get(key).filter(|v| !v.is_null()).cloned();
-        Some((
-            member("error"),
-            member("usage"),
-            member("choices"),
-            chunk.is_object(),
-        ))
-    }
-
     #[test]
     fn chunk_places_write_their_pointers() {
         assert_eq!(ChunkAt::Choice(1).pointer("/index"), "/choices/1/index");
@@ -370,30 +366,81 @@ mod tests {
         );
     }
 
-    #[test]
-    fn the_typed_read_of_a_chunk_agrees_with_a_full_value() {
-        let cases = [
-            r#"{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{}}]}"#,
-            r#"{"choices":[],"usage":{"total_tokens":3},"error":null}"#,
-            r#"  {"error":{"message":"boom"},"choices":null}"#,
-            r#"{"choices":[1],"choices":[{"index":0}]}"#,
-            r#"[null,null,[{"index":0}]]"#,
-            r#""a string""#,
-            r#"{"choices":{"index":0}}"#,
-            r#"{"nested":{"choices":[]},"x":[1,2,{"y":null}]}"#,
-            r#"{"choices":[] } trailing"#,
-            r#"{"choices":["#,
-        ];
-        for data in cases {
-            let mut sink = ViolationSink::new(Default::default());
-            let typed = read_chunk(data, Site::at(""), &mut sink)
-                .map(|c| (c.error, c.usage, c.choices, c.object));
-            assert_eq!(typed, by_value(data), "{data}");
-            assert_eq!(
-                sink.is_empty(),
-                typed.is_some(),
-                "{data}: not-JSON reported"
-            );
+    /// What one read of every chunk leaves: the violations (every field) and the reassembled
+    /// document with its usage; and whether any chunk was read.
+    type Judged = (Vec<String>, Value, bool);
+
+    /// Feeds `chunks` to a contract, each read by `read` (`None`: not JSON, skipped by both).
+    fn judge(chunks: &[&str], read: impl Fn(&str) -> Option<Chunk>) -> Judged {
+        let mut contract = StreamContract::default();
+        let mut sink = ViolationSink::new(Default::default());
+        let mut read_any = false;
+        for (seq, data) in chunks.iter().enumerate() {
+            if let Some(chunk) = read(data) {
+                read_any = true;
+                contract.on_chunk(chunk, seq as u64, &mut sink);
+            }
         }
+        let violations = sink.as_slice().iter().map(|v| format!("{v:?}")).collect();
+        (violations, contract.assembly.to_document(), read_any)
+    }
+
+    #[test]
+    fn the_typed_read_of_a_chunk_judges_as_a_full_value_does() {
+        let streams: &[&[&str]] = &[
+            &[
+                r#"{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]},"finish_reason":null}]}"#,
+                r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":"}}]}}]}"#,
+                r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"arguments":"\"Paris\"}"}}]},"finish_reason":"tool_calls"}]}"#,
+                r#"{"choices":[],"usage":{"total_tokens":3},"error":null}"#,
+            ],
+            &[
+                r#"{"choices":[{"index":0,"delta":{"content":"he"}},{"index":1,"delta":{"content":7}}]}"#,
+                r#"{"choices":[{"index":0,"delta":{"content":"llo"},"finish_reason":"stop"},{"index":1,"delta":null,"finish_reason":"bogus"}]}"#,
+                r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+            ],
+            &[
+                r#"{"choices":[{"index":0,"delta":{"function_call":{"arguments":"{}"}}}]}"#,
+                r#"{"choices":[{"index":0,"delta":{"function_call":{"name":"f"},"tool_calls":[{"index":0,"function":{"name":"g","arguments":"{}"}}]}}]}"#,
+                r#"{"choices":[{"index":0,"delta":{"function_call":"f"}}]}"#,
+            ],
+            &[
+                r#"{"choices":[{"delta":{"content":"x"}},{"index":"0"},{"index":null},{"index":-1}]}"#,
+                r#"{"choices":[{"index":0,"delta":"text"}]}"#,
+                r#"{"choices":[{"index":0,"delta":{"tool_calls":{"index":0}}}]}"#,
+                r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"function":{"arguments":"{}"}},7,{"index":2,"function":{"arguments":{}}}]}}]}"#,
+                r#"{"choices":[1,null,"x"]}"#,
+                r#"{"choices":{"index":0}}"#,
+                r#"{"choices":null}"#,
+                r#"{"id":"no choices"}"#,
+                r#"[{"choices":[]}]"#,
+                r#""a string""#,
+                r#"{"error":{"message":"boom"},"choices":[]}"#,
+            ],
+            &[
+                r#"{"choices":[{"index":0,"delta":{"content":"a"},"delta":{"content":"b"}}]}"#,
+                r#"{"choices":[{"index":0,"index":1,"delta":{"content":"c"}}]}"#,
+                r#"{"choices":[{"index":0,"delta":{"content":"d","content":null}}]}"#,
+                r#"{"choices":[{"index":0}],"choices":[{"index":1,"delta":{"content":"e"}}]}"#,
+                r#"{"usage":{"a":1},"usage":null,"choices":[]}"#,
+                r#"{"choices":[{"index":0,"delta":{"content":"f"},"finish_reason":"stop","logprobs":null,"extra":[1,{"delta":2}]}]}"#,
+                r#"{"choices":[{"index":0,"delta":{"content":"g"}}]} trailing"#,
+                r#"{"choices":[{"index":0,"delta":{"content":"h"}}"#,
+            ],
+        ];
+        let tree = |data: &str| serde_json::from_str::<Value>(data).ok().map(Chunk::of);
+        let typed = |data: &str| Chunk::typed(data.as_bytes()).or_else(|| tree(data));
+        let mut typed_reads = 0;
+        for chunks in streams {
+            typed_reads += chunks
+                .iter()
+                .filter(|data| Chunk::typed(data.as_bytes()).is_some())
+                .count();
+            let by_tree = judge(chunks, tree);
+            assert!(by_tree.2, "{chunks:?}: nothing parsed");
+            assert_eq!(judge(chunks, typed), by_tree, "{chunks:?}");
+        }
+        // The typed read must take most of these, or the comparison proves little.
+        assert!(typed_reads >= 15, "typed reads: {typed_reads}");
     }
 }
