@@ -144,3 +144,67 @@ impl ChatState {
         (choices, self.stream.assembly.usage.take())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::contract::members::Members;
+    use super::*;
+
+    /// What one read of a body leaves: every field of every violation, and the outcomes.
+    fn judged(state: &ChatState, document: Option<Members>) -> (Vec<String>, String) {
+        let mut sink = ViolationSink::new(Default::default());
+        let outcomes = document.map(|document| {
+            check_document(
+                &document,
+                state.declared(),
+                contract::Origin::Buffered,
+                &mut sink,
+            )
+        });
+        let violations = sink.as_slice().iter().map(|v| format!("{v:?}")).collect();
+        (violations, format!("{outcomes:?}"))
+    }
+
+    #[test]
+    fn the_typed_read_of_a_buffered_body_judges_as_a_full_value_does() {
+        let requests = [
+            r#"{"model":"m","tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}],"tool_choice":"required","parallel_tool_calls":false}"#,
+            r#"{"model":"m","functions":[{"name":"get_weather","parameters":{"type":"object"}}]}"#,
+        ];
+        let bodies = [
+            r#"{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"logprobs":null,"finish_reason":"tool_calls"}],"usage":{"total_tokens":3}}"#,
+            r#"{"choices":[{"index":0,"message":{"content":"hi","tool_calls":[]},"finish_reason":"stop"},{"index":1,"message":{"content":5,"tool_calls":null},"finish_reason":null},{"index":2,"message":{"content":"x"}}]}"#,
+            r#"{"choices":[{"index":0,"message":{"tool_calls":[{"id":"a","type":"function","function":{"name":"get_weather","arguments":{"city":"Oslo"}}},{"id":"a","function":{"name":"nope","arguments":"{"}},7]},"finish_reason":"stop"}]}"#,
+            r#"{"choices":[{"index":0,"message":{"function_call":{"name":"get_weather","arguments":"{}"}},"finish_reason":"function_call"}]}"#,
+            r#"{"choices":[{"message":null},{"index":"1","message":"text"},{"index":2,"message":{"tool_calls":{"id":"x"}}},3]}"#,
+            r#"{"choices":[{"index":0,"message":{"content":"a"},"message":{"content":"b"},"finish_reason":"stop"}]}"#,
+            r#"{"choices":[{"index":0,"message":{"content":"a","content":null},"finish_reason":"stop"}]}"#,
+            r#"{"choices":[{"index":0}],"choices":[{"index":1,"message":{"content":"c"},"finish_reason":"length"}]}"#,
+            r#"{"choices":{"index":0}}"#,
+            r#"{"choices":null,"usage":null}"#,
+            r#"{"id":"no choices"}"#,
+            r#"[{"choices":[]}]"#,
+            r#""a string""#,
+            r#"{"choices":[{"index":0,"message":{"content":"d"},"finish_reason":"stop"}]} trailing"#,
+        ];
+        let cache = SchemaCache::default();
+        let mut typed_reads = 0;
+        for request in requests {
+            let mut sink = ViolationSink::new(Default::default());
+            let state = ChatState::new(&cache, request.as_bytes(), &mut sink, &mut Vec::new());
+            for body in bodies {
+                let typed = Members::typed(body.as_bytes());
+                typed_reads += usize::from(typed.is_some());
+                let tree = serde_json::from_str::<Value>(body).ok().map(Members::of);
+                let typed = typed.or_else(|| serde_json::from_str(body).ok().map(Members::of));
+                assert_eq!(
+                    judged(&state, typed),
+                    judged(&state, tree),
+                    "{request}\n{body}"
+                );
+            }
+        }
+        // The typed read must take most of these, or the comparison proves little.
+        assert!(typed_reads >= 12, "typed reads: {typed_reads}");
+    }
+}

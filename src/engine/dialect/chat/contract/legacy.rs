@@ -29,14 +29,14 @@ pub struct ChoiceFacts<'a> {
 }
 
 pub fn check_legacy(
-    message: &Value,
+    function_call: Option<&Value>,
     facts: &ChoiceFacts<'_>,
     declared: Declared<'_>,
     sink: &mut ViolationSink,
 ) -> Option<ToolCallOutcome> {
     let base = facts.base;
     let site = |suffix: &str| Site::at(format!("{base}{suffix}")).choice(Some(facts.index));
-    let call = message.get("function_call").filter(|c| !c.is_null());
+    let call = function_call.filter(|c| !c.is_null());
     let finish = facts.finish_reason;
     let surface = declared.surface;
     match surface.mode {
