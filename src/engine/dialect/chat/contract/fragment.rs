@@ -7,6 +7,7 @@
 
 use serde_json::Value;
 
+use super::chunk::{FragmentView, PartName};
 use super::preview;
 use super::stream::ChunkAt;
 use crate::engine::dialect::chat::reassemble::{Arguments, CallAssembly, ChoiceAssembly};
@@ -15,21 +16,19 @@ use crate::engine::violation::{Site, Stage, ViolationSink};
 
 pub fn on_tool_call_fragment(
     assembled: &mut ChoiceAssembly,
-    item: &Value,
+    item: FragmentView<'_>,
     at: ChunkAt,
     choice: u32,
     seq: u64,
     sink: &mut ViolationSink,
 ) {
-    let Some(index) = item.get("index").and_then(Value::as_i64) else {
+    let Some(index) = item.index().and_then(Value::as_i64) else {
         let site = Site::at(at.pointer("/index"))
             .choice(Some(choice))
             .seq(Some(seq));
-        let shown = item
-            .get("index")
-            .map_or_else(|| "missing".to_owned(), preview);
-        let custom = item.get("type").and_then(Value::as_str) == Some("custom")
-            || item.get("custom").is_some();
+        let shown = item.index().map_or_else(|| "missing".to_owned(), preview);
+        let custom = item.kind().and_then(Value::as_str) == Some("custom")
+            || item.part(PartName::Custom).is_present();
         let rule = if custom {
             RuleId::ChatCustomStreamIndexMissing
         } else {
@@ -87,7 +86,7 @@ pub fn on_tool_call_fragment(
     let Some(call) = assembled.calls.get_mut(&index) else {
         return;
     };
-    if let Some(Value::String(id)) = item.get("id") {
+    if let Some(Value::String(id)) = item.id() {
         match &call.id {
             None => call.id = Some(id.clone()),
             Some(known) if known == id => {
@@ -108,9 +107,12 @@ pub fn on_tool_call_fragment(
             }
         }
     }
-    if let Some(kind) = item.get("type").filter(|k| !k.is_null()) {
+    if let Some(kind) = item.kind().filter(|k| !k.is_null()) {
         call.kind.get_or_insert_with(|| kind.clone());
-    } else if is_new && item.get("custom").is_some() && item.get("function").is_none() {
+    } else if is_new
+        && item.part(PartName::Custom).is_present()
+        && !item.part(PartName::Function).is_present()
+    {
         call.kind = Some(Value::String("custom".to_owned()));
     }
     let custom = call.kind.as_ref().and_then(Value::as_str) == Some("custom");
@@ -119,13 +121,19 @@ pub fn on_tool_call_fragment(
     } else {
         ("function", "custom", "arguments")
     };
-    if let Some(stray) = item.get(other).filter(|v| !v.is_null()) {
+    let (own_part, other_part) = if custom {
+        (PartName::Custom, PartName::Function)
+    } else {
+        (PartName::Function, PartName::Custom)
+    };
+    let stray = item.part(other_part);
+    if stray.is_non_null() {
         // Fragments of the other kind are left out of the reassembly.
         if !call.kind_mismatch_reported {
             call.kind_mismatch_reported = true;
             let detail = format!(
                 "a {own} tool call's fragment carries `{other}`: {}",
-                preview(stray)
+                preview(&stray.to_value())
             );
             sink.push(
                 RuleId::ChatCustomStreamFragmentKindMismatch,
@@ -135,13 +143,13 @@ pub fn on_tool_call_fragment(
             );
         }
     }
-    let function = item.get(own);
+    let function = item.part(own_part);
     let name_path = if custom {
         "/custom/name"
     } else {
         "/function/name"
     };
-    match function.and_then(|f| f.get("name")) {
+    match function.get("name") {
         Some(Value::String(name)) => match &call.name {
             None => call.name = Some(name.clone()),
             Some(known) if known == name => {
@@ -178,7 +186,7 @@ pub fn on_tool_call_fragment(
         }
         _ => {}
     }
-    match function.and_then(|f| f.get(payload)) {
+    match function.get(payload) {
         None | Some(Value::Null) => {}
         Some(Value::String(fragment)) => call.arguments.append(fragment),
         // A non-string custom input is judged on the reassembled call.

@@ -14,10 +14,10 @@
 //! tree and takes [`Members::of`] it, so verdicts are those of a full `Value` (the tests judge
 //! both reads of the same bodies and compare).
 
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 use serde_json::Value;
 
-use super::chunk::Slot;
+use super::chunk::{Slot, present};
 use crate::engine::dialect::common;
 
 /// What the contract reads of a response object.
@@ -64,11 +64,6 @@ struct TypedMessage {
     tool_calls: Option<Vec<Value>>,
     #[serde(default)]
     function_call: Option<Value>,
-}
-
-/// A member that was given, `null` included (absent members take the field's default).
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(deserializer).map(Some)
 }
 
 /// One choice of a document, as the contract reads it.
