@@ -180,6 +180,12 @@ mod tests {
             r#"{"choices":[{"index":0,"message":{"content":"a"},"message":{"content":"b"},"finish_reason":"stop"}]}"#,
             r#"{"choices":[{"index":0,"message":{"content":"a","content":null},"finish_reason":"stop"}]}"#,
             r#"{"choices":[{"index":0}],"choices":[{"index":1,"message":{"content":"c"},"finish_reason":"length"}]}"#,
+            r#"{"choices":[{"index":0,"message":{"tool_calls":[{"id":"c1","type":"custom","custom":{"name":"grep","input":"a"}},{"id":"c2","custom":{"name":"get_weather","input":{"k":1}},"function":{"name":"x","arguments":"{}"}},{"id":"c4","type":"custom","custom":null,"function":null}]},"finish_reason":"tool_calls"}]}"#,
+            r#"{"choices":[{"index":0,"message":{"tool_calls":[{"id":"c3","type":"custom","custom":"text"}]},"finish_reason":"tool_calls"}]}"#,
+            r#"{"choices":[{"index":0,"message":{"tool_calls":[{"id":null,"type":null,"function":{"name":null,"arguments":null}},{"function":null},{"id":"","type":"function","function":{"name":"","arguments":"[1]"}},{"id":"z","type":"function","function":{"name":"get_weather","arguments":"{\"city\":7}"}}]},"finish_reason":"tool_calls"}]}"#,
+            r#"{"choices":[{"index":0,"message":{"tool_calls":[{"id":"z","type":"function","function":{"name":"get_weather","arguments":"{}","extra":true}}]},"finish_reason":"tool_calls"}]}"#,
+            r#"{"choices":[{"index":0,"message":{"tool_calls":[{"id":"q","type":"function","function":"get_weather"}]},"finish_reason":"tool_calls"}]}"#,
+            r#"{"choices":[{"index":0,"message":{"tool_calls":[{"id":"q","type":"function","id":"r","function":{"name":"get_weather","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}"#,
             r#"{"choices":{"index":0}}"#,
             r#"{"choices":null,"usage":null}"#,
             r#"{"id":"no choices"}"#,
@@ -205,6 +211,6 @@ mod tests {
             }
         }
         // The typed read must take most of these, or the comparison proves little.
-        assert!(typed_reads >= 12, "typed reads: {typed_reads}");
+        assert!(typed_reads >= 14, "typed reads: {typed_reads}");
     }
 }

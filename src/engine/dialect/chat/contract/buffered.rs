@@ -8,9 +8,9 @@ use serde_json::Value;
 
 use super::allowed::check_allowed;
 use super::calls::check_tool_calls;
-use super::chunk::Slot;
 use super::legacy::{ChoiceFacts, check_legacy};
 use super::members::{ChoiceView, Members};
+use super::view::Slot;
 use super::{Declared, FINISH_REASONS, Origin, preview};
 use crate::engine::dialect::chat::request::ToolChoice;
 use crate::engine::dialect::common;

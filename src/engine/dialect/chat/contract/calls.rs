@@ -10,6 +10,7 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::custom::{CallAt, check_custom_call};
+use super::view::{Calls, PartName};
 use super::{Declared, Origin, preview};
 use crate::engine::report::ToolCallOutcome;
 use crate::engine::rules::RuleId;
@@ -21,7 +22,7 @@ const MAX_SCHEMA_ERRORS_PER_CALL: usize = 16;
 
 /// Checks every call; `base` is the JSON pointer of the array.
 pub fn check_tool_calls(
-    calls: &[Value],
+    calls: Calls<'_>,
     base: &str,
     choice: u32,
     declared: Declared<'_>,
@@ -35,7 +36,7 @@ pub fn check_tool_calls(
         let index = match origin {
             Origin::Buffered => position as u64,
             Origin::Stream => call
-                .get("index")
+                .index()
                 .and_then(Value::as_u64)
                 .unwrap_or(position as u64),
         };
@@ -46,7 +47,7 @@ pub fn check_tool_calls(
                 .choice(Some(choice))
                 .tool_call(Some(index))
         };
-        if !call.is_object() {
+        if let Some(call) = call.non_object() {
             let detail = format!("a tool call must be an object, got {}", preview(call));
             sink.push(
                 RuleId::ResponseShapeInvalid,
@@ -56,8 +57,8 @@ pub fn check_tool_calls(
             );
             continue;
         }
-        let kind = call.get("type").and_then(Value::as_str);
-        if kind == Some("custom") || (kind.is_none() && call.get("custom").is_some()) {
+        let kind = call.kind().and_then(Value::as_str);
+        if kind == Some("custom") || (kind.is_none() && call.part(PartName::Custom).is_present()) {
             let at = CallAt {
                 path: &path,
                 choice,
@@ -66,7 +67,7 @@ pub fn check_tool_calls(
             outcomes.push(check_custom_call(call, &at, &mut seen_ids, declared, sink));
             continue;
         }
-        let id = match call.get("id") {
+        let id = match call.id() {
             Some(Value::String(id)) if !id.is_empty() => {
                 if !seen_ids.insert(id.clone()) {
                     let detail = format!("id {id:?} is used by an earlier call of this message");
@@ -93,7 +94,7 @@ pub fn check_tool_calls(
                 None
             }
         };
-        let kind = call.get("type");
+        let kind = call.kind();
         if kind.and_then(Value::as_str) != Some("function") {
             let shown = kind.map_or_else(|| "missing".to_owned(), preview);
             let detail = format!("type must be \"function\", got {shown}");
@@ -104,8 +105,8 @@ pub fn check_tool_calls(
                 detail,
             );
         }
-        let function = call.get("function");
-        let name = match function.and_then(|f| f.get("name")) {
+        let function = call.part(PartName::Function);
+        let name = match function.get("name") {
             Some(Value::String(name)) if !name.is_empty() => Some(name.clone()),
             other => {
                 let shown = other.map_or_else(|| "missing".to_owned(), preview);
@@ -135,7 +136,7 @@ pub fn check_tool_calls(
                 index,
                 id,
                 name: Some(name.to_owned()),
-                arguments: function.and_then(|f| f.get("arguments")).cloned(),
+                arguments: function.get("arguments").cloned(),
             });
             continue;
         }
@@ -158,7 +159,7 @@ pub fn check_tool_calls(
             }
             _ => None,
         };
-        let arguments = function.and_then(|f| f.get("arguments")).cloned();
+        let arguments = function.get("arguments").cloned();
         let args_site = site("/function/arguments");
         match &arguments {
             Some(Value::String(text)) => check_arguments(

@@ -4,7 +4,7 @@
 //!
 //! Input: an SSE event's data, or a tree already parsed. Output: [`Chunk`], whose choices the
 //! contract walks as [`ChoiceView`]s, and whose `tool_calls` items the fragment rules read as
-//! [`FragmentView`]s. The typed read builds no tree for the choices, deltas and fragments: as
+//! [`super::view::CallView`]s. The typed read builds no tree for the choices, deltas and fragments: as
 //! `Value`s they cost an allocation per map and per key, and as much again to drop, on every
 //! event. It refuses what a full `Value` reads differently (not an object, a choice, delta,
 //! fragment, `function` or `custom` that is neither an object nor `null`, `choices` or
@@ -13,8 +13,10 @@
 //! caller then parses a tree and views that, so verdicts are those of a full `Value` (the
 //! tests feed both reads the same chunks and compare the violations and the reassembly).
 
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 use serde_json::{Map, Value};
+
+use super::view::{Calls, Slot, TypedCall};
 
 use crate::engine::dialect::common;
 
@@ -59,197 +61,9 @@ struct TypedDelta {
     #[serde(default)]
     content: Option<Value>,
     #[serde(default)]
-    tool_calls: Option<Vec<TypedFragment>>,
+    tool_calls: Option<Vec<TypedCall>>,
     #[serde(default)]
     function_call: Option<Value>,
-}
-
-/// One `delta.tool_calls[]` item; `null` members are kept apart from absent ones, as the rules
-/// tell them apart.
-#[derive(Debug, Deserialize)]
-pub struct TypedFragment {
-    #[serde(default, deserialize_with = "present")]
-    index: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
-    id: Option<Value>,
-    #[serde(default, rename = "type", deserialize_with = "present")]
-    kind: Option<Value>,
-    #[serde(default, deserialize_with = "part")]
-    function: Option<Option<TypedPart>>,
-    #[serde(default, deserialize_with = "part")]
-    custom: Option<Option<TypedPart>>,
-}
-
-/// A fragment's `function` or `custom` object.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TypedPart {
-    #[serde(default, deserialize_with = "present")]
-    name: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
-    arguments: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
-    input: Option<Value>,
-}
-
-/// A member that was given, `null` included (absent members take the field's default).
-pub fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(deserializer).map(Some)
-}
-
-/// A `function` or `custom` member that was given: `Some(None)` when `null`.
-fn part<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Option<TypedPart>>, D::Error> {
-    Option::<TypedPart>::deserialize(deserializer).map(Some)
-}
-
-/// A delta's `tool_calls` items, typed or trees.
-#[derive(Debug, Clone, Copy)]
-pub enum Fragments<'a> {
-    Typed(&'a [TypedFragment]),
-    Tree(&'a [Value]),
-}
-
-impl<'a> Fragments<'a> {
-    /// The items in array order.
-    pub fn iter(self) -> impl Iterator<Item = FragmentView<'a>> {
-        let (typed, tree): (&[TypedFragment], &[Value]) = match self {
-            Fragments::Typed(items) => (items, &[]),
-            Fragments::Tree(items) => (&[], items),
-        };
-        let typed = typed.iter().map(FragmentView::Typed);
-        typed.chain(tree.iter().map(FragmentView::Tree))
-    }
-}
-
-/// One `delta.tool_calls[]` item as the fragment rules read it. Members are as given (`null`
-/// included), as `Value::get` on the tree returns them.
-#[derive(Debug, Clone, Copy)]
-pub enum FragmentView<'a> {
-    Typed(&'a TypedFragment),
-    /// Any JSON value: one that is not an object has no members.
-    Tree(&'a Value),
-}
-
-/// Which of a fragment's two payload objects.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PartName {
-    Function,
-    Custom,
-}
-
-impl PartName {
-    fn key(self) -> &'static str {
-        match self {
-            PartName::Function => "function",
-            PartName::Custom => "custom",
-        }
-    }
-}
-
-impl<'a> FragmentView<'a> {
-    pub fn index(self) -> Option<&'a Value> {
-        match self {
-            FragmentView::Typed(item) => item.index.as_ref(),
-            FragmentView::Tree(item) => item.get("index"),
-        }
-    }
-
-    pub fn id(self) -> Option<&'a Value> {
-        match self {
-            FragmentView::Typed(item) => item.id.as_ref(),
-            FragmentView::Tree(item) => item.get("id"),
-        }
-    }
-
-    /// The `type` member.
-    pub fn kind(self) -> Option<&'a Value> {
-        match self {
-            FragmentView::Typed(item) => item.kind.as_ref(),
-            FragmentView::Tree(item) => item.get("type"),
-        }
-    }
-
-    pub fn part(self, name: PartName) -> Part<'a> {
-        match self {
-            FragmentView::Typed(item) => {
-                let part = match name {
-                    PartName::Function => &item.function,
-                    PartName::Custom => &item.custom,
-                };
-                part.as_ref()
-                    .map_or(Part::Absent, |part| Part::Typed(part.as_ref()))
-            }
-            FragmentView::Tree(item) => item.get(name.key()).map_or(Part::Absent, Part::Tree),
-        }
-    }
-}
-
-/// A fragment's `function` or `custom` member.
-#[derive(Debug, Clone, Copy)]
-pub enum Part<'a> {
-    Absent,
-    /// `None` when `null`.
-    Typed(Option<&'a TypedPart>),
-    Tree(&'a Value),
-}
-
-impl<'a> Part<'a> {
-    /// Given, `null` included.
-    pub fn is_present(self) -> bool {
-        !matches!(self, Part::Absent)
-    }
-
-    /// Given and not `null`.
-    pub fn is_non_null(self) -> bool {
-        match self {
-            Part::Absent | Part::Typed(None) => false,
-            Part::Typed(Some(_)) => true,
-            Part::Tree(value) => !value.is_null(),
-        }
-    }
-
-    /// Its member `key` as given (`name`, `arguments`, `input`).
-    pub fn get(self, key: &str) -> Option<&'a Value> {
-        match self {
-            Part::Absent | Part::Typed(None) => None,
-            // A typed part has no other member: the read refuses one.
-            Part::Typed(Some(part)) => match key {
-                "name" => part.name.as_ref(),
-                "arguments" => part.arguments.as_ref(),
-                "input" => part.input.as_ref(),
-                _ => None,
-            },
-            Part::Tree(value) => value.get(key),
-        }
-    }
-
-    /// The member as a tree, for a violation's detail.
-    pub fn to_value(self) -> Value {
-        match self {
-            Part::Absent | Part::Typed(None) => Value::Null,
-            Part::Typed(Some(part)) => {
-                let members = [
-                    ("name", &part.name),
-                    ("arguments", &part.arguments),
-                    ("input", &part.input),
-                ];
-                let map: Map<String, Value> = members
-                    .into_iter()
-                    .filter_map(|(key, value)| Some((key.to_owned(), value.clone()?)))
-                    .collect();
-                Value::Object(map)
-            }
-            Part::Tree(value) => value.clone(),
-        }
-    }
-}
-
-/// A member that is absent or `null`, of the expected kind, or of another kind.
-#[derive(Debug, Clone, Copy)]
-pub enum Slot<'a, T> {
-    Absent,
-    Present(T),
-    Other(&'a Value),
 }
 
 /// One streamed choice, as the contract reads it (`null` members count as absent).
@@ -264,7 +78,7 @@ pub struct ChoiceView<'a> {
 #[derive(Debug)]
 pub struct DeltaView<'a> {
     pub content: Option<&'a Value>,
-    pub tool_calls: Slot<'a, Fragments<'a>>,
+    pub tool_calls: Slot<'a, Calls<'a>>,
     pub function_call: Option<&'a Value>,
 }
 
@@ -320,7 +134,7 @@ fn typed_choice(choice: &TypedChoice) -> ChoiceView<'_> {
                 content: delta.content.as_ref(),
                 tool_calls: match &delta.tool_calls {
                     None => Slot::Absent,
-                    Some(items) => Slot::Present(Fragments::Typed(items)),
+                    Some(items) => Slot::Present(Calls::Typed(items)),
                 },
                 function_call: delta.function_call.as_ref(),
             }),
@@ -352,7 +166,7 @@ fn tree_delta(delta: &Map<String, Value>) -> DeltaView<'_> {
         content: member("content"),
         tool_calls: match member("tool_calls") {
             None => Slot::Absent,
-            Some(Value::Array(items)) => Slot::Present(Fragments::Tree(items)),
+            Some(Value::Array(items)) => Slot::Present(Calls::Tree(items)),
             Some(other) => Slot::Other(other),
         },
         function_call: member("function_call"),

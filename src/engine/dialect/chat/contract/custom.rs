@@ -10,6 +10,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
+use super::view::{CallView, PartName};
 use super::{Declared, preview};
 use crate::engine::custom_input::{InputProblem, judge_input};
 use crate::engine::report::ToolCallOutcome;
@@ -24,7 +25,7 @@ pub struct CallAt<'a> {
 }
 
 pub fn check_custom_call(
-    call: &Value,
+    call: CallView<'_>,
     at: &CallAt<'_>,
     seen_ids: &mut HashSet<String>,
     declared: Declared<'_>,
@@ -43,7 +44,7 @@ pub fn check_custom_call(
             detail,
         );
     };
-    let id = match call.get("id") {
+    let id = match call.id() {
         Some(Value::String(id)) if !id.is_empty() => {
             if !seen_ids.insert(id.clone()) {
                 let detail = format!("id {id:?} is used by an earlier call of this message");
@@ -66,15 +67,17 @@ pub fn check_custom_call(
             None
         }
     };
-    if let Some(function) = call.get("function").filter(|f| !f.is_null()) {
+    let function = call.part(PartName::Function);
+    if function.is_non_null() {
         let detail = format!(
             "a custom tool call carries `function`: {}",
-            preview(function)
+            preview(&function.to_value())
         );
         shape(sink, "/function", detail);
     }
-    let custom = call.get("custom").filter(|c| c.is_object());
-    let name = match custom.and_then(|c| c.get("name")) {
+    // A `custom` that is not an object has no members: `get` finds none.
+    let custom = call.part(PartName::Custom);
+    let name = match custom.get("name") {
         Some(Value::String(name)) if !name.is_empty() => Some(name.clone()),
         other => {
             let shown = other.map_or_else(|| "missing".to_owned(), preview);
@@ -86,7 +89,7 @@ pub fn check_custom_call(
             None
         }
     };
-    let input = custom.and_then(|c| c.get("input")).cloned();
+    let input = custom.get("input").cloned();
     let outcome = ToolCallOutcome {
         index: at.index,
         id,

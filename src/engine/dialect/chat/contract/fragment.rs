@@ -7,16 +7,16 @@
 
 use serde_json::Value;
 
-use super::chunk::{FragmentView, PartName};
 use super::preview;
 use super::stream::ChunkAt;
+use super::view::{CallView, PartName};
 use crate::engine::dialect::chat::reassemble::{Arguments, CallAssembly, ChoiceAssembly};
 use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};
 
 pub fn on_tool_call_fragment(
     assembled: &mut ChoiceAssembly,
-    item: FragmentView<'_>,
+    item: CallView<'_>,
     at: ChunkAt,
     choice: u32,
     seq: u64,

@@ -7,17 +7,18 @@
 //! Input: the JSON text of a buffered body, or a tree already parsed. Output: [`Members`],
 //! whose choices the contract walks as [`ChoiceView`]s. The typed read skips every other member
 //! (`id`, `model`, `created`, `logprobs`...) as JSON and builds no tree for the choices and
-//! messages (a map and a key string per member, dropped again after the verdict); the
-//! `tool_calls` items stay trees, which the call rules read by key. It refuses what a full
-//! `Value` reads differently (not an object, a member given twice, a choice or message that is
-//! not an object, `choices` or `tool_calls` that is not an array); the caller then parses a
+//! messages and their tool calls (a map and a key string per member, dropped again after the
+//! verdict); only a call's `arguments` and the `usage` object are trees. It refuses what a full
+//! `Value` reads differently (not an object, a member given twice, a choice, message or call
+//! that is not an object, `choices` or `tool_calls` that is not an array, see also
+//! [`super::view`]); the caller then parses a
 //! tree and takes [`Members::of`] it, so verdicts are those of a full `Value` (the tests judge
 //! both reads of the same bodies and compare).
 
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::chunk::{Slot, present};
+use super::view::{Calls, Slot, TypedCall, present};
 use crate::engine::dialect::common;
 
 /// What the contract reads of a response object.
@@ -61,7 +62,7 @@ struct TypedMessage {
     #[serde(default)]
     content: Option<Value>,
     #[serde(default)]
-    tool_calls: Option<Vec<Value>>,
+    tool_calls: Option<Vec<TypedCall>>,
     #[serde(default)]
     function_call: Option<Value>,
 }
@@ -82,7 +83,7 @@ pub struct ChoiceView<'a> {
 #[derive(Debug)]
 pub struct MessageView<'a> {
     pub content: Option<&'a Value>,
-    pub tool_calls: Slot<'a, &'a [Value]>,
+    pub tool_calls: Slot<'a, Calls<'a>>,
     pub function_call: Option<&'a Value>,
 }
 
@@ -136,7 +137,7 @@ fn typed_choice(choice: &TypedChoice) -> ChoiceView<'_> {
             content: message.content.as_ref(),
             tool_calls: match &message.tool_calls {
                 None => Slot::Absent,
-                Some(items) => Slot::Present(items.as_slice()),
+                Some(items) => Slot::Present(Calls::Typed(items)),
             },
             function_call: message.function_call.as_ref(),
         }),
@@ -155,7 +156,7 @@ fn tree_choice(choice: &Value) -> ChoiceView<'_> {
                 content: member("content"),
                 tool_calls: match member("tool_calls") {
                     None => Slot::Absent,
-                    Some(Value::Array(items)) => Slot::Present(items.as_slice()),
+                    Some(Value::Array(items)) => Slot::Present(Calls::Tree(items)),
                     Some(other) => Slot::Other(other),
                 },
                 function_call: member("function_call"),

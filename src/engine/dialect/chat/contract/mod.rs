@@ -6,7 +6,8 @@
 //! [`legacy_stream`], [`custom`] and [`allowed`] judge the rest of the Chat surface (the legacy
 //! `function_call`, `type: "custom"` calls, `allowed_tools`). [`members`] reads a response
 //! object's `error`, `usage` and `choices` without building the rest into a tree, and
-//! [`chunk`] a stream chunk's down to each delta. All push
+//! [`chunk`] a stream chunk's down to each delta; [`view`] lets the rules read a tool call
+//! either way. All push
 //! into a [`crate::engine::violation::ViolationSink`]; none does I/O.
 
 pub mod allowed;
@@ -19,6 +20,7 @@ pub mod legacy;
 pub mod legacy_stream;
 pub mod members;
 pub mod stream;
+pub mod view;
 
 use super::request::ToolChoice;
 use super::surface::Surface;

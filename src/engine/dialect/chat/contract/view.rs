@@ -1,0 +1,221 @@
+//! Views of the objects a Chat response carries, read either typed (no tree built) or from a
+//! `Value` tree, so that the rules are written once: a tool call ([`CallView`], a
+//! `message.tool_calls[]` item or a `delta.tool_calls[]` fragment) with its `function` or
+//! `custom` object ([`Part`]), and a member that is absent, of the expected kind or of another
+//! ([`Slot`]).
+//!
+//! Input: a typed read's structs ([`TypedCall`], deserialized by [`super::members`] and
+//! [`super::chunk`]) or a tree. Output: members as `&Value`, `null` kept apart from absent. A
+//! typed call keeps every member the rules read; its `function` and `custom` objects refuse any
+//! member other than `name`, `arguments` and `input`, so that a preview of one
+//! ([`Part::to_value`]) is the tree's.
+
+use serde::{Deserialize, Deserializer};
+use serde_json::{Map, Value};
+
+/// One tool call: a `message.tool_calls[]` item or a `delta.tool_calls[]` fragment. `null`
+/// members are kept apart from absent ones, as the rules tell them apart.
+#[derive(Debug, Deserialize)]
+pub struct TypedCall {
+    #[serde(default, deserialize_with = "present")]
+    index: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(default, rename = "type", deserialize_with = "present")]
+    kind: Option<Value>,
+    #[serde(default, deserialize_with = "part")]
+    function: Option<Option<TypedPart>>,
+    #[serde(default, deserialize_with = "part")]
+    custom: Option<Option<TypedPart>>,
+}
+
+/// A call's `function` or `custom` object.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TypedPart {
+    #[serde(default, deserialize_with = "present")]
+    name: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    arguments: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    input: Option<Value>,
+}
+
+/// A member that was given, `null` included (absent members take the field's default).
+pub fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
+}
+
+/// A `function` or `custom` member that was given: `Some(None)` when `null`.
+fn part<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Option<TypedPart>>, D::Error> {
+    Option::<TypedPart>::deserialize(deserializer).map(Some)
+}
+
+/// A message's or a delta's `tool_calls` items, typed or trees.
+#[derive(Debug, Clone, Copy)]
+pub enum Calls<'a> {
+    Typed(&'a [TypedCall]),
+    Tree(&'a [Value]),
+}
+
+impl<'a> Calls<'a> {
+    pub fn len(self) -> usize {
+        match self {
+            Calls::Typed(items) => items.len(),
+            Calls::Tree(items) => items.len(),
+        }
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+
+    /// The items in array order.
+    pub fn iter(self) -> impl Iterator<Item = CallView<'a>> {
+        let (typed, tree): (&[TypedCall], &[Value]) = match self {
+            Calls::Typed(items) => (items, &[]),
+            Calls::Tree(items) => (&[], items),
+        };
+        let typed = typed.iter().map(CallView::Typed);
+        typed.chain(tree.iter().map(CallView::Tree))
+    }
+}
+
+/// One tool call as the rules read it. Members are as given (`null` included), as `Value::get`
+/// on the tree returns them.
+#[derive(Debug, Clone, Copy)]
+pub enum CallView<'a> {
+    Typed(&'a TypedCall),
+    /// Any JSON value: one that is not an object has no members.
+    Tree(&'a Value),
+}
+
+/// Which of a call's two payload objects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PartName {
+    Function,
+    Custom,
+}
+
+impl PartName {
+    fn key(self) -> &'static str {
+        match self {
+            PartName::Function => "function",
+            PartName::Custom => "custom",
+        }
+    }
+}
+
+impl<'a> CallView<'a> {
+    /// The item when it is not an object (a typed call always is one).
+    pub fn non_object(self) -> Option<&'a Value> {
+        match self {
+            CallView::Typed(_) => None,
+            CallView::Tree(item) => Some(item).filter(|item| !item.is_object()),
+        }
+    }
+
+    pub fn index(self) -> Option<&'a Value> {
+        match self {
+            CallView::Typed(item) => item.index.as_ref(),
+            CallView::Tree(item) => item.get("index"),
+        }
+    }
+
+    pub fn id(self) -> Option<&'a Value> {
+        match self {
+            CallView::Typed(item) => item.id.as_ref(),
+            CallView::Tree(item) => item.get("id"),
+        }
+    }
+
+    /// The `type` member.
+    pub fn kind(self) -> Option<&'a Value> {
+        match self {
+            CallView::Typed(item) => item.kind.as_ref(),
+            CallView::Tree(item) => item.get("type"),
+        }
+    }
+
+    pub fn part(self, name: PartName) -> Part<'a> {
+        match self {
+            CallView::Typed(item) => {
+                let part = match name {
+                    PartName::Function => &item.function,
+                    PartName::Custom => &item.custom,
+                };
+                part.as_ref()
+                    .map_or(Part::Absent, |part| Part::Typed(part.as_ref()))
+            }
+            CallView::Tree(item) => item.get(name.key()).map_or(Part::Absent, Part::Tree),
+        }
+    }
+}
+
+/// A call's `function` or `custom` member.
+#[derive(Debug, Clone, Copy)]
+pub enum Part<'a> {
+    Absent,
+    /// `None` when `null`.
+    Typed(Option<&'a TypedPart>),
+    Tree(&'a Value),
+}
+
+impl<'a> Part<'a> {
+    /// Given, `null` included.
+    pub fn is_present(self) -> bool {
+        !matches!(self, Part::Absent)
+    }
+
+    /// Given and not `null`.
+    pub fn is_non_null(self) -> bool {
+        match self {
+            Part::Absent | Part::Typed(None) => false,
+            Part::Typed(Some(_)) => true,
+            Part::Tree(value) => !value.is_null(),
+        }
+    }
+
+    /// Its member `key` as given (`name`, `arguments`, `input`).
+    pub fn get(self, key: &str) -> Option<&'a Value> {
+        match self {
+            Part::Absent | Part::Typed(None) => None,
+            // A typed part has no other member: the read refuses one.
+            Part::Typed(Some(part)) => match key {
+                "name" => part.name.as_ref(),
+                "arguments" => part.arguments.as_ref(),
+                "input" => part.input.as_ref(),
+                _ => None,
+            },
+            Part::Tree(value) => value.get(key),
+        }
+    }
+
+    /// The member as a tree, for a violation's detail.
+    pub fn to_value(self) -> Value {
+        match self {
+            Part::Absent | Part::Typed(None) => Value::Null,
+            Part::Typed(Some(part)) => {
+                let members = [
+                    ("name", &part.name),
+                    ("arguments", &part.arguments),
+                    ("input", &part.input),
+                ];
+                let map: Map<String, Value> = members
+                    .into_iter()
+                    .filter_map(|(key, value)| Some((key.to_owned(), value.clone()?)))
+                    .collect();
+                Value::Object(map)
+            }
+            Part::Tree(value) => value.clone(),
+        }
+    }
+}
+
+/// A member that is absent or `null`, of the expected kind, or of another kind.
+#[derive(Debug, Clone, Copy)]
+pub enum Slot<'a, T> {
+    Absent,
+    Present(T),
+    Other(&'a Value),
+}
