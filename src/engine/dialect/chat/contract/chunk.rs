@@ -4,14 +4,16 @@
 //!
 //! Input: an SSE event's data, or a tree already parsed. Output: [`Chunk`], whose choices the
 //! contract walks as [`ChoiceView`]s, and whose `tool_calls` items the fragment rules read as
-//! [`super::view::CallView`]s. The typed read builds no tree for the choices, deltas and fragments: as
-//! `Value`s they cost an allocation per map and per key, and as much again to drop, on every
-//! event. It refuses what a full `Value` reads differently (not an object, a choice, delta,
-//! fragment, `function` or `custom` that is neither an object nor `null`, `choices` or
-//! `tool_calls` that is not an array, a member given twice, a `function` or `custom` member
-//! other than `name`, `arguments` and `input`, so that a preview of one is the tree's); the
-//! caller then parses a tree and views that, so verdicts are those of a full `Value` (the
-//! tests feed both reads the same chunks and compare the violations and the reassembly).
+//! [`super::view::CallView`]s. The typed read builds no tree for the choices, deltas and
+//! fragments: as `Value`s they cost an allocation per map and per key, and as much again to
+//! drop, on every event (callgrind, `bench/profile norec`: with the framer's and the pointers'
+//! savings, 35.1k → 22.6k instructions per SSE event). It refuses what a full `Value` reads
+//! differently (not an object, a choice, delta, fragment, `function` or `custom` that is
+//! neither an object nor `null`, `choices` or `tool_calls` that is not an array, a member given
+//! twice, a `function` or `custom` member other than `name`, `arguments` and `input`, so that a
+//! preview of one is the tree's); the caller then parses a tree and views that, so verdicts are
+//! those of a full `Value` (the tests feed both reads the same chunks and compare the
+//! violations and the reassembly).
 
 use serde::Deserialize;
 use serde_json::{Map, Value};

@@ -4,10 +4,9 @@
 //! reassembled equivalent) choice by choice; [`calls`] judges one message's `tool_calls`;
 //! [`stream`] judges each `chat.completion.chunk` event and feeds the reassembler. [`legacy`],
 //! [`legacy_stream`], [`custom`] and [`allowed`] judge the rest of the Chat surface (the legacy
-//! `function_call`, `type: "custom"` calls, `allowed_tools`). [`members`] reads a response
-//! object's `error`, `usage` and `choices` without building the rest into a tree, and
-//! [`chunk`] a stream chunk's down to each delta; [`view`] lets the rules read a tool call
-//! either way. All push
+//! `function_call`, `type: "custom"` calls, `allowed_tools`). [`members`] reads a buffered
+//! document and [`chunk`] a stream chunk typed, into only the members the rules use (a tree
+//! when the typed read refuses); [`view`] lets the rules read a tool call either way. All push
 //! into a [`crate::engine::violation::ViolationSink`]; none does I/O.
 
 pub mod allowed;
