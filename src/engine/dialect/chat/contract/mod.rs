@@ -5,7 +5,7 @@
 //! [`stream`] judges each `chat.completion.chunk` event and feeds the reassembler. [`legacy`],
 //! [`legacy_stream`], [`custom`] and [`allowed`] judge the rest of the Chat surface (the legacy
 //! `function_call`, `type: "custom"` calls, `allowed_tools`). [`members`] reads a buffered
-//! document and [`chunk`] a stream chunk typed, into only the members the rules use (a tree
+//! document and [`chunk`] a stream chunk typed (both through [`object`]), into only the members the rules use (a tree
 //! when the typed read refuses); [`view`] lets the rules read a tool call either way. All push
 //! into a [`crate::engine::violation::ViolationSink`]; none does I/O.
 
@@ -18,6 +18,7 @@ pub mod fragment;
 pub mod legacy;
 pub mod legacy_stream;
 pub mod members;
+pub mod object;
 pub mod stream;
 pub mod view;
 

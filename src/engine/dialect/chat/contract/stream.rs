@@ -8,11 +8,11 @@
 use serde_json::Value;
 
 use super::buffered::check_document;
-use super::chunk::{ChoiceView, Chunk, DeltaView};
+use super::chunk::{ChoiceView, Chunk};
 use super::fragment::on_tool_call_fragment;
 use super::legacy_stream::{check_mixed, on_function_call_fragment};
 use super::members::Members;
-use super::view::Slot;
+use super::view::{MessageView, Slot};
 use super::{Declared, FINISH_REASONS, Origin, preview};
 use crate::engine::dialect::chat::reassemble::{Assembly, ChoiceAssembly};
 use crate::engine::dialect::common;
@@ -268,7 +268,7 @@ impl StreamContract {
 
 fn on_delta(
     assembled: &mut ChoiceAssembly,
-    delta: &DeltaView<'_>,
+    delta: &MessageView<'_>,
     position: usize,
     choice: u32,
     seq: u64,

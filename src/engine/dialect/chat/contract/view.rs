@@ -1,8 +1,8 @@
 //! Views of the objects a Chat response carries, read either typed (no tree built) or from a
-//! `Value` tree, so that the rules are written once: a tool call ([`CallView`], a
-//! `message.tool_calls[]` item or a `delta.tool_calls[]` fragment) with its `function` or
-//! `custom` object ([`Part`]), and a member that is absent, of the expected kind or of another
-//! ([`Slot`]).
+//! `Value` tree, so that the rules are written once: a message or a delta ([`MessageView`], the
+//! two hold the same members), a tool call ([`CallView`], a `message.tool_calls[]` item or a
+//! `delta.tool_calls[]` fragment) with its `function` or `custom` object ([`Part`]), and a
+//! member that is absent, of the expected kind or of another ([`Slot`]).
 //!
 //! Input: a typed read's structs ([`TypedCall`], deserialized by [`super::members`] and
 //! [`super::chunk`]) or a tree. Output: members as `&Value`, `null` kept apart from absent. A
@@ -12,6 +12,51 @@
 
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
+
+/// A choice's `message`, or a chunk's `delta`: the members the rules read.
+#[derive(Debug, Deserialize)]
+pub struct TypedMessage {
+    #[serde(default)]
+    content: Option<Value>,
+    #[serde(default)]
+    tool_calls: Option<Vec<TypedCall>>,
+    #[serde(default)]
+    function_call: Option<Value>,
+}
+
+/// A message or a delta (`null` members count as absent).
+#[derive(Debug)]
+pub struct MessageView<'a> {
+    pub content: Option<&'a Value>,
+    pub tool_calls: Slot<'a, Calls<'a>>,
+    pub function_call: Option<&'a Value>,
+}
+
+impl<'a> MessageView<'a> {
+    pub fn typed(message: &'a TypedMessage) -> MessageView<'a> {
+        MessageView {
+            content: message.content.as_ref(),
+            tool_calls: match &message.tool_calls {
+                None => Slot::Absent,
+                Some(items) => Slot::Present(Calls::Typed(items)),
+            },
+            function_call: message.function_call.as_ref(),
+        }
+    }
+
+    pub fn tree(message: &'a Map<String, Value>) -> MessageView<'a> {
+        let member = |key: &str| message.get(key).filter(|member| !member.is_null());
+        MessageView {
+            content: member("content"),
+            tool_calls: match member("tool_calls") {
+                None => Slot::Absent,
+                Some(Value::Array(items)) => Slot::Present(Calls::Tree(items)),
+                Some(other) => Slot::Other(other),
+            },
+            function_call: member("function_call"),
+        }
+    }
+}
 
 /// One tool call: a `message.tool_calls[]` item or a `delta.tool_calls[]` fragment. `null`
 /// members are kept apart from absent ones, as the rules tell them apart.
