@@ -208,7 +208,7 @@ impl Redactor {
 
     /// Whether [`Redactor::body`] could change a body with these bytes: body pointers are
     /// configured, or the bytes may hold a credential-named field (see
-    /// [`fields::may_hold_secret`]). When not, the body can be recorded as it came.
+    /// `fields::may_hold_secret`). When not, the body can be recorded as it came.
     pub fn may_redact_body(&self, raw: &[u8]) -> bool {
         self.has_body_pointers() || fields::may_hold_secret(raw)
     }

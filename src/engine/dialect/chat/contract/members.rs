@@ -4,16 +4,16 @@
 //! message's `content`, `tool_calls` and `function_call`. A buffered body and a stream's
 //! reassembled document are both read this way.
 //!
-//! Input: the JSON text of a buffered body, or a tree already parsed. Output: [`Members`],
-//! whose choices the contract walks as [`ChoiceView`]s. The typed read skips every other member
-//! (`id`, `model`, `created`, `logprobs`...) as JSON and builds no tree for the choices and
-//! messages and their tool calls (a map and a key string per member, dropped again after the
-//! verdict); only a call's `arguments` and the `usage` object are trees. It refuses what a full
-//! `Value` reads differently (not an object, a member given twice, a choice, message or call
-//! that is not an object, `choices` or `tool_calls` that is not an array, see also
-//! [`super::view`]); the caller then parses a
-//! tree and takes [`Members::of`] it, so verdicts are those of a full `Value` (the tests judge
-//! both reads of the same bodies and compare).
+//! Input: the JSON text of a buffered body, or a tree already parsed. Output: [`Members`] (an
+//! [`Object`] whose choices are [`TypedChoice`]s), which the contract walks as [`ChoiceView`]s.
+//! The typed read skips every other member (`id`, `model`, `created`, `logprobs`...) as JSON and
+//! builds no tree for the choices, messages and tool calls (a map and a key string per member,
+//! dropped again after the verdict); `usage`, `error` and the leaves the rules take whole (a
+//! call's `arguments`) stay `Value`s. It refuses what a full `Value` reads differently (not an
+//! object, a member given twice, a choice, message or call that is not an object, `choices` or
+//! `tool_calls` that is not an array; see also [`super::view`]); the caller then parses a tree
+//! and takes [`Members::of`] it, so verdicts are those of a full `Value` (the tests judge both
+//! reads of the same bodies and compare).
 
 use serde::Deserialize;
 use serde_json::Value;
