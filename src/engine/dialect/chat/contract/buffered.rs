@@ -42,9 +42,8 @@ pub fn check_document(
         return Vec::new();
     };
     let mut outcomes: Vec<ChoiceOutcome> = choices
-        .iter()
         .enumerate()
-        .filter_map(|(position, choice)| check_choice(choice, position, declared, origin, sink))
+        .filter_map(|(position, choice)| check_choice(&choice, position, declared, origin, sink))
         .collect();
     outcomes.sort_by_key(|outcome| outcome.index);
     outcomes

@@ -116,16 +116,12 @@ pub fn on_tool_call_fragment(
         call.kind = Some(Value::String("custom".to_owned()));
     }
     let custom = call.kind.as_ref().and_then(Value::as_str) == Some("custom");
-    let (own, other, payload) = if custom {
-        ("custom", "function", "input")
+    let (own_part, other_part, payload) = if custom {
+        (PartName::Custom, PartName::Function, "input")
     } else {
-        ("function", "custom", "arguments")
+        (PartName::Function, PartName::Custom, "arguments")
     };
-    let (own_part, other_part) = if custom {
-        (PartName::Custom, PartName::Function)
-    } else {
-        (PartName::Function, PartName::Custom)
-    };
+    let (own, other) = (own_part.key(), other_part.key());
     let stray = item.part(other_part);
     if stray.is_non_null() {
         // Fragments of the other kind are left out of the reassembly.

@@ -49,12 +49,8 @@ struct Typed<C> {
     error: Option<Value>,
     #[serde(default)]
     usage: Option<Value>,
-    #[serde(default = "none")]
+    #[serde(default)]
     choices: Option<Vec<C>>,
-}
-
-fn none<T>() -> Option<T> {
-    None
 }
 
 impl<C: ChoiceRead> Object<C> {
@@ -85,17 +81,12 @@ impl<C: ChoiceRead> Object<C> {
     }
 
     /// The choices, in array order; `None` when `choices` is absent, `null` or not an array.
-    pub fn choices(&self) -> Option<Vec<C::View<'_>>> {
-        match &self.choices {
-            Choices::Typed(choices) => Some(choices.as_ref()?.iter().map(C::typed_view).collect()),
-            Choices::Tree(choices) => Some(
-                choices
-                    .as_ref()?
-                    .as_array()?
-                    .iter()
-                    .map(C::tree_view)
-                    .collect(),
-            ),
-        }
+    pub fn choices(&self) -> Option<impl Iterator<Item = C::View<'_>>> {
+        let (typed, tree): (&[C], &[Value]) = match &self.choices {
+            Choices::Typed(choices) => (choices.as_ref()?, &[]),
+            Choices::Tree(choices) => (&[], choices.as_ref()?.as_array()?),
+        };
+        let typed = typed.iter().map(C::typed_view);
+        Some(typed.chain(tree.iter().map(C::tree_view)))
     }
 }

@@ -129,8 +129,8 @@ impl StreamContract {
             return;
         };
         // Empty `choices` (the usage chunk, content-filter chunks) is legal and ends here.
-        for (position, choice) in choices.iter().enumerate() {
-            self.on_choice(choice, position, seq, sink);
+        for (position, choice) in choices.enumerate() {
+            self.on_choice(&choice, position, seq, sink);
         }
     }
 

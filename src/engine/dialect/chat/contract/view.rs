@@ -143,7 +143,8 @@ pub enum PartName {
 }
 
 impl PartName {
-    fn key(self) -> &'static str {
+    /// The member's name in a call.
+    pub fn key(self) -> &'static str {
         match self {
             PartName::Function => "function",
             PartName::Custom => "custom",
