@@ -32,6 +32,8 @@ pub struct Pruner {
     limits: PruneLimits,
     files: Option<VecDeque<(PathBuf, u64)>>,
     total: u64,
+    /// The size of the last recording added: the estimate of the next one's.
+    last_size: u64,
 }
 
 impl Pruner {
@@ -41,11 +43,23 @@ impl Pruner {
             limits,
             files: None,
             total: 0,
+            last_size: 0,
         }
     }
 
     fn enabled(&self) -> bool {
         self.limits.max_total_bytes.is_some() || self.limits.max_files.is_some()
+    }
+
+    /// Lists the folder's recordings the first time it is asked; `true` when it did now.
+    fn scan_once(&mut self) -> bool {
+        if self.files.is_some() {
+            return false;
+        }
+        let files = scan(&self.root);
+        self.total = files.iter().map(|(_, size)| size).sum();
+        self.files = Some(files);
+        true
     }
 
     /// Notes a newly finished recording and deletes the oldest ones while over a limit.
@@ -55,11 +69,7 @@ impl Pruner {
         if !self.enabled() {
             return Vec::new();
         }
-        let scanned_now = self.files.is_none();
-        if scanned_now {
-            self.files = Some(scan(&self.root));
-            self.total = self.files.iter().flatten().map(|(_, size)| size).sum();
-        }
+        let scanned_now = self.scan_once();
         let Some(files) = self.files.as_mut() else {
             return Vec::new();
         };
@@ -71,19 +81,74 @@ impl Pruner {
             files.push_back((path, size));
             self.total += size;
         }
+        self.last_size = size;
         let mut deleted = Vec::new();
         while over(self.limits, files.len(), self.total) {
             let Some((oldest, size)) = files.pop_front() else {
                 break;
             };
             self.total = self.total.saturating_sub(size);
+            let last_in_folder = !shares_folder(files.front(), &oldest);
             if std::fs::remove_file(&oldest).is_ok() {
-                remove_empty_parents(&self.root, &oldest);
+                if last_in_folder {
+                    remove_empty_parents(&self.root, &oldest);
+                }
                 deleted.push(oldest);
             }
         }
         deleted
     }
+
+    /// Called as a recording opens, with the number of recordings already open (unfinished,
+    /// so not listed yet): when these and the new one would put the folder over a limit (the
+    /// file count exactly; the byte total estimated with the last recording's size), the
+    /// oldest recording leaves the list and is handed over, for the writer to reuse its file
+    /// rather than create a new one and delete this one a moment later. The caller renames or
+    /// deletes it, then calls [`Pruner::left`].
+    pub fn take_for_reuse(&mut self, open: usize) -> Option<Reusable> {
+        if !self.enabled() {
+            return None;
+        }
+        self.scan_once();
+        let files = self.files.as_mut()?;
+        let coming = open as u64 + 1;
+        let next_total = self
+            .total
+            .saturating_add(self.last_size.saturating_mul(coming));
+        if !over(self.limits, files.len() + open + 1, next_total) {
+            return None;
+        }
+        let (path, size) = files.pop_front()?;
+        self.total = self.total.saturating_sub(size);
+        let last_in_folder = !shares_folder(files.front(), &path);
+        Some(Reusable {
+            path,
+            last_in_folder,
+        })
+    }
+
+    /// A reusable recording has left its name (renamed or deleted): remove the folders that
+    /// emptied.
+    pub fn left(&self, reused: &Reusable) {
+        if reused.last_in_folder {
+            remove_empty_parents(&self.root, &reused.path);
+        }
+    }
+}
+
+/// The oldest recording, taken out of the list for its file to be reused (see
+/// [`Pruner::take_for_reuse`]).
+#[derive(Debug)]
+pub struct Reusable {
+    pub path: PathBuf,
+    /// No other listed recording is in its folder: the folder may be empty once it leaves.
+    last_in_folder: bool,
+}
+
+/// Whether the next listed recording is in the same folder as `path` (then that folder is not
+/// empty, and trying to remove it would only cost a failing syscall per pruned file).
+fn shares_folder(next: Option<&(PathBuf, u64)>, path: &Path) -> bool {
+    next.is_some_and(|(next, _)| next.parent() == path.parent())
 }
 
 fn over(limits: PruneLimits, count: usize, total: u64) -> bool {

@@ -134,6 +134,72 @@ async fn pruning_deletes_the_oldest_recordings_first() {
     assert!(!files.iter().any(|p| p.ends_with("a.jsonl")));
 }
 
+/// At the file limit the oldest recording's file is taken over by the new recording (its inode
+/// reused, see `record/disk.rs`): the new file must hold exactly the new recording (no tail of
+/// the longer old one), and a file someone hard-linked elsewhere must be left as it was.
+#[cfg(unix)]
+#[tokio::test]
+async fn at_the_file_limit_the_oldest_file_is_reused_whole_and_a_hard_linked_one_never() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = TempDir::new("prune-reuse");
+    let mut cfg = config(&dir, RecordMode::All);
+    cfg.max_files = Some(1);
+    let recorder = Recorder::spawn(cfg, Arc::default());
+    let long: &[u8] = &[b'L'; 4000];
+    record(&recorder, "first", &[long, long], vec![]).await;
+    let first = files_under(&dir).remove(0);
+    let first_inode = first.metadata().expect("meta").ino();
+    let first_len = first.metadata().expect("meta").len();
+
+    record(&recorder, "second", &[b"data: [DONE]\n\n"], vec![]).await;
+    let files = files_under(&dir);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let second = &files[0];
+    assert!(second.ends_with("second.jsonl"), "{second:?}");
+    let meta = second.metadata().expect("meta");
+    assert_eq!(meta.ino(), first_inode, "the pruned file was reused");
+    assert!(meta.len() < first_len, "cut to the new recording's length");
+    let recording = read_file(second).expect("the reused file reads as a recording");
+    assert_eq!(recording.frames.len(), 1);
+    assert_eq!(recording.end.expect("end").frames, 1);
+    let text = std::fs::read_to_string(second).expect("read");
+    assert!(
+        !text.contains("LLLL"),
+        "no byte of the old recording is left"
+    );
+    assert_eq!(text.lines().count(), 3, "exchange, frame, end");
+
+    // Someone keeps the current recording under another name: it must survive the pruning.
+    let keep = dir.join("kept-by-hand.json");
+    std::fs::hard_link(second, &keep).expect("link");
+    let kept_text = std::fs::read(&keep).expect("read");
+    record(&recorder, "third", &[long], vec![]).await;
+    assert_eq!(
+        std::fs::read(&keep).expect("read"),
+        kept_text,
+        "a hard-linked file is never reused"
+    );
+    let files = files_under(&dir);
+    assert!(
+        files.iter().any(|p| p.ends_with("third.jsonl")),
+        "{files:?}"
+    );
+    assert!(
+        !files.iter().any(|p| p.ends_with("second.jsonl")),
+        "{files:?}"
+    );
+    let third = files
+        .iter()
+        .find(|p| p.ends_with("third.jsonl"))
+        .expect("third");
+    assert_ne!(
+        third.metadata().expect("meta").ino(),
+        first_inode,
+        "a new file instead"
+    );
+    assert_eq!(read_file(third).expect("reads").frames.len(), 1);
+}
+
 #[tokio::test]
 async fn pruning_never_touches_a_violations_file_or_anything_outside_the_layout() {
     let dir = TempDir::new("prune-spares");
