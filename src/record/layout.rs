@@ -25,11 +25,21 @@ pub struct RecordingPaths {
 
 impl RecordingPaths {
     pub fn new(root: &Path, route: &str, started: SystemTime, id: &str) -> RecordingPaths {
-        let folder = root.join(segment(route)).join(utc_date(started));
+        let mut folder = root.to_path_buf();
+        folder.push(segment(route));
+        folder.push(utc_date(started));
         let id = segment(id);
+        let mut name = String::with_capacity(id.len() + TEMP_SUFFIX.len() + 1);
+        name.push('.');
+        name.push_str(&id);
+        name.push_str(TEMP_SUFFIX);
+        let temp = folder.join(&name);
+        name.clear();
+        name.push_str(&id);
+        name.push_str(".jsonl");
         RecordingPaths {
-            temp: folder.join(format!(".{id}{TEMP_SUFFIX}")),
-            done: folder.join(format!("{id}.jsonl")),
+            temp,
+            done: folder.join(name),
             folder,
         }
     }
@@ -37,11 +47,19 @@ impl RecordingPaths {
 
 /// A safe single path segment: other characters become `_`, no leading dot, never empty.
 pub fn segment(text: &str) -> String {
+    // Route names and ids are nearly always safe already: then one copy, no per-char work.
+    if !text.is_empty()
+        && text.len() <= MAX_SEGMENT
+        && !text.starts_with('.')
+        && text.bytes().all(safe_byte)
+    {
+        return text.to_string();
+    }
     let mut clean: String = text
         .chars()
         .take(MAX_SEGMENT)
         .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+            if c.is_ascii() && safe_byte(c as u8) {
                 c
             } else {
                 '_'
@@ -57,13 +75,41 @@ pub fn segment(text: &str) -> String {
     clean
 }
 
-/// `yyyy-mm-dd` in UTC.
+/// A byte kept as it is in a path segment.
+fn safe_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.'
+}
+
+/// `yyyy-mm-dd` in UTC (1970-01-01 for a time before it). Computed from the day number (the
+/// proleptic Gregorian calendar, as RFC 3339 has it) rather than through a formatted RFC 3339
+/// string: this runs for every recording.
 pub fn utc_date(time: SystemTime) -> String {
-    humantime::format_rfc3339_seconds(time)
-        .to_string()
-        .chars()
-        .take(10)
-        .collect()
+    let days = time
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs() / 86_400);
+    let (year, month, day) = civil_from_days(days);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+/// Year, month and day of the `days`-th day after 1970-01-01: the days are counted in 400-year
+/// eras of 146,097 days whose years start on March 1st, so February's length only matters at
+/// the end of a year.
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468; // days since 0000-03-01
+    let era = z / 146_097;
+    let day_of_era = z % 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_from_march = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_from_march + 2) / 5 + 1;
+    let month = if month_from_march < 10 {
+        month_from_march + 3
+    } else {
+        month_from_march - 9
+    };
+    let year = year_of_era + era * 400 + u64::from(month <= 2);
+    (year, month, day)
 }
 
 /// Creates `folder` and any missing parents, owner-only.
@@ -136,5 +182,20 @@ mod tests {
         assert!(!is_recording(Path::new("/r/violations.jsonl")));
         assert_eq!(segment(""), "_");
         assert_eq!(segment("a b/c"), "a_b_c");
+        assert_eq!(segment("plain-id_1.x"), "plain-id_1.x");
+        assert_eq!(segment(".hidden"), "_hidden");
+        assert_eq!(segment("é/x"), "__x", "one `_` per character, not per byte");
+        assert_eq!(segment(&"a".repeat(200)).len(), MAX_SEGMENT);
+    }
+
+    #[test]
+    fn the_date_is_the_rfc3339_date_for_any_day() {
+        // Every day from 1970 to 2200, at a moment late in the day, against humantime's RFC 3339.
+        for day in 0..84_000u64 {
+            let time = UNIX_EPOCH + Duration::from_secs(day * 86_400 + 86_399);
+            let rfc = humantime::format_rfc3339_seconds(time).to_string();
+            assert_eq!(utc_date(time), rfc[..10], "day {day}");
+        }
+        assert_eq!(utc_date(UNIX_EPOCH - Duration::from_secs(5)), "1970-01-01");
     }
 }

