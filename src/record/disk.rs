@@ -159,9 +159,9 @@ impl Disk {
     }
 
     /// When the new recording would put the folder over a limit, the oldest recording is pruned
-    /// now and its file, renamed to the new one's temporary name and emptied, becomes the new
-    /// recording's file (see [`take_over`]); when that is not possible it is deleted, as at the
-    /// end of a recording.
+    /// now and its file, renamed to the new one's temporary name, becomes the new recording's
+    /// file, overwritten and cut to length at the end (see [`take_over`]); when that is not
+    /// possible it is deleted, as at the end of a recording.
     fn reuse_oldest(&mut self, paths: &RecordingPaths) -> Option<(File, u64)> {
         let oldest = self.pruner.take_for_reuse(self.open.len())?;
         let file = take_over(&oldest.path, paths);
