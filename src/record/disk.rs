@@ -166,11 +166,15 @@ impl Disk {
         let oldest = self.pruner.take_for_reuse(self.open.len())?;
         let file = take_over(&oldest.path, paths);
         if file.is_some() || std::fs::remove_file(&oldest.path).is_ok() {
-            self.metrics.limit_hit("recordings_pruned", "recordings");
-            tracing::debug!(path = %oldest.path.display(), "recording pruned");
+            self.count_pruned(&oldest.path);
         }
         self.pruner.left(&oldest);
         file
+    }
+
+    fn count_pruned(&self, path: &std::path::Path) {
+        self.metrics.limit_hit("recordings_pruned", "recordings");
+        tracing::debug!(path = %path.display(), "recording pruned");
     }
 
     fn finish(&mut self, key: u64, mut end: Box<EndLine>, keep: bool) {
@@ -199,8 +203,7 @@ impl Disk {
         match finished {
             Ok(published) => {
                 for deleted in self.pruner.added(published, recording.written) {
-                    self.metrics.limit_hit("recordings_pruned", "recordings");
-                    tracing::debug!(path = %deleted.display(), "recording pruned");
+                    self.count_pruned(&deleted);
                 }
             }
             Err(error) => {

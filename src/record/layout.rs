@@ -25,21 +25,11 @@ pub struct RecordingPaths {
 
 impl RecordingPaths {
     pub fn new(root: &Path, route: &str, started: SystemTime, id: &str) -> RecordingPaths {
-        let mut folder = root.to_path_buf();
-        folder.push(segment(route));
-        folder.push(utc_date(started));
+        let folder = root.join(segment(route)).join(utc_date(started));
         let id = segment(id);
-        let mut name = String::with_capacity(id.len() + TEMP_SUFFIX.len() + 1);
-        name.push('.');
-        name.push_str(&id);
-        name.push_str(TEMP_SUFFIX);
-        let temp = folder.join(&name);
-        name.clear();
-        name.push_str(&id);
-        name.push_str(".jsonl");
         RecordingPaths {
-            temp,
-            done: folder.join(name),
+            temp: folder.join(format!(".{id}{TEMP_SUFFIX}")),
+            done: folder.join(format!("{id}.jsonl")),
             folder,
         }
     }

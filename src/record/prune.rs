@@ -83,20 +83,33 @@ impl Pruner {
         }
         self.last_size = size;
         let mut deleted = Vec::new();
-        while over(self.limits, files.len(), self.total) {
-            let Some((oldest, size)) = files.pop_front() else {
+        while over(self.limits, self.listed(), self.total) {
+            let Some(oldest) = self.pop_oldest() else {
                 break;
             };
-            self.total = self.total.saturating_sub(size);
-            let last_in_folder = !shares_folder(files.front(), &oldest);
-            if std::fs::remove_file(&oldest).is_ok() {
-                if last_in_folder {
-                    remove_empty_parents(&self.root, &oldest);
-                }
-                deleted.push(oldest);
+            if std::fs::remove_file(&oldest.path).is_ok() {
+                self.left(&oldest);
+                deleted.push(oldest.path);
             }
         }
         deleted
+    }
+
+    /// How many recordings are listed.
+    fn listed(&self) -> usize {
+        self.files.as_ref().map_or(0, VecDeque::len)
+    }
+
+    /// Takes the oldest listed recording out of the list (and out of the byte total).
+    fn pop_oldest(&mut self) -> Option<Pruned> {
+        let files = self.files.as_mut()?;
+        let (path, size) = files.pop_front()?;
+        self.total = self.total.saturating_sub(size);
+        let last_in_folder = !shares_folder(files.front(), &path);
+        Some(Pruned {
+            path,
+            last_in_folder,
+        })
     }
 
     /// Called as a recording opens, with the number of recordings already open (unfinished,
@@ -105,41 +118,34 @@ impl Pruner {
     /// oldest recording leaves the list and is handed over, for the writer to reuse its file
     /// rather than create a new one and delete this one a moment later. The caller renames or
     /// deletes it, then calls [`Pruner::left`].
-    pub fn take_for_reuse(&mut self, open: usize) -> Option<Reusable> {
+    pub fn take_for_reuse(&mut self, open: usize) -> Option<Pruned> {
         if !self.enabled() {
             return None;
         }
         self.scan_once();
-        let files = self.files.as_mut()?;
         let coming = open as u64 + 1;
         let next_total = self
             .total
             .saturating_add(self.last_size.saturating_mul(coming));
-        if !over(self.limits, files.len() + open + 1, next_total) {
+        if !over(self.limits, self.listed() + open + 1, next_total) {
             return None;
         }
-        let (path, size) = files.pop_front()?;
-        self.total = self.total.saturating_sub(size);
-        let last_in_folder = !shares_folder(files.front(), &path);
-        Some(Reusable {
-            path,
-            last_in_folder,
-        })
+        self.pop_oldest()
     }
 
-    /// A reusable recording has left its name (renamed or deleted): remove the folders that
+    /// A pruned recording has left its name (renamed or deleted): remove the folders that
     /// emptied.
-    pub fn left(&self, reused: &Reusable) {
-        if reused.last_in_folder {
-            remove_empty_parents(&self.root, &reused.path);
+    pub fn left(&self, pruned: &Pruned) {
+        if pruned.last_in_folder {
+            remove_empty_parents(&self.root, &pruned.path);
         }
     }
 }
 
-/// The oldest recording, taken out of the list for its file to be reused (see
-/// [`Pruner::take_for_reuse`]).
+/// The oldest recording, taken out of the list: deleted by [`Pruner::added`], or handed over
+/// by [`Pruner::take_for_reuse`] for its file to be reused.
 #[derive(Debug)]
-pub struct Reusable {
+pub struct Pruned {
     pub path: PathBuf,
     /// No other listed recording is in its folder: the folder may be empty once it leaves.
     last_in_folder: bool,
