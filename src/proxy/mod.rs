@@ -1,11 +1,12 @@
-//! The proxy path, in the order a request meets it: the listener's accept loop
-//! ([`accept_loop`]: connection caps, header-read timeout, EMFILE back-off), sockets whose reads
-//! are capped small on both sides ([`read_cap`]: a late reader must not grow a buffer), the server that runs
-//! tooltap on it ([`server`]), the per-request service ([`service`]) with its exchange identity
+//! The proxy path, in the order a request meets it: the listener's accept loop ([`accept_loop`]:
+//! connection caps, header-read timeout, EMFILE back-off), sockets whose reads are capped small on
+//! both sides ([`read_cap`]: a late reader must not grow a buffer), the server that runs tooltap
+//! on it ([`server`]), the per-request service ([`service`]) with its exchange identity
 //! ([`exchange`]) and route ([`route`]), forwarding upstream ([`forward`], [`tls`]), the taps that
 //! copy each body to the inspector without delaying it ([`taps`] wires them, [`tee`] is the body
-//! wrapper), enforce mode ([`enforce`]), live quirk injection ([`inject`]), tooltap's own error
-//! responses ([`error`]) and graceful drain ([`shutdown`]).
+//! wrapper, [`detached`] copies the heads a recording keeps), enforce mode ([`enforce`]), live
+//! quirk injection ([`inject`]), tooltap's own error responses ([`error`]) and graceful drain
+//! ([`shutdown`]).
 //!
 //! Input: client connections; output: the upstream's bytes, unchanged and undelayed, plus one
 //! inspection per exchange handed to [`crate::inspect`].
@@ -19,6 +20,7 @@ pub mod route;
 pub mod forward;
 pub mod tls;
 pub mod taps;
+pub mod detached;
 pub mod tee;
 pub mod enforce;
 pub mod inject;
