@@ -27,6 +27,7 @@ pub mod rules;
 pub mod schema;
 pub mod schema_cost;
 pub mod severity;
+pub mod small_map;
 pub mod violation;
 
 use std::sync::Arc;

@@ -17,15 +17,15 @@
 //! `{"city":"Oslo"}`. Keyed by array position (every item above is at position 0) the two
 //! would merge into one call; keyed by id, chunks 3 and 4 would belong to nobody.
 
-use std::collections::BTreeMap;
-
 use serde_json::{Map, Value, json};
+
+use crate::engine::small_map::SmallMap;
 
 /// Everything received for one choice.
 #[derive(Debug, Default)]
 pub struct ChoiceAssembly {
     pub content: Option<String>,
-    pub calls: BTreeMap<i64, CallAssembly>,
+    pub calls: SmallMap<i64, CallAssembly>,
     /// Non-null finish reasons in arrival order, with the seq of their event.
     pub finish_reasons: Vec<(Value, u64)>,
     /// The legacy `delta.function_call` (one per choice, no index, no id).
@@ -103,7 +103,7 @@ impl Arguments {
 /// All choices of one stream.
 #[derive(Debug, Default)]
 pub struct Assembly {
-    pub choices: BTreeMap<u32, ChoiceAssembly>,
+    pub choices: SmallMap<u32, ChoiceAssembly>,
     pub usage: Option<Value>,
 }
 

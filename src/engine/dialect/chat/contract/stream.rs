@@ -161,7 +161,7 @@ impl StreamContract {
                 .choice(Some(index))
                 .seq(Some(seq))
         };
-        let assembled = self.assembly.choices.entry(index).or_default();
+        let assembled = self.assembly.choices.get_or_default(index);
         match &choice.delta {
             Slot::Present(delta) => on_delta(assembled, delta, position, index, seq, sink),
             // A final chunk may carry only finish_reason; spec requires delta, clients cope.
