@@ -1,8 +1,10 @@
 //! The frames a `violations`-mode recording holds until its verdict, kept compactly: copied (a
 //! held `Bytes` would pin the much larger read buffer hyper cut it from) into one small block
-//! of encoded frames, and the block appended to the shared [`Spill`] segment whenever it
-//! reaches `inspect.held_in_memory` bytes. So what an exchange keeps in memory is that block and
-//! one small [`Extent`] per spilled block, whatever the length of its stream.
+//! of encoded frames, and the block appended to the shared [`Spill`] whenever the next frame
+//! would take it past `inspect.held_in_memory` bytes. Each spilled block begins with the place
+//! of the one before it, so the blocks form a chain read back from its end: what an exchange
+//! keeps in memory is that block, the last block's [`Extent`] and one more per older segment
+//! it reached (segments are 32 MiB), whatever the length of its stream.
 //!
 //! Input: each response frame and the instant it was seen (from the analysis pool). Output, at
 //! a verdict with violations: the frames back, with their times, in order. Bounded twice: at
@@ -16,13 +18,19 @@ use bytes::Bytes;
 
 use super::spill::{Extent, Spill, SpillError};
 
-/// Bytes one exchange keeps in memory before spilling, unless configured otherwise. 4 KiB, not
-/// 16: measured with `bench_memory` (300 concurrent 200-event streams) at ~27 KiB less per
-/// stream, for one spill append per ~4 KiB of a violations-mode stream.
-pub const DEFAULT_HELD_IN_MEMORY: usize = 4 * 1024;
+/// Bytes one exchange keeps in memory before spilling, unless configured otherwise. 4 KiB
+/// instead of 16 measured ~27 KiB less per stream with `bench_memory` (300 concurrent
+/// 200-event streams).
+/// 1 KiB, not 4, since appends gather in the spill's shared tail instead of costing a write
+/// each: the block was the largest part of what `violations` mode adds per stream.
+pub const DEFAULT_HELD_IN_MEMORY: usize = 1024;
 
 /// Each frame is encoded as its length, its time since the tape began (µs), then its bytes.
 const HEADER: usize = 4 + 8;
+
+/// Each block begins with the place of the block spilled before it: its segment's number, its
+/// offset and its length (0: none, the chain's first block).
+const CHAIN: usize = 8 + 8 + 4;
 
 /// Why held frames stopped being kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,13 +44,20 @@ pub enum Cut {
 #[derive(Debug)]
 pub struct HeldFrames {
     base: Instant,
+    /// [`CHAIN`] bytes, then encoded frames (empty until the first frame after a spill).
     block: Vec<u8>,
-    extents: Vec<Extent>,
+    /// The last spilled block, and the last one in each older segment the chain reaches
+    /// (they keep those segments open).
+    tail: Option<Extent>,
+    older: Vec<Extent>,
     /// Frame bytes kept so far, in memory and spilled.
     kept: u64,
     max: u64,
     in_memory: usize,
+    /// Where blocks were spilled (kept to read them back); `spilling` says whether new ones
+    /// still go there.
     spill: Option<Spill>,
+    spilling: bool,
     cut: Option<Cut>,
 }
 
@@ -51,10 +66,12 @@ impl HeldFrames {
         HeldFrames {
             base: Instant::now(),
             block: Vec::new(),
-            extents: Vec::new(),
+            tail: None,
+            older: Vec::new(),
             kept: 0,
             max,
             in_memory: in_memory.max(1),
+            spilling: spill.is_some(),
             spill,
             cut: None,
         }
@@ -77,35 +94,60 @@ impl HeldFrames {
             return;
         };
         let needed = HEADER + bytes.len();
-        if self.block.capacity() - self.block.len() < needed {
-            // Doubling, as a Vec would, so a slow stream keeps a small block; with a spill, never
-            // past the block's bound plus a frame like this one crossing it. (Without one the
-            // block holds every frame, and must keep doubling.)
-            let mut grown = (self.block.capacity() * 2).max(4 * needed);
-            if self.spill.is_some() {
-                grown = grown.min(self.in_memory + 2 * needed);
+        if self.spilling && self.block.len() > CHAIN && self.block.len() + needed > self.in_memory {
+            self.spill_block();
+            if self.cut.is_some() {
+                return;
             }
-            let total = grown.max(self.block.len() + needed);
+        }
+        if self.block.is_empty() {
+            // With a spill the block never grows past its bound (or one larger frame); without
+            // one it holds every frame, and must grow by doubling.
+            let first = if self.spilling {
+                self.in_memory.max(CHAIN + needed)
+            } else {
+                CHAIN + 4 * needed
+            };
+            self.block.reserve_exact(first);
+            self.block.extend_from_slice(&[0; CHAIN]);
+        } else if self.block.capacity() - self.block.len() < needed {
+            let total = (self.block.capacity() * 2).max(self.block.len() + needed);
             self.block.reserve_exact(total - self.block.len());
         }
         self.block.extend_from_slice(&len.to_le_bytes());
         self.block.extend_from_slice(&t_us.to_le_bytes());
         self.block.extend_from_slice(bytes);
         self.kept += bytes.len() as u64;
-        if self.block.len() >= self.in_memory {
+        if self.spilling && self.block.len() >= self.in_memory {
             self.spill_block();
         }
     }
 
     fn spill_block(&mut self) {
-        let Some(spill) = &self.spill else {
+        let Some(spill) = self.spill.as_ref().filter(|_| self.spilling) else {
             return;
         };
+        let (number, offset, len) = self.tail.as_ref().map_or((0, 0, 0), |last| {
+            (last.segment_number(), last.offset(), last.len())
+        });
+        let Ok(len) = u32::try_from(len) else {
+            self.cut = Some(Cut::Cap);
+            return;
+        };
+        self.block[..8].copy_from_slice(&number.to_le_bytes());
+        self.block[8..16].copy_from_slice(&offset.to_le_bytes());
+        self.block[16..CHAIN].copy_from_slice(&len.to_le_bytes());
         match spill.append(&self.block) {
             Ok(extent) => {
-                self.extents.push(extent);
+                let number = extent.segment_number();
+                if let Some(last) = self.tail.replace(extent)
+                    && last.segment_number() != number
+                {
+                    // The chain moved to a newer segment: keep the old one open and findable.
+                    self.older.push(last);
+                }
                 self.block.clear();
-                if self.block.capacity() > 2 * self.in_memory {
+                if self.block.capacity() > self.in_memory {
                     // One big frame grew it: give that back.
                     self.block = Vec::new();
                 }
@@ -115,7 +157,7 @@ impl HeldFrames {
             }
             Err(SpillError::Io { .. } | SpillError::Off) => {
                 // Logged once by the spill: this exchange keeps its frames in memory instead.
-                self.spill = None;
+                self.spilling = false;
             }
         }
     }
@@ -145,24 +187,44 @@ impl HeldFrames {
         let HeldFrames {
             base,
             block,
-            extents,
+            tail,
+            older,
+            spill,
             ..
         } = self;
-        let mut all =
-            Vec::with_capacity(extents.iter().map(Extent::len).sum::<usize>() + block.len());
+        // The chain, read from its end: on any failure nothing spilled is returned (frames
+        // after a hole would make a recording that lies about its start).
+        let mut spilled: Vec<Vec<u8>> = Vec::new();
         let mut failed = None;
-        for extent in &extents {
-            match extent.read() {
-                Ok(bytes) => all.extend_from_slice(&bytes),
+        let mut next = tail
+            .as_ref()
+            .map(|last| last.sibling(last.offset(), last.len()));
+        while let (Some(extent), Some(spill)) = (next.take(), spill.as_ref()) {
+            match spill.read(&extent).and_then(|bytes| {
+                let previous = chained(&bytes, tail.iter().chain(&older))?;
+                Ok((bytes, previous))
+            }) {
+                Ok((bytes, previous)) => {
+                    spilled.push(bytes);
+                    next = previous;
+                }
                 Err(error) => {
                     failed = Some(error);
+                    spilled.clear();
                     break;
                 }
             }
         }
-        drop(extents);
-        if failed.is_none() {
-            all.extend_from_slice(&block);
+        drop((tail, older));
+        let mut all = Vec::with_capacity(
+            spilled.iter().map(|b| b.len() - CHAIN).sum::<usize>() + block.len(),
+        );
+        for bytes in spilled.iter().rev() {
+            all.extend_from_slice(&bytes[CHAIN..]);
+        }
+        drop(spilled);
+        if failed.is_none() && block.len() > CHAIN {
+            all.extend_from_slice(&block[CHAIN..]);
         }
         let all = Bytes::from(all);
         let mut frames = Vec::new();
@@ -183,6 +245,26 @@ impl HeldFrames {
         }
         (frames, failed)
     }
+}
+
+/// The block spilled before this one (`None` for the chain's first), found among the extents
+/// that keep its segment open.
+fn chained<'a>(
+    block: &[u8],
+    mut known: impl Iterator<Item = &'a Extent>,
+) -> std::io::Result<Option<Extent>> {
+    let broken = || std::io::Error::other("a spilled block does not name its predecessor");
+    let field = |range: std::ops::Range<usize>| block.get(range).ok_or_else(broken);
+    let number = u64::from_le_bytes(field(0..8)?.try_into().map_err(|_| broken())?);
+    let offset = u64::from_le_bytes(field(8..16)?.try_into().map_err(|_| broken())?);
+    let len = u32::from_le_bytes(field(16..CHAIN)?.try_into().map_err(|_| broken())?);
+    if len == 0 {
+        return Ok(None);
+    }
+    let segment = known
+        .find(|extent| extent.segment_number() == number)
+        .ok_or_else(broken)?;
+    Ok(Some(segment.sibling(offset, len as usize)))
 }
 
 #[cfg(test)]
@@ -285,5 +367,46 @@ mod tests {
         }
         assert!(held.in_memory() >= 100);
         assert_eq!(held.load().0.len(), 10);
+    }
+
+    #[test]
+    fn interleaved_chains_across_segments_come_back_whole_with_a_small_block_each() {
+        let dir = TestDir::new("held-chain");
+        // Small segments, so each chain crosses many of them.
+        let spill = Spill::with_segment_bytes(dir.to_path_buf(), 1 << 30, 4_096);
+        let mut tapes = [
+            HeldFrames::new(1 << 30, 256, Some(spill.clone())),
+            HeldFrames::new(1 << 30, 256, Some(spill.clone())),
+        ];
+        let start = Instant::now();
+        let frames: Vec<Vec<u8>> = (0..1_500usize)
+            .map(|i| vec![(i % 253) as u8; 1 + (i * 53) % 300])
+            .collect();
+        for (i, frame) in frames.iter().enumerate() {
+            let tape = &mut tapes[i % 2];
+            tape.push(frame, start + Duration::from_millis(i as u64));
+            assert!(
+                tape.in_memory() <= 256.max(CHAIN + HEADER + frame.len()),
+                "{} bytes in memory",
+                tape.in_memory()
+            );
+        }
+        for (which, tape) in tapes.into_iter().enumerate() {
+            assert!(tape.cut().is_none());
+            assert!(
+                tape.older.len() > 10,
+                "the chain crossed segments: {}",
+                tape.older.len()
+            );
+            let (back, failed) = tape.load();
+            assert!(failed.is_none(), "{failed:?}");
+            let expected: Vec<_> = frames.iter().skip(which).step_by(2).collect();
+            assert_eq!(back.len(), expected.len());
+            for ((bytes, _), frame) in back.iter().zip(expected) {
+                assert_eq!(bytes.as_ref(), frame.as_slice());
+            }
+        }
+        // Every block was read back and every tape dropped: no segment is kept but the current one.
+        assert!(spill.live_bytes() <= 4_096);
     }
 }

@@ -7,6 +7,11 @@
 //! [`Extent`] per block (the segment, an offset, a length: all an exchange keeps of it), read
 //! back only when the exchange turned out to have violations.
 //!
+//! Appends are small (an exchange spills every `inspect.held_in_memory` bytes, 1 KiB by
+//! default), so they are not written one by one: they gather in one shared tail of at most
+//! [`PENDING_BYTES`] in memory, written to the segment with one `pwrite` when it fills. A block
+//! still in that tail is read back from it.
+//!
 //! A segment is created in the recordings folder and unlinked at once: nothing is left on disk
 //! after a crash, and nothing in the folder is ever seen by `check`, `replay` or pruning. A new
 //! segment starts when the current one reaches [`SEGMENT_BYTES`]; an old one is freed (by the
@@ -23,6 +28,9 @@ use std::sync::{Arc, Mutex};
 
 /// A segment is closed to new appends past this size.
 pub const SEGMENT_BYTES: u64 = 32 * 1024 * 1024;
+
+/// Bytes of appended blocks gathered in memory (shared by all exchanges) before one write.
+pub const PENDING_BYTES: usize = 64 * 1024;
 
 /// Bytes of spill segments on disk, unless configured otherwise.
 pub const DEFAULT_MAX_SPILL: u64 = 1024 * 1024 * 1024;
@@ -54,8 +62,9 @@ struct Store {
     dir: PathBuf,
     max: u64,
     segment_bytes: u64,
-    /// The segment new blocks go to. Locked only to pick an offset (never across I/O).
-    current: Mutex<Option<Arc<Segment>>>,
+    /// The segment new blocks go to, with the tail not written yet. Locked to append, to read
+    /// from the tail and to write it out (one `pwrite` per [`PENDING_BYTES`]).
+    current: Mutex<Option<Current>>,
     /// Bytes of every segment still referred to.
     live: Arc<AtomicU64>,
     created: AtomicU64,
@@ -64,7 +73,31 @@ struct Store {
 }
 
 #[derive(Debug)]
+struct Current {
+    segment: Arc<Segment>,
+    /// Blocks appended to `segment` and not written yet, from offset `pending_at` on.
+    pending: Vec<u8>,
+    pending_at: u64,
+}
+
+impl Current {
+    /// Writes the tail out; on failure it stays, so what it holds can still be read.
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.pending.is_empty() {
+            self.segment
+                .file
+                .write_all_at(&self.pending, self.pending_at)?;
+            self.pending_at += self.pending.len() as u64;
+            self.pending.clear();
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug)]
 struct Segment {
+    /// Which segment of this store it is (the first is 0): how a chain of blocks names it.
+    number: u64,
     file: File,
     /// Bytes reserved so far (the next block's offset).
     len: AtomicU64,
@@ -129,33 +162,73 @@ impl Spill {
     fn write(&self, block: &[u8]) -> Result<Extent, SpillError> {
         let store = &self.inner;
         let len = block.len() as u64;
-        let (segment, offset) = {
-            let mut current = store.current.lock().unwrap_or_else(|p| p.into_inner());
-            let full = current
-                .as_ref()
-                .is_none_or(|s| s.len.load(Ordering::Relaxed) + len > store.segment_bytes);
-            if store.live.load(Ordering::Relaxed) + len > store.max {
-                return Err(SpillError::Full { max: store.max });
+        let mut current = store.current.lock().unwrap_or_else(|p| p.into_inner());
+        if store.live.load(Ordering::Relaxed) + len > store.max {
+            return Err(SpillError::Full { max: store.max });
+        }
+        let full = current
+            .as_ref()
+            .is_none_or(|c| c.segment.len.load(Ordering::Relaxed) + len > store.segment_bytes);
+        if full {
+            if let Some(old) = current.as_mut() {
+                old.flush().map_err(|e| self.io(e))?;
             }
-            if full {
-                *current = Some(Arc::new(self.segment()?));
-            }
-            let Some(segment) = current.as_ref() else {
-                return Err(self.io(std::io::Error::other("no segment")));
-            };
-            let offset = segment.len.fetch_add(len, Ordering::Relaxed);
-            store.live.fetch_add(len, Ordering::Relaxed);
-            (Arc::clone(segment), offset)
+            *current = Some(Current {
+                segment: Arc::new(self.segment()?),
+                pending: Vec::new(),
+                pending_at: 0,
+            });
+        }
+        let Some(tail) = current.as_mut() else {
+            return Err(self.io(std::io::Error::other("no segment")));
         };
-        segment
-            .file
-            .write_all_at(block, offset)
-            .map_err(|e| self.io(e))?;
+        if tail.pending.len() + block.len() > PENDING_BYTES {
+            tail.flush().map_err(|e| self.io(e))?;
+        }
+        let offset = tail.segment.len.fetch_add(len, Ordering::Relaxed);
+        store.live.fetch_add(len, Ordering::Relaxed);
+        if block.len() >= PENDING_BYTES {
+            // Too big to gather: written at once (the tail is empty, so order is kept).
+            let written = tail.segment.file.write_all_at(block, offset);
+            tail.pending_at = offset + len;
+            written.map_err(|e| self.io(e))?;
+        } else {
+            if tail.pending.capacity() == 0 {
+                tail.pending.reserve_exact(PENDING_BYTES);
+            }
+            tail.pending.extend_from_slice(block);
+        }
         Ok(Extent {
-            segment,
+            segment: Arc::clone(&tail.segment),
             offset,
             len: block.len(),
         })
+    }
+
+    /// The block `extent` names, as appended: from the tail when not written yet, else from its
+    /// segment (blocking I/O).
+    pub fn read(&self, extent: &Extent) -> std::io::Result<Vec<u8>> {
+        {
+            let current = self.inner.current.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(tail) = current.as_ref()
+                && Arc::ptr_eq(&tail.segment, &extent.segment)
+                && extent.offset >= tail.pending_at
+            {
+                let start = usize::try_from(extent.offset - tail.pending_at)
+                    .map_err(std::io::Error::other)?;
+                return tail
+                    .pending
+                    .get(start..start + extent.len)
+                    .map(<[u8]>::to_vec)
+                    .ok_or_else(|| std::io::Error::other("block past the spill's tail"));
+            }
+        }
+        let mut block = vec![0; extent.len];
+        extent
+            .segment
+            .file
+            .read_exact_at(&mut block, extent.offset)?;
+        Ok(block)
     }
 
     fn segment(&self) -> Result<Segment, SpillError> {
@@ -175,6 +248,7 @@ impl Spill {
         // Unlinked at once: the open handle is all that keeps it.
         std::fs::remove_file(&path).map_err(|e| self.io(e))?;
         Ok(Segment {
+            number: n,
             file,
             len: AtomicU64::new(0),
             live: Arc::clone(&store.live),
@@ -190,15 +264,26 @@ impl Spill {
 }
 
 impl Extent {
-    /// The block as it was appended; blocking I/O.
-    pub fn read(&self) -> std::io::Result<Vec<u8>> {
-        let mut block = vec![0; self.len];
-        self.segment.file.read_exact_at(&mut block, self.offset)?;
-        Ok(block)
-    }
-
     pub fn len(&self) -> usize {
         self.len
+    }
+
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// The number of its segment (see [`Extent::sibling`]).
+    pub fn segment_number(&self) -> u64 {
+        self.segment.number
+    }
+
+    /// Another block of the same segment, named by its place.
+    pub fn sibling(&self, offset: u64, len: usize) -> Extent {
+        Extent {
+            segment: Arc::clone(&self.segment),
+            offset,
+            len,
+        }
     }
 }
 
@@ -217,9 +302,9 @@ mod tests {
         let a = spill.append(b"hello").expect("a");
         let b = spill.append(b"world!").expect("b");
         let c = spill.append(b"again").expect("c");
-        assert_eq!(a.read().expect("read a"), b"hello");
-        assert_eq!(b.read().expect("read b"), b"world!");
-        assert_eq!(c.read().expect("read c"), b"again");
+        assert_eq!(spill.read(&a).expect("read a"), b"hello");
+        assert_eq!(spill.read(&b).expect("read b"), b"world!");
+        assert_eq!(spill.read(&c).expect("read c"), b"again");
         assert_eq!(spill.live_bytes(), 16);
         let names: Vec<_> = std::fs::read_dir(&dir).expect("dir").flatten().collect();
         assert!(names.is_empty(), "segments are unlinked: {names:?}");
@@ -241,5 +326,31 @@ mod tests {
             Err(SpillError::Full { max: 8 })
         ));
         drop(kept);
+    }
+
+    #[test]
+    fn blocks_come_back_from_the_shared_tail_and_from_disk_alike() {
+        let dir = dir("tail");
+        let spill = Spill::new(dir.to_path_buf(), 1 << 30);
+        let blocks: Vec<Vec<u8>> = (0..300usize)
+            .map(|i| vec![(i % 251) as u8; 1 + (i * 37) % 2_000])
+            .collect();
+        let total: usize = blocks.iter().map(Vec::len).sum();
+        assert!(
+            total > 3 * PENDING_BYTES,
+            "most blocks must have been written out"
+        );
+        let big = vec![7u8; PENDING_BYTES + 5];
+        let mut extents: Vec<Extent> = blocks
+            .iter()
+            .map(|block| spill.append(block).expect("append"))
+            .collect();
+        extents.push(spill.append(&big).expect("a block larger than the tail"));
+        let after = spill.append(b"after").expect("after");
+        for (n, (extent, block)) in extents.iter().zip(blocks.iter().chain([&big])).enumerate() {
+            assert_eq!(&spill.read(extent).expect("read"), block, "block {n}");
+        }
+        assert_eq!(spill.read(&after).expect("read after"), b"after");
+        assert_eq!(spill.live_bytes(), (total + big.len() + 5) as u64);
     }
 }
