@@ -170,9 +170,10 @@ impl HeldFrames {
 
     /// The most it can hold in memory (to charge the budget ahead).
     pub fn in_memory_bound(&self) -> usize {
-        match self.spill {
-            Some(_) => self.in_memory.saturating_mul(2),
-            None => usize::try_from(self.max).unwrap_or(usize::MAX),
+        if self.spilling {
+            self.in_memory.saturating_mul(2)
+        } else {
+            usize::try_from(self.max).unwrap_or(usize::MAX)
         }
     }
 
@@ -182,7 +183,8 @@ impl HeldFrames {
     }
 
     /// Every kept frame with its instant, in order; reads the spilled blocks (blocking I/O).
-    /// A block that cannot be read back ends the list there (`Err` says so).
+    /// When a spilled block cannot be read back, none of the spilled frames are returned (the
+    /// chain is read from its end, and a recording must not start after a hole); `Err` says so.
     pub fn load(self) -> (Vec<(Bytes, Instant)>, Option<std::io::Error>) {
         let HeldFrames {
             base,
@@ -408,5 +410,20 @@ mod tests {
         }
         // Every block was read back and every tape dropped: no segment is kept but the current one.
         assert!(spill.live_bytes() <= 4_096);
+    }
+
+    #[test]
+    fn a_chain_that_cannot_be_read_back_returns_no_frames_and_says_why() {
+        let (_dir, broken_spill) = spill("broken");
+        let mut held = HeldFrames::new(1 << 20, 64, Some(broken_spill));
+        for i in 0..50u8 {
+            held.push(&[i; 30], Instant::now());
+        }
+        let last = held.tail.take().expect("blocks were spilled");
+        // The last block's place, made to reach past everything written.
+        held.tail = Some(last.sibling(last.offset(), last.len() + (1 << 20)));
+        let (back, failed) = held.load();
+        assert!(failed.is_some(), "the failure is reported");
+        assert!(back.is_empty(), "no frames after a hole: {}", back.len());
     }
 }
