@@ -60,7 +60,7 @@ pub struct ResponsePart {
     /// Time from sending the request upstream to its response head.
     pub ttfb: Duration,
     /// The response headers as the client got them, when a recording wants them.
-    pub headers: Option<http::HeaderMap>,
+    pub headers: Option<crate::proxy::detached::DetachedHeaders>,
     /// The quirks `--inject` applied to this response (its `x-tooltap-quirk` header), so the
     /// violations it caused say where they came from.
     pub quirk: Option<String>,

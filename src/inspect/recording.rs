@@ -9,13 +9,12 @@ use std::time::{Instant, SystemTime};
 
 use bytes::Bytes;
 
-use http::HeaderMap;
-
 use super::ExchangeLabel;
 use super::held::{Cut, HeldFrames};
 use super::offload::AnalysisPool;
 use super::spill::Spill;
 use crate::metrics::Metrics;
+use crate::proxy::detached::DetachedHeaders;
 use crate::proxy::enforce::EnforceCut;
 use crate::proxy::tee::{Ending, TapEnd};
 use crate::record::{
@@ -31,7 +30,8 @@ pub struct RecordingSeed {
     pub method: String,
     pub path: String,
     pub query: Option<String>,
-    pub headers: HeaderMap,
+    /// Copied, so it pins none of hyper's read buffer (see [`DetachedHeaders`]).
+    pub headers: DetachedHeaders,
 }
 
 fn begin(
@@ -39,6 +39,7 @@ fn begin(
     label: &ExchangeLabel,
     seed: &RecordingSeed,
 ) -> Option<RecordingHandle> {
+    let request_headers = seed.headers.to_map();
     recorder.begin(RecordingStart {
         id: &label.id,
         started: seed.started,
@@ -48,7 +49,7 @@ fn begin(
         method: &seed.method,
         path: &seed.path,
         query: seed.query.as_deref(),
-        request_headers: &seed.headers,
+        request_headers: &request_headers,
     })
 }
 
@@ -95,7 +96,7 @@ pub(super) struct Verdict<'a> {
     pub seed: &'a RecordingSeed,
     pub request_body: Option<&'a [u8]>,
     pub status: u16,
-    pub headers: Option<&'a HeaderMap>,
+    pub headers: Option<&'a DetachedHeaders>,
     pub end: RecordingEnd,
 }
 
@@ -145,9 +146,9 @@ impl Tape {
         }
     }
 
-    pub(super) fn response_head(&mut self, status: u16, headers: &HeaderMap) {
+    pub(super) fn response_head(&mut self, status: u16, headers: &DetachedHeaders) {
         if let Tape::Live(handle) = self {
-            handle.response_head(status, headers);
+            handle.response_head(status, &headers.to_map());
         }
     }
 
@@ -192,8 +193,11 @@ impl Tape {
             return;
         };
         handle.request_body(verdict.request_body);
-        let empty = HeaderMap::new();
-        handle.response_head(verdict.status, verdict.headers.unwrap_or(&empty));
+        let headers = verdict
+            .headers
+            .map(DetachedHeaders::to_map)
+            .unwrap_or_default();
+        handle.response_head(verdict.status, &headers);
         for (bytes, at) in &frames {
             handle.frame(bytes, *at);
         }

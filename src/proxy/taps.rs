@@ -26,7 +26,7 @@ use crate::inspect::{
 };
 use crate::jsonl_sink::JsonlSink;
 use crate::metrics::{IncompleteReason, Metrics};
-use crate::proxy::detached::detached;
+use crate::proxy::detached::DetachedHeaders;
 use crate::proxy::enforce::CutSender;
 use crate::proxy::exchange::ExchangeCtx;
 use crate::proxy::forward::UpstreamBody;
@@ -135,7 +135,7 @@ impl Watch {
             method: head.method.to_string(),
             path: ctx.path.clone(),
             query: head.uri.query().map(str::to_string),
-            headers: detached(&head.headers),
+            headers: DetachedHeaders::of(&head.headers),
         });
         match self.start(ctx, recording) {
             Some((tap, watching)) => (
@@ -249,7 +249,7 @@ impl Watching {
             head: crate::inspect::head::response_head(status, headers),
             body: body_rx,
             ttfb,
-            headers: self.records.then(|| detached(headers)),
+            headers: self.records.then(|| DetachedHeaders::of(headers)),
             quirk: headers
                 .get(crate::quirk::QUIRK_HEADER)
                 .and_then(|value| value.to_str().ok())

@@ -26,7 +26,7 @@ use super::respond::EXCHANGE_HEADER;
 use super::service::TAP_CAPACITY;
 use crate::config::{Config, ConfigError, RawConfig};
 use crate::inspect::RecordingSeed;
-use crate::proxy::detached::detached;
+use crate::proxy::detached::{DetachedHeaders, detached};
 use crate::proxy::exchange::ExchangeCtx;
 use crate::proxy::forward::Forwarder;
 use crate::proxy::forward::body::{self as proxy_body, BodyError, ProxyBody};
@@ -78,7 +78,7 @@ pub async fn forward(
         method: parts.method.to_string(),
         path: ctx.path.clone(),
         query: parts.uri.query().map(str::to_owned),
-        headers: detached(&parts.headers),
+        headers: DetachedHeaders::of(&parts.headers),
     };
     let watching = state.watch.begin_read(ctx, Some(seed), &body).await;
     let method = parts.method.to_string();
