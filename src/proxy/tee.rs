@@ -126,11 +126,7 @@ impl TapData {
 /// a block whose frames were all consumed is reused. What the copies pin beyond the bytes waiting
 /// is at most one block. A tap's first block is [`FIRST_COPY_BLOCK`], each next one twice the
 /// last: a slow stream (an event every few seconds, held open by the thousand) keeps a small one.
-/// 1 KiB rather than 4: frames wait for up to a batch window (50 ms), so 4 KiB blocks pinned two
-/// of them per stream most of the time; measured with `bench_memory` at 300 concurrent
-/// 200-event streams, ~4 KB less per stream, with no change in instructions per event within
-/// callgrind's run-to-run spread (a larger frame gets a block of its own size, as before).
-const COPY_BLOCK: usize = 1024;
+const COPY_BLOCK: usize = 4 * 1024;
 const FIRST_COPY_BLOCK: usize = 512;
 
 /// `bytes`, copied into `block` (or a new block, when it has no room left).
