@@ -253,13 +253,14 @@ impl Exchange {
             }
         };
         let dialect = self.state.dialect();
-        let request = self.state.facts().clone();
         let Exchange {
+            state,
             sink,
             notes,
             status,
             ..
         } = self;
+        let request = state.into_facts();
         Report {
             dialect,
             request,

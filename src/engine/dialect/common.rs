@@ -28,7 +28,17 @@ pub fn read_object<T: DeserializeOwned>(body: &[u8]) -> Option<T> {
     if !is_object_text(body) {
         return None;
     }
-    serde_json::from_slice(body).ok()
+    from_json_bytes(body).ok()
+}
+
+/// `serde_json::from_slice`, with the same result: bytes that are UTF-8 (checked once, whole)
+/// are read as text, so serde_json does not check every string it reads again (~90
+/// instructions per key or string; callgrind).
+pub fn from_json_bytes<T: DeserializeOwned>(bytes: &[u8]) -> serde_json::Result<T> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => serde_json::from_str(text),
+        Err(_) => serde_json::from_slice(bytes),
+    }
 }
 
 /// The items of a request's `tools` (none when absent, unparsable or not an array).
@@ -197,5 +207,26 @@ pub fn report_mid_event(ended_mid_event: bool, sink: &mut ViolationSink) {
             Site::at(""),
             "the body ended in the middle of an event",
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_read_as_text_give_what_from_slice_gives() {
+        let cases: [&[u8]; 5] = [
+            br#"{"model":"m","tools":[{"a":"\u00e9\n"}],"n":1.5}"#,
+            "{\"name\":\"caf\u{e9}\"}".as_bytes(),
+            b"{\"name\":\"\xff\"}",
+            b"{\"a\":\xff}",
+            br#"{"a":[1,2"#,
+        ];
+        for bytes in cases {
+            let ours = from_json_bytes::<Value>(bytes).map_err(|e| e.to_string());
+            let theirs = serde_json::from_slice::<Value>(bytes).map_err(|e| e.to_string());
+            assert_eq!(ours, theirs, "{}", String::from_utf8_lossy(bytes));
+        }
     }
 }

@@ -175,6 +175,16 @@ impl DialectState {
         }
     }
 
+    /// The request's facts, taken out for the report: the state is dropped right after, so
+    /// they are moved, not cloned (the model, each declared tool's name and `tool_choice`).
+    pub fn into_facts(self) -> RequestFacts {
+        match self {
+            DialectState::Chat(chat) => chat.request.facts,
+            DialectState::Responses(responses) => responses.request.facts,
+            DialectState::Anthropic(anthropic) => anthropic.request.facts,
+        }
+    }
+
     /// One SSE event from the shared framer, completed by `feed` call number `seq`.
     pub fn on_event(&mut self, event: &SseEvent, seq: u64, sink: &mut ViolationSink) {
         match self {

@@ -199,7 +199,7 @@ mod tests {
             let mut sink = ViolationSink::new(Default::default());
             let state = ChatState::new(&cache, request.as_bytes(), &mut sink, &mut Vec::new());
             for body in bodies {
-                let typed = Members::typed(body.as_bytes());
+                let typed = Members::typed(body);
                 typed_reads += usize::from(typed.is_some());
                 let tree = serde_json::from_str::<Value>(body).ok().map(Members::of);
                 let typed = typed.or_else(|| serde_json::from_str(body).ok().map(Members::of));
@@ -212,5 +212,28 @@ mod tests {
         }
         // The typed read must take most of these, or the comparison proves little.
         assert!(typed_reads >= 14, "typed reads: {typed_reads}");
+    }
+
+    #[test]
+    fn a_body_that_is_not_utf8_is_not_json_even_in_a_member_the_typed_read_skips() {
+        // serde_json skips an ignored string without checking its bytes; a full `Value` does
+        // check them, and so must the verdict.
+        let good = br#"{"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}"#;
+        let bad = [&good[..7], b"\xff", &good[8..]].concat();
+        // The premise: skipped, the bad byte goes unseen.
+        assert!(serde_json::from_slice::<serde::de::IgnoredAny>(&bad).is_ok());
+        for (body, not_json) in [(&good[..], false), (&bad[..], true)] {
+            let mut sink = ViolationSink::new(Default::default());
+            let document = contract::buffered::read_document(body, &mut sink);
+            assert_eq!(document.is_none(), not_json);
+            let rules: Vec<crate::engine::rules::RuleId> =
+                sink.as_slice().iter().map(|v| v.rule).collect();
+            let expected = if not_json {
+                vec![crate::engine::rules::RuleId::ResponseNotJson]
+            } else {
+                vec![]
+            };
+            assert_eq!(rules, expected);
+        }
     }
 }

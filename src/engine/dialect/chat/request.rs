@@ -78,7 +78,7 @@ impl Fields {
         if !common::is_object_text(body) {
             return None;
         }
-        match serde_json::from_slice::<Fields>(body) {
+        match common::from_json_bytes::<Fields>(body) {
             Ok(fields) => Some(fields),
             // Duplicate keys are an error for a derived struct; a Value keeps the last one,
             // as JSON parsers commonly do.

@@ -20,8 +20,14 @@ use crate::engine::violation::{Site, Stage, ViolationSink};
 
 /// A 2xx buffered body's members (see [`Members`]), or `None` after reporting
 /// `response.not_json`.
+///
+/// The body is checked for UTF-8 once, whole: a body that is not UTF-8 is not JSON, and the tree
+/// read reports it (the typed read would skip invalid bytes in the members it ignores).
 pub fn read_document(body: &[u8], sink: &mut ViolationSink) -> Option<Members> {
-    Members::typed(body).or_else(|| common::response_json(body, sink).map(Members::of))
+    std::str::from_utf8(body)
+        .ok()
+        .and_then(Members::typed)
+        .or_else(|| common::response_json(body, sink).map(Members::of))
 }
 
 /// Checks every choice of `document`; returns the outcomes in index order.
@@ -205,7 +211,8 @@ fn check_tool_choice(
     if declared.tools.is_none() {
         return;
     }
-    let calls_path = format!("{base}/message/tool_calls");
+    // Pointers are written out only for a violation.
+    let calls_path = || format!("{base}/message/tool_calls");
     let site = |path: String| Site::at(path).choice(Some(index));
     match declared.choice {
         ToolChoice::Required | ToolChoice::Named(_) if calls.is_empty() => {
@@ -223,7 +230,7 @@ fn check_tool_choice(
                     continue;
                 };
                 let detail = format!("tool_choice names {wanted:?} and {name:?} was called");
-                let path = format!("{calls_path}/{position}/function/name");
+                let path = format!("{base}/message/tool_calls/{position}/function/name");
                 sink.push(
                     RuleId::ToolChoiceWrongFunction,
                     Stage::Complete,
@@ -240,7 +247,7 @@ fn check_tool_choice(
             sink.push(
                 RuleId::ToolChoiceNoneViolated,
                 Stage::Complete,
-                site(calls_path.clone()),
+                site(calls_path()),
                 detail,
             );
         }
@@ -258,7 +265,7 @@ fn check_tool_choice(
         sink.push(
             RuleId::ToolCallsParallelDisallowed,
             Stage::Complete,
-            site(calls_path),
+            site(calls_path()),
             detail,
         );
     }

@@ -21,15 +21,16 @@ use crate::engine::violation::{Site, Stage, ViolationSink};
 const MAX_SCHEMA_ERRORS_PER_CALL: usize = 16;
 
 /// Checks every call; `base` is the JSON pointer of the array.
-pub fn check_tool_calls(
-    calls: Calls<'_>,
+pub fn check_tool_calls<'a>(
+    calls: Calls<'a>,
     base: &str,
     choice: u32,
     declared: Declared<'_>,
     origin: Origin,
     sink: &mut ViolationSink,
 ) -> Vec<ToolCallOutcome> {
-    let mut seen_ids = HashSet::new();
+    // Ids borrowed from the calls; pointers are written out only when a violation is reported.
+    let mut seen_ids: HashSet<&'a str> = HashSet::new();
     let mut outcomes = Vec::with_capacity(calls.len());
     for (position, call) in calls.iter().enumerate() {
         // Buffered calls are identified by position; reassembled ones keep their stream index.
@@ -41,9 +42,8 @@ pub fn check_tool_calls(
                 .unwrap_or(position as u64),
         };
         let index = u32::try_from(index).unwrap_or(u32::MAX);
-        let path = format!("{base}/{position}");
         let site = |suffix: &str| {
-            Site::at(format!("{path}{suffix}"))
+            Site::at(format!("{base}/{position}{suffix}"))
                 .choice(Some(choice))
                 .tool_call(Some(index))
         };
@@ -60,7 +60,7 @@ pub fn check_tool_calls(
         let kind = call.kind().and_then(Value::as_str);
         if kind == Some("custom") || (kind.is_none() && call.part(PartName::Custom).is_present()) {
             let at = CallAt {
-                path: &path,
+                path: &format!("{base}/{position}"),
                 choice,
                 index,
             };
@@ -69,7 +69,7 @@ pub fn check_tool_calls(
         }
         let id = match call.id() {
             Some(Value::String(id)) if !id.is_empty() => {
-                if !seen_ids.insert(id.clone()) {
+                if !seen_ids.insert(id) {
                     let detail = format!("id {id:?} is used by an earlier call of this message");
                     sink.push(
                         RuleId::ToolCallIdDuplicate,
@@ -160,12 +160,12 @@ pub fn check_tool_calls(
             _ => None,
         };
         let arguments = function.get("arguments").cloned();
-        let args_site = site("/function/arguments");
+        let args_site = || site("/function/arguments");
         match &arguments {
             Some(Value::String(text)) => check_arguments(
                 text,
                 declared_tool.map(|tool| &tool.schema),
-                args_site,
+                &args_site,
                 sink,
             ),
             other => {
@@ -174,7 +174,7 @@ pub fn check_tool_calls(
                 sink.push(
                     RuleId::ToolCallArgumentsNotString,
                     Stage::Complete,
-                    args_site,
+                    args_site(),
                     detail,
                 );
             }
@@ -190,7 +190,13 @@ pub fn check_tool_calls(
 }
 
 /// Parses the arguments string and validates it against the declared schema.
-fn check_arguments(text: &str, schema: Option<&ToolSchema>, site: Site, sink: &mut ViolationSink) {
+/// `site` is called only for a violation.
+fn check_arguments(
+    text: &str,
+    schema: Option<&ToolSchema>,
+    site: &dyn Fn() -> Site,
+    sink: &mut ViolationSink,
+) {
     let parsed: Value = match serde_json::from_str(text) {
         Ok(parsed) => parsed,
         Err(error) => {
@@ -201,7 +207,7 @@ fn check_arguments(text: &str, schema: Option<&ToolSchema>, site: Site, sink: &m
             sink.push(
                 RuleId::ToolCallArgumentsNotJson,
                 Stage::Complete,
-                site,
+                site(),
                 detail,
             );
             return;
@@ -215,7 +221,7 @@ fn check_arguments(text: &str, schema: Option<&ToolSchema>, site: Site, sink: &m
         sink.push(
             RuleId::ToolCallArgumentsNotObject,
             Stage::Complete,
-            site,
+            site(),
             detail,
         );
         return;
@@ -229,7 +235,7 @@ fn check_arguments(text: &str, schema: Option<&ToolSchema>, site: Site, sink: &m
         SchemaCheck::Checked(failures) => failures,
     };
     for failure in failures {
-        let mut at = site.clone();
+        let mut at = site();
         at.path.push_str(&failure.instance_path);
         at.schema_path = Some(failure.schema_path);
         sink.push(

@@ -24,10 +24,10 @@ pub struct CallAt<'a> {
     pub index: u32,
 }
 
-pub fn check_custom_call(
-    call: CallView<'_>,
+pub fn check_custom_call<'a>(
+    call: CallView<'a>,
     at: &CallAt<'_>,
-    seen_ids: &mut HashSet<String>,
+    seen_ids: &mut HashSet<&'a str>,
     declared: Declared<'_>,
     sink: &mut ViolationSink,
 ) -> ToolCallOutcome {
@@ -46,7 +46,7 @@ pub fn check_custom_call(
     };
     let id = match call.id() {
         Some(Value::String(id)) if !id.is_empty() => {
-            if !seen_ids.insert(id.clone()) {
+            if !seen_ids.insert(id) {
                 let detail = format!("id {id:?} is used by an earlier call of this message");
                 sink.push(
                     RuleId::ToolCallIdDuplicate,

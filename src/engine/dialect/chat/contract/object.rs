@@ -55,13 +55,14 @@ struct Typed<C> {
 
 impl<C: ChoiceRead> Object<C> {
     /// The typed read of `text`; `None` when it refuses (see the module doc) or `text` is not
-    /// JSON.
-    pub fn typed(text: &[u8]) -> Option<Object<C>> {
+    /// JSON. Text, not bytes: serde_json then skips checking each string it reads for UTF-8
+    /// (~90 instructions per string, ~1.3k per SSE event; callgrind, `bench/profile full`).
+    pub fn typed(text: &str) -> Option<Object<C>> {
         // A derived struct would also accept an array of its members: objects only.
-        if text.trim_ascii_start().first() != Some(&b'{') {
+        if text.trim_ascii_start().as_bytes().first() != Some(&b'{') {
             return None;
         }
-        let typed = serde_json::from_slice::<Typed<C>>(text).ok()?;
+        let typed = serde_json::from_str::<Typed<C>>(text).ok()?;
         Some(Object {
             object: true,
             error: typed.error,

@@ -54,7 +54,7 @@ impl ChunkAt {
 
 /// A chunk's members (see [`Chunk`]), or `None` after reporting data that is not JSON.
 fn read_chunk(data: &str, site: Site, sink: &mut ViolationSink) -> Option<Chunk> {
-    Chunk::typed(data.as_bytes())
+    Chunk::typed(data)
         .or_else(|| common::event_json(data, "neither JSON nor [DONE]", site, sink).map(Chunk::of))
 }
 
@@ -444,12 +444,12 @@ mod tests {
             ],
         ];
         let tree = |data: &str| serde_json::from_str::<Value>(data).ok().map(Chunk::of);
-        let typed = |data: &str| Chunk::typed(data.as_bytes()).or_else(|| tree(data));
+        let typed = |data: &str| Chunk::typed(data).or_else(|| tree(data));
         let mut typed_reads = 0;
         for chunks in streams {
             typed_reads += chunks
                 .iter()
-                .filter(|data| Chunk::typed(data.as_bytes()).is_some())
+                .filter(|data| Chunk::typed(data).is_some())
                 .count();
             let by_tree = judge(chunks, tree);
             assert!(by_tree.2, "{chunks:?}: nothing parsed");
