@@ -13,6 +13,7 @@
 mod config;
 mod disk;
 pub mod format;
+mod frame_line;
 pub mod layout;
 mod prune;
 pub mod read;

@@ -164,6 +164,9 @@ pub fn parse(path: &Path, text: &[u8]) -> Result<Recording, ReadError> {
 /// that does not parse this way) takes the general path, which also words the errors.
 fn fast_line(raw: &[u8], text: Option<&str>) -> Option<Line> {
     if raw.starts_with(br#"{"type":"frame","#) {
+        if let Some(frame) = text.and_then(super::frame_line::read) {
+            return Some(Line::Frame(frame));
+        }
         let frame: FrameRead = from_line(raw, text).ok()?;
         let data = match (frame.text, frame.base64) {
             (Some(text), None) => FrameData::Text(text),
