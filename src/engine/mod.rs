@@ -22,6 +22,7 @@ pub mod decode;
 pub mod dialect;
 mod exchange;
 pub mod framing;
+pub mod json_scan;
 pub mod report;
 pub mod rules;
 pub mod schema;

@@ -10,21 +10,22 @@
 //! check`'s instructions on 1.5 KB recordings (callgrind).
 
 use super::format::{FrameData, FrameLine};
+use crate::engine::json_scan::{plain_integer, string_body};
 
 const PREFIX: &str = r#"{"type":"frame","seq":"#;
 
 /// The frame line `line`, or `None` when this path does not take it (see the module doc).
 pub fn read(line: &str) -> Option<FrameLine> {
     let rest = line.strip_prefix(PREFIX)?;
-    let (seq, rest) = integer(rest)?;
+    let (seq, rest) = plain_integer(rest)?;
     let rest = rest.strip_prefix(r#","t_us":"#)?;
-    let (t_us, rest) = integer(rest)?;
+    let (t_us, rest) = plain_integer(rest)?;
     let (is_text, rest) = match rest.strip_prefix(r#","text":""#) {
         Some(rest) => (true, rest),
         None => (false, rest.strip_prefix(r#","base64":""#)?),
     };
-    let (value, rest) = string(rest)?;
-    if rest != "}" {
+    let (value, used) = string_body(rest)?;
+    if &rest[used..] != "}" {
         return None;
     }
     let data = if is_text {
@@ -33,91 +34,6 @@ pub fn read(line: &str) -> Option<FrameLine> {
         FrameData::Base64(value)
     };
     Some(FrameLine { seq, t_us, data })
-}
-
-/// A JSON integer that fits a `u64` (no sign, fraction, exponent or leading zero), and what
-/// follows it.
-fn integer(text: &str) -> Option<(u64, &str)> {
-    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
-    if digits == 0 || (digits > 1 && text.starts_with('0')) {
-        return None;
-    }
-    let value = text[..digits].parse().ok()?;
-    Some((value, &text[digits..]))
-}
-
-/// The JSON string whose opening quote was just read, decoded, and what follows its closing
-/// quote. Byte by byte: a body's escaped quotes come every few bytes, where a search for the
-/// next one costs more than the bytes it skips.
-fn string(text: &str) -> Option<(String, &str)> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut at = 0;
-    loop {
-        let byte = *bytes.get(at)?;
-        match byte {
-            b'"' => {
-                // Whole UTF-8 sequences copied and whole chars decoded: this check never fails.
-                let out = String::from_utf8(out).ok()?;
-                return Some((out, &text[at + 1..]));
-            }
-            b'\\' => {
-                let simple = match *bytes.get(at + 1)? {
-                    b'"' => b'"',
-                    b'\\' => b'\\',
-                    b'/' => b'/',
-                    b'b' => 0x08,
-                    b'f' => 0x0c,
-                    b'n' => b'\n',
-                    b'r' => b'\r',
-                    b't' => b'\t',
-                    b'u' => {
-                        let (decoded, used) = unicode_escape(&bytes[at..])?;
-                        out.extend_from_slice(decoded.encode_utf8(&mut [0; 4]).as_bytes());
-                        at += used;
-                        continue;
-                    }
-                    _ => return None,
-                };
-                out.push(simple);
-                at += 2;
-            }
-            // JSON strings hold no raw control characters (serde refuses them too).
-            0..0x20 => return None,
-            _ => {
-                out.push(byte);
-                at += 1;
-            }
-        }
-    }
-}
-
-/// A `\uXXXX` escape at the start of `bytes` (a surrogate pair takes two), and its length.
-fn unicode_escape(bytes: &[u8]) -> Option<(char, usize)> {
-    let first = hex4(bytes.get(2..6)?)?;
-    match first {
-        0xD800..=0xDBFF => {
-            if bytes.get(6..8)? != b"\\u" {
-                return None;
-            }
-            let second = hex4(bytes.get(8..12)?)?;
-            if !(0xDC00..=0xDFFF).contains(&second) {
-                return None;
-            }
-            let code = 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00);
-            Some((char::from_u32(code)?, 12))
-        }
-        0xDC00..=0xDFFF => None,
-        _ => Some((char::from_u32(first)?, 6)),
-    }
-}
-
-/// Four hex digits, either case.
-fn hex4(digits: &[u8]) -> Option<u32> {
-    digits.iter().try_fold(0u32, |value, digit| {
-        let nibble = char::from(*digit).to_digit(16)?;
-        Some(value * 16 + nibble)
-    })
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ use serde_json::Value;
 
 use super::object::{ChoiceRead, Object};
 use super::view::{MessageView, Slot, TypedMessage};
+use crate::engine::json_scan::{self, Scan, Seen};
 
 /// What the contract reads of one chunk.
 pub type Chunk = Object<TypedChoice>;
@@ -45,6 +46,37 @@ pub struct ChoiceView<'a> {
 
 impl ChoiceRead for TypedChoice {
     type View<'a> = ChoiceView<'a>;
+
+    fn scan(scan: &mut Scan) -> Option<TypedChoice> {
+        let (mut index, mut delta, mut finish_reason) = (None, None, None);
+        let mut seen = Seen::default();
+        scan.object(|scan, key| {
+            match key {
+                "index" => {
+                    seen.first(0)?;
+                    index = json_scan::optional(scan)?;
+                }
+                "delta" => {
+                    seen.first(1)?;
+                    delta = match scan.null() {
+                        true => None,
+                        false => Some(TypedMessage::scan(scan)?),
+                    };
+                }
+                "finish_reason" => {
+                    seen.first(2)?;
+                    finish_reason = json_scan::optional(scan)?;
+                }
+                _ => scan.skip()?,
+            };
+            Some(())
+        })?;
+        Some(TypedChoice {
+            index,
+            delta,
+            finish_reason,
+        })
+    }
 
     fn typed_view(&self) -> ChoiceView<'_> {
         ChoiceView {

@@ -6,19 +6,26 @@
 //! Input: JSON text, or a tree already parsed. Output: [`Object`], whose choices the rules walk
 //! as the choice type's view. The typed read refuses what a full `Value` reads differently (not
 //! an object, a member given twice, anything the choice type refuses); the caller then parses a
-//! tree and takes [`Object::of`] it, so verdicts are those of a full `Value`.
+//! tree and takes [`Object::of`] it, so verdicts are those of a full `Value`. The typed read
+//! is first tried by [`json_scan`] (each choice type says how in [`ChoiceRead::scan`]), then by
+//! serde's derived read where the scan gives up; the tests compare the two.
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::engine::dialect::common;
+use crate::engine::json_scan::{self, Scan, Seen};
 
 /// One choice read typed, and how either read of it is viewed.
 pub trait ChoiceRead: DeserializeOwned {
     type View<'a>
     where
         Self: 'a;
+
+    /// The typed read of one choice without serde ([`json_scan`]): what serde's derived read
+    /// gives, or `None` where the scan gives up (serde then reads the whole text).
+    fn scan(scan: &mut Scan) -> Option<Self>;
 
     fn typed_view(&self) -> Self::View<'_>;
 
@@ -62,12 +69,53 @@ impl<C: ChoiceRead> Object<C> {
         if text.trim_ascii_start().as_bytes().first() != Some(&b'{') {
             return None;
         }
-        let typed = serde_json::from_str::<Typed<C>>(text).ok()?;
+        let typed = Self::scanned(text).or_else(|| serde_json::from_str::<Typed<C>>(text).ok())?;
         Some(Object {
             object: true,
             error: typed.error,
             usage: typed.usage,
             choices: Choices::Typed(typed.choices),
+        })
+    }
+
+    /// The typed read by [`json_scan`], or `None` where it gives up.
+    fn scanned(text: &str) -> Option<Typed<C>> {
+        let mut scan = Scan::new(text);
+        let (mut error, mut usage, mut choices) = (None, None, None);
+        let mut seen = Seen::default();
+        scan.object(|scan, key| {
+            match key {
+                "error" => {
+                    seen.first(0)?;
+                    error = json_scan::optional(scan)?;
+                }
+                "usage" => {
+                    seen.first(1)?;
+                    usage = json_scan::optional(scan)?;
+                }
+                "choices" => {
+                    seen.first(2)?;
+                    choices = match scan.null() {
+                        true => None,
+                        false => {
+                            let mut items = Vec::new();
+                            scan.array(|scan| {
+                                items.push(C::scan(scan)?);
+                                Some(())
+                            })?;
+                            Some(items)
+                        }
+                    };
+                }
+                _ => scan.skip()?,
+            };
+            Some(())
+        })?;
+        scan.end()?;
+        Some(Typed {
+            error,
+            usage,
+            choices,
         })
     }
 
@@ -89,5 +137,127 @@ impl<C: ChoiceRead> Object<C> {
         };
         let typed = typed.iter().map(C::typed_view);
         Some(typed.chain(tree.iter().map(C::tree_view)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::super::{chunk, members};
+    use super::*;
+
+    /// serde's derived read, as the scan must give it whenever it gives anything.
+    fn by_serde<C: ChoiceRead + std::fmt::Debug>(text: &str) -> Option<String> {
+        let typed = serde_json::from_str::<Typed<C>>(text).ok()?;
+        Some(format!("{typed:?}"))
+    }
+
+    fn by_scan<C: ChoiceRead + std::fmt::Debug>(text: &str) -> Option<String> {
+        Object::<C>::scanned(text).map(|typed| format!("{typed:?}"))
+    }
+
+    const TAKEN: &[&str] = &[
+        r#"{"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"bench-model","sent_ns":1764800000000000000,"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":\""}}]},"finish_reason":null}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]},"logprobs":null,"finish_reason":null}]}"#,
+        r#"{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":9,"completion_tokens":3,"total_tokens":12,"cost":0.0012,"details":{"cached":[1,-2,3.5e2]}}}"#,
+        r#" { "choices" : [ { "index" : 0 , "delta" : { "content" : "h\u00e9\n" } , "finish_reason" : "stop" } ] , "error" : null } "#,
+        r#"{"choices":[{"index":null,"delta":null,"message":null,"finish_reason":null}],"usage":null}"#,
+        r#"{"choices":[{"index":"0","delta":{"content":7,"function_call":{"name":"f"},"tool_calls":null}}]}"#,
+        r#"{"choices":[{"index":0,"message":{"tool_calls":[{"index":null,"id":null,"type":null,"function":null,"custom":{"name":null,"input":{"k":[true,false]}}}]}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":{"a":1,"a":2}}},{}]}}]}"#,
+        r#"{"error":{"message":"boom","code":"x"},"choices":[]}"#,
+        r#"{"id":"no choices"}"#,
+        "{}",
+    ];
+
+    const LEFT: &[&str] = &[
+        r#"{"choices":[{"index":0,"delta":{"content":"a"},"delta":{"content":"b"}}]}"#,
+        r#"{"choices":[{"index":0,"message":{"content":"a"},"message":null}]}"#,
+        r#"{"choices":[{"index":0,"index":1}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"content":"d","content":null}}]}"#,
+        r#"{"choices":[],"choices":[]}"#,
+        r#"{"usage":{"a":1},"usage":null}"#,
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"f","extra":1}}]}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":"f"}]}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","id":"b"}]}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":{"index":0}}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[7]}}]}"#,
+        r#"{"choices":[{"index":0,"delta":"text"}]}"#,
+        r#"{"choices":[1,null]}"#,
+        r#"{"choices":[[0,{"content":"x"},null]]}"#,
+        r#"{"choices":{"index":0}}"#,
+        r#"[{"choices":[]}]"#,
+        r#""a string""#,
+        r#"{"choices":[]} trailing"#,
+        r#"{"choices":[{"index":0}]"#,
+        r#"{"ch\u006fices":[]}"#,
+        r#"{"id":"\ud800","choices":[]}"#,
+        r#"{"usage":{"n":1e999},"choices":[]}"#,
+        r#"{"created":01,"choices":[]}"#,
+    ];
+
+    fn compare<C: ChoiceRead + std::fmt::Debug>(text: &str) -> Result<bool, TestCaseError> {
+        let scanned = by_scan::<C>(text);
+        if scanned.is_some() {
+            prop_assert_eq!(&scanned, &by_serde::<C>(text), "{}", text);
+        }
+        Ok(scanned.is_some())
+    }
+
+    #[test]
+    fn the_scan_reads_what_serde_reads_and_leaves_the_rest_to_it() {
+        for text in TAKEN {
+            assert!(compare::<chunk::TypedChoice>(text).unwrap(), "{text}");
+            assert!(compare::<members::TypedChoice>(text).unwrap(), "{text}");
+        }
+        // A chunk's choice skips a `message` (one of these), a document's a `delta`: the
+        // document read is given each with `message` for `delta`.
+        let chunks_left = LEFT
+            .iter()
+            .filter(|text| !compare::<chunk::TypedChoice>(text).unwrap())
+            .count();
+        assert_eq!(chunks_left, LEFT.len() - 1);
+        for text in LEFT {
+            let text = text.replace(r#""delta""#, r#""message""#);
+            assert!(!compare::<members::TypedChoice>(&text).unwrap(), "{text}");
+        }
+        // The ones left that serde takes (an escaped key, a lone surrogate or an
+        // out-of-range number in a member it skips, an array for a choice): serde decides.
+        let serde_takes = LEFT
+            .iter()
+            .filter(|text| by_serde::<chunk::TypedChoice>(text).is_some())
+            .count();
+        assert_eq!(serde_takes, 5);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2048))]
+        #[test]
+        fn an_edited_chunk_or_body_is_taken_only_as_serde_takes_it(
+            pick in 0..TAKEN.len() + LEFT.len(),
+            at: usize,
+            edit in 0u8..60,
+            twice: bool,
+        ) {
+            let original = TAKEN.iter().chain(LEFT).nth(pick).unwrap();
+            let mut text = original.to_string();
+            for round in 0..(1 + usize::from(twice)) {
+                let chars: Vec<char> = text.chars().collect();
+                let at = (at / (round + 1)) % chars.len();
+                let insert = b"\"\\{}[],:0-.nu 1"[usize::from(edit) % 15] as char;
+                let mut out: String = chars[..at].iter().collect();
+                match edit / 15 {
+                    0 => {}
+                    1 => out.push(insert),
+                    2 => { out.push(insert); out.push(chars[at]); }
+                    _ => { out.push(chars[at]); out.push(chars[at]); }
+                }
+                out.extend(&chars[at + 1..]);
+                text = out;
+            }
+            compare::<chunk::TypedChoice>(&text)?;
+            compare::<members::TypedChoice>(&text)?;
+        }
     }
 }

@@ -13,6 +13,8 @@
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
+use crate::engine::json_scan::{self, Scan, Seen};
+
 /// A choice's `message`, or a chunk's `delta`: the members the rules read.
 #[derive(Debug, Deserialize)]
 pub struct TypedMessage {
@@ -22,6 +24,37 @@ pub struct TypedMessage {
     tool_calls: Option<Vec<TypedCall>>,
     #[serde(default)]
     function_call: Option<Value>,
+}
+
+impl TypedMessage {
+    /// The typed read without serde ([`json_scan`]): what serde reads, or `None`.
+    pub fn scan(scan: &mut Scan) -> Option<TypedMessage> {
+        let (mut content, mut tool_calls, mut function_call) = (None, None, None);
+        let mut seen = Seen::default();
+        scan.object(|scan, key| {
+            match key {
+                "content" => {
+                    seen.first(0)?;
+                    content = json_scan::optional(scan)?;
+                }
+                "tool_calls" => {
+                    seen.first(1)?;
+                    tool_calls = TypedCall::scan_all(scan)?;
+                }
+                "function_call" => {
+                    seen.first(2)?;
+                    function_call = json_scan::optional(scan)?;
+                }
+                _ => scan.skip()?,
+            };
+            Some(())
+        })?;
+        Some(TypedMessage {
+            content,
+            tool_calls,
+            function_call,
+        })
+    }
 }
 
 /// A message or a delta (`null` members count as absent).
@@ -74,6 +107,60 @@ pub struct TypedCall {
     custom: Option<Option<TypedPart>>,
 }
 
+impl TypedCall {
+    /// A `tool_calls` member read as serde reads an `Option<Vec<TypedCall>>`, or `None`.
+    fn scan_all(scan: &mut Scan) -> Option<Option<Vec<TypedCall>>> {
+        if scan.null() {
+            return Some(None);
+        }
+        let mut calls = Vec::new();
+        scan.array(|scan| {
+            calls.push(TypedCall::scan(scan)?);
+            Some(())
+        })?;
+        Some(Some(calls))
+    }
+
+    fn scan(scan: &mut Scan) -> Option<TypedCall> {
+        let (mut index, mut id, mut kind, mut function, mut custom) =
+            (None, None, None, None, None);
+        let mut seen = Seen::default();
+        scan.object(|scan, key| {
+            match key {
+                "index" => {
+                    seen.first(0)?;
+                    index = json_scan::present(scan)?;
+                }
+                "id" => {
+                    seen.first(1)?;
+                    id = json_scan::present(scan)?;
+                }
+                "type" => {
+                    seen.first(2)?;
+                    kind = json_scan::present(scan)?;
+                }
+                "function" => {
+                    seen.first(3)?;
+                    function = TypedPart::scan_member(scan)?;
+                }
+                "custom" => {
+                    seen.first(4)?;
+                    custom = TypedPart::scan_member(scan)?;
+                }
+                _ => scan.skip()?,
+            };
+            Some(())
+        })?;
+        Some(TypedCall {
+            index,
+            id,
+            kind,
+            function,
+            custom,
+        })
+    }
+}
+
 /// A call's `function` or `custom` object.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -84,6 +171,41 @@ pub struct TypedPart {
     arguments: Option<Value>,
     #[serde(default, deserialize_with = "present")]
     input: Option<Value>,
+}
+
+impl TypedPart {
+    /// A `function` or `custom` member read as [`part`] reads it, or `None`.
+    fn scan_member(scan: &mut Scan) -> Option<Option<Option<TypedPart>>> {
+        if scan.null() {
+            return Some(Some(None));
+        }
+        let (mut name, mut arguments, mut input) = (None, None, None);
+        let mut seen = Seen::default();
+        scan.object(|scan, key| {
+            match key {
+                "name" => {
+                    seen.first(0)?;
+                    name = json_scan::present(scan)?;
+                }
+                "arguments" => {
+                    seen.first(1)?;
+                    arguments = json_scan::present(scan)?;
+                }
+                "input" => {
+                    seen.first(2)?;
+                    input = json_scan::present(scan)?;
+                }
+                // `deny_unknown_fields`: serde refuses any other member.
+                _ => return None,
+            };
+            Some(())
+        })?;
+        Some(Some(Some(TypedPart {
+            name,
+            arguments,
+            input,
+        })))
+    }
 }
 
 /// A member that was given, `null` included (absent members take the field's default).
