@@ -3,11 +3,14 @@
 //! Each trip costs two cross-thread hand-offs (the job to a pool thread, its result back to the
 //! inspector): with a pool that keeps up, a trip per frame is the common case. Gathering took
 //! full inspection of 100 concurrent 1,000-event streams (an event every 5 ms) from 4.02 to 3.51
-//! CPU-seconds (`bench_memory`). So a batch
-//! takes whatever is already queued, then waits for more until it holds [`BATCH`] frames, the
-//! body ends, or [`GATHER`] has passed since its first frame. Verdicts are not delayed by this
-//! (a body's end closes the batch at once), only progress in the middle of a stream, by at most
-//! [`GATHER`]; and the frames waiting still count against `inspect.tap_bytes` until they are fed.
+//! CPU-seconds (`bench_memory`). So a batch takes whatever is already queued, then sleeps until
+//! [`GATHER`] has passed since its first frame or the tap wakes it ([`TapData::woken`]: the body
+//! ended, [`BATCH`] frames or half of a bound are waiting), and takes what has queued meanwhile,
+//! at most [`BATCH`] frames. The inspector is not polled for every frame that arrives (a task
+//! poll per event on the worker threads that forward the client's frames). Verdicts are not
+//! delayed by this (a body's end closes the batch at once), only progress in the middle of a
+//! stream, by at most [`GATHER`]; and the frames waiting still count against
+//! `inspect.tap_bytes` until they are fed.
 //!
 //! Input: the tap's data channel. Output: a non-empty batch and whether the body is over, or
 //! `None` when the body ended with nothing more to feed.
@@ -16,10 +19,8 @@ use std::time::Duration;
 
 use tokio::sync::mpsc::error::TryRecvError;
 
+pub use crate::proxy::tee::BATCH_FRAMES as BATCH;
 use crate::proxy::tee::{TapData, TapEvent};
-
-/// Frames fed to the engine in one trip, at most.
-pub const BATCH: usize = 64;
 
 /// How long a batch waits for more frames after its first.
 pub const GATHER: Duration = Duration::from_millis(50);
@@ -29,27 +30,29 @@ pub const GATHER: Duration = Duration::from_millis(50);
 pub async fn next_batch(data: &mut TapData) -> Option<(Vec<TapEvent>, bool)> {
     let first = data.recv_kept().await?;
     let mut batch = vec![first];
-    let deadline = tokio::time::sleep(GATHER);
-    tokio::pin!(deadline);
+    if let Some(over) = take_waiting(data, &mut batch) {
+        return Some((batch, over));
+    }
+    tokio::select! {
+        biased;
+        () = data.woken() => {}
+        () = tokio::time::sleep(GATHER) => {}
+    }
+    let over = take_waiting(data, &mut batch).unwrap_or(false);
+    Some((batch, over))
+}
+
+/// Moves the frames already waiting into `batch`, up to [`BATCH`]: `Some(true)` when the body
+/// is over, `Some(false)` when the batch is full, `None` when no more frames wait.
+fn take_waiting(data: &mut TapData, batch: &mut Vec<TapEvent>) -> Option<bool> {
     while batch.len() < BATCH {
         match data.try_recv_kept() {
-            Ok(event) => {
-                batch.push(event);
-                continue;
-            }
-            Err(TryRecvError::Disconnected) => return Some((batch, true)),
-            Err(TryRecvError::Empty) => {}
-        }
-        tokio::select! {
-            biased;
-            event = data.recv_kept() => match event {
-                Some(event) => batch.push(event),
-                None => return Some((batch, true)),
-            },
-            () = &mut deadline => break,
+            Ok(event) => batch.push(event),
+            Err(TryRecvError::Disconnected) => return Some(true),
+            Err(TryRecvError::Empty) => return None,
         }
     }
-    Some((batch, false))
+    Some(false)
 }
 
 #[cfg(test)]
@@ -86,8 +89,19 @@ mod tests {
         TapReceiver,
         tokio::task::JoinHandle<()>,
     ) {
+        tapped_with(64, 1 << 20)
+    }
+
+    fn tapped_with(
+        frames: usize,
+        bytes: usize,
+    ) -> (
+        mpsc::Sender<&'static str>,
+        TapReceiver,
+        tokio::task::JoinHandle<()>,
+    ) {
         let (tx, rx) = mpsc::channel(8);
-        let (tap, receiver) = tap_bounded(64, 1 << 20);
+        let (tap, receiver) = tap_bounded(frames, bytes);
         let mut tee = TeeBody::new(Channel(rx), tap);
         let forward = tokio::spawn(async move { while tee.frame().await.is_some() {} });
         (tx, receiver, forward)
@@ -135,5 +149,54 @@ mod tests {
         assert_eq!(batch.len(), 2);
         assert!(over, "the body is over with this batch");
         assert!(started.elapsed() < GATHER, "no wait for a deadline");
+    }
+
+    /// Sends `count` frames of `text` while a batch is being gathered, then gathers.
+    async fn gathered_while_sending(
+        tx: mpsc::Sender<&'static str>,
+        receiver: &mut TapReceiver,
+        count: usize,
+        text: &'static str,
+    ) -> (Vec<TapEvent>, bool, Duration, mpsc::Sender<&'static str>) {
+        tx.send(text).await.unwrap();
+        let sender = tokio::spawn(async move {
+            for _ in 1..count {
+                tx.send(text).await.unwrap();
+            }
+            tx
+        });
+        let started = tokio::time::Instant::now();
+        let (batch, over) = next_batch(&mut receiver.data).await.expect("a batch");
+        (batch, over, started.elapsed(), sender.await.unwrap())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_full_batch_is_taken_at_once_and_the_rest_waits_for_the_next() {
+        let (tx, mut receiver, forward) = tapped_with(1024, 1 << 20);
+        let (batch, over, waited, tx) =
+            gathered_while_sending(tx, &mut receiver, BATCH + 10, "x").await;
+        assert_eq!(batch.len(), BATCH);
+        assert!(!over);
+        assert!(waited < GATHER, "woken by the tap, not by the deadline");
+        drop(tx);
+        forward.await.unwrap();
+        let (rest, over) = next_batch(&mut receiver.data).await.expect("the rest");
+        assert_eq!(rest.len(), 10);
+        assert!(over);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn half_of_a_small_bound_wakes_the_batch_before_the_deadline() {
+        // By frames: a channel of 8 wakes at 4 waiting (lossless, as 8 would be full).
+        let (tx, mut receiver, _forward) = tapped_with(8, 1 << 20);
+        let (batch, _, waited, _tx) = gathered_while_sending(tx, &mut receiver, 6, "y").await;
+        assert!(waited < GATHER, "woken at half the frames");
+        assert!(batch.len() >= 5, "{}", batch.len());
+        // By bytes: 100-byte frames against a 1,000-byte bound wake at 500 waiting.
+        let text: &'static str = Box::leak("z".repeat(100).into_boxed_str());
+        let (tx, mut receiver, _forward) = tapped_with(1024, 1000);
+        let (batch, _, waited, _tx) = gathered_while_sending(tx, &mut receiver, 7, text).await;
+        assert!(waited < GATHER, "woken at half the bytes");
+        assert!(batch.len() >= 5, "{}", batch.len());
     }
 }

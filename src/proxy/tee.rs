@@ -14,6 +14,12 @@
 //! that cannot be full. The bytes count until the consumer says it is done with them
 //! ([`TapData::release`]), so a batch waiting for the analysis pool is inside the bound too.
 //!
+//! The consumer is not woken for every frame: a batching consumer ([`crate::inspect::gather`])
+//! sleeps while frames queue, and the tap wakes it ([`TapData::woken`]) only when half of
+//! either bound (or [`BATCH_FRAMES`]) is waiting, and when the data channel closes. A wake per
+//! frame cost a task poll per event on the worker threads, where the client's frames are
+//! forwarded.
+//!
 //! Every way a body can end is named in [`Ending`] and funnels into `TeeBody::finish`, which
 //! takes the tap out of its `Option`: finishing twice is impossible by construction.
 
@@ -25,7 +31,7 @@ use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 use http_body::{Body, Frame, SizeHint};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot};
 
 /// One copied data frame, stamped with the instant tooltap saw it.
 #[derive(Debug, Clone)]
@@ -65,16 +71,42 @@ pub struct TapEnd {
 /// Bytes of frames that may wait in one tap for the inspector, unless configured otherwise.
 pub const DEFAULT_TAP_BYTES: usize = 16 * 1024 * 1024;
 
+/// The most frames a batching consumer takes at once: the tap wakes it when this many wait.
+pub const BATCH_FRAMES: usize = 64;
+
+/// What both halves share: the bytes sent and not yet released, and the consumer's wake-up.
+#[derive(Debug, Default)]
+struct Shared {
+    queued: AtomicUsize,
+    wake: Notify,
+}
+
+/// The data channel's sender; dropping it (the body's end, an overflow, a tap dropped
+/// unfinished) wakes the consumer, which then finds the channel closed.
+#[derive(Debug)]
+struct DataSender {
+    tx: mpsc::Sender<TapEvent>,
+    shared: Arc<Shared>,
+}
+
+impl Drop for DataSender {
+    fn drop(&mut self) {
+        self.shared.wake.notify_one();
+    }
+}
+
 /// The sending half held by a [`TeeBody`].
 #[derive(Debug)]
 pub struct Tap {
-    data: Option<mpsc::Sender<TapEvent>>,
+    data: Option<DataSender>,
     /// Where frames are copied (see [`COPY_BLOCK`]), and the size of the next block.
     block: BytesMut,
     next_block: usize,
-    /// Bytes sent and not yet received, shared with the [`TapData`]; and the most allowed.
-    queued: Arc<AtomicUsize>,
+    /// Bytes sent and not yet received (shared with the [`TapData`]), and the most allowed.
+    shared: Arc<Shared>,
     max_bytes: usize,
+    /// Frames waiting at which the consumer is woken: [`BATCH_FRAMES`], or half the channel.
+    wake_frames: usize,
     end: oneshot::Sender<TapEnd>,
     dropped_frames: u64,
     lossy: bool,
@@ -93,7 +125,7 @@ pub struct TapReceiver {
 #[derive(Debug)]
 pub struct TapData {
     rx: mpsc::Receiver<TapEvent>,
-    queued: Arc<AtomicUsize>,
+    shared: Arc<Shared>,
 }
 
 impl TapData {
@@ -118,7 +150,15 @@ impl TapData {
 
     /// The consumer is done with `bytes` of kept frames: the tap may copy that much again.
     pub fn release(&self, bytes: usize) {
-        self.queued.fetch_sub(bytes, Ordering::Relaxed);
+        self.shared.queued.fetch_sub(bytes, Ordering::Relaxed);
+    }
+
+    /// Returns once the tap has asked for a drain since the last return: half a bound or
+    /// [`BATCH_FRAMES`] waiting, or the data channel closed (see the module doc). A request
+    /// made while nobody waits is kept for the next call, so none is lost; one may be stale
+    /// (its frames taken meanwhile), which only ends a wait early.
+    pub async fn woken(&self) {
+        self.shared.wake.notified().await;
     }
 }
 
@@ -147,15 +187,20 @@ pub fn tap(capacity: usize) -> (Tap, TapReceiver) {
 /// A bounded tap: at most `capacity` frames and `max_bytes` bytes of them (a single larger
 /// frame still fits an empty tap) wait for the inspector at any time.
 pub fn tap_bounded(capacity: usize, max_bytes: usize) -> (Tap, TapReceiver) {
-    let (data_tx, data_rx) = mpsc::channel(capacity.max(1));
+    let capacity = capacity.max(1);
+    let (data_tx, data_rx) = mpsc::channel(capacity);
     let (end_tx, end_rx) = oneshot::channel();
-    let queued = Arc::new(AtomicUsize::new(0));
+    let shared = Arc::new(Shared::default());
     let tap = Tap {
-        data: Some(data_tx),
+        data: Some(DataSender {
+            tx: data_tx,
+            shared: Arc::clone(&shared),
+        }),
         block: BytesMut::new(),
         next_block: FIRST_COPY_BLOCK,
-        queued: Arc::clone(&queued),
+        shared: Arc::clone(&shared),
         max_bytes,
+        wake_frames: (capacity / 2).clamp(1, BATCH_FRAMES),
         end: end_tx,
         dropped_frames: 0,
         lossy: false,
@@ -167,7 +212,7 @@ pub fn tap_bounded(capacity: usize, max_bytes: usize) -> (Tap, TapReceiver) {
         TapReceiver {
             data: TapData {
                 rx: data_rx,
-                queued,
+                shared,
             },
             end: end_rx,
         },
@@ -177,17 +222,17 @@ pub fn tap_bounded(capacity: usize, max_bytes: usize) -> (Tap, TapReceiver) {
 impl Tap {
     /// Copy one frame, or count it as dropped. Never blocks.
     fn copy(&mut self, bytes: &Bytes) {
-        let Some(sender) = &self.data else {
+        let Some(DataSender { tx: sender, .. }) = &self.data else {
             // Lossy already, or the inspector went away: count, do not copy.
             self.dropped_frames += 1;
             return;
         };
         let at = Instant::now();
         let len = bytes.len();
-        let waiting = self.queued.fetch_add(len, Ordering::Relaxed);
+        let waiting = self.shared.queued.fetch_add(len, Ordering::Relaxed);
         if waiting > 0 && waiting + len > self.max_bytes {
             // The inspector is that far behind: a hole now, not memory that grows.
-            self.queued.fetch_sub(len, Ordering::Relaxed);
+            self.shared.queued.fetch_sub(len, Ordering::Relaxed);
             self.overflow();
             return;
         }
@@ -197,15 +242,19 @@ impl Tap {
         };
         match sender.try_send(event) {
             Ok(()) => {
+                let frames = sender.max_capacity() - sender.capacity();
+                if frames >= self.wake_frames || waiting + len >= self.max_bytes / 2 {
+                    self.shared.wake.notify_one();
+                }
                 self.copied_frames += 1;
                 self.copy_time += at.elapsed();
             }
             Err(mpsc::error::TrySendError::Full(_)) => {
-                self.queued.fetch_sub(len, Ordering::Relaxed);
+                self.shared.queued.fetch_sub(len, Ordering::Relaxed);
                 self.overflow();
             }
             Err(mpsc::error::TrySendError::Closed(_)) => {
-                self.queued.fetch_sub(len, Ordering::Relaxed);
+                self.shared.queued.fetch_sub(len, Ordering::Relaxed);
                 self.data = None;
             }
         }
@@ -223,8 +272,9 @@ impl Tap {
             block: _,
             next_block: _,
             end,
-            queued: _,
+            shared: _,
             max_bytes: _,
+            wake_frames: _,
             dropped_frames,
             lossy,
             copied_frames,
