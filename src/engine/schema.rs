@@ -7,6 +7,7 @@
 //! files or open connections. This is the one module that imports `jsonschema`.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use jsonschema::error::ValidationErrorKind;
@@ -222,6 +223,9 @@ pub struct CompiledTools {
     declares: bool,
     key: Arc<str>,
     home: Weak<Mutex<CacheEntries>>,
+    /// Offered to the cache once already: every later 2xx answer for the same array (the
+    /// common case, a cached array) skips the cache's lock and a hash of its key.
+    admitted: AtomicBool,
     /// Position of each tool by name (the first one of a repeated name).
     by_name: HashMap<String, usize>,
 }
@@ -370,13 +374,18 @@ impl CompiledTools {
             declares,
             key: Arc::from(""),
             home: Weak::new(),
+            admitted: AtomicBool::new(false),
             by_name,
         }
     }
 
     /// Keeps this array in the cache it was compiled for (called once its request got a 2xx
-    /// answer). Does nothing when it is already there or the cache is gone.
+    /// answer). Does nothing when it was offered before (it is there, or was evicted since and
+    /// is compiled again on its next miss) or the cache is gone.
     pub fn admit(self: &Arc<Self>) {
+        if self.admitted.swap(true, Ordering::Relaxed) {
+            return;
+        }
         if let Some(home) = self.home.upgrade()
             && let Ok(mut entries) = home.lock()
         {

@@ -171,7 +171,11 @@ impl Metrics {
             return "unknown".to_string();
         }
         let mut models = lock(&self.models);
-        if models.contains(&clean) || models.len() < MAX_MODELS {
+        // A model seen before (the common case) is hashed once and not copied.
+        if models.contains(&clean) {
+            return clean;
+        }
+        if models.len() < MAX_MODELS {
             models.insert(clean.clone());
             clean
         } else {
