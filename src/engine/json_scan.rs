@@ -119,23 +119,44 @@ impl<'a> Scan<'a> {
     /// An object, each member handed to `member` with its key; `member` reads the value.
     pub fn object(
         &mut self,
-        mut member: impl FnMut(&mut Scan<'a>, &'a str) -> Option<()>,
+        member: impl FnMut(&mut Scan<'a>, &'a str) -> Option<()>,
+    ) -> Option<()> {
+        self.members(Scan::plain_key, member)
+    }
+
+    /// An object whose keys are read by `key` (after their opening quote), each member handed
+    /// to `member` with its key.
+    fn members<K>(
+        &mut self,
+        mut key: impl FnMut(&mut Scan<'a>) -> Option<K>,
+        mut member: impl FnMut(&mut Scan<'a>, K) -> Option<()>,
     ) -> Option<()> {
         self.eat(b'{')?;
+        self.sequence(b'}', |scan| {
+            scan.eat(b'"')?;
+            let key = key(scan)?;
+            scan.eat(b':')?;
+            member(scan, key)
+        })
+    }
+
+    /// The items of an object or array whose opening bracket was just read, up to `close`.
+    fn sequence(
+        &mut self,
+        close: u8,
+        mut item: impl FnMut(&mut Scan<'a>) -> Option<()>,
+    ) -> Option<()> {
         self.enter()?;
-        if self.peek()? == b'}' {
+        if self.peek()? == close {
             self.at += 1;
             self.depth -= 1;
             return Some(());
         }
         loop {
-            self.eat(b'"')?;
-            let key = self.plain_key()?;
-            self.eat(b':')?;
-            member(self, key)?;
+            item(self)?;
             match self.peek()? {
                 b',' => self.at += 1,
-                b'}' => {
+                byte if byte == close => {
                     self.at += 1;
                     self.depth -= 1;
                     return Some(());
@@ -146,26 +167,9 @@ impl<'a> Scan<'a> {
     }
 
     /// An array, each item handed to `item`, which reads it.
-    pub fn array(&mut self, mut item: impl FnMut(&mut Scan<'a>) -> Option<()>) -> Option<()> {
+    pub fn array(&mut self, item: impl FnMut(&mut Scan<'a>) -> Option<()>) -> Option<()> {
         self.eat(b'[')?;
-        self.enter()?;
-        if self.peek()? == b']' {
-            self.at += 1;
-            self.depth -= 1;
-            return Some(());
-        }
-        loop {
-            item(self)?;
-            match self.peek()? {
-                b',' => self.at += 1,
-                b']' => {
-                    self.at += 1;
-                    self.depth -= 1;
-                    return Some(());
-                }
-                _ => return None,
-            }
-        }
+        self.sequence(b']', item)
     }
 
     fn enter(&mut self) -> Option<()> {
@@ -191,9 +195,7 @@ impl<'a> Scan<'a> {
         match self.peek()? {
             b'"' => {
                 self.at += 1;
-                let (string, used) = string_body(&self.text[self.at..])?;
-                self.at += used;
-                Some(Value::String(string))
+                self.string_after_quote().map(Value::String)
             }
             b'{' => {
                 let mut map = Map::new();
@@ -227,30 +229,17 @@ impl<'a> Scan<'a> {
 
     /// An object read into `map`, keys decoded (a `Value`'s keys may hold escapes).
     fn object_with_escaped_keys(&mut self, map: &mut Map<String, Value>) -> Option<()> {
-        self.eat(b'{')?;
-        self.enter()?;
-        if self.peek()? == b'}' {
-            self.at += 1;
-            self.depth -= 1;
-            return Some(());
-        }
-        loop {
-            self.eat(b'"')?;
-            let (key, used) = string_body(&self.text[self.at..])?;
-            self.at += used;
-            self.eat(b':')?;
-            let value = self.value()?;
-            map.insert(key, value);
-            match self.peek()? {
-                b',' => self.at += 1,
-                b'}' => {
-                    self.at += 1;
-                    self.depth -= 1;
-                    return Some(());
-                }
-                _ => return None,
-            }
-        }
+        self.members(Scan::string_after_quote, |scan, key| {
+            map.insert(key, scan.value()?);
+            Some(())
+        })
+    }
+
+    /// The string whose opening quote was just read, decoded.
+    fn string_after_quote(&mut self) -> Option<String> {
+        let (string, used) = string_body(&self.text[self.at..])?;
+        self.at += used;
+        Some(string)
     }
 
     /// Skips the next value, checking it as strictly as [`Scan::value`] reads it (numbers
@@ -273,28 +262,11 @@ impl<'a> Scan<'a> {
 
     /// Skips an object, keys with escapes included.
     fn skip_object(&mut self) -> Option<()> {
-        self.eat(b'{')?;
-        self.enter()?;
-        if self.peek()? == b'}' {
-            self.at += 1;
-            self.depth -= 1;
-            return Some(());
-        }
-        loop {
-            self.eat(b'"')?;
-            self.at += skip_string_body(&self.text.as_bytes()[self.at..])?;
-            self.eat(b':')?;
-            self.skip()?;
-            match self.peek()? {
-                b',' => self.at += 1,
-                b'}' => {
-                    self.at += 1;
-                    self.depth -= 1;
-                    return Some(());
-                }
-                _ => return None,
-            }
-        }
+        let skip_key = |scan: &mut Scan<'a>| {
+            scan.at += skip_string_body(&scan.text.as_bytes()[scan.at..])?;
+            Some(())
+        };
+        self.members(skip_key, |scan, ()| scan.skip())
     }
 
     fn literal<T>(&mut self, word: &str, value: T) -> Option<T> {

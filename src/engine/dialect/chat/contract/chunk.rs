@@ -19,8 +19,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::object::{ChoiceRead, Object};
-use super::view::{MessageView, Slot, TypedMessage};
-use crate::engine::json_scan::{self, Scan, Seen};
+use super::view::{MessageView, Slot, TypedMessage, scan_choice};
+use crate::engine::json_scan::{self, Scan};
 
 /// What the contract reads of one chunk.
 pub type Chunk = Object<TypedChoice>;
@@ -48,29 +48,7 @@ impl ChoiceRead for TypedChoice {
     type View<'a> = ChoiceView<'a>;
 
     fn scan(scan: &mut Scan) -> Option<TypedChoice> {
-        let (mut index, mut delta, mut finish_reason) = (None, None, None);
-        let mut seen = Seen::default();
-        scan.object(|scan, key| {
-            match key {
-                "index" => {
-                    seen.first(0)?;
-                    index = json_scan::optional(scan)?;
-                }
-                "delta" => {
-                    seen.first(1)?;
-                    delta = match scan.null() {
-                        true => None,
-                        false => Some(TypedMessage::scan(scan)?),
-                    };
-                }
-                "finish_reason" => {
-                    seen.first(2)?;
-                    finish_reason = json_scan::optional(scan)?;
-                }
-                _ => scan.skip()?,
-            };
-            Some(())
-        })?;
+        let (index, delta, finish_reason) = scan_choice(scan, "delta", json_scan::optional)?;
         Some(TypedChoice {
             index,
             delta,

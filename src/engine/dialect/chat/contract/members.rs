@@ -19,8 +19,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::object::{ChoiceRead, Object};
-use super::view::{MessageView, TypedMessage, present};
-use crate::engine::json_scan::{self, Scan, Seen};
+use super::view::{MessageView, TypedMessage, present, scan_choice};
+use crate::engine::json_scan::{self, Scan};
 
 /// What the contract reads of a buffered document (or a stream's reassembled one).
 pub type Members = Object<TypedChoice>;
@@ -53,29 +53,7 @@ impl ChoiceRead for TypedChoice {
     type View<'a> = ChoiceView<'a>;
 
     fn scan(scan: &mut Scan) -> Option<TypedChoice> {
-        let (mut index, mut message, mut finish_reason) = (None, None, None);
-        let mut seen = Seen::default();
-        scan.object(|scan, key| {
-            match key {
-                "index" => {
-                    seen.first(0)?;
-                    index = json_scan::optional(scan)?;
-                }
-                "message" => {
-                    seen.first(1)?;
-                    message = match scan.null() {
-                        true => None,
-                        false => Some(TypedMessage::scan(scan)?),
-                    };
-                }
-                "finish_reason" => {
-                    seen.first(2)?;
-                    finish_reason = json_scan::present(scan)?;
-                }
-                _ => scan.skip()?,
-            };
-            Some(())
-        })?;
+        let (index, message, finish_reason) = scan_choice(scan, "message", json_scan::present)?;
         Some(TypedChoice {
             index,
             message,

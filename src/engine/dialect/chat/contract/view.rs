@@ -57,6 +57,41 @@ impl TypedMessage {
     }
 }
 
+/// A choice's members read by the scanner, as serde's derived read of either choice type reads
+/// them: `index` (`null` as absent), the message or delta under `message_key` (`null` as
+/// absent) and `finish_reason` as `finish` reads it.
+pub fn scan_choice(
+    scan: &mut Scan,
+    message_key: &str,
+    finish: fn(&mut Scan) -> Option<Option<Value>>,
+) -> Option<(Option<Value>, Option<TypedMessage>, Option<Value>)> {
+    let (mut index, mut message, mut finish_reason) = (None, None, None);
+    let mut seen = Seen::default();
+    scan.object(|scan, key| {
+        if key == message_key {
+            seen.first(1)?;
+            message = match scan.null() {
+                true => None,
+                false => Some(TypedMessage::scan(scan)?),
+            };
+            return Some(());
+        }
+        match key {
+            "index" => {
+                seen.first(0)?;
+                index = json_scan::optional(scan)?;
+            }
+            "finish_reason" => {
+                seen.first(2)?;
+                finish_reason = finish(scan)?;
+            }
+            _ => scan.skip()?,
+        };
+        Some(())
+    })?;
+    Some((index, message, finish_reason))
+}
+
 /// A message or a delta (`null` members count as absent).
 #[derive(Debug)]
 pub struct MessageView<'a> {
