@@ -91,7 +91,7 @@ impl<'a> Scan<'a> {
         let bytes = self.text.as_bytes();
         loop {
             let byte = *bytes.get(self.at)?;
-            if byte > b' ' || !matches!(byte, b' ' | b'\t' | b'\n' | b'\r') {
+            if !matches!(byte, b' ' | b'\t' | b'\n' | b'\r') {
                 return Some(byte);
             }
             self.at += 1;
