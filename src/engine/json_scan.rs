@@ -109,11 +109,7 @@ impl<'a> Scan<'a> {
 
     /// `null` when it comes next (consumed); otherwise nothing is consumed.
     pub fn null(&mut self) -> bool {
-        if self.peek() == Some(b'n') && self.text[self.at..].starts_with("null") {
-            self.at += 4;
-            return true;
-        }
-        false
+        self.peek() == Some(b'n') && self.literal("null", ()).is_some()
     }
 
     /// An object, each member handed to `member` with its key; `member` reads the value.
@@ -172,6 +168,16 @@ impl<'a> Scan<'a> {
         self.sequence(b']', item)
     }
 
+    /// An array's items, each read by `item`.
+    pub fn items<T>(&mut self, mut item: impl FnMut(&mut Scan<'a>) -> Option<T>) -> Option<Vec<T>> {
+        let mut items = Vec::new();
+        self.array(|scan| {
+            items.push(item(scan)?);
+            Some(())
+        })?;
+        Some(items)
+    }
+
     fn enter(&mut self) -> Option<()> {
         self.depth += 1;
         (self.depth <= MAX_DEPTH).then_some(())
@@ -202,21 +208,14 @@ impl<'a> Scan<'a> {
                 self.object_with_escaped_keys(&mut map)?;
                 Some(Value::Object(map))
             }
-            b'[' => {
-                let mut items = Vec::new();
-                self.array(|scan| {
-                    items.push(scan.value()?);
-                    Some(())
-                })?;
-                Some(Value::Array(items))
-            }
+            b'[' => self.items(Scan::value).map(Value::Array),
             b't' => self.literal("true", Value::Bool(true)),
             b'f' => self.literal("false", Value::Bool(false)),
             b'n' => self.literal("null", Value::Null),
             _ => {
                 let token = self.number_token()?;
-                match small_integer(token) {
-                    Some(value) => Some(Value::from(value)),
+                match plain_integer(token) {
+                    Some((value, "")) => Some(Value::from(value)),
                     // Signs, fractions, exponents and large integers: serde reads the token
                     // alone exactly as in context (and refuses what it would refuse there).
                     _ => serde_json::from_str::<Value>(token)
@@ -294,10 +293,18 @@ impl<'a> Scan<'a> {
 
 /// The value of a member read as serde reads an `Option<Value>`: `null` is `None`.
 pub fn optional(scan: &mut Scan) -> Option<Option<Value>> {
+    optional_with(scan, Scan::value)
+}
+
+/// A member read by `read` as serde reads an `Option<T>`: `null` is `None`.
+pub fn optional_with<'a, T>(
+    scan: &mut Scan<'a>,
+    read: impl FnOnce(&mut Scan<'a>) -> Option<T>,
+) -> Option<Option<T>> {
     if scan.null() {
         return Some(None);
     }
-    scan.value().map(Some)
+    read(scan).map(Some)
 }
 
 /// The value of a member read as given, `null` included (`Some` whatever it is).
@@ -357,20 +364,6 @@ fn number_grammar(token: &str) -> bool {
     at == bytes.len()
 }
 
-/// The whole token as a JSON integer of at most 19 digits (no sign, fraction, exponent or
-/// leading zero), which always fits a `u64`.
-fn small_integer(token: &str) -> Option<u64> {
-    let bytes = token.as_bytes();
-    if bytes.len() > 19 || (bytes.len() > 1 && bytes[0] == b'0') {
-        return None;
-    }
-    bytes.iter().try_fold(0u64, |value, &digit| {
-        digit
-            .is_ascii_digit()
-            .then(|| value * 10 + u64::from(digit - b'0'))
-    })
-}
-
 /// A JSON integer that fits a `u64` (no sign, fraction, exponent or leading zero), and what
 /// follows it.
 pub fn plain_integer(text: &str) -> Option<(u64, &str)> {
@@ -378,7 +371,11 @@ pub fn plain_integer(text: &str) -> Option<(u64, &str)> {
     if digits == 0 || (digits > 1 && text.starts_with('0')) {
         return None;
     }
-    let value = text[..digits].parse().ok()?;
+    let value = text.as_bytes()[..digits]
+        .iter()
+        .try_fold(0u64, |value, &digit| {
+            value.checked_mul(10)?.checked_add(u64::from(digit - b'0'))
+        })?;
     Some((value, &text[digits..]))
 }
 

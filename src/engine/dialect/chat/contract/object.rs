@@ -95,17 +95,7 @@ impl<C: ChoiceRead> Object<C> {
                 }
                 "choices" => {
                     seen.first(2)?;
-                    choices = match scan.null() {
-                        true => None,
-                        false => {
-                            let mut items = Vec::new();
-                            scan.array(|scan| {
-                                items.push(C::scan(scan)?);
-                                Some(())
-                            })?;
-                            Some(items)
-                        }
-                    };
+                    choices = json_scan::optional_with(scan, |scan| scan.items(C::scan))?;
                 }
                 _ => scan.skip()?,
             };

@@ -39,7 +39,8 @@ impl TypedMessage {
                 }
                 "tool_calls" => {
                     seen.first(1)?;
-                    tool_calls = TypedCall::scan_all(scan)?;
+                    tool_calls =
+                        json_scan::optional_with(scan, |scan| scan.items(TypedCall::scan))?;
                 }
                 "function_call" => {
                     seen.first(2)?;
@@ -70,10 +71,7 @@ pub fn scan_choice(
     scan.object(|scan, key| {
         if key == message_key {
             seen.first(1)?;
-            message = match scan.null() {
-                true => None,
-                false => Some(TypedMessage::scan(scan)?),
-            };
+            message = json_scan::optional_with(scan, TypedMessage::scan)?;
             return Some(());
         }
         match key {
@@ -143,19 +141,6 @@ pub struct TypedCall {
 }
 
 impl TypedCall {
-    /// A `tool_calls` member read as serde reads an `Option<Vec<TypedCall>>`, or `None`.
-    fn scan_all(scan: &mut Scan) -> Option<Option<Vec<TypedCall>>> {
-        if scan.null() {
-            return Some(None);
-        }
-        let mut calls = Vec::new();
-        scan.array(|scan| {
-            calls.push(TypedCall::scan(scan)?);
-            Some(())
-        })?;
-        Some(Some(calls))
-    }
-
     fn scan(scan: &mut Scan) -> Option<TypedCall> {
         let (mut index, mut id, mut kind, mut function, mut custom) =
             (None, None, None, None, None);
@@ -209,11 +194,13 @@ pub struct TypedPart {
 }
 
 impl TypedPart {
-    /// A `function` or `custom` member read as [`part`] reads it, or `None`.
+    /// A `function` or `custom` member read as [`part`] reads it (given, `null` included), or
+    /// `None`.
     fn scan_member(scan: &mut Scan) -> Option<Option<Option<TypedPart>>> {
-        if scan.null() {
-            return Some(Some(None));
-        }
+        json_scan::optional_with(scan, TypedPart::scan).map(Some)
+    }
+
+    fn scan(scan: &mut Scan) -> Option<TypedPart> {
         let (mut name, mut arguments, mut input) = (None, None, None);
         let mut seen = Seen::default();
         scan.object(|scan, key| {
@@ -235,11 +222,11 @@ impl TypedPart {
             };
             Some(())
         })?;
-        Some(Some(Some(TypedPart {
+        Some(TypedPart {
             name,
             arguments,
             input,
-        })))
+        })
     }
 }
 
