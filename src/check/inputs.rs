@@ -35,7 +35,11 @@ pub fn collect(paths: &[PathBuf], max_bytes: u64) -> (Vec<PathBuf>, Vec<String>)
                 // per comparison; the same order, as bytes, is compared once per key.
                 found.sort_by_cached_key(|(file, _)| order_key(file));
                 for (file, meta) in found {
-                    admit(file, &meta, max_bytes, &mut files, &mut problems);
+                    match meta {
+                        Some(meta) => admit(file, &meta, max_bytes, &mut files, &mut problems),
+                        // A plain file by its directory entry: its size is bounded as it is read.
+                        None => files.push(file),
+                    }
                 }
             }
             Ok(meta) => admit(path.clone(), &meta, max_bytes, &mut files, &mut problems),
@@ -66,10 +70,8 @@ fn admit(
 }
 
 fn too_large(path: &Path, max_bytes: u64) -> String {
-    format!(
-        "{}: larger than {max_bytes} bytes (--max-input-bytes); not read",
-        path.display()
-    )
+    let path = path.to_path_buf();
+    crate::record::ReadError::TooLarge { path, max_bytes }.to_string()
 }
 
 /// Reads at most `max_bytes` (files, pipes and devices alike); more is an error.
@@ -102,12 +104,14 @@ fn order_key(path: &Path) -> Vec<u8> {
     key
 }
 
-/// Recording files under `dir` with their metadata (one `stat` each: the directory entry's
-/// type says what is a folder, and only a symbolic link is followed to learn what it names).
+/// Recording files under `dir`, with the metadata of those reached through a symbolic link. The
+/// directory entry's type says what is a folder and what a plain file, so a plain file costs no
+/// `stat` (its size is bounded when it is read, [`crate::record::read_file_bounded`]); only a
+/// symbolic link is followed to learn what it names.
 fn walk(
     dir: &Path,
     depth: usize,
-    found: &mut Vec<(PathBuf, std::fs::Metadata)>,
+    found: &mut Vec<(PathBuf, Option<std::fs::Metadata>)>,
     problems: &mut Vec<String>,
 ) {
     let entries = match std::fs::read_dir(dir) {
@@ -127,15 +131,21 @@ fn walk(
                 }
                 continue;
             }
-            Ok(_) if !is_recording(&path) => continue,
-            Ok(_) => entry.metadata(),
+            Ok(kind) if kind.is_file() => {
+                if is_recording(&path) {
+                    found.push((path, None));
+                }
+                continue;
+            }
+            // A device, a pipe or a socket: not a recording, whatever its name.
+            Ok(_) => continue,
             Err(error) => Err(error),
         };
         match meta {
             Ok(meta) if meta.is_dir() && depth < MAX_DEPTH => {
                 walk(&path, depth + 1, found, problems)
             }
-            Ok(meta) if meta.is_file() && is_recording(&path) => found.push((path, meta)),
+            Ok(meta) if meta.is_file() && is_recording(&path) => found.push((path, Some(meta))),
             _ => {}
         }
     }

@@ -1,6 +1,6 @@
 //! Running the engine over recordings, in parallel: one [`Checked`] per exchange.
 //!
-//! Input: recording files (read with [`crate::record::read_file`]) or a [`Capture`]. Output:
+//! Input: recording files (read with [`crate::record::read_file_bounded`]) or a [`Capture`]. Output:
 //! [`Item`]s in input order. Workers are scoped std threads pulling the next file index from an
 //! atomic counter; only the verdict of each file is kept, so memory stays at one recording per
 //! worker. A progress line is drawn on the given terminal writer while they run.
@@ -16,7 +16,7 @@ use super::inputs::Capture;
 use crate::engine::{
     BodyEnd, Completeness, EngineConfig, Exchange, Report, ResponseHead, SchemaCache, Violation,
 };
-use crate::record::{Outcome, Recording, read_file};
+use crate::record::{Outcome, Recording, read_file_bounded};
 
 /// One exchange re-judged.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,9 +43,11 @@ pub enum Item {
     Unreadable(String),
 }
 
-/// Judges every file, `jobs` at a time (default: the available parallelism).
+/// Judges every file, `jobs` at a time (default: the available parallelism); a file larger than
+/// `max_bytes` is unreadable.
 pub fn run_all(
     files: &[PathBuf],
+    max_bytes: u64,
     engine: &Arc<EngineConfig>,
     jobs: Option<NonZeroUsize>,
     progress: Option<&mut dyn Write>,
@@ -63,12 +65,16 @@ pub fn run_all(
             .map(|_| {
                 scope.spawn(|| {
                     let mut mine = Vec::new();
+                    let mut buffer = Vec::new();
                     loop {
                         let index = next.fetch_add(1, Ordering::Relaxed);
                         let Some(file) = files.get(index) else {
                             break;
                         };
-                        mine.push((index, judge_file(file, engine, &cache)));
+                        mine.push((
+                            index,
+                            judge_file(file, max_bytes, &mut buffer, engine, &cache),
+                        ));
                         done.fetch_add(1, Ordering::Relaxed);
                     }
                     mine
@@ -113,8 +119,14 @@ fn draw_progress(out: &mut dyn Write, done: &AtomicUsize, total: usize) {
     }
 }
 
-fn judge_file(file: &std::path::Path, engine: &Arc<EngineConfig>, cache: &SchemaCache) -> Item {
-    match read_file(file) {
+fn judge_file(
+    file: &std::path::Path,
+    max_bytes: u64,
+    buffer: &mut Vec<u8>,
+    engine: &Arc<EngineConfig>,
+    cache: &SchemaCache,
+) -> Item {
+    match read_file_bounded(file, max_bytes, buffer) {
         Ok(recording) => Item::Checked(Box::new(judge_recording(&recording, engine, cache))),
         Err(error) => Item::Unreadable(error.to_string()),
     }

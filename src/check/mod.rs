@@ -50,7 +50,13 @@ pub fn run_with_progress(
     }
     let (files, mut problems) = inputs::collect(&args.paths, args.max_input_bytes);
     let engine = args.engine_config();
-    let mut items = judge::run_all(&files, &engine, args.jobs, progress.then_some(&mut *stderr));
+    let mut items = judge::run_all(
+        &files,
+        args.max_input_bytes,
+        &engine,
+        args.jobs,
+        progress.then_some(&mut *stderr),
+    );
     if let (Some(request), Some(response)) = (&args.request, &args.response) {
         match inputs::capture(args, request, response) {
             Ok(capture) => items.push(judge::capture(&capture, &engine)),

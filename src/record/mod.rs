@@ -25,5 +25,5 @@ pub use disk::FAILURE_TARGET;
 pub use format::{
     EndLine, EnforcedLine, FrameData, FrameLine, Line, Meta, Outcome, RecordedBody, VERSION,
 };
-pub use read::{ReadError, RecordedFrame, Recording, read_file};
+pub use read::{ReadError, RecordedFrame, Recording, read_file, read_file_bounded};
 pub use writer::{QUEUE_FULL_TARGET, Recorder, RecordingEnd, RecordingHandle, RecordingStart};

@@ -1,15 +1,15 @@
 //! `tooltap report`: one self-contained HTML file that shows recorded exchanges, re-judged.
 //!
 //! Input: [`ReportArgs`] (recording files and folders, read exactly as `tooltap check` reads
-//! them: `check::inputs::collect`, [`crate::record::read_file`] and
+//! them: `check::inputs::collect`, [`crate::record::read_file_bounded`] and
 //! `check::judge::engine_report`). Output: an HTML file with inline CSS and script and
 //! the data as JSON in a `<script type="application/json">` element (`html`); problems with
 //! inputs on `stderr`. Exit code: 0 written, 2 usage errors, unreadable input (the file is
 //! still written, listing them) or a file that could not be written.
 //!
 //! ```text
-//! paths ─► check::inputs ─► record::read_file ─► check::judge::engine_report ─┐
-//!                                   └─► pieces (dialect tables) ──────────────┴─► model ─► html
+//! paths ─► check::inputs ─► record::read_file_bounded ─► check::judge::engine_report ─┐
+//!                                   └─► pieces (dialect tables) ──────────────────────┴─► model ─► html
 //! ```
 
 pub mod dialect;
@@ -24,7 +24,7 @@ use clap::Args;
 
 use crate::check::{inputs, judge};
 use crate::engine::{EngineConfig, SchemaCache, SeverityOverrides};
-use crate::record::read_file;
+use crate::record::read_file_bounded;
 
 pub use html::render;
 
@@ -90,8 +90,9 @@ pub fn collect(args: &ReportArgs) -> ReportData {
     let mut exchanges = Vec::with_capacity(shown);
     let mut tools = model::ToolTable::default();
     let mut pointers = model::ToolTable::default();
+    let mut buffer = Vec::new();
     for file in &files[..shown] {
-        match read_file(file) {
+        match read_file_bounded(file, inputs::DEFAULT_MAX_INPUT_BYTES, &mut buffer) {
             Ok(recording) => {
                 let report = judge::engine_report(&recording, &engine, &cache);
                 exchanges.push(model::view(

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use tooltap::record::read::parse;
-use tooltap::record::{ReadError, read_file};
+use tooltap::record::{ReadError, read_file, read_file_bounded};
 
 const META: &str = r#"{"type":"exchange","v":1,"id":"x1","started":"2026-12-02T12:00:00.120Z","route":"default","upstream":"https://api.openai.com","method":"POST","path":"/v1/chat/completions","request":{"headers":[],"body":"missing"},"response":{"status":200,"headers":[["content-type","text/event-stream"]]},"redacted":[]}"#;
 const FRAME0: &str = r#"{"type":"frame","seq":0,"t_us":10,"text":"data: {}\n\n"}"#;
@@ -113,4 +113,37 @@ fn a_json_request_body_reads_the_same_on_the_fast_and_the_general_path() {
         r#"{"messages":[{"content":"hi","role":"user"}],"model":"m","tools":[]}"#
     );
     assert_eq!(bodies[0], bodies[1]);
+}
+
+#[test]
+fn a_bounded_read_refuses_past_its_bound_and_reuses_its_buffer() {
+    let dir = crate::support::TempDir::new("bounded-read");
+    let small = dir.join("small.jsonl");
+    let whole = file(&[META, FRAME0, FRAME1_B64, END], "");
+    std::fs::write(&small, &whole).expect("write");
+    let large = dir.join("large.jsonl");
+    std::fs::write(&large, vec![b' '; 3 * 1024 * 1024]).expect("write");
+
+    let mut buffer = Vec::new();
+    let bound = whole.len() as u64;
+    let error = read_file_bounded(&large, bound, &mut buffer).expect_err("too large");
+    assert!(matches!(error, ReadError::TooLarge { max_bytes, .. } if max_bytes == bound));
+    assert!(
+        error.to_string().ends_with(&format!(
+            "large.jsonl: larger than {bound} bytes (--max-input-bytes); not read"
+        )),
+        "{error}"
+    );
+    // It stopped one byte past the bound instead of reading the file to its end.
+    assert_eq!(buffer.len() as u64, bound + 1);
+
+    let read = read_file_bounded(&small, bound, &mut buffer).expect("exactly at the bound");
+    let reference = read_file(&small).expect("readable");
+    assert_eq!(read.frames, reference.frames);
+    assert_eq!(read.meta.id, "x1");
+    assert!(read.end.is_some());
+    // A file larger than the kept size gives the grown buffer back.
+    let error = read_file_bounded(&large, u64::MAX, &mut buffer).expect_err("only spaces");
+    assert!(matches!(error, ReadError::Invalid { .. }), "{error}");
+    assert_eq!(buffer.capacity(), 0);
 }
