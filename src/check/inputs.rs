@@ -76,16 +76,9 @@ fn too_large(path: &Path, max_bytes: u64) -> String {
 
 /// Reads at most `max_bytes` (files, pipes and devices alike); more is an error.
 pub fn read_bounded(path: &Path, max_bytes: u64) -> Result<Vec<u8>, String> {
-    use std::io::Read;
-    let cannot = |error: std::io::Error| format!("{}: cannot read: {error}", path.display());
-    let file = std::fs::File::open(path).map_err(cannot)?;
     let mut bytes = Vec::new();
-    file.take(max_bytes.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(cannot)?;
-    if bytes.len() as u64 > max_bytes {
-        return Err(too_large(path, max_bytes));
-    }
+    crate::record::read::read_bounded(path, max_bytes, &mut bytes)
+        .map_err(|error| error.to_string())?;
     Ok(bytes)
 }
 

@@ -68,16 +68,25 @@ pub fn read_file(path: &Path) -> Result<Recording, ReadError> {
     read_file_bounded(path, u64::MAX, &mut Vec::new())
 }
 
-/// [`read_file`] for callers that read many: at most `max_bytes` are read (a larger file, or a
-/// device that never ends, is [`ReadError::TooLarge`] without being read to its end), into
-/// `buffer`, which is kept for the next file. No `stat`: open, read to the end, close (`check`
-/// over many small recordings spent a third of its time in the kernel, two `statx` per file
-/// among it).
+/// [`read_file`] for callers that read many: at most `max_bytes` are read (see
+/// [`read_bounded`]) into `buffer`, which is kept for the next file.
 pub fn read_file_bounded(
     path: &Path,
     max_bytes: u64,
     buffer: &mut Vec<u8>,
 ) -> Result<Recording, ReadError> {
+    let parsed = read_bounded(path, max_bytes, buffer).and_then(|()| parse(path, buffer));
+    if buffer.capacity() > KEPT_BUFFER {
+        *buffer = Vec::new();
+    }
+    parsed
+}
+
+/// The bytes of `path` (a file, a pipe or a device alike) into `buffer`, at most `max_bytes`:
+/// more is [`ReadError::TooLarge`], found one byte past the bound, never by reading to the end
+/// (`/dev/zero` has none). No `stat`: open, read, close (`check` over many small recordings
+/// spent a third of its time in the kernel, two `statx` per file among it).
+pub fn read_bounded(path: &Path, max_bytes: u64, buffer: &mut Vec<u8>) -> Result<(), ReadError> {
     use std::io::Read;
     let io = |source| ReadError::Io {
         path: path.to_path_buf(),
@@ -86,19 +95,16 @@ pub fn read_file_bounded(
     buffer.clear();
     buffer.reserve(FIRST_BUFFER);
     let file = std::fs::File::open(path).map_err(io)?;
-    let read = file.take(max_bytes.saturating_add(1)).read_to_end(buffer);
-    let parsed = match read {
-        Err(source) => Err(io(source)),
-        Ok(_) if buffer.len() as u64 > max_bytes => Err(ReadError::TooLarge {
+    file.take(max_bytes.saturating_add(1))
+        .read_to_end(buffer)
+        .map_err(io)?;
+    if buffer.len() as u64 > max_bytes {
+        return Err(ReadError::TooLarge {
             path: path.to_path_buf(),
             max_bytes,
-        }),
-        Ok(_) => parse(path, buffer),
-    };
-    if buffer.capacity() > KEPT_BUFFER {
-        *buffer = Vec::new();
+        });
     }
-    parsed
+    Ok(())
 }
 
 /// Parse a recording's bytes (`path` is used in errors only).
