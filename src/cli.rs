@@ -110,6 +110,11 @@ pub struct ProxyArgs {
     /// [default: violations] [env: TOOLTAP_RECORD]
     #[arg(long, value_name = "MODE")]
     pub record: Option<crate::record::RecordMode>,
+    /// How kept recordings are laid out: files (one per exchange) or segments (appended to one
+    /// file per route and day; for --record all on busy traffic)
+    /// [default: files] [env: TOOLTAP_RECORD_LAYOUT]
+    #[arg(long, value_name = "LAYOUT")]
+    pub record_layout: Option<crate::record::RecordLayout>,
     /// Folder for recordings, laid out as <route>/<yyyy-mm-dd>/<exchange-id>.jsonl
     /// [default: recordings] [env: TOOLTAP_RECORDINGS]
     #[arg(long, value_name = "DIR")]
@@ -153,6 +158,7 @@ impl ProxyArgs {
             violations,
             admin_listen,
             record,
+            record_layout,
             recordings,
             worker_threads,
             severity,
@@ -175,6 +181,7 @@ impl ProxyArgs {
         raw.inspect.violations = violations;
         raw.admin.listen = admin_listen;
         raw.record.mode = record;
+        raw.record.layout = record_layout;
         raw.record.dir = recordings;
         raw.runtime.worker_threads = worker_threads;
         raw.inject.quirks = inject;

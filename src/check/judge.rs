@@ -1,9 +1,10 @@
 //! Running the engine over recordings, in parallel: one [`Checked`] per exchange.
 //!
-//! Input: recording files (read with [`crate::record::read_file_bounded`]) or a [`Capture`]. Output:
-//! [`Item`]s in input order. Workers are scoped std threads pulling the next file index from an
-//! atomic counter; only the verdict of each file is kept, so memory stays at one recording per
-//! worker. A progress line is drawn on the given terminal writer while they run.
+//! Input: recording files (read with [`crate::record::read_all_bounded`]: a segment file holds
+//! many) or a [`Capture`]. Output: [`Item`]s in input order, a segment's in file order. Workers
+//! are scoped std threads pulling the next file index from an atomic counter; only the verdicts
+//! of each file are kept, so memory stays at one file per worker. A progress line is drawn on
+//! the given terminal writer while they run.
 
 use std::io::Write;
 use std::num::NonZeroUsize;
@@ -16,7 +17,7 @@ use super::inputs::Capture;
 use crate::engine::{
     BodyEnd, Completeness, EngineConfig, Exchange, Report, ResponseHead, SchemaCache, Violation,
 };
-use crate::record::{Outcome, Recording, read_file_bounded};
+use crate::record::{Outcome, Recording, read_all_bounded};
 
 /// One exchange re-judged.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,7 +61,7 @@ pub fn run_all(
         .max(1);
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
-    let mut results: Vec<(usize, Item)> = std::thread::scope(|scope| {
+    let mut results: Vec<(usize, Vec<Item>)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
                 scope.spawn(|| {
@@ -96,7 +97,7 @@ pub fn run_all(
     let mut results = results.into_iter().peekable();
     for (index, file) in files.iter().enumerate() {
         match results.next_if(|(i, _)| *i == index) {
-            Some((_, item)) => items.push(item),
+            Some((_, file_items)) => items.extend(file_items),
             None => items.push(Item::Unreadable(format!(
                 "{}: the check failed internally",
                 file.display()
@@ -119,17 +120,21 @@ fn draw_progress(out: &mut dyn Write, done: &AtomicUsize, total: usize) {
     }
 }
 
+/// One item per recording the file holds (many for a segment), in file order.
 fn judge_file(
     file: &std::path::Path,
     max_bytes: u64,
     buffer: &mut Vec<u8>,
     engine: &Arc<EngineConfig>,
     cache: &SchemaCache,
-) -> Item {
-    match read_file_bounded(file, max_bytes, buffer) {
-        Ok(recording) => Item::Checked(Box::new(judge_recording(&recording, engine, cache))),
-        Err(error) => Item::Unreadable(error.to_string()),
-    }
+) -> Vec<Item> {
+    read_all_bounded(file, max_bytes, buffer)
+        .into_iter()
+        .map(|read| match read {
+            Ok(recording) => Item::Checked(Box::new(judge_recording(&recording, engine, cache))),
+            Err(error) => Item::Unreadable(error.to_string()),
+        })
+        .collect()
 }
 
 /// Re-runs the engine over one recording, one `feed` per recorded frame.

@@ -31,6 +31,7 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ("TOOLTAP_VIOLATIONS", "inspect.violations"),
     ("TOOLTAP_ADMIN_LISTEN", "admin.listen"),
     ("TOOLTAP_RECORD", "record.mode"),
+    ("TOOLTAP_RECORD_LAYOUT", "record.layout"),
     ("TOOLTAP_WORKER_THREADS", "runtime.worker_threads"),
     ("TOOLTAP_RECORDINGS", "record.dir"),
 ];
@@ -68,6 +69,7 @@ impl EnvLayer {
         raw.inspect.violations = get("TOOLTAP_VIOLATIONS").map(PathBuf::from);
         raw.admin.listen = get("TOOLTAP_ADMIN_LISTEN");
         raw.record.mode = parse(&get, "TOOLTAP_RECORD")?;
+        raw.record.layout = parse(&get, "TOOLTAP_RECORD_LAYOUT")?;
         raw.runtime.worker_threads = parse(&get, "TOOLTAP_WORKER_THREADS")?;
         raw.record.dir = get("TOOLTAP_RECORDINGS").map(PathBuf::from);
         raw.log.format = match get("TOOLTAP_LOG_FORMAT") {

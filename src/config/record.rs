@@ -10,13 +10,17 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use crate::jsonl_sink::Rotation;
-use crate::record::{RecordMode, RecorderConfig, RedactionConfig};
+use crate::record::{RecordLayout, RecordMode, RecorderConfig, RedactionConfig};
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawRecord {
     /// `off`, `violations` or `all`.
     pub mode: Option<RecordMode>,
+    /// `files` or `segments`.
+    pub layout: Option<RecordLayout>,
+    /// Size at which a segment file is closed (`layout = "segments"`).
+    pub segment_bytes: Option<u64>,
     pub dir: Option<PathBuf>,
     pub max_bytes_per_recording: Option<u64>,
     /// 0 means no limit.
@@ -48,6 +52,8 @@ impl RawRecord {
     pub fn overlay(self, higher: RawRecord) -> RawRecord {
         RawRecord {
             mode: higher.mode.or(self.mode),
+            layout: higher.layout.or(self.layout),
+            segment_bytes: higher.segment_bytes.or(self.segment_bytes),
             dir: higher.dir.or(self.dir),
             max_bytes_per_recording: higher
                 .max_bytes_per_recording
@@ -80,6 +86,8 @@ pub const DEFAULT_MAX_FILES: usize = 10_000;
 pub fn validate(record: RawRecord, redact: RawRedact) -> (RecorderConfig, Rotation) {
     let RawRecord {
         mode,
+        layout,
+        segment_bytes,
         dir,
         max_bytes_per_recording,
         max_total_bytes,
@@ -104,6 +112,8 @@ pub fn validate(record: RawRecord, redact: RawRedact) -> (RecorderConfig, Rotati
     let config = RecorderConfig {
         dir: dir.unwrap_or(defaults.dir),
         mode: mode.unwrap_or(defaults.mode),
+        layout: layout.unwrap_or(defaults.layout),
+        segment_bytes: segment_bytes.unwrap_or(defaults.segment_bytes).max(1),
         max_bytes_per_recording: max_bytes_per_recording
             .unwrap_or(defaults.max_bytes_per_recording),
         // 0 lifts the bound; unset takes the default one.

@@ -58,6 +58,51 @@ impl FromStr for RecordMode {
     }
 }
 
+/// How kept recordings are laid out on disk (docs/recording-format.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RecordLayout {
+    /// One file per exchange, `<route>/<date>/<id>.jsonl`: fixtures by name.
+    #[default]
+    Files,
+    /// Finished recordings appended to one `segment-<first-id>.jsonl` per route and day, cut at
+    /// `segment_bytes`; a recording that outgrows the writer's hold gets its own file. No file
+    /// created, renamed or deleted per exchange: for `--record all` on busy traffic.
+    Segments,
+}
+
+impl RecordLayout {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RecordLayout::Files => "files",
+            RecordLayout::Segments => "segments",
+        }
+    }
+}
+
+impl fmt::Display for RecordLayout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A layout name that is not `files` or `segments`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown record layout {0:?} (expected files or segments)")]
+pub struct UnknownRecordLayout(pub String);
+
+impl FromStr for RecordLayout {
+    type Err = UnknownRecordLayout;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "files" => Ok(RecordLayout::Files),
+            "segments" => Ok(RecordLayout::Segments),
+            other => Err(UnknownRecordLayout(other.to_owned())),
+        }
+    }
+}
+
 /// Everything the recorder needs; see the field docs for defaults.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecorderConfig {
@@ -65,6 +110,11 @@ pub struct RecorderConfig {
     pub dir: PathBuf,
     /// Default [`RecordMode::Violations`].
     pub mode: RecordMode,
+    /// Default [`RecordLayout::Files`].
+    pub layout: RecordLayout,
+    /// Size past which a segment file is closed and the next one begins
+    /// ([`RecordLayout::Segments`]). Default 4 MiB.
+    pub segment_bytes: u64,
     /// Request body plus response frame bytes one recording may hold; beyond it frames are not
     /// written and the outcome is `truncated`. Default 16 MiB.
     pub max_bytes_per_recording: u64,
@@ -83,6 +133,8 @@ impl Default for RecorderConfig {
         RecorderConfig {
             dir: PathBuf::from("recordings"),
             mode: RecordMode::Violations,
+            layout: RecordLayout::Files,
+            segment_bytes: 4 * 1024 * 1024,
             max_bytes_per_recording: 16 * 1024 * 1024,
             max_total_bytes: None,
             max_files: None,
@@ -105,5 +157,11 @@ mod tests {
         }
         assert!("everything".parse::<RecordMode>().is_err());
         assert_eq!(RecorderConfig::default().mode, RecordMode::Violations);
+        for layout in [RecordLayout::Files, RecordLayout::Segments] {
+            assert_eq!(layout.as_str().parse::<RecordLayout>(), Ok(layout));
+            let json = serde_json::to_string(&layout).expect("serializes");
+            assert_eq!(json, format!("\"{layout}\""));
+        }
+        assert!("segment".parse::<RecordLayout>().is_err());
     }
 }

@@ -1,9 +1,13 @@
 //! The recorder's writer thread: the only code that touches recording files.
 //!
 //! Input: [`Msg`]s from [`crate::record::RecordingHandle`]s through a
-//! [`WriterThread`](crate::writer_thread::WriterThread) whose budget is bytes (see `writer.rs`). Output: one file per
-//! exchange, written to its temporary name through a `BufWriter` and renamed into place at the
-//! end (or deleted, when the recording is not to be kept), then pruning. Every I/O error is
+//! [`WriterThread`](crate::writer_thread::WriterThread) whose budget is bytes (see `writer.rs`).
+//! Output, in the `files` layout: one file per exchange, written to its temporary name through a
+//! `BufWriter` and renamed into place at the end (or deleted, when the recording is not to be
+//! kept), then pruning. In the `segments` layout a recording's lines are held in memory until
+//! its end and then appended whole to its route's segment (`segment.rs`); one that outgrows
+//! [`HELD_ONE`], or arrives while all held recordings together pass [`HELD_ALL`], moves to its
+//! own file and goes on as in the `files` layout, so what is held stays bounded. Every I/O error is
 //! counted (`tooltap_recording_failures_total{target="recordings"}`), logged at most once a
 //! minute, and ends only the recording it hit; the thread carries on with the next one.
 
@@ -15,9 +19,11 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
+use super::config::RecordLayout;
 use super::format::{EndLine, FrameData, FrameLine, Line, Meta};
 use super::layout::{RecordingPaths, create_file, create_folder};
 use super::prune::Pruner;
+use super::segment::{Closed, Segments};
 use crate::metrics::Metrics;
 use crate::writer_thread::Drain;
 
@@ -32,6 +38,11 @@ const LOG_EVERY: Duration = Duration::from_secs(60);
 pub(super) const MSG_OVERHEAD: usize = 128;
 /// The serialisation buffer a large line grew is given back past this.
 const KEPT_SCRATCH: usize = 64 * 1024;
+/// In the `segments` layout, the most one recording's lines are held in memory before it moves
+/// to its own file: a buffered exchange is a few KiB, a long stream is not held.
+pub(super) const HELD_ONE: usize = 64 * 1024;
+/// ... and the most all held recordings hold together.
+pub(super) const HELD_ALL: usize = 8 * 1024 * 1024;
 /// Metrics target of disk failures.
 pub const FAILURE_TARGET: &str = "recordings";
 
@@ -66,9 +77,25 @@ impl Msg {
     }
 }
 
+/// Where an open recording's lines go.
+enum Sink {
+    File(BufWriter<File>),
+    /// Held until the end, then appended to a segment.
+    Held(Vec<u8>),
+}
+
+impl Sink {
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Sink::File(out) => out.flush(),
+            Sink::Held(_) => Ok(()),
+        }
+    }
+}
+
 struct OpenRecording {
     paths: RecordingPaths,
-    out: BufWriter<File>,
+    out: Sink,
     frames: u64,
     bytes: u64,
     written: u64,
@@ -80,6 +107,10 @@ struct OpenRecording {
 pub(super) struct Disk {
     pub(super) metrics: Arc<Metrics>,
     pub(super) pruner: Pruner,
+    /// `Some` in the `segments` layout.
+    segments: Option<Segments>,
+    /// What the held recordings hold together.
+    held: usize,
     open: HashMap<u64, OpenRecording>,
     last_logged: Option<Instant>,
     failures_since_log: u64,
@@ -94,25 +125,39 @@ impl Drain for Disk {
         self.handle(msg);
     }
 
-    /// Flushes every open file (unfinished recordings stay under their temporary names).
+    /// Flushes every open file (unfinished recordings stay under their temporary names) and
+    /// every segment.
     fn flush(&mut self) {
         let mut broken = Vec::new();
         for (key, recording) in &mut self.open {
-            if let Err(error) = recording.out.flush() {
+            if let Sink::File(out) = &mut recording.out
+                && let Err(error) = out.flush()
+            {
                 broken.push((*key, error));
             }
         }
         for (key, error) in broken {
             self.abandon(key, &error);
         }
+        let broken = self.segments.as_mut().map(Segments::flush);
+        for (path, error) in broken.into_iter().flatten() {
+            self.failed_at(&error, &path);
+        }
     }
 }
 
 impl Disk {
-    pub(super) fn new(metrics: Arc<Metrics>, pruner: Pruner) -> Disk {
+    pub(super) fn new(
+        metrics: Arc<Metrics>,
+        pruner: Pruner,
+        layout: RecordLayout,
+        segment_bytes: u64,
+    ) -> Disk {
         Disk {
             metrics,
             pruner,
+            segments: (layout == RecordLayout::Segments).then(|| Segments::new(segment_bytes)),
+            held: 0,
             open: HashMap::new(),
             last_logged: None,
             failures_since_log: 0,
@@ -122,6 +167,21 @@ impl Disk {
 
     fn handle(&mut self, msg: Msg) {
         match msg {
+            Msg::Open { key, paths, meta } if self.segments.is_some() => {
+                let mut lines = Vec::new();
+                push_line(&mut lines, &Line::Exchange(meta));
+                self.held += lines.len();
+                let recording = OpenRecording {
+                    paths,
+                    written: lines.len() as u64,
+                    out: Sink::Held(lines),
+                    frames: 0,
+                    bytes: 0,
+                    stale: 0,
+                };
+                self.open.insert(key, recording);
+                self.move_out_if_over(key);
+            }
             Msg::Open { key, paths, meta } => {
                 let reused = self.reuse_oldest(&paths);
                 match open(paths, meta, reused, &mut self.scratch) {
@@ -150,6 +210,10 @@ impl Disk {
                         recording.frames += 1;
                         recording.bytes += bytes.len() as u64;
                         recording.written += written;
+                        if matches!(recording.out, Sink::Held(_)) {
+                            self.held += written as usize;
+                            self.move_out_if_over(key);
+                        }
                     }
                     Err(error) => self.abandon(key, &error),
                 }
@@ -177,25 +241,63 @@ impl Disk {
         tracing::debug!(path = %path.display(), "recording pruned");
     }
 
+    /// A held recording that outgrew [`HELD_ONE`], or any held recording while all of them
+    /// pass [`HELD_ALL`], moves to its own file (the `files` layout's path, temporary name
+    /// first), so the writer's memory stays bounded however long a stream runs.
+    fn move_out_if_over(&mut self, key: u64) {
+        let Some(recording) = self.open.get_mut(&key) else {
+            return;
+        };
+        let Sink::Held(lines) = &mut recording.out else {
+            return;
+        };
+        if lines.len() <= HELD_ONE && self.held <= HELD_ALL {
+            return;
+        }
+        let lines = std::mem::take(lines);
+        self.held -= lines.len();
+        let moved = create_recording_file(&recording.paths).and_then(|file| {
+            let mut out = BufWriter::with_capacity(64 * 1024, file);
+            out.write_all(&lines)?;
+            Ok(out)
+        });
+        match moved {
+            Ok(out) => recording.out = Sink::File(out),
+            Err(error) => self.abandon(key, &error),
+        }
+    }
+
     fn finish(&mut self, key: u64, mut end: Box<EndLine>, keep: bool) {
         let Some(mut recording) = self.open.remove(&key) else {
             return;
         };
+        if let Sink::Held(lines) = &recording.out {
+            self.held -= lines.len();
+        }
         if !keep {
-            drop(recording.out);
-            let _ = std::fs::remove_file(&recording.paths.temp);
+            if let Sink::File(out) = recording.out {
+                drop(out);
+                let _ = std::fs::remove_file(&recording.paths.temp);
+            }
             return;
         }
         end.frames = recording.frames;
         end.bytes = recording.bytes;
+        if let Sink::Held(lines) = &mut recording.out {
+            push_line(lines, &Line::End(end));
+            self.append_to_segment(&recording.paths, lines);
+            return;
+        }
         let finished = write_line(&mut recording.out, &Line::End(end), &mut self.scratch)
             .and_then(|written| {
                 recording.written += written;
                 recording.out.flush()
             })
             .and_then(|()| {
-                if recording.stale > recording.written {
-                    recording.out.get_ref().set_len(recording.written)?;
+                if let Sink::File(out) = &recording.out
+                    && recording.stale > recording.written
+                {
+                    out.get_ref().set_len(recording.written)?;
                 }
                 Ok(())
             })
@@ -213,22 +315,52 @@ impl Disk {
         }
     }
 
+    /// Appends a finished held recording to its segment; segments closed on the way go to the
+    /// pruner, and a segment the pruner deletes is written no more.
+    fn append_to_segment(&mut self, paths: &RecordingPaths, lines: &[u8]) {
+        let Some(segments) = self.segments.as_mut() else {
+            return;
+        };
+        let mut closed = Vec::new();
+        let appended = segments.append(paths, lines, &mut closed);
+        for Closed { path, size } in closed {
+            for deleted in self.pruner.added_segment(path, size) {
+                if let Some(segments) = self.segments.as_mut() {
+                    segments.forget(&deleted);
+                }
+                self.count_pruned(&deleted);
+            }
+        }
+        if let Err(error) = appended {
+            self.failed(&error, paths);
+        }
+    }
+
     /// A write failed mid-recording: drop what was written and count it.
     fn abandon(&mut self, key: u64, error: &std::io::Error) {
         if let Some(recording) = self.open.remove(&key) {
-            drop(recording.out);
-            let _ = std::fs::remove_file(&recording.paths.temp);
+            match recording.out {
+                Sink::File(out) => {
+                    drop(out);
+                    let _ = std::fs::remove_file(&recording.paths.temp);
+                }
+                Sink::Held(lines) => self.held -= lines.len(),
+            }
             self.failed(error, &recording.paths);
         }
     }
 
     fn failed(&mut self, error: &std::io::Error, paths: &RecordingPaths) {
+        self.failed_at(error, &paths.temp);
+    }
+
+    fn failed_at(&mut self, error: &std::io::Error, path: &std::path::Path) {
         self.metrics.recording_failure(FAILURE_TARGET);
         self.failures_since_log += 1;
         if self.last_logged.is_none_or(|t| t.elapsed() >= LOG_EVERY) {
             self.last_logged = Some(Instant::now());
             tracing::error!(
-                path = %paths.temp.display(),
+                path = %path.display(),
                 %error,
                 failures = self.failures_since_log,
                 "cannot write a recording; traffic is unaffected (logged at most once a minute)"
@@ -245,22 +377,15 @@ fn open(
     scratch: &mut Vec<u8>,
 ) -> Result<OpenRecording, (std::io::Error, RecordingPaths)> {
     let stale = reused.as_ref().map_or(0, |(_, stale)| *stale);
-    // Try the file first: its folder exists for every recording but the first of a day, and a
-    // mkdir per recording showed up in the benchmark's syscall counts.
     let opened = match reused {
         Some((file, _)) => Ok(file),
-        None => match create_file(&paths.temp) {
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                create_folder(&paths.folder).and_then(|()| create_file(&paths.temp))
-            }
-            other => other,
-        },
+        None => create_recording_file(&paths),
     };
     let file = match opened {
         Ok(file) => file,
         Err(error) => return Err((error, paths)),
     };
-    let mut out = BufWriter::with_capacity(64 * 1024, file);
+    let mut out = Sink::File(BufWriter::with_capacity(64 * 1024, file));
     match write_line(&mut out, &Line::Exchange(meta), scratch) {
         Ok(written) => Ok(OpenRecording {
             paths,
@@ -274,6 +399,18 @@ fn open(
             let _ = std::fs::remove_file(&paths.temp);
             Err((error, paths))
         }
+    }
+}
+
+/// Creates a recording's file under its temporary name. The file is tried first: its folder
+/// exists for every recording but the first of a day, and a mkdir per recording showed up in
+/// the benchmark's syscall counts.
+fn create_recording_file(paths: &RecordingPaths) -> std::io::Result<File> {
+    match create_file(&paths.temp) {
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            create_folder(&paths.folder).and_then(|()| create_file(&paths.temp))
+        }
+        other => other,
     }
 }
 
@@ -319,11 +456,11 @@ fn take_over(_old: &std::path::Path, _paths: &RecordingPaths) -> Option<(File, u
 /// (measured, serialising straight into the `BufWriter` through a counting adapter cost more, as
 /// serde_json writes many tiny pieces), a buffer kept between lines: a fresh `Vec` per line was
 /// regrown four or five times per exchange (~10 k instructions per buffered request).
-fn write_line(
-    out: &mut BufWriter<File>,
-    line: &Line,
-    scratch: &mut Vec<u8>,
-) -> std::io::Result<u64> {
+fn write_line(out: &mut Sink, line: &Line, scratch: &mut Vec<u8>) -> std::io::Result<u64> {
+    let out = match out {
+        Sink::File(out) => out,
+        Sink::Held(lines) => return Ok(push_line(lines, line)),
+    };
     scratch.clear();
     serde_json::to_writer(&mut *scratch, line).map_err(std::io::Error::other)?;
     scratch.push(b'\n');
@@ -332,6 +469,19 @@ fn write_line(
         *scratch = Vec::new();
     }
     written
+}
+
+/// Serialises one line and its newline onto a held recording; returns the bytes added. A line
+/// that does not serialise (it cannot: every field is a string, number or JSON value) adds
+/// nothing.
+fn push_line(lines: &mut Vec<u8>, line: &Line) -> u64 {
+    let before = lines.len();
+    if serde_json::to_writer(&mut *lines, line).is_err() {
+        lines.truncate(before);
+        return 0;
+    }
+    lines.push(b'\n');
+    (lines.len() - before) as u64
 }
 
 /// Moves a finished recording to its name without ever replacing another file: a hard link

@@ -1,4 +1,5 @@
-//! Recordings: each exchange as a replayable fragment sequence on disk (one JSONL file).
+//! Recordings: each exchange as a replayable fragment sequence on disk (one JSONL file, or one
+//! of many appended to a segment file: [`RecordLayout`]).
 //!
 //! [`format`](mod@format) holds the version-1 line types; [`read`] parses a file back. [`Recorder`] writes
 //! them off the client path (one writer thread; see `writer.rs` for the calling order an
@@ -17,13 +18,18 @@ mod frame_line;
 pub mod layout;
 mod prune;
 pub mod read;
+mod segment;
 mod writer;
 
 pub use crate::redact::{REDACTED, RedactionConfig, Redactor};
-pub use config::{RecordMode, RecorderConfig, UnknownRecordMode};
+pub use config::{
+    RecordLayout, RecordMode, RecorderConfig, UnknownRecordLayout, UnknownRecordMode,
+};
 pub use disk::FAILURE_TARGET;
 pub use format::{
     EndLine, EnforcedLine, FrameData, FrameLine, Line, Meta, Outcome, RecordedBody, VERSION,
 };
-pub use read::{ReadError, RecordedFrame, Recording, read_file, read_file_bounded};
+pub use read::{
+    ReadError, RecordedFrame, Recording, read_all_bounded, read_file, read_file_bounded,
+};
 pub use writer::{QUEUE_FULL_TARGET, Recorder, RecordingEnd, RecordingHandle, RecordingStart};

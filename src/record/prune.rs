@@ -82,6 +82,36 @@ impl Pruner {
             self.total += size;
         }
         self.last_size = size;
+        self.prune()
+    }
+
+    /// Notes a segment file that was closed at `size` bytes (see `segment.rs`) and deletes the
+    /// oldest recordings while over a limit. The folder scan may have listed the segment while
+    /// it was open, at a smaller size: then that entry takes the final size. A search per
+    /// segment, not per recording: a segment holds megabytes of recordings.
+    pub fn added_segment(&mut self, path: PathBuf, size: u64) -> Vec<PathBuf> {
+        if !self.enabled() {
+            return Vec::new();
+        }
+        self.scan_once();
+        let Some(files) = self.files.as_mut() else {
+            return Vec::new();
+        };
+        match files.iter_mut().find(|(listed, _)| *listed == path) {
+            Some(entry) => {
+                self.total = self.total.saturating_sub(entry.1).saturating_add(size);
+                entry.1 = size;
+            }
+            None => {
+                files.push_back((path, size));
+                self.total += size;
+            }
+        }
+        self.prune()
+    }
+
+    /// Deletes the oldest listed recordings while over a limit; returns their paths.
+    fn prune(&mut self) -> Vec<PathBuf> {
         let mut deleted = Vec::new();
         while over(self.limits, self.listed(), self.total) {
             let Some(oldest) = self.pop_oldest() else {

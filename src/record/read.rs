@@ -1,4 +1,5 @@
-//! Reading one recording file back: the meta line, the frames, and the end line when present.
+//! Reading recording files back: the meta line, the frames, and the end line when present, for
+//! one recording ([`parse`]) or for every recording of a segment file ([`parse_all`]).
 //!
 //! A file that lost its end (tooltap crashed, or the disk filled) is still readable up to its
 //! last whole line: `end` is then `None`, and a partial last line (no trailing newline, not
@@ -82,6 +83,23 @@ pub fn read_file_bounded(
     parsed
 }
 
+/// Every recording of a file that may be a segment ([`parse_all`]), read as
+/// [`read_file_bounded`] reads one: a file that cannot be read is one error.
+pub fn read_all_bounded(
+    path: &Path,
+    max_bytes: u64,
+    buffer: &mut Vec<u8>,
+) -> Vec<Result<Recording, ReadError>> {
+    let parsed = match read_bounded(path, max_bytes, buffer) {
+        Ok(()) => parse_all(path, buffer),
+        Err(error) => vec![Err(error)],
+    };
+    if buffer.capacity() > KEPT_BUFFER {
+        *buffer = Vec::new();
+    }
+    parsed
+}
+
 /// The bytes of `path` (a file, a pipe or a device alike) into `buffer`, at most `max_bytes`:
 /// more is [`ReadError::TooLarge`], found one byte past the bound, never by reading to the end
 /// (`/dev/zero` has none). No `stat`: open, read, close (`check` over many small recordings
@@ -107,8 +125,65 @@ pub fn read_bounded(path: &Path, max_bytes: u64, buffer: &mut Vec<u8>) -> Result
     Ok(())
 }
 
-/// Parse a recording's bytes (`path` is used in errors only).
+/// Parse a recording's bytes (`path` is used in errors only): exactly one recording, so a
+/// second exchange line is an error. A file that may be a segment (many recordings appended, see
+/// docs/recording-format.md) is read with [`parse_all`].
 pub fn parse(path: &Path, text: &[u8]) -> Result<Recording, ReadError> {
+    let mut recordings = parse_lines(path, text, Expect::One);
+    recordings.pop().unwrap_or_else(|| {
+        Err(ReadError::Invalid {
+            path: path.to_path_buf(),
+            line: 1,
+            message: "empty file: no exchange line".into(),
+        })
+    })
+}
+
+/// Every recording in a file, in file order: one for a file per exchange, many for a segment
+/// (each starts at its exchange line). A recording that is broken is an error in its place
+/// (naming its line) and reading goes on at the next exchange line, so one bad recording does
+/// not hide the others; never empty (an empty file is one error).
+pub fn parse_all(path: &Path, text: &[u8]) -> Vec<Result<Recording, ReadError>> {
+    let recordings = parse_lines(path, text, Expect::Many);
+    if recordings.is_empty() {
+        return vec![Err(ReadError::Invalid {
+            path: path.to_path_buf(),
+            line: 1,
+            message: "empty file: no exchange line".into(),
+        })];
+    }
+    recordings
+}
+
+/// Whether a file holds one recording or may hold many (a segment).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Expect {
+    One,
+    Many,
+}
+
+/// The recording being read: its exchange line is behind.
+struct Reading {
+    meta: Meta,
+    frames: Vec<RecordedFrame>,
+    end: Option<EndLine>,
+}
+
+impl Reading {
+    fn done(self, path: &Path) -> Recording {
+        Recording {
+            path: path.to_path_buf(),
+            meta: self.meta,
+            frames: self.frames,
+            end: self.end,
+        }
+    }
+}
+
+/// The line loop behind [`parse`] and [`parse_all`]. With [`Expect::One`] the first error ends
+/// the reading (the result then holds it last); with [`Expect::Many`] an error is kept in its
+/// place and the lines up to the next exchange line are skipped.
+fn parse_lines(path: &Path, text: &[u8], expect: Expect) -> Vec<Result<Recording, ReadError>> {
     let invalid = |line: usize, message: String| ReadError::Invalid {
         path: path.to_path_buf(),
         line,
@@ -129,9 +204,10 @@ pub fn parse(path: &Path, text: &[u8]) -> Result<Recording, ReadError> {
     // A line split at '\n' of valid UTF-8 is valid UTF-8.
     let whole = std::str::from_utf8(text).ok();
     let count = raw_lines.len();
-    let mut meta = None;
-    let mut frames = Vec::new();
-    let mut end = None;
+    let mut done: Vec<Result<Recording, ReadError>> = Vec::new();
+    let mut reading: Option<Reading> = None;
+    // After an error in a segment: skip to the next exchange line.
+    let mut skipping = false;
     for (i, (from, to)) in raw_lines.into_iter().enumerate() {
         let raw = &text[from..to];
         let line_text = whole.map(|whole| &whole[from..to]);
@@ -140,64 +216,106 @@ pub fn parse(path: &Path, text: &[u8]) -> Result<Recording, ReadError> {
         if raw.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
+        if skipping && !raw.starts_with(EXCHANGE_PREFIX) {
+            continue;
+        }
+        skipping = false;
         let parsed = match fast_line(raw, line_text) {
             Some(line) => Ok(line),
             None => general_line(raw),
         };
-        let line: Line = match parsed {
-            Ok(line) => line,
-            Err(_) if is_partial_tail && meta.is_some() => break, // cut by a crash: ignore
-            Err(error) => {
-                if number == 1 {
-                    check_version(path, raw)?;
-                }
-                return Err(invalid(number, format!("not a recording line: {error}")));
+        let step = match parsed {
+            Ok(line) => next_line(path, &mut reading, line, number, expect),
+            Err(_) if is_partial_tail && reading.is_some() => break, // cut by a crash: ignore
+            Err(error) => Err(match reading {
+                None => check_version(path, raw).err(),
+                Some(_) => None,
             }
+            .unwrap_or_else(|| invalid(number, format!("not a recording line: {error}")))),
         };
-        match (line, meta.is_some(), end.is_some()) {
-            (_, _, true) => return Err(invalid(number, "a line after the end line".into())),
-            (Line::Exchange(m), false, false) => {
-                if m.v != VERSION {
-                    return Err(version_error(path, m.v));
+        match step {
+            Ok(Some(finished)) => done.push(Ok(finished.done(path))),
+            Ok(None) => {}
+            Err(error) => {
+                reading = None;
+                done.push(Err(error));
+                if expect == Expect::One {
+                    return done;
                 }
-                meta = Some(*m);
+                skipping = true;
             }
-            (Line::Exchange(_), true, false) => {
-                return Err(invalid(number, "a second exchange line".into()));
-            }
-            (_, false, false) => {
-                return Err(invalid(
-                    number,
-                    "the first line must be the exchange line".into(),
-                ));
-            }
-            (Line::Frame(frame), true, false) => {
-                let expected = frames.len() as u64;
-                if frame.seq != expected {
-                    let message = format!("frame seq {} where {expected} was expected", frame.seq);
-                    return Err(invalid(number, message));
-                }
-                let bytes = match frame.data {
-                    FrameData::Text(text) => Some(Bytes::from(text)),
-                    FrameData::Base64(b64) => BASE64.decode(b64).ok().map(Bytes::from),
-                }
-                .ok_or_else(|| invalid(number, "frame base64 does not decode".into()))?;
-                frames.push(RecordedFrame {
-                    seq: frame.seq,
-                    t_us: frame.t_us,
-                    bytes,
-                });
-            }
-            (Line::End(e), true, false) => end = Some(*e),
         }
     }
-    let meta = meta.ok_or_else(|| invalid(1, "empty file: no exchange line".into()))?;
-    Ok(Recording {
+    if let Some(last) = reading {
+        done.push(Ok(last.done(path)));
+    }
+    done
+}
+
+/// How the exchange line of every recording tooltap writes begins.
+const EXCHANGE_PREFIX: &[u8] = br#"{"type":"exchange","#;
+
+/// Takes one parsed line into the recording being read; returns the recording it finished when
+/// the line starts the next one (a segment).
+fn next_line(
+    path: &Path,
+    reading: &mut Option<Reading>,
+    line: Line,
+    number: usize,
+    expect: Expect,
+) -> Result<Option<Reading>, ReadError> {
+    let invalid = |message: &str| ReadError::Invalid {
         path: path.to_path_buf(),
-        meta,
-        frames,
-        end,
-    })
+        line: number,
+        message: message.to_owned(),
+    };
+    let Some(current) = reading.as_mut() else {
+        let Line::Exchange(meta) = line else {
+            return Err(invalid("the first line must be the exchange line"));
+        };
+        if meta.v != VERSION {
+            return Err(version_error(path, meta.v));
+        }
+        *reading = Some(Reading {
+            meta: *meta,
+            frames: Vec::new(),
+            end: None,
+        });
+        return Ok(None);
+    };
+    match line {
+        Line::Exchange(_) if expect == Expect::One => Err(invalid("a second exchange line")),
+        // In a segment, the next recording begins; one without its end line (cut by a crash
+        // before tooltap restarted) is read as a file that lost its end is.
+        Line::Exchange(meta) => {
+            let finished = reading.take();
+            next_line(path, reading, Line::Exchange(meta), number, expect)?;
+            Ok(finished)
+        }
+        _ if current.end.is_some() => Err(invalid("a line after the end line")),
+        Line::Frame(frame) => {
+            let expected = current.frames.len() as u64;
+            if frame.seq != expected {
+                let message = format!("frame seq {} where {expected} was expected", frame.seq);
+                return Err(invalid(&message));
+            }
+            let bytes = match frame.data {
+                FrameData::Text(text) => Some(Bytes::from(text)),
+                FrameData::Base64(b64) => BASE64.decode(b64).ok().map(Bytes::from),
+            }
+            .ok_or_else(|| invalid("frame base64 does not decode"))?;
+            current.frames.push(RecordedFrame {
+                seq: frame.seq,
+                t_us: frame.t_us,
+                bytes,
+            });
+            Ok(None)
+        }
+        Line::End(end) => {
+            current.end = Some(*end);
+            Ok(None)
+        }
+    }
 }
 
 /// The lines tooltap writes start with their `type`: read those straight into their own type.
@@ -222,7 +340,7 @@ fn fast_line(raw: &[u8], text: Option<&str>) -> Option<Line> {
             data,
         }));
     }
-    if raw.starts_with(br#"{"type":"exchange","#) {
+    if raw.starts_with(EXCHANGE_PREFIX) {
         return from_line::<Meta>(raw, text)
             .ok()
             .map(|meta| Line::Exchange(Box::new(meta)));

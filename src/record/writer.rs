@@ -102,6 +102,8 @@ impl Recorder {
         let RecorderConfig {
             dir,
             mode,
+            layout,
+            segment_bytes,
             max_bytes_per_recording,
             max_total_bytes,
             max_files,
@@ -112,7 +114,8 @@ impl Recorder {
             max_total_bytes,
             max_files,
         };
-        let disk = Disk::new(metrics.clone(), Pruner::new(dir.clone(), limits));
+        let pruner = Pruner::new(dir.clone(), limits);
+        let disk = Disk::new(metrics.clone(), pruner, layout, segment_bytes);
         let thread = WriterThread::spawn("recorder", max_queued_bytes, GATHER, disk);
         let shared = Shared {
             dir,

@@ -1,9 +1,10 @@
 //! The recordings a replay server answers from, indexed by [`MatchKey`], served in turn.
 //!
 //! Input: a directory of `*.jsonl` recordings (read recursively at start-up with
-//! [`crate::record::read_file`]; one unreadable file stops the start, naming the file and the
-//! line, because a fixture suite that silently lost a fixture is worse than one that refuses to
-//! start) and the [`MatchRules`]. Output: for each request, the next recording under its key, or
+//! [`crate::record::read_all_bounded`], so a segment file gives all of its recordings, each
+//! named `<file>#<id>`; one unreadable recording stops the start, naming the file and the line,
+//! because a fixture suite that silently lost a fixture is worse than one that refuses to start)
+//! and the [`MatchRules`]. Output: for each request, the next recording under its key, or
 //! a [`Miss`] naming the closest recording and the JSON pointers where the bodies differ.
 //!
 //! Several recordings with one key are served in turn, in natural file-name order
@@ -21,12 +22,13 @@ use serde_json::Value;
 
 use super::body::BodyEnding;
 use super::matching::{MatchKey, MatchRules, differing_pointers};
-use crate::record::{Outcome, ReadError, RecordedFrame, Recording, read_file};
+use crate::record::{Outcome, ReadError, RecordedFrame, Recording, read_all_bounded};
 
 /// One loaded recording and what it is matched on.
 #[derive(Debug)]
 pub struct Entry {
-    /// The file's path relative to the recordings directory, with `/` separators.
+    /// The file's path relative to the recordings directory, with `/` separators; `#<id>` after
+    /// it for a recording in a segment file.
     pub name: String,
     pub recording: Recording,
     /// The recording's frames, shared with every response that replays them.
@@ -86,8 +88,20 @@ impl Library {
             .collect();
         named.sort_by(|a, b| natural_cmp(&a.0, &b.0));
         let mut library = Library::empty(rules);
+        let mut buffer = Vec::new();
         for (name, path) in named {
-            library.insert(name, read_file(&path)?);
+            let recordings = read_all_bounded(&path, u64::MAX, &mut buffer);
+            // A segment holds many recordings: each is named `<file>#<id>`, in file order.
+            let segment = recordings.len() > 1;
+            for recording in recordings {
+                let recording = recording?;
+                let name = if segment {
+                    format!("{name}#{}", recording.meta.id)
+                } else {
+                    name.clone()
+                };
+                library.insert(name, recording);
+            }
         }
         Ok(library)
     }

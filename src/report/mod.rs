@@ -1,14 +1,14 @@
 //! `tooltap report`: one self-contained HTML file that shows recorded exchanges, re-judged.
 //!
 //! Input: [`ReportArgs`] (recording files and folders, read exactly as `tooltap check` reads
-//! them: `check::inputs::collect`, [`crate::record::read_file_bounded`] and
+//! them: `check::inputs::collect`, [`crate::record::read_all_bounded`] and
 //! `check::judge::engine_report`). Output: an HTML file with inline CSS and script and
 //! the data as JSON in a `<script type="application/json">` element (`html`); problems with
 //! inputs on `stderr`. Exit code: 0 written, 2 usage errors, unreadable input (the file is
 //! still written, listing them) or a file that could not be written.
 //!
 //! ```text
-//! paths ─► check::inputs ─► record::read_file_bounded ─► check::judge::engine_report ─┐
+//! paths ─► check::inputs ─► record::read_all_bounded ─► check::judge::engine_report ─┐
 //!                                   └─► pieces (dialect tables) ──────────────────────┴─► model ─► html
 //! ```
 
@@ -24,7 +24,7 @@ use clap::Args;
 
 use crate::check::{inputs, judge};
 use crate::engine::{EngineConfig, SchemaCache, SeverityOverrides};
-use crate::record::read_file_bounded;
+use crate::record::read_all_bounded;
 
 pub use html::render;
 
@@ -86,13 +86,21 @@ pub fn collect(args: &ReportArgs) -> ReportData {
     }
     let engine = std::sync::Arc::new(engine);
     let cache = SchemaCache::default();
-    let shown = files.len().min(args.max_exchanges);
-    let mut exchanges = Vec::with_capacity(shown);
+    let mut exchanges = Vec::with_capacity(files.len().min(args.max_exchanges));
     let mut tools = model::ToolTable::default();
     let mut pointers = model::ToolTable::default();
     let mut buffer = Vec::new();
-    for file in &files[..shown] {
-        match read_file_bounded(file, inputs::DEFAULT_MAX_INPUT_BYTES, &mut buffer) {
+    let mut omitted = 0;
+    // A segment file holds many exchanges: the bound counts exchanges, not files.
+    let read = files
+        .iter()
+        .flat_map(|file| read_all_bounded(file, inputs::DEFAULT_MAX_INPUT_BYTES, &mut buffer));
+    for recording in read {
+        if exchanges.len() >= args.max_exchanges {
+            omitted += 1;
+            continue;
+        }
+        match recording {
             Ok(recording) => {
                 let report = judge::engine_report(&recording, &engine, &cache);
                 exchanges.push(model::view(
@@ -112,7 +120,7 @@ pub fn collect(args: &ReportArgs) -> ReportData {
         tools,
         pointers,
         unreadable,
-        omitted: files.len() - shown,
+        omitted,
     }
 }
 

@@ -5,7 +5,10 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
+use clap::Parser;
+use tooltap::cli::{Cli, Command};
 use tooltap::config::{Config, DEFAULT_HEADER_READ_TIMEOUT, EnvLayer, HumanDuration, RawConfig};
+use tooltap::record::RecordLayout;
 
 use crate::support::temp::{TempFile, temp_file};
 
@@ -105,6 +108,57 @@ fn flags_beat_env_which_beats_the_file_which_beats_defaults() {
     let config =
         Config::from_layers(Some(other.clone()), via_env, RawConfig::default()).expect("valid");
     assert_eq!(config.listen.port(), 4444);
+}
+
+#[test]
+fn the_record_layout_and_segment_size_come_from_the_file_env_and_flag() {
+    let path = temp_toml(
+        "layout",
+        "[proxy]\nupstream = \"http://file.example\"\n\
+         [record]\nmode = \"all\"\nlayout = \"segments\"\nsegment_bytes = 65536\n",
+    );
+    let config =
+        Config::from_layers(Some(path.clone()), env(&[]), RawConfig::default()).expect("valid");
+    assert_eq!(config.record.layout, RecordLayout::Segments);
+    assert_eq!(config.record.segment_bytes, 65_536);
+    let config = Config::from_layers(
+        Some(path.clone()),
+        env(&[("TOOLTAP_RECORD_LAYOUT", "files")]),
+        RawConfig::default(),
+    )
+    .expect("valid");
+    assert_eq!(config.record.layout, RecordLayout::Files, "env beats file");
+    let Command::Proxy(args) = Cli::try_parse_from([
+        "tooltap",
+        "proxy",
+        "--upstream",
+        "http://flag.example",
+        "--record-layout",
+        "segments",
+    ])
+    .expect("parses")
+    .command
+    else {
+        panic!("proxy expected");
+    };
+    let config = Config::from_layers(
+        None,
+        env(&[("TOOLTAP_RECORD_LAYOUT", "files")]),
+        args.into_layer().1,
+    )
+    .expect("valid");
+    assert_eq!(
+        config.record.layout,
+        RecordLayout::Segments,
+        "flag beats env"
+    );
+    assert_eq!(config.record.segment_bytes, 4 * 1024 * 1024, "the default");
+    let error = EnvLayer::read(|name| (name == "TOOLTAP_RECORD_LAYOUT").then(|| "segment".into()))
+        .expect_err("an unknown layout");
+    assert!(
+        error.to_string().contains("TOOLTAP_RECORD_LAYOUT"),
+        "{error}"
+    );
 }
 
 #[test]

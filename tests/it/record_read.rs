@@ -1,10 +1,11 @@
 //! The tolerant reader on hand-made files: a crash-cut file reads up to its last whole line, a
 //! newer format version is refused with a clear message, and out-of-order or broken frames are
-//! errors naming the file and line.
+//! errors naming the file and line. A segment (many recordings in one file) reads as all of
+//! them, a broken one in its place without hiding the others.
 
 use std::path::PathBuf;
 
-use tooltap::record::read::parse;
+use tooltap::record::read::{parse, parse_all};
 use tooltap::record::{ReadError, read_file, read_file_bounded};
 
 const META: &str = r#"{"type":"exchange","v":1,"id":"x1","started":"2026-12-02T12:00:00.120Z","route":"default","upstream":"https://api.openai.com","method":"POST","path":"/v1/chat/completions","request":{"headers":[],"body":"missing"},"response":{"status":200,"headers":[["content-type","text/event-stream"]]},"redacted":[]}"#;
@@ -146,4 +147,70 @@ fn a_bounded_read_refuses_past_its_bound_and_reuses_its_buffer() {
     let error = read_file_bounded(&large, u64::MAX, &mut buffer).expect_err("only spaces");
     assert!(matches!(error, ReadError::Invalid { .. }), "{error}");
     assert_eq!(buffer.capacity(), 0);
+}
+
+#[test]
+fn a_segment_reads_as_every_recording_with_a_broken_one_in_its_place() {
+    let second = META.replace("\"id\":\"x1\"", "\"id\":\"x2\"");
+    let third = META.replace("\"id\":\"x1\"", "\"id\":\"x3\"");
+    let fourth = META.replace("\"id\":\"x1\"", "\"id\":\"x4\"");
+    let segment = file(
+        &[
+            META, FRAME0, FRAME1_B64, END, // x1: whole
+            &second, FRAME1_B64, FRAME0, END, // x2: frames out of order (lines 6, 7)
+            &third, FRAME0, FRAME1_B64, END, // x3: whole
+            &fourth, FRAME0,
+        ],
+        r#"{"type":"frame","seq":1,"t_"#, // x4: cut by a crash
+    );
+    let read = parse_all(&path(), &segment);
+    assert_eq!(read.len(), 4, "{read:?}");
+    let x1 = read[0].as_ref().expect("x1 reads");
+    assert_eq!((x1.meta.id.as_str(), x1.frames.len()), ("x1", 2));
+    assert!(x1.end.is_some());
+    let error = read[1].as_ref().expect_err("x2 is broken");
+    assert!(
+        error
+            .to_string()
+            .starts_with("rec/x1.jsonl:6: frame seq 1 where 0"),
+        "{error}"
+    );
+    let x3 = read[2].as_ref().expect("x3 reads after the broken one");
+    assert_eq!(
+        (x3.meta.id.as_str(), x3.body()),
+        ("x3", b"data: {}\n\n\xff".to_vec())
+    );
+    let x4 = read[3]
+        .as_ref()
+        .expect("x4 reads up to its last whole line");
+    assert_eq!((x4.meta.id.as_str(), x4.frames.len()), ("x4", 1));
+    assert!(x4.end.is_none());
+    // Read as one recording, a segment is an error at its second exchange line.
+    let error = parse(&path(), &segment).expect_err("one recording expected");
+    assert!(
+        error.to_string().contains(":5: a second exchange line"),
+        "{error}"
+    );
+    // A recording with no end line before the next one (tooltap stopped mid-append, then
+    // appended again) is read as a file that lost its end; lines before any exchange line are
+    // an error, and the reading goes on at the next exchange line; an empty file is one error.
+    let unended = parse_all(&path(), &file(&[META, FRAME0, &second, END], ""));
+    let ids: Vec<(String, bool)> = unended
+        .iter()
+        .map(|r| {
+            let r = r.as_ref().expect("readable");
+            (r.meta.id.clone(), r.end.is_some())
+        })
+        .collect();
+    assert_eq!(ids, [("x1".to_string(), false), ("x2".to_string(), true)]);
+    let headless = parse_all(&path(), &file(&[FRAME0, META, END], ""));
+    assert_eq!(headless.len(), 2, "{headless:?}");
+    let error = headless[0].as_ref().expect_err("no exchange line first");
+    assert!(
+        error.to_string().contains(":1: the first line must be"),
+        "{error}"
+    );
+    assert_eq!(headless[1].as_ref().expect("x1").meta.id, "x1");
+    assert_eq!(parse_all(&path(), b"").len(), 1);
+    assert!(parse_all(&path(), b"")[0].is_err());
 }

@@ -213,6 +213,7 @@ async fn writes_the_documented_format_with_secrets_redacted() {
 }
 
 mod limits;
+mod segments;
 
 #[tokio::test]
 async fn in_violations_mode_a_clean_exchange_never_touches_the_disk() {

@@ -1,0 +1,257 @@
+//! Segment files: finished recordings appended whole to one file per route and day.
+//!
+//! Input: a finished recording's lines (held in the writer thread's memory while it was open, see
+//! `disk.rs`) and its [`RecordingPaths`]. Output: appends to `<route>/<date>/segment-<id>.jsonl`,
+//! named after the first recording it holds; a segment is closed when the next recording would
+//! take it past `max_bytes` or the date folder changes, and its final size goes to the pruner.
+//! Writes go through one 64 KiB buffer per segment, flushed when the writer thread has handled a
+//! burst of messages: a busy proxy makes one `write` per burst, and no file is created, renamed
+//! or deleted per exchange (on ext4, those directory operations were most of what `--record all`
+//! cost; see docs/benchmarks.md). A segment is written under its final name from the start, and
+//! only whole recordings are appended, so a reader sees complete recordings and at most a
+//! partial last one (a crash, or a read between two flushes), read as a file that lost its end.
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use super::layout::{RecordingPaths, create_folder};
+
+/// The write buffer of one segment.
+const BUFFER: usize = 64 * 1024;
+/// Name variants tried when `segment-<id>.jsonl` is taken (another process, a restart).
+const NAME_ATTEMPTS: usize = 16;
+
+/// The open segments, one per route folder.
+#[derive(Debug)]
+pub(super) struct Segments {
+    max_bytes: u64,
+    open: HashMap<PathBuf, Segment>,
+}
+
+#[derive(Debug)]
+struct Segment {
+    /// The date folder it is in.
+    folder: PathBuf,
+    path: PathBuf,
+    out: BufWriter<File>,
+    written: u64,
+}
+
+/// A segment that was closed: its final size, for the pruner.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Closed {
+    pub path: PathBuf,
+    pub size: u64,
+}
+
+impl Segments {
+    pub(super) fn new(max_bytes: u64) -> Segments {
+        Segments {
+            max_bytes: max_bytes.max(1),
+            open: HashMap::new(),
+        }
+    }
+
+    /// Appends one whole recording to its route's segment, closing that segment first (into
+    /// `closed`) when the recording would take it past the size bound or belongs to another
+    /// day, and opening the next one named after this recording. A segment that fails to write
+    /// is dropped (the next recording starts a new one) and the error returned.
+    pub(super) fn append(
+        &mut self,
+        paths: &RecordingPaths,
+        recording: &[u8],
+        closed: &mut Vec<Closed>,
+    ) -> std::io::Result<()> {
+        let route = paths.folder.parent().unwrap_or(&paths.folder).to_path_buf();
+        let cut = self.open.get(&route).is_some_and(|segment| {
+            segment.folder != paths.folder
+                || (segment.written > 0
+                    && segment.written + recording.len() as u64 > self.max_bytes)
+        });
+        if cut && let Some(segment) = self.open.remove(&route) {
+            closed.push(segment.close()?);
+        }
+        let segment = match self.open.entry(route) {
+            std::collections::hash_map::Entry::Occupied(entry) => entry.into_mut(),
+            std::collections::hash_map::Entry::Vacant(entry) => {
+                entry.insert(Segment::create(paths)?)
+            }
+        };
+        match segment.out.write_all(recording) {
+            Ok(()) => {
+                segment.written += recording.len() as u64;
+                Ok(())
+            }
+            Err(error) => {
+                let route = paths.folder.parent().unwrap_or(&paths.folder);
+                self.open.remove(route);
+                Err(error)
+            }
+        }
+    }
+
+    /// Writes out every segment's buffer; a segment that fails is dropped, its error returned.
+    pub(super) fn flush(&mut self) -> Vec<(PathBuf, std::io::Error)> {
+        let mut broken = Vec::new();
+        self.open.retain(|_, segment| match segment.out.flush() {
+            Ok(()) => true,
+            Err(error) => {
+                broken.push((segment.path.clone(), error));
+                false
+            }
+        });
+        broken
+    }
+
+    /// A segment the pruner deleted: stop writing to it (the next recording starts a new one).
+    pub(super) fn forget(&mut self, path: &Path) {
+        self.open.retain(|_, segment| segment.path != path);
+    }
+}
+
+impl Segment {
+    /// Creates `segment-<id>.jsonl` (0600) in the recording's date folder, never replacing a
+    /// file: a taken name gets `-1`, `-2`... appended.
+    fn create(paths: &RecordingPaths) -> std::io::Result<Segment> {
+        let name = paths.done.file_name().unwrap_or_default().to_string_lossy();
+        let stem = name.strip_suffix(".jsonl").unwrap_or(&name);
+        let mut path = paths.folder.join(format!("segment-{stem}.jsonl"));
+        let mut created_folder = false;
+        for attempt in 1..=NAME_ATTEMPTS {
+            match create_new(&path) {
+                Ok(file) => {
+                    return Ok(Segment {
+                        folder: paths.folder.clone(),
+                        path,
+                        out: BufWriter::with_capacity(BUFFER, file),
+                        written: 0,
+                    });
+                }
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound && !created_folder => {
+                    create_folder(&paths.folder)?;
+                    created_folder = true;
+                }
+                Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+                    path = paths.folder.join(format!("segment-{stem}-{attempt}.jsonl"));
+                }
+                Err(error) => return Err(error),
+            }
+        }
+        Err(std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            format!("{} and its variants exist already", path.display()),
+        ))
+    }
+
+    fn close(mut self) -> std::io::Result<Closed> {
+        self.out.flush()?;
+        Ok(Closed {
+            path: self.path,
+            size: self.written,
+        })
+    }
+}
+
+/// A new file, owner-only; fails when the name is taken.
+fn create_new(path: &Path) -> std::io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    fn paths(root: &Path, id: &str, day: u64) -> RecordingPaths {
+        let started = UNIX_EPOCH + Duration::from_secs(1_796_212_800 + day * 86_400);
+        RecordingPaths::new(root, "default", started, id)
+    }
+
+    #[test]
+    fn recordings_share_a_segment_until_it_is_full_or_the_day_changes() {
+        let dir = crate::test_dir::TestDir::new("segments");
+        let mut segments = Segments::new(10);
+        let mut closed = Vec::new();
+        let first = paths(&dir, "t-1", 0);
+        segments
+            .append(&first, b"aaaa\n", &mut closed)
+            .expect("append");
+        segments
+            .append(&paths(&dir, "t-2", 0), b"bbbb\n", &mut closed)
+            .expect("append");
+        assert!(closed.is_empty(), "10 bytes fit: {closed:?}");
+        // The third would pass 10 bytes: the first segment is closed, the next one named after
+        // the recording that opens it.
+        segments
+            .append(&paths(&dir, "t-3", 0), b"cc\n", &mut closed)
+            .expect("append");
+        let first_segment = first.folder.join("segment-t-1.jsonl");
+        assert_eq!(
+            closed,
+            vec![Closed {
+                path: first_segment.clone(),
+                size: 10
+            }]
+        );
+        assert_eq!(
+            std::fs::read(&first_segment).expect("read"),
+            b"aaaa\nbbbb\n"
+        );
+        // The next day's recording closes the day's segment, though it is not full.
+        let next_day = paths(&dir, "t-4", 1);
+        segments
+            .append(&next_day, b"dd\n", &mut closed)
+            .expect("append");
+        assert_eq!(closed.len(), 2);
+        assert!(segments.flush().is_empty());
+        let third = next_day.folder.join("segment-t-4.jsonl");
+        assert_eq!(std::fs::read(&third).expect("read"), b"dd\n");
+        // A recording larger than the bound still gets written, alone in its segment.
+        segments
+            .append(&paths(&dir, "t-5", 1), b"a long recording\n", &mut closed)
+            .expect("append");
+        assert_eq!(closed.len(), 3);
+        assert!(segments.flush().is_empty());
+        assert_eq!(
+            std::fs::read(next_day.folder.join("segment-t-5.jsonl")).expect("read"),
+            b"a long recording\n"
+        );
+    }
+
+    #[test]
+    fn a_taken_name_is_never_replaced_and_a_forgotten_segment_is_not_written_again() {
+        let dir = crate::test_dir::TestDir::new("segments-names");
+        let first = paths(&dir, "t-1", 0);
+        create_folder(&first.folder).expect("folder");
+        let taken = first.folder.join("segment-t-1.jsonl");
+        std::fs::write(&taken, "someone else's").expect("write");
+        let mut segments = Segments::new(1024);
+        let mut closed = Vec::new();
+        segments
+            .append(&first, b"x\n", &mut closed)
+            .expect("append");
+        assert!(segments.flush().is_empty());
+        assert_eq!(std::fs::read(&taken).expect("read"), b"someone else's");
+        let variant = first.folder.join("segment-t-1-1.jsonl");
+        assert_eq!(std::fs::read(&variant).expect("read"), b"x\n");
+        segments.forget(&variant);
+        segments
+            .append(&paths(&dir, "t-2", 0), b"y\n", &mut closed)
+            .expect("append");
+        assert!(segments.flush().is_empty());
+        assert_eq!(std::fs::read(&variant).expect("read"), b"x\n");
+        assert_eq!(
+            std::fs::read(first.folder.join("segment-t-2.jsonl")).expect("read"),
+            b"y\n"
+        );
+    }
+}
