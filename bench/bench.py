@@ -44,8 +44,22 @@ def variants(bins, want_record):
     if want_record:
         out.append(dict(name="tooltap-record", kind="tooltap", record=True,
                         label="tooltap full inspection + --record all"))
+        # The same with segment files (many recordings per file, docs/recording-format.md), in
+        # the closed-loop and SSE figures only; `check`'s throughput is measured on the one-file-
+        # per-exchange variant's folder, the case of many small recordings.
+        if supports_segments(bins):
+            out.append(dict(name="tooltap-record-seg", kind="tooltap", record=True,
+                            args=["--record-layout", "segments"], phases={"max", "sse"},
+                            label="tooltap full inspection + --record all --record-layout "
+                                  "segments"))
     out.append(dict(name="nginx", kind="nginx", label="nginx, proxy_buffering off"))
     return out
+
+
+def supports_segments(bins):
+    helptext = subprocess.run([os.path.join(bins, "tooltap"), "proxy", "--help"],
+                              capture_output=True, text=True, timeout=10).stdout
+    return "--record-layout" in helptext
 
 
 def supports_record(bins):

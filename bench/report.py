@@ -207,8 +207,8 @@ def write(repo, meta, results):
         "keep-alive and its default access log; tooltap with its default `info` log to a file "
         "(one span per exchange; a clean exchange's summary line is at `debug`, so the clean "
         "traffic here logs nothing per request), except `tooltap-full-warn`. The "
-        "two diagnostic variants (`-warn`, `-norec`) run in the closed-loop and SSE figures "
-        "only. "
+        "two diagnostic variants (`-warn`, `-norec`) and `tooltap-record-seg` run in the "
+        "closed-loop and SSE figures only. "
         + ("" if meta["record_variant"] else
            "The `--record all` variant is missing: this tooltap build has no `--record` yet. "),
         "", "## Buffered requests at fixed rates", "",

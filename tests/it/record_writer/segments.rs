@@ -193,3 +193,52 @@ async fn segments_are_cut_at_their_size_and_pruned_whole_never_the_open_one() {
         .map_or(0, |n| n.trim().parse().expect("number"));
     assert!(pruned >= 1, "whole segments were pruned");
 }
+
+#[tokio::test]
+async fn many_open_recordings_never_hold_more_than_the_writers_bound() {
+    // 200 streams open at once, each 45 KiB (under the 64 KiB a recording may hold), 9 MB
+    // together: past the 8 MiB all held recordings may hold, so some move to files of their
+    // own, and every recording is still written whole.
+    let dir = TempDir::new("segments-held");
+    let metrics = Arc::new(Metrics::default());
+    let recorder = Recorder::spawn(segments_config(&dir), metrics.clone());
+    let origin = std::time::Instant::now();
+    let event = Bytes::from(format!("data: {}\n\n", "y".repeat(4_500)));
+    let mut handles: Vec<_> = (0..200)
+        .map(|k| {
+            let mut handle = begin(&recorder, &format!("t-{k:03}"), &HeaderMap::new(), origin);
+            handle.request_body(Some(br#"{"model":"m","stream":true}"#));
+            handle.response_head(200, &HeaderMap::new());
+            handle
+        })
+        .collect();
+    for _ in 0..10 {
+        for handle in &mut handles {
+            handle.frame(&event, std::time::Instant::now());
+        }
+        recorder.flush().await;
+    }
+    for handle in handles {
+        handle.finish(end(vec![]));
+    }
+    recorder.flush().await;
+    let names = file_names(&dir);
+    let own_files = names.iter().filter(|n| !n.starts_with("segment-")).count();
+    assert!(
+        own_files > 0 && own_files < 200,
+        "{own_files} of 200 moved to files of their own"
+    );
+    let mut ids = Vec::new();
+    for file in files_under(&dir) {
+        for recording in read_all_bounded(&file, u64::MAX, &mut Vec::new()) {
+            let recording = recording.expect("readable");
+            assert_eq!(recording.frames.len(), 10, "{}", recording.meta.id);
+            assert_eq!(recording.end.expect("end").outcome, Outcome::Complete);
+            ids.push(recording.meta.id);
+        }
+    }
+    ids.sort();
+    let expected: Vec<String> = (0..200).map(|k| format!("t-{k:03}")).collect();
+    assert_eq!(ids, expected);
+    assert_eq!(failures(&metrics, "recordings"), 0);
+}
