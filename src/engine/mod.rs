@@ -27,6 +27,7 @@ pub mod report;
 pub mod rules;
 pub mod schema;
 pub mod schema_cost;
+pub mod schema_plain;
 pub mod severity;
 pub mod small_map;
 pub mod violation;
@@ -42,7 +43,7 @@ pub use framing::{SseEvent, SseFramer};
 pub use report::{BodyKind, ChoiceOutcome, Completeness, LimitKind, Report, ToolCallOutcome};
 pub use request::RequestFacts;
 pub use rules::RuleId;
-pub use schema::{SchemaCache, SchemaLimits};
+pub use schema::{LookupFacts, SchemaCache, SchemaLimits};
 pub use violation::{Severity, Stage, Violation};
 
 /// The response status line and the headers the engine needs.

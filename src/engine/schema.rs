@@ -6,6 +6,7 @@
 //! schema invalid (reported as `request.schema_invalid`), so a client cannot make tooltap read
 //! files or open connections. This is the one module that imports `jsonschema`.
 
+use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -17,6 +18,7 @@ use serde_json::value::RawValue;
 
 use super::request::function_name;
 use super::schema_cost::{self, OverBudget};
+use super::schema_plain::PlainCount;
 
 /// How many distinct `tools` arrays stay compiled; the oldest is evicted first.
 const DEFAULT_CAPACITY: usize = 256;
@@ -48,6 +50,20 @@ impl Default for SchemaLimits {
             max_cache_bytes: 128 * 1024 * 1024,
         }
     }
+}
+
+thread_local! {
+    /// Set while [`SchemaCache::lookup_only`] runs on this thread.
+    static LOOKUP: Cell<Option<LookupFacts>> = const { Cell::new(None) };
+}
+
+/// What the schema lookups inside [`SchemaCache::lookup_only`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LookupFacts {
+    /// Some array was not cached: nothing was compiled for it.
+    pub missed: bool,
+    /// Every array found is [`CompiledTools::plain`].
+    pub plain: bool,
 }
 
 /// Compiled validators keyed by the exact content of the `tools` array. `Send + Sync`; share it
@@ -144,18 +160,68 @@ impl SchemaCache {
     }
 
     /// Keeping the full text as the key (not a hash) rules out collisions handing out wrong
-    /// validators. Compilation happens outside the lock.
+    /// validators. Compilation happens outside the lock. Inside [`SchemaCache::lookup_only`] a
+    /// miss compiles nothing: it is noted, and an array that declares nothing stands in.
     fn tools_for_key(&self, key: &str, text: &str, shape: Shape) -> Arc<CompiledTools> {
         if let Ok(entries) = self.entries.lock()
             && let Some(found) = entries.by_key.get(key)
         {
+            LOOKUP.with(|lookup| {
+                if let Some(facts) = lookup.get() {
+                    lookup.set(Some(LookupFacts {
+                        plain: facts.plain && found.plain,
+                        ..facts
+                    }));
+                }
+            });
             return Arc::clone(found);
+        }
+        let looking = LOOKUP.with(|lookup| {
+            let facts = lookup.get()?;
+            lookup.set(Some(LookupFacts {
+                missed: true,
+                ..facts
+            }));
+            Some(())
+        });
+        if looking.is_some() {
+            return Arc::new(CompiledTools::compile(&Value::Null, &self.limits, shape));
         }
         let value = serde_json::from_str(text).unwrap_or(Value::Null);
         let mut compiled = CompiledTools::compile(&value, &self.limits, shape);
         compiled.key = Arc::from(key);
         compiled.home = Arc::downgrade(&self.entries);
         Arc::new(compiled)
+    }
+
+    /// Runs `work` (an exchange's start) with this thread's schema lookups in lookup-only mode:
+    /// a cached array is handed out as usual, a miss compiles nothing. The facts say whether
+    /// any lookup missed (then what `work` built must be thrown away and built again outside,
+    /// where the miss compiles) and whether every array found is plain. For the inspector,
+    /// which starts a small exchange on its own thread only when no compilation is needed.
+    pub fn lookup_only<T>(work: impl FnOnce() -> T) -> (T, LookupFacts) {
+        /// Leaves lookup-only mode however `work` ends, a panic included: a thread left in it
+        /// would never compile again.
+        struct Scope;
+        impl Drop for Scope {
+            fn drop(&mut self) {
+                LOOKUP.with(|lookup| lookup.set(None));
+            }
+        }
+        LOOKUP.with(|lookup| {
+            lookup.set(Some(LookupFacts {
+                missed: false,
+                plain: true,
+            }));
+        });
+        let scope = Scope;
+        let result = work();
+        let facts = LOOKUP.with(Cell::get).unwrap_or(LookupFacts {
+            missed: true,
+            plain: false,
+        });
+        drop(scope);
+        (result, facts)
     }
 
     /// How many distinct tools arrays are compiled right now.
@@ -228,6 +294,9 @@ pub struct CompiledTools {
     admitted: AtomicBool,
     /// Position of each tool by name (the first one of a repeated name).
     by_name: HashMap<String, usize>,
+    /// Every tool's schema is plain ([`super::schema_plain`]): checks cost in proportion to
+    /// the arguments.
+    plain: bool,
 }
 
 /// One declared function tool.
@@ -311,6 +380,8 @@ impl CompiledTools {
         let items = tools.as_array().map(Vec::as_slice).unwrap_or_default();
         let declares = !items.is_empty();
         let mut compile_left = limits.max_compile_bytes;
+        let mut plain_count = PlainCount::default();
+        let mut plain = true;
         let tools = items
             .iter()
             .enumerate()
@@ -345,6 +416,9 @@ impl CompiledTools {
                     ),
                 };
                 let name = name.to_owned();
+                if let Some(parameters) = parameters {
+                    plain = plain && plain_count.plain(parameters);
+                }
                 let schema = match parameters {
                     None | Some(Value::Null) => ToolSchema::Absent,
                     Some(parameters) => {
@@ -376,7 +450,13 @@ impl CompiledTools {
             home: Weak::new(),
             admitted: AtomicBool::new(false),
             by_name,
+            plain,
         }
+    }
+
+    /// Whether every tool's schema is plain: checking arguments costs in proportion to them.
+    pub fn plain(&self) -> bool {
+        self.plain
     }
 
     /// Keeps this array in the cache it was compiled for (called once its request got a 2xx

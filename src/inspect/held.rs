@@ -161,6 +161,19 @@ impl HeldFrames {
         }
     }
 
+    /// Whether frames of these sizes would all stay in memory: no spill append (blocking I/O)
+    /// while they are pushed.
+    pub fn keeps_in_memory(&self, sizes: impl Iterator<Item = usize>) -> bool {
+        if !self.spilling || self.cut.is_some() {
+            return true;
+        }
+        let mut len = self.block.len().max(CHAIN);
+        for size in sizes {
+            len = len.saturating_add(HEADER + size);
+        }
+        len < self.in_memory
+    }
+
     /// Bytes this tape holds in memory now.
     #[cfg(test)]
     pub fn in_memory(&self) -> usize {
@@ -330,6 +343,35 @@ mod tests {
                 "frame {i} at {offset:?}"
             );
         }
+    }
+
+    #[test]
+    fn frames_said_to_stay_in_memory_do_and_the_next_that_would_spill_is_said_to() {
+        let (_dir, spill) = spill("held-keeps");
+        let mut held = HeldFrames::new(1 << 20, 1024, Some(spill.clone()));
+        let now = Instant::now();
+        let mut pushed = 0;
+        loop {
+            let sizes = [100, 50];
+            if !held.keeps_in_memory(sizes.into_iter()) {
+                break;
+            }
+            for size in sizes {
+                held.push(&vec![b'x'; size], now);
+            }
+            pushed += 1;
+            assert!(
+                held.tail.is_none(),
+                "nothing was spilled after {pushed} pairs"
+            );
+        }
+        assert!(pushed >= 4, "{pushed} pairs fit in 1,024 bytes");
+        held.push(&[b'x'; 100], now);
+        held.push(&[b'x'; 50], now);
+        assert!(held.tail.is_some(), "the pair it refused spills");
+        // Without a spill nothing is ever written, so everything stays in memory.
+        let alone = HeldFrames::new(1 << 20, 1024, None);
+        assert!(alone.keeps_in_memory([1 << 19].into_iter()));
     }
 
     #[test]

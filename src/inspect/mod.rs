@@ -228,7 +228,7 @@ pub mod violation_line;
 
 pub use memory::{Charge, DEFAULT_MAX_MEMORY, MemoryBudget};
 pub use offload::AnalysisPool;
-use offload::{Engine, Start, feed};
+use offload::{Engine, HERE_BYTES, Start, feed};
 
 pub use held::DEFAULT_HELD_IN_MEMORY;
 pub use recording::{HoldSettings, RecordingSeed};
@@ -312,17 +312,34 @@ async fn analyse(
             return (Outcome::of(report, None), true);
         }
         charged += more;
+        // A small trip runs on this task's thread when it needs no schema compiled, its
+        // schemas are plain and its held frames stay in memory (a spill append is blocking
+        // I/O); anything else goes to the pool (see `offload::HERE_BYTES`).
+        let small = bytes <= HERE_BYTES
+            && recording
+                .as_ref()
+                .is_none_or(|tape| tape.keeps_in_memory(&batch));
+        if small {
+            exchange = match exchange.start_here() {
+                Some(exchange) => exchange,
+                None => return (Outcome::Panicked, false),
+            };
+        }
+        let here = small && exchange.plain();
+        shared.metrics.analysis_trip(here);
         if closed {
             // The body's last frames: fed and judged in the same trip below.
-            return finish(pool, exchange, Some(batch), recording, body.end).await;
+            return finish(pool, here, exchange, Some(batch), recording, body.end).await;
         }
         // The tape goes along: a held one may append to the spill, blocking I/O like the
         // engine's work is CPU, and both belong off the worker threads.
         let mut tape = recording.take();
-        let fed = pool.run(move || {
+        let plain = exchange.plain();
+        let fed = pool.run_where(here, move || {
             let mut exchange = exchange.get();
             feed(&mut exchange, batch, &mut tape);
-            (Engine::Started(Box::new(exchange)), tape)
+            let exchange = Box::new(exchange);
+            (Engine::Started { exchange, plain }, tape)
         });
         (exchange, *recording) = match fed.await {
             Some(fed) => fed,
@@ -330,12 +347,16 @@ async fn analyse(
         };
         body.data.release(bytes);
     }
-    finish(pool, exchange, None, recording, body.end).await
+    // No frames left to feed: only the end-of-body checks.
+    let here = exchange.plain();
+    shared.metrics.analysis_trip(here);
+    finish(pool, here, exchange, None, recording, body.end).await
 }
 
-/// The last trip: the remaining frames (if any), then the verdict.
+/// The last trip: the remaining frames (if any), then the verdict; on this thread when `here`.
 async fn finish(
     pool: &AnalysisPool,
+    here: bool,
     exchange: Engine,
     batch: Option<Vec<crate::proxy::tee::TapEvent>>,
     recording: &mut Option<Tape>,
@@ -347,7 +368,7 @@ async fn finish(
     let body_end = recording::outcome(end.as_ref(), None)
         .body_end(end.as_ref().map_or(0, |end| end.dropped_frames));
     let mut tape = recording.take();
-    let judged = pool.run(move || {
+    let judged = pool.run_where(here, move || {
         let mut exchange = exchange.get();
         if let Some(batch) = batch {
             feed(&mut exchange, batch, &mut tape);

@@ -16,7 +16,7 @@ use super::spill::Spill;
 use crate::metrics::Metrics;
 use crate::proxy::detached::DetachedHeaders;
 use crate::proxy::enforce::EnforceCut;
-use crate::proxy::tee::{Ending, TapEnd};
+use crate::proxy::tee::{Ending, TapEnd, TapEvent};
 use crate::record::{
     EnforcedLine, FrameData, Outcome, RecordMode, Recorder, RecordingEnd, RecordingHandle,
     RecordingStart,
@@ -157,6 +157,15 @@ impl Tape {
         match self {
             Tape::Live(handle) => handle.frame(bytes, at),
             Tape::Held(held) => held.push(bytes, at),
+        }
+    }
+
+    /// Whether taking these frames appends nothing to the spill (blocking I/O): a live
+    /// recording only queues them for the writer thread.
+    pub(super) fn keeps_in_memory(&self, frames: &[TapEvent]) -> bool {
+        match self {
+            Tape::Live(_) => true,
+            Tape::Held(held) => held.keeps_in_memory(frames.iter().map(|f| f.bytes.len())),
         }
     }
 

@@ -39,6 +39,16 @@ fn inspection() -> Arc<Inspection> {
 
 /// Run one exchange whose response body is `body`; returns what the client read.
 async fn exchange(shared: &Arc<Inspection>, body: &'static [u8]) -> Bytes {
+    exchange_with(shared, b"{\"stream\":true}", "text/event-stream", body).await
+}
+
+/// The same with a request body and a response content type of the caller's.
+async fn exchange_with(
+    shared: &Arc<Inspection>,
+    request_body: &'static [u8],
+    content_type: &str,
+    body: &'static [u8],
+) -> Bytes {
     let (request_tap, request_rx) = tee::tap(16);
     let (response_tx, response_rx) = oneshot::channel();
     let job = InspectJob {
@@ -54,15 +64,12 @@ async fn exchange(shared: &Arc<Inspection>, body: &'static [u8]) -> Bytes {
         recording: None,
     };
     let task = tokio::spawn(run(shared.clone(), job));
-    let request = TeeBody::new(
-        Full::new(Bytes::from_static(b"{\"stream\":true}")),
-        request_tap,
-    );
+    let request = TeeBody::new(Full::new(Bytes::from_static(request_body)), request_tap);
     request.collect().await.expect("request body");
     let (tap, body_rx) = tee::tap(16);
     let head = ResponseHead {
         status: 200,
-        content_type: Some("text/event-stream".into()),
+        content_type: Some(content_type.into()),
         content_encoding: None,
     };
     let part = ResponsePart {
@@ -109,6 +116,82 @@ async fn a_panic_in_the_analysis_is_reported_and_the_client_keeps_every_byte() {
             .metrics
             .render()
             .contains("tooltap_exchanges_inspected_total{")
+    );
+}
+
+/// `(on the inspector's thread, on the pool)` trips so far.
+fn trips(metrics: &Metrics) -> (u64, u64) {
+    let text = metrics.render();
+    let count = |thread: &str| {
+        let needle = format!("tooltap_analysis_trips_total{{thread=\"{thread}\"}} ");
+        text.lines()
+            .find_map(|line| line.strip_prefix(needle.as_str()))
+            .map_or(0, |n| n.trim().parse().expect("a number"))
+    };
+    (count("inspector"), count("pool"))
+}
+
+/// A request declaring one tool with the given `parameters`.
+fn declaring(parameters: &str) -> &'static [u8] {
+    let body = format!(
+        r#"{{"model":"m","tools":[{{"type":"function","function":{{"name":"f","parameters":{parameters}}}}}]}}"#
+    );
+    Box::leak(body.into_bytes().into_boxed_slice())
+}
+
+/// A buffered completion calling `f` with `arguments` (a JSON-encoded string's content).
+fn calling(arguments: &str) -> &'static [u8] {
+    let body = format!(
+        r#"{{"id":"c","object":"chat.completion","choices":[{{"index":0,"message":{{"role":"assistant","tool_calls":[{{"id":"call_1","type":"function","function":{{"name":"f","arguments":"{arguments}"}}}}]}},"finish_reason":"tool_calls"}}]}}"#
+    );
+    Box::leak(body.into_bytes().into_boxed_slice())
+}
+
+#[tokio::test]
+async fn small_trips_with_cached_plain_schemas_run_on_the_inspector_and_the_rest_on_the_pool() {
+    let shared = inspection();
+    let plain = declaring(r#"{"type":"object","properties":{"a":{"type":"string"}}}"#);
+    let json = "application/json";
+    // First sight of the tools array: it must be compiled, which never happens on the
+    // inspector's thread.
+    exchange_with(&shared, plain, json, calling(r#"{\"a\":\"x\"}"#)).await;
+    assert_eq!(trips(&shared.metrics), (0, 1));
+    // Cached (admitted on the 2xx answer) and plain: judged right here, with the same verdict
+    // (the wrong argument type is a schema violation either way).
+    exchange_with(&shared, plain, json, calling(r#"{\"a\":1}"#)).await;
+    assert_eq!(trips(&shared.metrics), (1, 1));
+    assert!(
+        shared
+            .metrics
+            .render()
+            .contains("rule=\"tool_call.arguments_schema\""),
+        "{}",
+        shared.metrics.render()
+    );
+    // A schema with a combinator is not plain: the pool, cached or not.
+    let costly = declaring(r#"{"anyOf":[{"type":"object"},{"type":"string"}]}"#);
+    for _ in 0..2 {
+        exchange_with(&shared, costly, json, calling("{}")).await;
+    }
+    assert_eq!(trips(&shared.metrics), (1, 3));
+    // A body past HERE_BYTES: the pool, though its schema is cached and plain.
+    let long = "y".repeat(HERE_BYTES);
+    let arguments: &'static str = Box::leak(format!(r#"{{\"a\":\"{long}\"}}"#).into_boxed_str());
+    exchange_with(&shared, plain, json, calling(arguments)).await;
+    assert_eq!(trips(&shared.metrics), (1, 4));
+    // A panic on the inspector's thread costs only its exchange, as on the pool.
+    let body: &'static [u8] = Box::leak(
+        [b"data: ".as_slice(), MARKER, b"\n\ndata: [DONE]\n\n"]
+            .concat()
+            .into_boxed_slice(),
+    );
+    exchange(&shared, body).await;
+    assert_eq!(trips(&shared.metrics), (2, 4));
+    assert!(
+        shared
+            .metrics
+            .render()
+            .contains("reason=\"inspection_failed\"} 1")
     );
 }
 

@@ -41,6 +41,9 @@ pub struct Metrics {
     incomplete: CounterVec,
     violations_not_listed: CounterVec,
     schema_cache_bytes: AtomicU64,
+    /// Trips of the engine's work run on the inspector's own thread, and on the analysis pool.
+    analysis_here: AtomicU64,
+    analysis_pool: AtomicU64,
     recording_failures: CounterVec,
     limit_hits: CounterVec,
     upstream_ttfb: HistogramVec,
@@ -117,6 +120,8 @@ impl Default for Metrics {
                 &["route"],
             ),
             schema_cache_bytes: AtomicU64::new(0),
+            analysis_here: AtomicU64::new(0),
+            analysis_pool: AtomicU64::new(0),
             recording_failures: CounterVec::new(
                 "tooltap_recording_failures_total",
                 "Failures writing the violations file or recordings (traffic is unaffected).",
@@ -209,6 +214,15 @@ impl Metrics {
         self.schema_cache_bytes
             .store(bytes as u64, Ordering::Relaxed);
     }
+    /// One trip of an exchange's engine work: on the inspector's thread (`here`) or the pool.
+    pub fn analysis_trip(&self, here: bool) {
+        let counter = if here {
+            &self.analysis_here
+        } else {
+            &self.analysis_pool
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
     pub fn recording_failure(&self, target: &str) {
         self.recording_failures.add(&[target], 1);
     }
@@ -245,6 +259,21 @@ impl Metrics {
             "tooltap_schema_cache_bytes {}\n",
             self.schema_cache_bytes.load(Ordering::Relaxed)
         ));
+        out.push_str(
+            "# HELP tooltap_analysis_trips_total Trips of the contract engine's work, by the thread \
+             that ran it: the inspector's own (small trips with cached, plain schemas) or the \
+             analysis pool.\n",
+        );
+        out.push_str("# TYPE tooltap_analysis_trips_total counter\n");
+        for (thread, counter) in [
+            ("inspector", &self.analysis_here),
+            ("pool", &self.analysis_pool),
+        ] {
+            out.push_str(&format!(
+                "tooltap_analysis_trips_total{{thread=\"{thread}\"}} {}\n",
+                counter.load(Ordering::Relaxed)
+            ));
+        }
         self.recording_failures.render(&mut out);
         self.limit_hits.render(&mut out);
         self.upstream_ttfb.render(&mut out);
