@@ -205,8 +205,9 @@ def write(repo, meta, results):
         "Variants: " + "; ".join(f"`{n}` = {v['label']}" for n, v in results["variants"].items())
         + ". nginx runs as a single process (`master_process off`, one worker) with upstream "
         "keep-alive and its default access log; tooltap with its default `info` log to a file "
-        "(one span per exchange; a clean exchange's summary line is at `debug`, so the clean "
-        "traffic here logs nothing per request), except `tooltap-full-warn`. The "
+        "(the exchange span is at `debug` for exchanges neither enforced nor injected, and a "
+        "clean exchange's summary line is at `debug` too, so the clean traffic here logs "
+        "nothing per request), except `tooltap-full-warn`. The "
         "two diagnostic variants (`-warn`, `-norec`) and `tooltap-record-seg` run in the "
         "closed-loop and SSE figures only. "
         + ("" if meta["record_variant"] else

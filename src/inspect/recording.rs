@@ -196,7 +196,12 @@ impl Tape {
             return;
         };
         if let Some(error) = &failed {
-            tracing::warn!(%error, "held frames could not be read back; the recording is truncated");
+            tracing::warn!(
+                exchange = &*verdict.label.id,
+                route = &*verdict.label.route,
+                %error,
+                "held frames could not be read back; the recording is truncated"
+            );
         }
         let Some(mut handle) = begin(verdict.recorder, verdict.label, verdict.seed) else {
             return;

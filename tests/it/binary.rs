@@ -242,3 +242,37 @@ async fn a_clean_exchanges_summary_is_at_debug_and_a_violating_ones_at_info() {
         }
     }
 }
+
+/// With the exchange span at `debug` (the default for an exchange neither enforced nor
+/// injected), a failed exchange's `info`-level-and-above line still names the exchange.
+#[tokio::test]
+async fn a_failed_exchange_is_logged_with_its_id_route_method_and_path() {
+    // A port nobody listens on: the upstream refuses the connection.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", closed.local_addr().expect("addr"));
+    drop(closed);
+    let args: [&std::ffi::OsStr; 2] = ["--upstream".as_ref(), url.as_ref()];
+    let mut running = binary::start_proxy(&args, "info").await;
+    let addr = running.addr;
+    let got = exchange(addr, request(addr, "POST", "/v1/chat/completions", "{}")).await;
+    assert_eq!(got.status, 502);
+    let id = got.headers["x-tooltap-exchange"]
+        .to_str()
+        .expect("id")
+        .to_owned();
+    running.wait_for_line("exchange failed").await;
+    let line = running
+        .log
+        .iter()
+        .find(|line| line.contains("exchange failed"))
+        .expect("the line");
+    for field in [
+        format!("\"exchange\":\"{id}\""),
+        "\"route\":\"default\"".to_owned(),
+        "\"method\":\"POST\"".to_owned(),
+        "\"path\":\"/v1/chat/completions\"".to_owned(),
+        "\"level\":\"WARN\"".to_owned(),
+    ] {
+        assert!(line.contains(&field), "{field} in {line}");
+    }
+}
