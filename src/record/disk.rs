@@ -256,6 +256,7 @@ impl Disk {
         }
         let lines = std::mem::take(lines);
         self.held -= lines.len();
+        self.metrics.limit_hit("segment_hold", "recordings");
         let moved = create_recording_file(&recording.paths).and_then(|file| {
             let mut out = BufWriter::with_capacity(64 * 1024, file);
             out.write_all(&lines)?;

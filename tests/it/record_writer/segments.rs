@@ -241,4 +241,15 @@ async fn many_open_recordings_never_hold_more_than_the_writers_bound() {
     let expected: Vec<String> = (0..200).map(|k| format!("t-{k:03}")).collect();
     assert_eq!(ids, expected);
     assert_eq!(failures(&metrics, "recordings"), 0);
+    let moved: usize = metrics
+        .render()
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("tooltap_limit_hits_total{limit=\"segment_hold\",scope=\"recordings\"} ")
+        })
+        .map_or(0, |n| n.trim().parse().expect("number"));
+    assert_eq!(
+        moved, own_files,
+        "each move to a file of its own is counted"
+    );
 }
