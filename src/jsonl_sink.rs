@@ -14,7 +14,7 @@
 //! holds open; when something else deleted, renamed or replaced it (logrotate, a cleanup job,
 //! a hand), the path is reopened, so no line is ever written to a deleted inode.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -234,14 +234,10 @@ fn open_append(path: &Path) -> std::io::Result<File> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)?;
     }
-    let mut options = OpenOptions::new();
-    options.create(true).append(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    options.open(path)
+    crate::record::layout::owner_only()
+        .create(true)
+        .append(true)
+        .open(path)
 }
 
 #[cfg(test)]

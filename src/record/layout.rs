@@ -126,14 +126,23 @@ pub fn probe_folder(folder: &Path) -> std::io::Result<()> {
 
 /// Creates (or empties) a file readable and writable by its owner only.
 pub fn create_file(path: &Path) -> std::io::Result<File> {
+    owner_only()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+}
+
+/// Open options whose new file is readable and writable by its owner only (0600): every file
+/// tooltap writes (recordings, segments, the violations file) is made through these.
+pub fn owner_only() -> OpenOptions {
     let mut options = OpenOptions::new();
-    options.write(true).create(true).truncate(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(0o600);
     }
-    options.open(path)
+    options
 }
 
 /// The violations file's name under the old default (`recordings/violations.jsonl`): never a

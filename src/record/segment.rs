@@ -12,11 +12,11 @@
 //! partial last one (a crash, or a read between two flushes), read as a file that lost its end.
 
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use super::layout::{RecordingPaths, create_folder};
+use super::layout::{RecordingPaths, create_folder, owner_only};
 
 /// The write buffer of one segment.
 const BUFFER: usize = 64 * 1024;
@@ -156,14 +156,7 @@ impl Segment {
 
 /// A new file, owner-only; fails when the name is taken.
 fn create_new(path: &Path) -> std::io::Result<File> {
-    let mut options = OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    options.open(path)
+    owner_only().write(true).create_new(true).open(path)
 }
 
 #[cfg(test)]
