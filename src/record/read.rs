@@ -100,6 +100,23 @@ pub fn read_all_bounded(
     parsed
 }
 
+/// How many recordings a file holds, by its exchange lines, without parsing them: what a
+/// reader that shows only so many counts for the rest. A file that cannot be read, or has no
+/// exchange line tooltap wrote, counts as one.
+pub fn count_recordings(path: &Path, max_bytes: u64, buffer: &mut Vec<u8>) -> usize {
+    if read_bounded(path, max_bytes, buffer).is_err() {
+        return 1;
+    }
+    let starts = std::iter::once(0).chain(memchr::memchr_iter(b'\n', buffer).map(|at| at + 1));
+    let count = starts
+        .filter(|&at| buffer[at..].starts_with(EXCHANGE_PREFIX))
+        .count();
+    if buffer.capacity() > KEPT_BUFFER {
+        *buffer = Vec::new();
+    }
+    count.max(1)
+}
+
 /// The bytes of `path` (a file, a pipe or a device alike) into `buffer`, at most `max_bytes`:
 /// more is [`ReadError::TooLarge`], found one byte past the bound, never by reading to the end
 /// (`/dev/zero` has none). No `stat`: open, read, close (`check` over many small recordings

@@ -24,6 +24,7 @@ use clap::Args;
 
 use crate::check::{inputs, judge};
 use crate::engine::{EngineConfig, SchemaCache, SeverityOverrides};
+use crate::record::read::count_recordings;
 use crate::record::read_all_bounded;
 
 pub use html::render;
@@ -91,27 +92,32 @@ pub fn collect(args: &ReportArgs) -> ReportData {
     let mut pointers = model::ToolTable::default();
     let mut buffer = Vec::new();
     let mut omitted = 0;
-    // A segment file holds many exchanges: the bound counts exchanges, not files.
-    let read = files
-        .iter()
-        .flat_map(|file| read_all_bounded(file, inputs::DEFAULT_MAX_INPUT_BYTES, &mut buffer));
-    for recording in read {
+    let max_bytes = inputs::DEFAULT_MAX_INPUT_BYTES;
+    // A segment file holds many exchanges: the bound counts exchanges, not files. Past it the
+    // rest are only counted, by their exchange lines, not read.
+    for file in &files {
         if exchanges.len() >= args.max_exchanges {
-            omitted += 1;
+            omitted += count_recordings(file, max_bytes, &mut buffer);
             continue;
         }
-        match recording {
-            Ok(recording) => {
-                let report = judge::engine_report(&recording, &engine, &cache);
-                exchanges.push(model::view(
-                    &recording,
-                    &report,
-                    &args.docs_base,
-                    &mut tools,
-                    &mut pointers,
-                ));
+        for recording in read_all_bounded(file, max_bytes, &mut buffer) {
+            if exchanges.len() >= args.max_exchanges {
+                omitted += 1;
+                continue;
             }
-            Err(error) => unreadable.push(error.to_string()),
+            match recording {
+                Ok(recording) => {
+                    let report = judge::engine_report(&recording, &engine, &cache);
+                    exchanges.push(model::view(
+                        &recording,
+                        &report,
+                        &args.docs_base,
+                        &mut tools,
+                        &mut pointers,
+                    ));
+                }
+                Err(error) => unreadable.push(error.to_string()),
+            }
         }
     }
     ReportData {

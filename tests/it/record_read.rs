@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use tooltap::record::read::{parse, parse_all};
+use tooltap::record::read::{count_recordings, parse, parse_all};
 use tooltap::record::{ReadError, read_file, read_file_bounded};
 
 const META: &str = r#"{"type":"exchange","v":1,"id":"x1","started":"2026-12-02T12:00:00.120Z","route":"default","upstream":"https://api.openai.com","method":"POST","path":"/v1/chat/completions","request":{"headers":[],"body":"missing"},"response":{"status":200,"headers":[["content-type","text/event-stream"]]},"redacted":[]}"#;
@@ -165,6 +165,14 @@ fn a_segment_reads_as_every_recording_with_a_broken_one_in_its_place() {
     );
     let read = parse_all(&path(), &segment);
     assert_eq!(read.len(), 4, "{read:?}");
+    // Counted without parsing (what `report` does past --max-exchanges), the same four; a
+    // file that cannot be read counts as one.
+    let on_disk = crate::support::temp::temp_file("segment.jsonl");
+    std::fs::write(&*on_disk, &segment).expect("write");
+    let mut buffer = Vec::new();
+    assert_eq!(count_recordings(&on_disk, u64::MAX, &mut buffer), 4);
+    let missing = PathBuf::from("/nonexistent/segment.jsonl");
+    assert_eq!(count_recordings(&missing, u64::MAX, &mut buffer), 1);
     let x1 = read[0].as_ref().expect("x1 reads");
     assert_eq!((x1.meta.id.as_str(), x1.frames.len()), ("x1", 2));
     assert!(x1.end.is_some());
