@@ -57,6 +57,18 @@ thread_local! {
     static LOOKUP: Cell<Option<LookupFacts>> = const { Cell::new(None) };
 }
 
+/// Updates this thread's lookup facts when [`SchemaCache::lookup_only`] runs; `false` (and
+/// nothing done) otherwise.
+fn note_lookup(update: impl FnOnce(LookupFacts) -> LookupFacts) -> bool {
+    LOOKUP.with(|lookup| match lookup.get() {
+        Some(facts) => {
+            lookup.set(Some(update(facts)));
+            true
+        }
+        None => false,
+    })
+}
+
 /// What the schema lookups inside [`SchemaCache::lookup_only`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LookupFacts {
@@ -166,25 +178,16 @@ impl SchemaCache {
         if let Ok(entries) = self.entries.lock()
             && let Some(found) = entries.by_key.get(key)
         {
-            LOOKUP.with(|lookup| {
-                if let Some(facts) = lookup.get() {
-                    lookup.set(Some(LookupFacts {
-                        plain: facts.plain && found.plain,
-                        ..facts
-                    }));
-                }
+            note_lookup(|facts| LookupFacts {
+                plain: facts.plain && found.plain,
+                ..facts
             });
             return Arc::clone(found);
         }
-        let looking = LOOKUP.with(|lookup| {
-            let facts = lookup.get()?;
-            lookup.set(Some(LookupFacts {
-                missed: true,
-                ..facts
-            }));
-            Some(())
-        });
-        if looking.is_some() {
+        if note_lookup(|facts| LookupFacts {
+            missed: true,
+            ..facts
+        }) {
             return Arc::new(CompiledTools::compile(&Value::Null, &self.limits, shape));
         }
         let value = serde_json::from_str(text).unwrap_or(Value::Null);

@@ -7,9 +7,9 @@
 //! kept), then pruning. In the `segments` layout a recording's lines are held in memory until
 //! its end and then appended whole to its route's segment (`segment.rs`); one that outgrows
 //! [`HELD_ONE`], or arrives while all held recordings together pass [`HELD_ALL`], moves to its
-//! own file and goes on as in the `files` layout, so what is held stays bounded. Every I/O error is
-//! counted (`tooltap_recording_failures_total{target="recordings"}`), logged at most once a
-//! minute, and ends only the recording it hit; the thread carries on with the next one.
+//! own file and goes on as in the `files` layout, so what is held stays bounded. Every I/O
+//! error is counted (`tooltap_recording_failures_total{target="recordings"}`), logged at most
+//! once a minute, and ends only the recording it hit; the thread carries on with the next one.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -77,7 +77,7 @@ impl Msg {
     }
 }
 
-/// Where an open recording's lines go.
+/// Where an open recording's lines go; flushing a held one is nothing to do.
 enum Sink {
     File(BufWriter<File>),
     /// Held until the end, then appended to a segment.
@@ -130,9 +130,7 @@ impl Drain for Disk {
     fn flush(&mut self) {
         let mut broken = Vec::new();
         for (key, recording) in &mut self.open {
-            if let Sink::File(out) = &mut recording.out
-                && let Err(error) = out.flush()
-            {
+            if let Err(error) = recording.out.flush() {
                 broken.push((*key, error));
             }
         }

@@ -64,16 +64,16 @@ impl Segments {
         recording: &[u8],
         closed: &mut Vec<Closed>,
     ) -> std::io::Result<()> {
-        let route = paths.folder.parent().unwrap_or(&paths.folder).to_path_buf();
-        let cut = self.open.get(&route).is_some_and(|segment| {
+        let route = paths.folder.parent().unwrap_or(&paths.folder);
+        let cut = self.open.get(route).is_some_and(|segment| {
             segment.folder != paths.folder
                 || (segment.written > 0
                     && segment.written + recording.len() as u64 > self.max_bytes)
         });
-        if cut && let Some(segment) = self.open.remove(&route) {
+        if cut && let Some(segment) = self.open.remove(route) {
             closed.push(segment.close()?);
         }
-        let segment = match self.open.entry(route) {
+        let segment = match self.open.entry(route.to_path_buf()) {
             std::collections::hash_map::Entry::Occupied(entry) => entry.into_mut(),
             std::collections::hash_map::Entry::Vacant(entry) => {
                 entry.insert(Segment::create(paths)?)
@@ -85,7 +85,6 @@ impl Segments {
                 Ok(())
             }
             Err(error) => {
-                let route = paths.folder.parent().unwrap_or(&paths.folder);
                 self.open.remove(route);
                 Err(error)
             }
