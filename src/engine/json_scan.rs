@@ -379,17 +379,23 @@ pub fn plain_integer(text: &str) -> Option<(u64, &str)> {
     Some((value, &text[digits..]))
 }
 
+/// The most room a decoded string's buffer starts with (it grows past it as a `Vec` does).
+const FIRST_ROOM: usize = 4096;
+
 /// The JSON string whose opening quote was just read, decoded, and how many bytes it took with
 /// its closing quote. A string without escapes is copied whole; one with escapes byte by byte
 /// (a body's escaped quotes come every few bytes, where a search for the next one costs more
-/// than the bytes it skips).
+/// than the bytes it skips; measured, neither a copy per run nor a checking pass first that
+/// sizes the buffer exactly was cheaper). The buffer starts with room for at most
+/// [`FIRST_ROOM`] bytes, not for all the text after the string: a string decoded early in a
+/// large document would otherwise keep the room of the whole rest of it.
 pub fn string_body(text: &str) -> Option<(String, usize)> {
     let bytes = text.as_bytes();
     let plain = plain_run(bytes)?;
     if bytes[plain] == b'"' {
         return Some((text[..plain].to_owned(), plain + 1));
     }
-    let mut out = Vec::with_capacity(bytes.len());
+    let mut out = Vec::with_capacity(bytes.len().min(FIRST_ROOM));
     out.extend_from_slice(&bytes[..plain]);
     let mut at = plain;
     loop {

@@ -122,6 +122,20 @@ fn members_seen_twice_are_told() {
     assert!(seen.first(3).is_none());
 }
 
+#[test]
+fn an_escaped_string_early_in_a_large_text_does_not_keep_the_room_of_the_rest() {
+    let text = format!("line\\none\"{}", "x".repeat(1 << 20));
+    let (decoded, used) = string_body(&text).expect("a string");
+    assert_eq!(decoded, "line\none");
+    assert_eq!(used, "line\\none\"".len());
+    assert!(decoded.capacity() <= FIRST_ROOM, "{}", decoded.capacity());
+    // Longer than the first room: it grows, whole.
+    let long = format!("{}\\t{}\"", "a".repeat(FIRST_ROOM), "b".repeat(FIRST_ROOM));
+    let (decoded, _) = string_body(&long).expect("a string");
+    assert_eq!(decoded.len(), 2 * FIRST_ROOM + 1);
+    assert_eq!(decoded.as_bytes()[FIRST_ROOM], b'\t');
+}
+
 fn any_value() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
