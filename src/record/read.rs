@@ -358,6 +358,9 @@ fn fast_line(raw: &[u8], text: Option<&str>) -> Option<Line> {
         }));
     }
     if raw.starts_with(EXCHANGE_PREFIX) {
+        if let Some(meta) = text.and_then(super::exchange_line::read) {
+            return Some(Line::Exchange(Box::new(meta)));
+        }
         return from_line::<Meta>(raw, text)
             .ok()
             .map(|meta| Line::Exchange(Box::new(meta)));
