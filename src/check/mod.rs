@@ -11,6 +11,7 @@
 mod args;
 pub(crate) mod inputs;
 pub(crate) mod judge;
+mod json_report;
 mod junit;
 mod output;
 
@@ -69,7 +70,7 @@ pub fn run_with_progress(
     let mut buffered = std::io::BufWriter::with_capacity(64 * 1024, &mut *stdout);
     let written = match args.format {
         OutputFormat::Human => output::human(&items, &mut buffered),
-        OutputFormat::Json => output::json(&items, &mut buffered),
+        OutputFormat::Json => json_report::write(&items, &mut buffered),
         OutputFormat::Junit => junit::write(&items, args.fail_on, &mut buffered),
     }
     .and_then(|()| buffered.flush());

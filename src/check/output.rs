@@ -3,7 +3,8 @@
 //! Input: the [`Item`]s judged. Output: text on the given writer. The human report lists each
 //! exchange that has violations (rule, severity, and where: JSON pointer, choice, tool call and
 //! `seq`, the frame to jump to in a replay), then a one-line summary; clean exchanges appear only
-//! in the count. The JSON report is one document with every exchange, for machines.
+//! in the count. The JSON report (one document with every exchange, for machines) is written
+//! by [`super::json_report`].
 //!
 //! Text from a recording (ids, routes, paths, details quoting recorded values) goes through
 //! [`printable`] before it reaches a terminal: control characters and bidi overrides are shown
@@ -11,8 +12,6 @@
 
 use std::borrow::Cow;
 use std::io::{self, Write};
-
-use serde::Serialize;
 
 use super::judge::{Checked, Item};
 use crate::engine::{Completeness, Severity, Violation};
@@ -155,78 +154,6 @@ pub fn completeness_name(completeness: &Completeness) -> &'static str {
         Completeness::NotInspected => "not_inspected",
         Completeness::SchemaBudget { .. } => "schema_budget",
     }
-}
-
-pub fn json(items: &[Item], out: &mut dyn Write) -> io::Result<()> {
-    let s = summarize(items);
-    let mut exchanges = Vec::new();
-    let mut unreadable = Vec::new();
-    for item in items {
-        match item {
-            Item::Checked(c) => exchanges.push(JsonExchange {
-                completeness: serde_json::to_value(&c.completeness).map_err(io::Error::other)?,
-                id: &c.id,
-                live_violations: c.live_violations,
-                method: &c.method,
-                outcome: c.outcome,
-                path: &c.path,
-                route: &c.route,
-                source: &c.source,
-                violations: serde_json::to_value(&c.violations).map_err(io::Error::other)?,
-            }),
-            Item::Unreadable(message) => unreadable.push(message.as_str()),
-        }
-    }
-    let document = JsonDocument {
-        exchanges,
-        summary: JsonSummary {
-            errors: s.errors,
-            exchanges: s.exchanges,
-            incomplete: s.incomplete,
-            unreadable: s.unreadable,
-            warnings: s.warnings,
-            with_violations: s.with_violations,
-        },
-        unreadable,
-    };
-    serde_json::to_writer_pretty(&mut *out, &document).map_err(io::Error::other)?;
-    writeln!(out)
-}
-
-// The JSON report's shape, written straight from borrowed fields instead of through a
-// `serde_json::Value` tree per exchange (measured: ~18 % of `tooltap check`'s instructions on
-// small recordings). Keys are declared in alphabetical order, the order the earlier `Value`
-// maps printed them in; nested values (completeness, violations) still go through `Value`, so
-// their keys keep that order too.
-
-#[derive(Serialize)]
-struct JsonDocument<'a> {
-    exchanges: Vec<JsonExchange<'a>>,
-    summary: JsonSummary,
-    unreadable: Vec<&'a str>,
-}
-
-#[derive(Serialize)]
-struct JsonSummary {
-    errors: usize,
-    exchanges: usize,
-    incomplete: usize,
-    unreadable: usize,
-    warnings: usize,
-    with_violations: usize,
-}
-
-#[derive(Serialize)]
-struct JsonExchange<'a> {
-    completeness: serde_json::Value,
-    id: &'a Option<String>,
-    live_violations: Option<usize>,
-    method: &'a Option<String>,
-    outcome: Option<crate::record::Outcome>,
-    path: &'a Option<String>,
-    route: &'a Option<String>,
-    source: &'a str,
-    violations: serde_json::Value,
 }
 
 #[cfg(test)]
