@@ -206,6 +206,16 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// Every outcome, in declaration order.
+    pub const ALL: [Outcome; 6] = [
+        Outcome::Complete,
+        Outcome::ClientGone,
+        Outcome::UpstreamError,
+        Outcome::Lossy,
+        Outcome::Truncated,
+        Outcome::Enforced,
+    ];
+
     /// How the engine must treat a body that ended this way: the one translation, used live
     /// (from the tap's ending) and by `tooltap check` (from the file), so equal bytes with an
     /// equal ending get an equal verdict. A recording with dropped frames is lossy whatever

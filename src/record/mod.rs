@@ -13,6 +13,7 @@
 
 mod config;
 mod disk;
+mod end_line;
 mod exchange_line;
 pub mod format;
 mod frame_line;

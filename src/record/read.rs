@@ -366,6 +366,9 @@ fn fast_line(raw: &[u8], text: Option<&str>) -> Option<Line> {
             .map(|meta| Line::Exchange(Box::new(meta)));
     }
     if raw.starts_with(br#"{"type":"end","#) {
+        if let Some(end) = text.and_then(super::end_line::read) {
+            return Some(Line::End(Box::new(end)));
+        }
         return from_line::<EndLine>(raw, text)
             .ok()
             .map(|end| Line::End(Box::new(end)));
