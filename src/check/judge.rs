@@ -1,10 +1,11 @@
 //! Running the engine over recordings, in parallel: one [`Checked`] per exchange.
 //!
-//! Input: recording files (read with [`crate::record::read_all_bounded`]: a segment file holds
-//! many) or a [`Capture`]. Output: [`Item`]s in input order, a segment's in file order. Workers
-//! are scoped std threads pulling the next file index from an atomic counter; only the verdicts
-//! of each file are kept, so memory stays at one file per worker. A progress line is drawn on
-//! the given terminal writer while they run.
+//! Input: recording files (read one recording at a time with
+//! [`crate::record::read::each_recording`]: a segment file holds many) or a [`Capture`].
+//! Output: [`Item`]s in input order, a segment's in file order. Workers are scoped std threads
+//! pulling the next file index from an atomic counter; only the verdicts are kept, and a file
+//! is judged one recording at a time, so memory stays at one file's bytes and one recording
+//! per worker. A progress line is drawn on the given terminal writer while they run.
 
 use std::io::Write;
 use std::num::NonZeroUsize;
@@ -17,7 +18,8 @@ use super::inputs::Capture;
 use crate::engine::{
     BodyEnd, Completeness, EngineConfig, Exchange, Report, ResponseHead, SchemaCache, Violation,
 };
-use crate::record::{Outcome, Recording, read_all_bounded};
+use crate::record::read::each_recording;
+use crate::record::{Outcome, Recording};
 
 /// One exchange re-judged.
 #[derive(Debug, Clone, PartialEq)]
@@ -128,13 +130,14 @@ fn judge_file(
     engine: &Arc<EngineConfig>,
     cache: &SchemaCache,
 ) -> Vec<Item> {
-    read_all_bounded(file, max_bytes, buffer)
-        .into_iter()
-        .map(|read| match read {
+    let mut items = Vec::new();
+    each_recording(file, max_bytes, buffer, |read| {
+        items.push(match read {
             Ok(recording) => Item::Checked(Box::new(judge_recording(&recording, engine, cache))),
             Err(error) => Item::Unreadable(error.to_string()),
-        })
-        .collect()
+        });
+    });
+    items
 }
 
 /// Re-runs the engine over one recording, one `feed` per recorded frame.

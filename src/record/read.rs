@@ -90,14 +90,27 @@ pub fn read_all_bounded(
     max_bytes: u64,
     buffer: &mut Vec<u8>,
 ) -> Vec<Result<Recording, ReadError>> {
-    let parsed = match read_bounded(path, max_bytes, buffer) {
-        Ok(()) => parse_all(path, buffer),
-        Err(error) => vec![Err(error)],
-    };
+    let mut all = Vec::new();
+    each_recording(path, max_bytes, buffer, |recording| all.push(recording));
+    all
+}
+
+/// [`read_all_bounded`] handing each recording to `take` as soon as it is read, in file order,
+/// instead of holding them all: a reader that is done with one before the next (`check`)
+/// keeps one recording in memory, not a whole segment's, and its allocations are reused.
+pub fn each_recording(
+    path: &Path,
+    max_bytes: u64,
+    buffer: &mut Vec<u8>,
+    mut take: impl FnMut(Result<Recording, ReadError>),
+) {
+    match read_bounded(path, max_bytes, buffer) {
+        Ok(()) => parse_each(path, buffer, &mut take),
+        Err(error) => take(Err(error)),
+    }
     if buffer.capacity() > KEPT_BUFFER {
         *buffer = Vec::new();
     }
-    parsed
 }
 
 /// How many recordings a file holds, by its exchange lines, without parsing them: what a
@@ -146,7 +159,10 @@ pub fn read_bounded(path: &Path, max_bytes: u64, buffer: &mut Vec<u8>) -> Result
 /// second exchange line is an error. A file that may be a segment (many recordings appended, see
 /// docs/recording-format.md) is read with [`parse_all`].
 pub fn parse(path: &Path, text: &[u8]) -> Result<Recording, ReadError> {
-    let mut recordings = parse_lines(path, text, Expect::One);
+    let mut recordings = Vec::new();
+    parse_lines(path, text, Expect::One, &mut |recording| {
+        recordings.push(recording)
+    });
     recordings.pop().unwrap_or_else(|| {
         Err(ReadError::Invalid {
             path: path.to_path_buf(),
@@ -161,15 +177,25 @@ pub fn parse(path: &Path, text: &[u8]) -> Result<Recording, ReadError> {
 /// (naming its line) and reading goes on at the next exchange line, so one bad recording does
 /// not hide the others; never empty (an empty file is one error).
 pub fn parse_all(path: &Path, text: &[u8]) -> Vec<Result<Recording, ReadError>> {
-    let recordings = parse_lines(path, text, Expect::Many);
-    if recordings.is_empty() {
-        return vec![Err(ReadError::Invalid {
+    let mut recordings = Vec::new();
+    parse_each(path, text, &mut |recording| recordings.push(recording));
+    recordings
+}
+
+/// [`parse_all`], each recording handed to `take` as soon as it is read.
+fn parse_each(path: &Path, text: &[u8], take: &mut dyn FnMut(Result<Recording, ReadError>)) {
+    let mut any = false;
+    parse_lines(path, text, Expect::Many, &mut |recording| {
+        any = true;
+        take(recording);
+    });
+    if !any {
+        take(Err(ReadError::Invalid {
             path: path.to_path_buf(),
             line: 1,
             message: "empty file: no exchange line".into(),
-        })];
+        }));
     }
-    recordings
 }
 
 /// Whether a file holds one recording or may hold many (a segment).
@@ -197,10 +223,16 @@ impl Reading {
     }
 }
 
-/// The line loop behind [`parse`] and [`parse_all`]. With [`Expect::One`] the first error ends
-/// the reading (the result then holds it last); with [`Expect::Many`] an error is kept in its
-/// place and the lines up to the next exchange line are skipped.
-fn parse_lines(path: &Path, text: &[u8], expect: Expect) -> Vec<Result<Recording, ReadError>> {
+/// The line loop behind [`parse`] and [`parse_all`], handing each recording (or error) to
+/// `emit` in file order. With [`Expect::One`] the first error ends the reading (it is then the
+/// last one emitted); with [`Expect::Many`] an error is emitted in its place and the lines up
+/// to the next exchange line are skipped.
+fn parse_lines(
+    path: &Path,
+    text: &[u8],
+    expect: Expect,
+    emit: &mut dyn FnMut(Result<Recording, ReadError>),
+) {
     let invalid = |line: usize, message: String| ReadError::Invalid {
         path: path.to_path_buf(),
         line,
@@ -221,7 +253,6 @@ fn parse_lines(path: &Path, text: &[u8], expect: Expect) -> Vec<Result<Recording
     // A line split at '\n' of valid UTF-8 is valid UTF-8.
     let whole = std::str::from_utf8(text).ok();
     let count = raw_lines.len();
-    let mut done: Vec<Result<Recording, ReadError>> = Vec::new();
     let mut reading: Option<Reading> = None;
     // After an error in a segment: skip to the next exchange line.
     let mut skipping = false;
@@ -251,22 +282,21 @@ fn parse_lines(path: &Path, text: &[u8], expect: Expect) -> Vec<Result<Recording
             .unwrap_or_else(|| invalid(number, format!("not a recording line: {error}")))),
         };
         match step {
-            Ok(Some(finished)) => done.push(Ok(finished.done(path))),
+            Ok(Some(finished)) => emit(Ok(finished.done(path))),
             Ok(None) => {}
             Err(error) => {
                 reading = None;
-                done.push(Err(error));
+                emit(Err(error));
                 if expect == Expect::One {
-                    return done;
+                    return;
                 }
                 skipping = true;
             }
         }
     }
     if let Some(last) = reading {
-        done.push(Ok(last.done(path)));
+        emit(Ok(last.done(path)));
     }
-    done
 }
 
 /// How the exchange line of every recording tooltap writes begins.

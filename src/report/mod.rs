@@ -1,15 +1,15 @@
 //! `tooltap report`: one self-contained HTML file that shows recorded exchanges, re-judged.
 //!
 //! Input: [`ReportArgs`] (recording files and folders, read exactly as `tooltap check` reads
-//! them: `check::inputs::collect`, [`crate::record::read_all_bounded`] and
+//! them: `check::inputs::collect`, [`crate::record::read::each_recording`] and
 //! `check::judge::engine_report`). Output: an HTML file with inline CSS and script and
 //! the data as JSON in a `<script type="application/json">` element (`html`); problems with
 //! inputs on `stderr`. Exit code: 0 written, 2 usage errors, unreadable input (the file is
 //! still written, listing them) or a file that could not be written.
 //!
 //! ```text
-//! paths ─► check::inputs ─► record::read_all_bounded ─► check::judge::engine_report ─┐
-//!                                   └─► pieces (dialect tables) ──────────────────────┴─► model ─► html
+//! paths ─► check::inputs ─► record::read::each_recording ─► check::judge::engine_report ─┐
+//!                                       └─► pieces (dialect tables) ──────────────────────┴─► model ─► html
 //! ```
 
 pub mod dialect;
@@ -25,7 +25,7 @@ use clap::Args;
 use crate::check::{inputs, judge};
 use crate::engine::{EngineConfig, SchemaCache, SeverityOverrides};
 use crate::record::read::count_recordings;
-use crate::record::read_all_bounded;
+use crate::record::read::each_recording;
 
 pub use html::render;
 
@@ -100,10 +100,10 @@ pub fn collect(args: &ReportArgs) -> ReportData {
             omitted += count_recordings(file, max_bytes, &mut buffer);
             continue;
         }
-        for recording in read_all_bounded(file, max_bytes, &mut buffer) {
+        each_recording(file, max_bytes, &mut buffer, |recording| {
             if exchanges.len() >= args.max_exchanges {
                 omitted += 1;
-                continue;
+                return;
             }
             match recording {
                 Ok(recording) => {
@@ -118,7 +118,7 @@ pub fn collect(args: &ReportArgs) -> ReportData {
                 }
                 Err(error) => unreadable.push(error.to_string()),
             }
-        }
+        });
     }
     ReportData {
         generated_by: format!("tooltap {}", env!("CARGO_PKG_VERSION")),
