@@ -133,29 +133,35 @@ fn judge_file(
     let mut items = Vec::new();
     each_recording(file, max_bytes, buffer, |read| {
         items.push(match read {
-            Ok(recording) => Item::Checked(Box::new(judge_recording(&recording, engine, cache))),
+            Ok(recording) => Item::Checked(Box::new(judge_recording(recording, engine, cache))),
             Err(error) => Item::Unreadable(error.to_string()),
         });
     });
     items
 }
 
-/// Re-runs the engine over one recording, one `feed` per recorded frame.
+/// Re-runs the engine over one recording, one `feed` per recorded frame; the recording's
+/// names move into the verdict.
 pub fn judge_recording(
-    recording: &Recording,
+    recording: Recording,
     engine: &Arc<EngineConfig>,
     cache: &SchemaCache,
 ) -> Checked {
-    let meta = &recording.meta;
-    let report = engine_report(recording, engine, cache);
+    let report = engine_report(&recording, engine, cache);
+    let Recording {
+        path, meta, end, ..
+    } = recording;
     Checked {
-        source: recording.path.display().to_string(),
-        id: Some(meta.id.clone()),
-        route: Some(meta.route.clone()),
-        method: Some(meta.method.clone()),
-        path: Some(meta.path.clone()),
-        outcome: recording.end.as_ref().map(|end| end.outcome),
-        live_violations: recording.end.as_ref().map(|end| end.violations.len()),
+        source: path
+            .into_os_string()
+            .into_string()
+            .unwrap_or_else(|path| path.to_string_lossy().into_owned()),
+        id: Some(meta.id),
+        route: Some(meta.route),
+        method: Some(meta.method),
+        path: Some(meta.path),
+        outcome: end.as_ref().map(|end| end.outcome),
+        live_violations: end.as_ref().map(|end| end.violations.len()),
         violations: report.violations,
         completeness: report.completeness,
     }
