@@ -123,7 +123,8 @@ def run_all(bins, rundir, pin, plan, variant_list):
                       "--listen", f"127.0.0.1:{(mock_port := procs.free_port())}"], rundir,
                       port=mock_port)
     results = dict(variants={v["name"]: dict(label=v["label"]) for v in variant_list},
-                   rate={}, max={}, sse={}, hold={}, runtime={}, checks={}, check=None)
+                   rate={}, max={}, sse={}, hold={}, runtime={}, checks={}, check=None,
+                   check_segments=None)
     running = {}
     try:
         for v in variant_list:
@@ -137,6 +138,9 @@ def run_all(bins, rundir, pin, plan, variant_list):
                 proc.stop()
         if "tooltap-record" in running:
             results["check"] = check_throughput(bins, rundir, running["tooltap-record"])
+        if running.get("tooltap-record-seg"):
+            results["check_segments"] = check_throughput(bins, rundir,
+                                                         running["tooltap-record-seg"])
         memory(bins, rundir, pin, plan, variant_list, mock_port, results)
         memory_streams(bins, rundir, pin, plan, mock_port, results)
         if plan["runtime_rounds"]:
@@ -226,15 +230,19 @@ def inspection_checks(running, rundir):
 
 
 def check_throughput(bins, rundir, recorder):
-    """`tooltap check` over everything the --record all variant wrote during the rounds (both
-    cores, default parallelism): MB/s of recording files re-judged. The files are deleted after."""
+    """`tooltap check` over everything a --record all variant wrote during the rounds (both
+    cores, default parallelism): MB/s of recordings re-judged, whether one file each or many to
+    a segment file (counted by their exchange lines). The files are deleted after."""
     folder = os.path.join(rundir, f"{recorder.name}-rec")
-    files, size = 0, 0
+    files, size, recordings = 0, 0, 0
     for root, _, names in os.walk(folder):
         for name in names:
             if name.endswith(".jsonl"):
                 files += 1
-                size += os.path.getsize(os.path.join(root, name))
+                path = os.path.join(root, name)
+                size += os.path.getsize(path)
+                with open(path, "rb") as f:
+                    recordings += sum(1 for line in f if line.startswith(b'{"type":"exchange",'))
     before = os.times()
     started = time.monotonic()
     try:
@@ -248,9 +256,10 @@ def check_throughput(bins, rundir, recorder):
     cpu = (after.children_user - before.children_user) + (after.children_system
                                                            - before.children_system)
     shutil.rmtree(folder, ignore_errors=True)
-    out = dict(files=files, bytes=size, seconds=seconds, cpu_seconds=cpu, exit_code=exit_code,
-               error=error or None, mb_per_s=size / 1e6 / seconds if seconds else None)
-    print(f"  check: {files} recordings, {size / 1e6:.1f} MB in {seconds:.2f} s "
+    out = dict(files=files, recordings=recordings, bytes=size, seconds=seconds, cpu_seconds=cpu,
+               exit_code=exit_code, error=error or None,
+               mb_per_s=size / 1e6 / seconds if seconds else None)
+    print(f"  check: {recordings} recordings in {files} files, {size / 1e6:.1f} MB in {seconds:.2f} s "
           f"({out['mb_per_s'] or 0:.0f} MB/s), exit {exit_code}", flush=True)
     return out
 

@@ -244,17 +244,25 @@ def write(repo, meta, results):
         "(loaded − idle) / open streams.", "",
         hold_table(results), "",
     ] + memory_lines(results)
-    check = results.get("check")
-    if check:
+    checks = [("one file per exchange (`tooltap-record`)", results.get("check")),
+              ("segment files (`tooltap-record-seg`)", results.get("check_segments"))]
+    if any(check for _, check in checks):
         page += ["## `tooltap check` throughput", "",
-                 "Everything the `tooltap-record` variant recorded during the rounds (buffered "
-                 "and SSE exchanges, one file each), re-judged by `tooltap check DIR --format "
-                 "json` with its default parallelism, unpinned.", "",
-                 "| recordings | MB | wall time | MB/s | CPU time | exit code |",
-                 "|---|---|---|---|---|---|",
-                 f"| {check['files']:,} | {check['bytes'] / 1e6:,.1f} | {check['seconds']:.2f} s "
-                 f"| {fmt(check['mb_per_s'])} | {check['cpu_seconds']:.2f} s | "
-                 f"{check['exit_code']} |", ""]
+                 "Everything a `--record all` variant recorded during the rounds (buffered and "
+                 "SSE exchanges), re-judged by `tooltap check DIR --format json` with its "
+                 "default parallelism, unpinned; MB per CPU second is the per-core figure.", "",
+                 "| layout | recordings | files | MB | wall time | MB/s | CPU time | "
+                 "MB per CPU second | exit code |",
+                 "|---|---|---|---|---|---|---|---|---|"]
+        for layout, check in checks:
+            if not check:
+                continue
+            per_cpu = check["bytes"] / 1e6 / check["cpu_seconds"] if check["cpu_seconds"] else None
+            page.append(f"| {layout} | {check.get('recordings', check['files']):,} | "
+                        f"{check['files']:,} | {check['bytes'] / 1e6:,.1f} | "
+                        f"{check['seconds']:.2f} s | {fmt(check['mb_per_s'])} | "
+                        f"{check['cpu_seconds']:.2f} s | {fmt(per_cpu)} | {check['exit_code']} |")
+        page.append("")
     if results.get("runtime"):
         page += ["## One Tokio worker or two (unpinned)", "",
                  "tooltap full inspection, nothing pinned (proxy, mock and load generator share "
