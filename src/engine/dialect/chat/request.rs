@@ -9,6 +9,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::engine::dialect::common;
+use crate::engine::json_scan::{self, Scan, Seen};
 
 /// What the request asked for, as it goes into the report.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -78,6 +79,9 @@ impl Fields {
         if !common::is_object_text(body) {
             return None;
         }
+        if let Some(fields) = std::str::from_utf8(body).ok().and_then(Fields::scanned) {
+            return Some(fields);
+        }
         match common::from_json_bytes::<Fields>(body) {
             Ok(fields) => Some(fields),
             // Duplicate keys are an error for a derived struct; a Value keeps the last one,
@@ -100,6 +104,66 @@ impl Fields {
                 _ => None,
             },
         }
+    }
+}
+
+impl Fields {
+    /// The fields read by [`json_scan`] (no derived visitor, the skipped members checked as
+    /// serde checks them), or `None` where it gives up (a member given twice, anything it
+    /// does not take): serde then reads the body.
+    fn scanned(text: &str) -> Option<Fields> {
+        let mut fields = Fields {
+            model: None,
+            stream: None,
+            tools: None,
+            tool_choice: None,
+            parallel_tool_calls: None,
+            stream_options: None,
+            functions: None,
+            function_call: None,
+        };
+        let mut seen = Seen::default();
+        let mut scan = Scan::new(text);
+        scan.object(|scan, key| {
+            match key {
+                "model" => {
+                    seen.first(0)?;
+                    fields.model = json_scan::optional(scan)?;
+                }
+                "stream" => {
+                    seen.first(1)?;
+                    fields.stream = json_scan::optional(scan)?;
+                }
+                "tools" => {
+                    seen.first(2)?;
+                    fields.tools = json_scan::optional_with(scan, Scan::raw_value)?;
+                }
+                "tool_choice" => {
+                    seen.first(3)?;
+                    fields.tool_choice = json_scan::optional(scan)?;
+                }
+                "parallel_tool_calls" => {
+                    seen.first(4)?;
+                    fields.parallel_tool_calls = json_scan::optional(scan)?;
+                }
+                "stream_options" => {
+                    seen.first(5)?;
+                    fields.stream_options = json_scan::optional(scan)?;
+                }
+                "functions" => {
+                    seen.first(6)?;
+                    fields.functions = json_scan::optional_with(scan, Scan::raw_value)?;
+                }
+                "function_call" => {
+                    seen.first(7)?;
+                    fields.function_call = json_scan::optional(scan)?;
+                }
+                _ => scan.skip()?,
+            }
+            Some(())
+        })?;
+        scan.end()?;
+        Some(fields)
     }
 }
 
@@ -197,6 +261,80 @@ mod tests {
         assert_eq!(parsed.facts.include_usage, Some(true));
         assert_eq!(parsed.facts.parallel_tool_calls, Some(false));
         assert!(parsed.tools.is_some());
+    }
+
+    /// Every field of a read, comparable.
+    fn described(fields: &Fields) -> String {
+        let raw = |raw: &Option<Box<RawValue>>| raw.as_ref().map(|raw| raw.get().to_owned());
+        format!(
+            "{:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?}",
+            fields.model,
+            fields.stream,
+            raw(&fields.tools),
+            fields.tool_choice,
+            fields.parallel_tool_calls,
+            fields.stream_options,
+            raw(&fields.functions),
+            fields.function_call
+        )
+    }
+
+    fn by_serde(text: &str) -> Option<String> {
+        serde_json::from_str::<Fields>(text)
+            .ok()
+            .map(|fields| described(&fields))
+    }
+
+    const BODIES: &[&str] = &[
+        r#"{"model":"m","messages":[{"role":"user","content":"caf\u00e9 \"q\""}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],"tool_choice":{"type":"function","function":{"name":"f"}},"stream":true,"stream_options":{"include_usage":true},"parallel_tool_calls":false}"#,
+        r#" { "tools" : null , "functions" : [ {"name":"g"} ] , "function_call" : "auto" , "model" : 7 } "#,
+        r#"{"messages":[],"tools":[],"n":1.5e3,"logit_bias":{"50256":-100}}"#,
+        r#"{}"#,
+        r#"{"model":"a","model":"b"}"#,
+        r#"{"tools":[1],"tools":[2]}"#,
+        r#"{"messages":[{"content":"\ud800"}]}"#,
+        r#"{"tools":[{"a":"\ud800"}]}"#,
+        r#"{"model":"m"} trailing"#,
+        r#"{"n":01}"#,
+    ];
+
+    #[test]
+    fn the_scan_reads_the_fields_serde_reads_and_leaves_the_rest_to_it() {
+        let mut taken = 0;
+        for body in BODIES {
+            if let Some(fields) = Fields::scanned(body) {
+                taken += 1;
+                assert_eq!(Some(described(&fields)), by_serde(body), "{body}");
+            }
+        }
+        // The first four, and a lone surrogate in `tools` (its raw text is read by serde, which
+        // takes it); not the duplicated keys, a lone surrogate in a skipped member, the
+        // trailing text or the leading zero.
+        assert_eq!(taken, 5);
+        assert!(Fields::scanned(BODIES[7]).is_some());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn an_edited_body_is_read_by_the_scan_only_as_serde_reads_it(
+            pick in 0..BODIES.len(),
+            at: usize,
+            edit in 0u8..45,
+        ) {
+            let chars: Vec<char> = BODIES[pick].chars().collect();
+            let at = at % chars.len();
+            let insert = b"\"\\{}[],:0-.nu 1"[usize::from(edit) % 15] as char;
+            let mut text: String = chars[..at].iter().collect();
+            match edit / 15 {
+                0 => {}
+                1 => text.push(insert),
+                _ => { text.push(insert); text.push(chars[at]); }
+            }
+            text.extend(&chars[at + 1..]);
+            if let Some(fields) = Fields::scanned(&text) {
+                proptest::prop_assert_eq!(Some(described(&fields)), by_serde(&text), "{}", text);
+            }
+        }
     }
 
     #[test]
