@@ -21,6 +21,9 @@ use serde_json::{Map, Value};
 /// Deeper nesting is left to serde (whose own limit is 128).
 pub const MAX_DEPTH: u32 = 100;
 
+/// Items larger than this (bytes) are given room one by one at first ([`Scan::items`]).
+const LARGE_ITEM: usize = 128;
+
 /// A byte that ends a string's plain run: a quote, a backslash or a control character.
 const STRING_STOP: u8 = 1;
 /// A byte a number token can hold.
@@ -173,7 +176,14 @@ impl<'a> Scan<'a> {
     pub fn items<T>(&mut self, mut item: impl FnMut(&mut Scan<'a>) -> Option<T>) -> Option<Vec<T>> {
         let mut items = Vec::new();
         self.array(|scan| {
-            items.push(item(scan)?);
+            let next = item(scan)?;
+            if items.len() == items.capacity() && size_of::<T>() > LARGE_ITEM {
+                // Twice the room, from one item on: a `Vec`'s first growth makes room for four,
+                // which for a tool call (~300 bytes) is past glibc's per-thread cache, served by
+                // its slow path and a consolidation of its free lists, for every response.
+                items.reserve_exact(items.len().max(1));
+            }
+            items.push(next);
             Some(())
         })?;
         Some(items)
