@@ -22,23 +22,15 @@ const PIECE: usize = 64 * 1024;
 /// Writes the JSON report of `items` to `out`.
 pub fn write(items: &[Item], out: &mut dyn Write) -> io::Result<()> {
     let mut text = Vec::with_capacity(PIECE + 4096);
-    text.extend_from_slice(b"{\n  \"exchanges\": [");
-    let mut any = false;
-    for item in items {
-        let Item::Checked(checked) = item else {
-            continue;
-        };
-        text.extend_from_slice(if any { b",\n" } else { b"\n" });
-        any = true;
-        exchange(&mut text, checked)?;
-        if text.len() >= PIECE {
-            out.write_all(&text)?;
-            text.clear();
-        }
-    }
-    text.extend_from_slice(if any { b"\n  ],\n" } else { b"],\n" });
+    text.extend_from_slice(b"{\n  \"exchanges\": ");
+    array(
+        &mut text,
+        out,
+        items.iter().filter_map(Item::checked),
+        exchange,
+    )?;
     let s = summarize(items);
-    text.extend_from_slice(b"  \"summary\": {\n");
+    text.extend_from_slice(b",\n  \"summary\": {\n");
     let counts = [
         ("errors", s.errors),
         ("exchanges", s.exchanges),
@@ -51,43 +43,57 @@ pub fn write(items: &[Item], out: &mut dyn Write) -> io::Result<()> {
         let comma = if at + 1 < counts.len() { "," } else { "" };
         writeln!(text, "    \"{key}\": {count}{comma}")?;
     }
-    text.extend_from_slice(b"  },\n  \"unreadable\": [");
-    let mut any = false;
-    for item in items {
-        let Item::Unreadable(message) = item else {
-            continue;
-        };
-        text.extend_from_slice(if any { b",\n    " } else { b"\n    " });
-        any = true;
-        serde_json::to_writer(&mut text, message)?;
-    }
-    text.extend_from_slice(if any { b"\n  ]\n}\n" } else { b"]\n}\n" });
+    text.extend_from_slice(b"  },\n  \"unreadable\": ");
+    let message = |text: &mut Vec<u8>, message| Ok(serde_json::to_writer(text, message)?);
+    array(
+        &mut text,
+        out,
+        items.iter().filter_map(Item::unreadable),
+        message,
+    )?;
+    text.extend_from_slice(b"\n}\n");
     out.write_all(&text)
 }
 
-/// One exchange, at the indentation of an item of `exchanges`.
+/// A member's array of `items` (`[]` when empty), each on its own line, indented, written by
+/// `item`; `text` is handed to `out` whenever it has grown past [`PIECE`].
+fn array<T>(
+    text: &mut Vec<u8>,
+    out: &mut dyn Write,
+    items: impl Iterator<Item = T>,
+    mut item: impl FnMut(&mut Vec<u8>, T) -> io::Result<()>,
+) -> io::Result<()> {
+    text.push(b'[');
+    let mut any = false;
+    for next in items {
+        text.extend_from_slice(if any { b",\n    " } else { b"\n    " });
+        any = true;
+        item(text, next)?;
+        if text.len() >= PIECE {
+            out.write_all(text)?;
+            text.clear();
+        }
+    }
+    text.extend_from_slice(if any { b"\n  ]" } else { b"]" });
+    Ok(())
+}
+
+/// One exchange, as an item of `exchanges` (its first line's indentation written already).
 fn exchange(text: &mut Vec<u8>, checked: &Checked) -> io::Result<()> {
-    text.extend_from_slice(b"    {\n      \"completeness\": ");
+    text.extend_from_slice(b"{\n      \"completeness\": ");
     match &checked.completeness {
         Completeness::Complete => {
             text.extend_from_slice(b"{\n        \"state\": \"complete\"\n      }");
         }
         other => nested(text, other)?,
     }
-    text.extend_from_slice(b",\n      \"id\": ");
-    serde_json::to_writer(&mut *text, &checked.id)?;
-    text.extend_from_slice(b",\n      \"live_violations\": ");
-    serde_json::to_writer(&mut *text, &checked.live_violations)?;
-    text.extend_from_slice(b",\n      \"method\": ");
-    serde_json::to_writer(&mut *text, &checked.method)?;
-    text.extend_from_slice(b",\n      \"outcome\": ");
-    serde_json::to_writer(&mut *text, &checked.outcome)?;
-    text.extend_from_slice(b",\n      \"path\": ");
-    serde_json::to_writer(&mut *text, &checked.path)?;
-    text.extend_from_slice(b",\n      \"route\": ");
-    serde_json::to_writer(&mut *text, &checked.route)?;
-    text.extend_from_slice(b",\n      \"source\": ");
-    serde_json::to_writer(&mut *text, &checked.source)?;
+    member(text, "id", &checked.id)?;
+    member(text, "live_violations", &checked.live_violations)?;
+    member(text, "method", &checked.method)?;
+    member(text, "outcome", &checked.outcome)?;
+    member(text, "path", &checked.path)?;
+    member(text, "route", &checked.route)?;
+    member(text, "source", &checked.source)?;
     text.extend_from_slice(b",\n      \"violations\": ");
     if checked.violations.is_empty() {
         text.extend_from_slice(b"[]");
@@ -95,6 +101,16 @@ fn exchange(text: &mut Vec<u8>, checked: &Checked) -> io::Result<()> {
         nested(text, &checked.violations)?;
     }
     text.extend_from_slice(b"\n    }");
+    Ok(())
+}
+
+/// `,` and a member of an exchange after the first, its value through serde_json (`key` is a
+/// plain name: no escaping needed).
+fn member(text: &mut Vec<u8>, key: &str, value: &impl serde::Serialize) -> io::Result<()> {
+    text.extend_from_slice(b",\n      \"");
+    text.extend_from_slice(key.as_bytes());
+    text.extend_from_slice(b"\": ");
+    serde_json::to_writer(&mut *text, value)?;
     Ok(())
 }
 

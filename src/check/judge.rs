@@ -46,6 +46,24 @@ pub enum Item {
     Unreadable(String),
 }
 
+impl Item {
+    /// The exchange judged, unless the input was unreadable.
+    pub fn checked(&self) -> Option<&Checked> {
+        match self {
+            Item::Checked(checked) => Some(checked),
+            Item::Unreadable(_) => None,
+        }
+    }
+
+    /// The message naming an input that could not be read.
+    pub fn unreadable(&self) -> Option<&str> {
+        match self {
+            Item::Unreadable(message) => Some(message),
+            Item::Checked(_) => None,
+        }
+    }
+}
+
 /// Judges every file, `jobs` at a time (default: the available parallelism); a file larger than
 /// `max_bytes` is unreadable.
 pub fn run_all(

@@ -348,6 +348,20 @@ impl Seen {
         self.0 |= mask;
         Some(())
     }
+
+    /// Member `bit`'s value, as read, into `slot`; `None` when the member was seen already or
+    /// the read gave up (either way the whole read gives up, so which is checked first does
+    /// not matter).
+    pub fn fill<T>(
+        &mut self,
+        bit: u32,
+        slot: &mut Option<T>,
+        read: Option<Option<T>>,
+    ) -> Option<()> {
+        self.first(bit)?;
+        *slot = read?;
+        Some(())
+    }
 }
 
 /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, the whole token.

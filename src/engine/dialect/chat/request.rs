@@ -60,7 +60,7 @@ pub struct ParsedRequest {
 /// The fields of a request body the contract reads. Every other key (`messages`, most of a
 /// request's bytes) is skipped by serde without building a tree: parsing the whole body into a
 /// `Value` was the engine's largest per-request cost in the benchmark's profile.
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 struct Fields {
     model: Option<Value>,
     stream: Option<Value>,
@@ -112,55 +112,25 @@ impl Fields {
     /// serde checks them), or `None` where it gives up (a member given twice, anything it
     /// does not take): serde then reads the body.
     fn scanned(text: &str) -> Option<Fields> {
-        let mut fields = Fields {
-            model: None,
-            stream: None,
-            tools: None,
-            tool_choice: None,
-            parallel_tool_calls: None,
-            stream_options: None,
-            functions: None,
-            function_call: None,
-        };
+        let mut fields = Fields::default();
         let mut seen = Seen::default();
         let mut scan = Scan::new(text);
+        let raw = |scan: &mut Scan| json_scan::optional_with(scan, Scan::raw_value);
         scan.object(|scan, key| {
+            let f = &mut fields;
             match key {
-                "model" => {
-                    seen.first(0)?;
-                    fields.model = json_scan::optional(scan)?;
-                }
-                "stream" => {
-                    seen.first(1)?;
-                    fields.stream = json_scan::optional(scan)?;
-                }
-                "tools" => {
-                    seen.first(2)?;
-                    fields.tools = json_scan::optional_with(scan, Scan::raw_value)?;
-                }
-                "tool_choice" => {
-                    seen.first(3)?;
-                    fields.tool_choice = json_scan::optional(scan)?;
-                }
+                "model" => seen.fill(0, &mut f.model, json_scan::optional(scan)),
+                "stream" => seen.fill(1, &mut f.stream, json_scan::optional(scan)),
+                "tools" => seen.fill(2, &mut f.tools, raw(scan)),
+                "tool_choice" => seen.fill(3, &mut f.tool_choice, json_scan::optional(scan)),
                 "parallel_tool_calls" => {
-                    seen.first(4)?;
-                    fields.parallel_tool_calls = json_scan::optional(scan)?;
+                    seen.fill(4, &mut f.parallel_tool_calls, json_scan::optional(scan))
                 }
-                "stream_options" => {
-                    seen.first(5)?;
-                    fields.stream_options = json_scan::optional(scan)?;
-                }
-                "functions" => {
-                    seen.first(6)?;
-                    fields.functions = json_scan::optional_with(scan, Scan::raw_value)?;
-                }
-                "function_call" => {
-                    seen.first(7)?;
-                    fields.function_call = json_scan::optional(scan)?;
-                }
-                _ => scan.skip()?,
+                "stream_options" => seen.fill(5, &mut f.stream_options, json_scan::optional(scan)),
+                "functions" => seen.fill(6, &mut f.functions, raw(scan)),
+                "function_call" => seen.fill(7, &mut f.function_call, json_scan::optional(scan)),
+                _ => scan.skip(),
             }
-            Some(())
         })?;
         scan.end()?;
         Some(fields)
