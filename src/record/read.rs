@@ -163,13 +163,16 @@ pub fn parse(path: &Path, text: &[u8]) -> Result<Recording, ReadError> {
     parse_lines(path, text, Expect::One, &mut |recording| {
         recordings.push(recording)
     });
-    recordings.pop().unwrap_or_else(|| {
-        Err(ReadError::Invalid {
-            path: path.to_path_buf(),
-            line: 1,
-            message: "empty file: no exchange line".into(),
-        })
-    })
+    recordings.pop().unwrap_or_else(|| Err(empty_file(path)))
+}
+
+/// What a file with no exchange line is.
+fn empty_file(path: &Path) -> ReadError {
+    ReadError::Invalid {
+        path: path.to_path_buf(),
+        line: 1,
+        message: "empty file: no exchange line".into(),
+    }
 }
 
 /// Every recording in a file, in file order: one for a file per exchange, many for a segment
@@ -190,11 +193,7 @@ fn parse_each(path: &Path, text: &[u8], take: &mut dyn FnMut(Result<Recording, R
         take(recording);
     });
     if !any {
-        take(Err(ReadError::Invalid {
-            path: path.to_path_buf(),
-            line: 1,
-            message: "empty file: no exchange line".into(),
-        }));
+        take(Err(empty_file(path)));
     }
 }
 
