@@ -193,7 +193,7 @@ pub fn engine_report(
     cache: &SchemaCache,
 ) -> Report {
     let meta = &recording.meta;
-    let request = meta.request.body.to_bytes().unwrap_or_default();
+    let request = meta.request.body.bytes().unwrap_or_default();
     let mut exchange = Exchange::with_dialect(engine, cache, meta.dialect(), &request);
     let headers = meta.response.headers.iter();
     exchange.response_head(ResponseHead::from_headers(

@@ -7,6 +7,8 @@
 //! Bytes travel as a UTF-8 string when they are valid UTF-8 and as base64 otherwise, so a
 //! recording is greppable and still exact.
 
+use std::borrow::Cow;
+
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use bytes::Bytes;
@@ -119,12 +121,13 @@ impl RecordedBody {
         }
     }
 
-    /// The body as the engine and the matcher want it: the JSON text, text or decoded bytes.
-    pub fn to_bytes(&self) -> Option<Vec<u8>> {
+    /// The body as the engine and the matcher want it: the JSON text or the text as they are
+    /// held, base64 decoded.
+    pub fn bytes(&self) -> Option<Cow<'_, [u8]>> {
         match self {
-            RecordedBody::Json(raw) => Some(raw.get().as_bytes().to_vec()),
-            RecordedBody::Text(text) => Some(text.clone().into_bytes()),
-            RecordedBody::Base64(b64) => BASE64.decode(b64).ok(),
+            RecordedBody::Json(raw) => Some(Cow::Borrowed(raw.get().as_bytes())),
+            RecordedBody::Text(text) => Some(Cow::Borrowed(text.as_bytes())),
+            RecordedBody::Base64(b64) => BASE64.decode(b64).ok().map(Cow::Owned),
             RecordedBody::Missing => None,
         }
     }

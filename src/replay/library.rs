@@ -116,7 +116,7 @@ impl Library {
 
     /// Add a recording; it takes its turn after those already under its key.
     pub fn insert(&mut self, name: String, recording: Recording) {
-        let body = recording.meta.request.body.to_bytes();
+        let body = recording.meta.request.body.bytes();
         let meta = &recording.meta;
         let key = self.rules.key(&meta.method, &meta.path, body.as_deref());
         let normalized = body.as_deref().and_then(|b| self.rules.normalize(b));

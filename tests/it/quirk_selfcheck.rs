@@ -55,8 +55,9 @@ fn recorded_examples() -> Vec<Example> {
                     .meta
                     .request
                     .body
-                    .to_bytes()
-                    .expect("request body"),
+                    .bytes()
+                    .expect("request body")
+                    .into_owned(),
                 head: ResponseHead {
                     status: recording.meta.response.status,
                     content_type: header("content-type"),

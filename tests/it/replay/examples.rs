@@ -43,12 +43,7 @@ const EXPECTED: &[(&str, &[&str])] = &[
 pub fn judge(recording: &Recording) -> Report {
     let config = Arc::new(EngineConfig::default());
     let cache = SchemaCache::default();
-    let request = recording
-        .meta
-        .request
-        .body
-        .to_bytes()
-        .expect("request body");
+    let request = recording.meta.request.body.bytes().expect("request body");
     let mut exchange = Exchange::new(&config, &cache, &request);
     let header = |name: &str| response_header(recording, name);
     exchange.response_head(ResponseHead {
