@@ -102,14 +102,8 @@ fn a_json_request_body_reads_the_same_on_the_fast_and_the_general_path() {
     let mut bodies = Vec::new();
     for line in [&fast, &general] {
         let recording = parse(&path(), &file(&[line, FRAME0, END], "")).expect("reads");
-        let request = recording
-            .meta
-            .request
-            .body
-            .bytes()
-            .expect("a body")
-            .into_owned();
-        bodies.push(String::from_utf8(request).expect("utf-8"));
+        let request = recording.meta.request.body.bytes().expect("a body");
+        bodies.push(std::str::from_utf8(&request).expect("utf-8").to_owned());
         // Written back, the line is still one line holding the same body.
         let rewritten = serde_json::to_string(&recording.meta).expect("serialises");
         assert!(!rewritten.contains('\n'));
