@@ -4,8 +4,8 @@
 //! inspector): with a pool that keeps up, a trip per frame is the common case. Gathering took
 //! full inspection of 100 concurrent 1,000-event streams (an event every 5 ms) from 4.02 to 3.51
 //! CPU-seconds (`bench_memory`). So a batch takes whatever is already queued, then sleeps until
-//! [`GATHER`] has passed since its first frame or the tap wakes it ([`TapData::woken`]: the body
-//! ended, [`BATCH`] frames or half of a bound are waiting), and takes what has queued meanwhile,
+//! its exchange's [`window`] (at most [`GATHER`]) has passed since its first frame or the tap
+//! wakes it ([`TapData::woken`]: the body ended, [`BATCH`] frames or half of a bound are waiting), and takes what has queued meanwhile,
 //! at most [`BATCH`] frames. The inspector is not polled for every frame that arrives (a task
 //! poll per event on the worker threads that forward the client's frames). Verdicts are not
 //! delayed by this (a body's end closes the batch at once), only progress in the middle of a
@@ -15,6 +15,7 @@
 //! Input: the tap's data channel. Output: a non-empty batch and whether the body is over, or
 //! `None` when the body ended with nothing more to feed.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use tokio::sync::mpsc::error::TryRecvError;
@@ -22,12 +23,32 @@ use tokio::sync::mpsc::error::TryRecvError;
 pub use crate::proxy::tee::BATCH_FRAMES as BATCH;
 use crate::proxy::tee::{TapData, TapEvent};
 
-/// How long a batch waits for more frames after its first.
+/// The longest a batch waits for more frames after its first.
 pub const GATHER: Duration = Duration::from_millis(50);
 
+/// How many 1 ms steps below [`GATHER`] an exchange's window may be (see [`window`]).
+const SPREAD_STEPS: u32 = 16;
+
+/// This exchange's wait for more frames: [`GATHER`] less 0 to 15 ms, in turn per exchange.
+/// Streams that start together (a burst of requests, or the benchmark's lock-stepped waves)
+/// would otherwise gather their batches at the same instants, and their trips would reach the
+/// analysis pool as one burst that the worker thread, forwarding the next events, waits behind
+/// on a shared core. With windows 1 ms apart their trips stay apart (one trip of 25 events is
+/// ~0.1 ms of engine work here). Batches that fill by count ([`BATCH`]) are not affected.
+pub fn window() -> Duration {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    window_for(NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+/// The window of the `nth` exchange.
+fn window_for(nth: u32) -> Duration {
+    GATHER - Duration::from_millis(u64::from(nth % SPREAD_STEPS))
+}
+
 /// The next batch of frames, kept (not yet released from the tap's byte bound), and whether the
-/// body is over with it.
-pub async fn next_batch(data: &mut TapData) -> Option<(Vec<TapEvent>, bool)> {
+/// body is over with it; `window` is how long it waits for more after the first (see
+/// [`window`]).
+pub async fn next_batch(data: &mut TapData, window: Duration) -> Option<(Vec<TapEvent>, bool)> {
     let first = data.recv_kept().await?;
     let mut batch = vec![first];
     if let Some(over) = take_waiting(data, &mut batch) {
@@ -36,7 +57,7 @@ pub async fn next_batch(data: &mut TapData) -> Option<(Vec<TapEvent>, bool)> {
     tokio::select! {
         biased;
         () = data.woken() => {}
-        () = tokio::time::sleep(GATHER) => {}
+        () = tokio::time::sleep(window) => {}
     }
     let over = take_waiting(data, &mut batch).unwrap_or(false);
     Some((batch, over))
@@ -117,7 +138,9 @@ mod tests {
             tx
         });
         let started = tokio::time::Instant::now();
-        let (batch, over) = next_batch(&mut receiver.data).await.expect("a batch");
+        let (batch, over) = next_batch(&mut receiver.data, GATHER)
+            .await
+            .expect("a batch");
         let texts: Vec<_> = batch.iter().map(|e| e.bytes.clone()).collect();
         assert_eq!(
             texts,
@@ -132,7 +155,7 @@ mod tests {
         drop(sender.await.unwrap());
         forward.await.unwrap();
         assert!(
-            next_batch(&mut receiver.data).await.is_none(),
+            next_batch(&mut receiver.data, GATHER).await.is_none(),
             "the body ended: no batch"
         );
     }
@@ -145,7 +168,9 @@ mod tests {
         drop(tx);
         forward.await.unwrap();
         let started = tokio::time::Instant::now();
-        let (batch, over) = next_batch(&mut receiver.data).await.expect("a batch");
+        let (batch, over) = next_batch(&mut receiver.data, GATHER)
+            .await
+            .expect("a batch");
         assert_eq!(batch.len(), 2);
         assert!(over, "the body is over with this batch");
         assert!(started.elapsed() < GATHER, "no wait for a deadline");
@@ -166,7 +191,9 @@ mod tests {
             tx
         });
         let started = tokio::time::Instant::now();
-        let (batch, over) = next_batch(&mut receiver.data).await.expect("a batch");
+        let (batch, over) = next_batch(&mut receiver.data, GATHER)
+            .await
+            .expect("a batch");
         (batch, over, started.elapsed(), sender.await.unwrap())
     }
 
@@ -180,7 +207,9 @@ mod tests {
         assert!(waited < GATHER, "woken by the tap, not by the deadline");
         drop(tx);
         forward.await.unwrap();
-        let (rest, over) = next_batch(&mut receiver.data).await.expect("the rest");
+        let (rest, over) = next_batch(&mut receiver.data, GATHER)
+            .await
+            .expect("the rest");
         assert_eq!(rest.len(), 10);
         assert!(over);
     }
@@ -198,5 +227,21 @@ mod tests {
         let (batch, _, waited, _tx) = gathered_while_sending(tx, &mut receiver, 7, text).await;
         assert!(waited < GATHER, "woken at half the bytes");
         assert!(batch.len() >= 5, "{}", batch.len());
+    }
+
+    #[test]
+    fn exchanges_started_together_get_windows_1_ms_apart() {
+        let mut windows: Vec<Duration> = (100..116).map(window_for).collect();
+        windows.sort();
+        for pair in windows.windows(2) {
+            assert_eq!(pair[1] - pair[0], Duration::from_millis(1), "{windows:?}");
+        }
+        assert_eq!(
+            windows.last(),
+            Some(&GATHER),
+            "none waits longer than GATHER"
+        );
+        assert_eq!(window_for(116), window_for(100), "the steps repeat");
+        assert!(window() <= GATHER);
     }
 }

@@ -289,10 +289,11 @@ async fn analyse(
         head,
     });
     let mut closed = false;
+    let window = gather::window();
     while !closed {
         // Kept frames count against the tap's byte bound until they are fed (released below):
         // a batch waiting for a pool thread is memory too.
-        let Some((batch, over)) = gather::next_batch(&mut body.data).await else {
+        let Some((batch, over)) = gather::next_batch(&mut body.data, window).await else {
             break;
         };
         closed = over;
