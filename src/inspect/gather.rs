@@ -6,11 +6,11 @@
 //! CPU-seconds (`bench_memory`). So a batch takes whatever is already queued, then sleeps until
 //! its exchange's [`window`] (at most [`GATHER`]) has passed since its first frame or the tap
 //! wakes it ([`TapData::woken`]: the body ended, [`BATCH`] frames or half of a bound are
-//! waiting), and takes what has queued meanwhile, at most [`BATCH`] frames. The inspector is not polled for every frame that arrives (a task
-//! poll per event on the worker threads that forward the client's frames). Verdicts are not
-//! delayed by this (a body's end closes the batch at once), only progress in the middle of a
-//! stream, by at most [`GATHER`]; and the frames waiting still count against
-//! `inspect.tap_bytes` until they are fed.
+//! waiting), and takes what has queued meanwhile, at most [`BATCH`] frames. The inspector is
+//! not polled for every frame that arrives (a task poll per event on the worker threads that
+//! forward the client's frames). Verdicts are not delayed by this (a body's end closes the
+//! batch at once), only progress in the middle of a stream, by at most [`GATHER`]; and the
+//! frames waiting still count against `inspect.tap_bytes` until they are fed.
 //!
 //! Input: the tap's data channel. Output: a non-empty batch and whether the body is over, or
 //! `None` when the body ended with nothing more to feed.
