@@ -115,8 +115,10 @@ fn run_proxy(args: ProxyArgs) -> anyhow::Result<()> {
             dir = %config.record.dir.display(),
             "recordings"
         );
+        // Handlers first: a SIGTERM sent as soon as "ready" is seen must drain, not kill.
+        let shutdown = tooltap::proxy::shutdown::signal();
         tracing::info!(listen = %local, "tooltap proxy ready");
-        let report = server::serve(state, listener, tooltap::proxy::shutdown::signal()).await?;
+        let report = server::serve(state, listener, shutdown).await?;
         let _ = stop_admin.send(true);
         tracing::info!(connections_cut = report.connections_cut, "stopped");
         Ok(())
@@ -138,8 +140,9 @@ fn run_replay(args: ReplayArgs) -> anyhow::Result<()> {
             .with_context(|| format!("cannot listen on {}", settings.listen))?;
         let local = listener.local_addr().context("listener address")?;
         let recordings = state.library.read().map_or(0, |library| library.len());
+        let shutdown = tooltap::proxy::shutdown::signal();
         tracing::info!(listen = %local, recordings, dir = %settings.recordings.display(), "tooltap replay ready");
-        replay::serve(state, listener, tooltap::proxy::shutdown::signal()).await;
+        replay::serve(state, listener, shutdown).await;
         tracing::info!("stopped");
         Ok(())
     })
