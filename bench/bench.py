@@ -173,13 +173,13 @@ def rounds(bins, pin, plan, variant_list, running, mock_port, results):
                 url, pid = url_pid(running[v["name"]], mock_port)
                 out = procs.run_client(bins, pin, url, pid, [
                     "rate", "--rate", rate, "--seconds", plan["seconds"],
-                    "--warmup", plan["warmup"]], budget=plan["seconds"] + 60)
+                    "--warmup", plan["warmup"]], budget=plan["seconds"] + 120)
                 results["rate"].setdefault(str(rate), {}).setdefault(v["name"], []).append(out)
         for v in [v for v in order if in_phase(v, "max")]:
             url, pid = url_pid(running[v["name"]], mock_port)
             out = procs.run_client(bins, pin, url, pid, [
                 "max", "--seconds", plan["max_seconds"], "--warmup", plan["warmup"],
-                "--concurrency", 32], budget=plan["max_seconds"] + 60)
+                "--concurrency", 32], budget=plan["max_seconds"] + 180)
             results["max"].setdefault(v["name"], []).append(out)
         for v in [v for v in order if in_phase(v, "sse")]:
             url, pid = url_pid(running[v["name"]], mock_port)
@@ -350,7 +350,7 @@ def runtime_rounds(bins, rundir, plan, results, free, full, mock_port):
                 url, pid = url_pid(proc, mock_port)
                 out = procs.run_client(bins, free, url, pid, [
                     "max", "--seconds", plan["max_seconds"], "--warmup", plan["warmup"],
-                    "--concurrency", 32], budget=plan["max_seconds"] + 60)
+                    "--concurrency", 32], budget=plan["max_seconds"] + 180)
                 out["threads"] = proc.threads()
             finally:
                 proc.stop()

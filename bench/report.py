@@ -74,13 +74,15 @@ def buffered_table(results, rates):
 def max_table(results):
     base = median(get(r, "rps") for r in results["max"].get("direct", []))
     lines = ["| variant | req/s (32 connections, closed loop) | ratio to direct | "
-             "proxy CPU µs/req | p50 latency | threads |", "|---|---|---|---|---|---|"]
+             "proxy CPU µs/req | drain | p50 latency | threads |",
+             "|---|---|---|---|---|---|---|"]
     for name in results["variants"]:
         runs = results["max"].get(name, [])
         rps = median(get(r, "rps") for r in runs)
         ratio = rps / base if rps and base else None
         lines.append(f"| {name} | {fmt(rps)} | {fmt(ratio, 2)} | "
                      f"{fmt(median(get(r, 'cpu', 'cpu_us_per_request') for r in runs), 1)} | "
+                     f"{fmt(median(get(r, 'drain_seconds') for r in runs), 2, ' s')} | "
                      f"{fmt(median(get(r, 'latency_us', 'p50') for r in runs), 0, ' µs')} | "
                      f"{results['variants'][name].get('threads') or '—'} |")
     return "\n".join(lines)
@@ -225,7 +227,11 @@ def write(repo, meta, results):
         buffered_table(results, rates), "",
         "## Highest sustainable rate and CPU per request", "",
         "Closed loop, 32 keep-alive connections. CPU = the proxy's utime+stime from "
-        "/proc/PID/stat over the measured window, divided by requests (10 ms tick resolution). "
+        "/proc/PID/stat, divided by the requests sent in the measured window (10 ms tick "
+        "resolution): read after the warm-up's load has stopped and the proxy's CPU time has "
+        "stopped growing, and again once it stops growing after the window, so work the proxy "
+        "queued (a recorder behind on its disk writes) is charged to the requests that queued "
+        "it. Drain = how long that took after the last response (median of rounds). "
         "Direct runs the mock and the load generator on the same core, so its rate is a floor "
         "of what the mock can do, not a ceiling.", "",
         max_table(results), "",

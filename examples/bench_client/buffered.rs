@@ -4,10 +4,11 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
-use crate::stats::{Samples, cpu_json, percentiles};
+use crate::stats::{Samples, cpu_json, percentiles, settled_ticks};
 use crate::{Target, request_body};
 
 pub async fn rate_mode(
@@ -72,8 +73,8 @@ pub async fn rate_mode(
     for task in tasks {
         let _ = task.await;
     }
-    let cpu_after = target.cpu_ticks();
     let elapsed = measured_start.map(|s| s.elapsed().as_secs_f64());
+    let (cpu_after, drain) = settled_ticks(target.pid).await;
     let _ = pacer.join();
     let mut samples = std::mem::take(&mut *samples.lock().map_err(|_| "poisoned")?);
     let ok = samples.scheduled.len();
@@ -85,6 +86,7 @@ pub async fn rate_mode(
         "service_us": percentiles(&mut samples.service),
         "send_lateness_us": percentiles(&mut samples.lateness),
         "cpu": cpu_json(cpu_before, cpu_after, ok),
+        "drain_seconds": drain,
     }))
 }
 
@@ -95,40 +97,59 @@ pub async fn max_mode(
     concurrency: usize,
 ) -> Result<Value, String> {
     let body = request_body(false);
+    // The warm-up runs alone and the target settles before the window: a backlog it queued
+    // while warming up would otherwise be charged to the window's requests.
     let warm_until = Instant::now() + Duration::from_secs_f64(warmup);
-    let stop_at = warm_until + Duration::from_secs_f64(seconds);
-    let samples = Arc::new(Mutex::new(Samples::default()));
-    let mut workers = Vec::new();
-    for _ in 0..concurrency.max(1) {
-        let (target, body, samples) = (target.clone(), body.clone(), samples.clone());
-        workers.push(tokio::spawn(async move {
-            // Bounded by time: every request has its own timeout, the loop ends at `stop_at`.
-            while Instant::now() < stop_at {
-                let sent = Instant::now();
-                let outcome = target.buffered(body.clone()).await;
-                let done = Instant::now();
-                if sent >= warm_until
-                    && done <= stop_at
-                    && let Ok(mut samples) = samples.lock()
-                {
-                    samples.record(outcome, sent, sent, done);
-                }
-            }
-        }));
-    }
-    tokio::time::sleep_until(warm_until.into()).await;
-    let cpu_before = target.cpu_ticks();
-    tokio::time::sleep_until(stop_at.into()).await;
-    let cpu_after = target.cpu_ticks();
-    for worker in workers {
+    let discard = Arc::new(Mutex::new(Samples::default()));
+    for worker in closed_loop(&target, &body, concurrency, warm_until, false, &discard) {
         let _ = worker.await;
     }
+    let (cpu_before, _) = settled_ticks(target.pid).await;
+    let started = Instant::now();
+    let stop_at = started + Duration::from_secs_f64(seconds);
+    let samples = Arc::new(Mutex::new(Samples::default()));
+    for worker in closed_loop(&target, &body, concurrency, stop_at, true, &samples) {
+        let _ = worker.await;
+    }
+    // Every request sent in the window is counted, the last ones finishing after `stop_at`,
+    // as the CPU read below includes their work.
+    let elapsed = started.elapsed().as_secs_f64();
+    let (cpu_after, drain) = settled_ticks(target.pid).await;
     let mut samples = std::mem::take(&mut *samples.lock().map_err(|_| "poisoned")?);
     let ok = samples.scheduled.len();
     Ok(json!({
         "mode": "max", "concurrency": concurrency, "ok": ok, "errors": samples.errors,
-        "first_error": samples.first_error, "rps": ok as f64 / seconds,
+        "first_error": samples.first_error, "rps": ok as f64 / elapsed,
         "latency_us": percentiles(&mut samples.scheduled),
         "cpu": cpu_json(cpu_before, cpu_after, ok),
+        "drain_seconds": drain,
     }))
+}
+
+/// `concurrency` workers sending back to back until `stop_at`; with `count`, each request is
+/// recorded in `samples` (without, the warm-up).
+fn closed_loop(
+    target: &Target,
+    body: &Bytes,
+    concurrency: usize,
+    stop_at: Instant,
+    count: bool,
+    samples: &Arc<Mutex<Samples>>,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    (0..concurrency.max(1))
+        .map(|_| {
+            let (target, body, samples) = (target.clone(), body.clone(), samples.clone());
+            // Bounded by time: every request has its own timeout, the loop ends at `stop_at`.
+            tokio::spawn(async move {
+                while Instant::now() < stop_at {
+                    let sent = Instant::now();
+                    let outcome = target.buffered(body.clone()).await;
+                    let done = Instant::now();
+                    if count && let Ok(mut samples) = samples.lock() {
+                        samples.record(outcome, sent, sent, done);
+                    }
+                }
+            })
+        })
+        .collect()
 }

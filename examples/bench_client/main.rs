@@ -10,7 +10,8 @@
 //! - `hold`: open many slow streams, wait until each has its first event, then read the target
 //!   process's VmRSS: the memory a concurrent stream costs.
 //!
-//! With `--pid`, the target's utime+stime (/proc/PID/stat) is read around the measured window.
+//! With `--pid`, the target's utime+stime (/proc/PID/stat) is read around the measured window,
+//! in `rate` and `max` once it stops growing after the load (see `stats::settled_ticks`).
 //! Every run is bounded in count and time; requests failing or timing out are counted, not hidden.
 
 // Test and bench code may stop loudly: the deny lints in Cargo.toml guard the product code.

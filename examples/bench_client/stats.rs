@@ -1,5 +1,5 @@
-//! Measurement helpers of `bench_client`: the target process's CPU time from /proc,
-//! nearest-rank percentiles, wall-clock nanoseconds, and the per-request sample store.
+//! Measurement helpers of `bench_client`: the target process's CPU time from /proc (and the
+//! wait until it stops growing after the load), nearest-rank percentiles, wall-clock nanoseconds, and the per-request sample store.
 //! Input: /proc/PID/stat and raw samples; output: JSON fragments for the report.
 
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -15,6 +15,28 @@ pub fn cpu_ticks(pid: u32) -> Option<u64> {
     let utime: u64 = fields.get(11)?.parse().ok()?;
     let stime: u64 = fields.get(12)?.parse().ok()?;
     Some(utime + stime)
+}
+
+/// After the load stops, waits until the target's CPU time stops growing (unchanged across
+/// three polls 100 ms apart, at most 60 s) and returns its ticks then, with how long that took.
+/// Work a proxy queued during the window (a recorder behind on its disk writes) belongs to the
+/// window's requests: read at the window's end, it would be left out of CPU per request.
+pub async fn settled_ticks(pid: Option<u32>) -> (Option<u64>, f64) {
+    let started = Instant::now();
+    let Some(pid) = pid else {
+        return (None, 0.0);
+    };
+    let mut last = cpu_ticks(pid);
+    let mut quiet = 0;
+    while quiet < 3 && started.elapsed().as_secs() < 60 {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        let now = cpu_ticks(pid);
+        quiet = if now == last { quiet + 1 } else { 0 };
+        last = now;
+    }
+    // The three quiet polls are not part of the drain.
+    let drain = (started.elapsed().as_secs_f64() - 0.3).max(0.0);
+    (last, drain)
 }
 
 /// Linux reports CPU time in USER_HZ ticks, 100 per second on every mainstream architecture.
