@@ -1,5 +1,6 @@
 //! Measurement helpers of `bench_client`: the target process's CPU time from /proc (and the
-//! wait until it stops growing after the load), nearest-rank percentiles, wall-clock nanoseconds, and the per-request sample store.
+//! wait until it stops growing after the load), nearest-rank percentiles, wall-clock
+//! nanoseconds, and the per-request sample store.
 //! Input: /proc/PID/stat and raw samples; output: JSON fragments for the report.
 
 use std::time::{Instant, SystemTime, UNIX_EPOCH};

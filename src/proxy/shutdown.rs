@@ -1,15 +1,15 @@
 //! The process's shutdown trigger: the first SIGINT (Ctrl-C) or SIGTERM (`docker stop`).
 //!
 //! Input: OS signals. Output: a future that completes once, handed to `proxy::server::serve`, which
-//! then stops accepting and drains in-flight exchanges for `shutdown.grace`. The handlers are
-//! installed when [`signal`] is called, not when its future is first polled: `main` calls it
+//! then stops accepting and drains in-flight exchanges for `shutdown.grace`. On Unix the handlers
+//! are installed when [`signal`] is called, not when its future is first polled: `main` calls it
 //! before it logs "ready", so a SIGTERM sent the moment a supervisor sees that line drains and
 //! exits 0 instead of meeting the default disposition and killing the process.
 
 use std::future::Future;
 
-/// Installs the SIGINT and SIGTERM handlers now; the returned future completes on the first of
-/// them. A handler that cannot be installed is logged and that signal ignored, rather than
+/// Installs the SIGINT and SIGTERM handlers now (elsewhere, Ctrl-C only, on first poll); the
+/// returned future completes on the first of them. A handler that cannot be installed is logged and that signal ignored, rather than
 /// stopping the proxy at once. Needs a Tokio runtime with signals enabled.
 pub fn signal() -> impl Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
