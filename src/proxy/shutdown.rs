@@ -9,8 +9,9 @@
 use std::future::Future;
 
 /// Installs the SIGINT and SIGTERM handlers now (elsewhere, Ctrl-C only, on first poll); the
-/// returned future completes on the first of them. A handler that cannot be installed is logged and that signal ignored, rather than
-/// stopping the proxy at once. Needs a Tokio runtime with signals enabled.
+/// returned future completes on the first of them. A handler that cannot be installed is
+/// logged and that signal ignored, rather than stopping the proxy at once. Needs a Tokio
+/// runtime with signals enabled.
 pub fn signal() -> impl Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
     {
