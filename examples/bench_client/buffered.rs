@@ -100,15 +100,14 @@ pub async fn max_mode(
     // The warm-up runs alone and the target settles before the window: a backlog it queued
     // while warming up would otherwise be charged to the window's requests.
     let warm_until = Instant::now() + Duration::from_secs_f64(warmup);
-    let discard = Arc::new(Mutex::new(Samples::default()));
-    for worker in closed_loop(&target, &body, concurrency, warm_until, false, &discard) {
+    for worker in closed_loop(&target, &body, concurrency, warm_until, None) {
         let _ = worker.await;
     }
     let (cpu_before, _) = settled_ticks(target.pid).await;
     let started = Instant::now();
     let stop_at = started + Duration::from_secs_f64(seconds);
     let samples = Arc::new(Mutex::new(Samples::default()));
-    for worker in closed_loop(&target, &body, concurrency, stop_at, true, &samples) {
+    for worker in closed_loop(&target, &body, concurrency, stop_at, Some(&samples)) {
         let _ = worker.await;
     }
     // Every request sent in the window is counted, the last ones finishing after `stop_at`,
@@ -126,26 +125,27 @@ pub async fn max_mode(
     }))
 }
 
-/// `concurrency` workers sending back to back until `stop_at`; with `count`, each request is
-/// recorded in `samples` (without, the warm-up).
+/// `concurrency` workers sending back to back until `stop_at`, each request recorded in
+/// `samples` when given (the warm-up gives none).
 fn closed_loop(
     target: &Target,
     body: &Bytes,
     concurrency: usize,
     stop_at: Instant,
-    count: bool,
-    samples: &Arc<Mutex<Samples>>,
+    samples: Option<&Arc<Mutex<Samples>>>,
 ) -> Vec<tokio::task::JoinHandle<()>> {
     (0..concurrency.max(1))
         .map(|_| {
-            let (target, body, samples) = (target.clone(), body.clone(), samples.clone());
+            let (target, body, samples) = (target.clone(), body.clone(), samples.cloned());
             // Bounded by time: every request has its own timeout, the loop ends at `stop_at`.
             tokio::spawn(async move {
                 while Instant::now() < stop_at {
                     let sent = Instant::now();
                     let outcome = target.buffered(body.clone()).await;
                     let done = Instant::now();
-                    if count && let Ok(mut samples) = samples.lock() {
+                    if let Some(samples) = &samples
+                        && let Ok(mut samples) = samples.lock()
+                    {
                         samples.record(outcome, sent, sent, done);
                     }
                 }
