@@ -42,6 +42,7 @@ pub struct RawInspect {
     pub schema_budget: Option<u64>,
     pub schema_compile_bytes: Option<usize>,
     pub schema_cache_bytes: Option<usize>,
+    pub grammar_compile_bytes: Option<usize>,
     /// Path of the violations file; `"off"` disables it.
     pub violations: Option<PathBuf>,
     pub methods: Option<Vec<String>>,
@@ -75,6 +76,7 @@ impl RawInspect {
             schema_budget: higher.schema_budget.or(self.schema_budget),
             schema_compile_bytes: higher.schema_compile_bytes.or(self.schema_compile_bytes),
             schema_cache_bytes: higher.schema_cache_bytes.or(self.schema_cache_bytes),
+            grammar_compile_bytes: higher.grammar_compile_bytes.or(self.grammar_compile_bytes),
             violations: higher.violations.or(self.violations),
             methods: higher.methods.or(self.methods),
             path_suffixes: higher.path_suffixes.or(self.path_suffixes),
@@ -198,6 +200,7 @@ pub fn validate(
         schema_budget,
         schema_compile_bytes,
         schema_cache_bytes,
+        grammar_compile_bytes,
         violations,
         methods,
         path_suffixes,
@@ -251,7 +254,12 @@ pub fn validate(
         )?,
         max_spill: max_spill.unwrap_or(crate::inspect::DEFAULT_MAX_SPILL),
         tap_bytes: positive(tap_bytes, crate::proxy::tee::DEFAULT_TAP_BYTES, "tap_bytes")?,
-        schema: schema_limits(schema_budget, schema_compile_bytes, schema_cache_bytes)?,
+        schema: schema_limits(
+            schema_budget,
+            schema_compile_bytes,
+            schema_cache_bytes,
+            grammar_compile_bytes,
+        )?,
         violations: (violations.as_os_str() != "off").then_some(violations),
         matcher: Matcher {
             methods: methods.unwrap_or(defaults.methods),
@@ -275,6 +283,7 @@ fn schema_limits(
     budget: Option<u64>,
     compile_bytes: Option<usize>,
     cache_bytes: Option<usize>,
+    grammar_bytes: Option<usize>,
 ) -> Result<SchemaLimits, InspectConfigError> {
     let defaults = SchemaLimits::default();
     let zero = |key| Err(InspectConfigError::Zero { key });
@@ -290,6 +299,10 @@ fn schema_limits(
         max_cache_bytes: match cache_bytes {
             Some(0) => return zero("schema_cache_bytes"),
             other => other.unwrap_or(defaults.max_cache_bytes),
+        },
+        max_grammar_bytes: match grammar_bytes {
+            Some(0) => return zero("grammar_compile_bytes"),
+            other => other.unwrap_or(defaults.max_grammar_bytes),
         },
     })
 }

@@ -16,6 +16,7 @@ use jsonschema::{PatternOptions, ValidationError, Validator};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::custom_input::{Grammars, RegexGrammar, regex_definition};
 use super::request::function_name;
 use super::schema_cost::{self, OverBudget};
 use super::schema_plain::PlainCount;
@@ -40,6 +41,9 @@ pub struct SchemaLimits {
     pub max_compile_bytes: usize,
     /// Estimated bytes all cached compiled `tools` arrays may hold together.
     pub max_cache_bytes: usize,
+    /// Heap bytes the custom tools' `regex` grammars of one `tools` array may compile to; the
+    /// grammars past it are not compiled ([`crate::engine::custom_input`]).
+    pub max_grammar_bytes: usize,
 }
 
 impl Default for SchemaLimits {
@@ -48,6 +52,7 @@ impl Default for SchemaLimits {
             max_steps: 200_000,
             max_compile_bytes: 4 * 1024 * 1024,
             max_cache_bytes: 128 * 1024 * 1024,
+            max_grammar_bytes: 8 * 1024 * 1024,
         }
     }
 }
@@ -297,9 +302,12 @@ pub struct CompiledTools {
     admitted: AtomicBool,
     /// Position of each tool by name (the first one of a repeated name).
     by_name: HashMap<String, usize>,
-    /// Every tool's schema is plain ([`super::schema_plain`]): checks cost in proportion to
-    /// the arguments.
+    /// Every tool's schema is plain ([`super::schema_plain`]) and no grammar was compiled:
+    /// checks cost in proportion to the arguments.
     plain: bool,
+    /// The custom tools' `regex` grammars, compiled with the schemas (so once per distinct
+    /// array, on the analysis pool, and cached with it).
+    grammars: Grammars,
 }
 
 /// One declared function tool.
@@ -319,7 +327,8 @@ pub enum ToolSchema {
     Valid(Box<CheckedSchema>),
     /// Not a usable schema; the human reason. Arguments of this tool are not schema-checked.
     Invalid(String),
-    /// Not compiled: the `tools` array's schemas went past `inspect.schema_compile_bytes`.
+    /// Not compiled: the `tools` array's schemas went past `inspect.schema_compile_bytes`, or a
+    /// `pattern` in it needs a backtracking engine (see `compile_one`).
     OverBudget,
 }
 
@@ -442,6 +451,21 @@ impl CompiledTools {
                 })
             })
             .collect::<Vec<DeclaredTool>>();
+        let nested = match shape {
+            Shape::Nested => Some(true),
+            Shape::Flat => Some(false),
+            Shape::Functions | Shape::Anthropic => None,
+        };
+        let grammars = match nested {
+            Some(nested) => Grammars::compile(
+                items
+                    .iter()
+                    .filter_map(|tool| regex_definition(tool, nested)),
+                limits.max_grammar_bytes,
+            ),
+            None => Grammars::default(),
+        };
+        let plain = plain && !grammars.any();
         let mut by_name = HashMap::with_capacity(tools.len());
         for (at, tool) in tools.iter().enumerate() {
             by_name.entry(tool.name.clone()).or_insert(at);
@@ -454,7 +478,14 @@ impl CompiledTools {
             admitted: AtomicBool::new(false),
             by_name,
             plain,
+            grammars,
         }
+    }
+
+    /// The compiled form of a custom tool's `regex` grammar (one this array does not declare,
+    /// as in a stand-in array, is over budget).
+    pub fn grammar(&self, definition: &str) -> RegexGrammar {
+        self.grammars.get(definition)
     }
 
     /// Whether every tool's schema is plain: checking arguments costs in proportion to them.
@@ -476,9 +507,13 @@ impl CompiledTools {
         }
     }
 
-    /// The estimated bytes this array holds once compiled.
+    /// The estimated bytes this array holds once compiled: its schemas by their text, its
+    /// grammars by what they measured.
     fn weight(&self) -> usize {
-        self.key.len().saturating_mul(BYTES_PER_SCHEMA_BYTE)
+        self.key
+            .len()
+            .saturating_mul(BYTES_PER_SCHEMA_BYTE)
+            .saturating_add(self.grammars.weight())
     }
 
     /// Whether the request declared tools at all (a non-empty `tools` array).
@@ -495,21 +530,37 @@ impl CompiledTools {
     }
 }
 
+/// Compiles a schema with `pattern`s on the linear-time `regex` engine: its matches cost in
+/// proportion to the text (what [`schema_cost`] charges), where a backtracking engine's cost is
+/// bounded only by its step limit per match, which a call of thousands of strings multiplies.
+/// A schema that compiles only with backtracking (backreferences, lookaround) is valid but not
+/// checked: [`ToolSchema::OverBudget`].
 fn compile_one(parameters: &Value, max_steps: u64) -> ToolSchema {
-    let patterns = PatternOptions::fancy_regex()
+    let linear = PatternOptions::regex().size_limit(REGEX_SIZE_LIMIT);
+    let error = match jsonschema::options()
+        .offline()
+        .with_pattern_options(linear)
+        .build(parameters)
+    {
+        Ok(validator) => {
+            return ToolSchema::Valid(Box::new(CheckedSchema {
+                validator,
+                source: parameters.clone(),
+                max_steps,
+            }));
+        }
+        Err(error) => explain_invalid_schema(&error),
+    };
+    let backtracking = PatternOptions::fancy_regex()
         .backtrack_limit(BACKTRACK_LIMIT)
         .size_limit(REGEX_SIZE_LIMIT);
     match jsonschema::options()
         .offline()
-        .with_pattern_options(patterns)
+        .with_pattern_options(backtracking)
         .build(parameters)
     {
-        Ok(validator) => ToolSchema::Valid(Box::new(CheckedSchema {
-            validator,
-            source: parameters.clone(),
-            max_steps,
-        })),
-        Err(error) => ToolSchema::Invalid(explain_invalid_schema(&error)),
+        Ok(_) => ToolSchema::OverBudget,
+        Err(_) => ToolSchema::Invalid(error),
     }
 }
 

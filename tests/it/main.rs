@@ -30,6 +30,7 @@ mod bench;
 mod binary;
 mod broken_upstream;
 mod budget;
+mod budget_grammar;
 mod check_cli;
 mod config;
 mod connections;

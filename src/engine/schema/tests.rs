@@ -113,3 +113,97 @@ fn cache_is_send_and_sync() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<SchemaCache>();
 }
+
+#[test]
+fn a_backtracking_pattern_is_refused_and_thousands_of_strings_cost_nothing() {
+    let cache = SchemaCache::default();
+    let schema = json!({"type":"array","items":{"type":"string","pattern":"^(?:(a)\\1?)*$"}});
+    let compiled = cache.tools_for(&tools_with(
+        json!({"type":"object","properties":{"s": schema.clone()}}),
+    ));
+    let tool = &compiled.get("f").expect("f").schema;
+    assert!(matches!(tool, ToolSchema::OverBudget), "{tool:?}");
+    let strings: Vec<String> = (0..7_000).map(|_| format!("{}b", "a".repeat(21))).collect();
+    let instance = json!({ "s": strings });
+    let source = json!({"type":"object","properties":{"s": schema}});
+    let steps = schema_cost::estimate(&source, &instance, SchemaLimits::default().max_steps);
+    assert!(
+        steps.is_ok(),
+        "inside the step budget: the estimate alone lets it run"
+    );
+    let started = std::time::Instant::now();
+    let checked = tool.check(&instance, 16);
+    assert!(matches!(checked, SchemaCheck::OverBudget), "{checked:?}");
+    assert!(
+        started.elapsed().as_millis() < 500,
+        "{:?}",
+        started.elapsed()
+    );
+    // The same shape with a linear pattern is checked, every string, within the budget.
+    let linear = cache.tools_for(&tools_with(json!({"type":"object","properties":{
+        "s":{"type":"array","items":{"type":"string","pattern":"^(?:a|aa)*$"}}}})));
+    let tool = &linear.get("f").expect("f").schema;
+    let strings: Vec<String> = (0..2_000).map(|_| format!("{}b", "a".repeat(30))).collect();
+    match tool.check(&json!({ "s": strings }), 4) {
+        SchemaCheck::Checked(failures) => assert_eq!(failures.len(), 4),
+        other => panic!("expected failures, got {other:?}"),
+    }
+    // A pattern neither engine takes is invalid, as before.
+    let broken = cache.tools_for(&tools_with(json!({"properties":{"s":{"pattern":"("}}})));
+    assert!(matches!(
+        broken.get("f").map(|t| &t.schema),
+        Some(ToolSchema::Invalid(_))
+    ));
+}
+
+#[test]
+fn grammars_are_compiled_with_their_array_once_and_never_in_lookup_only_mode() {
+    let custom = |k: usize| {
+        json!({"type":"custom","custom":{"name":format!("c{k}"),"format":{"type":"grammar",
+            "grammar":{"syntax":"regex","definition":format!("\\w{{9}}{k}")}}}})
+    };
+    let tools = Value::Array((0..40).map(custom).collect());
+    let text = tools.to_string();
+    let raw = RawValue::from_string(text).expect("raw");
+    let cache = SchemaCache::default();
+    // Not cached: lookup-only mode compiles nothing and says so.
+    let started = std::time::Instant::now();
+    let (stand_in, facts) = SchemaCache::lookup_only(|| cache.tools_for_raw(&raw));
+    assert!(facts.missed && started.elapsed().as_millis() < 50);
+    assert!(matches!(
+        stand_in.grammar("\\w{9}0"),
+        RegexGrammar::OverBudget
+    ));
+    let first = cache.tools_for_raw(&raw);
+    let RegexGrammar::Compiled(grammar) = first.grammar("\\w{9}0") else {
+        panic!("compiled");
+    };
+    assert!(!first.plain(), "matching a grammar is not plain");
+    assert!(
+        first.weight() > 40 * 100_000,
+        "weighed as compiled: {}",
+        first.weight()
+    );
+    first.admit();
+    assert!(cache.bytes() >= first.weight());
+    // Every later exchange with the array gets the same compiled grammars, lookup-only too.
+    let (again, facts) = SchemaCache::lookup_only(|| cache.tools_for_raw(&raw));
+    assert!(!facts.missed && !facts.plain);
+    let RegexGrammar::Compiled(same) = again.grammar("\\w{9}0") else {
+        panic!("compiled");
+    };
+    assert!(Arc::ptr_eq(&grammar, &same));
+    // Past the array's grammar bytes, the rest are over budget.
+    let small = SchemaCache::new(
+        4,
+        SchemaLimits {
+            max_grammar_bytes: 2 << 20,
+            ..SchemaLimits::default()
+        },
+    );
+    let bounded = small.tools_for_raw(&raw);
+    assert!(matches!(
+        bounded.grammar("\\w{9}39"),
+        RegexGrammar::OverBudget
+    ));
+}

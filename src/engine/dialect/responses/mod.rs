@@ -55,14 +55,11 @@ impl ResponsesState {
         sink: &mut ViolationSink,
         notes: &mut Vec<String>,
     ) -> ResponsesState {
-        let request = request::parse(request_body, sink);
-        let schemas = common::declared_tools(
-            request.raw_tools.as_deref(),
-            |raw| cache.tools_for_flat(raw),
-            (request.facts.parsed, request.declares),
-            sink,
-            notes,
-        );
+        let (request, compiled) =
+            request::parse(request_body, |raw| cache.tools_for_flat(raw), sink);
+        let schemas = compiled.filter(|tools| tools.declares());
+        common::report_invalid_schemas(schemas.as_deref(), sink);
+        common::note_skipped(request.facts.parsed, request.declares, notes);
         ResponsesState {
             request,
             schemas,

@@ -323,6 +323,7 @@ fn check_input(
     };
     let (rule, detail) = match judge_input(tool.grammar.as_ref(), text) {
         None => return,
+        Some(InputProblem::GrammarOverBudget) => return sink.schema_budget_hit(),
         Some(InputProblem::GrammarMismatch) => (
             RuleId::ResponsesOutputCustomGrammarMismatch,
             format!(

@@ -13,11 +13,14 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::tool_choice;
-use crate::engine::custom_input::compile_regex_grammar;
+use std::sync::Arc;
+
+use crate::engine::custom_input::RegexGrammar;
 use crate::engine::dialect::chat::contract::preview;
 use crate::engine::dialect::common;
 use crate::engine::request::RequestFacts;
 use crate::engine::rules::RuleId;
+use crate::engine::schema::CompiledTools;
 use crate::engine::violation::{Site, Stage, ViolationSink};
 
 /// A declared tool's kind; hosted tools (web_search, mcp, ...) are counted, never judged.
@@ -50,8 +53,8 @@ pub struct Tool {
     pub kind: Kind,
     /// Responses function tools are strict unless `strict:false` (spec; openai-python).
     pub strict: bool,
-    /// A custom tool's `regex` grammar, anchored to the whole input; `None` otherwise.
-    pub grammar: Option<regex::Regex>,
+    /// A custom tool's `regex` grammar (compiled with the array's schemas); `None` otherwise.
+    pub grammar: Option<RegexGrammar>,
 }
 
 /// The request's `tool_choice`, interpreted.
@@ -96,13 +99,20 @@ struct Fields {
     conversation: Option<Value>,
 }
 
-/// Reads the body; never fails (an unparsable body declares nothing).
-pub fn parse(body: &[u8], sink: &mut ViolationSink) -> ResponsesRequest {
+/// Reads the body; never fails (an unparsable body declares nothing). `compile` gives the
+/// `tools` array's compiled form (the schema cache's), returned beside the request; its
+/// grammars are what custom tools are judged by.
+pub fn parse(
+    body: &[u8],
+    compile: impl FnOnce(&RawValue) -> Arc<CompiledTools>,
+    sink: &mut ViolationSink,
+) -> (ResponsesRequest, Option<Arc<CompiledTools>>) {
     let Some(fields) = common::read_object::<Fields>(body) else {
-        return ResponsesRequest::default();
+        return (ResponsesRequest::default(), None);
     };
+    let compiled = fields.tools.as_deref().map(compile);
     let items = common::tool_items(fields.tools.as_deref());
-    let tools = declare(&items, sink);
+    let tools = declare(&items, compiled.as_deref(), sink);
     if let Some(input) = fields
         .input
         .as_ref()
@@ -121,16 +131,21 @@ pub fn parse(body: &[u8], sink: &mut ViolationSink) -> ResponsesRequest {
         parallel_tool_calls: fields.parallel_tool_calls.as_ref().and_then(Value::as_bool),
         ..common::facts(fields.model.as_ref(), fields.stream.as_ref())
     };
-    ResponsesRequest {
+    let request = ResponsesRequest {
         facts,
         tools,
         declares: !items.is_empty(),
         choice,
         raw_tools: fields.tools,
-    }
+    };
+    (request, compiled)
 }
 
-fn declare(items: &[Value], sink: &mut ViolationSink) -> BTreeMap<String, Tool> {
+fn declare(
+    items: &[Value],
+    compiled: Option<&CompiledTools>,
+    sink: &mut ViolationSink,
+) -> BTreeMap<String, Tool> {
     let mut tools = BTreeMap::new();
     for (position, tool) in items.iter().enumerate() {
         let at = |suffix: &str| Site::at(format!("/tools/{position}{suffix}"));
@@ -171,7 +186,7 @@ fn declare(items: &[Value], sink: &mut ViolationSink) -> BTreeMap<String, Tool> 
                 check_parameters(tool, &at("/parameters"), sink);
                 None
             }
-            Kind::Custom => custom_format(tool.get("format"), &at("/format"), sink),
+            Kind::Custom => custom_format(tool.get("format"), compiled, &at("/format"), sink),
         };
         let strict = tool.get("strict").and_then(Value::as_bool).unwrap_or(true);
         tools.insert(
@@ -252,9 +267,10 @@ fn strict_gap(schema: &Value, path: &str, depth: usize) -> Option<String> {
 
 fn custom_format(
     format: Option<&Value>,
+    compiled: Option<&CompiledTools>,
     site: &Site,
     sink: &mut ViolationSink,
-) -> Option<regex::Regex> {
+) -> Option<RegexGrammar> {
     let format = format.filter(|f| !f.is_null())?;
     let kind = format.get("type").and_then(Value::as_str);
     let syntax = format.get("syntax").and_then(Value::as_str);
@@ -263,9 +279,9 @@ fn custom_format(
         (Some("text"), _, _) => return None,
         (Some("grammar"), Some("lark"), Some(_)) => return None,
         (Some("grammar"), Some("regex"), Some(definition)) => {
-            match compile_regex_grammar(definition) {
-                Ok(grammar) => return Some(grammar),
-                Err(problem) => problem,
+            match compiled.map_or(RegexGrammar::OverBudget, |c| c.grammar(definition)) {
+                RegexGrammar::Invalid(problem) => problem,
+                grammar => return Some(grammar),
             }
         }
         (Some("grammar"), _, _) => {

@@ -153,6 +153,10 @@ pub fn check_custom_call<'a>(
     }
     let (rule, detail) = match judge_input(grammar, text) {
         None => return outcome,
+        Some(InputProblem::GrammarOverBudget) => {
+            sink.schema_budget_hit();
+            return outcome;
+        }
         Some(InputProblem::GrammarMismatch) => (
             RuleId::ChatCustomResponseGrammarMismatch,
             format!(

@@ -1,7 +1,8 @@
 //! `type: "custom"` tools and `tool_choice: {"type":"allowed_tools"}` on Chat Completions,
 //! request side: the nested shapes (`{"type":"custom","custom":{"name","format"}}`,
 //! `{"type":"allowed_tools","allowed_tools":{"mode","tools"}}`), the custom tools' grammars
-//! (a `regex` one compiled by [`crate::engine::custom_input`]), and the names they refer to.
+//! (a `regex` one compiled with the array's schemas, looked up here), and the names they refer
+//! to.
 //!
 //! Input: the parsed `tools` items and `tool_choice`. Output: the declared custom tools, the
 //! allowed set, and `chat_custom.request.*` / `chat_allowed.request.*` violations.
@@ -11,7 +12,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::{Allowed, Surface};
-use crate::engine::custom_input::compile_regex_grammar;
+use crate::engine::custom_input::RegexGrammar;
 use crate::engine::dialect::chat::contract::preview;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::CompiledTools;
@@ -20,8 +21,9 @@ use crate::engine::violation::{Site, Stage, ViolationSink};
 /// The declared `type: "custom"` tools by name; shape and grammar problems are reported.
 pub(super) fn declare_custom(
     items: &[Value],
+    tools: Option<&CompiledTools>,
     sink: &mut ViolationSink,
-) -> BTreeMap<String, Option<regex::Regex>> {
+) -> BTreeMap<String, Option<RegexGrammar>> {
     let mut custom = BTreeMap::new();
     for (position, tool) in items.iter().enumerate() {
         if tool.get("type").and_then(Value::as_str) != Some("custom") {
@@ -47,10 +49,12 @@ pub(super) fn declare_custom(
             continue;
         };
         let format = tool.get("custom").and_then(|c| c.get("format"));
-        let grammar = match format.filter(|f| !f.is_null()).map(grammar_of) {
+        let grammar = match format
+            .filter(|f| !f.is_null())
+            .map(|f| grammar_of(f, tools))
+        {
             None | Some(Ok(None)) => None,
-            Some(Ok(Some(grammar))) => Some(grammar),
-            Some(Err(problem)) => {
+            Some(Ok(Some(RegexGrammar::Invalid(problem)))) | Some(Err(problem)) => {
                 sink.push(
                     RuleId::ChatCustomRequestGrammarShapeInvalid,
                     Stage::Request,
@@ -59,6 +63,7 @@ pub(super) fn declare_custom(
                 );
                 None
             }
+            Some(Ok(Some(grammar))) => Some(grammar),
         };
         custom.entry(name.to_owned()).or_insert(grammar);
     }
@@ -66,8 +71,11 @@ pub(super) fn declare_custom(
 }
 
 /// `{"type":"text"}` or `{"type":"grammar","grammar":{"syntax":"lark"|"regex","definition"}}`,
-/// nothing more (both objects are closed); a regex grammar is compiled.
-fn grammar_of(format: &Value) -> Result<Option<regex::Regex>, String> {
+/// nothing more (both objects are closed); a regex grammar is looked up compiled.
+fn grammar_of(
+    format: &Value,
+    tools: Option<&CompiledTools>,
+) -> Result<Option<RegexGrammar>, String> {
     let closed = |value: &Value, keys: &[&str]| {
         value
             .as_object()
@@ -89,7 +97,10 @@ fn grammar_of(format: &Value) -> Result<Option<regex::Regex>, String> {
     match (syntax, definition) {
         _ if !closed(grammar, &["syntax", "definition"]) => {}
         (Some("lark"), Some(_)) => return Ok(None),
-        (Some("regex"), Some(definition)) => return compile_regex_grammar(definition).map(Some),
+        (Some("regex"), Some(definition)) => {
+            let compiled = tools.map_or(RegexGrammar::OverBudget, |t| t.grammar(definition));
+            return Ok(Some(compiled));
+        }
         _ => {}
     }
     Err(format!(
@@ -132,7 +143,7 @@ pub(super) fn check_custom_choice(
 pub(super) fn allowed_tools(
     choice: Option<&Value>,
     tools: Option<&CompiledTools>,
-    custom: &BTreeMap<String, Option<regex::Regex>>,
+    custom: &BTreeMap<String, Option<RegexGrammar>>,
     sink: &mut ViolationSink,
 ) -> Option<Allowed> {
     let choice =

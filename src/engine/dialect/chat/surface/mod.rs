@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use super::contract::preview;
 use super::request::ParsedRequest;
+use crate::engine::custom_input::RegexGrammar;
 use crate::engine::dialect::common;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, SchemaCache};
@@ -68,7 +69,7 @@ pub struct Surface {
     pub functions: Option<Arc<CompiledTools>>,
     pub function_call: FunctionCall,
     /// Declared `type: "custom"` tools by name, with their `regex` grammar if any.
-    pub custom: BTreeMap<String, Option<regex::Regex>>,
+    pub custom: BTreeMap<String, Option<RegexGrammar>>,
     pub allowed: Option<Allowed>,
 }
 
@@ -123,7 +124,7 @@ impl Surface {
             .filter(|t| t.get().contains("custom"))
             && let Ok(Value::Array(items)) = serde_json::from_str::<Value>(raw.get())
         {
-            surface.custom = custom::declare_custom(&items, sink);
+            surface.custom = custom::declare_custom(&items, tools, sink);
         }
         let choice = request.facts.tool_choice.as_ref();
         custom::check_custom_choice(choice, &surface, sink);
