@@ -126,6 +126,8 @@ pub fn build(paths: &[PathBuf], out: &Path) -> tooltap::report::ReportData {
         severity: None,
         docs_base: String::new(),
         max_exchanges: 20_000,
+        max_shown_bytes: tooltap::report::bound::DEFAULT_MAX_SHOWN_BYTES,
+        max_page_bytes: tooltap::report::bound::DEFAULT_MAX_PAGE_BYTES,
     };
     let data = tooltap::report::collect(&args);
     let page = tooltap::report::render(&data).expect("renders");
@@ -177,6 +179,7 @@ pub fn write_recording_for(path: &Path, rec: &Rec<'_>, request_path: &str) {
             headers,
         },
         redacted: Vec::new(),
+        injected: Vec::new(),
     };
     let mut lines = vec![Line::Exchange(Box::new(meta))];
     for (seq, bytes) in rec.frames.iter().enumerate() {
