@@ -142,3 +142,43 @@ fn rows_are_sorted_by_start_time_with_dialect_and_injected_quirks_to_filter_on()
         assert_eq!(rows, expected, "{filter}");
     }
 }
+
+/// Every rule's count stays inside its card at a 1400 px wide window, and a long rule list
+/// scrolls in its card instead of running off it.
+#[test]
+fn every_rule_count_is_visible_in_a_1400_px_window() {
+    let dir = TempDir::new("rules");
+    let recs = dir.join("recs");
+    std::fs::create_dir_all(&recs).expect("dir");
+    write_fixtures(&recs);
+    let page = dir.join("report.html");
+    build(&[recs], &page);
+    let probed = with_probe(
+        &page,
+        r##"(function () {
+  var card = document.getElementById("by-rule").closest(".card"), box = card.getBoundingClientRect();
+  var rows = 0, clipped = 0;
+  document.querySelectorAll("#by-rule td.count").forEach(function (td) {
+    rows++;
+    var r = td.getBoundingClientRect();
+    if (r.right > box.right + 0.5 || r.width < 1) clipped++;
+  });
+  var reachable = card.scrollHeight <= card.clientHeight + 1 || /auto|scroll/.test(getComputedStyle(card).overflowY);
+  document.body.dataset.ruleRows = rows;
+  document.body.dataset.ruleClipped = clipped;
+  document.body.dataset.ruleReachable = reachable ? "yes" : "no";
+  document.body.dataset.windowWidth = window.innerWidth;
+})();"##,
+    );
+    let dom = dump_dom_at(&probed, "", "1400,950");
+    assert_clean(&dom);
+    assert_eq!(attr(&dom, "data-window-width"), "1400");
+    let rows: usize = attr(&dom, "data-rule-rows").parse().expect("rows");
+    assert!(rows > 10, "{rows} rule rows");
+    assert_eq!(
+        attr(&dom, "data-rule-clipped"),
+        "0",
+        "counts outside their card"
+    );
+    assert_eq!(attr(&dom, "data-rule-reachable"), "yes");
+}
