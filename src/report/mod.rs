@@ -270,4 +270,36 @@ mod tests {
         // Seven exchanges, one tool list between them: stored once.
         assert_eq!(data.tools.get(1), None);
     }
+
+    #[test]
+    fn past_the_page_budget_exchanges_lose_their_detail_then_are_left_out_and_counted() {
+        let args = |max_page_bytes| ReportArgs {
+            paths: vec![PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("recordings/examples")],
+            output: PathBuf::from("unused.html"),
+            severity: None,
+            docs_base: String::new(),
+            max_exchanges: 100,
+            max_shown_bytes: 64,
+            max_page_bytes,
+        };
+        let whole = collect(&args(bound::DEFAULT_MAX_PAGE_BYTES));
+        assert_eq!((whole.exchanges.len(), whole.cut.without_detail), (7, 0));
+        assert!(
+            whole.cut.shown_bytes > 0,
+            "64 bytes shown per exchange cut something"
+        );
+        assert!(whole.exchanges.iter().any(|x| x.cut.raw_bytes > 0));
+        let budget = whole.cut.used / 2;
+        let tight = collect(&args(budget));
+        assert!(tight.cut.used <= budget);
+        assert!(tight.cut.without_detail > 0 && tight.cut.detail_bytes > 0);
+        let stripped = tight.exchanges.iter().filter(|x| x.cut.detail_bytes > 0);
+        assert!(
+            stripped
+                .clone()
+                .all(|x| x.fragments.is_empty() && x.frames.is_empty())
+        );
+        let none = collect(&args(10));
+        assert_eq!((none.exchanges.len(), none.cut.left_out), (0, 7));
+    }
 }
