@@ -30,6 +30,9 @@ pub struct Checked {
     pub route: Option<String>,
     pub method: Option<String>,
     pub path: Option<String>,
+    /// When the request head arrived (RFC 3339), and the model the request named.
+    pub started: Option<String>,
+    pub model: Option<String>,
     /// How the recording says the exchange ended; `None` without an end line (or a capture).
     pub outcome: Option<Outcome>,
     /// Violations recorded live, when the file has an end line.
@@ -178,6 +181,8 @@ pub fn judge_recording(
         route: Some(meta.route),
         method: Some(meta.method),
         path: Some(meta.path),
+        started: Some(meta.started),
+        model: report.request.model,
         outcome: end.as_ref().map(|end| end.outcome),
         live_violations: end.as_ref().map(|end| end.violations.len()),
         violations: report.violations,
@@ -226,6 +231,8 @@ pub fn capture(capture: &Capture, engine: &Arc<EngineConfig>) -> Item {
         route: None,
         method: None,
         path: None,
+        started: None,
+        model: None,
         outcome: None,
         live_violations: None,
         violations: report.violations,

@@ -1,31 +1,29 @@
 //! The JUnit XML report of `tooltap check`, for CI dashboards.
 //!
 //! Input: the [`Item`]s judged and the `--fail-on` threshold. Output: one `<testsuite>` with
-//! one `<testcase>` per exchange (classname = route, name = exchange id), a `<failure>` per
-//! violation at or above the threshold (`type` = rule id), violations below it in
-//! `<system-out>`, and an `<error>` testcase per unreadable input. The `failures` attribute
-//! counts `<failure>` elements. Every text is escaped, and characters XML 1.0 forbids (most
-//! control characters, which recorded data may contain) are replaced by U+FFFD.
+//! one `<testcase>` per exchange and an `<error>` testcase per unreadable input. A testcase is
+//! named for a human (`POST /v1/chat/completions gpt-4o 2026-12-02T12:00:00Z [<exchange id>]`:
+//! request, model, start time, the id kept at the tail) with the route as `classname` and the
+//! recording as `file`. An exchange with violations at or above the threshold has ONE
+//! `<failure>` (`type` = the first such rule id, `message` = how many and which rules, the body
+//! one line per violation), so `failures` counts failed testcases, as JUnit readers expect;
+//! violations below the threshold go to `<system-out>`. Every text is escaped, and characters
+//! XML 1.0 forbids (most control characters, which recorded data may contain) are replaced by
+//! U+FFFD.
 
 use std::io::{self, Write};
 
 use super::FailOn;
-use super::judge::Item;
+use super::judge::{Checked, Item};
 use super::output::describe;
 
 pub fn write(items: &[Item], fail_on: FailOn, out: &mut dyn Write) -> io::Result<()> {
     let tests = items.len();
-    let failures: usize = items
+    let failures = items
         .iter()
-        .map(|item| match item {
-            Item::Checked(c) => c
-                .violations
-                .iter()
-                .filter(|v| fail_on.fails(v.severity))
-                .count(),
-            Item::Unreadable(_) => 0,
-        })
-        .sum();
+        .filter_map(Item::checked)
+        .filter(|c| c.violations.iter().any(|v| fail_on.fails(v.severity)))
+        .count();
     let errors = items
         .iter()
         .filter(|i| matches!(i, Item::Unreadable(_)))
@@ -36,37 +34,7 @@ pub fn write(items: &[Item], fail_on: FailOn, out: &mut dyn Write) -> io::Result
     writeln!(out, r#"  <testsuite name="tooltap check" {counts}>"#)?;
     for item in items {
         match item {
-            Item::Checked(c) => {
-                let classname = c.route.as_deref().unwrap_or("capture");
-                let name = c.id.as_deref().unwrap_or(&c.source);
-                writeln!(
-                    out,
-                    r#"    <testcase classname="{}" name="{}" file="{}">"#,
-                    escape(classname),
-                    escape(name),
-                    escape(&c.source)
-                )?;
-                let mut below = Vec::new();
-                for violation in &c.violations {
-                    let line = describe(violation);
-                    if !fail_on.fails(violation.severity) {
-                        below.push(line);
-                        continue;
-                    }
-                    writeln!(
-                        out,
-                        r#"      <failure type="{}" message="{}">{}</failure>"#,
-                        escape(violation.rule.as_str()),
-                        escape(&format!("{} at {}", violation.rule, violation.path)),
-                        escape(&line)
-                    )?;
-                }
-                if !below.is_empty() {
-                    let text = escape(&below.join("\n"));
-                    writeln!(out, "      <system-out>{text}</system-out>")?;
-                }
-                writeln!(out, "    </testcase>")?;
-            }
+            Item::Checked(c) => testcase(c, fail_on, out)?,
             Item::Unreadable(message) => {
                 writeln!(
                     out,
@@ -78,6 +46,64 @@ pub fn write(items: &[Item], fail_on: FailOn, out: &mut dyn Write) -> io::Result
     }
     writeln!(out, "  </testsuite>")?;
     writeln!(out, "</testsuites>")
+}
+
+/// One exchange's testcase: one `<failure>` listing every violation at or above the threshold.
+fn testcase(c: &Checked, fail_on: FailOn, out: &mut dyn Write) -> io::Result<()> {
+    let classname = c.route.as_deref().unwrap_or("capture");
+    writeln!(
+        out,
+        r#"    <testcase classname="{}" name="{}" file="{}">"#,
+        escape(classname),
+        escape(&name(c)),
+        escape(&c.source)
+    )?;
+    let (failing, below): (Vec<_>, Vec<_>) =
+        c.violations.iter().partition(|v| fail_on.fails(v.severity));
+    if let Some(first) = failing.first() {
+        let mut rules: Vec<&str> = Vec::new();
+        for violation in &failing {
+            if !rules.contains(&violation.rule.as_str()) {
+                rules.push(violation.rule.as_str());
+            }
+        }
+        let message = format!("{} violations: {}", failing.len(), rules.join(", "));
+        let body: Vec<String> = failing.iter().map(|v| describe(v)).collect();
+        writeln!(
+            out,
+            r#"      <failure type="{}" message="{}">{}</failure>"#,
+            escape(first.rule.as_str()),
+            escape(&message),
+            escape(&body.join("\n"))
+        )?;
+    }
+    if !below.is_empty() {
+        let lines: Vec<String> = below.iter().map(|v| describe(v)).collect();
+        writeln!(
+            out,
+            "      <system-out>{}</system-out>",
+            escape(&lines.join("\n"))
+        )?;
+    }
+    writeln!(out, "    </testcase>")
+}
+
+/// What a human maps back to an exchange: request, model, start time, then the id (or, for a
+/// capture, the file it came from).
+fn name(c: &Checked) -> String {
+    let parts = [
+        c.method.as_deref(),
+        c.path.as_deref(),
+        c.model.as_deref(),
+        c.started.as_deref(),
+    ];
+    let mut name: Vec<&str> = parts.into_iter().flatten().collect();
+    let tail = match &c.id {
+        Some(id) => format!("[{id}]"),
+        None => c.source.clone(),
+    };
+    name.push(&tail);
+    name.join(" ")
 }
 
 /// Escapes text for an attribute or element; replaces characters XML 1.0 does not allow.

@@ -62,6 +62,7 @@ pub fn read(line: &str) -> Option<Meta> {
             headers: response_headers,
         },
         redacted,
+        injected: Vec::new(),
     })
 }
 
@@ -215,6 +216,7 @@ mod tests {
                 headers: vec![("content-length".into(), "399".into())],
             },
             redacted: vec![],
+            injected: Vec::new(),
         }
     }
 
@@ -322,6 +324,7 @@ mod tests {
                 request: RequestPart { headers: headers.clone(), body },
                 response: ResponsePart { status, headers },
                 redacted,
+                injected: Vec::new(),
             };
             let line = written(&meta);
             prop_assert_eq!(read(&line), Some(meta));

@@ -57,6 +57,9 @@ pub struct Meta {
     /// What was redacted: `header:<name>` and `body:<json pointer>` entries.
     #[serde(default)]
     pub redacted: Vec<String>,
+    /// The quirk ids `--inject` applied to this response; absent when none was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub injected: Vec<String>,
 }
 
 impl Meta {

@@ -180,6 +180,7 @@ impl Recorder {
                 headers: Vec::new(),
             },
             redacted,
+            injected: Vec::new(),
         };
         Some(RecordingHandle {
             paths: RecordingPaths::new(&self.shared.dir, route, started, id),

@@ -107,6 +107,7 @@ fn recording(
                 headers,
             },
             redacted: Vec::new(),
+            injected: Vec::new(),
         },
         frames,
         end: None,

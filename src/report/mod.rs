@@ -12,6 +12,7 @@
 //!                                       └─► pieces (dialect tables) ──────────────────────┴─► model ─► html
 //! ```
 
+pub mod bound;
 pub mod dialect;
 mod html;
 pub mod model;
@@ -61,6 +62,14 @@ pub struct ReportArgs {
     /// Most exchanges put in one page; the rest are counted, not shown
     #[arg(long, value_name = "N", default_value_t = 20_000)]
     pub max_exchanges: usize,
+    /// Most bytes of decoded text, and of raw frames, shown per exchange; the rest is marked
+    /// "cut: N bytes not shown"
+    #[arg(long, value_name = "BYTES", default_value_t = bound::DEFAULT_MAX_SHOWN_BYTES)]
+    pub max_shown_bytes: usize,
+    /// Most bytes of data in the page; past it exchanges are listed without their detail
+    /// (fragments, frames, reassembled calls), then left out, and both are counted
+    #[arg(long, value_name = "BYTES", default_value_t = bound::DEFAULT_MAX_PAGE_BYTES)]
+    pub max_page_bytes: u64,
 }
 
 /// Everything the page is built from.
@@ -76,6 +85,24 @@ pub struct ReportData {
     pub unreadable: Vec<String>,
     /// Recordings beyond `--max-exchanges`, not shown.
     pub omitted: usize,
+    /// What the page budget (`--max-page-bytes`) and the per-exchange bounds left out.
+    pub cut: PageCut,
+}
+
+/// What one page does not show, counted.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct PageCut {
+    /// The budget: most bytes of exchange data in the page.
+    pub budget: u64,
+    /// Bytes of exchange data the page holds.
+    pub used: u64,
+    /// Exchanges listed without their detail, and the bytes that detail would have taken.
+    pub without_detail: usize,
+    pub detail_bytes: u64,
+    /// Exchanges left out entirely once even their summary did not fit.
+    pub left_out: usize,
+    /// Bytes of decoded text and raw frames cut by `--max-shown-bytes`, all exchanges together.
+    pub shown_bytes: u64,
 }
 
 /// Reads, re-judges and collects the exchanges under `args.paths`.
@@ -92,6 +119,10 @@ pub fn collect(args: &ReportArgs) -> ReportData {
     let mut pointers = model::ToolTable::default();
     let mut buffer = Vec::new();
     let mut omitted = 0;
+    let mut cut = PageCut {
+        budget: args.max_page_bytes,
+        ..PageCut::default()
+    };
     let max_bytes = inputs::DEFAULT_MAX_INPUT_BYTES;
     // A segment file holds many exchanges: the bound counts exchanges, not files. Past it the
     // rest are only counted, by their exchange lines, not read.
@@ -108,13 +139,18 @@ pub fn collect(args: &ReportArgs) -> ReportData {
             match recording {
                 Ok(recording) => {
                     let report = judge::engine_report(&recording, &engine, &cache);
-                    exchanges.push(model::view(
+                    let view = model::view(
                         &recording,
                         &report,
                         &args.docs_base,
+                        args.max_shown_bytes,
                         &mut tools,
                         &mut pointers,
-                    ));
+                    );
+                    drop(recording);
+                    if let Some(view) = cut.fit(view) {
+                        exchanges.push(view);
+                    }
                 }
                 Err(error) => unreadable.push(error.to_string()),
             }
@@ -127,6 +163,33 @@ pub fn collect(args: &ReportArgs) -> ReportData {
         pointers,
         unreadable,
         omitted,
+        cut,
+    }
+}
+
+impl PageCut {
+    /// The view as it fits what is left of the budget: whole, without its detail, or not at
+    /// all (`None`); counted.
+    fn fit(&mut self, mut view: model::ExchangeView) -> Option<model::ExchangeView> {
+        self.shown_bytes += view.cut.decoded_bytes + view.cut.raw_bytes;
+        let whole = bound::json_size(&view);
+        if self.used + whole <= self.budget {
+            self.used += whole;
+            return Some(view);
+        }
+        view.fragments = Vec::new();
+        view.frames = Vec::new();
+        view.choices = Vec::new();
+        view.cut.detail_bytes = whole;
+        let summary = bound::json_size(&view);
+        if self.used + summary <= self.budget {
+            self.used += summary;
+            self.without_detail += 1;
+            self.detail_bytes += whole.saturating_sub(summary);
+            return Some(view);
+        }
+        self.left_out += 1;
+        None
     }
 }
 
@@ -136,6 +199,23 @@ pub fn run(args: &ReportArgs, stderr: &mut dyn Write) -> u8 {
     for message in &data.unreadable {
         let _ = writeln!(stderr, "tooltap report: {message}");
     }
+    let cut = &data.cut;
+    if cut.without_detail + cut.left_out > 0 {
+        let _ = writeln!(
+            stderr,
+            "tooltap report: the page budget (--max-page-bytes {}) was spent: {} exchanges \
+             shown without their detail ({} bytes not shown), {} left out",
+            cut.budget, cut.without_detail, cut.detail_bytes, cut.left_out
+        );
+    }
+    if cut.shown_bytes > 0 {
+        let _ = writeln!(
+            stderr,
+            "tooltap report: {} bytes of bodies and frames cut (--max-shown-bytes {} per \
+             exchange)",
+            cut.shown_bytes, args.max_shown_bytes
+        );
+    }
     if data.omitted > 0 {
         let _ = writeln!(
             stderr,
@@ -143,14 +223,12 @@ pub fn run(args: &ReportArgs, stderr: &mut dyn Write) -> u8 {
             data.omitted, args.max_exchanges
         );
     }
-    let page = match render(&data) {
-        Ok(page) => page,
-        Err(error) => {
-            let _ = writeln!(stderr, "tooltap report: cannot serialize the data: {error}");
-            return EXIT_USAGE;
-        }
-    };
-    if let Err(error) = std::fs::write(&args.output, page) {
+    let written = std::fs::File::create(&args.output).and_then(|file| {
+        let mut out = std::io::BufWriter::new(file);
+        html::write_page(&data, &mut out)?;
+        out.flush()
+    });
+    if let Err(error) = written {
         let _ = writeln!(
             stderr,
             "tooltap report: cannot write {}: {error}",
@@ -183,11 +261,45 @@ mod tests {
             severity: None,
             docs_base: String::new(),
             max_exchanges: 3,
+            max_shown_bytes: bound::DEFAULT_MAX_SHOWN_BYTES,
+            max_page_bytes: bound::DEFAULT_MAX_PAGE_BYTES,
         };
         let data = collect(&args);
         assert_eq!((data.exchanges.len(), data.omitted), (3, 4));
         assert!(data.unreadable.is_empty());
         // Seven exchanges, one tool list between them: stored once.
         assert_eq!(data.tools.get(1), None);
+    }
+
+    #[test]
+    fn past_the_page_budget_exchanges_lose_their_detail_then_are_left_out_and_counted() {
+        let args = |max_page_bytes| ReportArgs {
+            paths: vec![PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("recordings/examples")],
+            output: PathBuf::from("unused.html"),
+            severity: None,
+            docs_base: String::new(),
+            max_exchanges: 100,
+            max_shown_bytes: 64,
+            max_page_bytes,
+        };
+        let whole = collect(&args(bound::DEFAULT_MAX_PAGE_BYTES));
+        assert_eq!((whole.exchanges.len(), whole.cut.without_detail), (7, 0));
+        assert!(
+            whole.cut.shown_bytes > 0,
+            "64 bytes shown per exchange cut something"
+        );
+        assert!(whole.exchanges.iter().any(|x| x.cut.raw_bytes > 0));
+        let budget = whole.cut.used / 2;
+        let tight = collect(&args(budget));
+        assert!(tight.cut.used <= budget);
+        assert!(tight.cut.without_detail > 0 && tight.cut.detail_bytes > 0);
+        let stripped = tight.exchanges.iter().filter(|x| x.cut.detail_bytes > 0);
+        assert!(
+            stripped
+                .clone()
+                .all(|x| x.fragments.is_empty() && x.frames.is_empty())
+        );
+        let none = collect(&args(10));
+        assert_eq!((none.exchanges.len(), none.cut.left_out), (0, 7));
     }
 }

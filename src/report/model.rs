@@ -9,10 +9,11 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::bound::{MAX_LISTED, Shown};
 use super::dialect::{self, PieceKind};
 use super::pieces::{self, Fragment};
 use crate::engine::{ChoiceOutcome, Completeness, Report, Violation};
-use crate::record::{Outcome, Recording};
+use crate::record::{Outcome, RecordedFrame, Recording};
 
 /// One exchange as the page sees it.
 #[derive(Debug, Clone, Serialize)]
@@ -25,6 +26,9 @@ pub struct ExchangeView {
     pub method: String,
     pub path: String,
     pub dialect: &'static str,
+    /// The quirks `--inject` put into this response (the exchange line's `injected`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub injected: Vec<String>,
     pub status: u16,
     /// `"stream"` or `"buffered"` (what the response was, by its content type).
     pub mode: &'static str,
@@ -42,6 +46,42 @@ pub struct ExchangeView {
     pub fragments: Vec<FragmentView>,
     pub frames: Vec<FrameView>,
     pub choices: Vec<ChoiceOutcome>,
+    /// What the bounds left out of this exchange.
+    #[serde(skip_serializing_if = "ExchangeCut::is_empty")]
+    pub cut: ExchangeCut,
+}
+
+/// What the page does not show of one exchange, counted.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ExchangeCut {
+    /// Bytes of decoded text (event data, bodies, piece texts) not shown.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub decoded_bytes: u64,
+    /// Bytes of raw frames not shown.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub raw_bytes: u64,
+    /// Fragments, and frames, past the most one exchange lists.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub fragments: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub frames: u64,
+    /// Why decoding or framing stopped before the end of the body.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decoding: Option<String>,
+    /// The page budget was spent: fragments, frames and reassembled calls left out; the
+    /// bytes they would have taken.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub detail_bytes: u64,
+}
+
+impl ExchangeCut {
+    pub fn is_empty(&self) -> bool {
+        *self == ExchangeCut::default()
+    }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A fragment as the page gets it: pieces as `[lane, kind, text, pointer index]` arrays, the
@@ -54,6 +94,9 @@ pub struct FragmentView {
     pub event: Option<String>,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub data: String,
+    /// Bytes of `data` not shown.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cut: u64,
     pub pieces: Vec<(String, PieceKind, String, usize)>,
 }
 
@@ -107,13 +150,18 @@ pub struct FrameView {
     /// The bytes as base64 otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub base64: Option<String>,
+    /// Bytes of the frame not shown (the exchange's allowance for raw bytes was spent).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cut: u64,
 }
 
-/// Builds the view of one recording.
+/// Builds the view of one recording, its decoded text and its raw frames each cut to
+/// `max_shown` bytes.
 pub fn view(
     recording: &Recording,
     report: &Report,
     docs_base: &str,
+    max_shown: usize,
     tools: &mut ToolTable,
     pointers: &mut ToolTable,
 ) -> ExchangeView {
@@ -136,6 +184,17 @@ pub fn view(
             .unwrap_or(Value::Null)
     };
     let is_sse = content_type.is_some_and(|t| t.trim_start().starts_with("text/event-stream"));
+    let mut decoded = Shown::new(max_shown);
+    let fragments = pieces::fragments(
+        &recording.frames,
+        content_type,
+        header("content-encoding"),
+        dialect,
+        &mut decoded,
+    );
+    let (fragments_not_listed, stopped) = (fragments.not_listed, fragments.stopped.clone());
+    let mut raw = Shown::new(max_shown);
+    let frames = frame_views(&recording.frames, &mut raw);
     ExchangeView {
         id: meta.id.clone(),
         started: meta.started.clone(),
@@ -167,53 +226,66 @@ pub fn view(
                 violation: v.clone(),
             })
             .collect(),
-        fragments: pieces::fragments(
-            &recording.frames,
-            content_type,
-            header("content-encoding"),
-            dialect,
-        )
-        .into_iter()
-        .map(|f: Fragment| FragmentView {
-            seq: f.seq,
-            t_us: f.t_us,
-            event: f.event,
-            data: f.data,
-            pieces: f
-                .pieces
-                .into_iter()
-                .map(|p| {
-                    (
-                        p.lane,
-                        p.kind,
-                        p.text,
-                        pointers.intern(Value::String(p.ptr)),
-                    )
-                })
-                .collect(),
-        })
-        .collect(),
-        frames: recording
-            .frames
-            .iter()
-            .map(|f| match std::str::from_utf8(&f.bytes) {
-                Ok(text) => FrameView {
-                    seq: f.seq,
-                    t_us: f.t_us,
-                    text: Some(text.to_string()),
-                    base64: None,
-                },
-                Err(_) => FrameView {
-                    seq: f.seq,
-                    t_us: f.t_us,
-                    text: None,
-                    base64: Some(BASE64.encode(&f.bytes)),
-                },
+        fragments: fragments
+            .list
+            .into_iter()
+            .map(|f: Fragment| FragmentView {
+                seq: f.seq,
+                t_us: f.t_us,
+                event: f.event,
+                data: f.data,
+                cut: f.cut,
+                pieces: f
+                    .pieces
+                    .into_iter()
+                    .map(|p| {
+                        (
+                            p.lane,
+                            p.kind,
+                            p.text,
+                            pointers.intern(Value::String(p.ptr)),
+                        )
+                    })
+                    .collect(),
             })
             .collect(),
+        frames,
         choices: report.choices.clone(),
         file: recording.path.display().to_string(),
+        injected: meta.injected.clone(),
+        cut: ExchangeCut {
+            decoded_bytes: decoded.cut,
+            raw_bytes: raw.cut,
+            fragments: fragments_not_listed,
+            frames: recording.frames.len().saturating_sub(MAX_LISTED) as u64,
+            decoding: stopped,
+            detail_bytes: 0,
+        },
     }
+}
+
+/// The first [`MAX_LISTED`] frames, their bytes cut to what `raw` allows.
+fn frame_views(frames: &[RecordedFrame], raw: &mut Shown) -> Vec<FrameView> {
+    frames
+        .iter()
+        .take(MAX_LISTED)
+        .map(|f| {
+            let (text, base64, cut) = if std::str::from_utf8(&f.bytes).is_ok() {
+                let (text, cut) = raw.lossy(&f.bytes);
+                (Some(text), None, cut)
+            } else {
+                let (kept, cut) = raw.take(&f.bytes);
+                (None, Some(BASE64.encode(kept)), cut)
+            };
+            FrameView {
+                seq: f.seq,
+                t_us: f.t_us,
+                text,
+                base64,
+                cut,
+            }
+        })
+        .collect()
 }
 
 fn outcome_str(outcome: Outcome) -> &'static str {

@@ -4,18 +4,17 @@
 //! Input: the recorded frames, the response's content type and encoding, and a
 //! [`Dialect`]. Output: [`Fragment`]s in arrival order, each with the `seq` and time of the frame
 //! that completed it (the same `seq` a violation carries), and its [`Piece`]s. Bytes that do not
-//! frame or parse still become a fragment (with no pieces), so nothing recorded is hidden.
+//! frame or parse still become a fragment (with no pieces), so nothing recorded is hidden
+//! silently: what the bounds (`super::bound`) leave out is counted and marked.
 
 use serde::Serialize;
 use serde_json::Value;
 
+use super::bound::{MAX_DECODED, MAX_DECODED_STREAM, MAX_LISTED, Shown, marker};
 use super::dialect::{Dialect, Lane, PieceKind, PieceRule};
 use crate::engine::SseFramer;
 use crate::engine::decode::BodyDecoder;
 use crate::record::RecordedFrame;
-
-/// Longest SSE line and decoded body the report frames (the engine's defaults are smaller).
-const MAX_BYTES: usize = 64 << 20;
 
 /// One event of a stream, or a whole buffered body.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -30,6 +29,8 @@ pub struct Fragment {
     /// pieces (the page shows it in the "other" lane; every byte is in the raw frames anyway).
     #[serde(skip_serializing_if = "String::is_empty")]
     pub data: String,
+    /// Bytes of `data` not shown (the exchange's allowance was spent).
+    pub cut: u64,
     pub pieces: Vec<Piece>,
 }
 
@@ -39,37 +40,68 @@ pub struct Piece {
     /// `"content"` or the tool-call index as a string.
     pub lane: String,
     pub kind: PieceKind,
-    /// The piece's text (a string value as is, anything else as JSON).
+    /// The piece's text (a string value as is, anything else as JSON); a cut text ends with
+    /// the marker saying how many bytes are not shown.
     pub text: String,
     /// JSON pointer of the piece inside the fragment.
     pub ptr: String,
 }
 
-/// Cuts the frames into fragments.
+/// The fragments of one response, as far as the bounds let the page show them.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Fragments {
+    pub list: Vec<Fragment>,
+    /// Fragments past [`MAX_LISTED`]: counted, not built.
+    pub not_listed: u64,
+    /// Why decoding or framing stopped before the end of the body, when it did.
+    pub stopped: Option<String>,
+}
+
+/// Cuts the frames into fragments; their texts are cut to what `shown` still allows.
 pub fn fragments(
     frames: &[RecordedFrame],
     content_type: Option<&str>,
     content_encoding: Option<&str>,
     dialect: &Dialect,
-) -> Vec<Fragment> {
+    shown: &mut Shown,
+) -> Fragments {
     let is_sse = content_type.is_some_and(|t| t.trim_start().starts_with("text/event-stream"));
-    let mut decoder = match BodyDecoder::new(content_encoding, MAX_BYTES) {
-        Ok(decoder) => decoder,
-        Err(_) => return Vec::new(),
+    let limit = if is_sse {
+        MAX_DECODED_STREAM
+    } else {
+        MAX_DECODED
     };
-    let mut out = Vec::new();
+    let mut out = Fragments::default();
+    let mut decoder = match BodyDecoder::new(content_encoding, limit) {
+        Ok(decoder) => decoder,
+        Err(error) => {
+            out.stopped = Some(error.to_string());
+            return out;
+        }
+    };
     if is_sse {
-        let mut framer = SseFramer::new(MAX_BYTES);
+        let mut framer = SseFramer::new(MAX_DECODED);
         let mut events = Vec::new();
         for frame in frames {
-            let Ok(decoded) = decoder.push(&frame.bytes) else {
-                break;
+            let decoded = match decoder.push(&frame.bytes) {
+                Ok(decoded) => decoded,
+                Err(error) => {
+                    out.stopped = Some(error.to_string());
+                    break;
+                }
             };
-            if framer.push(decoded, &mut events).is_err() {
+            if let Err(error) = framer.push(decoded, &mut events) {
+                out.stopped = Some(format!("SSE framing stopped: {error}"));
                 break;
             }
             for event in events.drain(..) {
-                out.push(fragment(frame, event.event, event.data, dialect.stream));
+                out.push(
+                    frame,
+                    event.event,
+                    event.data.as_bytes(),
+                    dialect.stream,
+                    shown,
+                );
             }
         }
     } else {
@@ -77,41 +109,62 @@ pub fn fragments(
         for frame in frames {
             match decoder.push(&frame.bytes) {
                 Ok(decoded) => body.extend_from_slice(decoded),
-                Err(_) => break,
+                Err(error) => {
+                    out.stopped = Some(error.to_string());
+                    break;
+                }
             }
         }
-        if let Ok(rest) = decoder.finish() {
-            body.extend_from_slice(rest);
+        if out.stopped.is_none() {
+            match decoder.finish() {
+                Ok(rest) => body.extend_from_slice(rest),
+                Err(error) => out.stopped = Some(error.to_string()),
+            }
         }
         if let Some(last) = frames.last() {
-            let data = String::from_utf8_lossy(&body).into_owned();
-            out.push(fragment(last, None, data, dialect.buffered));
+            out.push(last, None, &body, dialect.buffered, shown);
         }
     }
     out
 }
 
-fn fragment(
-    frame: &RecordedFrame,
-    event: Option<String>,
-    data: String,
-    rules: &[PieceRule],
-) -> Fragment {
-    let pieces = match serde_json::from_str::<Value>(&data) {
-        Ok(doc) => pieces_of(&doc, rules),
-        Err(_) => Vec::new(),
-    };
-    let data = if pieces.is_empty() {
-        data
-    } else {
-        String::new()
-    };
-    Fragment {
-        seq: frame.seq,
-        t_us: frame.t_us,
-        event,
-        data,
-        pieces,
+impl Fragments {
+    /// Adds the fragment `data` makes, or counts it past [`MAX_LISTED`].
+    fn push(
+        &mut self,
+        frame: &RecordedFrame,
+        event: Option<String>,
+        data: &[u8],
+        rules: &[PieceRule],
+        shown: &mut Shown,
+    ) {
+        if self.list.len() >= MAX_LISTED {
+            self.not_listed += 1;
+            return;
+        }
+        let mut pieces = match serde_json::from_slice::<Value>(data) {
+            Ok(doc) => pieces_of(&doc, rules),
+            Err(_) => Vec::new(),
+        };
+        let (data, cut) = if pieces.is_empty() {
+            shown.lossy(data)
+        } else {
+            for piece in &mut pieces {
+                let cut = shown.text(&mut piece.text);
+                if cut > 0 {
+                    piece.text.push_str(&marker(cut));
+                }
+            }
+            (String::new(), 0)
+        };
+        self.list.push(Fragment {
+            seq: frame.seq,
+            t_us: frame.t_us,
+            event,
+            data,
+            cut,
+            pieces,
+        });
     }
 }
 
@@ -311,7 +364,15 @@ mod tests {
             frame(0, 10, "data: {\"choices\":[{\"delta\":{\"con"),
             frame(1, 20, "tent\":\"a\"}}]}\n\ndata: [DONE]\n\n"),
         ];
-        let got = fragments(&frames, Some("text/event-stream"), None, &DIALECTS[0]);
+        let mut shown = Shown::new(1 << 20);
+        let got = fragments(
+            &frames,
+            Some("text/event-stream"),
+            None,
+            &DIALECTS[0],
+            &mut shown,
+        )
+        .list;
         assert_eq!(got.len(), 2);
         assert_eq!((got[0].seq, got[0].t_us, got[0].pieces.len()), (1, 20, 1));
         assert_eq!((got[1].data.as_str(), got[1].pieces.len()), ("[DONE]", 0));

@@ -28,6 +28,7 @@ fn recording(method: &str, path: &str, body: RecordedBody) -> Recording {
                 headers: vec![],
             },
             redacted: vec![],
+            injected: Vec::new(),
         },
         frames: vec![],
         end: None,

@@ -19,8 +19,13 @@
   var parsedMs = performance.now() - started;
   var all = data.exchanges;
   var byId = {};
-  all.forEach(function (x, i) { byId[x.id] = i; x.time = Date.parse(x.started) || 0; });
-  var state = { route: "", model: "", rule: "", severity: "", mode: "", outcome: "", page: 0 };
+  // Rows in the order the exchanges started (the file order breaks ties).
+  all.forEach(function (x, i) { x.time = Date.parse(x.started) || 0; x.order = i; x.injected = x.injected || []; });
+  all.sort(function (a, b) {
+    return a.time - b.time || (a.started < b.started ? -1 : a.started > b.started ? 1 : 0) || a.order - b.order;
+  });
+  all.forEach(function (x, i) { byId[x.id] = i; });
+  var state = { route: "", dialect: "", model: "", rule: "", severity: "", mode: "", outcome: "", injected: "", page: 0 };
   var filtered = all;
 
   function esc(text) {
@@ -39,6 +44,10 @@
     if (state.model && x.model !== state.model) return false;
     if (state.mode && x.mode !== state.mode) return false;
     if (state.outcome && x.outcome !== state.outcome) return false;
+    if (state.dialect && x.dialect !== state.dialect) return false;
+    if (state.injected === "(any)" && !x.injected.length) return false;
+    if (state.injected === "(none)" && x.injected.length) return false;
+    if (state.injected && state.injected[0] !== "(" && x.injected.indexOf(state.injected) < 0) return false;
     if (state.rule || state.severity) {
       return x.violations.some(function (v) {
         return (!state.rule || v.rule === state.rule) && (!state.severity || v.severity === state.severity);
@@ -54,11 +63,13 @@
     var nav = document.getElementById("filters");
     var defs = [
       ["route", distinct(function (x) { return [x.route]; })],
+      ["dialect", distinct(function (x) { return [x.dialect]; })],
       ["model", distinct(function (x) { return [x.model]; })],
       ["rule", distinct(function (x) { return x.violations.map(function (v) { return v.rule; }); })],
       ["severity", ["error", "warning"]],
       ["mode", ["stream", "buffered"]],
-      ["outcome", distinct(function (x) { return [x.outcome]; })]
+      ["outcome", distinct(function (x) { return [x.outcome]; })],
+      ["injected", ["(any)", "(none)"].concat(distinct(function (x) { return x.injected; }))]
     ];
     defs.forEach(function (def) {
       var label = document.createElement("label");
@@ -131,6 +142,13 @@
     box.innerHTML = svg;
   }
 
+  function injectedBadge(x) {
+    if (!x.injected.length) return "";
+    var text = "injected by tooltap: " + x.injected.join(", ");
+    return '<span class="injected" data-injected="' + esc(x.injected.join(" ")) + '" title="' + esc(text) + '">' + esc(text) + "</span>";
+  }
+  function cutNote(n, what) { return n ? '<p class="cut">cut: ' + n + " " + what + "</p>" : ""; }
+
   function list() {
     var pages = Math.max(1, Math.ceil(filtered.length / PAGE));
     state.page = Math.min(state.page, pages - 1);
@@ -139,11 +157,11 @@
     var rows = filtered.slice(from, from + PAGE).map(function (x) {
       var errs = x.violations.filter(function (v) { return v.severity === "error"; }).length;
       return '<tr class="exchange-row" data-id="' + esc(x.id) + '"><td><a href="#exchange=' + encodeURIComponent(x.id) + '">' + esc(x.id) +
-        "</a></td><td>" + esc(x.started) + "</td><td>" + esc(x.route) + "</td><td>" + esc(x.model) + "</td><td>" + x.mode +
-        "</td><td>" + x.status + "</td><td>" + esc(x.outcome) + '</td><td class="count">' + x.violations.length +
+        "</a></td><td>" + esc(x.started) + "</td><td>" + esc(x.route) + '</td><td class="dialect">' + esc(x.dialect) + "</td><td>" + esc(x.model) + "</td><td>" + x.mode +
+        "</td><td>" + x.status + "</td><td>" + esc(x.outcome) + "</td><td>" + injectedBadge(x) + '</td><td class="count">' + x.violations.length +
         (errs ? ' <span class="sev-error">(' + errs + " error)</span>" : "") + "</td></tr>";
     });
-    document.getElementById("list").innerHTML = "<tr><th>exchange</th><th>started</th><th>route</th><th>model</th><th>mode</th><th>status</th><th>outcome</th><th>violations</th></tr>" + rows.join("");
+    document.getElementById("list").innerHTML = "<tr><th>exchange</th><th>started</th><th>route</th><th>dialect</th><th>model</th><th>mode</th><th>status</th><th>outcome</th><th>injected</th><th>violations</th></tr>" + rows.join("");
     var pager = document.getElementById("pager-top");
     pager.innerHTML = '<button id="prev"' + (state.page ? "" : " disabled") + '>‹ prev</button><span id="page">page ' + (state.page + 1) + " of " + pages +
       '</span><button id="next"' + (state.page + 1 < pages ? "" : " disabled") + ">next ›</button>";
@@ -182,7 +200,11 @@
     frags.sort(function (a, b) { return a.seq - b.seq; });
     x = { frames: x.frames, violations: x.violations, fragments: frags };
     x.fragments.forEach(function (f, i) {
-      if (!f.pieces.length) { chips.push({ lane: "other", kind: "other", text: f.data, frag: i, f: f, ptr: "" }); return; }
+      if (!f.pieces.length) {
+        var text = (f.data || "") + (f.cut ? " … [cut: " + f.cut + " bytes not shown]" : "");
+        chips.push({ lane: "other", kind: "other", text: text, frag: i, f: f, ptr: "" });
+        return;
+      }
       // A piece is [lane, kind, text, index into data.pointers].
       f.pieces.forEach(function (p) { chips.push({ lane: p[0], kind: p[1], text: p[2], frag: i, f: f, ptr: data.pointers[p[3]] }); });
     });
@@ -265,8 +287,9 @@
   function frames(x) {
     return '<details class="raw"><summary>Raw frames, exactly as recorded (' + x.frames.length + ")</summary>" + x.frames.map(function (f) {
       return '<div class="frame" data-frame-seq="' + f.seq + '"><b>#' + f.seq + "</b> at " + (f.t_us / 1000).toFixed(1) + " ms" +
-        (f.base64 !== undefined ? " (base64)" : "") + "<pre>" + esc(f.text !== undefined ? f.text : f.base64) + "</pre></div>";
-    }).join("") + "</details>";
+        (f.base64 !== undefined ? " (base64)" : "") + "<pre>" + esc(f.text !== undefined ? f.text : f.base64) + "</pre>" +
+        cutNote(f.cut, "bytes not shown") + "</div>";
+    }).join("") + cutNote(x.cut.frames, "frames not listed") + "</details>";
   }
 
   function showFrame(section, seq) {
@@ -289,6 +312,18 @@
     return "tooltap check " + shellQuote(x.file) + "\n" + "tooltap replay --recordings " + shellQuote(folder);
   }
 
+  // What the bounds left out of one exchange, said where the reader looks first.
+  function cuts(x) {
+    var c = x.cut, lines = [];
+    if (c.detail_bytes) lines.push("cut: fragments, frames and reassembled calls not shown: the page budget (--max-page-bytes) was spent (" + c.detail_bytes + " bytes); run tooltap report on this file alone");
+    if (c.decoding) lines.push("cut: decoding stopped: " + c.decoding);
+    if (c.decoded_bytes) lines.push("cut: " + c.decoded_bytes + " bytes of decoded text not shown (--max-shown-bytes)");
+    if (c.raw_bytes) lines.push("cut: " + c.raw_bytes + " bytes of raw frames not shown (--max-shown-bytes)");
+    if (c.fragments) lines.push("cut: " + c.fragments + " fragments not listed");
+    if (c.frames) lines.push("cut: " + c.frames + " frames not listed");
+    return lines.length ? '<div class="card wide cut-note">' + lines.map(function (l) { return '<p class="cut">' + esc(l) + "</p>"; }).join("") + "</div>" : "";
+  }
+
   function detail(x) {
     var tools = data.tools[x.tools];
     var box = document.createElement("section");
@@ -297,12 +332,13 @@
       return (t && t["function"] && t["function"].name) || (t && t.name) || (t && t.type) || "?";
     }) : [];
     box.dataset.id = x.id;
-    box.innerHTML = '<h2>Exchange <code>' + esc(x.id) + "</code></h2>" +
+    x.cut = x.cut || {};
+    box.innerHTML = '<h2>Exchange <code>' + esc(x.id) + "</code> " + injectedBadge(x) + "</h2>" + cuts(x) +
       '<div class="cards"><div class="card"><dl class="facts">' +
       [["route", x.route], ["model", x.model], ["dialect", x.dialect], ["request", x.method + " " + x.path], ["started", x.started],
         ["status", x.status], ["mode", x.mode], ["outcome", x.outcome], ["inspection", x.completeness],
         ["dropped frames", x.dropped_frames], ["violations (live)", x.live_violations === null ? "no end line" : x.live_violations],
-        ["file", x.file]].map(function (r) { return "<dt>" + r[0] + "</dt><dd>" + esc(r[1]) + "</dd>"; }).join("") + "</dl></div>" +
+        ["injected", x.injected.length ? x.injected.join(", ") : "nothing"], ["file", x.file]].map(function (r) { return "<dt>" + r[0] + "</dt><dd>" + esc(r[1]) + "</dd>"; }).join("") + "</dl></div>" +
       '<div class="card"><h2>Declared tools</h2><p class="declared-tools">' + (toolNames.length ? toolNames.map(function (n) { return "<code>" + esc(n) + "</code>"; }).join(", ") : "none") +
       "</p><h2>tool_choice</h2><pre class=\"tool-choice\">" + json(x.tool_choice) + "</pre><details><summary>tools as sent</summary><pre>" + json(tools) + "</pre></details></div>" +
       '<div class="card"><h2>Commands</h2><pre class="commands">' + esc(commands(x)) + "</pre></div></div>" +
@@ -347,6 +383,16 @@
     var total = all.reduce(function (n, x) { return n + x.violations.length; }, 0);
     document.getElementById("summary").textContent = all.length + " exchanges · " + total + " violations · " + data.generated_by +
       (data.omitted ? " · " + data.omitted + " more not shown (--max-exchanges)" : "");
+    var pageCut = data.cut || {};
+    if (pageCut.without_detail || pageCut.left_out || pageCut.shown_bytes) {
+      var note = document.getElementById("page-cut");
+      note.hidden = false;
+      note.textContent = "cut: " + [
+        pageCut.without_detail ? pageCut.without_detail + " exchanges shown without their detail (" + pageCut.detail_bytes + " bytes not shown; page budget " + pageCut.budget + " bytes, --max-page-bytes)" : "",
+        pageCut.left_out ? pageCut.left_out + " exchanges left out (page budget)" : "",
+        pageCut.shown_bytes ? pageCut.shown_bytes + " bytes of bodies and frames not shown (--max-shown-bytes)" : ""
+      ].filter(Boolean).join(" · ");
+    }
     if (data.unreadable.length) {
       var u = document.getElementById("unreadable");
       u.hidden = false;

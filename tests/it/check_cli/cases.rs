@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::engine_support::{fixtures_dir, load_all, read_expected};
+use super::engine_support::{Fixture, fixtures_dir, load_all, read_expected};
 use super::{comparable, record_corpus, run};
 use crate::support::TempDir;
 
@@ -59,37 +59,74 @@ async fn exit_codes_follow_fail_on_and_severity_overrides() {
     );
 }
 
+/// The counts a JUnit reader shows must agree: `failures` is the number of failed testcases
+/// (one `<failure>` each, listing all their violations), and a testcase's name says which
+/// exchange it is without looking the id up.
 #[tokio::test]
-async fn junit_is_well_formed_xml_with_one_failure_per_violation() {
+async fn junit_failures_count_failed_testcases_named_for_humans() {
     let (dir, fixtures) = record_corpus("junit").await;
     for (fail_on, keep) in [("error", "error"), ("warning", "")] {
         let (code, out, err) = run(&[s(&dir), "--format", "junit", "--fail-on", fail_on]);
         assert_eq!(code, 1, "{err}");
         let document = roxmltree::Document::parse(&out).expect("well-formed XML");
-        let testcases = document
+        let testcases: Vec<_> = document
             .descendants()
             .filter(|n| n.has_tag_name("testcase"))
+            .collect();
+        assert_eq!(testcases.len(), fixtures.len());
+        let failed = testcases
+            .iter()
+            .filter(|t| t.children().any(|n| n.has_tag_name("failure")))
             .count();
-        assert_eq!(testcases, fixtures.len());
         let failures = document
             .descendants()
             .filter(|n| n.has_tag_name("failure"))
             .count();
-        let expected: usize = fixtures
-            .iter()
-            .flat_map(read_expected)
-            .filter(|v| keep.is_empty() || v["severity"] == keep)
-            .count();
-        assert_eq!(failures, expected, "--fail-on {fail_on}");
+        let counted = |f: &Fixture| {
+            read_expected(f)
+                .iter()
+                .filter(|v| keep.is_empty() || v["severity"] == keep)
+                .count()
+        };
+        let expected_failed = fixtures.iter().filter(|f| counted(f) > 0).count();
+        assert!(expected_failed > 0 && expected_failed < fixtures.len());
+        assert_eq!((failed, failures), (expected_failed, expected_failed));
         let suite = document
             .descendants()
             .find(|n| n.has_tag_name("testsuite"))
             .expect("suite");
         assert_eq!(
             suite.attribute("failures"),
-            Some(expected.to_string().as_str())
+            Some(failed.to_string().as_str())
+        );
+        assert!(failed <= testcases.len());
+        assert_eq!(
+            suite.attribute("tests"),
+            Some(testcases.len().to_string().as_str())
         );
         assert_eq!(suite.attribute("errors"), Some("0"));
+        for fixture in &fixtures {
+            let tail = format!("[{}]", fixture.name);
+            let case = testcases
+                .iter()
+                .find(|t| t.attribute("name").is_some_and(|n| n.ends_with(&tail)))
+                .unwrap_or_else(|| panic!("no testcase named ...{tail}"));
+            let name = case.attribute("name").unwrap_or_default();
+            assert!(
+                name.starts_with(&format!("POST {} ", fixture.path()))
+                    && name
+                        .split(' ')
+                        .any(|part| part.len() >= 20 && part.as_bytes()[10] == b'T'),
+                "a name a human maps back: {name}"
+            );
+            // Every violation at the threshold is a line of the one failure's body.
+            let body = case
+                .children()
+                .find(|n| n.has_tag_name("failure"))
+                .and_then(|f| f.text())
+                .unwrap_or_default();
+            assert_eq!(body.lines().count(), counted(fixture), "{name}: {body}");
+        }
     }
 }
 

@@ -89,6 +89,7 @@ impl Fixture {
                     .collect(),
             },
             redacted: vec![],
+            injected: Vec::new(),
         };
         let mut lines = vec![Line::Exchange(Box::new(meta))];
         for (seq, (t_us, bytes)) in self.frames.iter().enumerate() {

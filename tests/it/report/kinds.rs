@@ -15,22 +15,7 @@ fn every_fixture_renders_with_its_expected_violations_marked() {
     let dir = TempDir::new("fixtures");
     let recs = dir.join("recs");
     std::fs::create_dir_all(&recs).expect("dir");
-    let fixtures = engine_support::load_all();
-    for fixture in &fixtures {
-        let frames = engine_support::natural_frames(fixture);
-        write_recording_for(
-            &recs.join(format!("{}.jsonl", fixture.name)),
-            &Rec {
-                id: &fixture.name,
-                started: "2026-12-02T12:00:00Z",
-                request: &fixture.request,
-                head: fixture.head.clone(),
-                frames,
-                end: Some((Outcome::Complete, 0)),
-            },
-            fixture.path(),
-        );
-    }
+    let fixtures = write_fixtures(&recs);
     let page = dir.join("report.html");
     let data = build(&[recs], &page);
     assert!(data.unreadable.is_empty(), "{:?}", data.unreadable);

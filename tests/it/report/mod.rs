@@ -4,6 +4,7 @@
 //! script produced is asserted on. Chromium is required; without it these tests fail loudly.
 
 mod examples;
+mod bounds;
 mod kinds;
 mod scale;
 mod support;

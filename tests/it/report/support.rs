@@ -42,11 +42,23 @@ pub fn chromium() -> PathBuf {
 pub fn dump_dom(file: &Path, hash: &str) -> String {
     let url = format!("file://{}{hash}", file.display());
     let out = run_chromium(&["--virtual-time-budget=10000", "--dump-dom", &url]);
+    dom_of(&url, &out)
+}
+
+/// [`dump_dom`] with the window `size` wide and high (`"1400,950"`).
+pub fn dump_dom_at(file: &Path, hash: &str, size: &str) -> String {
+    let url = format!("file://{}{hash}", file.display());
+    let window = format!("--window-size={size}");
+    let out = run_chromium(&["--virtual-time-budget=10000", &window, "--dump-dom", &url]);
+    dom_of(&url, &out)
+}
+
+fn dom_of(url: &str, out: &str) -> String {
     assert!(
         out.contains("</html>"),
         "chromium printed no DOM for {url}: {out}"
     );
-    without_scripts(&out)
+    without_scripts(out)
 }
 
 /// The DOM minus `<script>` elements (their source and data would match the assertions).
@@ -126,6 +138,8 @@ pub fn build(paths: &[PathBuf], out: &Path) -> tooltap::report::ReportData {
         severity: None,
         docs_base: String::new(),
         max_exchanges: 20_000,
+        max_shown_bytes: tooltap::report::bound::DEFAULT_MAX_SHOWN_BYTES,
+        max_page_bytes: tooltap::report::bound::DEFAULT_MAX_PAGE_BYTES,
     };
     let data = tooltap::report::collect(&args);
     let page = tooltap::report::render(&data).expect("renders");
@@ -177,6 +191,7 @@ pub fn write_recording_for(path: &Path, rec: &Rec<'_>, request_path: &str) {
             headers,
         },
         redacted: Vec::new(),
+        injected: Vec::new(),
     };
     let mut lines = vec![Line::Exchange(Box::new(meta))];
     for (seq, bytes) in rec.frames.iter().enumerate() {
@@ -327,4 +342,34 @@ pub fn write_small_exchanges(recs: &Path, n: u32) {
             },
         );
     }
+}
+
+/// Every engine fixture written as a recording into `recs`; returns the fixtures.
+pub fn write_fixtures(recs: &Path) -> Vec<crate::engine_support::Fixture> {
+    let fixtures = crate::engine_support::load_all();
+    for fixture in &fixtures {
+        let frames = crate::engine_support::natural_frames(fixture);
+        write_recording_for(
+            &recs.join(format!("{}.jsonl", fixture.name)),
+            &Rec {
+                id: &fixture.name,
+                started: "2026-12-02T12:00:00Z",
+                request: &fixture.request,
+                head: fixture.head.clone(),
+                frames,
+                end: Some((Outcome::Complete, 0)),
+            },
+            fixture.path(),
+        );
+    }
+    fixtures
+}
+
+/// A copy of `page` with `probe` run after the page's own script (it measures the layout and
+/// writes what it found into `document.body.dataset`).
+pub fn with_probe(page: &Path, probe: &str) -> PathBuf {
+    let probed = page.with_extension("probe.html");
+    let text = page_text(page).replacen("</body>", &format!("<script>{probe}</script></body>"), 1);
+    std::fs::write(&probed, text).expect("probe page written");
+    probed
 }
