@@ -218,3 +218,55 @@ impl http_body::Body for Failing {
         std::task::Poll::Ready(self.0.take().map(Err))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::RuleId;
+
+    fn violation(rule: RuleId, stage: Stage, path: &str) -> Violation {
+        Violation {
+            rule,
+            severity: Severity::Error,
+            stage,
+            choice: None,
+            tool_call: None,
+            path: path.into(),
+            seq: None,
+            schema_path: None,
+            detail: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_message_names_the_request_or_the_response_as_the_culprit() {
+        let request = violation(
+            RuleId::AnthropicRequestToolResultOrphan,
+            Stage::Request,
+            "/messages/0/content/0/tool_use_id",
+        );
+        let response = violation(
+            RuleId::AnthropicResponseEnvelopeInvalid,
+            Stage::Complete,
+            "",
+        );
+        assert_eq!(
+            message(&[&request]),
+            "tooltap enforce: the request broke the function-calling contract (the upstream \
+             answered; its answer is withheld): anthropic.request.tool_result_orphan at \
+             /messages/0/content/0/tool_use_id (see docs/rules.md)"
+        );
+        assert_eq!(
+            message(&[&response]),
+            "tooltap enforce: the response broke the function-calling contract: \
+             anthropic.response.envelope_invalid at \"\" (the whole body) (see docs/rules.md)"
+        );
+        assert_eq!(
+            message(&[&response, &request]),
+            "tooltap enforce: the request broke the function-calling contract: \
+             anthropic.request.tool_result_orphan at /messages/0/content/0/tool_use_id; and the \
+             response: anthropic.response.envelope_invalid at \"\" (the whole body) (see \
+             docs/rules.md)"
+        );
+    }
+}
