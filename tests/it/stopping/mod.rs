@@ -3,6 +3,7 @@
 //! finished recording readable (`sigkill`), and a start sweeps what a killed process left
 //! (`sigkill`). Each test starts the binary itself: the promise is about the process.
 
+mod replay;
 mod sigkill;
 mod sigterm;
 
