@@ -64,13 +64,30 @@ fn id_of(got: &Collected) -> String {
         .to_owned()
 }
 
-fn signal(running: &Running, name: &str) {
-    let pid = running.child.id().expect("pid").to_string();
+fn signal(child: &tokio::process::Child, name: &str) {
+    let pid = child.id().expect("pid").to_string();
     let sent = std::process::Command::new("kill")
         .args([name, &pid])
         .status()
         .expect("kill runs");
     assert!(sent.success());
+}
+
+/// Runs `rounds` of `round`, `at_once` at a time; the failures, each saying what was lost.
+async fn run_rounds<F>(rounds: usize, at_once: usize, round: impl Fn() -> F) -> Vec<String>
+where
+    F: std::future::Future<Output = Result<(), String>> + Send + 'static,
+{
+    let mut failures = Vec::new();
+    for _ in 0..rounds / at_once {
+        let batch: Vec<_> = (0..at_once).map(|_| tokio::spawn(round())).collect();
+        for one in batch {
+            if let Err(lost) = one.await.expect("round") {
+                failures.push(lost);
+            }
+        }
+    }
+    failures
 }
 
 /// Waits for the process to exit; the rest of its log is read into `running.log`.

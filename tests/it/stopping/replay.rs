@@ -54,12 +54,7 @@ async fn forward_one_then_sigterm(upstream: String) -> Result<(), String> {
     req.headers_mut()
         .insert("x-fixture", fixture.name.parse().expect("value"));
     let got = exchange(addr, req).await;
-    let pid = child.id().expect("pid").to_string();
-    let sent = std::process::Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .expect("kill runs");
-    assert!(sent.success());
+    signal(&child, "-TERM");
     let status = within(Duration::from_secs(20), child.wait())
         .await
         .expect("wait");
@@ -85,17 +80,8 @@ async fn forward_one_then_sigterm(upstream: String) -> Result<(), String> {
 async fn a_forwarded_miss_is_kept_when_replay_is_stopped_the_moment_its_body_ends() {
     let fixture = violating();
     let upstream = fixture_upstream(std::slice::from_ref(&fixture)).await;
-    let mut failures = Vec::new();
-    for _ in 0..ROUNDS / AT_ONCE {
-        let rounds: Vec<_> = (0..AT_ONCE)
-            .map(|_| tokio::spawn(forward_one_then_sigterm(upstream.url())))
-            .collect();
-        for round in rounds {
-            if let Err(lost) = round.await.expect("round") {
-                failures.push(lost);
-            }
-        }
-    }
+    let url = upstream.url();
+    let failures = run_rounds(ROUNDS, AT_ONCE, || forward_one_then_sigterm(url.clone())).await;
     assert!(
         failures.is_empty(),
         "{} of {ROUNDS} rounds lost something: {failures:?}",

@@ -37,7 +37,7 @@ async fn after_a_sigkill_in_the_segments_layout_every_finished_recording_is_read
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    signal(&running, "-KILL");
+    signal(&running.child, "-KILL");
     exited(&mut running).await;
 
     // What a killed process can leave besides: an empty segment, one cut in its first line.
@@ -93,6 +93,6 @@ async fn after_a_sigkill_in_the_segments_layout_every_finished_recording_is_read
         restarted.log
     );
     assert_eq!(recorded_ids(&recordings), ids, "no recording touched");
-    signal(&restarted, "-TERM");
+    signal(&restarted.child, "-TERM");
     assert!(exited(&mut restarted).await.success());
 }

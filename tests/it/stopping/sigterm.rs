@@ -19,7 +19,7 @@ async fn one_exchange_then_sigterm(upstream: String) -> Result<(), String> {
     let fixture = violating();
     let mut running = start(&dir, &upstream, &[]).await;
     let got = send_violating(&running, &fixture).await;
-    signal(&running, "-TERM");
+    signal(&running.child, "-TERM");
     let status = exited(&mut running).await;
     let id = id_of(&got);
     let mut lost = Vec::new();
@@ -48,17 +48,8 @@ async fn one_exchange_then_sigterm(upstream: String) -> Result<(), String> {
 async fn a_sigterm_sent_the_moment_the_last_body_ends_loses_no_verdict_or_recording() {
     let fixture = violating();
     let upstream = fixture_upstream(std::slice::from_ref(&fixture)).await;
-    let mut failures = Vec::new();
-    for _ in 0..ROUNDS / AT_ONCE {
-        let rounds: Vec<_> = (0..AT_ONCE)
-            .map(|_| tokio::spawn(one_exchange_then_sigterm(upstream.url())))
-            .collect();
-        for round in rounds {
-            if let Err(lost) = round.await.expect("round") {
-                failures.push(lost);
-            }
-        }
-    }
+    let url = upstream.url();
+    let failures = run_rounds(ROUNDS, AT_ONCE, || one_exchange_then_sigterm(url.clone())).await;
     assert!(
         failures.is_empty(),
         "{} of {ROUNDS} rounds lost something: {failures:?}",
@@ -96,7 +87,7 @@ async fn many_then_sigterm(exchanges: usize, extra: &[&str]) {
             );
         }
     }
-    signal(&running, "-TERM");
+    signal(&running.child, "-TERM");
     let status = exited(&mut running).await;
     assert!(status.success(), "{extra:?}: exit {status}");
     let judged = violation_ids(&dir.join("violations.jsonl"));
