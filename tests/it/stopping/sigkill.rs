@@ -63,6 +63,18 @@ async fn after_a_sigkill_in_the_segments_layout_every_finished_recording_is_read
         "{}",
         checked.stderr
     );
+    for skipped in ["segment-t0-empty.jsonl", "segment-t0-cut.jsonl"] {
+        assert!(
+            checked
+                .stderr
+                .lines()
+                .any(|line| line.starts_with("tooltap check: note: ")
+                    && line.contains(skipped)
+                    && line.ends_with("skipped")),
+            "check says it skipped {skipped}: {}",
+            checked.stderr
+        );
+    }
     let replay = start_replay(recordings.clone(), None).await;
     let loaded = replay.state().library.read().map(|l| l.len()).unwrap_or(0);
     assert_eq!(loaded, EXCHANGES, "replay loads every recording");
