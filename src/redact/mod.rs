@@ -7,11 +7,13 @@
 //! `body:<pointer>`) so a reader of a recording knows a value was there.
 //!
 //! Redaction is by pattern, not by list: a header or query parameter whose name contains
-//! `key`, `token`, `auth`, `secret`, `password`, `signature`, `cookie` or `session`
-//! (case-insensitive) is a credential unless allowed by name (`redact.allow_headers`,
+//! `key`, `token`, `auth`, `secret`, `password`, `signature`, `cookie`, `session` or
+//! `credential` (case-insensitive), or holds the word `pwd`, `pass`, `passwd`, `jwt`, `bearer`
+//! or `sig` (`x-pwd`, `X-Bearer`), is a credential unless allowed by name (`redact.allow_headers`,
 //! `redact.allow_query_params`; the ratelimit `*-tokens` counters are allowed by default).
-//! Request-body fields named like credentials (`api_key`, `client_secret`, `password`) have
-//! their string or number values redacted wherever they sit, outside `tools`, `functions` and
+//! Request-body fields named like credentials (`api_key`, `client_secret`, `password`,
+//! `hf_token`, `openai_key`, `auth`, `sessionid`) have their string or number values redacted
+//! wherever they sit, at any depth, outside `tools`, `functions` and
 //! `response_format` (schemas describe credentials, they do not hold them). A response header
 //! whose value repeats a request credential (an upstream echoing the key) is redacted too.
 
@@ -49,9 +51,13 @@ pub const SECRET_FRAGMENTS: &[&str] = &[
     "session",
     "credential",
 ];
+/// Words that make a header or query parameter name a credential when they stand whole
+/// between `-` or `_` (`x-pwd`, `X-Bearer`, `x_jwt_assertion`, `pass`): as fragments they would
+/// catch `bypass` or `signal`.
+const SECRET_WORDS: &[&str] = &["sig", "pwd", "pass", "passwd", "jwt", "bearer"];
 /// Query parameter names (lowercase, `-` read as `_`) that are credentials outright although
-/// no fragment matches.
-const SECRET_PARAMS: &[&str] = &["sig", "code", "pwd", "pass", "passwd", "jwt", "bearer"];
+/// no fragment or word matches (OAuth's authorization code).
+const SECRET_PARAMS: &[&str] = &["code"];
 /// Header names that match a fragment but carry no secret: rate-limit counters. Allowed
 /// unless configured otherwise.
 pub const DEFAULT_ALLOWED_HEADERS: &[&str] = &[
@@ -148,7 +154,8 @@ impl Redactor {
             name
         };
         self.headers.contains(name)
-            || (has_secret_fragment(name) && !self.allow_headers.contains(name))
+            || ((has_secret_fragment(name) || has_secret_word(name))
+                && !self.allow_headers.contains(name))
     }
 
     /// Whether a query parameter's value must never be written down.
@@ -203,6 +210,44 @@ impl Redactor {
     /// kept at all, since its secret could not be found in it).
     pub fn has_body_pointers(&self) -> bool {
         !self.body_pointers.is_empty()
+    }
+
+    /// Whether a request body that did not parse as JSON must be left out of a recording whole:
+    /// body pointers are configured (the secret could not be found in it), or it looks like
+    /// JSON (its first byte is `{` or `[`: nested past serde_json's 128 levels, or broken) and
+    /// may hold a credential-named field, which no walk could reach. Written as it came, it
+    /// would put that credential on disk in clear.
+    pub fn drops_unparsed_body(&self, raw: &[u8]) -> bool {
+        let looks_like_json = raw
+            .iter()
+            .find(|b| !b.is_ascii_whitespace())
+            .is_some_and(|b| matches!(b, b'{' | b'['));
+        self.has_body_pointers() || (looks_like_json && fields::may_hold_secret(raw))
+    }
+
+    /// A request body as a log line may show it, at most `max` bytes of it: as it came when
+    /// nothing in it could be a credential, else parsed and redacted like a recording's body,
+    /// else (it does not parse) only its size.
+    pub fn body_for_log(&self, raw: &[u8], max: usize) -> String {
+        let mut shown = if !self.may_redact_body(raw) {
+            String::from_utf8_lossy(&raw[..raw.len().min(max)]).into_owned()
+        } else if let Ok(mut value) = serde_json::from_slice::<Value>(raw) {
+            self.body(&mut value, &mut Vec::new());
+            value.to_string()
+        } else {
+            return format!(
+                "({} bytes, not shown: not JSON, and it may hold a credential)",
+                raw.len()
+            );
+        };
+        if shown.len() > max {
+            let mut end = max;
+            while !shown.is_char_boundary(end) {
+                end -= 1;
+            }
+            shown.truncate(end);
+        }
+        shown
     }
 
     /// Whether [`Redactor::body`] could change a body with these bytes: body pointers are
@@ -277,7 +322,16 @@ fn param_name(name: &str) -> String {
 }
 
 fn secret_param_name(name: &str) -> bool {
-    SECRET_PARAMS.contains(&name) || SECRET_FRAGMENTS.iter().any(|f| name.contains(f))
+    SECRET_PARAMS.contains(&name)
+        || has_secret_word(name)
+        || SECRET_FRAGMENTS.iter().any(|f| name.contains(f))
+}
+
+/// Whether a lowercase name holds one of [`SECRET_WORDS`] whole, between `-` or `_` (or its
+/// ends).
+fn has_secret_word(name: &str) -> bool {
+    name.split(['-', '_'])
+        .any(|word| SECRET_WORDS.contains(&word))
 }
 
 /// A query string with credential-like parameter values replaced; order and the rest kept.

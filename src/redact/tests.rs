@@ -134,7 +134,13 @@ fn credential_headers_are_redacted_by_pattern_not_by_list() {
         ("x-session-id", "s-1"),
         ("x-amz-signature", "sig-1"),
         ("x-db-password", "pw-1"),
+        ("x-bearer", "b-1"),
+        ("X-JWT", "j-1"),
+        ("x-pass", "p-2"),
+        ("x-pwd", "p-3"),
+        ("x-jwt-assertion", "j-2"),
         ("content-type", "application/json"),
+        ("x-bypass-cache", "1"),
         ("x-ratelimit-remaining-tokens", "9000"),
         ("x-request-id", "req-1"),
     ]);
@@ -149,11 +155,12 @@ fn credential_headers_are_redacted_by_pattern_not_by_list() {
         kept,
         [
             "content-type",
+            "x-bypass-cache",
             "x-ratelimit-remaining-tokens",
             "x-request-id"
         ]
     );
-    assert_eq!(redacted.len(), 9);
+    assert_eq!(redacted.len(), 14);
 }
 
 #[test]
@@ -180,13 +187,13 @@ fn allow_and_deny_lists_override_the_patterns() {
 fn weak_query_names_are_credentials_too() {
     let mut redacted = Vec::new();
     let out = query(
-        "pwd=a&pass=b&jwt=c&bearer=d&sessionid=e&model=gpt&n=2",
+        "pwd=a&pass=b&jwt=c&bearer=d&sessionid=e&model=gpt&n=2&x-pwd=f&bypass=g",
         &mut redacted,
     );
     assert_eq!(
         out,
         format!(
-            "pwd={REDACTED}&pass={REDACTED}&jwt={REDACTED}&bearer={REDACTED}&sessionid={REDACTED}&model=gpt&n=2"
+            "pwd={REDACTED}&pass={REDACTED}&jwt={REDACTED}&bearer={REDACTED}&sessionid={REDACTED}&model=gpt&n=2&x-pwd={REDACTED}&bypass=g"
         )
     );
 }
@@ -286,6 +293,12 @@ fn a_body_the_prefilter_passes_has_nothing_to_redact() {
         r#"{"k%65y":"x"}"#,
         r#"{"api%5Fkey":"x"}"#,
         r#"{"x-Bearer-y":"x"}"#,
+        r#"{"apiToken":"x"}"#,
+        r#"{"refreshTokenValue":"x"}"#,
+        r#"{"HF-TOKEN":"x"}"#,
+        r#"{"openaiKey":"x"}"#,
+        r#"{"basicAuth":"x"}"#,
+        r#"{"session-id":"x"}"#,
     ];
     for raw in secret_bodies {
         let mut body: serde_json::Value = serde_json::from_str(raw).expect("json");
@@ -300,7 +313,7 @@ fn a_body_the_prefilter_passes_has_nothing_to_redact() {
     }
     let clean = [
         r#"{"model":"m","messages":[{"role":"user","content":"What is the weather in Paris?"}],"max_tokens":16,"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]}"#,
-        r#"{"model":"m","input":"hi","prompt_cache_key":"k1","keys":["a"]}"#,
+        r#"{"model":"m","input":"hi","keys":["a"],"max_tokens":3}"#,
     ];
     for raw in clean {
         let mut body: serde_json::Value = serde_json::from_str(raw).expect("json");
@@ -318,4 +331,84 @@ fn a_body_the_prefilter_passes_has_nothing_to_redact() {
         ..RedactionConfig::default()
     });
     assert!(pointed.may_redact_body(clean[0].as_bytes()));
+}
+
+/// The names issue 33 found in clear, each in the spellings the matcher reads alike (case,
+/// `-` for `_`, camel case): the walk redacts every one and the prefilter sends each to it.
+#[test]
+fn every_body_name_found_in_clear_is_redacted_in_any_spelling() {
+    let names = [
+        ["api_token", "API-TOKEN", "apiToken"],
+        ["hf_token", "HF_Token", "hfToken"],
+        ["openai_key", "OpenAI-Key", "openaiKey"],
+        ["access_key", "ACCESS_KEY", "accessKey"],
+        ["auth", "Auth", "AUTH"],
+        ["sessionid", "SessionID", "sessionId"],
+    ];
+    for name in names.iter().flatten() {
+        let raw =
+            format!(r#"{{"model":"m","metadata":{{"{name}":"planted-1","n":[{{"{name}":7}}]}}}}"#);
+        let mut body: serde_json::Value = serde_json::from_str(&raw).expect("json");
+        let mut redacted = Vec::new();
+        assert!(
+            Redactor::default().may_redact_body(raw.as_bytes()),
+            "{name}: the prefilter must send it to the walk"
+        );
+        Redactor::default().body(&mut body, &mut redacted);
+        assert_eq!(body["metadata"][name], REDACTED, "{name}");
+        assert_eq!(body["metadata"]["n"][0][name], REDACTED, "{name}");
+        assert!(
+            redacted.contains(&format!("body:/metadata/{name}")),
+            "{redacted:?}"
+        );
+    }
+    // Ordinary fields with a credential's ending or fragment stay.
+    let mut body = json!({"prompt_cache_key": "k", "max_tokens": 5, "author": "a", "keys": ["x"]});
+    let before = body.clone();
+    Redactor::default().body(&mut body, &mut Vec::new());
+    assert_eq!(body, before);
+}
+
+/// A credential nested deeper than the walk once went (32) is redacted, and its pointer is
+/// spelled out whole: 40 and 120 levels (serde_json refuses past 128).
+#[test]
+fn a_credential_nested_at_any_parsed_depth_is_redacted() {
+    for depth in [40usize, 120] {
+        let mut raw = String::new();
+        for level in 0..depth {
+            raw.push_str(if level % 2 == 0 { r#"{"a/b":"# } else { "[" });
+        }
+        raw.push_str(r#"{"api_key":"planted-deep"}"#);
+        for level in (0..depth).rev() {
+            raw.push(if level % 2 == 0 { '}' } else { ']' });
+        }
+        let mut body: serde_json::Value = serde_json::from_str(&raw).expect("parsed");
+        let mut redacted = Vec::new();
+        Redactor::default().body(&mut body, &mut redacted);
+        assert!(!body.to_string().contains("planted-deep"), "depth {depth}");
+        let expected: String = (0..depth)
+            .map(|level| if level % 2 == 0 { "/a~1b" } else { "/0" })
+            .collect::<String>()
+            + "/api_key";
+        assert_eq!(redacted, [format!("body:{expected}")], "depth {depth}");
+    }
+}
+
+#[test]
+fn a_body_for_a_log_line_is_redacted_cut_or_only_sized() {
+    let redactor = Redactor::default();
+    let clean = br#"{"model":"m","messages":[]}"#;
+    assert_eq!(
+        redactor.body_for_log(clean, 4096),
+        r#"{"model":"m","messages":[]}"#
+    );
+    assert_eq!(redactor.body_for_log(clean, 5), r#"{"mod"#);
+    let secret = br#"{"model":"m","api_key":"sk-planted-log","hf_token":"hf-planted"}"#;
+    let shown = redactor.body_for_log(secret, 4096);
+    assert!(!shown.contains("planted"), "{shown}");
+    assert!(shown.contains(r#""model":"m""#), "{shown}");
+    let broken = br#"{"api_key":"sk-planted-log","#;
+    let shown = redactor.body_for_log(broken, 4096);
+    assert!(!shown.contains("planted"), "{shown}");
+    assert!(shown.contains("28 bytes"), "{shown}");
 }

@@ -20,7 +20,7 @@ use crate::support::within;
 
 /// Start `tooltap <args>` in `cwd` with JSON logs; returns the child, its log lines and the
 /// `listen` field of the line whose message is `ready`.
-async fn start(
+pub(crate) async fn start(
     cwd: &Path,
     args: &[&str],
     ready: &str,
@@ -58,7 +58,7 @@ async fn start(
     (child, lines, addr)
 }
 
-async fn stop(mut child: Child) {
+pub(crate) async fn stop(mut child: Child) {
     let pid = child.id().expect("pid").to_string();
     let _ = std::process::Command::new("kill")
         .args(["-TERM", &pid])

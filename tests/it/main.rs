@@ -9,7 +9,7 @@
 //! * The proxy: `passthrough`, `protocol`, `streaming`, `failures`, `tls`, `config`, `shutdown`,
 //!   `connections`, `budget`, `memory`, `edges`, `broken_upstream`, `faults`, `bad_input`, `soak`.
 //! * What it reports: `inspect`, `verdicts`, `enforce`, `enforce_record`, `inject`, `monitoring`
-//!   (a real Prometheus scraping tooltap), `redaction`, `record`, `layout`, `two_processes`.
+//!   (a real Prometheus scraping tooltap), `redaction`, `log_secrets`, `record`, `layout`, `two_processes`.
 //! * Recordings offline: `record_writer`, `record_read` (the format), `check_cli` (`tooltap
 //!   check`), `replay` (`tooltap replay` with real clients), `report` (the HTML report in headless
 //!   Chromium).
@@ -49,6 +49,7 @@ mod inject;
 mod inspect;
 mod layout;
 mod legacy_clients;
+mod log_secrets;
 mod memory;
 mod memory_rss;
 mod monitoring;
