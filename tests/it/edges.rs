@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use crate::broken_upstream::read_request;
 use crate::support::client::{connect, exchange, request};
 use crate::support::metrics::{assert_metric, metrics};
 use crate::support::upstream::{Script, Upstream};
@@ -189,7 +190,7 @@ async fn twice_framed_upstream() -> std::net::SocketAddr {
                     answer.extend_from_slice(b"\r\n");
                 }
                 answer.extend_from_slice(b"0\r\n\r\n");
-                while read_head_and_body(&mut socket).await {
+                while read_request(&mut socket).await.is_some() {
                     if socket.write_all(&answer).await.is_err() {
                         return;
                     }
@@ -198,29 +199,6 @@ async fn twice_framed_upstream() -> std::net::SocketAddr {
         }
     });
     addr
-}
-
-/// Reads one request (head and Content-Length body); false when the peer closed first.
-async fn read_head_and_body(socket: &mut TcpStream) -> bool {
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        if let Some(end) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&seen[..end]).to_ascii_lowercase();
-            let length = head
-                .lines()
-                .find_map(|line| line.strip_prefix("content-length:"))
-                .and_then(|value| value.trim().parse::<usize>().ok())
-                .unwrap_or(0);
-            if seen.len() >= end + 4 + length {
-                return true;
-            }
-        }
-        match socket.read(&mut buf).await {
-            Ok(0) | Err(_) => return false,
-            Ok(n) => seen.extend_from_slice(&buf[..n]),
-        }
-    }
 }
 
 /// The same request over h2c: (status, content-length if any, body).
