@@ -98,6 +98,10 @@ pub struct ProxyArgs {
     /// stream ends with an error event [env: TOOLTAP_ENFORCE]
     #[arg(long)]
     pub enforce: bool,
+    /// The status enforce mode refuses a buffered response with: any 4xx or 5xx, e.g. 422 for
+    /// clients that retry 502s [default: 502] [env: TOOLTAP_ENFORCE_STATUS]
+    #[arg(long, value_name = "STATUS")]
+    pub enforce_status: Option<u16>,
     /// Append violations as JSON lines to this file; `off` disables it
     /// [default: violations.jsonl, beside the recordings folder] [env: TOOLTAP_VIOLATIONS]
     #[arg(long, value_name = "PATH")]
@@ -155,6 +159,7 @@ impl ProxyArgs {
             log_format,
             inspect,
             enforce,
+            enforce_status,
             violations,
             admin_listen,
             record,
@@ -178,6 +183,7 @@ impl ProxyArgs {
         raw.log.format = log_format;
         raw.inspect.enabled = inspect;
         raw.inspect.enforce = enforce.then_some(true);
+        raw.enforce.status = enforce_status;
         raw.inspect.violations = violations;
         raw.admin.listen = admin_listen;
         raw.record.mode = record;

@@ -211,6 +211,7 @@ impl Config {
             shutdown,
             log,
             inspect,
+            enforce,
             admin,
             runtime,
             record,
@@ -264,9 +265,11 @@ impl Config {
         let routes =
             RouteTable::new(default_upstream, named).map_err(route_error("routes".into()))?;
         let (inspect, admin) =
-            inspect::validate(inspect, admin, policies).map_err(|cause| ConfigError::Inspect {
-                origin: origin.map(Path::to_path_buf),
-                cause,
+            inspect::validate(inspect, enforce, admin, policies).map_err(|cause| {
+                ConfigError::Inspect {
+                    origin: origin.map(Path::to_path_buf),
+                    cause,
+                }
             })?;
         let or = |value: Option<HumanDuration>, default| value.map_or(default, |d| d.0);
         let (record, violations_file) = record::validate(record, redact);

@@ -88,6 +88,8 @@ fn exchange(text: &mut Vec<u8>, checked: &Checked) -> io::Result<()> {
         other => nested(text, other)?,
     }
     member(text, "id", &checked.id)?;
+    text.extend_from_slice(b",\n      \"injected\": ");
+    list(text, &checked.injected)?;
     member(text, "live_violations", &checked.live_violations)?;
     member(text, "method", &checked.method)?;
     member(text, "outcome", &checked.outcome)?;
@@ -95,11 +97,7 @@ fn exchange(text: &mut Vec<u8>, checked: &Checked) -> io::Result<()> {
     member(text, "route", &checked.route)?;
     member(text, "source", &checked.source)?;
     text.extend_from_slice(b",\n      \"violations\": ");
-    if checked.violations.is_empty() {
-        text.extend_from_slice(b"[]");
-    } else {
-        nested(text, &checked.violations)?;
-    }
+    list(text, &checked.violations)?;
     text.extend_from_slice(b"\n    }");
     Ok(())
 }
@@ -112,6 +110,16 @@ fn member(text: &mut Vec<u8>, key: &str, value: &impl serde::Serialize) -> io::R
     text.extend_from_slice(b"\": ");
     serde_json::to_writer(&mut *text, value)?;
     Ok(())
+}
+
+/// A list member's value: `[]` when empty, else as serde_json prints it pretty.
+fn list<T: serde::Serialize>(text: &mut Vec<u8>, items: &[T]) -> io::Result<()> {
+    if items.is_empty() {
+        text.extend_from_slice(b"[]");
+        Ok(())
+    } else {
+        nested(text, &items)
+    }
 }
 
 /// `value` as serde_json prints it pretty (through a `Value`, so object keys come sorted), each
@@ -158,6 +166,7 @@ mod tests {
         struct Exchange<'a> {
             completeness: serde_json::Value,
             id: &'a Option<String>,
+            injected: &'a Vec<String>,
             live_violations: Option<usize>,
             method: &'a Option<String>,
             outcome: Option<Outcome>,
@@ -174,6 +183,7 @@ mod tests {
                     Item::Checked(c) => Some(Exchange {
                         completeness: serde_json::to_value(&c.completeness).unwrap(),
                         id: &c.id,
+                        injected: &c.injected,
                         live_violations: c.live_violations,
                         method: &c.method,
                         outcome: c.outcome,
@@ -265,12 +275,22 @@ mod tests {
                 Outcome::ClientGone,
                 Outcome::Enforced,
             ])),
-            any::<Option<usize>>(),
+            (
+                any::<Option<usize>>(),
+                prop::collection::vec(any::<String>(), 0..2),
+            ),
             prop::collection::vec(any_violation(), 0..3),
             any_completeness(),
         )
             .prop_map(
-                |((source, id, route), (method, path), outcome, live, violations, completeness)| {
+                |(
+                    (source, id, route),
+                    (method, path),
+                    outcome,
+                    (live, injected),
+                    violations,
+                    completeness,
+                )| {
                     Item::Checked(Box::new(Checked {
                         source,
                         id,
@@ -281,6 +301,7 @@ mod tests {
                         model: None,
                         outcome,
                         live_violations: live,
+                        injected,
                         violations,
                         completeness,
                     }))
@@ -302,6 +323,7 @@ mod tests {
             model: Some("gpt-test".into()),
             outcome: Some(Outcome::Complete),
             live_violations: Some(0),
+            injected: vec![],
             violations: vec![],
             completeness: Completeness::Complete,
         }));
@@ -337,6 +359,7 @@ mod tests {
                     model: None,
                     outcome: None,
                     live_violations: None,
+                    injected: vec!["chat.arguments_as_object".into()],
                     violations: vec![],
                     completeness: Completeness::Truncated,
                 }))

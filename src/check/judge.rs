@@ -37,6 +37,9 @@ pub struct Checked {
     pub outcome: Option<Outcome>,
     /// Violations recorded live, when the file has an end line.
     pub live_violations: Option<usize>,
+    /// The quirks `proxy --inject` (or `replay --quirk`) put into this response: its
+    /// violations are tooltap's doing, not the provider's. Empty for a faithful recording.
+    pub injected: Vec<String>,
     pub violations: Vec<Violation>,
     pub completeness: Completeness,
 }
@@ -169,6 +172,7 @@ pub fn judge_recording(
     cache: &SchemaCache,
 ) -> Checked {
     let report = engine_report(&recording, engine, cache);
+    let injected = recording.meta.injected_quirks();
     let Recording {
         path, meta, end, ..
     } = recording;
@@ -185,6 +189,7 @@ pub fn judge_recording(
         model: report.request.model,
         outcome: end.as_ref().map(|end| end.outcome),
         live_violations: end.as_ref().map(|end| end.violations.len()),
+        injected,
         violations: report.violations,
         completeness: report.completeness,
     }
@@ -235,6 +240,7 @@ pub fn capture(capture: &Capture, engine: &Arc<EngineConfig>) -> Item {
         model: None,
         outcome: None,
         live_violations: None,
+        injected: Vec::new(),
         violations: report.violations,
         completeness: report.completeness,
     }))

@@ -7,7 +7,9 @@
 //! recording as `file`. An exchange with violations at or above the threshold has ONE
 //! `<failure>` (`type` = the first such rule id, `message` = how many and which rules, the body
 //! one line per violation), so `failures` counts failed testcases, as JUnit readers expect;
-//! violations below the threshold go to `<system-out>`. Every text is escaped, and characters
+//! violations below the threshold go to `<system-out>`. A recording made with `proxy --inject`
+//! says so (`quirk injected by tooltap: <ids>`) in its failure's message and body and in its
+//! `<system-out>`, so CI does not blame the provider. Every text is escaped, and characters
 //! XML 1.0 forbids (most control characters, which recorded data may contain) are replaced by
 //! U+FFFD.
 
@@ -15,7 +17,7 @@ use std::io::{self, Write};
 
 use super::FailOn;
 use super::judge::{Checked, Item};
-use super::output::describe;
+use super::output::{describe, injected_note};
 
 pub fn write(items: &[Item], fail_on: FailOn, out: &mut dyn Write) -> io::Result<()> {
     let tests = items.len();
@@ -67,8 +69,12 @@ fn testcase(c: &Checked, fail_on: FailOn, out: &mut dyn Write) -> io::Result<()>
                 rules.push(violation.rule.as_str());
             }
         }
-        let message = format!("{} violations: {}", failing.len(), rules.join(", "));
-        let body: Vec<String> = failing.iter().map(|v| describe(v)).collect();
+        let mut message = format!("{} violations: {}", failing.len(), rules.join(", "));
+        let mut body: Vec<String> = failing.iter().map(|v| describe(v)).collect();
+        if let Some(note) = injected_note(c) {
+            message = format!("{message} ({note})");
+            body.insert(0, note);
+        }
         writeln!(
             out,
             r#"      <failure type="{}" message="{}">{}</failure>"#,
@@ -77,8 +83,12 @@ fn testcase(c: &Checked, fail_on: FailOn, out: &mut dyn Write) -> io::Result<()>
             escape(&body.join("\n"))
         )?;
     }
-    if !below.is_empty() {
-        let lines: Vec<String> = below.iter().map(|v| describe(v)).collect();
+    let note = injected_note(c);
+    if !below.is_empty() || note.is_some() {
+        let lines: Vec<String> = note
+            .into_iter()
+            .chain(below.iter().map(|v| describe(v)))
+            .collect();
         writeln!(
             out,
             "      <system-out>{}</system-out>",

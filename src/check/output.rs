@@ -57,6 +57,9 @@ pub fn human(items: &[Item], out: &mut dyn Write) -> io::Result<()> {
             continue;
         }
         writeln!(out, "{}", heading(checked))?;
+        if let Some(note) = injected_note(checked) {
+            writeln!(out, "  note: {note}")?;
+        }
         for violation in &checked.violations {
             writeln!(out, "  {}", describe(violation))?;
         }
@@ -72,6 +75,19 @@ pub fn human(items: &[Item], out: &mut dyn Write) -> io::Result<()> {
         "checked {} exchange(s): {} with violations ({} error(s), {} warning(s)), {} incomplete, {} unreadable",
         s.exchanges, s.with_violations, s.errors, s.warnings, s.incomplete, s.unreadable
     )
+}
+
+/// `quirk injected by tooltap: <ids> (...)` for a recording `--inject` made, so nobody blames
+/// the provider for a fault tooltap put there on purpose; `None` for a faithful one.
+pub fn injected_note(checked: &Checked) -> Option<String> {
+    if checked.injected.is_empty() {
+        return None;
+    }
+    let note = format!(
+        "quirk injected by tooltap: {} (its violations are tooltap's doing, not the provider's)",
+        checked.injected.join(", ")
+    );
+    Some(printable(&note).into_owned())
 }
 
 /// `text` with control characters (C0, DEL, C1) and bidirectional overrides escaped as

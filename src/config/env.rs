@@ -28,6 +28,7 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ("TOOLTAP_LOG_FORMAT", "log.format"),
     ("TOOLTAP_INSPECT", "inspect.enabled"),
     ("TOOLTAP_ENFORCE", "inspect.enforce"),
+    ("TOOLTAP_ENFORCE_STATUS", "enforce.status"),
     ("TOOLTAP_VIOLATIONS", "inspect.violations"),
     ("TOOLTAP_ADMIN_LISTEN", "admin.listen"),
     ("TOOLTAP_RECORD", "record.mode"),
@@ -66,6 +67,7 @@ impl EnvLayer {
         raw.tls.extra_ca = get("TOOLTAP_EXTRA_CA").map(PathBuf::from);
         raw.inspect.enabled = parse_bool(&get, "TOOLTAP_INSPECT")?;
         raw.inspect.enforce = parse_bool(&get, "TOOLTAP_ENFORCE")?;
+        raw.enforce.status = parse(&get, "TOOLTAP_ENFORCE_STATUS")?;
         raw.inspect.violations = get("TOOLTAP_VIOLATIONS").map(PathBuf::from);
         raw.admin.listen = get("TOOLTAP_ADMIN_LISTEN");
         raw.record.mode = parse(&get, "TOOLTAP_RECORD")?;

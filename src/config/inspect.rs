@@ -51,6 +51,27 @@ pub struct RawInspect {
     pub severity: Option<BTreeMap<String, String>>,
 }
 
+/// `[enforce]`: how enforce mode answers (whether it runs is `inspect.enforce`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawEnforce {
+    /// The status of a refused buffered response.
+    pub status: Option<u16>,
+}
+
+impl RawEnforce {
+    pub fn overlay(self, higher: RawEnforce) -> RawEnforce {
+        RawEnforce {
+            status: higher.status.or(self.status),
+        }
+    }
+}
+
+/// The status enforce mode refuses a buffered response with: 502, because the upstream's answer
+/// is what broke. Clients that retry 502s (the Vercel AI SDK does, three times, each a paid
+/// call) can be given a 4xx they do not retry, e.g. 422.
+pub const DEFAULT_ENFORCE_STATUS: http::StatusCode = http::StatusCode::BAD_GATEWAY;
+
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawAdmin {
@@ -127,6 +148,8 @@ pub struct RoutePolicy {
 pub struct InspectSettings {
     pub enabled: bool,
     pub enforce: bool,
+    /// The status of enforce mode's refusal of a buffered response (`enforce.status`).
+    pub enforce_status: http::StatusCode,
     pub max_concurrent: usize,
     pub tap_frames: usize,
     pub max_request_body: usize,
@@ -177,10 +200,13 @@ pub enum InspectConfigError {
     AdminListen(String),
     #[error("inspect.{key}: must be at least 1")]
     Zero { key: &'static str },
+    #[error("enforce.status: {0} is not an error status: give a 4xx or 5xx (default 502)")]
+    EnforceStatus(u16),
 }
 
 pub fn validate(
     raw: RawInspect,
+    enforce_section: RawEnforce,
     admin: RawAdmin,
     routes: HashMap<String, RoutePolicy>,
 ) -> Result<(InspectSettings, AdminSettings), InspectConfigError> {
@@ -225,6 +251,7 @@ pub fn validate(
     let inspect = InspectSettings {
         enabled: enabled.unwrap_or(true),
         enforce: enforce.unwrap_or(false),
+        enforce_status: enforce_status(enforce_section)?,
         max_concurrent: positive(max_concurrent, DEFAULT_MAX_CONCURRENT, "max_concurrent")?,
         tap_frames: positive(tap_frames, DEFAULT_TAP_FRAMES, "tap_frames")?,
         max_request_body: positive(
@@ -277,6 +304,18 @@ pub fn validate(
         ),
     };
     Ok((inspect, AdminSettings { listen }))
+}
+
+/// `enforce.status`: any 4xx or 5xx.
+fn enforce_status(raw: RawEnforce) -> Result<http::StatusCode, InspectConfigError> {
+    let RawEnforce { status } = raw;
+    match status {
+        None => Ok(DEFAULT_ENFORCE_STATUS),
+        Some(code) => http::StatusCode::from_u16(code)
+            .ok()
+            .filter(|status| status.is_client_error() || status.is_server_error())
+            .ok_or(InspectConfigError::EnforceStatus(code)),
+    }
 }
 
 fn schema_limits(

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use super::duration::HumanDuration;
-use super::inspect::{RawAdmin, RawInspect};
+use super::inspect::{RawAdmin, RawEnforce, RawInspect};
 use super::record::{RawRecord, RawRedact};
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -31,6 +31,8 @@ pub struct RawConfig {
     pub log: RawLog,
     #[serde(default)]
     pub inspect: RawInspect,
+    #[serde(default)]
+    pub enforce: RawEnforce,
     #[serde(default)]
     pub admin: RawAdmin,
     #[serde(default)]
@@ -143,6 +145,7 @@ impl RawConfig {
             shutdown,
             log,
             inspect,
+            enforce,
             admin,
             runtime,
             record,
@@ -181,6 +184,7 @@ impl RawConfig {
                 format: log.format.or(self.log.format),
             },
             inspect: self.inspect.overlay(inspect),
+            enforce: self.enforce.overlay(enforce),
             admin: RawAdmin {
                 listen: admin.listen.or(self.admin.listen),
             },

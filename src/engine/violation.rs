@@ -220,6 +220,14 @@ impl ViolationSink {
         }
     }
 
+    /// Rewrites the detail of the violation at `index` (a [`len`](Self::len) taken before its
+    /// push), for a finding reported once whose count is known only later.
+    pub fn amend_detail(&mut self, index: usize, detail: String) {
+        if let Some(violation) = self.violations.get_mut(index) {
+            violation.detail = detail;
+        }
+    }
+
     pub fn as_slice(&self) -> &[Violation] {
         &self.violations
     }

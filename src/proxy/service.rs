@@ -193,6 +193,7 @@ async fn run(
                 crate::engine::Dialect::for_path(&ctx.path),
                 &request_body,
                 response,
+                state.config.inspect.enforce_status,
                 cut,
             )
             .await

@@ -68,6 +68,30 @@ impl Meta {
         self.dialect
             .unwrap_or_else(|| crate::engine::Dialect::for_path(&self.path))
     }
+
+    /// The quirks tooltap injected: the `injected` mark, or, for a recording made before the
+    /// mark was written, the `x-tooltap-quirk` response header it recorded.
+    pub fn injected_quirks(&self) -> Vec<String> {
+        if !self.injected.is_empty() {
+            return self.injected.clone();
+        }
+        self.response
+            .headers
+            .iter()
+            .filter(|(name, _)| name.eq_ignore_ascii_case(crate::quirk::QUIRK_HEADER))
+            .flat_map(|(_, ids)| quirk_ids(ids))
+            .collect()
+    }
+}
+
+/// The ids of an `x-tooltap-quirk` header value (`id,id`).
+pub fn quirk_ids(header: &str) -> Vec<String> {
+    header
+        .split(',')
+        .map(str::trim)
+        .filter(|id| !id.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 /// The request as recorded (after redaction).

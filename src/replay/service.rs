@@ -80,13 +80,22 @@ async fn answer(
                 headers,
                 entry.frames.clone(),
                 entry.ending,
+                entry.recording.meta.injected_quirks(),
             )
         })
     };
     match found {
-        Ok((name, status, mut headers, frames, ending)) => {
+        Ok((name, status, mut headers, frames, ending, injected)) => {
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
             tracing::info!(recording = %name, status = status.as_u16(), "replaying");
+            if !injected.is_empty() {
+                tracing::info!(
+                    recording = %name,
+                    injected = %injected.join(","),
+                    "replaying a recording whose response tooltap altered on purpose \
+                     (proxy --inject): its violations are the injected quirk's, not the provider's"
+                );
+            }
             let head = crate::inspect::head::response_head(status.as_u16(), &headers);
             let frames = match state.quirks.is_empty() {
                 true => frames,

@@ -252,7 +252,7 @@ pub fn view(
         frames,
         choices: report.choices.clone(),
         file: recording.path.display().to_string(),
-        injected: meta.injected.clone(),
+        injected: meta.injected_quirks(),
         cut: ExchangeCut {
             decoded_bytes: decoded.cut,
             raw_bytes: raw.cut,

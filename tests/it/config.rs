@@ -12,7 +12,7 @@ use tooltap::record::RecordLayout;
 
 use crate::support::temp::{TempFile, temp_file};
 
-fn temp_toml(name: &str, text: &str) -> TempFile {
+pub(crate) fn temp_toml(name: &str, text: &str) -> TempFile {
     let path = temp_file(&format!("{name}.toml"));
     std::fs::write(&*path, text).expect("write config");
     path

@@ -25,7 +25,7 @@ async fn enforcing(fixtures: &[Fixture]) -> (RunningProxy, crate::support::upstr
     (proxy::start(raw).await, upstream)
 }
 
-async fn post_fixture(tooltap: &RunningProxy, fixture: &Fixture) -> Collected {
+pub(crate) async fn post_fixture(tooltap: &RunningProxy, fixture: &Fixture) -> Collected {
     let addr = tooltap.local_addr();
     within(LIMIT, exchange(addr, fixture_request(addr, fixture))).await
 }

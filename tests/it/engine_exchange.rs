@@ -245,3 +245,49 @@ fn declared_tool_names_come_from_the_cached_compilation_and_an_empty_array_decla
         report.notes
     );
 }
+
+/// A server that never numbers its Responses events gets one
+/// `responses.stream.sequence_number_missing`, on the first event, counting all of them once the
+/// stream is judged; a stream its reader left keeps the one finding, uncounted.
+#[test]
+fn a_stream_without_sequence_numbers_is_one_finding_with_a_count() {
+    use crate::engine_support::{fixtures_dir, load, natural_frames, run_frames};
+    let fixture =
+        load(&fixtures_dir().join("responses_stream_sequence_number_missing_every_event"));
+    let frames = natural_frames(&fixture);
+    let report = run_frames(&fixture, &SchemaCache::default(), &frames);
+    let missing: Vec<_> = report
+        .violations
+        .iter()
+        .filter(|v| v.rule == RuleId::ResponsesStreamSequenceNumberMissing)
+        .collect();
+    assert_eq!(missing.len(), 1, "{:?}", report.violations);
+    assert_eq!(missing[0].seq, Some(0), "the first event");
+    assert_eq!(
+        missing[0].detail,
+        format!(
+            "{} events without an integer sequence_number, the first here",
+            frames.len()
+        )
+    );
+
+    let config = Arc::new(EngineConfig::default());
+    let mut exchange = Exchange::with_dialect(
+        &config,
+        &SchemaCache::default(),
+        fixture.dialect,
+        &fixture.request,
+    );
+    exchange.response_head(fixture.head.clone());
+    for frame in &frames[..3] {
+        exchange.feed(frame);
+    }
+    let report = exchange.finish(BodyEnd::ReaderGone);
+    let details: Vec<&str> = report
+        .violations
+        .iter()
+        .filter(|v| v.rule == RuleId::ResponsesStreamSequenceNumberMissing)
+        .map(|v| v.detail.as_str())
+        .collect();
+    assert_eq!(details, ["an event without an integer sequence_number"]);
+}

@@ -58,6 +58,58 @@ pub(crate) async fn start(
     (child, lines, addr)
 }
 
+/// `tooltap proxy` in `cwd` on an ephemeral port, no admin listener, to `upstream`, with `extra`
+/// arguments; everything else default.
+pub(crate) async fn start_proxy(
+    cwd: &Path,
+    upstream: &str,
+    extra: &[&str],
+) -> (Child, Lines<BufReader<ChildStdout>>, SocketAddr) {
+    let mut args = vec![
+        "proxy",
+        "--listen",
+        "127.0.0.1:0",
+        "--admin-listen",
+        "off",
+        "--upstream",
+        upstream,
+    ];
+    args.extend_from_slice(extra);
+    start(cwd, &args, "tooltap proxy ready").await
+}
+
+/// `tooltap replay` in `cwd` over its `recordings/` folder, on an ephemeral port.
+pub(crate) async fn start_replay(cwd: &Path) -> (Child, Lines<BufReader<ChildStdout>>, SocketAddr) {
+    let args = [
+        "replay",
+        "--recordings",
+        "recordings",
+        "--listen",
+        "127.0.0.1:0",
+    ];
+    start(cwd, &args, "tooltap replay ready").await
+}
+
+/// Reads `lines` until `count` of them contain `needle`.
+pub(crate) async fn wait_for_lines(
+    lines: &mut Lines<BufReader<ChildStdout>>,
+    needle: &str,
+    count: usize,
+) {
+    within(Duration::from_secs(20), async {
+        let mut seen = 0;
+        while seen < count {
+            let line = lines
+                .next_line()
+                .await
+                .expect("read")
+                .expect("tooltap exited early");
+            seen += usize::from(line.contains(needle));
+        }
+    })
+    .await;
+}
+
 pub(crate) async fn stop(mut child: Child) {
     let pid = child.id().expect("pid").to_string();
     let _ = std::process::Command::new("kill")
@@ -76,37 +128,13 @@ async fn with_the_default_layout_check_and_replay_work_after_violations_were_wri
     let cwd = TempDir::new("layout");
 
     // The proxy with every file default: violations file and recordings folder.
-    let (proxy, mut lines, addr) = start(
-        &cwd,
-        &[
-            "proxy",
-            "--listen",
-            "127.0.0.1:0",
-            "--admin-listen",
-            "off",
-            "--upstream",
-            &upstream.url(),
-        ],
-        "tooltap proxy ready",
-    )
-    .await;
+    let (proxy, mut lines, addr) = start_proxy(&cwd, &upstream.url(), &[]).await;
     let send = |addr| fixture_request(addr, &fixture);
     for _ in 0..3 {
         let got = exchange(addr, send(addr)).await;
         assert_eq!(got.body, fixture.body);
     }
-    within(Duration::from_secs(20), async {
-        let mut seen = 0;
-        while seen < 3 {
-            let line = lines
-                .next_line()
-                .await
-                .expect("read")
-                .expect("tooltap exited early");
-            seen += usize::from(line.contains("exchange inspected"));
-        }
-    })
-    .await;
+    wait_for_lines(&mut lines, "exchange inspected", 3).await;
     stop(proxy).await;
 
     let violations = std::fs::read_to_string(cwd.join("violations.jsonl"))
@@ -135,18 +163,7 @@ async fn with_the_default_layout_check_and_replay_work_after_violations_were_wri
     );
 
     // Replay starts on the same folder and serves the recorded answer.
-    let (replay, _lines, addr) = start(
-        &cwd,
-        &[
-            "replay",
-            "--recordings",
-            "recordings",
-            "--listen",
-            "127.0.0.1:0",
-        ],
-        "tooltap replay ready",
-    )
-    .await;
+    let (replay, _lines, addr) = start_replay(&cwd).await;
     let got = exchange(addr, send(addr)).await;
     assert_eq!(got.status, 200);
     assert_eq!(got.body, fixture.body);

@@ -8,8 +8,9 @@
 //!   no I/O), `robustness` (hostile bytes), `quirk_selfcheck` (each quirk trips its rule).
 //! * The proxy: `passthrough`, `protocol`, `streaming`, `failures`, `tls`, `config`, `shutdown`,
 //!   `connections`, `budget`, `memory`, `edges`, `broken_upstream`, `faults`, `bad_input`, `soak`.
-//! * What it reports: `inspect`, `verdicts`, `enforce`, `enforce_record`, `inject`, `monitoring`
-//!   (a real Prometheus scraping tooltap), `redaction`, `log_secrets`, `record`, `layout`, `two_processes`.
+//! * What it reports: `inspect`, `verdicts`, `enforce`, `enforce_record`, `enforce_status`,
+//!   `inject`, `inject_marked`, `monitoring` (a real Prometheus scraping tooltap), `redaction`,
+//!   `log_secrets`, `record`, `layout`, `two_processes`.
 //! * Recordings offline: `record_writer`, `record_read` (the format), `check_cli` (`tooltap
 //!   check`), `replay` (`tooltap replay` with real clients), `report` (the HTML report in headless
 //!   Chromium).
@@ -37,6 +38,7 @@ mod connections;
 mod edges;
 mod enforce;
 mod enforce_record;
+mod enforce_status;
 mod engine_docs;
 mod engine_exchange;
 mod engine_fixtures;
@@ -46,6 +48,7 @@ mod engine_support;
 mod failures;
 mod faults;
 mod inject;
+mod inject_marked;
 mod inspect;
 mod layout;
 mod legacy_clients;

@@ -101,12 +101,21 @@ fn assert_no_errors(violations: &Path) {
         .filter(|v| v["severity"] == "error")
         .collect();
     assert!(errors.is_empty(), "error-severity violations: {errors:?}");
+    let mut per_exchange = std::collections::BTreeMap::<String, usize>::new();
     for line in lines.lines() {
         let v: Value = serde_json::from_str(line).expect("violation line");
         assert_eq!(v["dialect"], "responses");
         // aimock omits the spec-required sequence_number: a warning, and the only one.
         assert_eq!(v["rule"], "responses.stream.sequence_number_missing", "{v}");
+        *per_exchange
+            .entry(v["exchange"].as_str().unwrap_or_default().to_owned())
+            .or_default() += 1;
     }
+    // Once per stream, not once per event (it was 71 lines for 7 streams).
+    assert!(
+        per_exchange.values().all(|count| *count == 1),
+        "sequence_number_missing more than once in an exchange: {per_exchange:?}\n{lines}"
+    );
 }
 
 /// The openai npm SDK that scripts/test installs with the seed suite.

@@ -4,9 +4,10 @@
 //! *inline*, on the client path, because the verdict must come before the bytes it judges:
 //!
 //! * Buffered responses: [`judge_buffered`] holds the body (bounded by the engine's JSON limit),
-//!   checks it, and on an error-severity violation answers 502 with an OpenAI-shaped error (for
-//!   Anthropic Messages, Anthropic's `{"type":"error","error":{...}}`) whose message lists the
-//!   rule ids and paths. Clean responses pass unchanged.
+//!   checks it, and on an error-severity violation answers 502 (`enforce.status`) with an
+//!   OpenAI-shaped error (for Anthropic Messages, Anthropic's `{"type":"error","error":{...}}`)
+//!   whose message lists the rule ids and paths, naming the request as the culprit when a
+//!   request-stage rule broke. Clean responses pass unchanged.
 //! * Streams: [`EnforceBody`] feeds every frame to an engine [`Exchange`](crate::engine::Exchange) before forwarding it.
 //!   Chunks already sent cannot be recalled, so on the first error-severity violation the frame
 //!   that completed it is replaced by a final error event naming the rule, in the dialect's own
@@ -27,7 +28,7 @@ use http::{HeaderValue, Response, StatusCode, header};
 use http_body_util::BodyExt;
 
 use crate::engine::{
-    BodyKind, Dialect, EngineConfig, ResponseHead, SchemaCache, Severity, Violation,
+    BodyKind, Dialect, EngineConfig, ResponseHead, SchemaCache, Severity, Stage, Violation,
 };
 use crate::proxy::error::json_response;
 use crate::proxy::forward::body::{BodyError, ProxyBody, full};
@@ -47,27 +48,45 @@ pub(crate) fn errors(violations: &[Violation]) -> Vec<&Violation> {
         .collect()
 }
 
-/// `rule at path; rule at path` — what the SDK prints.
+/// `rule at path; rule at path` — what the SDK prints. Request-stage violations are named as
+/// the request's (enforce mode judges the request too, and refuses its answer), the rest as the
+/// response's, so nobody goes looking at the provider for a fault of the request.
 fn message(violations: &[&Violation]) -> String {
-    let list: Vec<String> = violations
-        .iter()
-        .map(|v| {
-            format!(
-                "{} at {}",
-                v.rule.as_str(),
-                // The same pointer as the violations file's `path`; "" is the whole document.
-                if v.path.is_empty() {
-                    "\"\" (the whole body)"
-                } else {
-                    &v.path
-                }
-            )
-        })
-        .collect();
-    format!(
-        "tooltap enforce: the response broke the function-calling contract: {} (see docs/rules.md)",
-        list.join("; ")
-    )
+    let list = |request: bool| -> Vec<String> {
+        violations
+            .iter()
+            .filter(|v| (v.stage == Stage::Request) == request)
+            .map(|v| {
+                format!(
+                    "{} at {}",
+                    v.rule.as_str(),
+                    // The same pointer as the violations file's `path`; "" is the whole document.
+                    if v.path.is_empty() {
+                        "\"\" (the whole body)"
+                    } else {
+                        &v.path
+                    }
+                )
+            })
+            .collect()
+    };
+    let (request, response) = (list(true), list(false));
+    let broke = match (request.is_empty(), response.is_empty()) {
+        (false, true) => format!(
+            "the request broke the function-calling contract (the upstream answered; its answer is withheld): {}",
+            request.join("; ")
+        ),
+        (false, false) => format!(
+            "the request broke the function-calling contract: {}; and the response: {}",
+            request.join("; "),
+            response.join("; ")
+        ),
+        (true, _) => format!(
+            "the response broke the function-calling contract: {}",
+            response.join("; ")
+        ),
+    };
+    format!("tooltap enforce: {broke} (see docs/rules.md)")
 }
 
 /// The OpenAI error object for these violations.
@@ -91,7 +110,8 @@ pub(crate) fn anthropic_error(violations: &[&Violation]) -> serde_json::Value {
     })
 }
 
-/// Judge a whole buffered response. `Some(502 response)` when it must not reach the client.
+/// Judge a whole buffered response. `Some(refusal)`, answered with `status` (`enforce.status`,
+/// 502 by default), when it must not reach the client.
 pub fn judge_buffered(
     engine: &Arc<EngineConfig>,
     schemas: &SchemaCache,
@@ -99,6 +119,7 @@ pub fn judge_buffered(
     request_body: &[u8],
     head: ResponseHead,
     body: &[u8],
+    status: StatusCode,
 ) -> Option<Response<Bytes>> {
     let report =
         crate::engine::check_exchange_as(engine, schemas, dialect, request_body, head, body);
@@ -108,15 +129,16 @@ pub fn judge_buffered(
     }
     tracing::warn!(
         rules = %errors.iter().map(|v| v.rule.as_str()).collect::<Vec<_>>().join(","),
-        "enforce: buffered response refused with a 502"
+        status = status.as_u16(),
+        "enforce: buffered response refused"
     );
     let body = match dialect {
         // Anthropic's SDKs read `{"type":"error","error":{"type","message"}}`.
         Dialect::Anthropic => anthropic_error(&errors),
         Dialect::Chat | Dialect::Responses => serde_json::json!({ "error": error_object(&errors) }),
     };
-    let mut response = json_response(StatusCode::BAD_GATEWAY, &body);
-    // The OpenAI SDKs retry 502s by default; the same answer would come back, so say not to.
+    let mut response = json_response(status, &body);
+    // The OpenAI SDKs retry 5xx by default; the same answer would come back, so say not to.
     response
         .headers_mut()
         .insert("x-should-retry", HeaderValue::from_static("false"));
@@ -124,13 +146,15 @@ pub fn judge_buffered(
 }
 
 /// Apply enforce mode to an upstream response, given the request body it answers. Non-2xx
-/// responses pass unchanged; streams are checked frame by frame; buffered bodies are held.
+/// responses pass unchanged; streams are checked frame by frame; buffered bodies are held and
+/// refused with `status`.
 pub async fn response(
     engine: &Arc<EngineConfig>,
     schemas: &SchemaCache,
     dialect: Dialect,
     request_body: &[u8],
     response: Response<ProxyBody>,
+    status: StatusCode,
     mut cut: CutSender,
 ) -> Response<ProxyBody> {
     if !response.status().is_success() {
@@ -150,7 +174,7 @@ pub async fn response(
     }
     match hold(body, engine.max_json_body).await {
         Held::Whole(bytes) => {
-            match judge_buffered(engine, schemas, dialect, request_body, head, &bytes) {
+            match judge_buffered(engine, schemas, dialect, request_body, head, &bytes, status) {
                 Some(refusal) => {
                     cut.cut(EnforceCut {
                         status: Some(refusal.status().as_u16()),
@@ -192,5 +216,57 @@ impl http_body::Body for Failing {
         _cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, BodyError>>> {
         std::task::Poll::Ready(self.0.take().map(Err))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::RuleId;
+
+    fn violation(rule: RuleId, stage: Stage, path: &str) -> Violation {
+        Violation {
+            rule,
+            severity: Severity::Error,
+            stage,
+            choice: None,
+            tool_call: None,
+            path: path.into(),
+            seq: None,
+            schema_path: None,
+            detail: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_message_names_the_request_or_the_response_as_the_culprit() {
+        let request = violation(
+            RuleId::AnthropicRequestToolResultOrphan,
+            Stage::Request,
+            "/messages/0/content/0/tool_use_id",
+        );
+        let response = violation(
+            RuleId::AnthropicResponseEnvelopeInvalid,
+            Stage::Complete,
+            "",
+        );
+        assert_eq!(
+            message(&[&request]),
+            "tooltap enforce: the request broke the function-calling contract (the upstream \
+             answered; its answer is withheld): anthropic.request.tool_result_orphan at \
+             /messages/0/content/0/tool_use_id (see docs/rules.md)"
+        );
+        assert_eq!(
+            message(&[&response]),
+            "tooltap enforce: the response broke the function-calling contract: \
+             anthropic.response.envelope_invalid at \"\" (the whole body) (see docs/rules.md)"
+        );
+        assert_eq!(
+            message(&[&response, &request]),
+            "tooltap enforce: the request broke the function-calling contract: \
+             anthropic.request.tool_result_orphan at /messages/0/content/0/tool_use_id; and the \
+             response: anthropic.response.envelope_invalid at \"\" (the whole body) (see \
+             docs/rules.md)"
+        );
     }
 }

@@ -13,9 +13,10 @@ use tokio::sync::oneshot;
 /// How enforce mode changed what the client got.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EnforceCut {
-    /// `Some(502)` when a buffered body was refused; `None` when a stream was cut.
+    /// The refusal's status (`enforce.status`, 502 by default) when a buffered body was refused;
+    /// `None` when a stream was cut.
     pub status: Option<u16>,
-    /// What the client got instead: the 502's body, or the stream's final error event.
+    /// What the client got instead: the refusal's body, or the stream's final error event.
     pub replacement: Bytes,
     /// For a stream: whether the error event took the place of the last frame read from the
     /// upstream (`true`), or came after the upstream's whole body (`false`).

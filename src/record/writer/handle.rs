@@ -60,6 +60,13 @@ impl RecordingHandle {
             return;
         };
         meta.response.status = status;
+        // `proxy --inject` (and `replay --quirk`) name what they applied in this header: the
+        // recording carries the mark, so check, replay and the report can say tooltap did it.
+        meta.injected = headers
+            .get(crate::quirk::QUIRK_HEADER)
+            .and_then(|value| value.to_str().ok())
+            .map(super::super::format::quirk_ids)
+            .unwrap_or_default();
         meta.response.headers =
             self.shared
                 .redactor

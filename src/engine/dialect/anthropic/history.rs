@@ -5,6 +5,10 @@
 //! Input: the request's `messages` array, unparsed. Output: request-stage violations. The rule
 //! the API enforces: every `tool_use` of an assistant message is answered by a `tool_result` in
 //! the immediately following user message, and those results lead that message's content.
+//! A request that continues a server-held thread (`thread: {"type":"continue",
+//! "previous_message_id":...}`, sent by the SDK's tool runner) carries only the new turn: the
+//! `tool_use` its first message answers lives server-side, so that message's results are not
+//! orphans (the twin of the Responses API's `previous_response_id`).
 
 use std::collections::HashSet;
 
@@ -42,7 +46,9 @@ fn tool_use_ids(message: Option<&Value>) -> HashSet<&str> {
         .collect()
 }
 
-pub fn check(messages: &RawValue, sink: &mut ViolationSink) {
+/// `continues`: the request continues a server-held thread, so the first message's results
+/// answer a `tool_use` this request does not hold.
+pub fn check(messages: &RawValue, continues: bool, sink: &mut ViolationSink) {
     let Ok(Value::Array(messages)) = serde_json::from_str::<Value>(messages.get()) else {
         return;
     };
@@ -76,6 +82,7 @@ pub fn check(messages: &RawValue, sink: &mut ViolationSink) {
             }
             continue;
         }
+        let server_side = continues && position == 0;
         let calls = tool_use_ids(position.checked_sub(1).and_then(|p| messages.get(p)));
         let mut leading = true;
         for (index, block) in content.iter().enumerate() {
@@ -95,7 +102,7 @@ pub fn check(messages: &RawValue, sink: &mut ViolationSink) {
                 .get("tool_use_id")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            if !calls.contains(id) {
+            if !server_side && !calls.contains(id) {
                 let detail = format!(
                     "tool_result for {id:?}, which no tool_use of the preceding assistant message has"
                 );

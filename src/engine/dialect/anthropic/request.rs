@@ -65,6 +65,7 @@ struct Fields {
     tools: Option<Box<RawValue>>,
     tool_choice: Option<Value>,
     messages: Option<Box<RawValue>>,
+    thread: Option<Value>,
 }
 
 /// The longest client tool name older platforms allowed (the current docs allow 128).
@@ -88,7 +89,13 @@ pub fn parse(body: &[u8], sink: &mut ViolationSink) -> AnthropicRequest {
         .as_ref()
         .filter(|raw| raw.get().contains("tool_use") || raw.get().contains("tool_result"))
     {
-        history::check(messages, sink);
+        let continues = fields
+            .thread
+            .as_ref()
+            .and_then(|thread| thread.get("type"))
+            .and_then(Value::as_str)
+            == Some("continue");
+        history::check(messages, continues, sink);
     }
     let facts = RequestFacts {
         tools: tools.keys().cloned().collect(),

@@ -205,6 +205,7 @@ impl ResponsesState {
 
     fn finish_judged(&mut self, ended_mid_event: bool, sink: &mut ViolationSink) -> ChoiceOutcome {
         let outcome = self.complete(sink);
+        self.stream.sequence_missing.finish(sink);
         common::report_mid_event(ended_mid_event, sink);
         if self.stream.terminal.is_none() {
             let detail =

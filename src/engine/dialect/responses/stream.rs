@@ -25,6 +25,8 @@ pub struct StreamState {
     pub displaced: Vec<(u64, Item)>,
     by_id: HashMap<String, u64>,
     pub last_sequence: Option<i64>,
+    /// Events without a `sequence_number`: reported once, on the first, with this count.
+    pub sequence_missing: SequenceMissing,
     pub terminal: Option<Terminal>,
     /// `response.output_text.delta` text, for the markup check.
     pub text: String,
@@ -32,6 +34,45 @@ pub struct StreamState {
 }
 
 const TEXT_BOUND: usize = 1 << 16;
+
+/// `responses.stream.sequence_number_missing` is a property of the server, not of one event:
+/// one finding per stream, on the first event without a number, its detail counting them all
+/// once the stream is judged (a server that never sends one gave one warning per event).
+#[derive(Debug, Default)]
+pub struct SequenceMissing {
+    count: u64,
+    /// Where the finding sits in the sink (`None` until pushed, or when the rule is off or the
+    /// sink full).
+    reported_at: Option<usize>,
+}
+
+impl SequenceMissing {
+    fn event(&mut self, seq: u64, sink: &mut ViolationSink) {
+        self.count += 1;
+        if self.count > 1 {
+            return;
+        }
+        let before = sink.len();
+        sink.push(
+            RuleId::ResponsesStreamSequenceNumberMissing,
+            Stage::Fragment,
+            Site::at("/sequence_number").seq(Some(seq)),
+            "an event without an integer sequence_number",
+        );
+        self.reported_at = (sink.len() > before).then_some(before);
+    }
+
+    /// Puts the final count in the finding's detail.
+    pub fn finish(&self, sink: &mut ViolationSink) {
+        if let Some(index) = self.reported_at.filter(|_| self.count > 1) {
+            let detail = format!(
+                "{} events without an integer sequence_number, the first here",
+                self.count
+            );
+            sink.amend_detail(index, detail);
+        }
+    }
+}
 
 impl StreamState {
     /// Judges one event; returns true when it was the terminal event.
@@ -71,12 +112,7 @@ impl StreamState {
             return false;
         }
         match value.get("sequence_number").and_then(Value::as_i64) {
-            None => sink.push(
-                RuleId::ResponsesStreamSequenceNumberMissing,
-                Stage::Fragment,
-                site("/sequence_number"),
-                "an event without an integer sequence_number",
-            ),
+            None => self.sequence_missing.event(seq, sink),
             Some(number) => {
                 if let Some(last) = self.last_sequence.filter(|last| number <= *last) {
                     let detail = format!("sequence_number {number} after {last}");
