@@ -412,3 +412,29 @@ fn a_body_for_a_log_line_is_redacted_cut_or_only_sized() {
     assert!(!shown.contains("planted"), "{shown}");
     assert!(shown.contains("28 bytes"), "{shown}");
 }
+
+/// 30 levels of 8 KiB names over 20,000 siblings and a credential: a 455 KB body. The walk
+/// once built each value's pointer as it went (~246 KB for each sibling, ~4.9 GB in all: it
+/// aborted under a 3 GB address-space limit); it now spells only the listed pointer.
+#[test]
+fn a_deep_body_with_long_names_is_walked_in_proportion_to_its_size() {
+    let name = "n".repeat(8192);
+    let mut leaf = serde_json::Map::new();
+    for i in 0..20_000 {
+        leaf.insert(format!("k{i}"), json!(1));
+    }
+    leaf.insert("api_key".into(), json!("planted-under-long-names"));
+    let mut body = Value::Object(leaf);
+    for _ in 0..30 {
+        let mut level = serde_json::Map::new();
+        level.insert(name.clone(), body);
+        body = Value::Object(level);
+    }
+    let started = std::time::Instant::now();
+    let mut redacted = Vec::new();
+    Redactor::default().body(&mut body, &mut redacted);
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert!(!body.to_string().contains("planted-under-long-names"));
+    let expected = format!("body:{}/api_key", format!("/{name}").repeat(30));
+    assert_eq!(redacted, [expected]);
+}
