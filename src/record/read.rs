@@ -185,8 +185,13 @@ pub fn parse_all(path: &Path, text: &[u8]) -> Vec<Result<Recording, ReadError>> 
     recordings
 }
 
-/// [`parse_all`], each recording handed to `take` as soon as it is read.
+/// [`parse_all`], each recording handed to `take` as soon as it is read. A segment that holds
+/// no whole line (empty, or its first recording cut: tooltap was killed as it began it) holds
+/// no recording: nothing is handed over, rather than an error that refuses the folder.
 fn parse_each(path: &Path, text: &[u8], take: &mut dyn FnMut(Result<Recording, ReadError>)) {
+    if unfinished_segment(path, text) {
+        return;
+    }
     let mut any = false;
     parse_lines(path, text, Expect::Many, &mut |recording| {
         any = true;
@@ -196,6 +201,18 @@ fn parse_each(path: &Path, text: &[u8], take: &mut dyn FnMut(Result<Recording, R
         take(Err(empty_file(path)));
     }
 }
+
+/// Whether `text`, the bytes of `path`, is a segment file that holds no whole line yet.
+pub fn unfinished_segment(path: &Path, text: &[u8]) -> bool {
+    let segment = path
+        .file_name()
+        .and_then(|name| name.to_str())
+        .is_some_and(|name| name.starts_with(SEGMENT_PREFIX));
+    segment && memchr::memchr(b'\n', text).is_none()
+}
+
+/// How a segment file's name begins (`segment-<first id>.jsonl`).
+pub const SEGMENT_PREFIX: &str = "segment-";
 
 /// Whether a file holds one recording or may hold many (a segment).
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -70,6 +70,7 @@ mod robustness;
 mod sdk_endings;
 mod shutdown;
 mod soak;
+mod stopping;
 mod streaming;
 mod support;
 mod tls;
