@@ -111,35 +111,26 @@ async fn replays_miss_warning_shows_the_request_body_redacted() {
     )
     .await;
     assert_eq!(got.status, 404);
+    // The warning is logged before the 404 is answered: stop, then read everything.
+    let err = replay.stderr.take();
+    stop(replay).await;
     let mut log = Vec::new();
-    let warning = within(Duration::from_secs(10), async {
-        loop {
-            let line = lines
-                .next_line()
-                .await
-                .expect("read")
-                .expect("replay exited early");
-            log.push(line.clone());
-            if line.contains("no recording matches") {
-                return line;
-            }
-        }
-    })
-    .await;
+    while let Ok(Some(line)) = within(Duration::from_secs(10), lines.next_line()).await {
+        log.push(line);
+    }
+    let mut stderr = String::new();
+    if let Some(mut err) = err {
+        let _ = err.read_to_string(&mut stderr).await;
+    }
+    let warning = log
+        .iter()
+        .find(|line| line.contains("no recording matches"))
+        .unwrap_or_else(|| panic!("no miss warning in {log:?}"));
     assert!(
         warning.contains(r#"\"model\":\"m\""#),
         "the body is shown: {warning}"
     );
     assert!(warning.contains("[REDACTED]"), "{warning}");
-    let err = replay.stderr.take();
-    stop(replay).await;
-    let mut stderr = String::new();
-    if let Some(mut err) = err {
-        let _ = err.read_to_string(&mut stderr).await;
-    }
-    while let Ok(Some(line)) = lines.next_line().await {
-        log.push(line);
-    }
     for line in log.iter().chain(std::iter::once(&stderr)) {
         assert!(
             !line.contains(SECRET),
