@@ -463,7 +463,7 @@ const ANTHROPIC: &[Shape] = &[
     Shape {
         name: "many_blocks",
         make: anthropic_many_blocks,
-        n: 400,
+        n: 1_500,
         reassembles: true,
     },
     Shape {
@@ -499,7 +499,7 @@ const ANTHROPIC: &[Shape] = &[
     Shape {
         name: "many_unknown_block_deltas",
         make: anthropic_unknown_deltas,
-        n: 400,
+        n: 1_500,
         reassembles: true,
     },
 ];
@@ -581,9 +581,9 @@ fn anthropic_big_patterns(n: usize) -> Case {
     anthropic_stream(&tool, &[vec![r#"{"p0":"abab"}"#.to_owned()]], &[])
 }
 
-/// `n` blocks, then `n` deltas for indexes no block has (each one looked up, none found).
+/// `n` blocks, then `4n` deltas for indexes no block has (each one looked up, none found).
 fn anthropic_unknown_deltas(n: usize) -> Case {
-    let extra: Vec<String> = (0..n)
+    let extra: Vec<String> = (0..4 * n)
         .map(|i| format!(r#"{{"type":"content_block_delta","index":{},"delta":{{"type":"input_json_delta","partial_json":"x"}}}}"#, n + i))
         .collect();
     anthropic_stream(ANTHROPIC_TOOL, &vec![vec!["{}".to_owned()]; n], &extra)
