@@ -294,12 +294,21 @@ impl Exchange {
     }
 
     /// What the stream's reassembly holds, as the engine counts it (`engine::weigh`): per
-    /// choice, call, block and item, their keys, ids, names and text. Bounded by
-    /// `max_reassembled` (past it the exchange stops `too_large`); the proxy charges it to
-    /// `inspect.max_memory`. Framing buffers are not in it: they are bounded by the bytes
-    /// taken in.
+    /// choice, call, block and item, their keys, ids, names and text; bounded by
+    /// `max_reassembled` (past it the exchange stops `too_large`). For a buffered body, what
+    /// judging it at its end will take (`weigh::BUFFERED_PER_BYTE` per byte; the body itself is
+    /// bounded by `max_json_body`). The proxy charges it to `inspect.max_memory`. Framing
+    /// buffers are not in it: they are bounded by the bytes taken in.
     pub fn reassembly_bytes(&self) -> usize {
-        self.state.reassembly_bytes()
+        match &self.body {
+            Body::Json(framer) => framer
+                .body()
+                .len()
+                .saturating_mul(super::weigh::BUFFERED_PER_BYTE),
+            Body::AwaitingHead | Body::NotInspected(_) | Body::Sse(_) => {
+                self.state.reassembly_bytes()
+            }
+        }
     }
 
     /// How the response body is framed, once [`Exchange::response_head`] was given: the one

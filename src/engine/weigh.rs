@@ -16,6 +16,10 @@ use serde_json::Value;
 /// runs, and its share of the document and the report built at the end.
 pub const ENTRY: usize = 4096;
 
+/// What judging a buffered body takes per byte of it, at its end: the members the rules read
+/// (a tree where the typed read refuses), each call's parsed arguments, the outcomes.
+pub const BUFFERED_PER_BYTE: usize = 8;
+
 /// The estimated heap of a JSON value kept whole (its nodes, keys and strings).
 pub fn value(value: &Value) -> usize {
     /// A `Value` node, and a map entry's key and node share.

@@ -20,7 +20,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tooltap::engine::{
-    BodyEnd, Completeness, Dialect, EngineConfig, Exchange, LimitKind, ResponseHead, SchemaCache,
+    BodyEnd, Completeness, Dialect, EngineConfig, Exchange, LimitKind, Report, ResponseHead,
+    SchemaCache,
 };
 
 use shapes::{Case, shapes};
@@ -44,7 +45,7 @@ fn thread_cpu() -> Duration {
         .map_or_else(fallback, Duration::from_nanos)
 }
 
-fn run(case: &Case, config: &Arc<EngineConfig>) -> (Cost, Completeness) {
+fn run(case: &Case, config: &Arc<EngineConfig>) -> (Cost, Report) {
     let started = thread_cpu();
     let cache = SchemaCache::default();
     let mut exchange = Exchange::with_dialect(config, &cache, case.dialect, &case.request);
@@ -60,16 +61,16 @@ fn run(case: &Case, config: &Arc<EngineConfig>) -> (Cost, Completeness) {
     }
     let report = exchange.finish(BodyEnd::Complete);
     let cpu = thread_cpu().saturating_sub(started);
-    (Cost { cpu, accounted }, report.completeness)
+    (Cost { cpu, accounted }, report)
 }
 
 /// The best CPU time of three runs.
 fn measure(case: &Case, config: &Arc<EngineConfig>) -> (Cost, Completeness) {
-    let (mut best, completeness) = run(case, config);
+    let (mut best, report) = run(case, config);
     for _ in 0..2 {
         best.cpu = best.cpu.min(run(case, config).0.cpu);
     }
-    (best, completeness)
+    (best, report.completeness)
 }
 
 /// A `/proc/self/status` figure in bytes.
@@ -120,7 +121,8 @@ fn child_measures_one_case() {
     let case = (shape.make)(n.parse().expect("n"));
     let before = status_bytes("VmRSS:");
     let _ = std::fs::write("/proc/self/clear_refs", "5");
-    let (cost, completeness) = run(&case, &Arc::new(config));
+    let (cost, report) = run(&case, &Arc::new(config));
+    let completeness = report.completeness;
     let peak = status_bytes("VmHWM:").saturating_sub(before);
     println!(
         "MEASURED peak={peak} accounted={} too_large={}",
@@ -291,17 +293,7 @@ fn many_tiny_choices_stop_at_the_reassembly_bound_with_memory_near_it() {
         max_reassembled: bound,
         ..EngineConfig::default()
     });
-    let cache = SchemaCache::default();
-    let mut exchange = Exchange::with_dialect(&config, &cache, case.dialect, &case.request);
-    exchange.response_head(ResponseHead {
-        status: 200,
-        content_type: Some(case.content_type.to_owned()),
-        content_encoding: None,
-    });
-    for frame in &case.frames {
-        exchange.feed(frame);
-    }
-    let report = exchange.finish(BodyEnd::Complete);
+    let (_, report) = run(&case, &config);
     assert_eq!(
         report.completeness,
         Completeness::TooLarge {

@@ -140,6 +140,12 @@ const CHAT: &[Shape] = &[
         reassembles: false,
     },
     Shape {
+        name: "buffered_many_choices",
+        make: chat_buffered_many_choices,
+        n: 1_000,
+        reassembles: true,
+    },
+    Shape {
         name: "buffered_many_calls",
         make: chat_buffered_many_calls,
         n: 1_000,
@@ -284,6 +290,28 @@ fn chat_big_grammar(n: usize) -> Case {
     stream_case(Dialect::Chat, chat_request(&tool), events)
 }
 
+fn chat_buffered_many_choices(n: usize) -> Case {
+    let choices: Vec<String> = (0..n)
+        .map(|i| format!(r#"{{"index":{i},"message":{{"role":"assistant","content":null}},"finish_reason":"stop"}}"#))
+        .collect();
+    chat_buffered(&format!(
+        r#"{{"object":"chat.completion","choices":[{}]}}"#,
+        choices.join(",")
+    ))
+}
+
+/// A buffered Chat completion with `body`.
+fn chat_buffered(body: &str) -> Case {
+    Case {
+        dialect: Dialect::Chat,
+        request: chat_request(CHAT_TOOL)
+            .replace(r#""stream":true"#, r#""stream":false"#)
+            .into_bytes(),
+        content_type: "application/json",
+        frames: frames(body),
+    }
+}
+
 fn chat_buffered_many_calls(n: usize) -> Case {
     let calls: Vec<String> = (0..n)
         .map(|i| {
@@ -292,18 +320,10 @@ fn chat_buffered_many_calls(n: usize) -> Case {
             )
         })
         .collect();
-    let body = format!(
+    chat_buffered(&format!(
         r#"{{"object":"chat.completion","choices":[{{"index":0,"message":{{"role":"assistant","content":null,"tool_calls":[{}]}},"finish_reason":"tool_calls"}}]}}"#,
         calls.join(",")
-    );
-    Case {
-        dialect: Dialect::Chat,
-        request: chat_request(CHAT_TOOL)
-            .replace(r#""stream":true"#, r#""stream":false"#)
-            .into_bytes(),
-        content_type: "application/json",
-        frames: frames(&body),
-    }
+    ))
 }
 
 // ---- Responses API ----------------------------------------------------------------------

@@ -32,19 +32,7 @@ async fn a_long_stream_stops_being_reassembled_at_its_bound_and_reaches_the_clie
     let upstream = Upstream::serving(Script::sse(&events, Duration::ZERO)).await;
     let mut raw = proxy::raw_config(&upstream.url());
     raw.inspect.max_reassembled = Some(64 * 1024);
-    let tooltap = proxy::start(raw).await;
-    let addr = tooltap.local_addr();
-    let body = r#"{"model":"m","stream":true,"messages":[]}"#;
-    let got = within(
-        LIMIT,
-        exchange(addr, request(addr, "POST", "/v1/chat/completions", body)),
-    )
-    .await;
-    assert_eq!(
-        got.body,
-        events.concat().as_bytes(),
-        "the client gets every byte"
-    );
+    let tooltap = streamed_whole(raw, &events).await;
     let text = settle(&tooltap, 1).await;
     assert_eq!(
         metric_sum(
@@ -287,19 +275,7 @@ async fn reassembly_state_of_many_tiny_choices_is_charged_to_the_memory_budget()
     // Ten times the stream's bytes: only its reassembly state can cross it.
     let budget = 10 * tiny.len();
     raw.inspect.max_memory = Some(budget);
-    let tooltap = proxy::start(raw).await;
-    let addr = tooltap.local_addr();
-    let body = r#"{"model":"m","stream":true,"messages":[]}"#;
-    let got = within(
-        LIMIT,
-        exchange(addr, request(addr, "POST", "/v1/chat/completions", body)),
-    )
-    .await;
-    assert_eq!(
-        got.body,
-        events.concat().as_bytes(),
-        "the client gets every byte"
-    );
+    let tooltap = streamed_whole(raw, &events).await;
     let text = within(LIMIT, async {
         loop {
             let text = metrics(&tooltap).await;
@@ -323,4 +299,23 @@ async fn reassembly_state_of_many_tiny_choices_is_charged_to_the_memory_budget()
         }
     })
     .await;
+}
+
+/// Starts the proxy with `raw` and streams one Chat request through it, whose response must
+/// reach the client as `events`, byte for byte.
+async fn streamed_whole(raw: RawConfig, events: &[&str]) -> RunningProxy {
+    let tooltap = proxy::start(raw).await;
+    let addr = tooltap.local_addr();
+    let body = r#"{"model":"m","stream":true,"messages":[]}"#;
+    let got = within(
+        LIMIT,
+        exchange(addr, request(addr, "POST", "/v1/chat/completions", body)),
+    )
+    .await;
+    assert_eq!(
+        got.body,
+        events.concat().as_bytes(),
+        "the client gets every byte"
+    );
+    tooltap
 }
