@@ -25,6 +25,7 @@ use tooltap::engine::{
 };
 
 use shapes::{Case, shapes};
+use tooltap::quirk::{Dialect as QuirkDialect, LiveQuirks, QuirkId};
 
 /// What one run of a case cost.
 #[derive(Debug, Clone, Copy, Default)]
@@ -323,6 +324,58 @@ fn responses_shapes_cost_linear_work_and_stay_within_accounted_memory() {
 #[test]
 fn anthropic_shapes_cost_linear_work_and_stay_within_accounted_memory() {
     let failures = check_dialect(Dialect::Anthropic);
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// What `--inject` does to a live stream, for every quirk of the dialect: the frames through
+/// [`LiveQuirks`] (each event parsed and rewritten, per-call state kept). Returns its CPU time.
+fn quirk_cpu(quirk: QuirkId, case: &Case) -> Option<Duration> {
+    let head = ResponseHead {
+        status: 200,
+        content_type: Some(case.content_type.to_owned()),
+        content_encoding: None,
+    };
+    let started = thread_cpu();
+    let mut live = LiveQuirks::new(&[quirk], case.dialect, &case.request, &head, 1 << 30).ok()?;
+    for frame in &case.frames {
+        let _ = live.push(frame);
+    }
+    let _ = live.finish();
+    Some(thread_cpu().saturating_sub(started))
+}
+
+/// Every quirk of every dialect over the shapes that multiply calls, blocks, items and
+/// fragments, at n/2 and 2n (one run each, to keep the test short): its work grows linearly
+/// too.
+#[test]
+fn every_quirk_costs_linear_work_on_adversarial_streams() {
+    let mut failures = Vec::new();
+    for dialect in Dialect::ALL {
+        for shape in shapes(dialect).iter().filter(|s| s.quirked) {
+            let half = shape.n / 2;
+            let (small_case, large_case) = ((shape.make)(half), (shape.make)(4 * half));
+            for quirk in QuirkId::ALL
+                .into_iter()
+                .filter(|q| q.dialect() == QuirkDialect::of(dialect))
+            {
+                let cpu = |case: &Case| quirk_cpu(quirk, case).unwrap_or_default();
+                let (small, large) = (cpu(&small_case), cpu(&large_case));
+                let growth = large.as_secs_f64() / small.max(CPU_TICK).as_secs_f64();
+                if verbose() {
+                    eprintln!(
+                        "{dialect} {} {quirk}: {small:.1?}..{large:.1?} ({growth:.1}x)",
+                        shape.name
+                    );
+                }
+                if large > CPU_FLOOR && growth > CPU_GROWTH {
+                    failures.push(format!(
+                        "{dialect} {} under {quirk}: CPU {small:?} then {large:?} ({growth:.1}x)",
+                        shape.name
+                    ));
+                }
+            }
+        }
+    }
     assert!(failures.is_empty(), "{failures:#?}");
 }
 

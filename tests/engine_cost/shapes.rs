@@ -32,6 +32,9 @@ pub struct Shape {
     /// `max_reassembled`); request-side shapes grow compiled schemas instead, which the schema
     /// cache weighs and bounds (`inspect.schema_compile_bytes`, `inspect.schema_cache_bytes`).
     pub reassembles: bool,
+    /// Whether `--inject`'s quirks are run over it too (the shapes that multiply calls,
+    /// blocks, items and fragments).
+    pub quirked: bool,
 }
 
 /// Every shape of a dialect.
@@ -90,66 +93,77 @@ const CHAT: &[Shape] = &[
         make: chat_many_indexes,
         n: 800,
         reassembles: true,
+        quirked: true,
     },
     Shape {
         name: "many_choices",
         make: chat_many_choices,
         n: 800,
         reassembles: true,
+        quirked: false,
     },
     Shape {
         name: "legacy_names_on_every_fragment",
         make: chat_legacy_names,
         n: 1_000,
         reassembles: true,
+        quirked: false,
     },
     Shape {
         name: "names_on_every_fragment",
         make: chat_names_on_every_fragment,
         n: 1_000,
         reassembles: true,
+        quirked: true,
     },
     Shape {
         name: "huge_single_value",
         make: chat_huge_value,
         n: 100_000,
         reassembles: true,
+        quirked: false,
     },
     Shape {
         name: "deep_nesting",
         make: chat_deep_nesting,
         n: 10_000,
         reassembles: true,
+        quirked: false,
     },
     Shape {
         name: "many_tools",
         make: chat_many_tools,
         n: 100,
         reassembles: false,
+        quirked: false,
     },
     Shape {
         name: "big_patterns",
         make: chat_big_patterns,
-        n: 40,
+        n: 20,
         reassembles: false,
+        quirked: false,
     },
     Shape {
         name: "big_grammar",
         make: chat_big_grammar,
         n: 400,
         reassembles: false,
+        quirked: false,
     },
     Shape {
         name: "buffered_many_choices",
         make: chat_buffered_many_choices,
         n: 1_000,
         reassembles: true,
+        quirked: false,
     },
     Shape {
         name: "buffered_many_calls",
         make: chat_buffered_many_calls,
         n: 1_000,
         reassembles: true,
+        quirked: false,
     },
 ];
 
@@ -334,42 +348,49 @@ const RESPONSES: &[Shape] = &[
         make: responses_many_items,
         n: 400,
         reassembles: true,
+        quirked: true,
     },
     Shape {
         name: "deltas_on_every_fragment",
         make: responses_many_deltas,
         n: 1_000,
         reassembles: true,
+        quirked: false,
     },
     Shape {
         name: "huge_single_value",
         make: responses_huge_value,
         n: 100_000,
         reassembles: true,
+        quirked: false,
     },
     Shape {
         name: "deep_nesting",
         make: responses_deep_nesting,
         n: 10_000,
         reassembles: true,
+        quirked: false,
     },
     Shape {
         name: "many_tools",
         make: responses_many_tools,
         n: 100,
         reassembles: false,
+        quirked: false,
     },
     Shape {
         name: "big_patterns",
         make: responses_big_patterns,
-        n: 40,
+        n: 20,
         reassembles: false,
+        quirked: false,
     },
     Shape {
         name: "big_grammar",
         make: responses_big_grammar,
         n: 400,
         reassembles: false,
+        quirked: false,
     },
 ];
 
@@ -485,42 +506,49 @@ const ANTHROPIC: &[Shape] = &[
         make: anthropic_many_blocks,
         n: 1_500,
         reassembles: true,
+        quirked: true,
     },
     Shape {
         name: "deltas_on_every_fragment",
         make: anthropic_many_deltas,
         n: 1_000,
         reassembles: true,
+        quirked: false,
     },
     Shape {
         name: "huge_single_value",
         make: anthropic_huge_value,
         n: 100_000,
         reassembles: true,
+        quirked: false,
     },
     Shape {
         name: "deep_nesting",
         make: anthropic_deep_nesting,
         n: 10_000,
         reassembles: true,
+        quirked: false,
     },
     Shape {
         name: "many_tools",
         make: anthropic_many_tools,
         n: 100,
         reassembles: false,
+        quirked: false,
     },
     Shape {
         name: "big_patterns",
         make: anthropic_big_patterns,
-        n: 40,
+        n: 20,
         reassembles: false,
+        quirked: false,
     },
     Shape {
         name: "many_unknown_block_deltas",
         make: anthropic_unknown_deltas,
         n: 1_500,
         reassembles: true,
+        quirked: false,
     },
 ];
 
