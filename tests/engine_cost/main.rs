@@ -188,8 +188,8 @@ const CPU_GROWTH: f64 = 8.0;
 /// The kernel counts a thread's CPU time by scheduler ticks: below this a figure says little,
 /// so the smaller run counts as at least this and the larger is compared only above
 /// [`CPU_FLOOR`].
-const CPU_TICK: Duration = Duration::from_millis(4);
-const CPU_FLOOR: Duration = Duration::from_millis(20);
+const CPU_TICK: Duration = Duration::from_millis(10);
+const CPU_FLOOR: Duration = Duration::from_millis(40);
 
 /// What a process may hold beyond what the engine accounts for: a factor on its count
 /// (allocator slack, a `Vec` grown by doubling) and a constant (the test harness's thread and

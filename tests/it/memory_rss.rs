@@ -361,7 +361,7 @@ async fn stalled(
 /// every byte; the others leave.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slow_readers_cost_a_bounded_resident_memory_each_in_the_real_binary() {
-    slow_readers("slow", 400, tool_stream, 1_024).await;
+    slow_readers("slow", 400, tool_stream, STREAMS, 1_024).await;
 }
 
 /// The same with streams of 2,000 events (about 4 MB each) whose arguments reassembly keeps:
@@ -375,15 +375,17 @@ async fn slow_readers_of_multi_megabyte_streams_cost_a_bounded_resident_memory_e
         .ok()
         .and_then(|text| text.split_whitespace().nth(2)?.parse::<u64>().ok())
         .map_or(4_096, |bytes| bytes / 1024);
-    slow_readers("slow-long", 2_000, kept_stream, send_buffer_kib + 2_048).await;
+    // 16 streams: each takes what the kernel buffers, 4 MB to reassemble in a debug build.
+    slow_readers("slow-long", 2_000, kept_stream, 16, send_buffer_kib + 2_048).await;
 }
 
-/// `STREAMS` stalled clients of streams of `events` events made by `stream`; fails past
+/// `count` stalled clients of streams of `events` events made by `stream`; fails past
 /// `bound_kib` per stream.
 async fn slow_readers(
     name: &str,
     events: usize,
     stream: fn(usize, &str) -> Vec<String>,
+    count: usize,
     bound_kib: u64,
 ) {
     let (upstream, bodies) = upstream_of(&[events], events, Duration::ZERO, stream).await;
@@ -399,7 +401,7 @@ async fn slow_readers(
     eprintln!("slow readers: warm after {:?}", started.elapsed());
     let peak = Peak::start(pid);
     let mut streams = Vec::new();
-    for _ in 0..STREAMS {
+    for _ in 0..count {
         streams.push(stalled(addr).await);
     }
     // The streams sit stalled: whatever the proxy took in meanwhile, it holds now.
@@ -414,7 +416,7 @@ async fn slow_readers(
     }
     let peak = peak.finish().await;
     eprintln!("slow readers: stalled after {:?}", started.elapsed());
-    let per_stream = peak.saturating_sub(idle) / STREAMS as u64;
+    let per_stream = peak.saturating_sub(idle) / count as u64;
     eprintln!(
         "slow readers of {events} events: idle {idle} KiB, peak {peak} KiB, {per_stream} KiB per stream"
     );
