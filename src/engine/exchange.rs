@@ -135,6 +135,9 @@ impl Exchange {
                 return;
             }
         }
+        if kind == BodyKind::Sse {
+            self.state.bound_reassembly(self.config.max_reassembled);
+        }
         self.body = match kind {
             BodyKind::Sse => Body::Sse(Box::new(SseBody {
                 framer: SseFramer::new(self.config.max_sse_line),
@@ -290,6 +293,24 @@ impl Exchange {
         }
     }
 
+    /// What the stream's reassembly holds, as the engine counts it (`engine::weigh`): per
+    /// choice, call, block and item, their keys, ids, names and text; bounded by
+    /// `max_reassembled` (past it the exchange stops `too_large`). For a buffered body, what
+    /// judging it at its end will take (`weigh::BUFFERED_PER_BYTE` per byte; the body itself is
+    /// bounded by `max_json_body`). The proxy charges it to `inspect.max_memory`. Framing
+    /// buffers are not in it: they are bounded by the bytes taken in.
+    pub fn reassembly_bytes(&self) -> usize {
+        match &self.body {
+            Body::Json(framer) => framer
+                .body()
+                .len()
+                .saturating_mul(super::weigh::BUFFERED_PER_BYTE),
+            Body::AwaitingHead | Body::NotInspected(_) | Body::Sse(_) => {
+                self.state.reassembly_bytes()
+            }
+        }
+    }
+
     /// How the response body is framed, once [`Exchange::response_head`] was given: the one
     /// answer to "is this a stream" (the content type, or the request's `stream` flag when the
     /// response names none), which enforce mode asks too.
@@ -382,6 +403,14 @@ fn frame(
             let pushed = framer.push(decoded, events);
             for event in events.drain(..) {
                 state.on_event(&event, seq, sink);
+                if state.reassembly_bytes() > *max {
+                    // What reassembly holds, not only what it took in, stays within the bound
+                    // (the events not yet judged are dropped with the drain).
+                    return Err(Completeness::TooLarge {
+                        limit: LimitKind::Reassembled,
+                        bytes: *max,
+                    });
+                }
             }
             pushed.map_err(|e| Completeness::TooLarge {
                 limit: LimitKind::SseLine,

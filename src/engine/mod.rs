@@ -31,6 +31,7 @@ pub mod schema_plain;
 pub mod severity;
 pub mod small_map;
 pub mod violation;
+pub mod weigh;
 
 use std::sync::Arc;
 

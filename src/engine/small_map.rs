@@ -102,6 +102,14 @@ impl<K: Ord + Copy, V> SmallMap<K, V> {
         }
     }
 
+    /// The greatest key, in O(log n).
+    pub fn last_key(&self) -> Option<&K> {
+        match self {
+            SmallMap::Few(entries) => entries.last().map(|(k, _)| k),
+            SmallMap::Many(map) => map.last_key_value().map(|(k, _)| k),
+        }
+    }
+
     /// Keys in order.
     pub fn keys(&self) -> impl Iterator<Item = &K> + '_ {
         self.iter().map(|(k, _)| k)
@@ -156,6 +164,7 @@ mod tests {
             }
         }
         assert_eq!(small.iter().count(), reference.len());
+        assert_eq!(small.last_key(), reference.keys().next_back());
         assert_eq!(small.is_empty(), reference.is_empty());
     }
 

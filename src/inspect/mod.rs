@@ -277,6 +277,10 @@ async fn analyse(
             .max(shared.engine.max_reassembled),
     );
     let mut charged = 0usize;
+    // What the engine's reassembly holds (choices, calls, blocks, items and their text, as
+    // `engine::weigh` counts them) is charged too, as it grows: many tiny entries can weigh
+    // far more than the bytes that brought them.
+    let mut charged_reassembly = 0usize;
     // The engine starts (the request parsed, its schemas compiled) on the first trip to the
     // pool, together with the first frames; a buffered response whose end is already known
     // then costs one trip in all (each trip is two cross-thread wake-ups, measured as a large
@@ -301,7 +305,10 @@ async fn analyse(
         // exchanges see the total.
         let bytes: usize = batch.iter().map(|event| event.bytes.len()).sum();
         let more = bytes.min(holdable.saturating_sub(charged));
-        if !charge.try_add(more) {
+        let grown = exchange
+            .reassembly_bytes()
+            .saturating_sub(charged_reassembly);
+        if !charge.try_add(more + grown) {
             // All inspections together hold `inspect.max_memory`: this one stops here and
             // frees what it holds (its recording, its reassembly); the client is unaffected.
             *recording = None;
@@ -313,6 +320,7 @@ async fn analyse(
             return (Outcome::of(report, None), true);
         }
         charged += more;
+        charged_reassembly += grown;
         // A small trip runs on this task's thread when it needs no schema compiled, its
         // schemas are plain and its held frames stay in memory (a spill append is blocking
         // I/O); anything else goes to the pool (see `offload::HERE_BYTES`).

@@ -266,6 +266,14 @@ impl Engine {
         })
     }
 
+    /// What its stream's reassembly holds (`Exchange::reassembly_bytes`); 0 before it starts.
+    pub(super) fn reassembly_bytes(&self) -> usize {
+        match self {
+            Engine::Started { exchange, .. } => exchange.reassembly_bytes(),
+            Engine::Pending(_) => 0,
+        }
+    }
+
     /// Whether this engine's small trips may run on the inspector's thread.
     pub(super) fn plain(&self) -> bool {
         matches!(self, Engine::Started { plain: true, .. })

@@ -65,7 +65,7 @@ impl LiveQuirks {
         }
         let chain = quirks
             .iter()
-            .map(|&quirk| StreamQuirk::new(quirk, context.clone()))
+            .map(|&quirk| StreamQuirk::new(quirk, context.clone()).keeping_at_most(max_hold))
             .collect();
         Ok(LiveQuirks {
             shape,
@@ -90,9 +90,10 @@ impl LiveQuirks {
         self.cut
     }
 
-    /// True when a frame overran `max_hold` and the rest passed untouched.
+    /// True when a frame overran `max_hold` and the rest passed untouched, or a quirk's kept
+    /// arguments did (the rest of them passed untouched).
     pub fn gave_up(&self) -> bool {
-        self.gave_up
+        self.gave_up || self.chain.iter().any(StreamQuirk::overflowed)
     }
 
     /// The quirks that changed something (complete after [`LiveQuirks::finish`]).

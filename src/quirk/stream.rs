@@ -6,8 +6,11 @@
 //! upstream. Output: for each event, the events to send instead (the same raw bytes when the
 //! quirk leaves it alone, none to drop it, several to insert after it), and at the end any
 //! events still owed. Nothing looks ahead: what a quirk needs from earlier events (a call's id,
-//! name and arguments so far) is kept per call, bounded by the stream itself (the live driver
-//! bounds what it holds). [`StreamQuirk::cut`] turns true when the quirk ends the stream.
+//! name) is kept per call; a call's arguments are kept only by the quirks that re-send them
+//! (`args-as-object-stream`, `args-schema-violation`), at most [`StreamQuirk::keeping_at_most`]
+//! bytes per stream (`inject.max_hold` live): past it those quirks leave the rest of the
+//! stream's arguments untouched and owe nothing for the calls cut ([`StreamQuirk::overflowed`]).
+//! [`StreamQuirk::cut`] turns true when the quirk ends the stream.
 //!
 //! Worked example, `args-as-object-stream` on `{"ci` + `ty": "Paris"}`: both fragments go out with
 //! `"arguments":""` (they keep their timing), and the finish chunk carries one more fragment
@@ -30,6 +33,8 @@ struct Call {
     arguments: String,
     /// `name-late`: the name held back from the first fragment.
     held_name: Option<String>,
+    /// Its arguments passed the stream's bound: no longer kept nor rewritten.
+    arguments_dropped: bool,
 }
 
 /// One quirk's state over one stream.
@@ -44,6 +49,10 @@ pub struct StreamQuirk {
     usage_seen: bool,
     error_sent: bool,
     last_chunk: Option<Value>,
+    /// Argument bytes kept over all calls, and the most that may be.
+    kept: usize,
+    max_kept: usize,
+    overflowed: bool,
 }
 
 impl StreamQuirk {
@@ -58,7 +67,29 @@ impl StreamQuirk {
             usage_seen: false,
             error_sent: false,
             last_chunk: None,
+            kept: 0,
+            max_kept: super::inject::DEFAULT_MAX_HOLD,
+            overflowed: false,
         }
+    }
+
+    /// Keeps at most `max` bytes of arguments over the whole stream.
+    pub fn keeping_at_most(mut self, max: usize) -> StreamQuirk {
+        self.max_kept = max;
+        self
+    }
+
+    /// True once a call's arguments passed the bound and were dropped.
+    pub fn overflowed(&self) -> bool {
+        self.overflowed
+    }
+
+    /// Whether this quirk re-sends a call's arguments at its finish (so must keep them).
+    fn keeps_arguments(&self) -> bool {
+        matches!(
+            self.quirk,
+            QuirkId::ArgsAsObjectStream | QuirkId::ArgsSchemaViolation
+        )
     }
 
     pub fn quirk(&self) -> QuirkId {
@@ -222,6 +253,7 @@ impl StreamQuirk {
             return has_content;
         };
         let mut prose = String::new();
+        let keeps = self.keeps_arguments();
         for (position, fragment) in fragments.iter_mut().enumerate() {
             let Some(fragment) = fragment.as_object_mut() else {
                 continue;
@@ -241,7 +273,16 @@ impl StreamQuirk {
             let args = function_field(fragment, "arguments")
                 .unwrap_or_default()
                 .to_owned();
-            call.arguments.push_str(&args);
+            if keeps && !call.arguments_dropped {
+                if self.kept + args.len() > self.max_kept {
+                    call.arguments_dropped = true;
+                    call.arguments = String::new();
+                    self.overflowed = true;
+                } else {
+                    self.kept += args.len();
+                    call.arguments.push_str(&args);
+                }
+            }
             if quirk == QuirkId::ToolChoiceIgnored {
                 if let Some(name) = function_field(fragment, "name") {
                     prose.push_str(&format!("I would call {name} with "));
@@ -283,6 +324,7 @@ impl StreamQuirk {
         let mut owed: Vec<Value> = Vec::new();
         for (index, call) in calls {
             let arguments = match self.quirk {
+                _ if call.arguments_dropped => None,
                 QuirkId::ArgsAsObjectStream => serde_json::from_str::<Value>(&call.arguments).ok(),
                 QuirkId::ArgsSchemaViolation => call
                     .name
@@ -336,7 +378,9 @@ fn rewrite_fragment(
         .as_object_mut();
     let Some(function) = function else { return };
     match quirk {
-        QuirkId::ArgsAsObjectStream | QuirkId::ArgsSchemaViolation if !args.is_empty() => {
+        QuirkId::ArgsAsObjectStream | QuirkId::ArgsSchemaViolation
+            if !args.is_empty() && !call.arguments_dropped =>
+        {
             function.insert("arguments".to_owned(), Value::from(""));
         }
         QuirkId::ArgsDoubleEncoded => {

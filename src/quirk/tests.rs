@@ -166,6 +166,54 @@ fn a_live_stream_over_the_hold_bound_passes_untouched() {
     assert!(live.applied().is_empty());
 }
 
+/// A stream whose calls' arguments, each event small, add up past `max_hold`.
+fn long_arguments_stream(fragments: usize) -> String {
+    let mut sse = String::from(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"a\\\":\\\"\"}}]}}]}\n\n",
+    );
+    for _ in 0..fragments {
+        sse.push_str("data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"xxxxxxxxxxxxxxxx\"}}]}}]}\n\n");
+    }
+    sse.push_str("data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"\\\"}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n");
+    sse
+}
+
+/// Pushes `sse` one event per frame through `quirk` with `max_hold`; returns what was sent.
+fn sent_live(quirk: QuirkId, sse: &str, max_hold: usize) -> (String, bool) {
+    let mut live = LiveQuirks::new(&[quirk], EngineDialect::Chat, REQUEST, &head(), max_hold)
+        .expect("applies");
+    let mut sent = Vec::new();
+    for event in sse.split_inclusive("\n\n") {
+        sent.extend(live.push(event.as_bytes()).unwrap_or_default());
+    }
+    sent.extend(live.finish().unwrap_or_default());
+    (String::from_utf8_lossy(&sent).into_owned(), live.gave_up())
+}
+
+#[test]
+fn kept_arguments_are_bounded_by_the_hold_and_past_it_pass_untouched() {
+    // Within the bound the quirk re-sends the whole arguments as an object at the finish.
+    let (sent, gave_up) = sent_live(QuirkId::ArgsAsObjectStream, &long_arguments_stream(8), 4096);
+    assert!(!gave_up);
+    assert!(sent.contains("\"arguments\":{\"a\":"), "{sent}");
+    // Past it (each event fits; the arguments together do not) the rest passes untouched and
+    // nothing is owed; the give-up is reported.
+    let (sent, gave_up) = sent_live(
+        QuirkId::ArgsAsObjectStream,
+        &long_arguments_stream(400),
+        4096,
+    );
+    assert!(gave_up, "past the bound is said");
+    assert!(!sent.contains("\"arguments\":{\"a\":"));
+    assert!(
+        sent.contains("\"arguments\":\"xxxxxxxxxxxxxxxx\""),
+        "later fragments untouched"
+    );
+    // A quirk that never re-sends arguments keeps none, so never passes the bound.
+    let (_, gave_up) = sent_live(QuirkId::NameOnEveryChunk, &long_arguments_stream(400), 4096);
+    assert!(!gave_up);
+}
+
 #[test]
 fn catalogue_ids_round_trip_and_every_quirk_is_detected_or_says_why_not() {
     let mut seen = std::collections::HashSet::new();

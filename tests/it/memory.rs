@@ -32,19 +32,7 @@ async fn a_long_stream_stops_being_reassembled_at_its_bound_and_reaches_the_clie
     let upstream = Upstream::serving(Script::sse(&events, Duration::ZERO)).await;
     let mut raw = proxy::raw_config(&upstream.url());
     raw.inspect.max_reassembled = Some(64 * 1024);
-    let tooltap = proxy::start(raw).await;
-    let addr = tooltap.local_addr();
-    let body = r#"{"model":"m","stream":true,"messages":[]}"#;
-    let got = within(
-        LIMIT,
-        exchange(addr, request(addr, "POST", "/v1/chat/completions", body)),
-    )
-    .await;
-    assert_eq!(
-        got.body,
-        events.concat().as_bytes(),
-        "the client gets every byte"
-    );
+    let tooltap = streamed_whole(raw, &events).await;
     let text = settle(&tooltap, 1).await;
     assert_eq!(
         metric_sum(
@@ -269,4 +257,65 @@ async fn held_frames_past_the_spill_bound_end_the_recording_truncated_and_are_co
         "{:?}",
         files_under(&dir)
     );
+}
+
+/// The issue's shape: a stream of minimal `choices` entries weighs far more in reassembly than
+/// its bytes. What reassembly holds is charged to `inspect.max_memory` as it grows, so a
+/// budget the stream's bytes alone would never reach stops it (`memory_budget`, not a
+/// violation); the client gets every byte and the budget is given back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reassembly_state_of_many_tiny_choices_is_charged_to_the_memory_budget() {
+    let entries: Vec<String> = (0..2_000)
+        .map(|index| format!(r#"{{"index":{index},"delta":{{}}}}"#))
+        .collect();
+    let tiny = format!("data: {{\"choices\":[{}]}}\n\n", entries.join(","));
+    let events = [tiny.as_str(), "data: [DONE]\n\n"];
+    let upstream = Upstream::serving(Script::sse(&events, Duration::from_millis(300))).await;
+    let mut raw = proxy::raw_config(&upstream.url());
+    // Ten times the stream's bytes: only its reassembly state can cross it.
+    let budget = 10 * tiny.len();
+    raw.inspect.max_memory = Some(budget);
+    let tooltap = streamed_whole(raw, &events).await;
+    let text = within(LIMIT, async {
+        loop {
+            let text = metrics(&tooltap).await;
+            let reason = ["reason=\"memory_budget\""];
+            if metric_sum(&text, "tooltap_inspection_incomplete_total", &reason) >= 1 {
+                return text;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert_eq!(
+        metric_sum(&text, "tooltap_violations_total", &[]),
+        0,
+        "a bound is never a violation"
+    );
+    let inspection = tooltap.state().watch.inspection().clone();
+    within(LIMIT, async {
+        while inspection.memory.used() > 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+}
+
+/// Starts the proxy with `raw` and streams one Chat request through it, whose response must
+/// reach the client as `events`, byte for byte.
+async fn streamed_whole(raw: RawConfig, events: &[&str]) -> RunningProxy {
+    let tooltap = proxy::start(raw).await;
+    let addr = tooltap.local_addr();
+    let body = r#"{"model":"m","stream":true,"messages":[]}"#;
+    let got = within(
+        LIMIT,
+        exchange(addr, request(addr, "POST", "/v1/chat/completions", body)),
+    )
+    .await;
+    assert_eq!(
+        got.body,
+        events.concat().as_bytes(),
+        "the client gets every byte"
+    );
+    tooltap
 }

@@ -24,7 +24,26 @@ const LIMIT: Duration = Duration::from_secs(20);
 /// A tool-call stream of `events` chunks calling `name`, each about 2 KB: padded with an
 /// `obfuscation` field as OpenAI's streams are, which no rule reads and reassembly does not keep.
 fn tool_stream(events: usize, name: &str) -> Vec<String> {
-    let padding = "x".repeat(1800);
+    stream_of(events, name, false)
+}
+
+/// The same stream with its 1,800 bytes of padding in the arguments instead, which
+/// reassembly keeps: the worst case for what a stream costs the inspector.
+fn kept_stream(events: usize, name: &str) -> Vec<String> {
+    stream_of(events, name, true)
+}
+
+fn stream_of(events: usize, name: &str, kept: bool) -> Vec<String> {
+    let padding = if kept {
+        String::new()
+    } else {
+        "x".repeat(1800)
+    };
+    let piece = if kept {
+        "x".repeat(1800)
+    } else {
+        "ab".to_owned()
+    };
     let chunk = |delta: serde_json::Value, finish: serde_json::Value| {
         format!(
             "data: {}\n\n",
@@ -44,7 +63,7 @@ fn tool_stream(events: usize, name: &str) -> Vec<String> {
     ));
     for _ in 2..events.saturating_sub(1) {
         out.push(chunk(
-            json!({"tool_calls":[{"index":0,"function":{"arguments":"ab"}}]}),
+            json!({"tool_calls":[{"index":0,"function":{"arguments":piece}}]}),
             json!(null),
         ));
     }
@@ -67,10 +86,20 @@ fn request_body(tool: &str) -> String {
 /// The upstream: a `get_weather` stream of `?events=N` events (`default` without the query),
 /// `gap` between events.
 async fn upstream(lengths: &[usize], default: usize, gap: Duration) -> (Upstream, Vec<Bytes>) {
+    upstream_of(lengths, default, gap, tool_stream).await
+}
+
+/// [`upstream`] serving the streams `stream` makes.
+async fn upstream_of(
+    lengths: &[usize],
+    default: usize,
+    gap: Duration,
+    stream: fn(usize, &str) -> Vec<String>,
+) -> (Upstream, Vec<Bytes>) {
     let scripts: Vec<(usize, Script, Bytes)> = lengths
         .iter()
         .map(|&n| {
-            let events = tool_stream(n, "get_weather");
+            let events = stream(n, "get_weather");
             let refs: Vec<&str> = events.iter().map(String::as_str).collect();
             (n, Script::sse(&refs, gap), events.concat().into())
         })
@@ -332,10 +361,36 @@ async fn stalled(
 /// every byte; the others leave.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slow_readers_cost_a_bounded_resident_memory_each_in_the_real_binary() {
-    const BOUND_KIB: u64 = 1_024;
-    let (upstream, bodies) = upstream(&[400], 400, Duration::ZERO).await;
+    slow_readers("slow", 400, tool_stream, STREAMS, 1_024).await;
+}
+
+/// The same with streams of 2,000 events (about 4 MB each) whose arguments reassembly keeps:
+/// a stalled client's stream costs what the kernel's socket buffers took from it on its way
+/// (forwarded, so teed and reassembled) plus the bounds above, more than an 800 KB stream's,
+/// and still not the stream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_readers_of_multi_megabyte_streams_cost_a_bounded_resident_memory_each() {
+    // What a socket's send buffer may grow to (`tcp_wmem`'s maximum), and 2 MiB for the rest.
+    let send_buffer_kib = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_wmem")
+        .ok()
+        .and_then(|text| text.split_whitespace().nth(2)?.parse::<u64>().ok())
+        .map_or(4_096, |bytes| bytes / 1024);
+    // 16 streams: each takes what the kernel buffers, 4 MB to reassemble in a debug build.
+    slow_readers("slow-long", 2_000, kept_stream, 16, send_buffer_kib + 2_048).await;
+}
+
+/// `count` stalled clients of streams of `events` events made by `stream`; fails past
+/// `bound_kib` per stream.
+async fn slow_readers(
+    name: &str,
+    events: usize,
+    stream: fn(usize, &str) -> Vec<String>,
+    count: usize,
+    bound_kib: u64,
+) {
+    let (upstream, bodies) = upstream_of(&[events], events, Duration::ZERO, stream).await;
     let expected = bodies[0].clone();
-    let proxy = start("slow", &upstream).await;
+    let proxy = start(name, &upstream).await;
     let (addr, pid) = (proxy.addr, proxy.pid);
     let started = std::time::Instant::now();
     let idle = within(
@@ -346,7 +401,7 @@ async fn slow_readers_cost_a_bounded_resident_memory_each_in_the_real_binary() {
     eprintln!("slow readers: warm after {:?}", started.elapsed());
     let peak = Peak::start(pid);
     let mut streams = Vec::new();
-    for _ in 0..STREAMS {
+    for _ in 0..count {
         streams.push(stalled(addr).await);
     }
     // The streams sit stalled: whatever the proxy took in meanwhile, it holds now.
@@ -361,8 +416,10 @@ async fn slow_readers_cost_a_bounded_resident_memory_each_in_the_real_binary() {
     }
     let peak = peak.finish().await;
     eprintln!("slow readers: stalled after {:?}", started.elapsed());
-    let per_stream = peak.saturating_sub(idle) / STREAMS as u64;
-    eprintln!("slow readers: idle {idle} KiB, peak {peak} KiB, {per_stream} KiB per stream");
+    let per_stream = peak.saturating_sub(idle) / count as u64;
+    eprintln!(
+        "slow readers of {events} events: idle {idle} KiB, peak {peak} KiB, {per_stream} KiB per stream"
+    );
     for (mut got, mut body, conn) in streams.drain(..2) {
         within(LIMIT, async {
             while let Some(frame) = body.frame().await {
@@ -378,8 +435,8 @@ async fn slow_readers_cost_a_bounded_resident_memory_each_in_the_real_binary() {
     eprintln!("slow readers: read after {:?}", started.elapsed());
     drop(streams);
     assert!(
-        per_stream <= BOUND_KIB,
-        "{per_stream} KiB per stream (idle {idle} KiB, peak {peak} KiB) is over {BOUND_KIB} KiB"
+        per_stream <= bound_kib,
+        "{per_stream} KiB per stream (idle {idle} KiB, peak {peak} KiB) is over {bound_kib} KiB"
     );
     let _ = std::fs::remove_dir_all(&proxy.dir);
 }

@@ -154,6 +154,26 @@ impl DialectState {
         }
     }
 
+    /// What the stream's reassembly holds, as [`super::weigh`] counts it; the exchange stops
+    /// reassembling past `max_reassembled`.
+    pub fn reassembly_bytes(&self) -> usize {
+        match self {
+            DialectState::Chat(chat) => chat.reassembly_bytes(),
+            DialectState::Responses(responses) => responses.reassembly_bytes(),
+            DialectState::Anthropic(anthropic) => anthropic.reassembly_bytes(),
+        }
+    }
+
+    /// Bounds the reassembly at `max` (as [`super::weigh`] counts it). The exchange checks the
+    /// count after each event; Chat, whose one event may carry thousands of choices and calls,
+    /// also stops taking them inside the event once past it.
+    pub fn bound_reassembly(&mut self, max: usize) {
+        match self {
+            DialectState::Chat(chat) => chat.bound_reassembly(max),
+            DialectState::Responses(_) | DialectState::Anthropic(_) => {}
+        }
+    }
+
     /// Keeps the request's compiled tools in the schema cache: called once the response head
     /// is a 2xx (an array that never gets an answer pins no memory).
     pub fn admit_tools(&self) {

@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::stream::StreamState;
 use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::weigh;
 
 impl StreamState {
     pub(super) fn message_start(&mut self, value: &Value, seq: u64, sink: &mut ViolationSink) {
@@ -54,6 +55,7 @@ impl StreamState {
             );
         }
         self.usage = message.get("usage").filter(|u| u.is_object()).cloned();
+        self.held += 2 * weigh::value(&message);
         self.message = Some(message);
     }
 
@@ -82,6 +84,7 @@ impl StreamState {
                 .get_or_insert_with(|| Value::Object(Default::default()));
             if let Some(merged) = merged.as_object_mut() {
                 for (key, number) in usage.iter().filter(|(_, v)| !v.is_null()) {
+                    self.held += weigh::ENTRY / 16 + key.len() + weigh::value(number);
                     merged.insert(key.clone(), number.clone());
                 }
             }

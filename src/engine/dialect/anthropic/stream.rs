@@ -8,6 +8,8 @@
 //! `content_block_stop`, then `message_delta` (the `stop_reason`) and `message_stop`; `ping`
 //! may come anywhere, an `error` event ends it; there is no `[DONE]`.
 
+use std::collections::{BTreeSet, HashMap};
+
 use serde_json::Value;
 
 use super::blocks::Block;
@@ -15,6 +17,7 @@ use crate::engine::dialect::chat::contract::preview;
 use crate::engine::dialect::common;
 use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::weigh;
 
 /// How the stream ended by its own framing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +30,14 @@ pub enum Terminal {
 pub struct StreamState {
     /// Blocks in the order they were started.
     pub blocks: Vec<Block>,
+    /// Where the open blocks are in `blocks`, in order, and by their `index` (the latest
+    /// last): a start or a delta finds its block without scanning every earlier one.
+    open_at: BTreeSet<usize>,
+    open_by_index: HashMap<u64, Vec<usize>>,
+    /// Blocks started since `block_not_stopped` was last looked for (each looked at once).
+    not_yet_checked: Vec<usize>,
+    /// What the reassembly holds, as [`crate::engine::weigh`] counts it.
+    pub held: usize,
     /// `message_start.message`.
     pub message: Option<Value>,
     pub stop_reason: Option<String>,
@@ -180,7 +191,7 @@ impl StreamState {
                 detail,
             );
         }
-        if let Some(open) = self.blocks.iter().find(|b| b.open) {
+        if let Some(open) = self.open_at.first().and_then(|at| self.blocks.get(*at)) {
             let detail = format!(
                 "block {index} starts while block {} is still open",
                 open.index
@@ -225,7 +236,12 @@ impl StreamState {
                 );
             }
         }
+        let at = self.blocks.len();
+        self.held += weigh::ENTRY + weigh::value(&block);
         self.blocks.push(Block::new(index, block, seq));
+        self.open_at.insert(at);
+        self.open_by_index.entry(index).or_default().push(at);
+        self.not_yet_checked.push(at);
     }
 
     /// The open block with this index, or a `delta_unknown_block` violation.
@@ -237,10 +253,9 @@ impl StreamState {
         sink: &mut ViolationSink,
     ) -> Option<&mut Block> {
         let index = value.get("index").and_then(Value::as_u64);
-        let found = self
-            .blocks
-            .iter()
-            .rposition(|b| Some(b.index) == index && b.open);
+        let found = index
+            .and_then(|index| self.open_by_index.get(&index))
+            .and_then(|open| open.last().copied());
         if found.is_none() {
             let shown = index.map_or_else(|| "no index".to_owned(), |i| format!("index {i}"));
             let detail = format!(
@@ -290,23 +305,39 @@ impl StreamState {
             );
             return;
         }
+        let before = block.partial.len() + block.text.len();
         block.apply(&delta);
+        let grown = block.partial.len() + block.text.len() - before;
+        self.held += grown;
     }
 
     fn block_stop(&mut self, value: &Value, seq: u64, sink: &mut ViolationSink) {
-        if let Some(block) = self.open_block(value, "content_block_stop", seq, sink) {
-            block.open = false;
-            block.stop_seq = Some(seq);
+        let Some(block) = self.open_block(value, "content_block_stop", seq, sink) else {
+            return;
+        };
+        block.open = false;
+        block.stop_seq = Some(seq);
+        let index = block.index;
+        if let Some(open) = self.open_by_index.get_mut(&index)
+            && let Some(at) = open.pop()
+        {
+            self.open_at.remove(&at);
+            if open.is_empty() {
+                self.open_by_index.remove(&index);
+            }
         }
     }
 
     /// `block_not_stopped` for every block still open (reported once per block).
     pub fn open_blocks_at(&mut self, seq: u64, sink: &mut ViolationSink) {
-        for block in self
-            .blocks
-            .iter_mut()
-            .filter(|b| b.open && !b.reported_open)
-        {
+        for at in std::mem::take(&mut self.not_yet_checked) {
+            let Some(block) = self
+                .blocks
+                .get_mut(at)
+                .filter(|b| b.open && !b.reported_open)
+            else {
+                continue;
+            };
             block.reported_open = true;
             let detail = format!(
                 "block {} was never stopped before the message ended",

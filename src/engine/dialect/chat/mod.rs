@@ -10,6 +10,7 @@ pub mod contract;
 pub mod reassemble;
 pub mod request;
 pub mod surface;
+pub mod whole_json;
 
 use std::sync::Arc;
 
@@ -78,6 +79,16 @@ impl ChatState {
         for tools in self.tools.iter().chain(self.surface.functions.iter()) {
             tools.admit();
         }
+    }
+
+    /// What the stream's reassembly holds, as [`crate::engine::weigh`] counts it.
+    pub fn reassembly_bytes(&self) -> usize {
+        self.stream.assembly.held
+    }
+
+    /// Bounds what one event may add to the reassembly (see [`StreamContract::bound`]).
+    pub fn bound_reassembly(&mut self, max: usize) {
+        self.stream.bound = max;
     }
 
     pub fn stream_is_done(&self) -> bool {

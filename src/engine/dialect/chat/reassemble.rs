@@ -19,6 +19,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::whole_json::WholeJson;
 use crate::engine::small_map::SmallMap;
 
 /// Everything received for one choice.
@@ -32,6 +33,9 @@ pub struct ChoiceAssembly {
     pub legacy: Option<LegacyAssembly>,
     /// `chat_legacy.stream.mixed_with_tool_calls` was reported for this choice.
     pub mixed_reported: bool,
+    /// What this choice holds, as [`crate::engine::weigh`] counts it (the stream's total is
+    /// [`Assembly::held`]).
+    pub held: usize,
 }
 
 /// Everything received for one choice's legacy `function_call`.
@@ -39,12 +43,33 @@ pub struct ChoiceAssembly {
 pub struct LegacyAssembly {
     pub name: Option<String>,
     pub arguments: Arguments,
+    /// The arguments text's structure, followed as it grows (see [`WholeJson`]).
+    pub whole: WholeJson,
     /// The seq of the event that opened the call.
     pub first_seq: u64,
     pub name_repeat_reported: bool,
     pub arguments_before_name_reported: bool,
     /// A second call began (the legacy shape holds one): its fragments are not assembled.
     pub second_call: bool,
+}
+
+impl LegacyAssembly {
+    /// Appends an arguments fragment.
+    pub fn append(&mut self, fragment: &str) {
+        if !matches!(self.arguments, Arguments::Raw(_)) {
+            self.whole.push(fragment);
+        }
+        self.arguments.append(fragment);
+    }
+
+    /// Whether the arguments so far are one whole JSON value, in time proportional to what
+    /// arrived since the last answer (never a parse of everything on every fragment).
+    pub fn arguments_are_whole(&mut self) -> bool {
+        match &self.arguments {
+            Arguments::Text(text) => self.whole.is_whole(text),
+            Arguments::Absent | Arguments::Raw(_) => false,
+        }
+    }
 }
 
 /// Everything received for one tool-call index. For a custom tool call (announced with
@@ -74,14 +99,6 @@ pub enum Arguments {
 }
 
 impl Arguments {
-    /// Whether the text so far is one complete JSON value (a call's arguments are whole).
-    pub fn is_complete_json(&self) -> bool {
-        match self {
-            Arguments::Text(text) => serde_json::from_str::<Value>(text).is_ok(),
-            Arguments::Absent | Arguments::Raw(_) => false,
-        }
-    }
-
     pub fn append(&mut self, fragment: &str) {
         match self {
             Arguments::Absent => *self = Arguments::Text(fragment.to_owned()),
@@ -105,6 +122,8 @@ impl Arguments {
 pub struct Assembly {
     pub choices: SmallMap<u32, ChoiceAssembly>,
     pub usage: Option<Value>,
+    /// What the reassembly holds, as [`crate::engine::weigh`] counts it.
+    pub held: usize,
 }
 
 impl Assembly {

@@ -13,6 +13,7 @@ use super::stream::StreamState;
 use crate::engine::dialect::chat::contract::preview;
 use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::weigh;
 
 /// One announced output item.
 #[derive(Debug)]
@@ -138,7 +139,9 @@ impl StreamState {
                 detail,
             );
         }
+        let weight = weigh::value(&done);
         item.done = Some(done);
+        self.held += weight;
     }
 
     pub(super) fn terminal_response(
@@ -149,6 +152,7 @@ impl StreamState {
         sink: &mut ViolationSink,
     ) {
         let response = value.get("response").cloned();
+        self.held += weigh::maybe(response.as_ref());
         let expected = kind.trim_start_matches("response.");
         let envelope = response.as_ref();
         let missing: Vec<&str> = ["id", "object", "model", "status"]

@@ -68,6 +68,11 @@ impl ResponsesState {
         }
     }
 
+    /// What the stream's reassembly holds, as [`crate::engine::weigh`] counts it.
+    pub fn reassembly_bytes(&self) -> usize {
+        self.stream.held
+    }
+
     pub fn stream_is_done(&self) -> bool {
         self.stream.terminal.is_some()
     }

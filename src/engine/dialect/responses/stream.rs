@@ -17,6 +17,7 @@ use crate::engine::dialect::chat::contract::preview;
 use crate::engine::dialect::common;
 use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::weigh;
 
 #[derive(Debug, Default)]
 pub struct StreamState {
@@ -31,6 +32,8 @@ pub struct StreamState {
     /// `response.output_text.delta` text, for the markup check.
     pub text: String,
     text_seq: Option<u64>,
+    /// What the reassembly holds, as [`crate::engine::weigh`] counts it.
+    pub held: usize,
 }
 
 const TEXT_BOUND: usize = 1 << 16;
@@ -140,6 +143,7 @@ impl StreamState {
                     && self.text.len() + delta.len() <= TEXT_BOUND
                 {
                     self.text.push_str(delta);
+                    self.held += delta.len();
                     self.text_seq.get_or_insert(seq);
                 }
             }
@@ -218,6 +222,7 @@ impl StreamState {
         if let Some(id) = &id {
             self.by_id.entry(id.clone()).or_insert(index);
         }
+        self.held += weigh::ENTRY + weigh::value(&item) + 2 * id.as_ref().map_or(0, String::len);
         self.items.insert(
             index,
             Item {
@@ -291,6 +296,7 @@ impl StreamState {
         if let Some(delta) = value.get("delta").and_then(Value::as_str) {
             item.streamed.push_str(delta);
             item.deltas += 1;
+            self.held += delta.len();
             return;
         }
         let key = if wanted == "custom_tool_call" {
@@ -313,6 +319,7 @@ impl StreamState {
                 detail,
             );
         }
+        self.held += text.len();
         item.done_text = Some(text.to_owned());
     }
 

@@ -13,6 +13,7 @@ use super::view::{CallView, PartName};
 use crate::engine::dialect::chat::reassemble::{Arguments, CallAssembly, ChoiceAssembly};
 use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::weigh;
 
 pub fn on_tool_call_fragment(
     assembled: &mut ChoiceAssembly,
@@ -53,12 +54,12 @@ pub fn on_tool_call_fragment(
     };
     let is_new = !assembled.calls.contains_key(&index);
     if is_new {
+        // The greatest index so far, read from the ordered map (never a scan of every index).
         let next = assembled
             .calls
-            .keys()
+            .last_key()
             .copied()
             .filter(|i| *i >= 0)
-            .max()
             .map_or(0, |max| max + 1);
         if index < 0 {
             sink.push(
@@ -75,6 +76,7 @@ pub fn on_tool_call_fragment(
                 format!("new tool-call index {index} skips {next}"),
             );
         }
+        assembled.held += weigh::ENTRY;
         assembled.calls.insert(
             index,
             CallAssembly {
@@ -86,9 +88,13 @@ pub fn on_tool_call_fragment(
     let Some(call) = assembled.calls.get_mut(&index) else {
         return;
     };
+    let mut grown = 0;
     if let Some(Value::String(id)) = item.id() {
         match &call.id {
-            None => call.id = Some(id.clone()),
+            None => {
+                grown += id.len();
+                call.id = Some(id.clone());
+            }
             Some(known) if known == id => {
                 // Harmless to most clients and sent on every chunk by some servers: once per call.
                 if !call.id_repeat_reported {
@@ -108,7 +114,10 @@ pub fn on_tool_call_fragment(
         }
     }
     if let Some(kind) = item.kind().filter(|k| !k.is_null()) {
-        call.kind.get_or_insert_with(|| kind.clone());
+        if call.kind.is_none() {
+            grown += weigh::value(kind);
+            call.kind = Some(kind.clone());
+        }
     } else if is_new
         && item.part(PartName::Custom).is_present()
         && !item.part(PartName::Function).is_present()
@@ -147,7 +156,10 @@ pub fn on_tool_call_fragment(
     };
     match function.get("name") {
         Some(Value::String(name)) => match &call.name {
-            None => call.name = Some(name.clone()),
+            None => {
+                grown += name.len();
+                call.name = Some(name.clone());
+            }
             Some(known) if known == name => {
                 if !call.name_repeat_reported {
                     call.name_repeat_reported = true;
@@ -184,10 +196,16 @@ pub fn on_tool_call_fragment(
     }
     match function.get(payload) {
         None | Some(Value::Null) => {}
-        Some(Value::String(fragment)) => call.arguments.append(fragment),
+        Some(Value::String(fragment)) => {
+            if !matches!(call.arguments, Arguments::Raw(_)) {
+                grown += fragment.len();
+            }
+            call.arguments.append(fragment);
+        }
         // A non-string custom input is judged on the reassembled call.
         Some(other) if custom => {
             if !matches!(call.arguments, Arguments::Raw(_)) {
+                grown += weigh::value(other);
                 call.arguments = Arguments::Raw(other.clone());
             }
         }
@@ -203,8 +221,10 @@ pub fn on_tool_call_fragment(
                 detail,
             );
             if !matches!(call.arguments, Arguments::Raw(_)) {
+                grown += weigh::value(other);
                 call.arguments = Arguments::Raw(other.clone());
             }
         }
     }
+    assembled.held += grown;
 }

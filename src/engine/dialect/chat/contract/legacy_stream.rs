@@ -14,6 +14,7 @@ use super::stream::ChunkAt;
 use crate::engine::dialect::chat::reassemble::{Arguments, ChoiceAssembly, LegacyAssembly};
 use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::weigh;
 
 pub fn on_function_call_fragment(
     assembled: &mut ChoiceAssembly,
@@ -28,6 +29,9 @@ pub fn on_function_call_fragment(
             .choice(Some(choice))
             .seq(Some(seq))
     };
+    if assembled.legacy.is_none() {
+        assembled.held += weigh::ENTRY;
+    }
     let legacy = assembled.legacy.get_or_insert_with(|| LegacyAssembly {
         first_seq: seq,
         ..LegacyAssembly::default()
@@ -36,10 +40,14 @@ pub fn on_function_call_fragment(
         return;
     }
     if let Some(Value::String(name)) = fragment.get("name") {
+        let whole = legacy.name.is_some() && legacy.arguments_are_whole();
         match &legacy.name {
-            None => legacy.name = Some(name.clone()),
+            None => {
+                assembled.held += name.len();
+                legacy.name = Some(name.clone());
+            }
             // A name after whole arguments opens a second call, which the shape cannot hold.
-            Some(first) if legacy.arguments.is_complete_json() => {
+            Some(first) if whole => {
                 legacy.second_call = true;
                 let detail = format!(
                     "a second function_call ({name:?}) after {first:?} in one choice: the legacy shape carries one call"
@@ -85,10 +93,14 @@ pub fn on_function_call_fragment(
                 );
             }
             match arguments {
-                Value::String(text) => legacy.arguments.append(text),
+                Value::String(text) => {
+                    assembled.held += text.len();
+                    legacy.append(text);
+                }
                 // A non-string value is judged on the reassembled call.
                 other => {
                     if !matches!(legacy.arguments, Arguments::Raw(_)) {
+                        assembled.held += weigh::value(other);
                         legacy.arguments = Arguments::Raw(other.clone());
                     }
                 }

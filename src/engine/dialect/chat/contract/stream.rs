@@ -20,6 +20,7 @@ use crate::engine::framing::SseEvent;
 use crate::engine::report::ChoiceOutcome;
 use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::weigh;
 
 /// Where a value sits in one chunk. The JSON pointer is written out only when a violation is
 /// reported: most events report none, and formatting four pointers per event cost ~3k
@@ -59,12 +60,26 @@ fn read_chunk(data: &str, site: Site, sink: &mut ViolationSink) -> Option<Chunk>
 }
 
 /// The state of one stream's contract.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct StreamContract {
     pub assembly: Assembly,
+    /// Past this many bytes held (`assembly.held`), the choices and tool calls left in an event
+    /// are not taken (the exchange then stops, `too_large`).
+    pub bound: usize,
     done: bool,
     /// Outcomes of the complete-stage check, once it ran.
     outcomes: Option<Vec<ChoiceOutcome>>,
+}
+
+impl Default for StreamContract {
+    fn default() -> Self {
+        StreamContract {
+            assembly: Assembly::default(),
+            bound: usize::MAX,
+            done: false,
+            outcomes: None,
+        }
+    }
 }
 
 impl StreamContract {
@@ -116,6 +131,9 @@ impl StreamContract {
             return;
         }
         if let Some(usage) = chunk.usage.take() {
+            let weight = weigh::value(&usage);
+            let replaced = weigh::maybe(self.assembly.usage.as_ref());
+            self.assembly.held = (self.assembly.held + weight).saturating_sub(replaced);
             self.assembly.usage = Some(usage);
         }
         let Some(choices) = chunk.choices() else {
@@ -130,6 +148,9 @@ impl StreamContract {
         };
         // Empty `choices` (the usage chunk, content-filter chunks) is legal and ends here.
         for (position, choice) in choices.enumerate() {
+            if self.assembly.held > self.bound {
+                break;
+            }
             self.on_choice(&choice, position, seq, sink);
         }
     }
@@ -161,9 +182,16 @@ impl StreamContract {
                 .choice(Some(index))
                 .seq(Some(seq))
         };
+        let is_new = !self.assembly.choices.contains_key(&index);
         let assembled = self.assembly.choices.get_or_default(index);
+        let before = assembled.held;
+        if is_new {
+            assembled.held += weigh::ENTRY;
+        }
+        // This choice may grow while the stream's total stays within the bound.
+        let limit = before.saturating_add(self.bound.saturating_sub(self.assembly.held));
         match &choice.delta {
-            Slot::Present(delta) => on_delta(assembled, delta, position, index, seq, sink),
+            Slot::Present(delta) => on_delta(assembled, delta, position, index, seq, limit, sink),
             // A final chunk may carry only finish_reason; spec requires delta, clients cope.
             Slot::Absent => {}
             Slot::Other(other) => {
@@ -205,9 +233,12 @@ impl StreamContract {
                         detail,
                     );
                 }
+                assembled.held += weigh::ENTRY / 16 + weigh::value(reason);
                 assembled.finish_reasons.push((reason.clone(), seq));
             }
         }
+        let grown = assembled.held - before;
+        self.assembly.held += grown;
     }
 
     /// Runs the complete-stage checks on the reassembled message (once) and returns outcomes.
@@ -266,12 +297,15 @@ impl StreamContract {
     }
 }
 
+/// Folds one delta into its choice; tool-call items past `limit` (the choice's `held`) are not
+/// taken.
 fn on_delta(
     assembled: &mut ChoiceAssembly,
     delta: &MessageView<'_>,
     position: usize,
     choice: u32,
     seq: u64,
+    limit: usize,
     sink: &mut ViolationSink,
 ) {
     let at = ChunkAt::Delta(position);
@@ -282,10 +316,13 @@ fn on_delta(
     };
     match delta.content {
         None => {}
-        Some(Value::String(text)) => assembled
-            .content
-            .get_or_insert_with(String::new)
-            .push_str(text),
+        Some(Value::String(text)) => {
+            assembled.held += text.len();
+            assembled
+                .content
+                .get_or_insert_with(String::new)
+                .push_str(text);
+        }
         Some(other) => {
             let detail = format!(
                 "delta.content must be a string or null, got {}",
@@ -303,6 +340,9 @@ fn on_delta(
         Slot::Absent => {}
         Slot::Present(items) => {
             for (item_position, item) in items.iter().enumerate() {
+                if assembled.held > limit {
+                    break;
+                }
                 on_tool_call_fragment(
                     assembled,
                     item,

@@ -1,0 +1,638 @@
+//! Adversarial shapes, one generator per shape and dialect, each making an exchange whose size
+//! grows in proportion to `n`: many indexes, many choices, many blocks and items, names on
+//! every fragment, deep nesting, many tools, big grammars and patterns, huge single values.
+//!
+//! A new dialect joins by adding its arm to [`shapes`] (the match is exhaustive, so it cannot be
+//! forgotten); every test in this binary then runs its shapes.
+
+use tooltap::engine::Dialect;
+
+/// One exchange to feed: the request, and the response body as the server sends it (SSE, in
+/// 16 KiB frames, or one JSON body).
+pub struct Case {
+    pub dialect: Dialect,
+    pub request: Vec<u8>,
+    pub content_type: &'static str,
+    pub frames: Vec<Vec<u8>>,
+}
+
+impl Case {
+    pub fn input_bytes(&self) -> usize {
+        self.request.len() + self.frames.iter().map(Vec::len).sum::<usize>()
+    }
+}
+
+/// A generator: `n` is the shape's size unit (calls, choices, blocks, tools, bytes...).
+pub struct Shape {
+    pub name: &'static str,
+    pub make: fn(usize) -> Case,
+    /// The smaller of the two sizes measured (the larger is four times it).
+    pub n: usize,
+    /// Whether what it grows is reassembly state (counted by the engine and bounded by
+    /// `max_reassembled`); request-side shapes grow compiled schemas instead, which the schema
+    /// cache weighs and bounds (`inspect.schema_compile_bytes`, `inspect.schema_cache_bytes`).
+    pub reassembles: bool,
+    /// Whether `--inject`'s quirks are run over it too (the shapes that multiply calls,
+    /// blocks, items and fragments).
+    pub quirked: bool,
+}
+
+/// Every shape of a dialect.
+pub fn shapes(dialect: Dialect) -> &'static [Shape] {
+    match dialect {
+        Dialect::Chat => CHAT,
+        Dialect::Responses => RESPONSES,
+        Dialect::Anthropic => ANTHROPIC,
+    }
+}
+
+const FRAME: usize = 16 * 1024;
+
+fn frames(body: &str) -> Vec<Vec<u8>> {
+    body.as_bytes().chunks(FRAME).map(<[u8]>::to_vec).collect()
+}
+
+/// `data:` events, each with its `event:` line when `named` (Responses, Anthropic).
+fn sse(events: impl IntoIterator<Item = String>, named: bool) -> Vec<Vec<u8>> {
+    let mut body = String::new();
+    for data in events {
+        if named {
+            let kind = serde_json::from_str::<serde_json::Value>(&data)
+                .ok()
+                .and_then(|v| v.get("type").and_then(|t| t.as_str()).map(str::to_owned))
+                .unwrap_or_default();
+            body.push_str(&format!("event: {kind}\n"));
+        }
+        body.push_str("data: ");
+        body.push_str(&data);
+        body.push_str("\n\n");
+    }
+    frames(&body)
+}
+
+fn stream_case(dialect: Dialect, request: String, events: Vec<String>) -> Case {
+    let named = dialect != Dialect::Chat;
+    Case {
+        dialect,
+        request: request.into_bytes(),
+        content_type: "text/event-stream",
+        frames: sse(events, named),
+    }
+}
+
+/// JSON text for a string literal.
+fn quoted(text: &str) -> String {
+    serde_json::Value::String(text.to_owned()).to_string()
+}
+
+// ---- Chat Completions -------------------------------------------------------------------
+
+const CHAT: &[Shape] = &[
+    Shape {
+        name: "many_indexes",
+        make: chat_many_indexes,
+        n: 800,
+        reassembles: true,
+        quirked: true,
+    },
+    Shape {
+        name: "many_choices",
+        make: chat_many_choices,
+        n: 800,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "legacy_names_on_every_fragment",
+        make: chat_legacy_names,
+        n: 1_000,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "names_on_every_fragment",
+        make: chat_names_on_every_fragment,
+        n: 1_000,
+        reassembles: true,
+        quirked: true,
+    },
+    Shape {
+        name: "huge_single_value",
+        make: chat_huge_value,
+        n: 100_000,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "deep_nesting",
+        make: chat_deep_nesting,
+        n: 10_000,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "many_tools",
+        make: chat_many_tools,
+        n: 100,
+        reassembles: false,
+        quirked: false,
+    },
+    Shape {
+        name: "big_patterns",
+        make: chat_big_patterns,
+        n: 20,
+        reassembles: false,
+        quirked: false,
+    },
+    Shape {
+        name: "big_grammar",
+        make: chat_big_grammar,
+        n: 400,
+        reassembles: false,
+        quirked: false,
+    },
+    Shape {
+        name: "buffered_many_choices",
+        make: chat_buffered_many_choices,
+        n: 1_000,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "buffered_many_calls",
+        make: chat_buffered_many_calls,
+        n: 1_000,
+        reassembles: true,
+        quirked: false,
+    },
+];
+
+fn chat_request(tools: &str) -> String {
+    format!(
+        r#"{{"model":"m","stream":true,"messages":[{{"role":"user","content":"hi"}}],"tools":[{tools}]}}"#
+    )
+}
+
+const CHAT_TOOL: &str =
+    r#"{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}"#;
+
+fn chat_end(events: &mut Vec<String>, reason: &str) {
+    events.push(format!(
+        r#"{{"choices":[{{"index":0,"delta":{{}},"finish_reason":"{reason}"}}]}}"#
+    ));
+    events.push("[DONE]".to_owned());
+}
+
+fn chat_many_indexes(n: usize) -> Case {
+    let mut events: Vec<String> = (0..n)
+        .map(|i| format!(r#"{{"choices":[{{"index":0,"delta":{{"tool_calls":[{{"index":{i},"id":"c{i}","type":"function","function":{{"name":"f","arguments":"{{}}"}}}}]}}}}]}}"#))
+        .collect();
+    chat_end(&mut events, "tool_calls");
+    stream_case(Dialect::Chat, chat_request(CHAT_TOOL), events)
+}
+
+fn chat_many_choices(n: usize) -> Case {
+    let mut events = Vec::new();
+    for start in (0..n).step_by(64) {
+        let entries: Vec<String> = (start..(start + 64).min(n))
+            .map(|k| format!(r#"{{"index":{k},"delta":{{}}}}"#))
+            .collect();
+        events.push(format!(r#"{{"choices":[{}]}}"#, entries.join(",")));
+    }
+    events.push("[DONE]".to_owned());
+    stream_case(Dialect::Chat, chat_request(CHAT_TOOL), events)
+}
+
+fn chat_legacy_names(n: usize) -> Case {
+    let request = r#"{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}],"functions":[{"name":"f","parameters":{"type":"object"}}]}"#;
+    let mut events = vec![
+        r#"{"choices":[{"index":0,"delta":{"role":"assistant","function_call":{"name":"f","arguments":"{\"a\":\""}}}]}"#.to_owned(),
+    ];
+    events.extend((0..n).map(|_| {
+        r#"{"choices":[{"index":0,"delta":{"function_call":{"name":"f","arguments":"xxxxxxxxxxxxxxxx"}}}]}"#.to_owned()
+    }));
+    events.push(
+        r#"{"choices":[{"index":0,"delta":{"function_call":{"arguments":"\"}"}}}]}"#.to_owned(),
+    );
+    chat_end(&mut events, "function_call");
+    stream_case(Dialect::Chat, request.to_owned(), events)
+}
+
+fn chat_names_on_every_fragment(n: usize) -> Case {
+    let mut events = vec![
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","type":"function","function":{"name":"f","arguments":"{\"a\":\""}}]}}]}"#.to_owned(),
+    ];
+    events.extend((0..n).map(|_| {
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":"xxxxxxxxxxxxxxxx"}}]}}]}"#.to_owned()
+    }));
+    events.push(r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"}"}}]}}]}"#.to_owned());
+    chat_end(&mut events, "tool_calls");
+    stream_case(Dialect::Chat, chat_request(CHAT_TOOL), events)
+}
+
+fn chat_huge_value(n: usize) -> Case {
+    let arguments = quoted(&format!(r#"{{"a":"{}"}}"#, "x".repeat(n)));
+    let mut events = vec![format!(
+        r#"{{"choices":[{{"index":0,"delta":{{"tool_calls":[{{"index":0,"id":"c","type":"function","function":{{"name":"f","arguments":{arguments}}}}}]}}}}]}}"#
+    )];
+    chat_end(&mut events, "tool_calls");
+    stream_case(Dialect::Chat, chat_request(CHAT_TOOL), events)
+}
+
+fn chat_deep_nesting(n: usize) -> Case {
+    let text = format!(r#"{{"a":{}{}}}"#, "[".repeat(n), "]".repeat(n));
+    let mut events = vec![
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","type":"function","function":{"name":"f","arguments":""}}]}}]}"#.to_owned(),
+    ];
+    events.extend(text.as_bytes().chunks(64).map(|piece| {
+        let piece = quoted(std::str::from_utf8(piece).unwrap_or_default());
+        format!(r#"{{"choices":[{{"index":0,"delta":{{"tool_calls":[{{"index":0,"function":{{"arguments":{piece}}}}}]}}}}]}}"#)
+    }));
+    chat_end(&mut events, "tool_calls");
+    stream_case(Dialect::Chat, chat_request(CHAT_TOOL), events)
+}
+
+fn chat_many_tools(n: usize) -> Case {
+    let tools: Vec<String> = (0..n)
+        .map(|i| format!(r#"{{"type":"function","function":{{"name":"f{i}","parameters":{{"type":"object","properties":{{"a":{{"type":"string"}},"b":{{"type":"integer","minimum":0}}}},"required":["a"]}}}}}}"#))
+        .collect();
+    let mut events = vec![
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","type":"function","function":{"name":"f0","arguments":"{\"a\":\"x\"}"}}]}}]}"#.to_owned(),
+    ];
+    chat_end(&mut events, "tool_calls");
+    stream_case(Dialect::Chat, chat_request(&tools.join(",")), events)
+}
+
+/// `n` properties, each with its own `pattern`.
+fn pattern_schema(n: usize) -> String {
+    let properties: Vec<String> = (0..n)
+        .map(|i| format!(r#""p{i}":{{"type":"string","pattern":"^(?:ab|cd{i})+[a-z]{{1,8}}$"}}"#))
+        .collect();
+    format!(
+        r#"{{"type":"object","properties":{{{}}}}}"#,
+        properties.join(",")
+    )
+}
+
+fn chat_big_patterns(n: usize) -> Case {
+    let tool = format!(
+        r#"{{"type":"function","function":{{"name":"f","parameters":{}}}}}"#,
+        pattern_schema(n)
+    );
+    let mut events = vec![
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","type":"function","function":{"name":"f","arguments":"{\"p0\":\"abab\"}"}}]}}]}"#.to_owned(),
+    ];
+    chat_end(&mut events, "tool_calls");
+    stream_case(Dialect::Chat, chat_request(&tool), events)
+}
+
+/// A regex grammar with `n` alternatives.
+fn grammar(n: usize) -> String {
+    let alternatives: Vec<String> = (0..n).map(|i| format!("word{i}")).collect();
+    format!("(?:{})+", alternatives.join("|"))
+}
+
+fn chat_big_grammar(n: usize) -> Case {
+    let tool = format!(
+        r#"{{"type":"custom","custom":{{"name":"g","format":{{"type":"grammar","grammar":{{"syntax":"regex","definition":{}}}}}}}}}"#,
+        quoted(&grammar(n))
+    );
+    let mut events = vec![
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","type":"custom","custom":{"name":"g","input":"word1word2"}}]}}]}"#.to_owned(),
+    ];
+    chat_end(&mut events, "tool_calls");
+    stream_case(Dialect::Chat, chat_request(&tool), events)
+}
+
+fn chat_buffered_many_choices(n: usize) -> Case {
+    let choices: Vec<String> = (0..n)
+        .map(|i| format!(r#"{{"index":{i},"message":{{"role":"assistant","content":null}},"finish_reason":"stop"}}"#))
+        .collect();
+    chat_buffered(&format!(
+        r#"{{"object":"chat.completion","choices":[{}]}}"#,
+        choices.join(",")
+    ))
+}
+
+/// A buffered Chat completion with `body`.
+fn chat_buffered(body: &str) -> Case {
+    Case {
+        dialect: Dialect::Chat,
+        request: chat_request(CHAT_TOOL)
+            .replace(r#""stream":true"#, r#""stream":false"#)
+            .into_bytes(),
+        content_type: "application/json",
+        frames: frames(body),
+    }
+}
+
+fn chat_buffered_many_calls(n: usize) -> Case {
+    let calls: Vec<String> = (0..n)
+        .map(|i| {
+            format!(
+                r#"{{"id":"c{i}","type":"function","function":{{"name":"f","arguments":"{{}}"}}}}"#
+            )
+        })
+        .collect();
+    chat_buffered(&format!(
+        r#"{{"object":"chat.completion","choices":[{{"index":0,"message":{{"role":"assistant","content":null,"tool_calls":[{}]}},"finish_reason":"tool_calls"}}]}}"#,
+        calls.join(",")
+    ))
+}
+
+// ---- Responses API ----------------------------------------------------------------------
+
+const RESPONSES: &[Shape] = &[
+    Shape {
+        name: "many_items",
+        make: responses_many_items,
+        n: 400,
+        reassembles: true,
+        quirked: true,
+    },
+    Shape {
+        name: "deltas_on_every_fragment",
+        make: responses_many_deltas,
+        n: 1_000,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "huge_single_value",
+        make: responses_huge_value,
+        n: 100_000,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "deep_nesting",
+        make: responses_deep_nesting,
+        n: 10_000,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "many_tools",
+        make: responses_many_tools,
+        n: 100,
+        reassembles: false,
+        quirked: false,
+    },
+    Shape {
+        name: "big_patterns",
+        make: responses_big_patterns,
+        n: 20,
+        reassembles: false,
+        quirked: false,
+    },
+    Shape {
+        name: "big_grammar",
+        make: responses_big_grammar,
+        n: 400,
+        reassembles: false,
+        quirked: false,
+    },
+];
+
+fn responses_request(tools: &str) -> String {
+    format!(r#"{{"model":"m","stream":true,"input":"hi","tools":[{tools}]}}"#)
+}
+
+const RESPONSES_TOOL: &str = r#"{"type":"function","name":"f","parameters":{"type":"object"}}"#;
+
+/// Numbers `sequence_number` across a stream.
+struct Seq(u64);
+
+impl Seq {
+    fn next(&mut self) -> u64 {
+        self.0 += 1;
+        self.0
+    }
+}
+
+fn responses_item(events: &mut Vec<String>, seq: &mut Seq, index: usize, deltas: &[String]) {
+    events.push(format!(
+        r#"{{"type":"response.output_item.added","sequence_number":{},"output_index":{index},"item":{{"type":"function_call","id":"fc_{index}","call_id":"call_{index}","name":"f","arguments":""}}}}"#,
+        seq.next()
+    ));
+    for delta in deltas {
+        events.push(format!(
+            r#"{{"type":"response.function_call_arguments.delta","sequence_number":{},"item_id":"fc_{index}","output_index":{index},"delta":{}}}"#,
+            seq.next(),
+            quoted(delta)
+        ));
+    }
+    let whole = quoted(&deltas.concat());
+    events.push(format!(
+        r#"{{"type":"response.output_item.done","sequence_number":{},"output_index":{index},"item":{{"type":"function_call","id":"fc_{index}","call_id":"call_{index}","name":"f","arguments":{whole}}}}}"#,
+        seq.next()
+    ));
+}
+
+fn responses_end(events: &mut Vec<String>, seq: &mut Seq) {
+    events.push(format!(
+        r#"{{"type":"response.completed","sequence_number":{},"response":{{"id":"r","object":"response","model":"m","status":"completed","output":[]}}}}"#,
+        seq.next()
+    ));
+}
+
+fn responses_stream(tools: &str, calls: &[Vec<String>]) -> Case {
+    let mut events = Vec::new();
+    let mut seq = Seq(0);
+    for (index, deltas) in calls.iter().enumerate() {
+        responses_item(&mut events, &mut seq, index, deltas);
+    }
+    responses_end(&mut events, &mut seq);
+    stream_case(Dialect::Responses, responses_request(tools), events)
+}
+
+fn responses_many_items(n: usize) -> Case {
+    let calls = vec![vec!["{}".to_owned()]; n];
+    responses_stream(RESPONSES_TOOL, &calls)
+}
+
+fn responses_many_deltas(n: usize) -> Case {
+    let mut deltas = vec![r#"{"a":""#.to_owned()];
+    deltas.extend((0..n).map(|_| "xxxxxxxxxxxxxxxx".to_owned()));
+    deltas.push(r#""}"#.to_owned());
+    responses_stream(RESPONSES_TOOL, &[deltas])
+}
+
+fn responses_huge_value(n: usize) -> Case {
+    responses_stream(
+        RESPONSES_TOOL,
+        &[vec![format!(r#"{{"a":"{}"}}"#, "x".repeat(n))]],
+    )
+}
+
+fn responses_deep_nesting(n: usize) -> Case {
+    let text = format!(r#"{{"a":{}{}}}"#, "[".repeat(n), "]".repeat(n));
+    let deltas: Vec<String> = text
+        .as_bytes()
+        .chunks(64)
+        .map(|piece| String::from_utf8_lossy(piece).into_owned())
+        .collect();
+    responses_stream(RESPONSES_TOOL, &[deltas])
+}
+
+fn responses_many_tools(n: usize) -> Case {
+    let tools: Vec<String> = (0..n)
+        .map(|i| format!(r#"{{"type":"function","name":"f{i}","parameters":{{"type":"object","properties":{{"a":{{"type":"string"}},"b":{{"type":"integer","minimum":0}}}},"required":["a"]}}}}"#))
+        .collect();
+    responses_stream(&tools.join(","), &[vec![r#"{"a":"x"}"#.to_owned()]])
+}
+
+fn responses_big_patterns(n: usize) -> Case {
+    let tool = format!(
+        r#"{{"type":"function","name":"f","parameters":{}}}"#,
+        pattern_schema(n)
+    );
+    responses_stream(&tool, &[vec![r#"{"p0":"abab"}"#.to_owned()]])
+}
+
+fn responses_big_grammar(n: usize) -> Case {
+    let tools = format!(
+        r#"{RESPONSES_TOOL},{{"type":"custom","name":"g","format":{{"type":"grammar","syntax":"regex","definition":{}}}}}"#,
+        quoted(&grammar(n))
+    );
+    responses_stream(&tools, &[vec!["{}".to_owned()]])
+}
+
+// ---- Anthropic Messages -----------------------------------------------------------------
+
+const ANTHROPIC: &[Shape] = &[
+    Shape {
+        name: "many_blocks",
+        make: anthropic_many_blocks,
+        n: 1_500,
+        reassembles: true,
+        quirked: true,
+    },
+    Shape {
+        name: "deltas_on_every_fragment",
+        make: anthropic_many_deltas,
+        n: 1_000,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "huge_single_value",
+        make: anthropic_huge_value,
+        n: 100_000,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "deep_nesting",
+        make: anthropic_deep_nesting,
+        n: 10_000,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "many_tools",
+        make: anthropic_many_tools,
+        n: 100,
+        reassembles: false,
+        quirked: false,
+    },
+    Shape {
+        name: "big_patterns",
+        make: anthropic_big_patterns,
+        n: 20,
+        reassembles: false,
+        quirked: false,
+    },
+    Shape {
+        name: "many_unknown_block_deltas",
+        make: anthropic_unknown_deltas,
+        n: 1_500,
+        reassembles: true,
+        quirked: false,
+    },
+];
+
+fn anthropic_request(tools: &str) -> String {
+    format!(
+        r#"{{"model":"m","max_tokens":100,"stream":true,"messages":[{{"role":"user","content":"hi"}}],"tools":[{tools}]}}"#
+    )
+}
+
+const ANTHROPIC_TOOL: &str = r#"{"name":"f","input_schema":{"type":"object"}}"#;
+
+const MESSAGE_START: &str = r#"{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"usage":{"input_tokens":1,"output_tokens":1}}}"#;
+
+fn anthropic_block(events: &mut Vec<String>, index: usize, pieces: &[String]) {
+    events.push(format!(
+        r#"{{"type":"content_block_start","index":{index},"content_block":{{"type":"tool_use","id":"toolu_{index}","name":"f","input":{{}}}}}}"#
+    ));
+    for piece in pieces {
+        events.push(format!(
+            r#"{{"type":"content_block_delta","index":{index},"delta":{{"type":"input_json_delta","partial_json":{}}}}}"#,
+            quoted(piece)
+        ));
+    }
+    events.push(format!(
+        r#"{{"type":"content_block_stop","index":{index}}}"#
+    ));
+}
+
+fn anthropic_stream(tools: &str, blocks: &[Vec<String>], extra: &[String]) -> Case {
+    let mut events = vec![MESSAGE_START.to_owned()];
+    for (index, pieces) in blocks.iter().enumerate() {
+        anthropic_block(&mut events, index, pieces);
+    }
+    events.extend(extra.iter().cloned());
+    events.push(r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":1}}"#.to_owned());
+    events.push(r#"{"type":"message_stop"}"#.to_owned());
+    stream_case(Dialect::Anthropic, anthropic_request(tools), events)
+}
+
+fn anthropic_many_blocks(n: usize) -> Case {
+    anthropic_stream(ANTHROPIC_TOOL, &vec![vec!["{}".to_owned()]; n], &[])
+}
+
+fn anthropic_many_deltas(n: usize) -> Case {
+    let mut pieces = vec![r#"{"a":""#.to_owned()];
+    pieces.extend((0..n).map(|_| "xxxxxxxxxxxxxxxx".to_owned()));
+    pieces.push(r#""}"#.to_owned());
+    anthropic_stream(ANTHROPIC_TOOL, &[pieces], &[])
+}
+
+fn anthropic_huge_value(n: usize) -> Case {
+    anthropic_stream(
+        ANTHROPIC_TOOL,
+        &[vec![format!(r#"{{"a":"{}"}}"#, "x".repeat(n))]],
+        &[],
+    )
+}
+
+fn anthropic_deep_nesting(n: usize) -> Case {
+    let text = format!(r#"{{"a":{}{}}}"#, "[".repeat(n), "]".repeat(n));
+    let pieces: Vec<String> = text
+        .as_bytes()
+        .chunks(64)
+        .map(|piece| String::from_utf8_lossy(piece).into_owned())
+        .collect();
+    anthropic_stream(ANTHROPIC_TOOL, &[pieces], &[])
+}
+
+fn anthropic_many_tools(n: usize) -> Case {
+    let tools: Vec<String> = (0..n)
+        .map(|i| format!(r#"{{"name":"f{i}","input_schema":{{"type":"object","properties":{{"a":{{"type":"string"}},"b":{{"type":"integer","minimum":0}}}},"required":["a"]}}}}"#))
+        .collect();
+    anthropic_stream(&tools.join(","), &[vec![r#"{"a":"x"}"#.to_owned()]], &[])
+}
+
+fn anthropic_big_patterns(n: usize) -> Case {
+    let tool = format!(r#"{{"name":"f","input_schema":{}}}"#, pattern_schema(n));
+    anthropic_stream(&tool, &[vec![r#"{"p0":"abab"}"#.to_owned()]], &[])
+}
+
+/// `n` blocks, then `4n` deltas for indexes no block has (each one looked up, none found).
+fn anthropic_unknown_deltas(n: usize) -> Case {
+    let extra: Vec<String> = (0..4 * n)
+        .map(|i| format!(r#"{{"type":"content_block_delta","index":{},"delta":{{"type":"input_json_delta","partial_json":"x"}}}}"#, n + i))
+        .collect();
+    anthropic_stream(ANTHROPIC_TOOL, &vec![vec!["{}".to_owned()]; n], &extra)
+}
