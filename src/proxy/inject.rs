@@ -10,6 +10,7 @@
 
 use std::collections::VecDeque;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
 use bytes::Bytes;
@@ -19,6 +20,7 @@ use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
 
 use crate::config::Config;
+use crate::metrics::Metrics;
 use crate::proxy::forward::body::{BodyError, PolledFrame, ProxyBody};
 use crate::quirk::{LiveQuirks, NOT_APPLICABLE_HEADER, QUIRK_HEADER, QuirkId};
 
@@ -47,12 +49,15 @@ fn set(headers: &mut HeaderMap, name: &'static str, value: &str) {
     }
 }
 
-/// The upstream's response with `quirks` applied. Call inside the exchange's span.
+/// The upstream's response with `quirks` applied. Call inside the exchange's span. A stream
+/// whose kept arguments pass `max_hold` is counted in `metrics`
+/// (`tooltap_limit_hits_total{limit="inject_hold",scope="inject"}`).
 pub fn response(
     quirks: &[QuirkId],
     dialect: crate::engine::Dialect,
     request: &[u8],
     max_hold: usize,
+    metrics: Arc<Metrics>,
     response: Response<ProxyBody>,
 ) -> Response<ProxyBody> {
     let head = crate::inspect::head::response_head(response.status().as_u16(), response.headers());
@@ -83,6 +88,7 @@ pub fn response(
                 queue: VecDeque::new(),
                 done: false,
                 span,
+                metrics,
             };
             Response::from_parts(parts, body.boxed_unsync())
         }
@@ -96,6 +102,7 @@ struct QuirkBody {
     queue: VecDeque<Frame<Bytes>>,
     done: bool,
     span: tracing::Span,
+    metrics: Arc<Metrics>,
 }
 
 impl QuirkBody {
@@ -107,6 +114,9 @@ impl QuirkBody {
             self.queue.push_back(Frame::data(owed));
         }
         let _entered = self.span.enter();
+        if self.live.gave_up() {
+            self.metrics.limit_hit("inject_hold", "inject");
+        }
         let missed = self.live.not_applicable();
         if !missed.is_empty() {
             tracing::info!(quirk = %ids(&missed), gave_up = self.live.gave_up(), "quirk_not_applicable");

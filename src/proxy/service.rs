@@ -174,6 +174,7 @@ async fn run(
                 crate::engine::Dialect::for_path(&ctx.path),
                 request,
                 max_hold,
+                state.metrics.clone(),
                 response.map(body::from_upstream),
             );
             match watching {

@@ -235,3 +235,44 @@ async fn a_quirk_applies_to_its_own_dialect_only() {
     );
     assert!(got.headers.get("x-tooltap-quirk").is_none());
 }
+
+#[tokio::test]
+async fn arguments_past_the_inject_hold_pass_untouched_and_are_counted() {
+    let seed = fixture("seed_required_stream");
+    let upstream = Upstream::serving(script(&seed)).await;
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.inject.quirks = Some("args-as-object-stream".into());
+    let tooltap = proxy::start(raw.clone()).await;
+    let whole = send(tooltap.local_addr(), &seed).await;
+    assert_eq!(whole.headers["x-tooltap-quirk"], "args-as-object-stream");
+    assert!(
+        text_of(&whole.body).contains("\"arguments\":{"),
+        "within the hold the quirk re-sends the arguments as an object"
+    );
+    let text = crate::support::metrics::metrics(&tooltap).await;
+    assert_eq!(hold_hits(&text), 0, "nothing cut within the default hold");
+
+    // A hold smaller than the fixture's arguments: the quirk gives up (the rest of the stream
+    // passes untouched, nothing is re-sent) and the cut is counted.
+    raw.inject.max_hold = Some(4);
+    let tooltap = proxy::start(raw).await;
+    let cut = send(tooltap.local_addr(), &seed).await;
+    assert!(
+        !text_of(&cut.body).contains("\"arguments\":{"),
+        "past the hold nothing is re-sent"
+    );
+    let text = crate::support::metrics::metrics(&tooltap).await;
+    assert_eq!(hold_hits(&text), 1, "{text}");
+}
+
+fn text_of(body: &[u8]) -> String {
+    String::from_utf8_lossy(body).into_owned()
+}
+
+fn hold_hits(text: &str) -> u64 {
+    crate::support::metrics::metric_sum(
+        text,
+        "tooltap_limit_hits_total",
+        &["limit=\"inject_hold\"", "scope=\"inject\""],
+    )
+}
