@@ -127,6 +127,9 @@ impl UpstreamUrl {
     }
 }
 
+/// The name of the route that takes every path no `[[routes]]` prefix matches.
+pub const DEFAULT_ROUTE: &str = "default";
+
 /// One named route.
 #[derive(Debug, Clone)]
 pub struct Route {
@@ -142,7 +145,7 @@ impl Route {
         if name.is_empty() {
             return Err(RouteError::EmptyName);
         }
-        if name == "default" {
+        if name == DEFAULT_ROUTE {
             return Err(RouteError::ReservedName);
         }
         if !prefix.starts_with('/') || prefix.contains(['?', '#']) {
@@ -161,7 +164,7 @@ impl Route {
 
     fn default_route(upstream: UpstreamUrl) -> Route {
         Route {
-            name: Arc::from("default"),
+            name: Arc::from(DEFAULT_ROUTE),
             prefix: "/".to_owned(),
             upstream,
         }

@@ -59,7 +59,7 @@ pub async fn handle(
 
 async fn answer(
     state: &Arc<ReplayState>,
-    ctx: ExchangeCtx,
+    mut ctx: ExchangeCtx,
     request: Request<Incoming>,
 ) -> Response<ProxyBody> {
     let (parts, incoming) = request.into_parts();
@@ -80,11 +80,14 @@ async fn answer(
                 entry.frames.clone(),
                 entry.ending,
                 entry.recording.meta.injected_quirks(),
+                entry.recording.meta.dialect(),
             )
         })
     };
     match found {
-        Ok((name, status, mut headers, frames, ending, injected)) => {
+        Ok((name, status, mut headers, frames, ending, injected, dialect)) => {
+            // Judged as the recording says it was.
+            ctx.dialect = Some(dialect);
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
             tracing::info!(recording = %name, status = status.as_u16(), "replaying");
             if !injected.is_empty() {
@@ -98,10 +101,7 @@ async fn answer(
             let head = crate::inspect::head::response_head(status.as_u16(), &headers);
             let frames = match state.quirks.is_empty() {
                 true => frames,
-                false => {
-                    let dialect = crate::engine::Dialect::for_path(&ctx.path);
-                    quirks::apply(&state.quirks, dialect, &body, &head, &frames, &mut headers)
-                }
+                false => quirks::apply(&state.quirks, dialect, &body, &head, &frames, &mut headers),
             };
             let replayed = ReplayBody::new(frames, state.pace, ending);
             // Inspected through the proxy's own wiring (cap, tap, severities); a replayed
