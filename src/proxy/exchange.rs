@@ -138,15 +138,19 @@ pub struct ExchangeCtx {
 }
 
 impl ExchangeCtx {
-    /// Starts with the dialect the path names; the service overrides it with its decision.
-    pub fn begin(route: Arc<str>, method: &Method, path: &str) -> ExchangeCtx {
+    pub fn begin(
+        route: Arc<str>,
+        method: &Method,
+        path: &str,
+        dialect: Option<Dialect>,
+    ) -> ExchangeCtx {
         ExchangeCtx {
             id: ExchangeId::next(),
             route,
             started: Instant::now(),
             method: method.clone(),
             path: path.to_owned(),
-            dialect: Dialect::from_path(path),
+            dialect,
         }
     }
 }

@@ -62,12 +62,12 @@ pub async fn handle(
     request: Request<Incoming>,
 ) -> Result<Response<ProxyBody>, Infallible> {
     let (route, _rest) = state.config.routes.resolve(request.uri().path());
-    let mut ctx = ExchangeCtx::begin(route.name.clone(), request.method(), request.uri().path());
+    let (method, path) = (request.method(), request.uri().path());
     let decision = state
         .config
         .inspect
-        .decide(&route.name, ctx.method.as_str(), &ctx.path);
-    ctx.dialect = decision.dialect;
+        .decide(&route.name, method.as_str(), path);
+    let ctx = ExchangeCtx::begin(route.name.clone(), method, path, decision.dialect);
     let (inspect, enforce) = (decision.inspect, decision.enforce);
     // `--inject`: drawn per exchange; a quirk reads the request (tool choice, schemas).
     let quirks = crate::proxy::inject::draw(&state.config, &route.name);

@@ -45,7 +45,10 @@ pub async fn handle(
     if request.method() == http::Method::GET && request.uri().path() == "/healthz" {
         return Ok(Response::new(proxy_body::full(Bytes::from_static(b"ok\n"))));
     }
-    let ctx = ExchangeCtx::begin(Arc::from(ROUTE), request.method(), request.uri().path());
+    // A matched recording's own dialect replaces this; a forwarded miss keeps its path's.
+    let path = request.uri().path();
+    let dialect = crate::engine::Dialect::from_path(path);
+    let ctx = ExchangeCtx::begin(Arc::from(ROUTE), request.method(), path, dialect);
     let span = tracing::info_span!(
         "exchange",
         id = %ctx.id,
