@@ -6,6 +6,9 @@
 //! batch and counts it; a write error (full disk, read-only directory, a path that is a
 //! directory) is counted in metrics and logged at most once a minute, and the thread keeps
 //! trying on later batches, so a disk that comes back is used again. Traffic never waits on it.
+//! Each batch is one write; one that fails part-way (a full disk) is cut back to the last whole
+//! line, or, failing that, the next batch starts with a newline: the file stays JSON Lines
+//! (the part-written line and the next one used to be glued together).
 //!
 //! The file is bounded by [`Rotation`]: once a batch would take it past `max_bytes` it is
 //! renamed `<path>.1` (older ones shift to `.2` ... `.keep`, the oldest beyond `keep` is
@@ -15,7 +18,7 @@
 //! a hand), the path is reopened, so no line is ever written to a deleted inode.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -25,6 +28,8 @@ use crate::writer_thread::{Drain, WriterThread};
 
 /// Batches waiting for the writer thread before new ones are dropped.
 const QUEUE: usize = 4096;
+/// A batch buffer that grew past this is given back.
+const KEPT_SCRATCH: usize = 64 * 1024;
 /// Write failures are logged at most this often.
 const LOG_EVERY: Duration = Duration::from_secs(60);
 
@@ -51,6 +56,9 @@ impl Default for Rotation {
 #[derive(Clone, Debug)]
 pub struct JsonlSink {
     thread: WriterThread<Vec<String>>,
+    /// The writer's test seam (see `Writer::fail_after`).
+    #[cfg(test)]
+    fail_after: Arc<std::sync::Mutex<Option<usize>>>,
 }
 
 impl JsonlSink {
@@ -68,6 +76,8 @@ impl JsonlSink {
         metrics: Arc<Metrics>,
         rotation: Rotation,
     ) -> JsonlSink {
+        #[cfg(test)]
+        let fail_after = Arc::default();
         let writer = Writer {
             path,
             target,
@@ -75,9 +85,14 @@ impl JsonlSink {
             rotation,
             file: None,
             last_logged: None,
+            scratch: Vec::new(),
+            #[cfg(test)]
+            fail_after: Arc::clone(&fail_after),
         };
         JsonlSink {
             thread: WriterThread::spawn(target, QUEUE, Duration::ZERO, writer),
+            #[cfg(test)]
+            fail_after,
         }
     }
 
@@ -104,13 +119,21 @@ struct Writer {
     rotation: Rotation,
     file: Option<Open>,
     last_logged: Option<Instant>,
+    /// Each batch's bytes, assembled before its one write.
+    scratch: Vec<u8>,
+    /// Test seam: the next write stops after this many bytes with `ENOSPC` (a full disk).
+    #[cfg(test)]
+    fail_after: Arc<std::sync::Mutex<Option<usize>>>,
 }
 
 /// The file being appended to, its identity and how many bytes it holds.
 struct Open {
-    writer: BufWriter<File>,
+    file: File,
     id: FileId,
     len: u64,
+    /// Whether the file ends with a newline (or is empty); when not (a partial line that could
+    /// not be cut back), the next batch starts with one.
+    ends_whole: bool,
 }
 
 impl Drain for Writer {
@@ -121,9 +144,12 @@ impl Drain for Writer {
             self.file = None; // reopen next time: the directory may come back
             self.failed(&error);
         }
+        if self.scratch.capacity() > KEPT_SCRATCH {
+            self.scratch = Vec::new();
+        }
     }
 
-    /// Every batch is flushed as it is written.
+    /// Every batch is written whole as it comes.
     fn flush(&mut self) {}
 }
 
@@ -154,12 +180,30 @@ impl Writer {
         let Some(open) = self.file.as_mut() else {
             return Ok(());
         };
-        for line in batch {
-            open.writer.write_all(line.as_bytes())?;
-            open.writer.write_all(b"\n")?;
+        self.scratch.clear();
+        if !open.ends_whole {
+            self.scratch.push(b'\n');
+            self.metrics.limit_hit("partial_line", self.target);
         }
-        open.len += size;
-        open.writer.flush()
+        for line in batch {
+            self.scratch.extend_from_slice(line.as_bytes());
+            self.scratch.push(b'\n');
+        }
+        #[cfg(test)]
+        let written = injected(&self.fail_after, &mut open.file, &self.scratch);
+        #[cfg(not(test))]
+        let written = open.file.write_all(&self.scratch);
+        match written {
+            Ok(()) => {
+                open.len += self.scratch.len() as u64;
+                open.ends_whole = true;
+                Ok(())
+            }
+            Err(error) => {
+                repair(open, &self.metrics, self.target);
+                Err(error)
+            }
+        }
     }
 
     /// `<path>` → `<path>.1` → ... → `<path>.<keep>`; what falls off the end is deleted.
@@ -225,8 +269,64 @@ fn open(path: &Path) -> std::io::Result<Open> {
     Ok(Open {
         id: id_of(&meta),
         len: meta.len(),
-        writer: BufWriter::new(file),
+        ends_whole: ends_whole(&file, meta.len()),
+        file,
     })
+}
+
+/// After a failed write (a full disk): the part of the batch that reached the file is cut
+/// back, so the file ends where the last whole batch did; when that cannot be done, the file is
+/// marked to start its next batch with a newline. Either way every line in it stays whole JSON.
+/// Counted as `limit="partial_line"` (once here when cut back, once at the newline otherwise).
+fn repair(open: &mut Open, metrics: &Metrics, target: &'static str) {
+    let now = open.file.metadata().map(|meta| meta.len());
+    match now {
+        Ok(len) if len == open.len => {}
+        Ok(len) if len > open.len && open.file.set_len(open.len).is_ok() => {
+            metrics.limit_hit("partial_line", target);
+        }
+        Ok(len) => {
+            open.len = len;
+            open.ends_whole = ends_whole(&open.file, len);
+        }
+        Err(_) => open.ends_whole = false,
+    }
+}
+
+/// Whether the file's last byte is a newline (an empty file is whole).
+#[cfg(unix)]
+fn ends_whole(file: &File, len: u64) -> bool {
+    use std::os::unix::fs::FileExt;
+    if len == 0 {
+        return true;
+    }
+    let mut last = [0u8];
+    file.read_at(&mut last, len - 1)
+        .is_ok_and(|read| read == 1 && last[0] == b'\n')
+}
+
+/// Without positioned reads the file is assumed whole, as before.
+#[cfg(not(unix))]
+fn ends_whole(_file: &File, _len: u64) -> bool {
+    true
+}
+
+/// The test seam's write: with `fail_after` set, writes that many bytes of `bytes`, then fails
+/// as a full disk does.
+#[cfg(test)]
+fn injected(
+    fail_after: &std::sync::Mutex<Option<usize>>,
+    file: &mut File,
+    bytes: &[u8],
+) -> std::io::Result<()> {
+    let cut = fail_after.lock().map(|mut cut| cut.take()).unwrap_or(None);
+    match cut {
+        Some(cut) => {
+            file.write_all(&bytes[..cut.min(bytes.len())])?;
+            Err(std::io::Error::from_raw_os_error(28)) // ENOSPC
+        }
+        None => file.write_all(bytes),
+    }
 }
 
 /// Open for appending, creating parent folders, with owner-only permissions on a new file.
@@ -234,8 +334,10 @@ fn open_append(path: &Path) -> std::io::Result<File> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)?;
     }
+    // Readable too: whether the file ends in a whole line is read from its last byte.
     crate::record::layout::owner_only()
         .create(true)
+        .read(true)
         .append(true)
         .open(path)
 }

@@ -120,7 +120,12 @@ fn run_proxy(args: ProxyArgs) -> anyhow::Result<()> {
         tracing::info!(listen = %local, "tooltap proxy ready");
         let report = server::serve(state, listener, shutdown).await?;
         let _ = stop_admin.send(true);
-        tracing::info!(connections_cut = report.connections_cut, "stopped");
+        tracing::info!(
+            connections_cut = report.connections_cut,
+            inspections_left = report.drained.inspections_left,
+            writers_left = report.drained.writers_left,
+            "stopped"
+        );
         Ok(())
     })
 }

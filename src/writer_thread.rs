@@ -5,8 +5,9 @@
 //! for the violations file), sent from any thread or task without blocking; `flush` from async
 //! code. Output: the [`Drain`]'s own writes. The thread takes a message, then everything else
 //! already queued, releasing each cost once handled; with a `gather` pause it then sleeps before
-//! waiting again, so a busy proxy wakes it once per pause instead of once per message. A flush
-//! is answered once every message before it is handled and the drain's buffers are flushed.
+//! waiting again, so a busy proxy wakes it once per pause instead of once per message; before
+//! that pause (or waiting) the drain is told it is idle. A flush is answered once every message
+//! before it is handled and the drain's buffers are flushed.
 //! Used by the violations file ([`crate::jsonl_sink`]) and the recorder ([`crate::record`]).
 
 use std::sync::Arc;
@@ -24,6 +25,10 @@ pub trait Drain: Send + 'static {
     fn take(&mut self, msg: Self::Msg);
     /// Flush buffered writes, before a flush request is answered.
     fn flush(&mut self);
+    /// Called each time the queue is found empty after a burst: write out what must not wait
+    /// for the next message (the recorder's segments, so a finished recording reaches its file
+    /// within one burst even when the process is killed next).
+    fn idle(&mut self) {}
 }
 
 /// What travels on the channel.
@@ -114,7 +119,7 @@ fn run<D: Drain>(
     queued: &AtomicUsize,
     gather: Duration,
 ) {
-    let mut take = |envelope: Envelope<D::Msg>| match envelope {
+    let take = |drain: &mut D, envelope: Envelope<D::Msg>| match envelope {
         Envelope::Msg { msg, cost } => {
             drain.take(msg);
             queued.fetch_sub(cost, Ordering::Relaxed);
@@ -125,14 +130,18 @@ fn run<D: Drain>(
         }
     };
     while let Ok(envelope) = rx.recv() {
-        take(envelope);
+        take(&mut drain, envelope);
         loop {
             match rx.try_recv() {
-                Ok(envelope) => take(envelope),
+                Ok(envelope) => take(&mut drain, envelope),
                 Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => return,
+                Err(TryRecvError::Disconnected) => {
+                    drain.idle();
+                    return;
+                }
             }
         }
+        drain.idle();
         if !gather.is_zero() {
             std::thread::sleep(gather);
         }

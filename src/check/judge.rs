@@ -71,14 +71,15 @@ impl Item {
 }
 
 /// Judges every file, `jobs` at a time (default: the available parallelism); a file larger than
-/// `max_bytes` is unreadable.
+/// `max_bytes` is unreadable. Also returns, in file order, a note for each file skipped as
+/// holding no recording ([`FileRead::skipped_note`]).
 pub fn run_all(
     files: &[PathBuf],
     max_bytes: u64,
     engine: &Arc<EngineConfig>,
     jobs: Option<NonZeroUsize>,
     progress: Option<&mut dyn Write>,
-) -> Vec<Item> {
+) -> (Vec<Item>, Vec<String>) {
     let cache = SchemaCache::default();
     let workers = jobs
         .or_else(|| std::thread::available_parallelism().ok())
@@ -87,7 +88,7 @@ pub fn run_all(
         .max(1);
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
-    let mut results: Vec<(usize, Vec<Item>)> = std::thread::scope(|scope| {
+    let mut results: Vec<(usize, FileVerdicts)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
                 scope.spawn(|| {
@@ -120,17 +121,27 @@ pub fn run_all(
     results.sort_by_key(|(index, _)| *index);
     // A file whose worker panicked has no result: say so rather than pass it silently.
     let mut items = Vec::with_capacity(files.len());
+    let mut notes = Vec::new();
     let mut results = results.into_iter().peekable();
     for (index, file) in files.iter().enumerate() {
         match results.next_if(|(i, _)| *i == index) {
-            Some((_, file_items)) => items.extend(file_items),
+            Some((_, verdicts)) => {
+                items.extend(verdicts.items);
+                notes.extend(verdicts.skipped);
+            }
             None => items.push(Item::Unreadable(format!(
                 "{}: the check failed internally",
                 file.display()
             ))),
         }
     }
-    items
+    (items, notes)
+}
+
+/// What one file gave: its items, or the note saying why it gave none.
+struct FileVerdicts {
+    items: Vec<Item>,
+    skipped: Option<String>,
 }
 
 fn draw_progress(out: &mut dyn Write, done: &AtomicUsize, total: usize) {
@@ -153,15 +164,18 @@ fn judge_file(
     buffer: &mut Vec<u8>,
     engine: &Arc<EngineConfig>,
     cache: &SchemaCache,
-) -> Vec<Item> {
+) -> FileVerdicts {
     let mut items = Vec::new();
-    each_recording(file, max_bytes, buffer, |read| {
+    let read = each_recording(file, max_bytes, buffer, |read| {
         items.push(match read {
             Ok(recording) => Item::Checked(Box::new(judge_recording(recording, engine, cache))),
             Err(error) => Item::Unreadable(error.to_string()),
         });
     });
-    items
+    FileVerdicts {
+        items,
+        skipped: read.skipped_note(file),
+    }
 }
 
 /// Re-runs the engine over one recording, one `feed` per recorded frame; the recording's

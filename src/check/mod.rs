@@ -51,7 +51,7 @@ pub fn run_with_progress(
     }
     let (files, mut problems) = inputs::collect(&args.paths, args.max_input_bytes);
     let engine = args.engine_config();
-    let mut items = judge::run_all(
+    let (mut items, skipped) = judge::run_all(
         &files,
         args.max_input_bytes,
         &engine,
@@ -75,6 +75,9 @@ pub fn run_with_progress(
     }
     .and_then(|()| buffered.flush());
     drop(buffered);
+    for note in &skipped {
+        let _ = writeln!(stderr, "tooltap check: note: {}", output::printable(note));
+    }
     for item in &items {
         if let Item::Unreadable(message) = item {
             let _ = writeln!(stderr, "tooltap check: {}", output::printable(message));

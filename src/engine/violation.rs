@@ -3,12 +3,45 @@
 //! The checks in [`crate::engine::contract`] call [`ViolationSink::push`] with a rule id, where
 //! it happened and a human detail; the sink applies the configured severity (or drops rules
 //! turned off) and keeps the list the [`crate::engine::Exchange`] exposes and reports.
+//!
+//! The sink also bounds what one violation can carry: a detail (which may quote a whole
+//! argument value), a path and a schema path past [`MAX_TEXT_BYTES`] are cut there and say so
+//! (`… (8388608 bytes, cut)`), so every rule of every dialect inherits the bound and a
+//! violations-file or log line stays a few KiB whatever the traffic held.
 
 use serde::{Deserialize, Serialize};
 
 use super::config::{DEFAULT_MAX_VIOLATIONS, Level, SeverityOverrides};
 use super::rules::RuleId;
 pub use super::severity::Severity;
+
+/// The most bytes a violation's `detail`, `path` or `schema_path` keeps (before the marker
+/// saying how long it was).
+pub const MAX_TEXT_BYTES: usize = 1024;
+
+/// `text` cut to at most `max` bytes on a character boundary, followed by
+/// `… (<its length> bytes, cut)` when it was longer; unchanged otherwise.
+pub fn bounded_text(mut text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    let length = text.len();
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    text.push_str(&format!("… ({length} bytes, cut)"));
+    text
+}
+
+/// [`bounded_text`] for a borrowed text: borrowed back when it fits.
+pub fn bounded_str(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match text.len() <= max {
+        true => std::borrow::Cow::Borrowed(text),
+        false => std::borrow::Cow::Owned(bounded_text(text.to_owned(), max)),
+    }
+}
 
 /// Which phase of the exchange produced the violation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -42,7 +75,8 @@ pub struct Violation {
     pub seq: Option<u64>,
     /// The JSON Schema keyword location, for `tool_call.arguments_schema`.
     pub schema_path: Option<String>,
-    /// A human explanation; nothing should match on it.
+    /// A human explanation; nothing should match on it. At most [`MAX_TEXT_BYTES`] (and the
+    /// marker) when it came through the sink.
     pub detail: String,
 }
 
@@ -146,10 +180,10 @@ impl ViolationSink {
             stage,
             choice,
             tool_call,
-            path,
+            path: bounded_text(path, MAX_TEXT_BYTES),
             seq,
-            schema_path,
-            detail: detail.into(),
+            schema_path: schema_path.map(|text| bounded_text(text, MAX_TEXT_BYTES)),
+            detail: bounded_text(detail.into(), MAX_TEXT_BYTES),
         });
     }
 
@@ -206,4 +240,41 @@ impl ViolationSink {
 /// Escapes one JSON pointer reference token (RFC 6901: `~` → `~0`, `/` → `~1`).
 pub fn pointer_token(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_texts_are_cut_on_a_character_boundary_and_say_how_long_they_were() {
+        let mut sink = ViolationSink::new(SeverityOverrides::default());
+        let huge = "é".repeat(4 * 1024 * 1024); // 8 MiB, two bytes a character
+        let site = Site {
+            schema_path: Some(format!("/properties/{huge}")),
+            ..Site::at(format!("/arguments/{huge}"))
+        };
+        sink.push(
+            RuleId::ToolCallArgumentsSchema,
+            Stage::Complete,
+            site,
+            format!("value {huge} is not an integer"),
+        );
+        let violation = &sink.as_slice()[0];
+        assert!(violation.detail.starts_with("value éé"));
+        assert!(
+            violation.detail.ends_with("… (8388632 bytes, cut)"),
+            "{}",
+            &violation.detail[1000..]
+        );
+        for text in [&violation.detail, &violation.path] {
+            assert!(text.len() <= MAX_TEXT_BYTES + 40, "{}", text.len());
+        }
+        let schema_path = violation.schema_path.as_deref().unwrap_or_default();
+        assert!(schema_path.len() <= MAX_TEXT_BYTES + 40);
+        assert!(schema_path.ends_with("… (8388620 bytes, cut)"));
+        // Short texts pass unchanged.
+        assert_eq!(bounded_text("ok".into(), 2), "ok");
+        assert_eq!(bounded_str("abc", 2), "ab… (3 bytes, cut)");
+    }
 }

@@ -7,6 +7,7 @@
 
 use super::violation_line::{LineHead, NotListedLine, ViolationLine, to_line};
 use super::{ExchangeLabel, Inspection, Outcome};
+use crate::engine::violation::{MAX_TEXT_BYTES, bounded_str};
 use crate::engine::{Completeness, Report};
 use crate::metrics::IncompleteReason;
 use crate::proxy::tee::{Ending, TapEnd};
@@ -96,11 +97,17 @@ pub(super) fn emit(
     } else {
         humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
     };
+    // The model as sent, bounded like a violation's texts: it is repeated on every line.
+    let sent_model = report
+        .request
+        .model
+        .as_deref()
+        .map(|sent| bounded_str(sent, MAX_TEXT_BYTES));
     let head = LineHead {
         ts: &ts,
         exchange: &label.id,
         route,
-        model: report.request.model.as_deref(),
+        model: sent_model.as_deref(),
         stream,
     };
     let mut lines = Vec::with_capacity(report.violations.len());

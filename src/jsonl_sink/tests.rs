@@ -134,3 +134,44 @@ async fn a_file_deleted_or_moved_under_the_writer_is_reopened_not_written_blind(
             .contains("tooltap_limit_hits_total{limit=\"file_reopened\",scope=\"violations\"} 2")
     );
 }
+
+/// A full disk at the sink's seam (an injected `ENOSPC` after part of a batch was written): the
+/// part is cut back, the next batch is written whole after the last whole line, and every line
+/// in the file parses; a file that already ends in a partial line (left by a crash or an older
+/// version) gets a newline before the next batch, so no line is glued to it.
+#[tokio::test]
+async fn a_write_cut_by_a_full_disk_never_leaves_a_glued_or_partial_line() {
+    let dir = temp_dir("enospc");
+    let path = dir.join("v.jsonl");
+    let metrics = Arc::new(Metrics::default());
+    let sink = JsonlSink::spawn(path.clone(), "violations", metrics.clone());
+    sink.append(vec!["{\"a\":1}".into()]);
+    sink.flush().await;
+    for cut in [1, 9, 14] {
+        *sink.fail_after.lock().expect("lock") = Some(cut);
+        sink.append(vec!["{\"lost\":1}".into(), "{\"lost\":2}".into()]);
+        sink.flush().await;
+    }
+    sink.append(vec!["{\"b\":2}".into()]);
+    sink.flush().await;
+    let text = std::fs::read_to_string(&path).expect("read");
+    assert_eq!(
+        text, "{\"a\":1}\n{\"b\":2}\n",
+        "cut back to the last whole line"
+    );
+    let rendered = metrics.render();
+    assert!(
+        rendered
+            .contains("tooltap_limit_hits_total{limit=\"partial_line\",scope=\"violations\"} 3"),
+        "{rendered}"
+    );
+    assert!(rendered.contains("tooltap_recording_failures_total{target=\"violations\"} 3"));
+
+    let torn = dir.join("torn.jsonl");
+    std::fs::write(&torn, "{\"old\":1}\n{\"cut by a cr").expect("write");
+    let sink = JsonlSink::spawn(torn.clone(), "violations", metrics.clone());
+    sink.append(vec!["{\"c\":3}".into()]);
+    sink.flush().await;
+    let text = std::fs::read_to_string(&torn).expect("read");
+    assert_eq!(text, "{\"old\":1}\n{\"cut by a cr\n{\"c\":3}\n");
+}

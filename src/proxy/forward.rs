@@ -106,7 +106,8 @@ impl Forwarder {
         })
     }
 
-    /// Count what the forwarder cuts (slow request bodies) into `metrics`.
+    /// Count what the forwarder cuts or mends (slow request bodies, an upstream head framed
+    /// twice) into `metrics`.
     pub fn counting(mut self, metrics: std::sync::Arc<crate::metrics::Metrics>) -> Forwarder {
         self.metrics = Some(CutCounter(metrics));
         self
@@ -168,7 +169,18 @@ impl Forwarder {
             }
         };
         let (mut parts, upstream_body) = response.into_parts();
-        headers::prepare_response(&mut parts.headers);
+        if headers::prepare_response(&mut parts.headers)
+            == headers::ResponseFraming::ConflictingLengthDropped
+        {
+            if let Some(counter) = &self.metrics {
+                counter.0.limit_hit("upstream_length_conflict", "proxy");
+            }
+            tracing::debug!(
+                exchange = %ctx.id,
+                "the upstream framed its answer with both Transfer-Encoding and Content-Length; \
+                 the body is read by its transfer coding and the Content-Length dropped"
+            );
+        }
         let body = idle::IdleBody::new(upstream_body, self.stream_idle_timeout);
         Ok(Response::from_parts(parts, body))
     }

@@ -19,6 +19,8 @@ use std::sync::Arc;
 use http::Uri;
 use http::uri::{Authority, Scheme};
 
+/// Errors that quote an upstream URL quote it through [`shown`]: never its user-info or a
+/// credential-named query value, since the message reaches stderr and logs.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RouteError {
     #[error("`{0}` is not a URL")]
@@ -45,6 +47,21 @@ pub enum RouteError {
     DuplicatePrefix(String),
 }
 
+/// `text` as an error may quote it: `https://user:sk-1@host/v1?key=sk-2` →
+/// `https://[REDACTED]@host/v1?key=[REDACTED]`.
+fn shown(text: &str) -> String {
+    let mut redacted = Vec::new();
+    let url = crate::redact::url(text, &mut redacted);
+    if !redacted.iter().any(|entry| entry == "upstream:userinfo") {
+        return url;
+    }
+    // Say where the credential was, without it.
+    match url.split_once("://") {
+        Some((scheme, rest)) => format!("{scheme}://{}@{rest}", crate::redact::REDACTED),
+        None => format!("{}@{url}", crate::redact::REDACTED),
+    }
+}
+
 /// A validated upstream base URL, e.g. `https://api.groq.com/openai`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UpstreamUrl {
@@ -60,25 +77,25 @@ impl UpstreamUrl {
         let trimmed = text.trim();
         let uri: Uri = trimmed
             .parse()
-            .map_err(|_| RouteError::NotAUrl(text.to_owned()))?;
+            .map_err(|_| RouteError::NotAUrl(shown(text)))?;
         let scheme = match uri.scheme_str() {
             Some("http") => Scheme::HTTP,
             Some("https") => Scheme::HTTPS,
-            Some(_) => return Err(RouteError::UnsupportedScheme(text.to_owned())),
-            None => return Err(RouteError::NotAUrl(text.to_owned())),
+            Some(_) => return Err(RouteError::UnsupportedScheme(shown(text))),
+            None => return Err(RouteError::NotAUrl(shown(text))),
         };
         let authority = uri
             .authority()
             .cloned()
-            .ok_or_else(|| RouteError::MissingHost(text.to_owned()))?;
+            .ok_or_else(|| RouteError::MissingHost(shown(text)))?;
         if authority.as_str().contains('@') {
-            return Err(RouteError::HasUserinfo(text.to_owned()));
+            return Err(RouteError::HasUserinfo(shown(text)));
         }
         if authority.host().is_empty() {
-            return Err(RouteError::MissingHost(text.to_owned()));
+            return Err(RouteError::MissingHost(shown(text)));
         }
         if uri.query().is_some() {
-            return Err(RouteError::HasQuery(text.to_owned()));
+            return Err(RouteError::HasQuery(shown(text)));
         }
         let base_path = uri.path().trim_end_matches('/').to_owned();
         Ok(UpstreamUrl {

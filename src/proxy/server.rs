@@ -8,8 +8,9 @@
 
 use std::future::Future;
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
@@ -43,13 +44,30 @@ pub enum ServeError {
 }
 
 pub use crate::proxy::accept_loop::ServeReport;
+pub use crate::proxy::taps::Drained;
 
-/// Serve until `shutdown` completes, then drain. Returns once every connection is closed.
+/// How a proxy stopped: the connections its grace cut, and what inspection drained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StopReport {
+    /// Connections still busy when the grace period ran out, and therefore cut.
+    pub connections_cut: usize,
+    /// The inspections and writers drained after the connections closed.
+    pub drained: Drained,
+}
+
+/// After the grace cut connections, their inspections still get this long (at most the grace)
+/// to write the cut exchanges' verdicts and recordings.
+pub const DRAIN_FLOOR: Duration = Duration::from_secs(1);
+
+/// Serve until `shutdown` completes, then drain: connections for `shutdown.grace`, then the
+/// inspections in flight and every writer, until the same grace has passed (at least
+/// [`DRAIN_FLOOR`] after the connections closed). Returns once all of it is done or the
+/// deadline came.
 pub async fn serve(
     state: Arc<ProxyState>,
     listener: TcpListener,
     shutdown: impl Future<Output = ()>,
-) -> Result<ServeReport, ServeError> {
+) -> Result<StopReport, ServeError> {
     let settings = ListenSettings {
         name: "proxy",
         header_read: state.config.timeouts.header_read,
@@ -57,14 +75,60 @@ pub async fn serve(
         max_connections: state.config.connections.proxy,
         metrics: Some(state.metrics.clone()),
     };
+    let grace = settings.grace;
     let ready = state.ready.clone();
+    let began = Arc::new(OnceLock::new());
+    let shutdown_began = Arc::clone(&began);
     let shutdown = async move {
         shutdown.await;
+        let _ = shutdown_began.set(Instant::now());
         // `/readyz` answers 503 from now on, while in-flight exchanges drain.
         ready.store(false, Ordering::Relaxed);
     };
-    let handle = move |request| service::handle(state.clone(), request);
-    Ok(accept_loop::serve(listener, settings, shutdown, handle).await)
+    let serving = Arc::clone(&state);
+    let handle = move |request| service::handle(serving.clone(), request);
+    let ServeReport { connections_cut } =
+        accept_loop::serve(listener, settings, shutdown, handle).await;
+    let began = began.get().copied().unwrap_or_else(Instant::now);
+    let drained = state
+        .watch
+        .drain(crate::proxy::taps::drain_deadline(
+            began,
+            grace,
+            DRAIN_FLOOR,
+        ))
+        .await;
+    log_drained(&drained);
+    Ok(StopReport {
+        connections_cut,
+        drained,
+    })
+}
+
+/// One line saying what the drain finished, and a warning naming what it left.
+pub fn log_drained(drained: &Drained) {
+    let Drained {
+        inspections,
+        inspections_left,
+        writers_flushed,
+        writers_left,
+    } = *drained;
+    if drained.complete() {
+        tracing::info!(
+            inspections,
+            writers_flushed,
+            "drained: every inspection finished and every writer flushed"
+        );
+    } else {
+        tracing::warn!(
+            inspections,
+            inspections_left,
+            writers_flushed,
+            writers_left,
+            "grace period over before inspection drained: the verdicts and recordings of \
+             inspections_left exchanges, and what writers_left writers held, are lost"
+        );
+    }
 }
 
 /// A proxy running on a Tokio task: what tests and embedders use.
@@ -73,7 +137,7 @@ pub struct RunningProxy {
     admin_addr: Option<SocketAddr>,
     state: Arc<ProxyState>,
     stop: Option<tokio::sync::watch::Sender<bool>>,
-    task: JoinHandle<Result<ServeReport, ServeError>>,
+    task: JoinHandle<Result<StopReport, ServeError>>,
 }
 
 impl RunningProxy {
@@ -122,7 +186,7 @@ impl RunningProxy {
     }
 
     /// Stop accepting, drain for the configured grace, and report.
-    pub async fn shutdown(mut self) -> Result<ServeReport, ServeError> {
+    pub async fn shutdown(mut self) -> Result<StopReport, ServeError> {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(true);
         }

@@ -34,10 +34,15 @@ use crate::proxy::forward::body::{self, ProxyBody, RequestBody};
 use crate::proxy::tee::{self, TeeBody};
 use crate::record::{RecordMode, Recorder};
 
+mod drain;
+pub use drain::{Drained, deadline as drain_deadline};
+
 /// Shared by every exchange of one proxy.
 pub struct Watch {
     inspection: Arc<Inspection>,
     permits: Arc<Semaphore>,
+    /// The semaphore's size: the inspections in flight are those it is short of.
+    max_concurrent: usize,
     tap_frames: usize,
     tap_bytes: usize,
     /// Exchanges whose inspection began (counted on the request path, before the response):
@@ -104,6 +109,7 @@ impl Watch {
         Watch {
             inspection,
             permits: Arc::new(Semaphore::new(max_concurrent)),
+            max_concurrent,
             tap_frames,
             tap_bytes: tee::DEFAULT_TAP_BYTES,
             begun: AtomicU64::new(0),

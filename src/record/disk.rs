@@ -137,6 +137,13 @@ impl Drain for Disk {
         for (key, error) in broken {
             self.abandon(key, &error);
         }
+        self.idle();
+    }
+
+    /// Writes out the segments' buffers, which hold only finished recordings: a recording is
+    /// in its segment file once the burst that finished it is handled, not at the next explicit
+    /// flush (a SIGKILL lost every recording since the last one, and left the segment empty).
+    fn idle(&mut self) {
         let broken = self.segments.as_mut().map(Segments::flush);
         for (path, error) in broken.into_iter().flatten() {
             self.failed_at(&error, &path);
@@ -442,6 +449,8 @@ fn take_over(old: &std::path::Path, paths: &RecordingPaths) -> Option<(File, u64
         std::fs::rename(old, &paths.temp)
     });
     renamed.ok()?;
+    // Locked like a new temporary file: the start-up sweep leaves a live process's alone.
+    let _ = file.try_lock();
     Some((file, meta.len()))
 }
 

@@ -1,10 +1,13 @@
 //! Where a recording lives on disk and how its files and folders are created.
 //!
 //! Input: the route name, the exchange id and start time from the recorder. Output: the
-//! `<dir>/<route>/<yyyy-mm-dd>/<id>.jsonl` path, its temporary sibling `.<id>.jsonl.tmp` (which
-//! `tooltap check` never picks up: it is hidden and does not end in `.jsonl`), and owner-only
-//! files (0600) and folders (0700). Path segments come from the route and the id only, each
-//! reduced to `[A-Za-z0-9._-]`, so no request data can steer a path.
+//! `<dir>/<route>/<yyyy-mm-dd>/<id>.jsonl` path, its temporary sibling `.<id>~<random>.jsonl.tmp`
+//! (which `tooltap check` never picks up: it is hidden and does not end in `.jsonl`; the random
+//! part, drawn once per process, makes the name unguessable), and owner-only files (0600) and
+//! folders (0700). Path segments come from the route and the id only, each reduced to
+//! `[A-Za-z0-9._-]`, so no request data can steer a path. Temporary files are created new
+//! (`O_EXCL`) and never through a symbolic link (`O_NOFOLLOW`), and locked (`flock`) while
+//! their process lives, so a start-up sweep (`record::sweep`) can tell a dead process's.
 
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -14,6 +17,9 @@ use std::time::SystemTime;
 const MAX_SEGMENT: usize = 96;
 /// The suffix of an unfinished recording.
 pub const TEMP_SUFFIX: &str = ".jsonl.tmp";
+/// Between the id and the per-process random part of a temporary name: never in a path segment
+/// (see [`segment`]), so a name holding it is this version's.
+pub const TEMP_RANDOM_MARK: char = '~';
 
 /// The final and temporary paths of one recording.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,7 +34,10 @@ impl RecordingPaths {
         let folder = root.join(segment(route)).join(utc_date(started));
         let id = segment(id);
         RecordingPaths {
-            temp: folder.join(format!(".{id}{TEMP_SUFFIX}")),
+            temp: folder.join(format!(
+                ".{id}{TEMP_RANDOM_MARK}{}{TEMP_SUFFIX}",
+                process_random()
+            )),
             done: folder.join(format!("{id}.jsonl")),
             folder,
         }
@@ -102,6 +111,17 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
     (year, month, day)
 }
 
+/// Sixteen hex digits drawn once per process from std's `RandomState` (keyed from the OS's
+/// randomness), the pid mixed in.
+fn process_random() -> &'static str {
+    static RANDOM: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    RANDOM.get_or_init(|| {
+        use std::hash::BuildHasher;
+        let drawn = std::hash::RandomState::new().hash_one(std::process::id());
+        format!("{drawn:016x}")
+    })
+}
+
 /// Creates `folder` and any missing parents, owner-only.
 pub fn create_folder(folder: &Path) -> std::io::Result<()> {
     let mut builder = DirBuilder::new();
@@ -119,18 +139,30 @@ pub fn create_folder(folder: &Path) -> std::io::Result<()> {
 /// than at the first violation.
 pub fn probe_folder(folder: &Path) -> std::io::Result<()> {
     create_folder(folder)?;
-    let probe = folder.join(format!(".tooltap-probe-{}", std::process::id()));
+    let probe = folder.join(format!(
+        ".tooltap-probe-{}-{}",
+        std::process::id(),
+        process_random()
+    ));
     create_file(&probe)?;
     std::fs::remove_file(&probe)
 }
 
-/// Creates (or empties) a file readable and writable by its owner only.
+/// Creates a new file readable and writable by its owner only: never one that exists, never
+/// through a symbolic link planted at the name (both fail). The file is locked (`flock`,
+/// exclusive) for as long as it is open, which tells [`crate::record`]'s start-up sweep that its
+/// process lives; a file system without locks leaves it unlocked, and the sweep then keeps it.
 pub fn create_file(path: &Path) -> std::io::Result<File> {
-    owner_only()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(path)
+    let mut options = owner_only();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW);
+    }
+    let file = options.open(path)?;
+    let _ = file.try_lock();
+    Ok(file)
 }
 
 /// Open options whose new file is readable and writable by its owner only (0600): every file
@@ -172,10 +204,13 @@ mod tests {
             paths.done,
             PathBuf::from("/r/_._etc/2026-12-02/t1-7_.._x.jsonl")
         );
-        assert_eq!(
-            paths.temp,
-            PathBuf::from("/r/_._etc/2026-12-02/.t1-7_.._x.jsonl.tmp")
-        );
+        let temp = paths.temp.to_string_lossy().into_owned();
+        let random = temp
+            .strip_prefix("/r/_._etc/2026-12-02/.t1-7_.._x~")
+            .and_then(|rest| rest.strip_suffix(".jsonl.tmp"))
+            .expect("the temporary name is the id, a mark and a random part");
+        assert_eq!(random.len(), 16);
+        assert!(random.bytes().all(|b| b.is_ascii_hexdigit()));
         assert!(is_recording(&paths.done));
         assert!(!is_recording(&paths.temp));
         assert!(!is_recording(Path::new("/r/violations.jsonl")));
@@ -185,6 +220,33 @@ mod tests {
         assert_eq!(segment(".hidden"), "_hidden");
         assert_eq!(segment("é/x"), "__x", "one `_` per character, not per byte");
         assert_eq!(segment(&"a".repeat(200)).len(), MAX_SEGMENT);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_or_a_file_planted_at_a_temporary_name_is_never_followed_nor_emptied() {
+        let dir = crate::test_dir::TestDir::new("planted");
+        let target = dir.join("precious");
+        std::fs::write(&target, "keep").expect("write");
+        let link = dir.join(".t1-1~0123456789abcdef.jsonl.tmp");
+        std::os::unix::fs::symlink(&target, &link).expect("symlink");
+        assert!(create_file(&link).is_err(), "a link at the name is refused");
+        let dangling = dir.join(".t1-2~0123456789abcdef.jsonl.tmp");
+        std::os::unix::fs::symlink(dir.join("new"), &dangling).expect("symlink");
+        assert!(create_file(&dangling).is_err(), "a dangling link too");
+        assert!(!dir.join("new").exists(), "nothing created through it");
+        let planted = dir.join(".t1-3~0123456789abcdef.jsonl.tmp");
+        std::fs::write(&planted, "theirs").expect("write");
+        assert!(
+            create_file(&planted).is_err(),
+            "an existing file is refused"
+        );
+        assert_eq!(std::fs::read_to_string(&planted).expect("read"), "theirs");
+        assert_eq!(std::fs::read_to_string(&target).expect("read"), "keep");
+        // Two processes' names for one exchange differ: the random part is not the id's.
+        let started = UNIX_EPOCH + Duration::from_secs(1_796_212_800);
+        let paths = RecordingPaths::new(&dir, "r", started, "t1-4");
+        assert!(!paths.temp.to_string_lossy().contains(".t1-4.jsonl.tmp"));
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub mod layout;
 mod prune;
 pub mod read;
 mod segment;
+pub mod sweep;
 mod writer;
 
 pub use crate::redact::{REDACTED, RedactionConfig, Redactor};

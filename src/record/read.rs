@@ -98,18 +98,47 @@ pub fn read_all_bounded(
 /// [`read_all_bounded`] handing each recording to `take` as soon as it is read, in file order,
 /// instead of holding them all: a reader that is done with one before the next (`check`)
 /// keeps one recording in memory, not a whole segment's, and its allocations are reused.
+/// Returns [`FileRead::UnfinishedSegment`] for a segment with no whole line yet, which hands
+/// nothing over, so that a reader can say it skipped the file.
 pub fn each_recording(
     path: &Path,
     max_bytes: u64,
     buffer: &mut Vec<u8>,
     mut take: impl FnMut(Result<Recording, ReadError>),
-) {
-    match read_bounded(path, max_bytes, buffer) {
+) -> FileRead {
+    let read = match read_bounded(path, max_bytes, buffer) {
         Ok(()) => parse_each(path, buffer, &mut take),
-        Err(error) => take(Err(error)),
-    }
+        Err(error) => {
+            take(Err(error));
+            FileRead::Read
+        }
+    };
     if buffer.capacity() > KEPT_BUFFER {
         *buffer = Vec::new();
+    }
+    read
+}
+
+/// What [`each_recording`] made of a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileRead {
+    /// Every recording (or the error that stood in its place) was handed over.
+    Read,
+    /// A segment that holds no whole line (empty, or its first recording cut: tooltap was
+    /// killed as it began it): no recording, and no error.
+    UnfinishedSegment,
+}
+
+impl FileRead {
+    /// The note a reader prints for a file it skipped, or `None`.
+    pub fn skipped_note(self, path: &Path) -> Option<String> {
+        match self {
+            FileRead::Read => None,
+            FileRead::UnfinishedSegment => Some(format!(
+                "{}: a segment with no whole recording yet (tooltap stopped as it began one); skipped",
+                path.display()
+            )),
+        }
     }
 }
 
@@ -185,8 +214,17 @@ pub fn parse_all(path: &Path, text: &[u8]) -> Vec<Result<Recording, ReadError>> 
     recordings
 }
 
-/// [`parse_all`], each recording handed to `take` as soon as it is read.
-fn parse_each(path: &Path, text: &[u8], take: &mut dyn FnMut(Result<Recording, ReadError>)) {
+/// [`parse_all`], each recording handed to `take` as soon as it is read. A segment that holds
+/// no whole line (empty, or its first recording cut: tooltap was killed as it began it) holds
+/// no recording: nothing is handed over, rather than an error that refuses the folder.
+fn parse_each(
+    path: &Path,
+    text: &[u8],
+    take: &mut dyn FnMut(Result<Recording, ReadError>),
+) -> FileRead {
+    if unfinished_segment(path, text) {
+        return FileRead::UnfinishedSegment;
+    }
     let mut any = false;
     parse_lines(path, text, Expect::Many, &mut |recording| {
         any = true;
@@ -195,7 +233,20 @@ fn parse_each(path: &Path, text: &[u8], take: &mut dyn FnMut(Result<Recording, R
     if !any {
         take(Err(empty_file(path)));
     }
+    FileRead::Read
 }
+
+/// Whether `text`, the bytes of `path`, is a segment file that holds no whole line yet.
+pub fn unfinished_segment(path: &Path, text: &[u8]) -> bool {
+    let segment = path
+        .file_name()
+        .and_then(|name| name.to_str())
+        .is_some_and(|name| name.starts_with(SEGMENT_PREFIX));
+    segment && memchr::memchr(b'\n', text).is_none()
+}
+
+/// How a segment file's name begins (`segment-<first id>.jsonl`).
+pub const SEGMENT_PREFIX: &str = "segment-";
 
 /// Whether a file holds one recording or may hold many (a segment).
 #[derive(Clone, Copy, PartialEq, Eq)]

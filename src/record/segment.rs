@@ -7,16 +7,17 @@
 //! Writes go through one 64 KiB buffer per segment, flushed when the writer thread has handled a
 //! burst of messages: a busy proxy makes one `write` per burst, and no file is created, renamed
 //! or deleted per exchange (on ext4, those directory operations were most of what `--record all`
-//! cost; see docs/benchmarks.md). A segment is written under its final name from the start, and
-//! only whole recordings are appended, so a reader sees complete recordings and at most a
-//! partial last one (a crash, or a read between two flushes), read as a file that lost its end.
+//! cost; see docs/benchmarks.md). A segment gets its name once its first recording is in it
+//! (written under a temporary name, then linked), and only whole recordings are appended, so a
+//! reader sees complete recordings and at most a partial last one (a crash, or a read between
+//! two flushes), read as a file that lost its end.
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use super::layout::{RecordingPaths, create_folder, owner_only};
+use super::layout::{RecordingPaths, create_folder};
 
 /// The write buffer of one segment.
 const BUFFER: usize = 64 * 1024;
@@ -76,7 +77,8 @@ impl Segments {
         let segment = match self.open.entry(route.to_path_buf()) {
             std::collections::hash_map::Entry::Occupied(entry) => entry.into_mut(),
             std::collections::hash_map::Entry::Vacant(entry) => {
-                entry.insert(Segment::create(paths)?)
+                entry.insert(Segment::create(paths, recording)?);
+                return Ok(());
             }
         };
         match segment.out.write_all(recording) {
@@ -111,37 +113,48 @@ impl Segments {
 }
 
 impl Segment {
-    /// Creates `segment-<id>.jsonl` (0600) in the recording's date folder, never replacing a
-    /// file: a taken name gets `-1`, `-2`... appended.
-    fn create(paths: &RecordingPaths) -> std::io::Result<Segment> {
+    /// Creates `segment-<id>.jsonl` (0600) in the recording's date folder holding `first`,
+    /// never replacing a file: a taken name gets `-1`, `-2`... appended. The first recording is
+    /// written under a temporary name and the file linked to its name only then, so a segment
+    /// is never seen empty (a process killed between creating and writing it left a 0-byte
+    /// segment that `check` and `replay` refused).
+    fn create(paths: &RecordingPaths, first: &[u8]) -> std::io::Result<Segment> {
         let name = paths.done.file_name().unwrap_or_default().to_string_lossy();
         let stem = name.strip_suffix(".jsonl").unwrap_or(&name);
-        let mut path = paths.folder.join(format!("segment-{stem}.jsonl"));
-        let mut created_folder = false;
-        for attempt in 1..=NAME_ATTEMPTS {
-            match create_new(&path) {
-                Ok(file) => {
-                    return Ok(Segment {
-                        folder: paths.folder.clone(),
-                        path,
-                        out: BufWriter::with_capacity(BUFFER, file),
-                        written: 0,
-                    });
-                }
-                Err(error) if error.kind() == std::io::ErrorKind::NotFound && !created_folder => {
-                    create_folder(&paths.folder)?;
-                    created_folder = true;
-                }
-                Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
-                    path = paths.folder.join(format!("segment-{stem}-{attempt}.jsonl"));
-                }
-                Err(error) => return Err(error),
+        let temp = paths.temp.with_file_name(format!(
+            ".segment-{}",
+            paths.temp.file_name().unwrap_or_default().to_string_lossy()
+        ));
+        let mut file = match create_temp(&temp) {
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                create_folder(&paths.folder)?;
+                create_temp(&temp)?
             }
-        }
-        Err(std::io::Error::new(
-            std::io::ErrorKind::AlreadyExists,
-            format!("{} and its variants exist already", path.display()),
-        ))
+            other => other?,
+        };
+        let linked = file.write_all(first).and_then(|()| {
+            let mut path = paths.folder.join(format!("segment-{stem}.jsonl"));
+            for attempt in 1..=NAME_ATTEMPTS {
+                match std::fs::hard_link(&temp, &path) {
+                    Ok(()) => return Ok(path),
+                    Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+                        path = paths.folder.join(format!("segment-{stem}-{attempt}.jsonl"));
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            Err(std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                format!("{} and its variants exist already", path.display()),
+            ))
+        });
+        let _ = std::fs::remove_file(&temp);
+        Ok(Segment {
+            folder: paths.folder.clone(),
+            path: linked?,
+            out: BufWriter::with_capacity(BUFFER, file),
+            written: first.len() as u64,
+        })
     }
 
     fn close(mut self) -> std::io::Result<Closed> {
@@ -153,9 +166,9 @@ impl Segment {
     }
 }
 
-/// A new file, owner-only; fails when the name is taken.
-fn create_new(path: &Path) -> std::io::Result<File> {
-    owner_only().write(true).create_new(true).open(path)
+/// A new temporary file, owner-only, never through a link; fails when the name is taken.
+fn create_temp(path: &Path) -> std::io::Result<File> {
+    super::layout::create_file(path)
 }
 
 #[cfg(test)]

@@ -112,6 +112,15 @@ impl Recorder {
             max_queued_bytes,
             redact,
         } = config;
+        // Before anything is written: what a killed process left under temporary names.
+        let swept = super::sweep::stale_temps(&dir);
+        if swept > 0 {
+            tracing::info!(
+                swept,
+                dir = %dir.display(),
+                "deleted temporary recording files a stopped tooltap left unfinished"
+            );
+        }
         let limits = PruneLimits {
             max_total_bytes,
             max_files,

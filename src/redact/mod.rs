@@ -7,11 +7,13 @@
 //! `body:<pointer>`) so a reader of a recording knows a value was there.
 //!
 //! Redaction is by pattern, not by list: a header or query parameter whose name contains
-//! `key`, `token`, `auth`, `secret`, `password`, `signature`, `cookie` or `session`
-//! (case-insensitive) is a credential unless allowed by name (`redact.allow_headers`,
+//! `key`, `token`, `auth`, `secret`, `password`, `signature`, `cookie`, `session` or
+//! `credential` (case-insensitive), or holds the word `pwd`, `pass`, `passwd`, `jwt`, `bearer`
+//! or `sig` (`x-pwd`, `X-Bearer`), is a credential unless allowed by name (`redact.allow_headers`,
 //! `redact.allow_query_params`; the ratelimit `*-tokens` counters are allowed by default).
-//! Request-body fields named like credentials (`api_key`, `client_secret`, `password`) have
-//! their string or number values redacted wherever they sit, outside `tools`, `functions` and
+//! Request-body fields named like credentials (`api_key`, `client_secret`, `password`,
+//! `hf_token`, `openai_key`, `auth`, `sessionid`) have their string or number values redacted
+//! wherever they sit, at any depth, outside `tools`, `functions` and
 //! `response_format` (schemas describe credentials, they do not hold them). A response header
 //! whose value repeats a request credential (an upstream echoing the key) is redacted too.
 
@@ -49,9 +51,13 @@ pub const SECRET_FRAGMENTS: &[&str] = &[
     "session",
     "credential",
 ];
+/// Words that make a header or query parameter name a credential when they stand whole
+/// between `-` or `_` (`x-pwd`, `X-Bearer`, `x_jwt_assertion`, `pass`): as fragments they would
+/// catch `bypass` or `signal`.
+const SECRET_WORDS: &[&str] = &["sig", "pwd", "pass", "passwd", "jwt", "bearer"];
 /// Query parameter names (lowercase, `-` read as `_`) that are credentials outright although
-/// no fragment matches.
-const SECRET_PARAMS: &[&str] = &["sig", "code", "pwd", "pass", "passwd", "jwt", "bearer"];
+/// no fragment or word matches (OAuth's authorization code).
+const SECRET_PARAMS: &[&str] = &["code"];
 /// Header names that match a fragment but carry no secret: rate-limit counters. Allowed
 /// unless configured otherwise.
 pub const DEFAULT_ALLOWED_HEADERS: &[&str] = &[
@@ -148,7 +154,8 @@ impl Redactor {
             name
         };
         self.headers.contains(name)
-            || (has_secret_fragment(name) && !self.allow_headers.contains(name))
+            || ((has_secret_fragment(name) || has_secret_word(name))
+                && !self.allow_headers.contains(name))
     }
 
     /// Whether a query parameter's value must never be written down.
@@ -203,6 +210,44 @@ impl Redactor {
     /// kept at all, since its secret could not be found in it).
     pub fn has_body_pointers(&self) -> bool {
         !self.body_pointers.is_empty()
+    }
+
+    /// Whether a request body that did not parse as JSON must be left out of a recording whole:
+    /// body pointers are configured (the secret could not be found in it), or it looks like
+    /// JSON (its first byte is `{` or `[`: nested past serde_json's 128 levels, or broken) and
+    /// may hold a credential-named field, which no walk could reach. Written as it came, it
+    /// would put that credential on disk in clear.
+    pub fn drops_unparsed_body(&self, raw: &[u8]) -> bool {
+        let looks_like_json = raw
+            .iter()
+            .find(|b| !b.is_ascii_whitespace())
+            .is_some_and(|b| matches!(b, b'{' | b'['));
+        self.has_body_pointers() || (looks_like_json && fields::may_hold_secret(raw))
+    }
+
+    /// A request body as a log line may show it, at most `max` bytes of it: as it came when
+    /// nothing in it could be a credential, else parsed and redacted like a recording's body,
+    /// else (it does not parse) only its size.
+    pub fn body_for_log(&self, raw: &[u8], max: usize) -> String {
+        let mut shown = if !self.may_redact_body(raw) {
+            String::from_utf8_lossy(&raw[..raw.len().min(max)]).into_owned()
+        } else if let Ok(mut value) = serde_json::from_slice::<Value>(raw) {
+            self.body(&mut value, &mut Vec::new());
+            value.to_string()
+        } else {
+            return format!(
+                "({} bytes, not shown: not JSON, and it may hold a credential)",
+                raw.len()
+            );
+        };
+        if shown.len() > max {
+            let mut end = max;
+            while !shown.is_char_boundary(end) {
+                end -= 1;
+            }
+            shown.truncate(end);
+        }
+        shown
     }
 
     /// Whether [`Redactor::body`] could change a body with these bytes: body pointers are
@@ -277,61 +322,16 @@ fn param_name(name: &str) -> String {
 }
 
 fn secret_param_name(name: &str) -> bool {
-    SECRET_PARAMS.contains(&name) || SECRET_FRAGMENTS.iter().any(|f| name.contains(f))
+    SECRET_PARAMS.contains(&name)
+        || has_secret_word(name)
+        || SECRET_FRAGMENTS.iter().any(|f| name.contains(f))
 }
 
-/// A query string with credential-like parameter values replaced; order and the rest kept.
-/// `key=sk-1&n=2` → `key=[REDACTED]&n=2`.
-pub fn query(query: &str, redacted: &mut Vec<String>) -> String {
-    query_with(query, redacted, is_secret_param)
-}
-
-fn query_with(query: &str, redacted: &mut Vec<String>, secret: impl Fn(&str) -> bool) -> String {
-    query
-        .split('&')
-        .map(|pair| {
-            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-            if !value.is_empty() && secret(name) {
-                note(redacted, format!("query:{name}"));
-                format!("{name}={REDACTED}")
-            } else {
-                pair.to_string()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("&")
-}
-
-/// Whether a query parameter name looks like a credential. Over-redacting a harmless
-/// `monkey=1` is the cheap mistake; leaking `x-goog-api-key` is the expensive one.
-pub fn is_secret_param(name: &str) -> bool {
-    secret_param_name(&param_name(name))
-}
-
-/// A URL without user-info (`https://u:p@host/x` → `https://host/x`) and with secret query
-/// parameters redacted.
-pub fn url(url: &str, redacted: &mut Vec<String>) -> String {
-    let (scheme, rest) = match url.split_once("://") {
-        Some((scheme, rest)) => (Some(scheme), rest),
-        None => (None, url),
-    };
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    let host = match authority.rsplit_once('@') {
-        Some((_userinfo, host)) => {
-            note(redacted, "upstream:userinfo".to_string());
-            host
-        }
-        None => authority,
-    };
-    let tail = match tail.split_once('?') {
-        Some((path, q)) => format!("{path}?{}", query(q, redacted)),
-        None => tail.to_string(),
-    };
-    match scheme {
-        Some(scheme) => format!("{scheme}://{host}{tail}"),
-        None => format!("{host}{tail}"),
-    }
+/// Whether a lowercase name holds one of [`SECRET_WORDS`] whole, between `-` or `_` (or its
+/// ends).
+fn has_secret_word(name: &str) -> bool {
+    name.split(['-', '_'])
+        .any(|word| SECRET_WORDS.contains(&word))
 }
 
 fn note(redacted: &mut Vec<String>, entry: String) {
@@ -340,30 +340,11 @@ fn note(redacted: &mut Vec<String>, entry: String) {
     }
 }
 
-/// `%5F` → `_`; invalid escapes are kept as written.
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok());
-        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 3;
-            }
-            (byte, _) => {
-                out.push(if byte == b'+' { b' ' } else { byte });
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 mod fields;
+mod uri;
+
+pub use uri::{is_secret_param, query, url};
+use uri::{percent_decode, query_with};
 
 #[cfg(test)]
 mod tests;

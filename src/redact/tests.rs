@@ -1,5 +1,6 @@
 //! Unit tests of redaction: default and configured headers, body pointers, query parameters
-//! and URL user-info, each checked for both the replaced value and the `redacted` list.
+//! and URL user-info, each checked for both the replaced value and the `redacted` list; the
+//! credential-named body fields in `body`.
 
 use http::{HeaderMap, HeaderValue};
 use serde_json::json;
@@ -134,7 +135,13 @@ fn credential_headers_are_redacted_by_pattern_not_by_list() {
         ("x-session-id", "s-1"),
         ("x-amz-signature", "sig-1"),
         ("x-db-password", "pw-1"),
+        ("x-bearer", "b-1"),
+        ("X-JWT", "j-1"),
+        ("x-pass", "p-2"),
+        ("x-pwd", "p-3"),
+        ("x-jwt-assertion", "j-2"),
         ("content-type", "application/json"),
+        ("x-bypass-cache", "1"),
         ("x-ratelimit-remaining-tokens", "9000"),
         ("x-request-id", "req-1"),
     ]);
@@ -149,11 +156,12 @@ fn credential_headers_are_redacted_by_pattern_not_by_list() {
         kept,
         [
             "content-type",
+            "x-bypass-cache",
             "x-ratelimit-remaining-tokens",
             "x-request-id"
         ]
     );
-    assert_eq!(redacted.len(), 9);
+    assert_eq!(redacted.len(), 14);
 }
 
 #[test]
@@ -180,39 +188,15 @@ fn allow_and_deny_lists_override_the_patterns() {
 fn weak_query_names_are_credentials_too() {
     let mut redacted = Vec::new();
     let out = query(
-        "pwd=a&pass=b&jwt=c&bearer=d&sessionid=e&model=gpt&n=2",
+        "pwd=a&pass=b&jwt=c&bearer=d&sessionid=e&model=gpt&n=2&x-pwd=f&bypass=g",
         &mut redacted,
     );
     assert_eq!(
         out,
         format!(
-            "pwd={REDACTED}&pass={REDACTED}&jwt={REDACTED}&bearer={REDACTED}&sessionid={REDACTED}&model=gpt&n=2"
+            "pwd={REDACTED}&pass={REDACTED}&jwt={REDACTED}&bearer={REDACTED}&sessionid={REDACTED}&model=gpt&n=2&x-pwd={REDACTED}&bypass=g"
         )
     );
-}
-
-#[test]
-fn credential_named_body_fields_are_redacted_but_schemas_and_counters_are_not() {
-    let mut body = json!({
-        "model": "m",
-        "max_tokens": 16,
-        "api_key": "sk-body",
-        "metadata": {"client_secret": "cs-1", "nested": [{"password": "pw"}], "api_keys": ["k1", "k2"]},
-        "tools": [{"type": "function", "function": {"name": "login", "parameters": {
-            "type": "object", "properties": {"password": {"type": "string"}, "api_key": {"const": "fixed"}}
-        }}}]
-    });
-    let tools_before = body["tools"].clone();
-    let mut redacted = Vec::new();
-    Redactor::default().body(&mut body, &mut redacted);
-    assert_eq!(body["api_key"], REDACTED);
-    assert_eq!(body["metadata"]["client_secret"], REDACTED);
-    assert_eq!(body["metadata"]["nested"][0]["password"], REDACTED);
-    assert_eq!(body["metadata"]["api_keys"], json!([REDACTED, REDACTED]));
-    assert_eq!(body["max_tokens"], 16);
-    assert_eq!(body["tools"], tools_before);
-    assert!(redacted.contains(&"body:/api_key".to_string()));
-    assert!(redacted.contains(&"body:/metadata/api_keys/1".to_string()));
 }
 
 #[test]
@@ -229,19 +213,6 @@ fn a_response_header_echoing_a_request_credential_is_redacted() {
     assert_eq!(out[0].1, REDACTED);
     assert_eq!(out[1].1, "application/json");
     assert_eq!(redacted, ["header:x-debug-echo"]);
-}
-
-#[test]
-fn thousands_of_credential_fields_are_redacted_with_a_short_list() {
-    let items: Vec<_> = (0..5000)
-        .map(|i| json!({"api_key": format!("k{i}")}))
-        .collect();
-    let mut body = json!({ "items": items });
-    let mut redacted = Vec::new();
-    Redactor::default().body(&mut body, &mut redacted);
-    assert!(body.to_string().matches(REDACTED).count() == 5000);
-    assert_eq!(redacted.len(), 32);
-    assert_eq!(redacted.last().map(String::as_str), Some("body:..."));
 }
 
 #[test]
@@ -266,56 +237,4 @@ fn the_window_scan_finds_fragments_like_str_contains() {
     }
 }
 
-#[test]
-fn a_body_the_prefilter_passes_has_nothing_to_redact() {
-    // Every body whose walk redacts something must be caught by the byte prefilter, whatever
-    // spelling the credential-named field takes; ordinary bodies must pass it.
-    let secret_bodies = [
-        r#"{"api_key":"sk"}"#,
-        r#"{"API-KEY":"sk"}"#,
-        r#"{"Api_Key":1}"#,
-        r#"{"apiKey":"x"}"#,
-        r#"{"metadata":{"Client_Secret":"x"}}"#,
-        r#"{"a":[{"b":[{"PassWord":"x"}]}]}"#,
-        r#"{"KEY":"x"}"#,
-        r#"{"pwd":"x"}"#,
-        r#"{"Jwt":"x"}"#,
-        r#"{"refresh-token":"x"}"#,
-        r#"{"api\u005fkey":"x"}"#,
-        r#"{"k\u0065y":"x"}"#,
-        r#"{"k%65y":"x"}"#,
-        r#"{"api%5Fkey":"x"}"#,
-        r#"{"x-Bearer-y":"x"}"#,
-    ];
-    for raw in secret_bodies {
-        let mut body: serde_json::Value = serde_json::from_str(raw).expect("json");
-        let before = body.clone();
-        let mut redacted = Vec::new();
-        Redactor::default().body(&mut body, &mut redacted);
-        assert_ne!(body, before, "{raw}: the walk redacts it");
-        assert!(
-            Redactor::default().may_redact_body(raw.as_bytes()),
-            "{raw}: the prefilter must send it to the walk"
-        );
-    }
-    let clean = [
-        r#"{"model":"m","messages":[{"role":"user","content":"What is the weather in Paris?"}],"max_tokens":16,"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]}"#,
-        r#"{"model":"m","input":"hi","prompt_cache_key":"k1","keys":["a"]}"#,
-    ];
-    for raw in clean {
-        let mut body: serde_json::Value = serde_json::from_str(raw).expect("json");
-        let before = body.clone();
-        Redactor::default().body(&mut body, &mut Vec::new());
-        assert_eq!(body, before, "{raw}");
-        assert!(
-            !Redactor::default().may_redact_body(raw.as_bytes()),
-            "{raw}"
-        );
-    }
-    // Configured body pointers always need the walk.
-    let pointed = Redactor::new(&RedactionConfig {
-        body_pointers: vec!["/user".into()],
-        ..RedactionConfig::default()
-    });
-    assert!(pointed.may_redact_body(clean[0].as_bytes()));
-}
+mod body;

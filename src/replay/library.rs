@@ -91,6 +91,13 @@ impl Library {
         let mut buffer = Vec::new();
         for (name, path) in named {
             let recordings = read_all_bounded(&path, u64::MAX, &mut buffer);
+            if recordings.is_empty() {
+                tracing::warn!(
+                    path = %path.display(),
+                    "a segment with no whole recording (tooltap stopped as it began writing \
+                     it): skipped"
+                );
+            }
             // A segment holds many recordings: each is named `<file>#<id>`, in file order.
             let segment = recordings.len() > 1;
             for recording in recordings {

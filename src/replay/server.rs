@@ -8,8 +8,8 @@
 
 use std::future::Future;
 use std::net::SocketAddr;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -17,12 +17,14 @@ use tokio::task::JoinHandle;
 
 use super::{ReplayError, ReplaySettings, ReplayState, service};
 use crate::proxy::accept_loop::{self, ListenSettings};
+use crate::proxy::server::DRAIN_FLOOR;
 
 /// How long in-flight replays may continue after shutdown is asked for.
 pub const GRACE: Duration = Duration::from_secs(5);
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Serve until `shutdown` completes, then drain for [`GRACE`].
+/// Serve until `shutdown` completes, then drain for [`GRACE`]: connections, then the
+/// inspections in flight and the writers (forwarded misses' recordings, the violations file).
 pub async fn serve(
     state: Arc<ReplayState>,
     listener: TcpListener,
@@ -35,8 +37,19 @@ pub async fn serve(
         max_connections: crate::config::ConnectionLimits::default_proxy(),
         metrics: None,
     };
-    let handle = move |request| service::handle(state.clone(), request);
+    let began = Arc::new(OnceLock::new());
+    let shutdown_began = Arc::clone(&began);
+    let shutdown = async move {
+        shutdown.await;
+        let _ = shutdown_began.set(Instant::now());
+    };
+    let serving = Arc::clone(&state);
+    let handle = move |request| service::handle(serving.clone(), request);
     accept_loop::serve(listener, settings, shutdown, handle).await;
+    // `--on-miss forward` captures are recorded by the inspectors: drain them and the writers.
+    let began = began.get().copied().unwrap_or_else(Instant::now);
+    let deadline = crate::proxy::taps::drain_deadline(began, GRACE, DRAIN_FLOOR);
+    crate::proxy::server::log_drained(&state.watch.drain(deadline).await);
 }
 
 /// A replay server on a Tokio task.

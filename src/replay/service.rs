@@ -26,12 +26,13 @@ use super::respond::{self, replay_headers};
 use crate::proxy::exchange::ExchangeCtx;
 use crate::proxy::forward::body::{self as proxy_body, BodyError, ProxyBody};
 use crate::proxy::forward::flush_first::FlushFirst;
+use crate::redact::Redactor;
 
 /// Frames that may wait for the inspector before it counts the exchange as lossy.
 pub const TAP_CAPACITY: usize = 1024;
 /// A client that takes longer than this to send its request body gets a 400.
 const BODY_READ_TIMEOUT: Duration = Duration::from_secs(60);
-/// How much of an unmatched request body the miss log line shows.
+/// How much of an unmatched request body the miss log line shows (redacted).
 const LOGGED_BODY: usize = 4096;
 
 /// The name replayed exchanges carry in logs, metrics and the violations file.
@@ -129,7 +130,12 @@ async fn answer(
         }
         Err(miss) => {
             let message = respond::miss_message(method, &ctx.path, &miss);
-            let shown = String::from_utf8_lossy(&body[..body.len().min(LOGGED_BODY)]);
+            // Credential-named fields are redacted as a recording's would be.
+            let redactor = match &state.forward {
+                Some(forward) => Redactor::new(&forward.config.record.redact),
+                None => Redactor::default(),
+            };
+            let shown = redactor.body_for_log(&body, LOGGED_BODY);
             tracing::warn!(body = %shown, "{message}");
             match &state.forward {
                 Some(forward) => capture::forward(state, forward, &ctx, parts, body).await,

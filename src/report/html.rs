@@ -161,6 +161,7 @@ mod tests {
             tools: Default::default(),
             pointers: Default::default(),
             unreadable: Vec::new(),
+            skipped: Vec::new(),
             omitted: 0,
             cut: Default::default(),
             filter_aliases: crate::report::filter_aliases(),

@@ -83,6 +83,8 @@ pub struct ReportData {
     pub pointers: model::ToolTable,
     /// Inputs that could not be read, with file and line.
     pub unreadable: Vec<String>,
+    /// Files skipped as holding no recording yet (a segment tooltap stopped as it began).
+    pub skipped: Vec<String>,
     /// Recordings beyond `--max-exchanges`, not shown.
     pub omitted: usize,
     /// What the page budget (`--max-page-bytes`) and the per-exchange bounds left out.
@@ -136,6 +138,7 @@ pub fn collect(args: &ReportArgs) -> ReportData {
     let mut tools = model::ToolTable::default();
     let mut pointers = model::ToolTable::default();
     let mut buffer = Vec::new();
+    let mut skipped = Vec::new();
     let mut omitted = 0;
     let mut cut = PageCut {
         budget: args.max_page_bytes,
@@ -149,7 +152,7 @@ pub fn collect(args: &ReportArgs) -> ReportData {
             omitted += count_recordings(file, max_bytes, &mut buffer);
             continue;
         }
-        each_recording(file, max_bytes, &mut buffer, |recording| {
+        let read = each_recording(file, max_bytes, &mut buffer, |recording| {
             if exchanges.len() >= args.max_exchanges {
                 omitted += 1;
                 return;
@@ -173,6 +176,7 @@ pub fn collect(args: &ReportArgs) -> ReportData {
                 Err(error) => unreadable.push(error.to_string()),
             }
         });
+        skipped.extend(read.skipped_note(file));
     }
     ReportData {
         generated_by: format!("tooltap {}", env!("CARGO_PKG_VERSION")),
@@ -180,6 +184,7 @@ pub fn collect(args: &ReportArgs) -> ReportData {
         tools,
         pointers,
         unreadable,
+        skipped,
         omitted,
         cut,
         filter_aliases: filter_aliases(),
@@ -217,6 +222,9 @@ pub fn run(args: &ReportArgs, stderr: &mut dyn Write) -> u8 {
     let data = collect(args);
     for message in &data.unreadable {
         let _ = writeln!(stderr, "tooltap report: {message}");
+    }
+    for note in &data.skipped {
+        let _ = writeln!(stderr, "tooltap report: note: {note}");
     }
     let cut = &data.cut;
     if cut.without_detail + cut.left_out > 0 {

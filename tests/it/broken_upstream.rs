@@ -94,7 +94,7 @@ async fn answer_then_break(mut socket: TcpStream, how: Break) {
 }
 
 /// Reads a request head and a Content-Length body; `None` when the peer went away first.
-async fn read_request(socket: &mut TcpStream) -> Option<()> {
+pub(crate) async fn read_request(socket: &mut TcpStream) -> Option<()> {
     let mut seen = Vec::new();
     let mut buf = [0u8; 4096];
     loop {

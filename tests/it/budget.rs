@@ -292,3 +292,86 @@ async fn twenty_thousand_undeclared_calls_give_a_capped_list_and_a_count() {
         end.violations.len()
     );
 }
+
+/// Issue 33: a schema failure's message quotes the whole argument value, so one 8 MiB argument
+/// made an 8.4 MB violations line (and log line), and 25 such exchanges rotated every earlier
+/// line out of the violations file. The sink cuts each violation's texts (and the line's
+/// model) to 1 KiB and says so. Here one 8 MiB argument, then 24 of 1 MiB under a 4 MiB
+/// rotation size (kept small so the test stays quick: before, the 8 MiB line alone passed it,
+/// and the next four rotations deleted it): every line stays, none rotated.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn huge_arguments_give_short_violation_lines_that_never_rotate_the_file() {
+    const EXCHANGES: u64 = 25;
+    let answer = |bytes: usize| {
+        let arguments = json!({ "city": "x".repeat(bytes) }).to_string();
+        completion(&[("f", arguments)])
+    };
+    let (eight_mib, one_mib) = (answer(8 * 1024 * 1024), answer(1024 * 1024));
+    let scripts = [
+        Script::full(200, "application/json", &eight_mib),
+        Script::full(200, "application/json", &one_mib),
+    ];
+    let upstream = Upstream::start(
+        move |received| match received.headers.contains_key("x-eight-mib") {
+            true => scripts[0].clone(),
+            false => scripts[1].clone(),
+        },
+        None,
+    )
+    .await;
+    let violations = temp_file("budget-long-detail.jsonl");
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.inspect.violations = Some(violations.clone());
+    raw.record.violations_max_bytes = Some(4 * 1024 * 1024);
+    let tooltap = proxy::start(raw).await;
+    let addr = tooltap.local_addr();
+    let mut body: Value = serde_json::from_str(&request_with(&json!({
+        "type": "object", "properties": {"city": {"type": "integer"}}
+    })))
+    .expect("request");
+    body["model"] = "m".repeat(64 * 1024).into();
+    let body = body.to_string();
+    for n in 0..EXCHANGES {
+        let mut req = request(addr, "POST", "/v1/chat/completions", &body);
+        if n == 0 {
+            req.headers_mut()
+                .insert("x-eight-mib", "1".parse().expect("value"));
+        }
+        let got = within(LIMIT, exchange(addr, req)).await;
+        let expected = if n == 0 { &eight_mib } else { &one_mib };
+        assert_eq!(got.body.len(), expected.len(), "the client gets every byte");
+    }
+    settle(&tooltap, EXCHANGES).await;
+    let written = std::fs::read_to_string(&violations).expect("violations file");
+    let lines: Vec<&str> = written.lines().collect();
+    assert_eq!(
+        lines.len() as u64,
+        EXCHANGES,
+        "one line per exchange, none rotated away"
+    );
+    let rotated = violations.with_extension("jsonl.1");
+    assert!(
+        !rotated.exists(),
+        "the file was rotated: {}",
+        rotated.display()
+    );
+    for (n, line) in lines.iter().enumerate() {
+        assert!(line.len() < 4 * 1024, "line {n}: {} bytes", line.len());
+        let value: Value = serde_json::from_str(line).expect("json line");
+        assert_eq!(value["rule"], "tool_call.arguments_schema");
+        let detail = value["detail"].as_str().expect("detail");
+        assert!(detail.ends_with("bytes, cut)"), "{detail}");
+        let model = value["model"].as_str().expect("model");
+        assert!(
+            model.ends_with("… (65536 bytes, cut)"),
+            "{}",
+            &model[1000..]
+        );
+    }
+    assert!(
+        lines
+            .iter()
+            .any(|line| line.contains(r#" (8388635 bytes, cut)""#)),
+        "one line names its 8 MiB detail's length"
+    );
+}

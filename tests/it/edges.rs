@@ -1,13 +1,17 @@
 //! The smaller bounds of issue 11, each attacked: a request body trickled at a few bytes a
 //! second is cut (the upstream request aborted), and an upstream answering with ~100 headers or
-//! one 500 KiB header passes through as it would directly.
+//! one 500 KiB header passes through as it would directly. And issue 33's head that frames its
+//! body twice (`Content-Length` and `Transfer-Encoding: chunked`): the client gets the whole
+//! chunked body, never one cut to the claimed length.
 
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use crate::broken_upstream::read_request;
 use crate::support::client::{connect, exchange, request};
+use crate::support::metrics::{assert_metric, metrics};
 use crate::support::upstream::{Script, Upstream};
 use crate::support::{proxy, within};
 use tooltap::config::HumanDuration;
@@ -154,4 +158,131 @@ async fn an_upstream_past_the_header_bound_gets_a_502_that_says_it_is_the_upstre
         &via[..via.len().min(120)]
     );
     assert!(via.contains("upstream_protocol"), "{via}");
+}
+
+/// The chat completion a raw upstream sends chunked under a head that also claims
+/// `content-length: 5`: 1,774 bytes, as in the issue.
+fn twice_framed_body() -> String {
+    let start = r#"{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":""#;
+    let end = r#""},"finish_reason":"stop"}]}"#;
+    let pad = 1774 - start.len() - end.len();
+    format!("{start}{}{end}", "x".repeat(pad))
+}
+
+/// A raw TCP upstream (no HTTP library, which would refuse to write such a head) answering every
+/// request on every connection with [`twice_framed_body`] in 500-byte chunks under a head with
+/// both `content-length: 5` and `transfer-encoding: chunked`.
+async fn twice_framed_upstream() -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let body = twice_framed_body();
+                let mut answer = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+                    content-length: 5\r\ntransfer-encoding: chunked\r\n\r\n"
+                    .to_vec();
+                for chunk in body.as_bytes().chunks(500) {
+                    answer.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+                    answer.extend_from_slice(chunk);
+                    answer.extend_from_slice(b"\r\n");
+                }
+                answer.extend_from_slice(b"0\r\n\r\n");
+                while read_request(&mut socket).await.is_some() {
+                    if socket.write_all(&answer).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// The same request over h2c: (status, content-length if any, body).
+async fn over_h2c(addr: std::net::SocketAddr, body: &'static str) -> (u16, Option<String>, String) {
+    use http_body_util::BodyExt;
+    let stream = connect(addr).await;
+    let (mut sender, connection) = hyper::client::conn::http2::handshake(
+        hyper_util::rt::TokioExecutor::new(),
+        hyper_util::rt::TokioIo::new(stream),
+    )
+    .await
+    .expect("h2c handshake");
+    let driver = tokio::spawn(connection);
+    let req = http::Request::post(format!("http://{addr}/v1/chat/completions"))
+        .header("content-type", "application/json")
+        .body(http_body_util::Full::new(bytes::Bytes::from_static(
+            body.as_bytes(),
+        )))
+        .expect("request");
+    let response = within(Duration::from_secs(5), sender.send_request(req))
+        .await
+        .expect("h2 response");
+    let status = response.status().as_u16();
+    let length = response
+        .headers()
+        .get("content-length")
+        .map(|v| v.to_str().unwrap_or("?").to_owned());
+    let got = within(Duration::from_secs(5), response.into_body().collect())
+        .await
+        .expect("the h2 body ends cleanly")
+        .to_bytes();
+    driver.abort();
+    (status, length, String::from_utf8_lossy(&got).into_owned())
+}
+
+#[tokio::test]
+async fn an_upstream_head_with_content_length_and_chunked_reaches_the_client_whole() {
+    const CHAT: &str = r#"{"model":"m","messages":[{"role":"user","content":"hi"}]}"#;
+    let upstream = twice_framed_upstream().await;
+    let expected = twice_framed_body();
+    let direct = exchange(
+        upstream,
+        request(upstream, "POST", "/v1/chat/completions", CHAT),
+    )
+    .await;
+    assert_eq!(
+        direct.body.len(),
+        expected.len(),
+        "a direct hyper client reads by the transfer coding"
+    );
+    let tooltap = proxy::start(proxy::raw_config(&format!("http://{upstream}"))).await;
+    let addr = tooltap.local_addr();
+    for round in 0..3 {
+        let via = exchange(addr, request(addr, "POST", "/v1/chat/completions", CHAT)).await;
+        assert_eq!(via.status, 200);
+        assert_eq!(
+            via.body.len(),
+            expected.len(),
+            "round {round}: the client must get the whole chunked body, not the claimed 5 bytes"
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&via.body),
+            expected,
+            "round {round}"
+        );
+        assert!(
+            via.headers
+                .get("content-length")
+                .is_none_or(|v| v == "1774"),
+            "round {round}: {:?}",
+            via.headers
+        );
+    }
+    let (status, length, body) = over_h2c(addr, CHAT).await;
+    assert_eq!(status, 200);
+    assert!(
+        length.as_deref().is_none_or(|v| v == "1774"),
+        "h2c: {length:?}"
+    );
+    assert_eq!(body, expected, "h2c");
+    let text = metrics(&tooltap).await;
+    assert_metric!(
+        text,
+        "tooltap_limit_hits_total",
+        ["limit=\"upstream_length_conflict\"", "scope=\"proxy\""] == 4
+    );
 }

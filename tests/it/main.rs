@@ -10,7 +10,7 @@
 //!   `connections`, `budget`, `memory`, `edges`, `broken_upstream`, `faults`, `bad_input`, `soak`.
 //! * What it reports: `inspect`, `verdicts`, `enforce`, `enforce_record`, `enforce_status`,
 //!   `inject`, `inject_marked`, `monitoring` (a real Prometheus scraping tooltap), `redaction`,
-//!   `record`, `layout`, `two_processes`.
+//!   `log_secrets`, `record`, `layout`, `two_processes`.
 //! * Recordings offline: `record_writer`, `record_read` (the format), `check_cli` (`tooltap
 //!   check`), `replay` (`tooltap replay` with real clients), `report` (the HTML report in headless
 //!   Chromium).
@@ -52,6 +52,7 @@ mod inject_marked;
 mod inspect;
 mod layout;
 mod legacy_clients;
+mod log_secrets;
 mod memory;
 mod memory_rss;
 mod monitoring;
@@ -70,6 +71,7 @@ mod route_dialect;
 mod sdk_endings;
 mod shutdown;
 mod soak;
+mod stopping;
 mod streaming;
 mod support;
 mod tls;

@@ -222,3 +222,25 @@ fn a_segment_reads_as_every_recording_with_a_broken_one_in_its_place() {
     assert_eq!(parse_all(&path(), b"").len(), 1);
     assert!(parse_all(&path(), b"")[0].is_err());
 }
+
+/// A segment with no whole line (a process killed as it began it, or an older tooltap's empty
+/// segment) holds no recording, where it used to be an error that refused the folder; any other
+/// empty file is still an error, and a segment whose last recording was cut keeps the others.
+#[test]
+fn a_segment_with_no_whole_line_holds_no_recording_and_other_empty_files_are_errors() {
+    let segment = PathBuf::from("rec/default/2026-12-02/segment-x1.jsonl");
+    assert!(parse_all(&segment, b"").is_empty());
+    assert!(parse_all(&segment, &META.as_bytes()[..40]).is_empty());
+    let plain = PathBuf::from("rec/default/2026-12-02/x1.jsonl");
+    let read = parse_all(&plain, b"");
+    assert_eq!(read.len(), 1);
+    assert!(read[0].is_err(), "an empty recording file is an error");
+    let cut = file(&[META, FRAME0, END], &META[..40]);
+    let read = parse_all(&segment, &cut);
+    assert_eq!(read.len(), 1, "the whole recording, the cut one left out");
+    assert!(
+        read[0]
+            .as_ref()
+            .is_ok_and(|recording| recording.end.is_some())
+    );
+}

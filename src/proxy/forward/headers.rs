@@ -11,6 +11,13 @@
 //! `Proxy-Authenticate` and `Proxy-Authorization` (§11.7), which address the proxy itself;
 //! tooltap demands no proxy credentials, so they are not meant for the upstream. `Trailer` is
 //! end-to-end (§6.6.2) and passes.
+//!
+//! One framing fix on responses: an upstream head with both `Transfer-Encoding` and
+//! `Content-Length` is framed by the transfer coding (RFC 9112 §6.3: it overrides the length, and
+//! hyper's client reads the body that way), so its `Content-Length` is dropped before the head
+//! goes on, as §6.3 asks of an intermediary that forwards such a message. Kept, it would frame the
+//! client's answer: a 1,774-byte chunked body reached the client cut to the 5 bytes it claimed,
+//! with a clean end.
 
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::uri::Authority;
@@ -54,9 +61,29 @@ pub fn prepare_request(headers: &mut HeaderMap, upstream: &Authority) -> Result<
     Ok(())
 }
 
-/// Prepare an upstream response's headers for the client.
-pub fn prepare_response(headers: &mut HeaderMap) {
+/// What [`prepare_response`] had to mend in an upstream head.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResponseFraming {
+    /// Framed by one of `Transfer-Encoding` or `Content-Length`, or neither.
+    Clean,
+    /// Both were present; the body was read by its transfer coding and the `Content-Length`
+    /// (which did not frame it) was removed.
+    ConflictingLengthDropped,
+}
+
+/// Prepare an upstream response's headers for the client. Returns whether the head framed its
+/// body twice (see the module's doc), so the caller can count it.
+pub fn prepare_response(headers: &mut HeaderMap) -> ResponseFraming {
+    let framing = if headers.contains_key(header::TRANSFER_ENCODING)
+        && headers.contains_key(header::CONTENT_LENGTH)
+    {
+        headers.remove(header::CONTENT_LENGTH);
+        ResponseFraming::ConflictingLengthDropped
+    } else {
+        ResponseFraming::Clean
+    };
     strip_hop_by_hop(headers);
+    framing
 }
 
 #[cfg(test)]
@@ -99,6 +126,32 @@ mod tests {
                 "trailer"
             ]
         );
+    }
+
+    #[test]
+    fn a_response_framed_twice_loses_its_content_length_and_says_so() {
+        let mut both = map(&[
+            ("content-length", "5"),
+            ("transfer-encoding", "chunked"),
+            ("content-type", "application/json"),
+        ]);
+        assert_eq!(
+            prepare_response(&mut both),
+            ResponseFraming::ConflictingLengthDropped
+        );
+        let left: Vec<&str> = both.keys().map(HeaderName::as_str).collect();
+        assert_eq!(left, ["content-type"]);
+        for single in [
+            map(&[("content-length", "5")]),
+            map(&[("transfer-encoding", "chunked")]),
+        ] {
+            let mut headers = single.clone();
+            assert_eq!(prepare_response(&mut headers), ResponseFraming::Clean);
+            assert_eq!(
+                headers.contains_key(header::CONTENT_LENGTH),
+                single.contains_key(header::CONTENT_LENGTH)
+            );
+        }
     }
 
     #[test]

@@ -109,3 +109,17 @@ fn route_definitions_are_validated() {
         Some(RouteError::DuplicatePrefix("/x".into()))
     );
 }
+
+#[test]
+fn url_errors_never_quote_a_credential() {
+    for (text, kept) in [
+        ("https://user:sk-planted-1@x/v1", "https://[REDACTED]@x/v1"),
+        ("https://x/v1?key=sk-planted-1&a=1", "?key=[REDACTED]&a=1"),
+        ("ftp://u:sk-planted-1@x", "ftp://[REDACTED]@x"),
+        ("u:sk-planted-1@x", "[REDACTED]@x"),
+    ] {
+        let message = UpstreamUrl::parse(text).expect_err(text).to_string();
+        assert!(!message.contains("sk-planted-1"), "{message}");
+        assert!(message.contains(kept), "{message}");
+    }
+}

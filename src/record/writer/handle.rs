@@ -16,8 +16,8 @@ use crate::engine::Completeness;
 
 impl RecordingHandle {
     /// The request body as captured; `None` when it was not (too large, cut short). Bodies
-    /// that do not fit the per-recording limit, or that are not JSON while body pointers are
-    /// configured (their secret could not be found), are recorded as `missing`.
+    /// that do not fit the per-recording limit, or that do not parse while a secret could hide
+    /// in them (`Redactor::drops_unparsed_body`), are recorded as `missing`.
     pub fn request_body(&mut self, body: Option<&[u8]>) {
         let Some(meta) = self.pending.as_mut() else {
             return;
@@ -46,7 +46,7 @@ impl RecordingHandle {
                 self.shared.redactor.body(&mut value, &mut meta.redacted);
                 RecordedBody::json(&value)
             }
-            Err(_) if self.shared.redactor.has_body_pointers() => {
+            Err(_) if self.shared.redactor.drops_unparsed_body(body) => {
                 meta.redacted.push("body".to_string());
                 RecordedBody::Missing
             }
