@@ -60,6 +60,10 @@ pub struct ProxyArgs {
     /// https://api.groq.com/openai [default: https://api.openai.com] [env: TOOLTAP_UPSTREAM]
     #[arg(long, value_name = "URL")]
     pub upstream: Option<String>,
+    /// The dialect the default route's inspected paths are judged as: chat, responses or
+    /// anthropic [default: the one the path names] [env: TOOLTAP_DIALECT]
+    #[arg(long, value_name = "NAME")]
+    pub dialect: Option<String>,
     /// TCP connect timeout to the upstream [default: 10s] [env: TOOLTAP_CONNECT_TIMEOUT]
     #[arg(long, value_name = "DURATION")]
     pub connect_timeout: Option<HumanDuration>,
@@ -149,6 +153,7 @@ impl ProxyArgs {
             config,
             listen,
             upstream,
+            dialect,
             connect_timeout,
             first_byte_timeout,
             pool_idle_timeout,
@@ -173,6 +178,7 @@ impl ProxyArgs {
         let mut raw = RawConfig::default();
         raw.proxy.listen = listen;
         raw.proxy.upstream = upstream;
+        raw.proxy.dialect = dialect;
         raw.timeouts.connect = connect_timeout;
         raw.timeouts.first_byte = first_byte_timeout;
         raw.timeouts.pool_idle = pool_idle_timeout;

@@ -175,6 +175,12 @@ pub enum ConfigError {
         origin: Option<PathBuf>,
         cause: RouteError,
     },
+    #[error("{key}{}: {cause}", origin_suffix(origin.as_deref()))]
+    Dialect {
+        key: String,
+        origin: Option<PathBuf>,
+        cause: crate::engine::UnknownDialect,
+    },
 }
 
 fn origin_suffix(origin: Option<&Path>) -> String {
@@ -237,8 +243,30 @@ impl Config {
         let default_upstream = UpstreamUrl::parse(default_upstream).map_err(route_error(
             "proxy.upstream (--upstream, TOOLTAP_UPSTREAM)".into(),
         ))?;
+        let dialect_named = |name: Option<String>, key: String| {
+            name.map(|name| name.parse())
+                .transpose()
+                .map_err(|cause| ConfigError::Dialect {
+                    key,
+                    origin: origin.map(Path::to_path_buf),
+                    cause,
+                })
+        };
         let mut named = Vec::with_capacity(routes.len());
         let mut policies = std::collections::HashMap::new();
+        let default_dialect = dialect_named(
+            proxy.dialect.clone(),
+            "proxy.dialect (--dialect, TOOLTAP_DIALECT)".into(),
+        )?;
+        if default_dialect.is_some() {
+            policies.insert(
+                crate::proxy::route::DEFAULT_ROUTE.to_string(),
+                RoutePolicy {
+                    dialect: default_dialect,
+                    ..RoutePolicy::default()
+                },
+            );
+        }
         for (
             index,
             RawRoute {
@@ -248,15 +276,24 @@ impl Config {
                 inspect,
                 enforce,
                 inject: route_inject,
+                dialect,
             },
         ) in routes.into_iter().enumerate()
         {
+            let dialect = dialect_named(dialect, format!("routes[{index}].dialect"))?;
             if let Some(list) = route_inject.as_deref() {
                 inject
                     .set_route(name.trim(), list)
                     .map_err(inject_error(format!("routes[{index}].inject")))?;
             }
-            policies.insert(name.trim().to_string(), RoutePolicy { inspect, enforce });
+            policies.insert(
+                name.trim().to_string(),
+                RoutePolicy {
+                    inspect,
+                    enforce,
+                    dialect,
+                },
+            );
             let route = UpstreamUrl::parse(&upstream)
                 .and_then(|upstream| Route::new(&name, &prefix, upstream))
                 .map_err(route_error(format!("routes[{index}] (name = {name:?})")))?;

@@ -66,6 +66,10 @@ pub struct CheckArgs {
     /// (a path ending in /responses is the Responses API) [default: /v1/chat/completions]
     #[arg(long, value_name = "PATH", requires = "response")]
     pub path: Option<String>,
+    /// The captured exchange's dialect by name, for a path no dialect names: chat, responses
+    /// or anthropic (beats --path)
+    #[arg(long, value_name = "NAME", requires = "response")]
+    pub dialect: Option<crate::engine::Dialect>,
     /// The response's status code [default: 200]
     #[arg(long, value_name = "CODE", requires = "response")]
     pub status: Option<u16>,

@@ -148,7 +148,8 @@ fn walk(
 #[derive(Debug, Clone)]
 pub struct Capture {
     pub source: String,
-    /// Decided by `--path` (Chat Completions without it).
+    /// Decided by `--dialect`, else by `--path` (Chat Completions without either, or when the
+    /// path names no dialect).
     pub dialect: crate::engine::Dialect,
     pub request: Vec<u8>,
     pub head: ResponseHead,
@@ -179,7 +180,9 @@ pub fn capture(args: &CheckArgs, request: &Path, response: &Path) -> Result<Capt
         vec![body]
     };
     Ok(Capture {
-        dialect: crate::engine::Dialect::for_path(args.path.as_deref().unwrap_or_default()),
+        dialect: args.dialect.unwrap_or_else(|| {
+            crate::engine::Dialect::for_path(args.path.as_deref().unwrap_or_default())
+        }),
         source: response.display().to_string(),
         request: request_body,
         head: ResponseHead {

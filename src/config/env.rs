@@ -15,6 +15,7 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ("TOOLTAP_CONFIG", "config file path (--config)"),
     ("TOOLTAP_LISTEN", "proxy.listen"),
     ("TOOLTAP_UPSTREAM", "proxy.upstream"),
+    ("TOOLTAP_DIALECT", "proxy.dialect"),
     ("TOOLTAP_CONNECT_TIMEOUT", "timeouts.connect"),
     ("TOOLTAP_FIRST_BYTE_TIMEOUT", "timeouts.first_byte"),
     ("TOOLTAP_POOL_IDLE_TIMEOUT", "timeouts.pool_idle"),
@@ -55,6 +56,7 @@ impl EnvLayer {
         let raw = &mut layer.raw;
         raw.proxy.listen = parse(&get, "TOOLTAP_LISTEN")?;
         raw.proxy.upstream = get("TOOLTAP_UPSTREAM");
+        raw.proxy.dialect = get("TOOLTAP_DIALECT");
         raw.timeouts.connect = parse(&get, "TOOLTAP_CONNECT_TIMEOUT")?;
         raw.timeouts.first_byte = parse(&get, "TOOLTAP_FIRST_BYTE_TIMEOUT")?;
         raw.timeouts.pool_idle = parse(&get, "TOOLTAP_POOL_IDLE_TIMEOUT")?;

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use crate::engine::{Level, RuleId, SchemaLimits, SeverityOverrides};
+use crate::engine::{Dialect, Level, RuleId, SchemaLimits, SeverityOverrides};
 
 /// Beside the default `recordings/` folder, never in it: `tooltap check recordings/` and
 /// `tooltap replay --recordings recordings` read every `*.jsonl` there as a recording, and
@@ -114,14 +114,14 @@ pub struct Matcher {
 }
 
 impl Default for Matcher {
+    /// `POST` to any path a dialect names ([`Dialect::path_suffix`]).
     fn default() -> Self {
         Matcher {
             methods: vec!["POST".into()],
-            path_suffixes: vec![
-                "/chat/completions".into(),
-                "/responses".into(),
-                "/messages".into(),
-            ],
+            path_suffixes: Dialect::ALL
+                .iter()
+                .map(|dialect| dialect.path_suffix().to_owned())
+                .collect(),
         }
     }
 }
@@ -142,6 +142,22 @@ impl Matcher {
 pub struct RoutePolicy {
     pub inspect: Option<bool>,
     pub enforce: Option<bool>,
+    /// The dialect every path of the route is judged as (`routes[].dialect`, `proxy.dialect`
+    /// for the default route); `None`: the one the path names.
+    pub dialect: Option<Dialect>,
+}
+
+/// What one exchange gets, decided once when its request head arrives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decision {
+    /// The route's dialect, else the one the path names; `None` when neither names one.
+    pub dialect: Option<Dialect>,
+    /// The method and path match `[inspect]` and the route inspects: the exchange is watched
+    /// when `dialect` is known, and reported `dialect_unknown` (forwarded, not judged, not
+    /// recorded) when it is not.
+    pub inspect: bool,
+    /// Enforced: inspected, of a known dialect, and the route (or `inspect.enforce`) says so.
+    pub enforce: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -177,12 +193,17 @@ pub struct InspectSettings {
 }
 
 impl InspectSettings {
-    /// Whether this request is inspected, and whether it is enforced.
-    pub fn decide(&self, route: &str, method: &str, path: &str) -> (bool, bool) {
+    /// The exchange's dialect, whether it is inspected, and whether it is enforced.
+    pub fn decide(&self, route: &str, method: &str, path: &str) -> Decision {
         let policy = self.routes.get(route).copied().unwrap_or_default();
+        let dialect = policy.dialect.or_else(|| Dialect::from_path(path));
         let inspect = policy.inspect.unwrap_or(self.enabled) && self.matcher.matches(method, path);
-        let enforce = inspect && policy.enforce.unwrap_or(self.enforce);
-        (inspect, enforce)
+        let enforce = inspect && dialect.is_some() && policy.enforce.unwrap_or(self.enforce);
+        Decision {
+            dialect,
+            inspect,
+            enforce,
+        }
     }
 }
 

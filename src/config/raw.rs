@@ -70,6 +70,9 @@ pub struct RawProxy {
     pub admin_max_connections: Option<usize>,
     /// Idle pooled upstream connections kept per upstream host.
     pub upstream_max_idle: Option<usize>,
+    /// The dialect the default route's inspected paths are judged as (`chat`, `responses`,
+    /// `anthropic`); unset: the one the path names.
+    pub dialect: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -132,6 +135,9 @@ pub struct RawRoute {
     pub enforce: Option<bool>,
     /// Overrides `inject.quirks` for this route (`""` injects nothing here).
     pub inject: Option<String>,
+    /// The dialect every inspected path of this route is judged as; unset: the one the path
+    /// names.
+    pub dialect: Option<String>,
 }
 
 impl RawConfig {
@@ -162,6 +168,7 @@ impl RawConfig {
                     .admin_max_connections
                     .or(self.proxy.admin_max_connections),
                 upstream_max_idle: proxy.upstream_max_idle.or(self.proxy.upstream_max_idle),
+                dialect: proxy.dialect.or(self.proxy.dialect),
             },
             timeouts: RawTimeouts {
                 connect: timeouts.connect.or(self.timeouts.connect),

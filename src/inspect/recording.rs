@@ -48,6 +48,7 @@ fn begin(
         upstream: &seed.upstream,
         method: &seed.method,
         path: &seed.path,
+        dialect: label.dialect,
         query: seed.query.as_deref(),
         request_headers: &request_headers,
     })

@@ -74,6 +74,9 @@ pub enum IncompleteReason {
     /// What all inspections hold reached `inspect.max_memory`: forwarded uninspected (or its
     /// request body not held).
     MemoryBudget,
+    /// The path matched `[inspect]` but neither the route's `dialect` nor the path names a
+    /// dialect: forwarded uninspected (not judged, not recorded).
+    DialectUnknown,
 }
 
 impl IncompleteReason {
@@ -87,6 +90,7 @@ impl IncompleteReason {
             IncompleteReason::InspectionFailed => "inspection_failed",
             IncompleteReason::SchemaBudget => "schema_budget",
             IncompleteReason::MemoryBudget => "memory_budget",
+            IncompleteReason::DialectUnknown => "dialect_unknown",
         }
     }
 }

@@ -20,6 +20,8 @@ pub const EXCHANGE_HEADER: &str = "x-tooltap-exchange";
 
 use http::Method;
 
+use crate::engine::Dialect;
+
 /// Unique across processes and hosts, and within one process even with several proxies in it
 /// (as in the tests).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -129,16 +131,26 @@ pub struct ExchangeCtx {
     /// The client's path without the query: queries can carry credentials (`?key=`), and this
     /// value goes into logs.
     pub path: String,
+    /// The dialect the exchange is judged as, decided once: the route's `dialect`, else the one
+    /// the path names (the proxy), or the matched recording's (replay). `None`: no dialect names
+    /// it, and it is not judged.
+    pub dialect: Option<Dialect>,
 }
 
 impl ExchangeCtx {
-    pub fn begin(route: Arc<str>, method: &Method, path: &str) -> ExchangeCtx {
+    pub fn begin(
+        route: Arc<str>,
+        method: &Method,
+        path: &str,
+        dialect: Option<Dialect>,
+    ) -> ExchangeCtx {
         ExchangeCtx {
             id: ExchangeId::next(),
             route,
             started: Instant::now(),
             method: method.clone(),
             path: path.to_owned(),
+            dialect,
         }
     }
 }

@@ -144,6 +144,9 @@ impl UpstreamUrl {
     }
 }
 
+/// The name of the route that takes every path no `[[routes]]` prefix matches.
+pub const DEFAULT_ROUTE: &str = "default";
+
 /// One named route.
 #[derive(Debug, Clone)]
 pub struct Route {
@@ -159,7 +162,7 @@ impl Route {
         if name.is_empty() {
             return Err(RouteError::EmptyName);
         }
-        if name == "default" {
+        if name == DEFAULT_ROUTE {
             return Err(RouteError::ReservedName);
         }
         if !prefix.starts_with('/') || prefix.contains(['?', '#']) {
@@ -178,7 +181,7 @@ impl Route {
 
     fn default_route(upstream: UpstreamUrl) -> Route {
         Route {
-            name: Arc::from("default"),
+            name: Arc::from(DEFAULT_ROUTE),
             prefix: "/".to_owned(),
             upstream,
         }

@@ -62,12 +62,13 @@ pub async fn handle(
     request: Request<Incoming>,
 ) -> Result<Response<ProxyBody>, Infallible> {
     let (route, _rest) = state.config.routes.resolve(request.uri().path());
-    let ctx = ExchangeCtx::begin(route.name.clone(), request.method(), request.uri().path());
-    let (inspect, enforce) =
-        state
-            .config
-            .inspect
-            .decide(&route.name, ctx.method.as_str(), &ctx.path);
+    let (method, path) = (request.method(), request.uri().path());
+    let decision = state
+        .config
+        .inspect
+        .decide(&route.name, method.as_str(), path);
+    let ctx = ExchangeCtx::begin(route.name.clone(), method, path, decision.dialect);
+    let (inspect, enforce) = (decision.inspect, decision.enforce);
     // `--inject`: drawn per exchange; a quirk reads the request (tool choice, schemas).
     let quirks = crate::proxy::inject::draw(&state.config, &route.name);
     // The span is at `info` only where its events need it (enforce's and the quirks' lines
@@ -166,12 +167,17 @@ async fn run(
         .as_mut()
         .map(|watching| std::mem::take(&mut watching.cut))
         .unwrap_or_default();
-    let response = match (watching, held.as_ref().filter(|_| !quirks.is_empty())) {
-        (watching, Some(request)) => {
+    // A quirk rewrites one dialect: an exchange no dialect names gets none.
+    let injecting = held
+        .as_ref()
+        .filter(|_| !quirks.is_empty())
+        .zip(ctx.dialect);
+    let response = match (watching, injecting) {
+        (watching, Some((request, dialect))) => {
             let max_hold = state.config.inject.max_hold;
             let injected = crate::proxy::inject::response(
                 &quirks,
-                crate::engine::Dialect::for_path(&ctx.path),
+                dialect,
                 request,
                 max_hold,
                 state.metrics.clone(),
@@ -185,13 +191,13 @@ async fn run(
         (Some(watching), None) => watching.response(response, ttfb),
         (None, None) => response.map(body::from_upstream),
     };
-    match held.filter(|_| enforce) {
-        Some(request_body) => {
+    match held.filter(|_| enforce).zip(ctx.dialect) {
+        Some((request_body, dialect)) => {
             let inspection = state.watch.inspection();
             enforce::response(
                 &inspection.engine,
                 &inspection.schemas,
-                crate::engine::Dialect::for_path(&ctx.path),
+                dialect,
                 &request_body,
                 response,
                 state.config.inspect.enforce_status,

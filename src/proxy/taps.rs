@@ -174,6 +174,15 @@ impl Watch {
         ctx: &ExchangeCtx,
         recording: Option<RecordingSeed>,
     ) -> Option<(tee::Tap, Watching)> {
+        let Some(dialect) = ctx.dialect else {
+            self.inspection
+                .metrics
+                .incomplete(&ctx.route, IncompleteReason::DialectUnknown);
+            tracing::debug!(
+                "inspection skipped: no dialect names this path (give its route a `dialect`)"
+            );
+            return None;
+        };
         let Ok(permit) = self.permits.clone().try_acquire_owned() else {
             self.inspection
                 .metrics
@@ -193,7 +202,7 @@ impl Watch {
                 id: Arc::from(ctx.id.as_str()),
                 route: ctx.route.clone(),
                 started: ctx.started,
-                dialect: crate::engine::Dialect::for_path(&ctx.path),
+                dialect,
             },
             request: request_rx,
             response: response_rx,

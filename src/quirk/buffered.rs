@@ -14,9 +14,9 @@ use super::request::{RequestContext, call_as_prose};
 /// The body with `quirk` applied, or `None` when it does not apply.
 pub fn apply(quirk: QuirkId, context: &RequestContext, body: &[u8]) -> Option<Vec<u8>> {
     match quirk.dialect() {
-        Dialect::ChatCompletions => {}
+        Dialect::Chat => {}
         Dialect::Responses => return super::responses::buffered(quirk, body),
-        Dialect::AnthropicMessages => return super::anthropic::buffered(quirk, body),
+        Dialect::Anthropic => return super::anthropic::buffered(quirk, body),
     }
     if quirk == QuirkId::CutAfterName {
         return cut_in_arguments(body);

@@ -13,39 +13,11 @@ use crate::engine::RuleId;
 
 pub use super::seen::Seen;
 
-/// The API dialect a quirk rewrites: one per engine dialect ([`crate::engine::Dialect`], decided
-/// by the request path). A quirk applies only to an exchange of its own dialect; each dialect
-/// has its own transformations (Chat in [`super::buffered`] and [`super::stream`], the others
-/// in [`super::responses`] and [`super::anthropic`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dialect {
-    /// `/v1/chat/completions`.
-    ChatCompletions,
-    /// `/v1/responses`, the OpenAI Responses API.
-    Responses,
-    /// `/v1/messages`, the Anthropic Messages API.
-    AnthropicMessages,
-}
-
-impl Dialect {
-    /// The quirk dialect of an exchange the engine judges as `engine`.
-    pub fn of(engine: crate::engine::Dialect) -> Dialect {
-        match engine {
-            crate::engine::Dialect::Chat => Dialect::ChatCompletions,
-            crate::engine::Dialect::Responses => Dialect::Responses,
-            crate::engine::Dialect::Anthropic => Dialect::AnthropicMessages,
-        }
-    }
-
-    /// The label in `tooltap quirks --format json`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Dialect::ChatCompletions => "chat_completions",
-            Dialect::Responses => "responses",
-            Dialect::AnthropicMessages => "anthropic_messages",
-        }
-    }
-}
+/// The API dialect a quirk rewrites is the engine's [`Dialect`] (decided by the route's
+/// `dialect` or the request path): a quirk applies only to an exchange of its own dialect; each
+/// dialect has its own transformations (Chat in [`super::buffered`] and [`super::stream`], the
+/// others in [`super::responses`] and [`super::anthropic`]). Listed by [`Dialect::as_str`].
+pub use crate::engine::Dialect;
 
 /// Which kind of response body a quirk is applied to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -187,10 +159,10 @@ impl QuirkId {
             | QuirkId::DataAfterDone
             | QuirkId::CutAfterName
             | QuirkId::UsageChunkWithoutChoices
-            | QuirkId::ErrorEventMidstream => Dialect::ChatCompletions,
+            | QuirkId::ErrorEventMidstream => Dialect::Chat,
             QuirkId::ResponsesArgsAsObject | QuirkId::ResponsesNameEmptied => Dialect::Responses,
             QuirkId::AnthropicInputAsString | QuirkId::AnthropicStopReasonEndTurn => {
-                Dialect::AnthropicMessages
+                Dialect::Anthropic
             }
         }
     }

@@ -92,6 +92,14 @@ mod tests {
             .iter()
             .find(|quirk| quirk["id"] == "anthropic-input-as-string")
             .expect("listed");
-        assert_eq!(anthropic["dialect"], "anthropic_messages");
+        assert_eq!(anthropic["dialect"], "anthropic");
+        for quirk in listed {
+            let label = quirk["dialect"].as_str().expect("a label");
+            assert!(
+                crate::engine::Dialect::ALL
+                    .iter()
+                    .any(|d| d.as_str() == label)
+            );
+        }
     }
 }

@@ -44,7 +44,6 @@ impl LiveQuirks {
     ) -> Result<LiveQuirks, NotApplicable> {
         let shape = shape_of(head)?;
         let context = RequestContext::parse(request);
-        let dialect = Dialect::of(dialect);
         let quirks: Vec<QuirkId> = quirks
             .iter()
             .copied()
@@ -53,7 +52,7 @@ impl LiveQuirks {
         if quirks.is_empty() {
             return Err(NotApplicable::Dialect);
         }
-        if context.other_surface && dialect == Dialect::ChatCompletions {
+        if context.other_surface && dialect == Dialect::Chat {
             return Err(NotApplicable::Surface);
         }
         let quirks: Vec<QuirkId> = quirks

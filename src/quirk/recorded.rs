@@ -109,10 +109,10 @@ pub fn apply(
     };
     for &quirk in quirks {
         let outcome = shape_of(head).and_then(|shape| {
-            if quirk.dialect() != Dialect::of(dialect) {
+            if quirk.dialect() != dialect {
                 return Err(NotApplicable::Dialect);
             }
-            if context.other_surface && quirk.dialect() == Dialect::ChatCompletions {
+            if context.other_surface && quirk.dialect() == Dialect::Chat {
                 return Err(NotApplicable::Surface);
             }
             if !quirk.shapes().contains(&shape) {

@@ -112,7 +112,7 @@ impl StreamQuirk {
             self.changed = true;
             return Vec::new();
         }
-        let chat = self.quirk.dialect() == Dialect::ChatCompletions;
+        let chat = self.quirk.dialect() == Dialect::Chat;
         let out = match &event.data {
             Data::Json(data) if !chat => self.other_dialect(data.clone(), &event),
             Data::Json(chunk) => self.chunk(chunk.clone(), &event),
@@ -144,8 +144,8 @@ impl StreamQuirk {
     fn other_dialect(&mut self, mut data: Value, event: &Event) -> Vec<Vec<u8>> {
         let changed = match self.quirk.dialect() {
             Dialect::Responses => super::responses::event(self.quirk, &mut data),
-            Dialect::AnthropicMessages => super::anthropic::event(self.quirk, &mut data),
-            Dialect::ChatCompletions => false,
+            Dialect::Anthropic => super::anthropic::event(self.quirk, &mut data),
+            Dialect::Chat => false,
         };
         if changed {
             vec![event.with_data(&data)]

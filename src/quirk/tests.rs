@@ -76,7 +76,7 @@ fn live_and_recorded_send_the_same_bytes_for_every_quirk() {
     }
     for quirk in QuirkId::ALL {
         let streamed = quirk.shapes().contains(&Shape::Streamed);
-        let chat = quirk.dialect() == Dialect::ChatCompletions;
+        let chat = quirk.dialect() == Dialect::Chat;
         // The chat stream has one call: index-all-zero finds nothing to change.
         if streamed && !(chat && quirk == QuirkId::IndexAllZero) {
             assert!(
@@ -102,7 +102,7 @@ fn live_agrees_with_recorded(
             return false;
         }
         Err(NotApplicable::Dialect) => {
-            assert_ne!(quirk.dialect(), Dialect::of(dialect), "{quirk}");
+            assert_ne!(quirk.dialect(), dialect, "{quirk}");
             assert_eq!(
                 recorded.frames, frames,
                 "{quirk}: another dialect, untouched"
@@ -240,8 +240,8 @@ fn the_chat_surface_no_quirk_models_is_not_applicable_and_custom_fragments_do_no
             assert!(applied.applied.is_empty(), "{quirk}");
             assert_eq!(applied.frames, stream(), "{quirk}: untouched");
             let reason = match quirk.dialect() {
-                Dialect::ChatCompletions => NotApplicable::Surface,
-                Dialect::Responses | Dialect::AnthropicMessages => NotApplicable::Dialect,
+                Dialect::Chat => NotApplicable::Surface,
+                Dialect::Responses | Dialect::Anthropic => NotApplicable::Dialect,
             };
             assert_eq!(applied.not_applicable, vec![(quirk, reason)]);
             assert_eq!(

@@ -66,11 +66,9 @@ pub fn read(line: &str) -> Option<Meta> {
     })
 }
 
-/// The dialect a recording names, as serde reads [`Dialect`].
+/// The dialect a recording names, as serde reads [`Dialect`] (old spellings included).
 fn dialect_named(name: &str) -> Option<Dialect> {
-    Dialect::ALL
-        .into_iter()
-        .find(|dialect| dialect.as_str() == name)
+    Dialect::from_name(name)
 }
 
 /// What is left of the line.
@@ -245,6 +243,22 @@ mod tests {
             meta.request.headers.clear();
             let line = written(&meta);
             assert_eq!(read(&line), Some(meta), "{line}");
+        }
+    }
+
+    #[test]
+    fn old_dialect_labels_read_as_the_dialect_they_named() {
+        let mut meta = meta(json(r#"{"a":1}"#));
+        meta.dialect = Some(Dialect::Anthropic);
+        let line = written(&meta);
+        for old in ["anthropic_messages", "anthropic"] {
+            let line = line.replacen(
+                r#""dialect":"anthropic""#,
+                &format!(r#""dialect":"{old}""#),
+                1,
+            );
+            assert_eq!(read(&line), Some(meta.clone()), "{line}");
+            assert_eq!(by_serde(&line), Some(meta.clone()), "{line}");
         }
     }
 

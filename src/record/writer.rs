@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! let mut rec = recorder.begin(RecordingStart { id, started, origin, route, upstream, method,
-//!                                               path, query, request_headers })?;  // None: off
+//!                                               path, dialect, query, request_headers })?;  // None: off
 //! rec.request_body(Some(&body));            // or None when the body was not captured
 //! rec.response_head(status, &headers);      // the file is opened here (the first line is whole)
 //! for (frame, at) in tap { rec.frame(&frame, at); }
@@ -75,6 +75,8 @@ pub struct RecordingStart<'a> {
     pub upstream: &'a str,
     pub method: &'a str,
     pub path: &'a str,
+    /// The dialect the exchange is judged as (the `dialect` field).
+    pub dialect: crate::engine::Dialect,
     pub query: Option<&'a str>,
     pub request_headers: &'a HeaderMap,
 }
@@ -162,6 +164,7 @@ impl Recorder {
             upstream,
             method,
             path,
+            dialect,
             query,
             request_headers,
         } = start;
@@ -178,7 +181,7 @@ impl Recorder {
             upstream,
             method: method.to_string(),
             path: path.to_string(),
-            dialect: Some(crate::engine::Dialect::for_path(path)),
+            dialect: Some(dialect),
             query,
             request: RequestPart {
                 headers,

@@ -96,7 +96,7 @@ fn recording(
             upstream,
             method,
             path: ctx.path.clone(),
-            dialect: Some(crate::engine::Dialect::for_path(&ctx.path)),
+            dialect: ctx.dialect,
             query: None,
             request: RequestPart {
                 headers: Vec::new(),

@@ -46,7 +46,10 @@ pub async fn handle(
     if request.method() == http::Method::GET && request.uri().path() == "/healthz" {
         return Ok(Response::new(proxy_body::full(Bytes::from_static(b"ok\n"))));
     }
-    let ctx = ExchangeCtx::begin(Arc::from(ROUTE), request.method(), request.uri().path());
+    // A matched recording's own dialect replaces this; a forwarded miss keeps its path's.
+    let path = request.uri().path();
+    let dialect = crate::engine::Dialect::from_path(path);
+    let ctx = ExchangeCtx::begin(Arc::from(ROUTE), request.method(), path, dialect);
     let span = tracing::info_span!(
         "exchange",
         id = %ctx.id,
@@ -60,7 +63,7 @@ pub async fn handle(
 
 async fn answer(
     state: &Arc<ReplayState>,
-    ctx: ExchangeCtx,
+    mut ctx: ExchangeCtx,
     request: Request<Incoming>,
 ) -> Response<ProxyBody> {
     let (parts, incoming) = request.into_parts();
@@ -81,11 +84,14 @@ async fn answer(
                 entry.frames.clone(),
                 entry.ending,
                 entry.recording.meta.injected_quirks(),
+                entry.recording.meta.dialect(),
             )
         })
     };
     match found {
-        Ok((name, status, mut headers, frames, ending, injected)) => {
+        Ok((name, status, mut headers, frames, ending, injected, dialect)) => {
+            // Judged as the recording says it was.
+            ctx.dialect = Some(dialect);
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
             tracing::info!(recording = %name, status = status.as_u16(), "replaying");
             if !injected.is_empty() {
@@ -99,10 +105,7 @@ async fn answer(
             let head = crate::inspect::head::response_head(status.as_u16(), &headers);
             let frames = match state.quirks.is_empty() {
                 true => frames,
-                false => {
-                    let dialect = crate::engine::Dialect::for_path(&ctx.path);
-                    quirks::apply(&state.quirks, dialect, &body, &head, &frames, &mut headers)
-                }
+                false => quirks::apply(&state.quirks, dialect, &body, &head, &frames, &mut headers),
             };
             let replayed = ReplayBody::new(frames, state.pace, ending);
             // Inspected through the proxy's own wiring (cap, tap, severities); a replayed

@@ -1,11 +1,13 @@
 //! Where tool-call pieces sit in each dialect's documents, as data: the report's only
 //! dialect-specific knowledge.
 //!
-//! Input: a request path. Output: the [`Dialect`] whose [`PieceRule`]s tell
-//! [`super::pieces`] which JSON pointers of a stream event (or of a buffered body) hold content,
-//! a call id, a function name or an argument piece, and which value names the lane (the tool-call
-//! index). Supporting a new dialect in the report means adding one entry to [`DIALECTS`]; no code
-//! path changes.
+//! Input: the engine's [`Dialect`] a recording was judged as (its `dialect` field, else its
+//! path's). Output: the [`DialectTables`] whose [`PieceRule`]s tell [`super::pieces`] which JSON
+//! pointers of a stream event (or of a buffered body) hold content, a call id, a function name or
+//! an argument piece, and which value names the lane (the tool-call index). Supporting a new
+//! dialect in the report means adding one table and one arm to [`tables`]; no code path changes.
+
+use crate::engine::Dialect;
 
 /// What a piece of a fragment is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -46,10 +48,7 @@ pub struct PieceRule {
 
 /// One dialect's tables.
 #[derive(Debug, Clone, Copy)]
-pub struct Dialect {
-    pub name: &'static str,
-    /// Request path suffixes that select this dialect (the first dialect matches otherwise).
-    pub path_suffixes: &'static [&'static str],
+pub struct DialectTables {
     /// Rules for one stream event's data payload.
     pub stream: &'static [PieceRule],
     /// Rules for a whole buffered body.
@@ -73,183 +72,168 @@ const CHAT_CONTENT: &[(PieceKind, &str)] = &[
     (PieceKind::Finish, "/../finish_reason"),
 ];
 
-/// Every dialect the report can show, Chat Completions first (the default).
-pub const DIALECTS: &[Dialect] = &[
-    Dialect {
-        name: "chat_completions",
-        path_suffixes: &["/chat/completions"],
-        stream: &[
-            PieceRule {
-                when_type: None,
-                items: "/choices/*/delta",
-                lane: Lane::Content,
-                parts: CHAT_CONTENT,
-            },
-            PieceRule {
-                when_type: None,
-                items: "/choices/*/delta/tool_calls/*",
-                lane: Lane::Field("/index"),
-                parts: CHAT_CALL,
-            },
-            PieceRule {
-                when_type: None,
-                items: "/choices/*/delta/function_call",
-                lane: Lane::Fixed("function_call"),
-                parts: CHAT_LEGACY_CALL,
-            },
-        ],
-        buffered: &[
-            PieceRule {
-                when_type: None,
-                items: "/choices/*/message",
-                lane: Lane::Content,
-                parts: CHAT_CONTENT,
-            },
-            PieceRule {
-                when_type: None,
-                items: "/choices/*/message/tool_calls/*",
-                lane: Lane::Position,
-                parts: CHAT_CALL,
-            },
-            PieceRule {
-                when_type: None,
-                items: "/choices/*/message/function_call",
-                lane: Lane::Fixed("function_call"),
-                parts: CHAT_LEGACY_CALL,
-            },
-        ],
-    },
-    Dialect {
-        name: "responses",
-        path_suffixes: &["/responses"],
-        stream: &[
-            PieceRule {
-                when_type: Some("response.output_text.delta"),
-                items: "",
-                lane: Lane::Content,
-                parts: &[(PieceKind::Content, "/delta")],
-            },
-            PieceRule {
-                when_type: Some("response.output_item.added"),
-                items: "",
-                lane: Lane::Field("/output_index"),
-                parts: &[
-                    (PieceKind::Id, "/item/call_id"),
-                    (PieceKind::Name, "/item/name"),
-                    (PieceKind::Arguments, "/item/arguments"),
-                ],
-            },
-            PieceRule {
-                when_type: Some("response.function_call_arguments.delta"),
-                items: "",
-                lane: Lane::Field("/output_index"),
-                parts: &[(PieceKind::Arguments, "/delta")],
-            },
-            PieceRule {
-                when_type: Some("response.completed"),
-                items: "",
-                lane: Lane::Content,
-                parts: &[(PieceKind::Finish, "/response/status")],
-            },
-        ],
-        buffered: &[
-            PieceRule {
-                when_type: None,
-                items: "/output/*/content/*",
-                lane: Lane::Content,
-                parts: &[(PieceKind::Content, "/text")],
-            },
-            PieceRule {
-                when_type: None,
-                items: "/output/*",
-                lane: Lane::Position,
-                parts: &[
-                    (PieceKind::Id, "/call_id"),
-                    (PieceKind::Name, "/name"),
-                    (PieceKind::Arguments, "/arguments"),
-                ],
-            },
-        ],
-    },
-    Dialect {
-        name: "anthropic",
-        path_suffixes: &["/messages"],
-        stream: &[
-            PieceRule {
-                when_type: Some("content_block_start"),
-                items: "",
-                lane: Lane::Field("/index"),
-                parts: &[
-                    (PieceKind::Id, "/content_block/id"),
-                    (PieceKind::Name, "/content_block/name"),
-                ],
-            },
-            PieceRule {
-                when_type: Some("content_block_delta"),
-                items: "",
-                lane: Lane::Content,
-                parts: &[(PieceKind::Content, "/delta/text")],
-            },
-            PieceRule {
-                when_type: Some("content_block_delta"),
-                items: "",
-                lane: Lane::Field("/index"),
-                parts: &[(PieceKind::Arguments, "/delta/partial_json")],
-            },
-            PieceRule {
-                when_type: Some("message_delta"),
-                items: "",
-                lane: Lane::Content,
-                parts: &[(PieceKind::Finish, "/delta/stop_reason")],
-            },
-        ],
-        buffered: &[
-            PieceRule {
-                when_type: None,
-                items: "/content/*",
-                lane: Lane::Content,
-                parts: &[(PieceKind::Content, "/text")],
-            },
-            PieceRule {
-                when_type: None,
-                items: "/content/*",
-                lane: Lane::Position,
-                parts: &[
-                    (PieceKind::Id, "/id"),
-                    (PieceKind::Name, "/name"),
-                    (PieceKind::Arguments, "/input"),
-                ],
-            },
-            PieceRule {
-                when_type: None,
-                items: "",
-                lane: Lane::Content,
-                parts: &[(PieceKind::Finish, "/stop_reason")],
-            },
-        ],
-    },
-];
-
-/// The dialect for a request path (query already stripped).
-pub fn for_path(path: &str) -> &'static Dialect {
-    let path = path.trim_end_matches('/');
-    DIALECTS
-        .iter()
-        .find(|d| d.path_suffixes.iter().any(|s| path.ends_with(s)))
-        .unwrap_or(&DIALECTS[0])
+/// The tables of the dialect an exchange was judged as.
+pub fn tables(dialect: Dialect) -> &'static DialectTables {
+    match dialect {
+        Dialect::Chat => &CHAT,
+        Dialect::Responses => &RESPONSES,
+        Dialect::Anthropic => &ANTHROPIC,
+    }
 }
+
+const CHAT: DialectTables = DialectTables {
+    stream: &[
+        PieceRule {
+            when_type: None,
+            items: "/choices/*/delta",
+            lane: Lane::Content,
+            parts: CHAT_CONTENT,
+        },
+        PieceRule {
+            when_type: None,
+            items: "/choices/*/delta/tool_calls/*",
+            lane: Lane::Field("/index"),
+            parts: CHAT_CALL,
+        },
+        PieceRule {
+            when_type: None,
+            items: "/choices/*/delta/function_call",
+            lane: Lane::Fixed("function_call"),
+            parts: CHAT_LEGACY_CALL,
+        },
+    ],
+    buffered: &[
+        PieceRule {
+            when_type: None,
+            items: "/choices/*/message",
+            lane: Lane::Content,
+            parts: CHAT_CONTENT,
+        },
+        PieceRule {
+            when_type: None,
+            items: "/choices/*/message/tool_calls/*",
+            lane: Lane::Position,
+            parts: CHAT_CALL,
+        },
+        PieceRule {
+            when_type: None,
+            items: "/choices/*/message/function_call",
+            lane: Lane::Fixed("function_call"),
+            parts: CHAT_LEGACY_CALL,
+        },
+    ],
+};
+
+const RESPONSES: DialectTables = DialectTables {
+    stream: &[
+        PieceRule {
+            when_type: Some("response.output_text.delta"),
+            items: "",
+            lane: Lane::Content,
+            parts: &[(PieceKind::Content, "/delta")],
+        },
+        PieceRule {
+            when_type: Some("response.output_item.added"),
+            items: "",
+            lane: Lane::Field("/output_index"),
+            parts: &[
+                (PieceKind::Id, "/item/call_id"),
+                (PieceKind::Name, "/item/name"),
+                (PieceKind::Arguments, "/item/arguments"),
+            ],
+        },
+        PieceRule {
+            when_type: Some("response.function_call_arguments.delta"),
+            items: "",
+            lane: Lane::Field("/output_index"),
+            parts: &[(PieceKind::Arguments, "/delta")],
+        },
+        PieceRule {
+            when_type: Some("response.completed"),
+            items: "",
+            lane: Lane::Content,
+            parts: &[(PieceKind::Finish, "/response/status")],
+        },
+    ],
+    buffered: &[
+        PieceRule {
+            when_type: None,
+            items: "/output/*/content/*",
+            lane: Lane::Content,
+            parts: &[(PieceKind::Content, "/text")],
+        },
+        PieceRule {
+            when_type: None,
+            items: "/output/*",
+            lane: Lane::Position,
+            parts: &[
+                (PieceKind::Id, "/call_id"),
+                (PieceKind::Name, "/name"),
+                (PieceKind::Arguments, "/arguments"),
+            ],
+        },
+    ],
+};
+
+const ANTHROPIC: DialectTables = DialectTables {
+    stream: &[
+        PieceRule {
+            when_type: Some("content_block_start"),
+            items: "",
+            lane: Lane::Field("/index"),
+            parts: &[
+                (PieceKind::Id, "/content_block/id"),
+                (PieceKind::Name, "/content_block/name"),
+            ],
+        },
+        PieceRule {
+            when_type: Some("content_block_delta"),
+            items: "",
+            lane: Lane::Content,
+            parts: &[(PieceKind::Content, "/delta/text")],
+        },
+        PieceRule {
+            when_type: Some("content_block_delta"),
+            items: "",
+            lane: Lane::Field("/index"),
+            parts: &[(PieceKind::Arguments, "/delta/partial_json")],
+        },
+        PieceRule {
+            when_type: Some("message_delta"),
+            items: "",
+            lane: Lane::Content,
+            parts: &[(PieceKind::Finish, "/delta/stop_reason")],
+        },
+    ],
+    buffered: &[
+        PieceRule {
+            when_type: None,
+            items: "/content/*",
+            lane: Lane::Content,
+            parts: &[(PieceKind::Content, "/text")],
+        },
+        PieceRule {
+            when_type: None,
+            items: "/content/*",
+            lane: Lane::Position,
+            parts: &[
+                (PieceKind::Id, "/id"),
+                (PieceKind::Name, "/name"),
+                (PieceKind::Arguments, "/input"),
+            ],
+        },
+        PieceRule {
+            when_type: None,
+            items: "",
+            lane: Lane::Content,
+            parts: &[(PieceKind::Finish, "/stop_reason")],
+        },
+    ],
+};
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn paths_pick_dialects() {
-        assert_eq!(for_path("/v1/chat/completions").name, "chat_completions");
-        assert_eq!(for_path("/openai/v1/responses/").name, "responses");
-        assert_eq!(for_path("/anthropic/v1/messages").name, "anthropic");
-        assert_eq!(for_path("/elsewhere").name, "chat_completions");
-    }
 
     #[test]
     fn anthropic_tool_use_pieces_are_found_by_block_index() {
@@ -260,7 +244,7 @@ mod tests {
                 .map(|p| (p.lane, p.kind, p.text))
                 .collect::<Vec<_>>()
         };
-        let anthropic = for_path("/v1/messages");
+        let anthropic = tables(Dialect::Anthropic);
         let start = r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{}}}"#;
         assert_eq!(
             pieces(start, anthropic.stream),

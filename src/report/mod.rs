@@ -89,6 +89,24 @@ pub struct ReportData {
     pub omitted: usize,
     /// What the page budget (`--max-page-bytes`) and the per-exchange bounds left out.
     pub cut: PageCut,
+    /// Old spellings a `#f=` link may hold, by filter: `{"dialect": {"chat_completions":
+    /// "chat", ...}}`, so a link kept from an older page still selects its rows.
+    pub filter_aliases: FilterAliases,
+}
+
+/// Filter name → old value → the value the page shows now.
+pub type FilterAliases = std::collections::BTreeMap<
+    &'static str,
+    std::collections::BTreeMap<&'static str, &'static str>,
+>;
+
+/// The dialect labels the report showed before it took the engine's.
+pub fn filter_aliases() -> FilterAliases {
+    let dialects = crate::engine::Dialect::OLD_NAMES
+        .into_iter()
+        .map(|(old, dialect)| (old, dialect.as_str()))
+        .collect();
+    FilterAliases::from([("dialect", dialects)])
 }
 
 /// What one page does not show, counted.
@@ -169,6 +187,7 @@ pub fn collect(args: &ReportArgs) -> ReportData {
         skipped,
         omitted,
         cut,
+        filter_aliases: filter_aliases(),
     }
 }
 

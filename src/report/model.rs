@@ -174,7 +174,7 @@ pub fn view(
             .map(|(_, v)| v.as_str())
     };
     let content_type = header("content-type");
-    let dialect = dialect::for_path(&meta.path);
+    let dialect = meta.dialect();
     let request_tree = meta.request.body.to_value();
     let request = request_tree.as_ref();
     let field = |name: &str| {
@@ -189,7 +189,7 @@ pub fn view(
         &recording.frames,
         content_type,
         header("content-encoding"),
-        dialect,
+        dialect::tables(dialect),
         &mut decoded,
     );
     let (fragments_not_listed, stopped) = (fragments.not_listed, fragments.stopped.clone());
@@ -206,7 +206,7 @@ pub fn view(
             .unwrap_or_else(|| "unknown".into()),
         method: meta.method.clone(),
         path: meta.path.clone(),
-        dialect: dialect.name,
+        dialect: dialect.as_str(),
         status: meta.response.status,
         mode: if is_sse { "stream" } else { "buffered" },
         outcome: recording

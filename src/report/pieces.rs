@@ -2,7 +2,7 @@
 //! pieces each fragment carries, placed in lanes by the dialect's tables.
 //!
 //! Input: the recorded frames, the response's content type and encoding, and a
-//! [`Dialect`]. Output: [`Fragment`]s in arrival order, each with the `seq` and time of the frame
+//! [`DialectTables`]. Output: [`Fragment`]s in arrival order, each with the `seq` and time of the frame
 //! that completed it (the same `seq` a violation carries), and its [`Piece`]s. Bytes that do not
 //! frame or parse still become a fragment (with no pieces), so nothing recorded is hidden
 //! silently: what the bounds (`super::bound`) leave out is counted and marked.
@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::bound::{MAX_DECODED, MAX_DECODED_STREAM, MAX_LISTED, Shown, marker};
-use super::dialect::{Dialect, Lane, PieceKind, PieceRule};
+use super::dialect::{DialectTables, Lane, PieceKind, PieceRule};
 use crate::engine::SseFramer;
 use crate::engine::decode::BodyDecoder;
 use crate::record::RecordedFrame;
@@ -62,7 +62,7 @@ pub fn fragments(
     frames: &[RecordedFrame],
     content_type: Option<&str>,
     content_encoding: Option<&str>,
-    dialect: &Dialect,
+    dialect: &DialectTables,
     shown: &mut Shown,
 ) -> Fragments {
     let is_sse = content_type.is_some_and(|t| t.trim_start().starts_with("text/event-stream"));
@@ -265,14 +265,15 @@ fn normalise(pointer: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::dialect::DIALECTS;
+    use crate::engine::Dialect;
+    use crate::report::dialect::tables;
 
     #[test]
     fn chat_stream_pieces_are_told_apart_by_lane_and_kind() {
         let doc: Value = serde_json::json!({"choices":[{"index":0,"delta":{"content":"hi",
             "tool_calls":[{"index":1,"id":"c1","function":{"name":"f","arguments":"{\""}}]},
             "finish_reason":null}]});
-        let pieces = pieces_of(&doc, DIALECTS[0].stream);
+        let pieces = pieces_of(&doc, tables(Dialect::Chat).stream);
         let seen: Vec<(&str, PieceKind, &str, &str)> = pieces
             .iter()
             .map(|p| (p.lane.as_str(), p.kind, p.text.as_str(), p.ptr.as_str()))
@@ -307,7 +308,7 @@ mod tests {
     fn legacy_function_calls_and_custom_inputs_are_pieces_too() {
         let legacy: Value = serde_json::json!({"choices":[{"index":0,"delta":{
             "function_call":{"name":"f","arguments":"{\"a\""}},"finish_reason":null}]});
-        let pieces = pieces_of(&legacy, DIALECTS[0].stream);
+        let pieces = pieces_of(&legacy, tables(Dialect::Chat).stream);
         let seen: Vec<(&str, PieceKind, &str)> = pieces
             .iter()
             .map(|p| (p.lane.as_str(), p.kind, p.ptr.as_str()))
@@ -329,7 +330,7 @@ mod tests {
         );
         let custom: Value = serde_json::json!({"choices":[{"index":0,"delta":{"tool_calls":[
             {"index":0,"custom":{"input":"*** Begin Patch"}}]},"finish_reason":null}]});
-        let pieces = pieces_of(&custom, DIALECTS[0].stream);
+        let pieces = pieces_of(&custom, tables(Dialect::Chat).stream);
         assert_eq!(pieces.len(), 1);
         assert_eq!(
             (
@@ -345,7 +346,7 @@ mod tests {
     fn responses_events_are_data_too() {
         let doc: Value = serde_json::json!({"type":"response.function_call_arguments.delta",
             "output_index":2,"delta":"{\"a\""});
-        let pieces = pieces_of(&doc, DIALECTS[1].stream);
+        let pieces = pieces_of(&doc, tables(Dialect::Responses).stream);
         assert_eq!(pieces.len(), 1);
         assert_eq!(
             (pieces[0].lane.as_str(), pieces[0].kind),
@@ -369,7 +370,7 @@ mod tests {
             &frames,
             Some("text/event-stream"),
             None,
-            &DIALECTS[0],
+            tables(Dialect::Chat),
             &mut shown,
         )
         .list;

@@ -219,3 +219,97 @@ fn booleans_take_the_usual_spellings_and_zero_workers_is_refused() {
         "{error}"
     );
 }
+
+#[test]
+fn routes_and_the_default_route_name_their_dialect() {
+    use tooltap::engine::Dialect;
+    let path = temp_toml(
+        "dialects",
+        "[proxy]\ndialect = \"responses\"\n\
+         [inspect]\npath_suffixes = [\"/chat/completions\", \"/generate\"]\n\
+         [[routes]]\nname = \"named\"\nprefix = \"/named\"\nupstream = \"http://a\"\n\
+         dialect = \"anthropic_messages\"\n\
+         [[routes]]\nname = \"plain\"\nprefix = \"/plain\"\nupstream = \"http://b\"\n\
+         enforce = true\n",
+    );
+    let config = Config::from_layers(
+        Some(path.clone()),
+        EnvLayer::default(),
+        RawConfig::default(),
+    )
+    .expect("valid");
+    let decide = |route, path| config.inspect.decide(route, "POST", path);
+    let named = decide("named", "/named/v1/generate");
+    assert_eq!(named.dialect, Some(Dialect::Anthropic), "old label read");
+    assert!(named.inspect);
+    let plain = decide("plain", "/plain/v1/generate");
+    assert_eq!(plain.dialect, None, "no dialect names /generate");
+    assert!(plain.inspect && !plain.enforce, "{plain:?}");
+    let by_path = decide("plain", "/plain/v1/chat/completions");
+    assert_eq!(by_path.dialect, Some(Dialect::Chat));
+    assert!(by_path.enforce);
+    let default = decide("default", "/v1/chat/completions");
+    assert_eq!(
+        default.dialect,
+        Some(Dialect::Responses),
+        "the route's over the path's"
+    );
+
+    let config = Config::from_layers(
+        Some(path.clone()),
+        env(&[("TOOLTAP_DIALECT", "anthropic")]),
+        RawConfig::default(),
+    )
+    .expect("valid");
+    let default = config.inspect.decide("default", "POST", "/v1/generate");
+    assert_eq!(default.dialect, Some(Dialect::Anthropic), "env beats file");
+    let Command::Proxy(args) = Cli::try_parse_from(["tooltap", "proxy", "--dialect", "chat"])
+        .expect("flags parse")
+        .command
+    else {
+        panic!("proxy subcommand");
+    };
+    let config = Config::from_layers(
+        Some(path.clone()),
+        env(&[("TOOLTAP_DIALECT", "anthropic")]),
+        args.into_layer().1,
+    )
+    .expect("valid");
+    let default = config.inspect.decide("default", "POST", "/v1/generate");
+    assert_eq!(default.dialect, Some(Dialect::Chat), "flag beats env");
+}
+
+#[test]
+fn unknown_dialects_are_refused_naming_the_key_and_the_dialects() {
+    let path = temp_toml(
+        "baddialect",
+        "[[routes]]\nname = \"g\"\nprefix = \"/g\"\nupstream = \"http://g\"\n\
+         dialect = \"gemini\"\n",
+    );
+    let error = Config::from_layers(
+        Some(path.clone()),
+        EnvLayer::default(),
+        RawConfig::default(),
+    )
+    .expect_err("unknown dialect accepted");
+    let message = error.to_string();
+    for part in [
+        "routes[0].dialect",
+        "\"gemini\"",
+        "chat, responses, anthropic",
+        &path.display().to_string(),
+    ] {
+        assert!(message.contains(part), "{part}: {message}");
+    }
+    let error = Config::from_layers(
+        None,
+        env(&[("TOOLTAP_DIALECT", "chat-completions")]),
+        RawConfig::default(),
+    )
+    .expect_err("unknown dialect accepted");
+    let message = error.to_string();
+    assert!(
+        message.contains("TOOLTAP_DIALECT") && message.contains("--dialect"),
+        "{message}"
+    );
+}

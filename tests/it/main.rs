@@ -67,6 +67,7 @@ mod replay;
 mod report;
 mod responses_clients;
 mod robustness;
+mod route_dialect;
 mod sdk_endings;
 mod shutdown;
 mod soak;

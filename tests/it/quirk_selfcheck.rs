@@ -135,7 +135,7 @@ fn every_quirk_is_detected_by_exactly_its_declared_rules() {
                 &example.head,
                 &example.frames,
             );
-            if quirk.dialect() != quirk::Dialect::of(example.dialect) {
+            if quirk.dialect() != example.dialect {
                 assert_eq!(
                     applied.not_applicable,
                     vec![(quirk, quirk::NotApplicable::Dialect)],

@@ -373,6 +373,8 @@
       var kv = pair.split("=");
       var key = decodeURIComponent(kv[0]), value = decodeURIComponent(kv.slice(1).join("="));
       if (!Object.prototype.hasOwnProperty.call(state, key) || key === "page") return;
+      var aliases = (data.filter_aliases || {})[key];
+      if (aliases && Object.prototype.hasOwnProperty.call(aliases, value)) value = aliases[value];
       state[key] = value;
       var select = document.getElementById("filter-" + key);
       if (select) select.value = value;

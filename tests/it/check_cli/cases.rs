@@ -203,6 +203,52 @@ async fn temp_files_are_skipped_and_a_file_without_its_end_is_truncated() {
     assert_eq!(exchange["violations"], serde_json::json!([]));
 }
 
+/// A capture from a path no dialect names is judged as `--dialect` says (old labels read); an
+/// unknown name is refused.
+#[test]
+fn a_capture_s_dialect_can_be_named() {
+    let dir = fixtures_dir().join("anthropic_response_tool_use_name_unknown");
+    let (request, response) = (dir.join("request.json"), dir.join("response.json"));
+    let rules = |dialect: Option<&str>| {
+        let mut argv = vec!["--request", s(&request), "--response", s(&response)];
+        argv.extend(["--format", "json", "--path", "/v1/generate"]);
+        argv.extend(
+            dialect
+                .map(|name| ["--dialect", name])
+                .into_iter()
+                .flatten(),
+        );
+        let (code, out, err) = run(&argv);
+        assert!(code <= 1, "{err}");
+        let report: Value = serde_json::from_str(&out).expect("json");
+        report["exchanges"][0]["violations"]
+            .as_array()
+            .expect("violations")
+            .iter()
+            .map(|v| v["rule"].as_str().unwrap_or_default().to_owned())
+            .collect::<Vec<_>>()
+    };
+    let named = vec!["anthropic.response.tool_use_name_unknown".to_owned()];
+    assert_eq!(rules(Some("anthropic")), named);
+    assert_eq!(rules(Some("anthropic_messages")), named);
+    assert_ne!(rules(None), named, "the path alone names no dialect: Chat");
+    let full = [
+        "tooltap",
+        "check",
+        "--request",
+        "a",
+        "--response",
+        "b",
+        "--dialect",
+        "gemini",
+    ];
+    let error = <tooltap::cli::Cli as clap::Parser>::try_parse_from(full).expect_err("refused");
+    assert!(
+        error.to_string().contains("chat, responses, anthropic"),
+        "{error}"
+    );
+}
+
 #[test]
 fn captures_made_elsewhere_give_the_expected_violations() {
     let mut checked = 0;

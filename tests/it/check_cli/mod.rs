@@ -65,6 +65,7 @@ async fn record_corpus(name: &str) -> (TempDir, Vec<Fixture>) {
                 upstream: "http://127.0.0.1:9",
                 method: "POST",
                 path: fixture.path(),
+                dialect: tooltap::engine::Dialect::for_path(fixture.path()),
                 query: None,
                 request_headers: &request_headers,
             })

@@ -44,6 +44,7 @@ async fn off_mode_records_nothing() {
         upstream: "http://u",
         method: "GET",
         path: "/",
+        dialect: tooltap::engine::Dialect::Chat,
         query: None,
         request_headers: &headers,
     };

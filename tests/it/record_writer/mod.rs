@@ -37,6 +37,7 @@ fn begin(recorder: &Recorder, id: &str, headers: &HeaderMap, origin: Instant) ->
             upstream: "http://127.0.0.1:9/openai",
             method: "POST",
             path: "/v1/chat/completions",
+            dialect: tooltap::engine::Dialect::Chat,
             query: None,
             request_headers: headers,
         })
@@ -117,6 +118,7 @@ async fn writes_the_documented_format_with_secrets_redacted() {
             upstream: &upstream,
             method: "POST",
             path: "/v1/chat/completions",
+            dialect: tooltap::engine::Dialect::Chat,
             query: Some(&query),
             request_headers: &request_headers,
         })

@@ -118,3 +118,59 @@ async fn severity_overrides_apply_to_replayed_traffic() {
     assert_eq!(finish.len(), 1, "{lines:?}");
     assert_eq!(finish[0]["severity"], "warning", "the override applies");
 }
+
+/// A recording says which dialect it was judged as; replay judges it so even on a path no dialect
+/// names, and reads the old label (`anthropic_messages`) too.
+#[tokio::test]
+async fn a_recording_is_judged_as_the_dialect_it_names_whatever_its_path() {
+    let fixture = repo().join("tests/fixtures/anthropic_response_tool_use_name_unknown");
+    let request: Value = serde_json::from_slice(
+        &std::fs::read(fixture.join("request.json")).expect("request fixture"),
+    )
+    .expect("json");
+    let response: Value = serde_json::from_slice(
+        &std::fs::read(fixture.join("response.json")).expect("response fixture"),
+    )
+    .expect("json");
+    let dir = TempDir::new("replay-dialect");
+    let recordings = dir.path().join("recordings");
+    crate::replay::support::Fixture::json(request.clone(), &response).write_at(
+        &recordings,
+        "custom.jsonl",
+        "/v1/generate",
+    );
+    let path = recordings.join("custom.jsonl");
+    let text = std::fs::read_to_string(&path).expect("written");
+    let text = text.replacen(
+        r#""path":"/v1/generate","#,
+        r#""path":"/v1/generate","dialect":"anthropic_messages","#,
+        1,
+    );
+    assert!(text.contains("anthropic_messages"), "{text}");
+    std::fs::write(&path, text).expect("rewrite");
+    let file = dir.path().join("violations.jsonl");
+    let mut settings = settings(&recordings);
+    settings.violations = Some(file.clone());
+    let replay = start(&settings).await;
+
+    let body = request.to_string();
+    let received =
+        crate::replay::support::post(replay.local_addr(), "/v1/generate", body.as_bytes()).await;
+    assert_eq!(received.status, 200);
+    assert_eq!(received.header("x-tooltap-recording"), "custom.jsonl");
+    let exchange = received.header("x-tooltap-exchange").to_owned();
+    let lines = violations_for(&file, &exchange).await;
+    let seen: Vec<(&str, &str)> = lines
+        .iter()
+        .map(|l| {
+            (
+                l["dialect"].as_str().unwrap_or_default(),
+                l["rule"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [("anthropic", "anthropic.response.tool_use_name_unknown")]
+    );
+}

@@ -132,7 +132,10 @@ fn rows_are_sorted_by_start_time_with_dialect_and_injected_quirks_to_filter_on()
         ("#f=injected=(any)", vec!["b-middle"]),
         ("#f=injected=(none)", vec!["c-early", "a-late"]),
         ("#f=injected=finish.missing", vec!["b-middle"]),
+        ("#f=dialect=chat", vec!["c-early", "a-late"]),
+        // A link kept from a page that spelled Chat Completions the old way.
         ("#f=dialect=chat_completions", vec!["c-early", "a-late"]),
+        ("#f=dialect=responses", vec!["b-middle"]),
     ] {
         let dom = dump_dom(&page, filter);
         let rows: Vec<&str> = tags_with(&dom, &["exchange-row"])

@@ -34,6 +34,7 @@ pub fn route(name: &str, prefix: &str, upstream: &str) -> RawRoute {
         upstream: upstream.into(),
         inspect: None,
         enforce: None,
+        dialect: None,
     }
 }
 
