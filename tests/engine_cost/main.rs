@@ -25,7 +25,7 @@ use tooltap::engine::{
 };
 
 use shapes::{Case, shapes};
-use tooltap::quirk::{Dialect as QuirkDialect, LiveQuirks, QuirkId};
+use tooltap::quirk::{LiveQuirks, QuirkId};
 
 /// What one run of a case cost.
 #[derive(Debug, Clone, Copy, Default)]
@@ -354,10 +354,7 @@ fn every_quirk_costs_linear_work_on_adversarial_streams() {
         for shape in shapes(dialect).iter().filter(|s| s.quirked) {
             let half = shape.n / 2;
             let (small_case, large_case) = ((shape.make)(half), (shape.make)(4 * half));
-            for quirk in QuirkId::ALL
-                .into_iter()
-                .filter(|q| q.dialect() == QuirkDialect::of(dialect))
-            {
+            for quirk in QuirkId::ALL.into_iter().filter(|q| q.dialect() == dialect) {
                 let cpu = |case: &Case| quirk_cpu(quirk, case).unwrap_or_default();
                 let (small, large) = (cpu(&small_case), cpu(&large_case));
                 let growth = large.as_secs_f64() / small.max(CPU_TICK).as_secs_f64();
