@@ -250,6 +250,22 @@ impl Redactor {
         shown
     }
 
+    /// A JSON request body as a recording holds it, when redaction changes it: credential-named
+    /// fields (and configured pointers) redacted, written compact. `None` when nothing in it is
+    /// redacted, or it is not JSON. What replay keys a request by, beside the body as sent.
+    pub fn as_recorded(&self, raw: &[u8]) -> Option<Vec<u8>> {
+        if !self.may_redact_body(raw) {
+            return None;
+        }
+        let mut value = serde_json::from_slice::<Value>(raw).ok()?;
+        let mut redacted = Vec::new();
+        self.body(&mut value, &mut redacted);
+        if redacted.is_empty() {
+            return None;
+        }
+        serde_json::to_vec(&value).ok()
+    }
+
     /// Whether [`Redactor::body`] could change a body with these bytes: body pointers are
     /// configured, or the bytes may hold a credential-named field (see
     /// `fields::may_hold_secret`). When not, the body can be recorded as it came.

@@ -159,15 +159,38 @@ impl Library {
 
     /// The recording whose turn it is for this request, or why there is none.
     pub fn next_for(&self, method: &str, path: &str, body: &[u8]) -> Result<&Entry, Miss> {
-        let exact = self.rules.key(method, path, Some(body));
-        let any_body = self.rules.key(method, path, None);
-        let turns = self.turns.get(&exact).or_else(|| self.turns.get(&any_body));
+        self.next_for_sent(method, path, body, None)
+    }
+
+    /// [`Library::next_for`] for a request whose body the recorder would have redacted:
+    /// `as_recorded` is that body with its credential-named fields redacted (see
+    /// `Redactor::as_recorded`). A recording keeps `[REDACTED]` where the request had the real
+    /// value, so the body as sent finds a recording made with redaction off for that field, and
+    /// the body as recorded finds one made with it on; a miss is explained against the latter.
+    pub fn next_for_sent(
+        &self,
+        method: &str,
+        path: &str,
+        sent: &[u8],
+        as_recorded: Option<&[u8]>,
+    ) -> Result<&Entry, Miss> {
+        let keys: Vec<MatchKey> = std::iter::once(sent)
+            .chain(as_recorded)
+            .map(|body| self.rules.key(method, path, Some(body)))
+            .chain(std::iter::once(self.rules.key(method, path, None)))
+            .collect();
+        let turns = keys
+            .iter()
+            .find_map(|key| self.turns.get(key).filter(|turns| !turns.entries.is_empty()));
         match turns {
-            Some(turns) if !turns.entries.is_empty() => {
+            Some(turns) => {
                 let turn = turns.next.fetch_add(1, AtomicOrdering::Relaxed);
                 Ok(&self.entries[turns.entries[turn % turns.entries.len()]])
             }
-            _ => Err(self.closest(&exact, body)),
+            None => {
+                let body = as_recorded.unwrap_or(sent);
+                Err(self.closest(&self.rules.key(method, path, Some(body)), body))
+            }
         }
     }
 

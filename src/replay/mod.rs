@@ -118,6 +118,9 @@ pub struct ReplayState {
     pub forward: Option<ForwardMiss>,
     pub max_request_body: usize,
     pub quirks: Vec<crate::quirk::QuirkId>,
+    /// How the recorder redacts request bodies: requests are matched as recorded, and the miss
+    /// warning shows an unmatched body redacted.
+    pub redactor: crate::redact::Redactor,
 }
 
 impl ReplayState {
@@ -138,6 +141,11 @@ impl ReplayState {
         let forward = match on_miss {
             OnMiss::Error => None,
             OnMiss::Forward { upstream } => Some(ForwardMiss::new(upstream)?),
+        };
+        // Credential-named fields are redacted as a recording's would be.
+        let redactor = match &forward {
+            Some(forward) => crate::redact::Redactor::new(&forward.config.record.redact),
+            None => crate::redact::Redactor::default(),
         };
         let metrics = Arc::new(Metrics::default());
         let violations = violations
@@ -180,6 +188,7 @@ impl ReplayState {
             forward,
             max_request_body: *max_request_body,
             quirks: quirks.clone(),
+            redactor,
         })
     }
 }

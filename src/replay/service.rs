@@ -26,7 +26,6 @@ use super::respond::{self, replay_headers};
 use crate::proxy::exchange::ExchangeCtx;
 use crate::proxy::forward::body::{self as proxy_body, BodyError, ProxyBody};
 use crate::proxy::forward::flush_first::FlushFirst;
-use crate::redact::Redactor;
 
 /// Frames that may wait for the inspector before it counts the exchange as lossy.
 pub const TAP_CAPACITY: usize = 1024;
@@ -74,7 +73,9 @@ async fn answer(
     let method = parts.method.as_str();
     let found = {
         let library = state.library.read().unwrap_or_else(PoisonError::into_inner);
-        library.next_for(method, &ctx.path, &body).map(|entry| {
+        let as_recorded = state.redactor.as_recorded(&body);
+        let found = library.next_for_sent(method, &ctx.path, &body, as_recorded.as_deref());
+        found.map(|entry| {
             let response = &entry.recording.meta.response;
             let headers = replay_headers(&response.headers, ctx.id.as_str(), &entry.name);
             (
@@ -130,12 +131,7 @@ async fn answer(
         }
         Err(miss) => {
             let message = respond::miss_message(method, &ctx.path, &miss);
-            // Credential-named fields are redacted as a recording's would be.
-            let redactor = match &state.forward {
-                Some(forward) => Redactor::new(&forward.config.record.redact),
-                None => Redactor::default(),
-            };
-            let shown = redactor.body_for_log(&body, LOGGED_BODY);
+            let shown = state.redactor.body_for_log(&body, LOGGED_BODY);
             tracing::warn!(body = %shown, "{message}");
             match &state.forward {
                 Some(forward) => capture::forward(state, forward, &ctx, parts, body).await,

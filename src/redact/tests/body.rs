@@ -208,3 +208,18 @@ fn a_deep_body_with_long_names_is_walked_in_proportion_to_its_size() {
     let expected = format!("body:{}/api_key", format!("/{name}").repeat(30));
     assert_eq!(redacted, [expected]);
 }
+
+#[test]
+fn a_body_as_recorded_is_given_only_when_redaction_changes_it() {
+    let redactor = Redactor::default();
+    let clean = br#"{"model":"m","messages":[{"role":"user","content":"hi"}]}"#;
+    assert_eq!(redactor.as_recorded(clean), None, "nothing to redact");
+    // Spelled like a credential but holding none (a tools schema): walked, unchanged.
+    let schema = br#"{"tools":[{"type":"function","function":{"name":"f","parameters":{"properties":{"api_key":{"type":"string"}}}}}]}"#;
+    assert_eq!(redactor.as_recorded(schema), None);
+    assert_eq!(redactor.as_recorded(b"{\"api_key\": broken"), None, "not JSON");
+    let secret = br#"{"model":"m", "api_key":"sk-1"}"#;
+    let recorded = redactor.as_recorded(secret).expect("redacted");
+    let value: Value = serde_json::from_slice(&recorded).expect("JSON");
+    assert_eq!(value, json!({"model": "m", "api_key": REDACTED}));
+}

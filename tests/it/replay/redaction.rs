@@ -97,3 +97,78 @@ async fn forwarded_captures_hold_no_credential_named_by_pattern() {
         }
     }
 }
+
+/// A recording keeps `[REDACTED]` where the request had a credential-named field, so the same
+/// request (with the real value) must still find it: replay keys a request as the recorder
+/// would have redacted it when the body as sent finds nothing.
+#[tokio::test]
+async fn a_recording_whose_body_was_redacted_still_answers_the_same_request() {
+    let dir = TempDir::new("redacted-match");
+    let body = json!({"model": "m", "messages": [{"role": "user", "content": "x"}],
+        "api_key": "planted-body-88", "metadata": {"client_secret": "planted-body-99"}});
+    let upstream = echo_upstream().await;
+    let mut capturing = settings(dir.path());
+    capturing.on_miss = OnMiss::Forward {
+        upstream: format!("http://{upstream}"),
+    };
+    let replay = start(&capturing).await;
+    let got = post_with(replay.local_addr(), CHAT, body.to_string().as_bytes(), &[]).await;
+    assert_eq!(got.status, 200, "forwarded");
+    within(LIMIT, replay.shutdown()).await.expect("stops");
+    let recorded = files_under(dir.path())
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .map(|p| String::from_utf8_lossy(&std::fs::read(p).expect("read")).into_owned())
+        .collect::<Vec<_>>()
+        .join("");
+    assert!(recorded.contains("[REDACTED]"), "the capture was redacted");
+    assert!(!recorded.contains("planted-body-88"));
+
+    // Offline: no upstream, the folder only.
+    let offline = start(&settings(dir.path())).await;
+    let again = post_with(offline.local_addr(), CHAT, body.to_string().as_bytes(), &[]).await;
+    assert_eq!(
+        again.status,
+        200,
+        "the redacted recording answers: {}",
+        String::from_utf8_lossy(&again.body())
+    );
+    let other = json!({"model": "m", "messages": [{"role": "user", "content": "y"}],
+        "api_key": "planted-body-88", "metadata": {"client_secret": "planted-body-99"}});
+    let miss = post_with(
+        offline.local_addr(),
+        CHAT,
+        other.to_string().as_bytes(),
+        &[],
+    )
+    .await;
+    assert_eq!(miss.status, 404, "another conversation still misses");
+}
+
+/// An upstream answering every request with a plain Chat completion.
+async fn echo_upstream() -> std::net::SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind upstream");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let service = service_fn(|_request| async {
+                    let body = json!({"id": "up", "object": "chat.completion", "choices": [{"index": 0,
+                        "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}]});
+                    Ok::<_, Infallible>(
+                        Response::builder()
+                            .header("content-type", "application/json")
+                            .body(Full::new(Bytes::from(body.to_string())))
+                            .expect("response"),
+                    )
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    addr
+}
