@@ -179,9 +179,11 @@ impl Library {
             .map(|body| self.rules.key(method, path, Some(body)))
             .chain(std::iter::once(self.rules.key(method, path, None)))
             .collect();
-        let turns = keys
-            .iter()
-            .find_map(|key| self.turns.get(key).filter(|turns| !turns.entries.is_empty()));
+        let turns = keys.iter().find_map(|key| {
+            self.turns
+                .get(key)
+                .filter(|turns| !turns.entries.is_empty())
+        });
         match turns {
             Some(turns) => {
                 let turn = turns.next.fetch_add(1, AtomicOrdering::Relaxed);

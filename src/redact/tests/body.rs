@@ -217,7 +217,11 @@ fn a_body_as_recorded_is_given_only_when_redaction_changes_it() {
     // Spelled like a credential but holding none (a tools schema): walked, unchanged.
     let schema = br#"{"tools":[{"type":"function","function":{"name":"f","parameters":{"properties":{"api_key":{"type":"string"}}}}}]}"#;
     assert_eq!(redactor.as_recorded(schema), None);
-    assert_eq!(redactor.as_recorded(b"{\"api_key\": broken"), None, "not JSON");
+    assert_eq!(
+        redactor.as_recorded(b"{\"api_key\": broken"),
+        None,
+        "not JSON"
+    );
     let secret = br#"{"model":"m", "api_key":"sk-1"}"#;
     let recorded = redactor.as_recorded(secret).expect("redacted");
     let value: Value = serde_json::from_slice(&recorded).expect("JSON");

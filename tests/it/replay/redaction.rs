@@ -28,30 +28,7 @@ const QUERY: &str = "pwd=planted-pwd-11&pass=planted-pass-22&jwt=planted-jwt-33&
 
 #[tokio::test]
 async fn forwarded_captures_hold_no_credential_named_by_pattern() {
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind upstream");
-    let upstream = listener.local_addr().expect("addr");
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            tokio::spawn(async move {
-                let service = service_fn(|_request| async {
-                    let body = json!({"id": "up", "object": "chat.completion", "choices": [{"index": 0,
-                        "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}]});
-                    Ok::<_, Infallible>(
-                        Response::builder()
-                            .header("content-type", "application/json")
-                            .header("x-echo", "caller planted-goog-0a1b")
-                            .body(Full::new(Bytes::from(body.to_string())))
-                            .expect("response"),
-                    )
-                });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
-            });
-        }
-    });
+    let upstream = echo_upstream().await;
     let dir = TempDir::new("redaction");
     let mut settings = settings(dir.path());
     settings.on_miss = OnMiss::Forward {
@@ -145,7 +122,8 @@ async fn a_recording_whose_body_was_redacted_still_answers_the_same_request() {
     assert_eq!(miss.status, 404, "another conversation still misses");
 }
 
-/// An upstream answering every request with a plain Chat completion.
+/// An upstream answering every request with a plain Chat completion, echoing a planted
+/// credential in a response header (`x-echo`).
 async fn echo_upstream() -> std::net::SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0")
         .await
@@ -160,6 +138,7 @@ async fn echo_upstream() -> std::net::SocketAddr {
                     Ok::<_, Infallible>(
                         Response::builder()
                             .header("content-type", "application/json")
+                            .header("x-echo", "caller planted-goog-0a1b")
                             .body(Full::new(Bytes::from(body.to_string())))
                             .expect("response"),
                     )
