@@ -310,17 +310,26 @@ pub fn run(args: &ReportArgs, stderr: &mut dyn Write) -> u8 {
 mod tests {
     use super::*;
 
-    #[test]
-    fn exchanges_beyond_the_bound_are_counted_not_shown() {
-        let args = ReportArgs {
+    /// The example recordings with these bounds.
+    fn examples(max_exchanges: usize, max_shown_bytes: usize, max_page_bytes: u64) -> ReportArgs {
+        ReportArgs {
             paths: vec![PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("recordings/examples")],
             output: PathBuf::from("unused.html"),
             severity: None,
             docs_base: String::new(),
-            max_exchanges: 3,
-            max_shown_bytes: bound::DEFAULT_MAX_SHOWN_BYTES,
-            max_page_bytes: bound::DEFAULT_MAX_PAGE_BYTES,
-        };
+            max_exchanges,
+            max_shown_bytes,
+            max_page_bytes,
+        }
+    }
+
+    #[test]
+    fn exchanges_beyond_the_bound_are_counted_not_shown() {
+        let args = examples(
+            3,
+            bound::DEFAULT_MAX_SHOWN_BYTES,
+            bound::DEFAULT_MAX_PAGE_BYTES,
+        );
         let data = collect(&args);
         assert_eq!((data.exchanges.len(), data.omitted), (3, 4));
         assert!(data.unreadable.is_empty());
@@ -330,15 +339,7 @@ mod tests {
 
     #[test]
     fn past_the_page_budget_exchanges_lose_their_detail_then_are_left_out_and_counted() {
-        let args = |max_page_bytes| ReportArgs {
-            paths: vec![PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("recordings/examples")],
-            output: PathBuf::from("unused.html"),
-            severity: None,
-            docs_base: String::new(),
-            max_exchanges: 100,
-            max_shown_bytes: 64,
-            max_page_bytes,
-        };
+        let args = |max_page_bytes| examples(100, 64, max_page_bytes);
         let whole = collect(&args(bound::DEFAULT_MAX_PAGE_BYTES));
         assert_eq!((whole.exchanges.len(), whole.cut.without_detail), (7, 0));
         assert!(
@@ -364,15 +365,7 @@ mod tests {
 
     #[test]
     fn the_tool_lists_and_pointers_an_exchange_adds_are_charged_to_the_page_budget() {
-        let args = |max_page_bytes| ReportArgs {
-            paths: vec![PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("recordings/examples")],
-            output: PathBuf::from("unused.html"),
-            severity: None,
-            docs_base: String::new(),
-            max_exchanges: 100,
-            max_shown_bytes: bound::DEFAULT_MAX_SHOWN_BYTES,
-            max_page_bytes,
-        };
+        let args = |max_page_bytes| examples(100, bound::DEFAULT_MAX_SHOWN_BYTES, max_page_bytes);
         let data_bytes = |data: &ReportData| {
             data.exchanges.iter().map(bound::json_size).sum::<u64>()
                 + data.tools.bytes()
