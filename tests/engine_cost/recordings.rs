@@ -1,7 +1,8 @@
 //! Adversarial recordings for `tooltap report`, one generator per shape, each writing files
 //! whose size grows in proportion to `n`: many frames per exchange, many tool calls, many
 //! exchanges in one segment file, one huge argument, a gzip-encoded buffered body, many
-//! distinct `tools` lists, many distinct JSON pointers, deep nesting, text the page escapes.
+//! distinct `tools` lists, many distinct JSON pointers, deep nesting, text the page escapes,
+//! more fragments than one exchange lists.
 //!
 //! The stream shapes reuse the engine's (see [`crate::shapes`]) for every dialect, written in
 //! the on-disk format `tooltap proxy` writes (`tooltap::record::format`).
@@ -105,6 +106,11 @@ pub const REPORT_SHAPES: &[ReportShape] = &[
         name: "chat.many_distinct_pointers",
         write: many_distinct_pointers,
         n: 200,
+    },
+    ReportShape {
+        name: "chat.fragments_past_the_list",
+        write: fragments_past_the_list,
+        n: 1_300,
     },
     ReportShape {
         name: "chat.line_separators",
@@ -374,4 +380,21 @@ fn line_separators(dir: &Path, n: usize) {
         frames: vec![body.into_bytes()],
     };
     segment_of(dir, "s", &case, n);
+}
+
+/// A stream of `n` one-character content events, one frame each: at 4n, past the 5,000
+/// fragments and frames one exchange lists.
+fn fragments_past_the_list(dir: &Path, n: usize) {
+    let mut body = String::new();
+    for _ in 0..n {
+        body.push_str("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\n");
+    }
+    body.push_str("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n");
+    let case = Case {
+        dialect: Dialect::Chat,
+        request: engine_case(Dialect::Chat, "many_indexes", 1).request,
+        content_type: "text/event-stream",
+        frames: vec![body.into_bytes()],
+    };
+    segment_of(dir, "f", &case, 1);
 }
