@@ -337,22 +337,13 @@ fn many_distinct_pointers(dir: &Path, n: usize) {
     let calls: Vec<String> = (0..n)
         .map(|k| format!(r#"{{"index":{k},"id":"c{k}","type":"function","function":{{"name":"f","arguments":"{{}}"}}}}"#))
         .collect();
-    let body = format!(
-        "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{}]}}}}]}}\n\n\
-         data: {{\"choices\":[{{\"index\":0,\"delta\":{{}},\"finish_reason\":\"tool_calls\"}}]}}\n\n\
-         data: [DONE]\n\n",
-        calls.join(",")
+    let case = chat_stream(
+        &[format!(
+            r#"{{"choices":[{{"index":0,"delta":{{"tool_calls":[{}]}}}}]}}"#,
+            calls.join(",")
+        )],
+        "tool_calls",
     );
-    let case = Case {
-        dialect: Dialect::Chat,
-        request: engine_case(Dialect::Chat, "many_indexes", 1).request,
-        content_type: "text/event-stream",
-        frames: body
-            .as_bytes()
-            .chunks(16 * 1024)
-            .map(<[u8]>::to_vec)
-            .collect(),
-    };
     let exchange = Exchange {
         id: "pointers".to_owned(),
         frames: case.frames.clone(),
@@ -362,39 +353,39 @@ fn many_distinct_pointers(dir: &Path, n: usize) {
     write_file(&dir.join("x.jsonl"), &[exchange]);
 }
 
+/// A Chat stream of `events` (the data of each), then `finish_reason` and `[DONE]`, in 16 KiB
+/// frames.
+fn chat_stream(events: &[String], finish_reason: &str) -> Case {
+    let mut body = String::new();
+    for data in events {
+        body.push_str(&format!("data: {data}\n\n"));
+    }
+    body.push_str(&format!(
+        "data: {{\"choices\":[{{\"index\":0,\"delta\":{{}},\"finish_reason\":\"{finish_reason}\"}}]}}\n\ndata: [DONE]\n\n"
+    ));
+    Case {
+        dialect: Dialect::Chat,
+        request: engine_case(Dialect::Chat, "many_indexes", 1).request,
+        content_type: "text/event-stream",
+        frames: body
+            .as_bytes()
+            .chunks(16 * 1024)
+            .map(<[u8]>::to_vec)
+            .collect(),
+    }
+}
+
 /// `n` exchanges in one segment, each a stream of text made of U+2028 and U+2029, which the
 /// page writes as six-byte escapes of three-byte characters.
 fn line_separators(dir: &Path, n: usize) {
     let text = "\u{2028}\u{2029}".repeat(40);
-    let mut body = String::new();
-    for _ in 0..8 {
-        body.push_str(&format!(
-            "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{text}\"}}}}]}}\n\n"
-        ));
-    }
-    body.push_str("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n");
-    let case = Case {
-        dialect: Dialect::Chat,
-        request: engine_case(Dialect::Chat, "many_indexes", 1).request,
-        content_type: "text/event-stream",
-        frames: vec![body.into_bytes()],
-    };
-    segment_of(dir, "s", &case, n);
+    let event = format!(r#"{{"choices":[{{"index":0,"delta":{{"content":"{text}"}}}}]}}"#);
+    segment_of(dir, "s", &chat_stream(&vec![event; 8], "stop"), n);
 }
 
 /// A stream of `n` one-character content events, one frame each: at 4n, past the 5,000
 /// fragments and frames one exchange lists.
 fn fragments_past_the_list(dir: &Path, n: usize) {
-    let mut body = String::new();
-    for _ in 0..n {
-        body.push_str("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\n");
-    }
-    body.push_str("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n");
-    let case = Case {
-        dialect: Dialect::Chat,
-        request: engine_case(Dialect::Chat, "many_indexes", 1).request,
-        content_type: "text/event-stream",
-        frames: vec![body.into_bytes()],
-    };
-    segment_of(dir, "f", &case, 1);
+    let event = r#"{"choices":[{"index":0,"delta":{"content":"x"}}]}"#.to_owned();
+    segment_of(dir, "f", &chat_stream(&vec![event; n], "stop"), 1);
 }
