@@ -97,23 +97,34 @@ pub fn marker(cut: u64) -> String {
 }
 
 /// Bytes `value` takes in the page: its JSON with `<`, `>` and `&` written as six-byte escapes
-/// (what `html::render` writes).
+/// and U+2028 and U+2029 (three bytes each) as six-byte escapes too (what `html::render`
+/// writes).
 pub fn json_size<T: Serialize>(value: &T) -> u64 {
-    let mut counter = Counter(0);
+    let mut counter = Counter::default();
     // Serialising a view to a writer that cannot fail cannot fail either.
     let _ = serde_json::to_writer(&mut counter, value);
-    counter.0
+    counter.bytes
 }
 
-struct Counter(u64);
+#[derive(Default)]
+struct Counter {
+    bytes: u64,
+    /// The last two bytes written, for a separator split between two writes.
+    tail: [u8; 2],
+}
 
 impl Write for Counter {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let escaped = buf
-            .iter()
-            .filter(|b| matches!(b, b'<' | b'>' | b'&'))
-            .count();
-        self.0 += (buf.len() + 5 * escaped) as u64;
+        let mut extra = 0;
+        for &byte in buf {
+            extra += match byte {
+                b'<' | b'>' | b'&' => 5,
+                0xA8 | 0xA9 if self.tail == [0xE2, 0x80] => 3,
+                _ => 0,
+            };
+            self.tail = [self.tail[1], byte];
+        }
+        self.bytes += (buf.len() + extra) as u64;
         Ok(buf.len())
     }
 
@@ -143,5 +154,11 @@ mod tests {
     #[test]
     fn the_size_counts_the_escapes_the_page_writes() {
         assert_eq!(json_size(&"<a>"), 5 + 10);
+        assert_eq!(json_size(&"a\u{2028}\u{2029}é"), 2 + 1 + 6 + 6 + 2);
+        let mut split = Counter::default();
+        let _ = split.write_all(&[b'"', 0xE2]);
+        let _ = split.write_all(&[0x80]);
+        let _ = split.write_all(&[0xA8, b'"']);
+        assert_eq!(split.bytes, 8);
     }
 }

@@ -28,7 +28,7 @@ use crate::engine::{EngineConfig, SchemaCache, SeverityOverrides};
 use crate::record::read::count_recordings;
 use crate::record::read::each_recording;
 
-pub use html::render;
+pub use html::{render, write_page};
 
 /// Exit code: the report was written and every input was read.
 pub const EXIT_OK: u8 = 0;
@@ -160,6 +160,7 @@ pub fn collect(args: &ReportArgs) -> ReportData {
             match recording {
                 Ok(recording) => {
                     let report = judge::engine_report(&recording, &engine, &cache);
+                    let marks = Marks::of(&tools, &pointers);
                     let view = model::view(
                         &recording,
                         &report,
@@ -169,7 +170,7 @@ pub fn collect(args: &ReportArgs) -> ReportData {
                         &mut pointers,
                     );
                     drop(recording);
-                    if let Some(view) = cut.fit(view) {
+                    if let Some(view) = cut.fit(view, marks, &mut tools, &mut pointers) {
                         exchanges.push(view);
                     }
                 }
@@ -191,12 +192,38 @@ pub fn collect(args: &ReportArgs) -> ReportData {
     }
 }
 
+/// How far the tables reached before an exchange's view was built: what it added is past
+/// these.
+#[derive(Debug, Clone, Copy)]
+struct Marks {
+    tools: (usize, u64),
+    pointers: (usize, u64),
+}
+
+impl Marks {
+    fn of(tools: &model::ToolTable, pointers: &model::ToolTable) -> Marks {
+        Marks {
+            tools: (tools.len(), tools.bytes()),
+            pointers: (pointers.len(), pointers.bytes()),
+        }
+    }
+}
+
 impl PageCut {
     /// The view as it fits what is left of the budget: whole, without its detail, or not at
-    /// all (`None`); counted.
-    fn fit(&mut self, mut view: model::ExchangeView) -> Option<model::ExchangeView> {
+    /// all (`None`); counted. The tool lists and pointers it added to the tables (`marks`) are
+    /// charged with it, and taken out again with the detail (pointers) or the view (both).
+    fn fit(
+        &mut self,
+        mut view: model::ExchangeView,
+        marks: Marks,
+        tools: &mut model::ToolTable,
+        pointers: &mut model::ToolTable,
+    ) -> Option<model::ExchangeView> {
         self.shown_bytes += view.cut.decoded_bytes + view.cut.raw_bytes;
-        let whole = bound::json_size(&view);
+        let new_tools = tools.bytes() - marks.tools.1;
+        let new_pointers = pointers.bytes() - marks.pointers.1;
+        let whole = bound::json_size(&view) + new_tools + new_pointers;
         if self.used + whole <= self.budget {
             self.used += whole;
             return Some(view);
@@ -204,14 +231,17 @@ impl PageCut {
         view.fragments = Vec::new();
         view.frames = Vec::new();
         view.choices = Vec::new();
+        // Only fragments point into the pointer table.
+        pointers.truncate(marks.pointers.0);
         view.cut.detail_bytes = whole;
-        let summary = bound::json_size(&view);
+        let summary = bound::json_size(&view) + new_tools;
         if self.used + summary <= self.budget {
             self.used += summary;
             self.without_detail += 1;
             self.detail_bytes += whole.saturating_sub(summary);
             return Some(view);
         }
+        tools.truncate(marks.tools.0);
         self.left_out += 1;
         None
     }
@@ -280,17 +310,26 @@ pub fn run(args: &ReportArgs, stderr: &mut dyn Write) -> u8 {
 mod tests {
     use super::*;
 
-    #[test]
-    fn exchanges_beyond_the_bound_are_counted_not_shown() {
-        let args = ReportArgs {
+    /// The example recordings with these bounds.
+    fn examples(max_exchanges: usize, max_shown_bytes: usize, max_page_bytes: u64) -> ReportArgs {
+        ReportArgs {
             paths: vec![PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("recordings/examples")],
             output: PathBuf::from("unused.html"),
             severity: None,
             docs_base: String::new(),
-            max_exchanges: 3,
-            max_shown_bytes: bound::DEFAULT_MAX_SHOWN_BYTES,
-            max_page_bytes: bound::DEFAULT_MAX_PAGE_BYTES,
-        };
+            max_exchanges,
+            max_shown_bytes,
+            max_page_bytes,
+        }
+    }
+
+    #[test]
+    fn exchanges_beyond_the_bound_are_counted_not_shown() {
+        let args = examples(
+            3,
+            bound::DEFAULT_MAX_SHOWN_BYTES,
+            bound::DEFAULT_MAX_PAGE_BYTES,
+        );
         let data = collect(&args);
         assert_eq!((data.exchanges.len(), data.omitted), (3, 4));
         assert!(data.unreadable.is_empty());
@@ -300,15 +339,7 @@ mod tests {
 
     #[test]
     fn past_the_page_budget_exchanges_lose_their_detail_then_are_left_out_and_counted() {
-        let args = |max_page_bytes| ReportArgs {
-            paths: vec![PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("recordings/examples")],
-            output: PathBuf::from("unused.html"),
-            severity: None,
-            docs_base: String::new(),
-            max_exchanges: 100,
-            max_shown_bytes: 64,
-            max_page_bytes,
-        };
+        let args = |max_page_bytes| examples(100, 64, max_page_bytes);
         let whole = collect(&args(bound::DEFAULT_MAX_PAGE_BYTES));
         assert_eq!((whole.exchanges.len(), whole.cut.without_detail), (7, 0));
         assert!(
@@ -328,5 +359,30 @@ mod tests {
         );
         let none = collect(&args(10));
         assert_eq!((none.exchanges.len(), none.cut.left_out), (0, 7));
+        // What the left-out exchanges added to the tables is taken out with them.
+        assert!(none.tools.is_empty() && none.pointers.is_empty());
+    }
+
+    #[test]
+    fn the_tool_lists_and_pointers_an_exchange_adds_are_charged_to_the_page_budget() {
+        let args = |max_page_bytes| examples(100, bound::DEFAULT_MAX_SHOWN_BYTES, max_page_bytes);
+        let data_bytes = |data: &ReportData| {
+            data.exchanges.iter().map(bound::json_size).sum::<u64>()
+                + data.tools.bytes()
+                + data.pointers.bytes()
+        };
+        let whole = collect(&args(bound::DEFAULT_MAX_PAGE_BYTES));
+        assert!(whole.tools.bytes() > 0 && whole.pointers.bytes() > 0);
+        assert_eq!(whole.cut.used, data_bytes(&whole));
+        // Each entry and its comma; the brackets take one byte more than the last comma.
+        for table in [&whole.tools, &whole.pointers] {
+            assert_eq!(table.bytes() + 1, bound::json_size(table));
+        }
+        for budget in [whole.cut.used / 2, whole.cut.used / 5] {
+            let tight = collect(&args(budget));
+            assert!(tight.cut.without_detail + tight.cut.left_out > 0);
+            assert_eq!(tight.cut.used, data_bytes(&tight));
+            assert!(tight.cut.used <= budget, "{} past {budget}", tight.cut.used);
+        }
     }
 }

@@ -100,13 +100,16 @@ pub struct FragmentView {
     pub pieces: Vec<(String, PieceKind, String, usize)>,
 }
 
-/// Distinct JSON values (tool lists, pointers), each stored once in the page.
+/// Distinct JSON values (tool lists, pointers), each stored once in the page, and the bytes
+/// they take in it (so the page budget can charge an exchange for the entries it added).
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(transparent)]
 pub struct ToolTable {
     values: Vec<Value>,
     #[serde(skip)]
     index: std::collections::HashMap<String, usize>,
+    #[serde(skip)]
+    bytes: u64,
 }
 
 impl ToolTable {
@@ -116,6 +119,8 @@ impl ToolTable {
         if let Some(&at) = self.index.get(&key) {
             return at;
         }
+        // Its JSON as the page writes it, and the comma before the next entry.
+        self.bytes += super::bound::json_size(&tools) + 1;
         self.values.push(tools);
         self.index.insert(key, self.values.len() - 1);
         self.values.len() - 1
@@ -128,6 +133,29 @@ impl ToolTable {
 
     pub fn get(&self, at: usize) -> Option<&Value> {
         self.values.get(at)
+    }
+
+    /// How many distinct values it holds.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// Bytes its values take in the page.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Forgets every value added after the first `len` (the entries of an exchange the page
+    /// budget left out, which nothing else points to).
+    pub fn truncate(&mut self, len: usize) {
+        for value in self.values.drain(len.min(self.values.len())..) {
+            self.index.remove(&value.to_string());
+            self.bytes -= super::bound::json_size(&value) + 1;
+        }
     }
 }
 

@@ -9,10 +9,15 @@
 //! binary again, one case each): its peak resident set (`VmHWM`) above what it held before the
 //! exchange began, so nothing another test allocates is counted. Each case is fed through
 //! [`Exchange`], the entry point the proxy and `tooltap check` use.
+//!
+//! `tooltap report` has the same property over recordings of adversarial shapes, with its page
+//! and its memory bounds: see [`report`].
 
 // Test code: a failed setup is a failed test.
 #![allow(clippy::expect_used, clippy::panic)]
 
+mod recordings;
+mod report;
 mod shapes;
 
 use std::process::Command;
@@ -146,36 +151,40 @@ struct Resident {
     too_large: bool,
 }
 
-fn resident(dialect: Dialect, shape: &str, n: usize, max_reassembled: Option<usize>) -> Resident {
-    let mut command = Command::new(std::env::current_exe().expect("test binary"));
-    command
-        .args([
-            "--exact",
-            "child_measures_one_case",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD_CASE, format!("{}/{shape}/{n}", dialect.as_str()));
-    if let Some(max) = max_reassembled {
-        command.env(CHILD_MAX_REASSEMBLED, max.to_string());
-    }
-    let output = command.output().expect("child runs");
+/// Runs `test` of this binary in a child process with `env` and returns the line it printed
+/// after `MEASURED `.
+fn child_measured(test: &str, env: &[(&str, String)]) -> String {
+    let output = Command::new(std::env::current_exe().expect("test binary"))
+        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .envs(env.iter().map(|(key, value)| (key, value)))
+        .output()
+        .expect("child runs");
     let stdout = String::from_utf8_lossy(&output.stdout);
-    let line = stdout
+    stdout
         .lines()
-        .find_map(|line| Some(line.split_once("MEASURED ")?.1))
+        .find_map(|line| Some(line.split_once("MEASURED ")?.1.to_owned()))
         .unwrap_or_else(|| {
             panic!(
                 "child said nothing: {stdout} {}",
                 String::from_utf8_lossy(&output.stderr)
             )
-        });
-    let field = |key: &str| {
-        line.split_whitespace()
-            .find_map(|pair| pair.strip_prefix(key)?.strip_prefix('='))
-            .unwrap_or_default()
-            .to_owned()
-    };
+        })
+}
+
+/// The value of `key=value` in a child's line; empty when absent.
+fn measured_field<'a>(line: &'a str, key: &str) -> &'a str {
+    line.split_whitespace()
+        .find_map(|pair| pair.strip_prefix(key)?.strip_prefix('='))
+        .unwrap_or_default()
+}
+
+fn resident(dialect: Dialect, shape: &str, n: usize, max_reassembled: Option<usize>) -> Resident {
+    let mut env = vec![(CHILD_CASE, format!("{}/{shape}/{n}", dialect.as_str()))];
+    if let Some(max) = max_reassembled {
+        env.push((CHILD_MAX_REASSEMBLED, max.to_string()));
+    }
+    let line = child_measured("child_measures_one_case", &env);
+    let field = |key: &str| measured_field(&line, key);
     Resident {
         peak: field("peak").parse().unwrap_or(0),
         accounted: field("accounted").parse().unwrap_or(0),
