@@ -4,7 +4,9 @@
 
 use serde_json::json;
 
-use crate::replay::support::{Fixture, TempDir, chat, post, post_json, settings, start};
+use crate::replay::support::{
+    Fixture, LIMIT, TempDir, chat, post, post_json, settings, start, within,
+};
 
 fn answer(text: &str) -> serde_json::Value {
     json!({"id": "c", "object": "chat.completion", "choices": [{"index": 0,
@@ -124,21 +126,51 @@ async fn an_oversized_request_body_is_refused_with_413() {
 }
 
 #[tokio::test]
-async fn a_health_probe_is_answered_not_matched() {
+async fn health_and_readiness_probes_are_answered_not_matched() {
     let dir = TempDir::new("healthz");
     Fixture::json(chat("Weather in Paris."), &answer("a")).write(dir.path(), "paris.jsonl");
     let replay = start(&settings(dir.path())).await;
     let (mut sender, driver) = crate::replay::support::connect(replay.local_addr()).await;
-    let request = http::Request::get("/healthz")
-        .header("host", replay.local_addr().to_string())
-        .body(http_body_util::Full::new(bytes::Bytes::new()))
-        .expect("request");
-    let response = sender.send_request(request).await.expect("response");
-    assert_eq!(response.status(), 200);
-    let body = http_body_util::BodyExt::collect(response.into_body())
+    for (path, answer) in [("/healthz", "ok\n"), ("/readyz", "ready\n")] {
+        let request = http::Request::get(path)
+            .header("host", replay.local_addr().to_string())
+            .body(http_body_util::Full::new(bytes::Bytes::new()))
+            .expect("request");
+        let response = within(LIMIT, sender.send_request(request))
+            .await
+            .expect("response");
+        assert_eq!(response.status(), 200, "{path}");
+        assert_eq!(
+            response.headers()["content-type"],
+            "text/plain; charset=utf-8"
+        );
+        let body = within(
+            LIMIT,
+            http_body_util::BodyExt::collect(response.into_body()),
+        )
         .await
         .expect("body")
         .to_bytes();
-    assert_eq!(body, "ok\n");
+        assert_eq!(body, answer, "{path}");
+    }
+    driver.abort();
+    replay
+        .state()
+        .accepting
+        .store(false, std::sync::atomic::Ordering::Relaxed);
+    let received = post(replay.local_addr(), "/readyz", b"").await;
+    assert_eq!(
+        received.status, 404,
+        "a POST is a request to match, not a probe"
+    );
+    let (mut sender, driver) = crate::replay::support::connect(replay.local_addr()).await;
+    let request = http::Request::get("/readyz")
+        .header("host", replay.local_addr().to_string())
+        .body(http_body_util::Full::new(bytes::Bytes::new()))
+        .expect("request");
+    let response = within(LIMIT, sender.send_request(request))
+        .await
+        .expect("response");
+    assert_eq!(response.status(), 503, "not ready once shutdown began");
     driver.abort();
 }
