@@ -17,7 +17,8 @@ use crate::config::LogFormat;
 #[command(
     after_help = "Requests match a recording on method, path and the JSON body compared \
                         with key order ignored; /user, /metadata, /seed, /stream_options, /store, \
-                        /prompt_cache_key and /safety_identifier are ignored by default. Several matching recordings are served in turn. \
+                        /prompt_cache_key and /safety_identifier are ignored by default. Several matching \
+                        recordings are served in turn. \
                         See docs/replay.md."
 )]
 pub struct ReplayArgs {
