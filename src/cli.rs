@@ -54,7 +54,7 @@ pub struct ProxyArgs {
     #[arg(long, short = 'c', value_name = "PATH")]
     pub config: Option<PathBuf>,
     /// Address to listen on [default: 127.0.0.1:8787] [env: TOOLTAP_LISTEN]
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", value_parser = listen_address)]
     pub listen: Option<SocketAddr>,
     /// Upstream base URL of the default route; may carry a path prefix such as
     /// https://api.groq.com/openai [default: https://api.openai.com] [env: TOOLTAP_UPSTREAM]
@@ -214,6 +214,22 @@ impl ProxyArgs {
     }
 }
 
+/// A `--listen` value: an IP address and a port. A bare port (`4640`) or a host name is
+/// refused with the form that is wanted, not only "invalid socket address syntax".
+pub fn listen_address(value: &str) -> Result<SocketAddr, String> {
+    if let Ok(address) = value.parse::<SocketAddr>() {
+        return Ok(address);
+    }
+    let example = match value.parse::<u16>() {
+        Ok(port) => format!("127.0.0.1:{port}"),
+        Err(_) => "127.0.0.1:8787".to_owned(),
+    };
+    Err(format!(
+        "an address is wanted: an IP and a port, e.g. {example} (or [::1]:8787; port 0 picks \
+         a free one)"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,6 +238,16 @@ mod tests {
     #[test]
     fn clap_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn a_bare_proxy_listen_port_says_an_address_is_wanted() {
+        let error = Cli::try_parse_from(["tooltap", "proxy", "--listen", "4640"])
+            .expect_err("a bare port")
+            .to_string();
+        assert!(error.contains("--listen"), "{error}");
+        assert!(error.contains("an address is wanted"), "{error}");
+        assert!(error.contains("127.0.0.1:4640"), "{error}");
     }
 
     #[test]

@@ -9,16 +9,16 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::matching::{BadPointer, MatchRules};
+use super::matching::{BadPointer, MatchRules, ToolCallIds};
 use super::{DEFAULT_MAX_REQUEST_BODY, OnMiss, Pace, ReplaySettings};
 use crate::config::LogFormat;
 
 #[derive(Debug, Args)]
 #[command(
     after_help = "Requests match a recording on method, path and the JSON body compared \
-                        with key order ignored; /user, /metadata, /seed, /stream_options, /store and \
-                        /prompt_cache_key are \
-                        ignored by default. Several matching recordings are served in turn. \
+                        with key order ignored; /user, /metadata, /seed, /stream_options, /store, \
+                        /prompt_cache_key and /safety_identifier are ignored by default. Several matching \
+                        recordings are served in turn. \
                         See docs/replay.md."
 )]
 pub struct ReplayArgs {
@@ -26,20 +26,26 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "DIR")]
     pub recordings: PathBuf,
     /// Address to listen on
-    #[arg(long, value_name = "ADDR", default_value = super::DEFAULT_LISTEN)]
+    #[arg(long, value_name = "ADDR", default_value = super::DEFAULT_LISTEN,
+        value_parser = crate::cli::listen_address)]
     pub listen: SocketAddr,
     /// instant (every frame at once, each its own write), recorded (the original gaps), or a
     /// factor from 0 to 1000 applied to the recorded timing (0.1 = ten times faster)
     #[arg(long, value_name = "PACE", default_value = "instant")]
     pub pace: Pace,
-    /// Also ignore this JSON pointer of the request body when matching (repeatable), e.g. /model
+    /// Also ignore this JSON pointer of the request body when matching (repeatable), e.g. /model;
+    /// `*` stands for every array index or key at its level: /messages/*/tool_calls/*/id
     #[arg(long = "ignore", value_name = "POINTER")]
     pub ignore: Vec<String>,
+    /// strict: tool-call ids must equal the recorded ones; loose: ids are renamed by order of
+    /// first appearance on both sides, so ids a framework invents per run still match
+    #[arg(long, value_name = "HOW", default_value = "strict")]
+    pub match_tool_call_ids: ToolCallIds,
     /// Ignore /model when matching (test suites often read the model from the environment)
     #[arg(long)]
     pub ignore_model: bool,
-    /// Do not ignore /user, /metadata, /seed, /stream_options, /store and /prompt_cache_key by
-    /// default
+    /// Do not ignore /user, /metadata, /seed, /stream_options, /store, /prompt_cache_key and
+    /// /safety_identifier by default
     #[arg(long)]
     pub no_default_ignores: bool,
     /// What a request no recording matches gets: a 404 replay_no_match error, or forwarded to
@@ -92,6 +98,7 @@ impl ReplayArgs {
             listen,
             pace,
             mut ignore,
+            match_tool_call_ids,
             ignore_model,
             no_default_ignores,
             on_miss,
@@ -108,7 +115,8 @@ impl ReplayArgs {
         if ignore_model {
             ignore.push("/model".to_owned());
         }
-        let rules = MatchRules::new(!no_default_ignores, &ignore)?;
+        let rules =
+            MatchRules::new(!no_default_ignores, &ignore)?.with_tool_call_ids(match_tool_call_ids);
         let on_miss = match (on_miss, upstream) {
             (MissArg::Error, None) => OnMiss::Error,
             (MissArg::Error, Some(_)) => return Err(ArgsError::UnusedUpstream),
@@ -169,7 +177,7 @@ mod tests {
             "http://127.0.0.1:9",
         ])
         .expect("valid");
-        assert_eq!(settings.rules.ignored, ["/temperature", "/model"]);
+        assert_eq!(settings.rules.ignored(), ["/temperature", "/model"]);
         assert_eq!(settings.pace, Pace::Scaled(0.25));
         assert!(matches!(settings.on_miss, OnMiss::Forward { .. }));
     }
@@ -194,6 +202,40 @@ mod tests {
         ));
         let (settings, _) = parse(&["--quirk", "args-as-object,done-missing"]).expect("valid");
         assert_eq!(settings.quirks.len(), 2);
+    }
+
+    #[test]
+    fn a_listen_value_that_is_not_an_address_says_an_address_is_wanted() {
+        for (value, example) in [
+            ("4640", "127.0.0.1:4640"),
+            ("localhost:1", "127.0.0.1:8787"),
+        ] {
+            let flag = format!("--listen={value}");
+            let argv = ["tooltap", "replay", "--recordings", "r", flag.as_str()];
+            let error = Cli::try_parse_from(argv).expect_err(value).to_string();
+            assert!(error.contains("--listen"), "{value}: {error}");
+            assert!(error.contains("an address is wanted"), "{value}: {error}");
+            assert!(error.contains(example), "{value}: {error}");
+        }
+        let (settings, _) = parse(&["--listen", "[::1]:0"]).expect("an address");
+        assert_eq!(settings.listen.to_string(), "[::1]:0");
+    }
+
+    #[test]
+    fn tool_call_ids_are_strict_unless_loose_is_asked_for() {
+        let (settings, _) = parse(&[]).expect("valid");
+        assert_eq!(settings.rules.tool_call_ids, ToolCallIds::Strict);
+        let (settings, _) = parse(&["--match-tool-call-ids", "loose"]).expect("valid");
+        assert_eq!(settings.rules.tool_call_ids, ToolCallIds::Loose);
+        let (settings, _) = parse(&["--ignore", "/messages/*/tool_calls/*/id"]).expect("valid");
+        assert!(
+            settings
+                .rules
+                .ignored()
+                .contains(&"/messages/*/tool_calls/*/id".to_owned())
+        );
+        let error = parse(&["--ignore", "/a*b"]).expect_err("glob inside a token");
+        assert!(error.to_string().starts_with("--ignore: "), "{error}");
     }
 
     #[test]

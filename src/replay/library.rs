@@ -5,7 +5,7 @@
 //! named `<file>#<id>`; one unreadable recording stops the start, naming the file and the line,
 //! because a fixture suite that silently lost a fixture is worse than one that refuses to start)
 //! and the [`MatchRules`]. Output: for each request, the next recording under its key, or
-//! a [`Miss`] naming the closest recording and the JSON pointers where the bodies differ.
+//! a [`Miss`] naming the two closest recordings and the JSON pointers where the bodies differ.
 //!
 //! Several recordings with one key are served in turn, in natural file-name order
 //! (`call-2.jsonl` before `call-10.jsonl`), cycling: the third request for a key with two
@@ -21,7 +21,8 @@ use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use serde_json::Value;
 
 use super::body::BodyEnding;
-use super::matching::{MatchKey, MatchRules, differing_pointers};
+use super::matching::tool_call_ids::canonicalize;
+use super::matching::{Difference, MatchKey, MatchRules, ToolCallIds, compare};
 use crate::record::{Outcome, ReadError, RecordedFrame, Recording, read_all_bounded};
 
 /// One loaded recording and what it is matched on.
@@ -53,13 +54,38 @@ pub enum LoadError {
     Read(#[from] ReadError),
 }
 
-/// A request no recording answers, and the nearest thing there was.
+/// A request no recording answers, and the nearest things there were.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Miss {
-    /// The closest recording's name, if there is any recording at all.
-    pub closest: Option<String>,
-    /// What differs from the closest: `method`/`path` mismatches, then body JSON pointers.
+    /// The closest recordings, closest first: at most [`CANDIDATES`]; none when the library is
+    /// empty.
+    pub candidates: Vec<Candidate>,
+    /// `--ignore` patterns with `*` for the array indexes, each covering two or more of the
+    /// closest recording's differing pointers.
+    pub wildcards: Vec<String>,
+    /// The closest recording would match with `--match-tool-call-ids loose`.
+    pub loose_ids_would_match: bool,
+}
+
+/// One recording near a missed request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    pub name: String,
+    /// What differs: `method`/`path` mismatches, then body JSON pointers (the first
+    /// [`MAX_KEPT`](super::matching::diff::MAX_KEPT) of them).
     pub differing: Vec<String>,
+    /// How many differences there are in all, including those not kept.
+    pub total: usize,
+}
+
+/// How many recordings a miss names.
+pub const CANDIDATES: usize = 2;
+
+impl Miss {
+    /// The closest recording's name, if there is any recording at all.
+    pub fn closest(&self) -> Option<&str> {
+        self.candidates.first().map(|c| c.name.as_str())
+    }
 }
 
 /// The recordings, indexed.
@@ -196,38 +222,80 @@ impl Library {
         }
     }
 
-    /// The recording differing from the request in the fewest places (method and path weigh
-    /// more than any body difference), with those places.
+    /// The recordings nearest the request, nearest first: a different method or path weighs
+    /// more than any body difference; then fewer arrays of another length (a recording of an
+    /// earlier turn of the same conversation is a prefix, not a near miss); then fewer
+    /// differing leaves; then the name.
     fn closest(&self, key: &MatchKey, body: &[u8]) -> Miss {
         let sent = self.rules.normalize(body);
-        let best = self
+        let mut ranked: Vec<Ranked> = self
             .entries
             .iter()
             .map(|entry| {
                 let head = head_differences(&entry.key, key);
                 let body = match (&entry.normalized, &sent) {
-                    (Some(recorded), Some(sent)) => differing_pointers(recorded, sent),
-                    _ if entry.key.body == key.body => Vec::new(),
-                    _ => vec!["(body is not JSON)".to_owned()],
+                    (Some(recorded), Some(sent)) => compare(recorded, sent),
+                    _ if entry.key.body == key.body => Difference::default(),
+                    _ => Difference {
+                        pointers: vec!["(body is not JSON)".to_owned()],
+                        total: 1,
+                        leaves: 1,
+                        length_mismatches: 0,
+                    },
                 };
-                (entry, head, body)
+                let rank = (head.len(), body.length_mismatches, body.leaves);
+                (rank, entry, head, body)
             })
-            .min_by_key(|(entry, head, body)| (head.len(), body.len(), entry.name.clone()));
-        match best {
-            Some((entry, mut head, body)) => {
-                head.extend(body);
-                Miss {
-                    closest: Some(entry.name.clone()),
+            .collect();
+        ranked.sort_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then_with(|| natural_cmp(&a.1.name, &b.1.name))
+        });
+        let (wildcards, loose_ids_would_match) = match ranked.first() {
+            Some((_, entry, head, body)) if head.is_empty() => (
+                super::matching::diff::wildcard_suggestions(&body.pointers),
+                self.loose_ids_would_match(entry, sent.as_ref()),
+            ),
+            _ => (Vec::new(), false),
+        };
+        let candidates = ranked
+            .into_iter()
+            .take(CANDIDATES)
+            .map(|(_, entry, mut head, body)| {
+                let total = head.len() + body.total;
+                head.extend(body.pointers);
+                Candidate {
+                    name: entry.name.clone(),
                     differing: head,
+                    total,
                 }
-            }
-            None => Miss {
-                closest: None,
-                differing: Vec::new(),
-            },
+            })
+            .collect();
+        Miss {
+            candidates,
+            wildcards,
+            loose_ids_would_match,
         }
     }
+
+    /// Whether renaming tool-call ids would make `entry` answer `sent` (when they are strict).
+    fn loose_ids_would_match(&self, entry: &Entry, sent: Option<&Value>) -> bool {
+        let (Some(recorded), Some(sent)) = (&entry.normalized, sent) else {
+            return false;
+        };
+        if self.rules.tool_call_ids == ToolCallIds::Loose {
+            return false;
+        }
+        let (mut recorded, mut sent) = (recorded.clone(), sent.clone());
+        canonicalize(&mut recorded);
+        canonicalize(&mut sent);
+        recorded == sent
+    }
 }
+
+/// A recording's distance from a missed request: (head differences, arrays of another length,
+/// differing leaves), then the recording, its head differences and its body difference.
+type Ranked<'a> = ((usize, usize, usize), &'a Entry, Vec<String>, Difference);
 
 /// How a recording's body ends when replayed; recordings that are not whole are served as
 /// they are, with a warning, because a fixture suite may hold them on purpose.

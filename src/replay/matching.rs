@@ -1,49 +1,68 @@
 //! Deciding whether a request is "the same" as a recorded one: pure functions, no I/O.
 //!
 //! Input: a request's method, path and body bytes (from the replay service, or a recording's
-//! meta line at load time) and the [`MatchRules`] (JSON pointers to ignore). Output: a
-//! [`MatchKey`] that is equal for requests that should get the same recording, and, for a miss,
-//! the JSON pointers where two request bodies differ ([`differing_pointers`]).
+//! meta line at load time) and the [`MatchRules`] (JSON pointers to ignore, how tool-call ids
+//! compare). Output: a [`MatchKey`] that is equal for requests that should get the same
+//! recording, and, for a miss, how far two request bodies are apart ([`diff::compare`]).
 //!
 //! Bodies are compared as canonical JSON: object keys sorted, no whitespace, so the key order a
-//! client library happens to use does not matter. Ignored pointers are removed from both sides
-//! before comparing (`/user` removes the `user` key; `/messages/0/name` reaches inside arrays).
-//! A body that is not JSON is compared byte for byte; a recording whose request body was not
-//! captured matches any body on its method and path.
+//! client library happens to use does not matter. Ignored pointers are blanked on both sides
+//! before comparing (`/user` removes the `user` key; `/messages/0/name` reaches inside arrays;
+//! `/messages/*/tool_calls/*/id` reaches every message and call, see [`pattern`]). With
+//! [`ToolCallIds::Loose`] tool-call ids are renamed by order of appearance first
+//! ([`tool_call_ids`]). A body that is not JSON is compared byte for byte; a recording whose
+//! request body was not captured matches any body on its method and path.
+
+pub mod diff;
+pub mod pattern;
+pub mod tool_call_ids;
 
 use serde_json::Value;
 
+pub use diff::{Difference, compare};
+pub use pattern::{BadPointer, Pattern};
+pub use tool_call_ids::ToolCallIds;
+
 /// Fields that do not change what a provider answers, or that test suites vary on every run:
-/// Chat Completions', the Responses API's and Anthropic Messages' (`metadata.user_id`) alike (`store` and `prompt_cache_key` exist in
-/// both; the Agents SDK and Codex set them per run).
-pub const DEFAULT_IGNORED: [&str; 6] = [
+/// Chat Completions', the Responses API's and Anthropic Messages' (`metadata.user_id`) alike
+/// (`store`, `prompt_cache_key` and `safety_identifier` exist in both OpenAI APIs; the Agents
+/// SDK and Codex set them per run).
+pub const DEFAULT_IGNORED: [&str; 7] = [
     "/user",
     "/metadata",
     "/seed",
     "/stream_options",
     "/store",
     "/prompt_cache_key",
+    "/safety_identifier",
 ];
 
-/// Which parts of a request body are left out of matching.
+/// Which parts of a request body are left out of matching, and how tool-call ids compare.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MatchRules {
-    /// RFC 6901 JSON pointers, removed from both bodies before they are compared.
-    pub ignored: Vec<String>,
+    /// The ignored pointers as given, for messages.
+    ignored: Vec<String>,
+    /// The same, parsed; blanked on both bodies before they are compared.
+    patterns: Vec<Pattern>,
+    pub tool_call_ids: ToolCallIds,
 }
 
 impl Default for MatchRules {
     fn default() -> Self {
-        MatchRules {
-            ignored: DEFAULT_IGNORED.iter().map(|p| (*p).to_owned()).collect(),
+        let mut rules = MatchRules {
+            ignored: Vec::new(),
+            patterns: Vec::new(),
+            tool_call_ids: ToolCallIds::Strict,
+        };
+        for pointer in DEFAULT_IGNORED {
+            if let Ok(pattern) = Pattern::parse(pointer) {
+                rules.ignored.push(pointer.to_owned());
+                rules.patterns.push(pattern);
+            }
         }
+        rules
     }
 }
-
-/// A pointer that is not a valid RFC 6901 JSON pointer.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0:?} is not a JSON pointer: it must be empty or start with '/' (e.g. /model)")]
-pub struct BadPointer(pub String);
 
 /// The part of a key that comes from the body.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -66,28 +85,47 @@ pub struct MatchKey {
 
 impl MatchRules {
     /// Rules ignoring the defaults plus `extra`; `with_defaults = false` drops the defaults.
+    /// Tool-call ids compare strictly (see [`MatchRules::with_tool_call_ids`]).
     pub fn new(with_defaults: bool, extra: &[String]) -> Result<MatchRules, BadPointer> {
-        let mut ignored: Vec<String> = if with_defaults {
-            MatchRules::default().ignored
-        } else {
-            Vec::new()
+        let mut rules = match with_defaults {
+            true => MatchRules::default(),
+            false => MatchRules {
+                ignored: Vec::new(),
+                patterns: Vec::new(),
+                tool_call_ids: ToolCallIds::Strict,
+            },
         };
         for pointer in extra {
-            if !pointer.is_empty() && !pointer.starts_with('/') {
-                return Err(BadPointer(pointer.clone()));
-            }
-            if !ignored.contains(pointer) {
-                ignored.push(pointer.clone());
+            let pattern = Pattern::parse(pointer)?;
+            if !rules.ignored.contains(pointer) {
+                rules.ignored.push(pointer.clone());
+                rules.patterns.push(pattern);
             }
         }
-        Ok(MatchRules { ignored })
+        Ok(rules)
     }
 
-    /// The JSON body with every ignored pointer removed; `None` when `body` is not JSON.
+    pub fn with_tool_call_ids(self, tool_call_ids: ToolCallIds) -> MatchRules {
+        MatchRules {
+            tool_call_ids,
+            ..self
+        }
+    }
+
+    /// The ignored pointers, defaults first, as given.
+    pub fn ignored(&self) -> &[String] {
+        &self.ignored
+    }
+
+    /// The JSON body with every ignored pointer blanked (and tool-call ids renamed when loose);
+    /// `None` when `body` is not JSON.
     pub fn normalize(&self, body: &[u8]) -> Option<Value> {
         let mut value: Value = serde_json::from_slice(body).ok()?;
-        for pointer in &self.ignored {
-            remove_pointer(&mut value, pointer);
+        for pattern in &self.patterns {
+            pattern.remove_from(&mut value);
+        }
+        if self.tool_call_ids == ToolCallIds::Loose {
+            tool_call_ids::canonicalize(&mut value);
         }
         Some(value)
     }
@@ -143,92 +181,6 @@ fn write_canonical(value: &Value, out: &mut String) {
             out.push(']');
         }
         scalar => out.push_str(&scalar.to_string()),
-    }
-}
-
-/// Remove the value `pointer` names, if it exists. The empty pointer (the whole document)
-/// turns the document into `null`, which makes every JSON body equal.
-pub fn remove_pointer(value: &mut Value, pointer: &str) {
-    if pointer.is_empty() {
-        *value = Value::Null;
-        return;
-    }
-    let Some((parent, last)) = pointer.rsplit_once('/') else {
-        return;
-    };
-    let last = unescape(last);
-    let target = if parent.is_empty() {
-        Some(value)
-    } else {
-        value.pointer_mut(parent)
-    };
-    match target {
-        Some(Value::Object(map)) => {
-            map.remove(&last);
-        }
-        Some(Value::Array(items)) => {
-            if let Ok(index) = last.parse::<usize>()
-                && index < items.len()
-            {
-                items.remove(index);
-            }
-        }
-        _ => {}
-    }
-}
-
-fn unescape(token: &str) -> String {
-    token.replace("~1", "/").replace("~0", "~")
-}
-
-fn escape(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
-}
-
-/// Every JSON pointer where `a` and `b` differ, deepest first found, in document order: a key
-/// present on one side only, an array element past the other's end, or unequal scalars (or
-/// values of different types). Equal documents give an empty list.
-pub fn differing_pointers(a: &Value, b: &Value) -> Vec<String> {
-    let mut out = Vec::new();
-    diff_into(a, b, &mut String::new(), &mut out);
-    out
-}
-
-fn diff_into(a: &Value, b: &Value, at: &mut String, out: &mut Vec<String>) {
-    match (a, b) {
-        (Value::Object(left), Value::Object(right)) => {
-            let mut keys: Vec<&String> = left.keys().chain(right.keys()).collect();
-            keys.sort();
-            keys.dedup();
-            for key in keys {
-                let mark = at.len();
-                at.push('/');
-                at.push_str(&escape(key));
-                match (left.get(key), right.get(key)) {
-                    (Some(x), Some(y)) => diff_into(x, y, at, out),
-                    _ => out.push(at.clone()),
-                }
-                at.truncate(mark);
-            }
-        }
-        (Value::Array(left), Value::Array(right)) => {
-            for index in 0..left.len().max(right.len()) {
-                let mark = at.len();
-                at.push('/');
-                at.push_str(&index.to_string());
-                match (left.get(index), right.get(index)) {
-                    (Some(x), Some(y)) => diff_into(x, y, at, out),
-                    _ => out.push(at.clone()),
-                }
-                at.truncate(mark);
-            }
-        }
-        (x, y) if x == y => {}
-        _ => out.push(if at.is_empty() {
-            String::new()
-        } else {
-            at.clone()
-        }),
     }
 }
 

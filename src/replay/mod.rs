@@ -34,8 +34,8 @@ use std::sync::{Arc, RwLock};
 
 pub use body::{Pace, ReplayBody};
 pub use capture::{ForwardMiss, ForwardSetupError};
-pub use library::{Library, LoadError, Miss};
-pub use matching::{MatchKey, MatchRules};
+pub use library::{Candidate, Library, LoadError, Miss};
+pub use matching::{MatchKey, MatchRules, ToolCallIds};
 pub use server::{RunningReplay, serve};
 
 use crate::config::inspect::{DEFAULT_MAX_CONCURRENT, DEFAULT_TAP_FRAMES};
@@ -121,6 +121,8 @@ pub struct ReplayState {
     /// How the recorder redacts request bodies: requests are matched as recorded, and the miss
     /// warning shows an unmatched body redacted.
     pub redactor: crate::redact::Redactor,
+    /// True while accepting; false once shutdown began (`/readyz` answers 503 then).
+    pub accepting: std::sync::atomic::AtomicBool,
 }
 
 impl ReplayState {
@@ -189,6 +191,7 @@ impl ReplayState {
             max_request_body: *max_request_body,
             quirks: quirks.clone(),
             redactor,
+            accepting: std::sync::atomic::AtomicBool::new(true),
         })
     }
 }

@@ -17,8 +17,8 @@ use crate::proxy::forward::headers::strip_hop_by_hop;
 
 pub use crate::proxy::exchange::EXCHANGE_HEADER;
 pub const RECORDING_HEADER: &str = "x-tooltap-recording";
-/// How many differing pointers a miss message lists before "and N more".
-const MAX_LISTED: usize = 12;
+/// How many differing pointers a miss message lists per recording before "and N more".
+const MAX_LISTED: usize = 8;
 
 /// The recorded headers, cleaned for re-sending, plus the replay's identification headers.
 pub fn replay_headers(recorded: &[(String, String)], exchange: &str, recording: &str) -> HeaderMap {
@@ -45,25 +45,44 @@ pub fn replay_headers(recorded: &[(String, String)], exchange: &str, recording: 
     headers
 }
 
-/// The human message for a miss: the request, the closest recording, and what differs.
+/// The human message for a miss: the request, the two closest recordings with what differs
+/// (at most [`MAX_LISTED`] places each), and a flag that would have matched the closest.
 pub fn miss_message(method: &str, path: &str, miss: &Miss) -> String {
     let mut message = format!("tooltap replay: no recording matches {method} {path}");
-    match &miss.closest {
-        None => message.push_str("; the recordings directory holds no recordings"),
-        Some(closest) => {
-            message.push_str(&format!("; closest recording: {closest}"));
-            let listed: Vec<&str> = miss
-                .differing
-                .iter()
-                .take(MAX_LISTED)
-                .map(String::as_str)
-                .collect();
+    if miss.candidates.is_empty() {
+        message.push_str("; the recordings directory holds no recordings");
+    }
+    for (rank, candidate) in miss.candidates.iter().enumerate() {
+        let label = if rank == 0 { "closest" } else { "next closest" };
+        let listed: Vec<&str> = candidate
+            .differing
+            .iter()
+            .take(MAX_LISTED)
+            .map(String::as_str)
+            .collect();
+        message.push_str(&format!("; {label} recording: {}", candidate.name));
+        if !listed.is_empty() {
             message.push_str(&format!(", which differs at {}", listed.join(", ")));
-            if miss.differing.len() > MAX_LISTED {
-                let more = miss.differing.len() - MAX_LISTED;
-                message.push_str(&format!(" and {more} more"));
-            }
         }
+        if candidate.total > listed.len() {
+            let more = candidate.total - listed.len();
+            message.push_str(&format!(" and {more} more"));
+        }
+    }
+    if miss.loose_ids_would_match {
+        message.push_str(
+            "; only tool-call ids differ from the closest: --match-tool-call-ids loose matches it",
+        );
+    } else if !miss.wildcards.is_empty() {
+        let flags: Vec<String> = miss
+            .wildcards
+            .iter()
+            .map(|pattern| format!("--ignore '{pattern}'"))
+            .collect();
+        message.push_str(&format!(
+            "; to ignore those places in every element: {}",
+            flags.join(" ")
+        ));
     }
     message
 }
@@ -76,6 +95,7 @@ pub fn error_response(status: StatusCode, code: &str, message: &str) -> Response
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::replay::library::Candidate;
 
     #[test]
     fn recorded_framing_and_hop_by_hop_fields_go_and_the_rest_stays() {
@@ -112,20 +132,40 @@ mod tests {
     }
 
     #[test]
-    fn miss_messages_name_the_closest_and_cap_the_list() {
-        let miss = Miss {
-            closest: Some("seed/a.jsonl".into()),
-            differing: (0..15).map(|i| format!("/messages/{i}")).collect(),
+    fn miss_messages_name_the_two_closest_cap_each_list_and_suggest_a_flag() {
+        let candidate = |name: &str, count: usize| Candidate {
+            name: name.into(),
+            differing: (0..count).map(|i| format!("/messages/{i}/id")).collect(),
+            total: count + 5,
+        };
+        let mut miss = Miss {
+            candidates: vec![candidate("seed/a.jsonl", 10), candidate("seed/b.jsonl", 2)],
+            wildcards: vec!["/messages/*/id".into()],
+            loose_ids_would_match: false,
         };
         let message = miss_message("POST", "/v1/chat/completions", &miss);
         assert!(
-            message.contains("closest recording: seed/a.jsonl"),
+            message.contains("; closest recording: seed/a.jsonl, which differs at /messages/0/id"),
             "{message}"
         );
-        assert!(message.contains("/messages/11 and 3 more"), "{message}");
+        assert!(message.contains("/messages/7/id and 7 more;"), "{message}");
+        assert!(!message.contains("/messages/8/id"), "{message}");
+        assert!(
+            message.contains("; next closest recording: seed/b.jsonl, which differs at"),
+            "{message}"
+        );
+        assert!(message.contains("/messages/1/id and 5 more"), "{message}");
+        assert!(message.ends_with("--ignore '/messages/*/id'"), "{message}");
+        miss.loose_ids_would_match = true;
+        let message = miss_message("POST", "/v1/chat/completions", &miss);
+        assert!(
+            message.ends_with("--match-tool-call-ids loose matches it"),
+            "{message}"
+        );
         let none = Miss {
-            closest: None,
-            differing: vec![],
+            candidates: vec![],
+            wildcards: vec![],
+            loose_ids_would_match: false,
         };
         assert!(miss_message("GET", "/", &none).contains("holds no recordings"));
     }

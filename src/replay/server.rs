@@ -8,6 +8,7 @@
 
 use std::future::Future;
 use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -39,8 +40,11 @@ pub async fn serve(
     };
     let began = Arc::new(OnceLock::new());
     let shutdown_began = Arc::clone(&began);
+    let accepting = Arc::clone(&state);
     let shutdown = async move {
         shutdown.await;
+        // `/readyz` answers 503 from now on, while in-flight replays drain.
+        accepting.accepting.store(false, Ordering::Relaxed);
         let _ = shutdown_began.set(Instant::now());
     };
     let serving = Arc::clone(&state);

@@ -5,10 +5,12 @@
 //! [`ReplayBody`] wrapped in the proxy's [`TeeBody`](crate::proxy::tee::TeeBody), whose copies go to an [`inspect::run`](crate::inspect::run)
 //! task (violations in the logs, metrics and the violations file), or an OpenAI-shaped error:
 //! 404 `replay_no_match` for a miss (or the upstream's answer with `--on-miss forward`), 413 /
-//! 400 for a request body that is too large or broken. `GET /healthz` answers `ok` (a probe is
-//! not a miss).
+//! 400 for a request body that is too large or broken. `GET /healthz` answers `ok`, and
+//! `GET /readyz` `ready` while accepting and 503 once shutdown began, as the proxy's admin
+//! listener does (a probe is not a miss).
 
 use std::convert::Infallible;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
@@ -41,9 +43,16 @@ pub async fn handle(
     state: Arc<ReplayState>,
     request: Request<Incoming>,
 ) -> Result<Response<ProxyBody>, Infallible> {
-    // A liveness probe (a container's, a test harness's) is answered, never matched or logged.
-    if request.method() == http::Method::GET && request.uri().path() == "/healthz" {
-        return Ok(Response::new(proxy_body::full(Bytes::from_static(b"ok\n"))));
+    // Probes (a container's, a test harness's) are answered, never matched or logged.
+    if request.method() == http::Method::GET {
+        match request.uri().path() {
+            "/healthz" => return Ok(probe(StatusCode::OK, "ok\n")),
+            "/readyz" if state.accepting.load(Ordering::Relaxed) => {
+                return Ok(probe(StatusCode::OK, "ready\n"));
+            }
+            "/readyz" => return Ok(probe(StatusCode::SERVICE_UNAVAILABLE, "shutting down\n")),
+            _ => {}
+        }
     }
     // A matched recording's own dialect replaces this; a forwarded miss keeps its path's.
     let path = request.uri().path();
@@ -140,6 +149,17 @@ async fn answer(
             }
         }
     }
+}
+
+/// A probe's plain-text answer, as the proxy's admin listener gives it.
+fn probe(status: StatusCode, text: &'static str) -> Response<ProxyBody> {
+    let mut response = Response::new(proxy_body::full(Bytes::from_static(text.as_bytes())));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
 }
 
 /// The whole request body, or the error response.

@@ -77,8 +77,54 @@ fn a_miss_names_the_closest_recording_and_the_pointers_that_differ() {
     let mut sent = chat("Weather in Oslo.");
     sent["max_tokens"] = json!(9);
     let miss = ask(&library, &sent).expect_err("miss");
-    assert_eq!(miss.closest.as_deref(), Some("near"));
-    assert_eq!(miss.differing, ["/max_tokens", "/messages/0/content"]);
+    assert_eq!(miss.closest(), Some("near"));
+    assert_eq!(
+        miss.candidates[0].differing,
+        ["/max_tokens", "/messages/0/content"]
+    );
+    assert_eq!(miss.candidates[1].name, "far");
+    assert_eq!(miss.candidates.len(), 2);
+}
+
+fn turn(messages: &[Value]) -> Value {
+    json!({"model": "m", "messages": messages})
+}
+
+#[test]
+fn an_agent_loop_miss_names_the_same_turn_and_the_tool_call_id_pointers() {
+    let user = json!({"role": "user", "content": "weather in Paris?"});
+    let call = |id: &str| {
+        json!({"role": "assistant", "tool_calls": [{"id": id, "type": "function",
+            "function": {"name": "weather", "arguments": "{\"city\":\"Paris\"}"}}]})
+    };
+    let result = |id: &str| json!({"role": "tool", "tool_call_id": id, "content": "sunny"});
+    let items = [
+        // "a-..." sorts first: a name tie-break would pick the previous turn.
+        ("a-turn-1", turn(std::slice::from_ref(&user))),
+        (
+            "b-turn-2",
+            turn(&[user.clone(), call("call_1"), result("call_1")]),
+        ),
+    ];
+    let sent = turn(&[user.clone(), call("pyd_ai_9"), result("pyd_ai_9")]);
+    let miss = ask(&library(&items), &sent).expect_err("strict misses");
+    assert_eq!(miss.closest(), Some("b-turn-2"));
+    assert_eq!(
+        miss.candidates[0].differing,
+        ["/messages/1/tool_calls/0/id", "/messages/2/tool_call_id"]
+    );
+    assert_eq!(miss.candidates[1].name, "a-turn-1");
+    assert!(miss.loose_ids_would_match);
+
+    let mut loose = Library::empty(MatchRules::default().with_tool_call_ids(ToolCallIds::Loose));
+    for (name, body) in &items {
+        let body = RecordedBody::json(body);
+        loose.insert(
+            (*name).into(),
+            recording("POST", "/v1/chat/completions", body),
+        );
+    }
+    assert_eq!(ask(&loose, &sent).expect("loose hits"), "b-turn-2");
 }
 
 #[test]
@@ -87,10 +133,13 @@ fn a_miss_on_the_path_says_so() {
     let miss = library
         .next_for("POST", "/v1/completions", chat("hi").to_string().as_bytes())
         .expect_err("miss");
-    assert_eq!(miss.closest.as_deref(), Some("only"));
-    assert_eq!(miss.differing, ["path (recorded /v1/chat/completions)"]);
+    assert_eq!(miss.closest(), Some("only"));
+    assert_eq!(
+        miss.candidates[0].differing,
+        ["path (recorded /v1/chat/completions)"]
+    );
     let empty = Library::empty(MatchRules::default());
-    assert_eq!(ask(&empty, &chat("hi")).expect_err("miss").closest, None);
+    assert_eq!(ask(&empty, &chat("hi")).expect_err("miss").closest(), None);
 }
 
 #[test]

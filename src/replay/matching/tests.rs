@@ -53,14 +53,14 @@ fn extra_pointers_reach_into_arrays_and_escape() {
     let a = json!({"a/b": 1, "c": 2});
     let b = json!({"a/b": 9, "c": 2});
     assert_eq!(key(&rules, &a), key(&rules, &b));
-    assert!(rules.ignored.len() == 1, "defaults dropped");
+    assert!(rules.ignored().len() == 1, "defaults dropped");
 }
 
 #[test]
 fn pointers_without_a_leading_slash_are_rejected() {
     assert_eq!(
-        MatchRules::new(true, &["model".into()]),
-        Err(BadPointer("model".into()))
+        MatchRules::new(true, &["model".into()]).map_err(|e| e.pointer),
+        Err("model".to_owned())
     );
 }
 
@@ -100,7 +100,7 @@ fn differing_pointers_name_each_difference() {
         "stream": true
     });
     assert_eq!(
-        differing_pointers(&recorded, &sent),
+        compare(&recorded, &sent).pointers,
         [
             "/max_tokens",
             "/messages/0/content",
@@ -109,18 +109,220 @@ fn differing_pointers_name_each_difference() {
             "/tool_choice"
         ]
     );
-    assert!(differing_pointers(&recorded, &recorded).is_empty());
-    assert_eq!(differing_pointers(&json!(1), &json!("1")), [""]);
+    assert!(compare(&recorded, &recorded).pointers.is_empty());
+    assert_eq!(compare(&json!(1), &json!("1")).pointers, [""]);
 }
 
 #[test]
 fn removing_the_whole_document_or_a_missing_pointer_is_harmless() {
+    let remove = |value: &mut Value, pointer: &str| {
+        Pattern::parse(pointer).expect("pointer").remove_from(value);
+    };
     let mut value = json!({"a": [1, 2]});
-    remove_pointer(&mut value, "/nope/deeper");
-    remove_pointer(&mut value, "/a/7");
+    remove(&mut value, "/nope/deeper");
+    remove(&mut value, "/a/7");
+    remove(&mut value, "/a/01");
     assert_eq!(value, json!({"a": [1, 2]}));
-    remove_pointer(&mut value, "/a/0");
-    assert_eq!(value, json!({"a": [2]}));
-    remove_pointer(&mut value, "");
+    remove(&mut value, "");
     assert_eq!(value, Value::Null);
+}
+
+#[test]
+fn an_ignored_array_element_is_blanked_so_the_rest_keep_their_indexes() {
+    let rules = MatchRules::new(false, &["/messages/1".into(), "/messages/2".into()]).expect("ok");
+    let a = json!({"messages": ["u", "tool-a", "result-a", "next"]});
+    let b = json!({"messages": ["u", "tool-b", "result-b", "next"]});
+    assert_eq!(key(&rules, &a), key(&rules, &b));
+    let shorter = json!({"messages": ["u", "tool-b", "result-b"]});
+    assert_ne!(key(&rules, &a), key(&rules, &shorter));
+}
+
+#[test]
+fn a_wildcard_matches_every_index_and_every_key_at_its_level() {
+    let rules = MatchRules::new(
+        false,
+        &[
+            "/messages/*/tool_calls/*/id".into(),
+            "/input/*/call_id".into(),
+            "/tags/*".into(),
+        ],
+    )
+    .expect("ok");
+    let chat = |first: &str, second: &str, tag: &str| {
+        json!({"messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "tool_calls": [
+                {"id": first, "function": {"name": "f"}},
+                {"id": second, "function": {"name": "g"}}]},
+            {"role": "assistant", "tool_calls": [{"id": second, "function": {"name": "h"}}]}
+        ], "input": [{"call_id": first}, {"call_id": second, "output": "1"}],
+        "tags": {"run": tag, "other": tag}})
+    };
+    assert_eq!(
+        key(&rules, &chat("a", "b", "x")),
+        key(&rules, &chat("q", "r", "y"))
+    );
+    // What is not under a wildcard still counts.
+    let mut renamed = chat("a", "b", "x");
+    renamed["messages"][2]["tool_calls"][0]["function"]["name"] = json!("other");
+    assert_ne!(key(&rules, &chat("a", "b", "x")), key(&rules, &renamed));
+}
+
+#[test]
+fn a_literal_star_is_written_with_an_escape_and_a_star_inside_a_token_is_refused() {
+    let rules = MatchRules::new(false, &["/~2".into(), "/a~1b".into()]).expect("ok");
+    assert_eq!(
+        key(&rules, &json!({"*": 1, "a/b": 1, "c": 2})),
+        key(&rules, &json!({"*": 2, "a/b": 3, "c": 2}))
+    );
+    assert_ne!(
+        key(&rules, &json!({"x": 1, "c": 2})),
+        key(&rules, &json!({"x": 2, "c": 2})),
+        "~2 is the key named *, not a wildcard"
+    );
+    for bad in ["/a*b", "/messages/*x/id", "/a~3", "/a~"] {
+        let error = MatchRules::new(true, &[bad.into()]).expect_err(bad);
+        assert_eq!(error.pointer, bad);
+    }
+    let message = MatchRules::new(true, &["/a*b".into()])
+        .expect_err("bad")
+        .to_string();
+    assert!(message.contains("write a literal * as ~2"), "{message}");
+}
+
+#[test]
+fn nested_wildcards_walk_a_large_body_once() {
+    let messages: Vec<Value> = (0..20_000)
+        .map(|i| json!({"role": "assistant", "tool_calls": [{"id": format!("c{i}")}, {"id": "d"}]}))
+        .collect();
+    let rules = MatchRules::new(false, &["/messages/*/tool_calls/*/id".into()]).expect("ok");
+    let body = json!({"messages": messages}).to_string();
+    let normalized = rules.normalize(body.as_bytes()).expect("json");
+    let calls = normalized["messages"][19_999]["tool_calls"].clone();
+    assert_eq!(calls, json!([{}, {}]));
+}
+
+fn loose() -> MatchRules {
+    MatchRules::default().with_tool_call_ids(ToolCallIds::Loose)
+}
+
+fn chat_loop(call: &str, answered: &str) -> Value {
+    json!({"model": "m", "messages": [
+        {"role": "user", "content": "weather?"},
+        {"role": "assistant", "tool_calls": [
+            {"id": call, "type": "function", "function": {"name": "w", "arguments": "{}"}},
+            {"id": "other", "type": "function", "function": {"name": "w", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": answered, "content": "sunny"},
+        {"role": "tool", "tool_call_id": if answered == call { "other" } else { call },
+         "content": "rain"}
+    ]})
+}
+
+fn responses_loop(call: &str, answered: &str) -> Value {
+    json!({"model": "m", "input": [
+        {"role": "user", "content": "weather?"},
+        {"type": "function_call", "call_id": call, "name": "w", "arguments": "{}"},
+        {"type": "custom_tool_call", "call_id": "other", "name": "c", "input": "x"},
+        {"type": "function_call_output", "call_id": answered, "output": "sunny"},
+        {"type": "custom_tool_call_output", "call_id": if answered == call { "other" } else { call },
+         "output": "rain"}
+    ]})
+}
+
+fn anthropic_loop(call: &str, answered: &str) -> Value {
+    json!({"model": "m", "max_tokens": 9, "messages": [
+        {"role": "user", "content": "weather?"},
+        {"role": "assistant", "content": [
+            {"type": "text", "text": "looking", "id": "not-a-call"},
+            {"type": "tool_use", "id": call, "name": "w", "input": {}},
+            {"type": "tool_use", "id": "other", "name": "w", "input": {}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": answered, "content": "sunny"},
+            {"type": "tool_result", "tool_use_id": if answered == call { "other" } else { call },
+             "content": "rain"}]}
+    ]})
+}
+
+#[test]
+fn loose_tool_call_ids_match_renamed_ids_but_not_a_result_for_another_call() {
+    for (dialect, conversation) in [
+        ("chat", chat_loop as fn(&str, &str) -> Value),
+        ("responses", responses_loop),
+        ("anthropic", anthropic_loop),
+    ] {
+        let recorded = conversation("call_abc", "call_abc");
+        let invented = conversation("pyd_ai_7f3", "pyd_ai_7f3");
+        let swapped = conversation("pyd_ai_7f3", "other");
+        assert_ne!(
+            key(&MatchRules::default(), &recorded),
+            key(&MatchRules::default(), &invented),
+            "{dialect}: strict compares ids literally"
+        );
+        assert_eq!(
+            key(&loose(), &recorded),
+            key(&loose(), &invented),
+            "{dialect}"
+        );
+        assert_ne!(
+            key(&loose(), &recorded),
+            key(&loose(), &swapped),
+            "{dialect}: swapped"
+        );
+    }
+    // A non-call `id` (a text block's) still counts.
+    let mut text_id = anthropic_loop("a", "a");
+    text_id["messages"][1]["content"][0]["id"] = json!("changed");
+    assert_ne!(
+        key(&loose(), &anthropic_loop("a", "a")),
+        key(&loose(), &text_id)
+    );
+}
+
+#[test]
+fn a_prefix_of_the_conversation_ranks_behind_the_same_turn() {
+    let same_turn = chat_loop("call_abc", "call_abc");
+    let mut previous_turn = chat_loop("x", "x");
+    previous_turn["messages"]
+        .as_array_mut()
+        .expect("array")
+        .truncate(1);
+    let sent = chat_loop("pyd_ai_1", "pyd_ai_1");
+    let near = compare(&same_turn, &sent);
+    let prefix = compare(&previous_turn, &sent);
+    assert_eq!(
+        near.pointers,
+        ["/messages/1/tool_calls/0/id", "/messages/2/tool_call_id"]
+    );
+    assert_eq!((near.length_mismatches, near.leaves), (0, 2));
+    assert_eq!(
+        prefix.pointers,
+        ["/messages/1", "/messages/2", "/messages/3"]
+    );
+    assert_eq!(prefix.length_mismatches, 1);
+    assert!(prefix.leaves > near.leaves, "{prefix:?}");
+}
+
+#[test]
+fn wildcards_are_suggested_for_pointers_that_differ_only_in_indexes() {
+    let pointers: Vec<String> = [
+        "/messages/1/tool_calls/0/id",
+        "/messages/3/tool_calls/1/id",
+        "/messages/2/tool_call_id",
+        "/model",
+    ]
+    .iter()
+    .map(|p| (*p).to_owned())
+    .collect();
+    assert_eq!(
+        diff::wildcard_suggestions(&pointers),
+        ["/messages/*/tool_calls/*/id"]
+    );
+}
+
+#[test]
+fn safety_identifier_is_ignored_by_default() {
+    let rules = MatchRules::default();
+    let a = json!({"model": "m", "safety_identifier": "u-1"});
+    let b = json!({"model": "m", "safety_identifier": "u-2"});
+    assert_eq!(key(&rules, &a), key(&rules, &b));
 }

@@ -4,7 +4,9 @@
 
 use serde_json::json;
 
-use crate::replay::support::{Fixture, TempDir, chat, post, post_json, settings, start};
+use crate::replay::support::{
+    Fixture, LIMIT, TempDir, chat, post, post_json, settings, start, within,
+};
 
 fn answer(text: &str) -> serde_json::Value {
     json!({"id": "c", "object": "chat.completion", "choices": [{"index": 0,
@@ -123,22 +125,54 @@ async fn an_oversized_request_body_is_refused_with_413() {
     assert_eq!(small.status, 200);
 }
 
+/// GET `path` on a fresh connection: the status, the content type and the body.
+async fn probe(addr: std::net::SocketAddr, path: &str) -> (u16, String, bytes::Bytes) {
+    let (mut sender, driver) = crate::replay::support::connect(addr).await;
+    let request = http::Request::get(path)
+        .header("host", addr.to_string())
+        .body(http_body_util::Full::new(bytes::Bytes::new()))
+        .expect("request");
+    let response = within(LIMIT, sender.send_request(request))
+        .await
+        .expect("response");
+    let status = response.status().as_u16();
+    let content_type = response.headers()["content-type"]
+        .to_str()
+        .expect("ascii")
+        .to_owned();
+    let body = within(
+        LIMIT,
+        http_body_util::BodyExt::collect(response.into_body()),
+    )
+    .await
+    .expect("body")
+    .to_bytes();
+    driver.abort();
+    (status, content_type, body)
+}
+
 #[tokio::test]
-async fn a_health_probe_is_answered_not_matched() {
+async fn health_and_readiness_probes_are_answered_not_matched() {
     let dir = TempDir::new("healthz");
     Fixture::json(chat("Weather in Paris."), &answer("a")).write(dir.path(), "paris.jsonl");
     let replay = start(&settings(dir.path())).await;
-    let (mut sender, driver) = crate::replay::support::connect(replay.local_addr()).await;
-    let request = http::Request::get("/healthz")
-        .header("host", replay.local_addr().to_string())
-        .body(http_body_util::Full::new(bytes::Bytes::new()))
-        .expect("request");
-    let response = sender.send_request(request).await.expect("response");
-    assert_eq!(response.status(), 200);
-    let body = http_body_util::BodyExt::collect(response.into_body())
-        .await
-        .expect("body")
-        .to_bytes();
-    assert_eq!(body, "ok\n");
-    driver.abort();
+    for (path, answer) in [("/healthz", "ok\n"), ("/readyz", "ready\n")] {
+        let (status, content_type, body) = probe(replay.local_addr(), path).await;
+        assert_eq!(status, 200, "{path}");
+        assert_eq!(content_type, "text/plain; charset=utf-8");
+        assert_eq!(body, answer, "{path}");
+    }
+    let received = post(replay.local_addr(), "/readyz", b"").await;
+    assert_eq!(
+        received.status, 404,
+        "a POST is a request to match, not a probe"
+    );
+    // What the shutdown future does first, before the listener drains.
+    replay
+        .state()
+        .accepting
+        .store(false, std::sync::atomic::Ordering::Relaxed);
+    let (status, _, body) = probe(replay.local_addr(), "/readyz").await;
+    assert_eq!((status, &body[..]), (503, &b"shutting down\n"[..]));
+    assert_eq!(probe(replay.local_addr(), "/healthz").await.0, 200);
 }

@@ -3,13 +3,15 @@
 //! real clients (a raw hyper client, the seed's vitest suite, the openai Python SDK), a timeout on
 //! every network await.
 //!
-//! Modules, by what they prove: `frames` (byte-identical frames with the recorded boundaries,
+//! Modules, by what they prove: `agent_loop` (tool-call ids invented per run: the miss message,
+//! `--match-tool-call-ids loose`, wildcard ignores), `frames` (byte-identical frames with the recorded boundaries,
 //! headers), `pacing` (recorded gaps and factors), `matching` (misses, turns, ignored fields),
 //! `inspection` (violations from replayed traffic reach the violations file), `examples` (the
 //! bundled recordings parse and the engine judges them as documented), `forward` (misses sent
 //! upstream), `clients` (the seed suite and the Python SDK against the examples), `quirks` (`--quirk`: headers,
 //! the seed suite failing on its compatibility line, what the Python SDK does with a few quirks).
 
+mod agent_loop;
 mod clients;
 mod examples;
 mod forward;
