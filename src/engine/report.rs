@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::dialect::Dialect;
-use super::request::RequestFacts;
+use super::dialect::RequestFacts;
 use super::violation::Violation;
 
 /// Everything the engine concluded about one request/response pair.

@@ -9,14 +9,65 @@
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::chat::contract::preview;
-use crate::engine::request::RequestFacts;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, ToolSchema};
 use crate::engine::violation::{Site, Stage, ViolationSink};
+
+/// What the request asked for, as it goes into the report.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RequestFacts {
+    /// Whether the body parsed as a JSON object.
+    pub parsed: bool,
+    pub model: Option<String>,
+    /// `stream: true` was requested.
+    pub stream: bool,
+    /// Names of the declared `type: "function"` tools, in declaration order.
+    pub tools: Vec<String>,
+    /// `tool_choice` exactly as sent.
+    pub tool_choice: Option<Value>,
+    pub parallel_tool_calls: Option<bool>,
+    /// `stream_options.include_usage`.
+    pub include_usage: Option<bool>,
+}
+
+/// How a stream is finished. `Judged`: the complete-stage and end-of-body rules run into the
+/// exchange's sink (`ended_mid_event`: the body stopped inside an event). `Unjudged` (a reader
+/// that left before the content was whole): the partial reassembly is still built, worth
+/// showing, and its verdicts go to a scratch sink that is thrown away.
+pub enum StreamEnd<'a> {
+    Judged {
+        ended_mid_event: bool,
+        sink: &'a mut ViolationSink,
+    },
+    Unjudged {
+        scratch: &'a mut ViolationSink,
+    },
+}
+
+/// Shortens a value for a human detail; details are for people, never for matching.
+pub fn preview(value: &serde_json::Value) -> String {
+    let mut text = value.to_string();
+    if text.len() > 60 {
+        let mut cut = 57;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push_str("...");
+    }
+    text
+}
+
+/// Raw tool-call markup a failed tool parser leaves in text.
+pub fn has_tool_markup(text: &str) -> bool {
+    text.contains("<tool_call>")
+        || text.contains("<function=")
+        || (text.contains("\"name\"") && text.contains("\"arguments\""))
+}
 
 /// Whether a body starts as a JSON object (serde's derived struct would also take an array).
 pub fn is_object_text(body: &[u8]) -> bool {

@@ -16,12 +16,13 @@ pub mod chat;
 mod common;
 pub mod responses;
 
+pub use common::{RequestFacts, StreamEnd};
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::framing::SseEvent;
 use super::report::ChoiceOutcome;
-use super::request::RequestFacts;
 use super::schema::SchemaCache;
 use super::violation::ViolationSink;
 
@@ -122,20 +123,6 @@ impl std::fmt::Display for Dialect {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
-}
-
-/// How a stream is finished. `Judged`: the complete-stage and end-of-body rules run into the
-/// exchange's sink (`ended_mid_event`: the body stopped inside an event). `Unjudged` (a reader
-/// that left before the content was whole): the partial reassembly is still built, worth
-/// showing, and its verdicts go to a scratch sink that is thrown away.
-pub enum StreamEnd<'a> {
-    Judged {
-        ended_mid_event: bool,
-        sink: &'a mut ViolationSink,
-    },
-    Unjudged {
-        scratch: &'a mut ViolationSink,
-    },
 }
 
 /// A dialect's state for one exchange: the only place the engine branches on the dialect.

@@ -25,7 +25,7 @@ use message::{Context, check_content};
 use request::AnthropicRequest;
 use stream::{StreamState, Terminal};
 
-use super::{StreamEnd, common};
+use super::common::{self, StreamEnd};
 use crate::engine::framing::SseEvent;
 use crate::engine::report::ChoiceOutcome;
 use crate::engine::rules::RuleId;

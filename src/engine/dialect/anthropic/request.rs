@@ -14,9 +14,9 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::history;
-use crate::engine::dialect::chat::contract::preview;
 use crate::engine::dialect::common;
-use crate::engine::request::RequestFacts;
+use crate::engine::dialect::common::RequestFacts;
+use crate::engine::dialect::common::preview;
 use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};
 

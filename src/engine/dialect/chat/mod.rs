@@ -22,7 +22,7 @@ use contract::stream::StreamContract;
 use request::{ParsedRequest, parse_request};
 use surface::{Mode, Surface};
 
-use super::{StreamEnd, common};
+use super::common::{self, StreamEnd};
 use crate::engine::framing::SseEvent;
 use crate::engine::report::ChoiceOutcome;
 use crate::engine::schema::{CompiledTools, SchemaCache};

@@ -19,11 +19,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use output::{Context, check_output, has_tool_markup};
+use output::{Context, check_output};
 use request::ResponsesRequest;
 use stream::StreamState;
 
-use super::{StreamEnd, common};
+use super::common::{self, StreamEnd, has_tool_markup};
 use crate::engine::framing::SseEvent;
 use crate::engine::report::ChoiceOutcome;
 use crate::engine::rules::RuleId;

@@ -16,9 +16,9 @@ use super::tool_choice;
 use std::sync::Arc;
 
 use crate::engine::custom_input::RegexGrammar;
-use crate::engine::dialect::chat::contract::preview;
 use crate::engine::dialect::common;
-use crate::engine::request::RequestFacts;
+use crate::engine::dialect::common::RequestFacts;
+use crate::engine::dialect::common::preview;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::CompiledTools;
 use crate::engine::violation::{Site, Stage, ViolationSink};

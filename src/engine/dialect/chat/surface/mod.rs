@@ -17,10 +17,10 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::contract::preview;
 use super::request::ParsedRequest;
 use crate::engine::custom_input::RegexGrammar;
 use crate::engine::dialect::common;
+use crate::engine::dialect::common::preview;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, SchemaCache};
 use crate::engine::violation::{Site, Stage, ViolationSink};
