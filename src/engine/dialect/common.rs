@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::engine::report::ChoiceOutcome;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, ToolSchema};
 use crate::engine::violation::{Site, Stage, ViolationSink};
@@ -200,6 +201,20 @@ pub fn response_json(body: &[u8], sink: &mut ViolationSink) -> Option<Value> {
             None
         }
     }
+}
+
+/// A buffered body read into a full tree and judged as one outcome by `judge`, with its
+/// `usage`: the buffered reading of a dialect that judges whole documents.
+pub fn judge_tree(
+    body: &[u8],
+    sink: &mut ViolationSink,
+    judge: impl FnOnce(&Value, &mut ViolationSink) -> ChoiceOutcome,
+) -> (Vec<ChoiceOutcome>, Option<Value>) {
+    let Some(document) = response_json(body, sink) else {
+        return (Vec::new(), None);
+    };
+    let outcome = judge(&document, sink);
+    (vec![outcome], usage(&document))
 }
 
 /// Removes `key` from an object and returns it, unless it is absent or `null` (or `value` is not

@@ -7,22 +7,23 @@
 //! violation, report, rules, decode.
 //!
 //! ```text
-//! Exchange ─► DialectState { Chat(chat::ChatState) | Responses(responses::ResponsesState)
-//!                          | Anthropic(anthropic::AnthropicState) }
+//! Exchange ─► DialectState { Dialect, Box<dyn DialectRules> }   (seam: the trait)
+//!                 register(Dialect) ─► chat::ChatState | responses::ResponsesState
+//!                                    | anthropic::AnthropicState   (sibling folders that
+//!                                      import only `common` and engine leaves)
 //! ```
 
 pub mod anthropic;
 pub mod chat;
 mod common;
 pub mod responses;
+mod seam;
 
 pub use common::{RequestFacts, StreamEnd};
+pub use seam::{DialectRules, Judged, RequestParts};
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use super::framing::SseEvent;
-use super::report::ChoiceOutcome;
 use super::schema::SchemaCache;
 use super::violation::ViolationSink;
 
@@ -125,165 +126,72 @@ impl std::fmt::Display for Dialect {
     }
 }
 
-/// A dialect's state for one exchange: the only place the engine branches on the dialect.
+/// A dialect's state for one exchange: the engine's one handle on a dialect, its label and its
+/// [`DialectRules`] (one virtual call per event, the same count of calls the three-armed match it
+/// replaces made; the state was boxed before too).
 #[derive(Debug)]
-pub enum DialectState {
-    Chat(Box<chat::ChatState>),
-    Responses(Box<responses::ResponsesState>),
-    Anthropic(Box<anthropic::AnthropicState>),
+pub struct DialectState {
+    dialect: Dialect,
+    rules: Box<dyn DialectRules>,
+}
+
+/// Starts a dialect's state from its request.
+type Start = fn(
+    RequestParts<'_>,
+    &SchemaCache,
+    &mut ViolationSink,
+    &mut Vec<String>,
+) -> Box<dyn DialectRules>;
+
+/// The registration: which implementation each [`Dialect`] is. A new dialect adds its folder,
+/// its label and suffix in [`Dialect`], and one line here.
+fn register(dialect: Dialect) -> Start {
+    match dialect {
+        Dialect::Chat => start::<chat::ChatState>,
+        Dialect::Responses => start::<responses::ResponsesState>,
+        Dialect::Anthropic => start::<anthropic::AnthropicState>,
+    }
+}
+
+fn start<D: DialectRules + 'static>(
+    request: RequestParts<'_>,
+    cache: &SchemaCache,
+    sink: &mut ViolationSink,
+    notes: &mut Vec<String>,
+) -> Box<dyn DialectRules> {
+    Box::new(D::start(request, cache, sink, notes))
 }
 
 impl DialectState {
     pub fn new(
         dialect: Dialect,
         cache: &SchemaCache,
-        request_body: &[u8],
+        request: RequestParts<'_>,
         sink: &mut ViolationSink,
         notes: &mut Vec<String>,
     ) -> DialectState {
-        match dialect {
-            Dialect::Chat => DialectState::Chat(Box::new(chat::ChatState::new(
-                cache,
-                request_body,
-                sink,
-                notes,
-            ))),
-            Dialect::Responses => DialectState::Responses(Box::new(
-                responses::ResponsesState::new(cache, request_body, sink, notes),
-            )),
-            Dialect::Anthropic => DialectState::Anthropic(Box::new(
-                anthropic::AnthropicState::new(cache, request_body, sink, notes),
-            )),
-        }
+        let rules = register(dialect)(request, cache, sink, notes);
+        DialectState { dialect, rules }
     }
 
     pub fn dialect(&self) -> Dialect {
-        match self {
-            DialectState::Chat(_) => Dialect::Chat,
-            DialectState::Responses(_) => Dialect::Responses,
-            DialectState::Anthropic(_) => Dialect::Anthropic,
-        }
+        self.dialect
     }
 
-    /// The last `sequence_number` a Responses stream carried (enforce mode numbers its
-    /// `error` event after it); `None` for Chat.
-    pub fn last_sequence_number(&self) -> Option<i64> {
-        match self {
-            DialectState::Chat(_) | DialectState::Anthropic(_) => None,
-            DialectState::Responses(responses) => responses.last_sequence_number(),
-        }
+    /// The dialect's rules; the engine drives a dialect through this alone.
+    pub fn rules(&self) -> &dyn DialectRules {
+        self.rules.as_ref()
     }
 
-    /// Whether a stream ended by its own framing: `data: [DONE]` (Chat), a terminal event
-    /// (Responses), `message_stop` or `error` (Anthropic).
-    pub fn stream_is_done(&self) -> bool {
-        match self {
-            DialectState::Chat(chat) => chat.stream_is_done(),
-            DialectState::Responses(responses) => responses.stream_is_done(),
-            DialectState::Anthropic(anthropic) => anthropic.stream_is_done(),
-        }
-    }
-
-    /// What the stream's reassembly holds, as [`super::weigh`] counts it; the exchange stops
-    /// reassembling past `max_reassembled`.
-    pub fn reassembly_bytes(&self) -> usize {
-        match self {
-            DialectState::Chat(chat) => chat.reassembly_bytes(),
-            DialectState::Responses(responses) => responses.reassembly_bytes(),
-            DialectState::Anthropic(anthropic) => anthropic.reassembly_bytes(),
-        }
-    }
-
-    /// Bounds the reassembly at `max` (as [`super::weigh`] counts it). The exchange checks the
-    /// count after each event; Chat, whose one event may carry thousands of choices and calls,
-    /// also stops taking them inside the event once past it.
-    pub fn bound_reassembly(&mut self, max: usize) {
-        match self {
-            DialectState::Chat(chat) => chat.bound_reassembly(max),
-            DialectState::Responses(_) | DialectState::Anthropic(_) => {}
-        }
-    }
-
-    /// Keeps the request's compiled tools in the schema cache: called once the response head
-    /// is a 2xx (an array that never gets an answer pins no memory).
-    pub fn admit_tools(&self) {
-        let tools = match self {
-            DialectState::Chat(chat) => return chat.admit_tools(),
-            DialectState::Responses(responses) => responses.schemas.as_ref(),
-            DialectState::Anthropic(anthropic) => anthropic.schemas.as_ref(),
-        };
-        if let Some(tools) = tools {
-            tools.admit();
-        }
-    }
-
-    pub fn facts(&self) -> &RequestFacts {
-        match self {
-            DialectState::Chat(chat) => &chat.request.facts,
-            DialectState::Responses(responses) => &responses.request.facts,
-            DialectState::Anthropic(anthropic) => &anthropic.request.facts,
-        }
+    pub fn rules_mut(&mut self) -> &mut dyn DialectRules {
+        self.rules.as_mut()
     }
 
     /// The request's facts, taken out for the report: the state is dropped right after, so
     /// they are moved, not cloned (the model, each declared tool's name and `tool_choice`).
     pub fn into_facts(self) -> RequestFacts {
-        match self {
-            DialectState::Chat(chat) => chat.request.facts,
-            DialectState::Responses(responses) => responses.request.facts,
-            DialectState::Anthropic(anthropic) => anthropic.request.facts,
-        }
+        self.rules.into_facts()
     }
-
-    /// One SSE event from the shared framer, completed by `feed` call number `seq`.
-    pub fn on_event(&mut self, event: &SseEvent, seq: u64, sink: &mut ViolationSink) {
-        match self {
-            DialectState::Chat(chat) => chat.on_event(event, seq, sink),
-            DialectState::Responses(responses) => responses.on_event(event, seq, sink),
-            DialectState::Anthropic(anthropic) => anthropic.on_event(event, seq, sink),
-        }
-    }
-
-    /// Judges a whole buffered (JSON) body: `response.not_json` when it does not parse, else
-    /// the dialect's outcomes for the document, and its `usage`. Chat reads only the members
-    /// it judges (see `chat::contract::members`); the others read a full tree.
-    pub fn judge_buffered(
-        &self,
-        body: &[u8],
-        sink: &mut ViolationSink,
-    ) -> (Vec<ChoiceOutcome>, Option<Value>) {
-        match self {
-            DialectState::Chat(chat) => chat.judge_buffered(body, sink),
-            DialectState::Responses(responses) => judge_tree(body, sink, |document, sink| {
-                responses.judge_document(document, sink)
-            }),
-            DialectState::Anthropic(anthropic) => judge_tree(body, sink, |document, sink| {
-                anthropic.judge_document(document, sink)
-            }),
-        }
-    }
-
-    /// Ends a stream; see [`StreamEnd`].
-    pub fn finish_stream(&mut self, end: StreamEnd<'_>) -> (Vec<ChoiceOutcome>, Option<Value>) {
-        match self {
-            DialectState::Chat(chat) => chat.finish_stream(end),
-            DialectState::Responses(responses) => responses.finish_stream(end),
-            DialectState::Anthropic(anthropic) => anthropic.finish_stream(end),
-        }
-    }
-}
-
-/// A buffered body read into a full tree and judged as one outcome, with its `usage`.
-fn judge_tree(
-    body: &[u8],
-    sink: &mut ViolationSink,
-    judge: impl FnOnce(&Value, &mut ViolationSink) -> ChoiceOutcome,
-) -> (Vec<ChoiceOutcome>, Option<Value>) {
-    let Some(document) = common::response_json(body, sink) else {
-        return (Vec::new(), None);
-    };
-    let outcome = judge(&document, sink);
-    (vec![outcome], common::usage(&document))
 }
 
 #[cfg(test)]
