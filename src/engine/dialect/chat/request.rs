@@ -11,6 +11,7 @@ use serde_json::value::RawValue;
 use crate::engine::dialect::common;
 use crate::engine::dialect::common::RequestFacts;
 use crate::engine::json_scan::{self, Scan, Seen};
+use crate::engine::schema::{Declaration, ToolReading};
 
 /// The request's `tool_choice`, interpreted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -161,6 +162,20 @@ pub fn parse_request(body: &[u8]) -> ParsedRequest {
         function_call,
     }
 }
+
+/// How Chat's `tools` array declares function tools: `{"type":"function","function":{"name",
+/// "parameters"}}`; custom tools' grammars nested (`custom.format`).
+pub const TOOLS: ToolReading = ToolReading {
+    key_prefix: "",
+    tool: |tool, position| {
+        Some(Declaration {
+            name: function_name(tool)?,
+            parameters_path: format!("/tools/{position}/function/parameters"),
+            parameters: tool.get("function").and_then(|f| f.get("parameters")),
+        })
+    },
+    grammars: Some(true),
+};
 
 /// The function name of a `{"type":"function","function":{"name":...}}` tool declaration.
 /// A missing `type` is tolerated, as several SDKs and servers do.
