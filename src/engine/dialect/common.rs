@@ -9,31 +9,13 @@
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::engine::report::ChoiceOutcome;
+use crate::engine::report::{ChoiceOutcome, RequestFacts};
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, ToolSchema};
 use crate::engine::violation::{Site, Stage, ViolationSink};
-
-/// What the request asked for, as it goes into the report.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct RequestFacts {
-    /// Whether the body parsed as a JSON object.
-    pub parsed: bool,
-    pub model: Option<String>,
-    /// `stream: true` was requested.
-    pub stream: bool,
-    /// Names of the declared `type: "function"` tools, in declaration order.
-    pub tools: Vec<String>,
-    /// `tool_choice` exactly as sent.
-    pub tool_choice: Option<Value>,
-    pub parallel_tool_calls: Option<bool>,
-    /// `stream_options.include_usage`.
-    pub include_usage: Option<bool>,
-}
 
 /// How a stream is finished. `Judged`: the complete-stage and end-of-body rules run into the
 /// exchange's sink (`ended_mid_event`: the body stopped inside an event). `Unjudged` (a reader

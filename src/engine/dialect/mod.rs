@@ -19,11 +19,12 @@ mod common;
 pub mod responses;
 mod seam;
 
-pub use common::{RequestFacts, StreamEnd};
+pub use common::StreamEnd;
 pub use seam::{DialectRules, Judged, RequestParts};
 
 use serde::{Deserialize, Serialize};
 
+use super::report::RequestFacts;
 use super::schema::SchemaCache;
 use super::violation::ViolationSink;
 

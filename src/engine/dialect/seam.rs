@@ -8,9 +8,10 @@
 
 use serde_json::Value;
 
-use super::common::{RequestFacts, StreamEnd};
+use super::common::StreamEnd;
 use crate::engine::framing::SseEvent;
 use crate::engine::report::ChoiceOutcome;
+use crate::engine::report::RequestFacts;
 use crate::engine::schema::SchemaCache;
 use crate::engine::violation::ViolationSink;
 

@@ -15,8 +15,8 @@ use serde_json::value::RawValue;
 
 use super::history;
 use crate::engine::dialect::common;
-use crate::engine::dialect::common::RequestFacts;
 use crate::engine::dialect::common::preview;
+use crate::engine::report::RequestFacts;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{Declaration, ToolReading};
 use crate::engine::violation::{Site, Stage, ViolationSink};

@@ -20,9 +20,10 @@ use contract::stream::StreamContract;
 use request::{ParsedRequest, parse_request};
 use surface::{Mode, Surface};
 
-use super::common::{self, RequestFacts, StreamEnd};
+use super::common::{self, StreamEnd};
 use super::seam::{DialectRules, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
+use crate::engine::report::RequestFacts;
 use crate::engine::schema::{CompiledTools, SchemaCache};
 use crate::engine::violation::ViolationSink;
 

@@ -9,8 +9,8 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::engine::dialect::common;
-use crate::engine::dialect::common::RequestFacts;
 use crate::engine::json_scan::{self, Scan, Seen};
+use crate::engine::report::RequestFacts;
 use crate::engine::schema::{Declaration, ToolReading};
 
 /// The request's `tool_choice`, interpreted.

@@ -23,10 +23,11 @@ use output::{Context, check_output};
 use request::ResponsesRequest;
 use stream::StreamState;
 
-use super::common::{self, RequestFacts, StreamEnd, has_tool_markup};
+use super::common::{self, StreamEnd, has_tool_markup};
 use super::seam::{DialectRules, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
 use crate::engine::report::ChoiceOutcome;
+use crate::engine::report::RequestFacts;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, SchemaCache};
 use crate::engine::violation::{Site, Stage, ViolationSink};

@@ -17,8 +17,8 @@ use std::sync::Arc;
 
 use crate::engine::custom_input::RegexGrammar;
 use crate::engine::dialect::common;
-use crate::engine::dialect::common::RequestFacts;
 use crate::engine::dialect::common::preview;
+use crate::engine::report::RequestFacts;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, Declaration, ToolReading};
 use crate::engine::violation::{Site, Stage, ViolationSink};
