@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::seam::EnforceError;
 use crate::engine::report::{ChoiceOutcome, RequestFacts};
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, ToolSchema};
@@ -50,6 +51,17 @@ pub fn has_tool_markup(text: &str) -> bool {
     text.contains("<tool_call>")
         || text.contains("<function=")
         || (text.contains("\"name\"") && text.contains("\"arguments\""))
+}
+
+/// The OpenAI error object (`{"message","type","code","param"}`), which Chat and the Responses
+/// API's SDKs read.
+pub fn openai_error(error: &EnforceError<'_>) -> Value {
+    serde_json::json!({
+        "message": error.message,
+        "type": error.kind,
+        "code": error.code,
+        "param": error.param,
+    })
 }
 
 /// Whether a body starts as a JSON object (serde's derived struct would also take an array).

@@ -20,9 +20,10 @@ pub mod responses;
 mod seam;
 
 pub use common::StreamEnd;
-pub use seam::{DialectRules, Judged, RequestParts};
+pub use seam::{DialectRules, EnforceError, Judged, RequestParts};
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::report::RequestFacts;
 use super::schema::SchemaCache;
@@ -113,6 +114,18 @@ impl Dialect {
     }
 }
 
+impl Dialect {
+    /// Enforce mode's answer to a refused buffered response, in this dialect's error shape.
+    pub fn error_body(self, error: &EnforceError<'_>) -> Value {
+        (register(self).error_body)(error)
+    }
+
+    /// The event enforce mode ends a refused stream of this dialect with.
+    pub fn error_event(self, error: &EnforceError<'_>, last_sequence: Option<i64>) -> String {
+        (register(self).error_event)(error, last_sequence)
+    }
+}
+
 impl std::str::FromStr for Dialect {
     type Err = UnknownDialect;
 
@@ -146,11 +159,29 @@ type Start = fn(
 
 /// The registration: which implementation each [`Dialect`] is. A new dialect adds its folder,
 /// its label and suffix in [`Dialect`], and one line here.
-fn register(dialect: Dialect) -> Start {
+fn register(dialect: Dialect) -> Registered {
     match dialect {
-        Dialect::Chat => start::<chat::ChatState>,
-        Dialect::Responses => start::<responses::ResponsesState>,
-        Dialect::Anthropic => start::<anthropic::AnthropicState>,
+        Dialect::Chat => Registered::of::<chat::ChatState>(),
+        Dialect::Responses => Registered::of::<responses::ResponsesState>(),
+        Dialect::Anthropic => Registered::of::<anthropic::AnthropicState>(),
+    }
+}
+
+/// A registered dialect: how its state starts, and its enforce-mode errors (which need no
+/// exchange: a stream's end is judged after its exchange is gone).
+struct Registered {
+    start: Start,
+    error_body: fn(&EnforceError<'_>) -> Value,
+    error_event: fn(&EnforceError<'_>, Option<i64>) -> String,
+}
+
+impl Registered {
+    fn of<D: DialectRules + 'static>() -> Registered {
+        Registered {
+            start: start::<D>,
+            error_body: D::error_body,
+            error_event: D::error_event,
+        }
     }
 }
 
@@ -171,7 +202,7 @@ impl DialectState {
         sink: &mut ViolationSink,
         notes: &mut Vec<String>,
     ) -> DialectState {
-        let rules = register(dialect)(request, cache, sink, notes);
+        let rules = (register(dialect).start)(request, cache, sink, notes);
         DialectState { dialect, rules }
     }
 
@@ -221,6 +252,38 @@ mod tests {
             unknown.to_string(),
             "unknown dialect \"gemini\": the dialects are chat, responses, anthropic"
         );
+    }
+
+    #[test]
+    fn every_dialect_shapes_enforce_errors_its_sdks_read() {
+        let error = EnforceError {
+            message: "tooltap enforce: the response broke the contract",
+            kind: "tooltap_contract_violation",
+            code: "contract_violation",
+            param: Some("response.not_json"),
+        };
+        for dialect in Dialect::ALL {
+            let body = dialect.error_body(&error);
+            assert_eq!(
+                body.pointer("/error/message").and_then(Value::as_str),
+                Some(error.message),
+                "{dialect}: {body}"
+            );
+            let event = dialect.error_event(&error, Some(6));
+            let data = event
+                .lines()
+                .find_map(|line| line.strip_prefix("data: "))
+                .expect("a data line");
+            let data: Value = serde_json::from_str(data).expect("the event's data is JSON");
+            let message = data
+                .pointer("/error/message")
+                .or_else(|| data.get("message"))
+                .and_then(Value::as_str);
+            assert_eq!(message, Some(error.message), "{dialect}: {event}");
+            assert!(event.ends_with("\n\n"), "{dialect}: {event:?}");
+        }
+        let numbered = Dialect::Responses.error_event(&error, Some(6));
+        assert!(numbered.contains("\"sequence_number\":7"), "{numbered}");
     }
 
     #[test]

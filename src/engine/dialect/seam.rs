@@ -3,7 +3,8 @@
 //!
 //! Input: the request (body, and its path where the caller knows it), then one SSE event at a
 //! time or a whole buffered body, then how the stream ended. Output: violations into the
-//! exchange's sink, and the outcomes and `usage` the report shows. Nothing here names a
+//! exchange's sink, and the outcomes and `usage` the report shows; for enforce mode, the error
+//! body and the stream's error event in the dialect's shape ([`EnforceError`]). Nothing here names a
 //! dialect: `super::register` maps each [`super::Dialect`] to its implementation.
 
 use serde_json::Value;
@@ -77,6 +78,33 @@ pub trait DialectRules: std::fmt::Debug + Send {
 
     /// Ends a stream; see [`StreamEnd`].
     fn finish_stream(&mut self, end: StreamEnd<'_>) -> Judged;
+
+    /// The body enforce mode answers a refused buffered response with, in the error shape the
+    /// dialect's SDKs read.
+    fn error_body(error: &EnforceError<'_>) -> Value
+    where
+        Self: Sized;
+
+    /// The event enforce mode ends a refused stream with, framed as the dialect's events are and
+    /// shaped as its SDKs raise; `last_sequence`: the last
+    /// [`DialectRules::last_sequence_number`] the stream carried.
+    fn error_event(error: &EnforceError<'_>, last_sequence: Option<i64>) -> String
+    where
+        Self: Sized;
+}
+
+/// What enforce mode tells a client's SDK when it refuses an answer; each dialect shapes it
+/// (see [`DialectRules::error_body`]).
+#[derive(Debug, Clone, Copy)]
+pub struct EnforceError<'a> {
+    /// What the SDK prints: the broken rules and where.
+    pub message: &'a str,
+    /// The error's kind (its `type`).
+    pub kind: &'a str,
+    /// The error's `code`, for the shapes that carry one.
+    pub code: &'a str,
+    /// The first broken rule's id, for the shapes that name a `param`.
+    pub param: Option<&'a str>,
 }
 
 /// What a judged body gives the report: its outcomes (one per choice, or one for the

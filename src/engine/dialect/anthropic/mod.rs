@@ -26,7 +26,7 @@ use request::AnthropicRequest;
 use stream::{StreamState, Terminal};
 
 use super::common::{self, StreamEnd};
-use super::seam::{DialectRules, Judged, RequestParts};
+use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
 use crate::engine::report::ChoiceOutcome;
 use crate::engine::report::RequestFacts;
@@ -213,5 +213,24 @@ impl DialectRules for AnthropicState {
         common::judge_tree(body, sink, |document, sink| {
             self.judge_document(document, sink)
         })
+    }
+
+    /// Anthropic's `{"type":"error","error":{"type","message"}}`.
+    fn error_body(error: &EnforceError<'_>) -> Value {
+        serde_json::json!({
+            "type": "error",
+            "error": {
+                "type": error.kind,
+                "message": error.message,
+            },
+        })
+    }
+
+    /// `event: error` with Anthropic's error body.
+    fn error_event(error: &EnforceError<'_>, _last_sequence: Option<i64>) -> String {
+        format!(
+            "event: error\ndata: {}\n\n",
+            AnthropicState::error_body(error)
+        )
     }
 }

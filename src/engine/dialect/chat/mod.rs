@@ -21,7 +21,7 @@ use request::{ParsedRequest, parse_request};
 use surface::{Mode, Surface};
 
 use super::common::{self, StreamEnd};
-use super::seam::{DialectRules, Judged, RequestParts};
+use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
 use crate::engine::report::RequestFacts;
 use crate::engine::schema::{CompiledTools, SchemaCache};
@@ -161,6 +161,16 @@ impl DialectRules for ChatState {
             StreamEnd::Unjudged { scratch } => self.stream.complete(declared, scratch),
         };
         (choices, self.stream.assembly.usage.take())
+    }
+
+    /// `{"error":{...}}`, the OpenAI error shape.
+    fn error_body(error: &EnforceError<'_>) -> serde_json::Value {
+        serde_json::json!({ "error": common::openai_error(error) })
+    }
+
+    /// A `data:` event holding the error body, which the SDKs raise.
+    fn error_event(error: &EnforceError<'_>, _last_sequence: Option<i64>) -> String {
+        format!("data: {}\n\n", ChatState::error_body(error))
     }
 }
 

@@ -24,7 +24,7 @@ use request::ResponsesRequest;
 use stream::StreamState;
 
 use super::common::{self, StreamEnd, has_tool_markup};
-use super::seam::{DialectRules, Judged, RequestParts};
+use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
 use crate::engine::report::ChoiceOutcome;
 use crate::engine::report::RequestFacts;
@@ -252,6 +252,23 @@ impl DialectRules for ResponsesState {
         common::judge_tree(body, sink, |document, sink| {
             self.judge_document(document, sink)
         })
+    }
+
+    /// `{"error":{...}}`, the OpenAI error shape.
+    fn error_body(error: &EnforceError<'_>) -> Value {
+        serde_json::json!({ "error": common::openai_error(error) })
+    }
+
+    /// The stream's own `error` event: `event:` line, `type`, and a `sequence_number` after the
+    /// last one forwarded.
+    fn error_event(error: &EnforceError<'_>, last_sequence: Option<i64>) -> String {
+        let mut event = common::openai_error(error);
+        if let Some(object) = event.as_object_mut() {
+            object.insert("type".into(), "error".into());
+            let sequence = last_sequence.map_or(0, |n| n + 1);
+            object.insert("sequence_number".into(), sequence.into());
+        }
+        format!("event: error\ndata: {event}\n\n")
     }
 }
 
