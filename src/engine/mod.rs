@@ -37,8 +37,6 @@ use std::sync::Arc;
 
 pub use config::{EngineConfig, Level, SeverityOverrides};
 
-/// The Chat Completions modules, where they were before dialects existed.
-pub use dialect::chat::{contract, reassemble, request};
 pub use dialect::{Dialect, EnforceError, UnknownDialect};
 pub use exchange::Exchange;
 pub use framing::{SseEvent, SseFramer};

@@ -1,7 +1,7 @@
 //! Compiles the JSON Schemas a request declares, once per distinct `tools` array.
 //!
 //! Input: a request's declarations array and the dialect's [`ToolReading`] of it. Output: shared
-//! [`CompiledTools`] that the argument checks in [`crate::engine::contract`] validate against.
+//! [`CompiledTools`] that each dialect's argument checks validate against.
 //! Validators are built offline: a `$ref` to a URL or a file is never fetched, it makes the
 //! schema invalid (reported as `request.schema_invalid`), so a client cannot make tooltap read
 //! files or open connections. This is the one module that imports `jsonschema`.
