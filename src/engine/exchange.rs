@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use super::config::EngineConfig;
 use super::decode::{BodyDecoder, DecodeError};
-use super::dialect::{Dialect, DialectState, StreamEnd};
+use super::dialect::{Dialect, DialectRules, DialectState, RequestParts, StreamEnd};
 use super::framing::{JsonFramer, SseEvent, SseFramer};
 use super::report::{BodyKind, Completeness, LimitKind, Report};
 use super::rules::RuleId;
@@ -69,7 +69,11 @@ impl Exchange {
     ) -> Exchange {
         let mut sink = ViolationSink::capped(config.severity.clone(), config.max_violations);
         let mut notes = Vec::new();
-        let state = DialectState::new(dialect, cache, request_body, &mut sink, &mut notes);
+        let request = RequestParts {
+            body: request_body,
+            path: None,
+        };
+        let state = DialectState::new(dialect, cache, request, &mut sink, &mut notes);
         Exchange {
             config: Arc::clone(config),
             state,
@@ -91,7 +95,7 @@ impl Exchange {
 
     /// The last `sequence_number` seen on a Responses stream.
     pub fn last_sequence_number(&self) -> Option<i64> {
-        self.state.last_sequence_number()
+        self.state.rules().last_sequence_number()
     }
 
     /// Records the response head and decides how the body is read.
@@ -106,7 +110,7 @@ impl Exchange {
         self.kind = Some(kind);
         if (200..300).contains(&status) {
             // Only an array that got an answer is worth keeping compiled.
-            self.state.admit_tools();
+            self.state.rules().admit_tools();
         }
         if !(200..300).contains(&status) {
             self.notes
@@ -136,7 +140,9 @@ impl Exchange {
             }
         }
         if kind == BodyKind::Sse {
-            self.state.bound_reassembly(self.config.max_reassembled);
+            self.state
+                .rules_mut()
+                .bound_reassembly(self.config.max_reassembled);
         }
         self.body = match kind {
             BodyKind::Sse => Body::Sse(Box::new(SseBody {
@@ -179,7 +185,7 @@ impl Exchange {
             return;
         };
         let outcome = match decoder.push(chunk) {
-            Ok(decoded) => frame(body, decoded, seq, state, sink),
+            Ok(decoded) => frame(body, decoded, seq, state.rules_mut(), sink),
             Err(error) => Err(decode_stop(error)),
         };
         if let Err(completeness) = outcome {
@@ -203,7 +209,7 @@ impl Exchange {
                     &mut self.body,
                     decoded,
                     seq,
-                    &mut self.state,
+                    self.state.rules_mut(),
                     &mut self.sink,
                 ),
                 Err(error) => Err(decode_stop(error)),
@@ -228,7 +234,10 @@ impl Exchange {
             Body::AwaitingHead => (BodyKind::None, Vec::new(), None),
             Body::NotInspected(kind) => (kind, Vec::new(), None),
             Body::Json(framer) if judged => {
-                let (choices, usage) = self.state.judge_buffered(framer.body(), &mut self.sink);
+                let (choices, usage) = self
+                    .state
+                    .rules()
+                    .judge_buffered(framer.body(), &mut self.sink);
                 (BodyKind::Json, choices, usage)
             }
             Body::Json(_) => (BodyKind::Json, Vec::new(), None),
@@ -245,7 +254,7 @@ impl Exchange {
                         scratch: &mut scratch,
                     }
                 };
-                let (choices, usage) = self.state.finish_stream(end);
+                let (choices, usage) = self.state.rules_mut().finish_stream(end);
                 if sse.framer.comments() > 0 {
                     self.notes.push(format!(
                         "{} SSE comment line(s) (keep-alives) skipped",
@@ -285,7 +294,7 @@ impl Exchange {
     /// after: `data: [DONE]` on a stream, a complete document on a buffered body.
     fn content_is_whole(&self) -> bool {
         match &self.body {
-            Body::Sse(_) => self.state.stream_is_done(),
+            Body::Sse(_) => self.state.rules().stream_is_done(),
             Body::Json(framer) => {
                 serde_json::from_slice::<serde::de::IgnoredAny>(framer.body()).is_ok()
             }
@@ -306,7 +315,7 @@ impl Exchange {
                 .len()
                 .saturating_mul(super::weigh::BUFFERED_PER_BYTE),
             Body::AwaitingHead | Body::NotInspected(_) | Body::Sse(_) => {
-                self.state.reassembly_bytes()
+                self.state.rules().reassembly_bytes()
             }
         }
     }
@@ -320,7 +329,7 @@ impl Exchange {
 
     fn classify(&self, content_type: Option<&str>) -> BodyKind {
         let Some(content_type) = content_type else {
-            return if self.state.facts().stream {
+            return if self.state.rules().facts().stream {
                 BodyKind::Sse
             } else {
                 BodyKind::Json
@@ -342,10 +351,10 @@ impl Exchange {
     }
 
     fn check_stream_flag(&mut self, kind: BodyKind) {
-        if !self.state.facts().parsed {
+        if !self.state.rules().facts().parsed {
             return;
         }
-        let asked_stream = self.state.facts().stream;
+        let asked_stream = self.state.rules().facts().stream;
         let got_stream = kind == BodyKind::Sse;
         if asked_stream != got_stream {
             let detail = format!(
@@ -377,7 +386,7 @@ fn frame(
     body: &mut Body,
     decoded: &[u8],
     seq: u64,
-    state: &mut DialectState,
+    state: &mut dyn DialectRules,
     sink: &mut ViolationSink,
 ) -> Result<(), Completeness> {
     match body {

@@ -36,13 +36,13 @@ pub mod weigh;
 use std::sync::Arc;
 
 pub use config::{EngineConfig, Level, SeverityOverrides};
-/// The Chat Completions modules, where they were before dialects existed.
-pub use dialect::chat::{contract, reassemble, request};
-pub use dialect::{Dialect, UnknownDialect};
+
+pub use dialect::{Dialect, EnforceError, UnknownDialect};
 pub use exchange::Exchange;
 pub use framing::{SseEvent, SseFramer};
-pub use report::{BodyKind, ChoiceOutcome, Completeness, LimitKind, Report, ToolCallOutcome};
-pub use request::RequestFacts;
+pub use report::{
+    BodyKind, ChoiceOutcome, Completeness, LimitKind, Report, RequestFacts, ToolCallOutcome,
+};
 pub use rules::RuleId;
 pub use schema::{LookupFacts, SchemaCache, SchemaLimits};
 pub use violation::{Severity, Stage, Violation};

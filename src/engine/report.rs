@@ -7,8 +7,24 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::dialect::Dialect;
-use super::request::RequestFacts;
 use super::violation::Violation;
+
+/// What the request asked for, as it goes into the report.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RequestFacts {
+    /// Whether the body parsed as a JSON object.
+    pub parsed: bool,
+    pub model: Option<String>,
+    /// `stream: true` was requested.
+    pub stream: bool,
+    /// Names of the declared `type: "function"` tools, in declaration order.
+    pub tools: Vec<String>,
+    /// `tool_choice` exactly as sent.
+    pub tool_choice: Option<Value>,
+    pub parallel_tool_calls: Option<bool>,
+    /// `stream_options.include_usage`.
+    pub include_usage: Option<bool>,
+}
 
 /// Everything the engine concluded about one request/response pair.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,7 +1,7 @@
 //! Compiles the JSON Schemas a request declares, once per distinct `tools` array.
 //!
-//! Input: the request's `tools` array (from [`crate::engine::request`]). Output: shared
-//! [`CompiledTools`] that the argument checks in [`crate::engine::contract`] validate against.
+//! Input: a request's declarations array and the dialect's [`ToolReading`] of it. Output: shared
+//! [`CompiledTools`] that each dialect's argument checks validate against.
 //! Validators are built offline: a `$ref` to a URL or a file is never fetched, it makes the
 //! schema invalid (reported as `request.schema_invalid`), so a client cannot make tooltap read
 //! files or open connections. This is the one module that imports `jsonschema`.
@@ -17,7 +17,6 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::custom_input::{Grammars, RegexGrammar, regex_definition};
-use super::request::function_name;
 use super::schema_cost::{self, OverBudget};
 use super::schema_plain::PlainCount;
 
@@ -132,54 +131,29 @@ impl SchemaCache {
         self.limits
     }
 
-    /// The compiled form of `tools`, compiling it on first sight, cached at once.
-    pub fn tools_for(&self, tools: &Value) -> Arc<CompiledTools> {
+    /// The compiled form of `tools` read by `reading`, compiling it on first sight, cached at
+    /// once.
+    pub fn tools_for(&self, tools: &Value, reading: &ToolReading) -> Arc<CompiledTools> {
         // serde_json serializes a `Value` deterministically, so equal content gives equal keys.
-        let compiled = self.tools_for_text(&tools.to_string());
+        let text = tools.to_string();
+        let compiled = self.tools_for_key(&reading.key(&text), &text, reading);
         compiled.admit();
         compiled
     }
 
-    /// The same for the `tools` array exactly as the request carried it: the key is its text,
-    /// and the array is parsed only on a miss. (Building the key from a parsed `Value` on every
-    /// request showed in the benchmark's profile.) The same array sent with other whitespace is
-    /// compiled once more, never confused with another. Not cached until admitted.
-    pub fn tools_for_raw(&self, tools: &RawValue) -> Arc<CompiledTools> {
-        self.tools_for_key(tools.get(), tools.get(), Shape::Nested)
-    }
-
-    /// The same for Chat's legacy `functions` array (`{"name":..,"parameters":..}`, no `type`
-    /// wrapper). Keyed apart from `tools` arrays; not cached until admitted either.
-    pub fn tools_for_functions(&self, functions: &RawValue) -> Arc<CompiledTools> {
-        let key = format!("functions:{}", functions.get());
-        self.tools_for_key(&key, functions.get(), Shape::Functions)
-    }
-
-    /// The same for a Responses API `tools` array, whose function tools are flat
-    /// (`{"type":"function","name":..,"parameters":..}`). Keyed apart from Chat arrays; not
-    /// cached until admitted either.
-    pub fn tools_for_flat(&self, tools: &RawValue) -> Arc<CompiledTools> {
-        self.tools_for_key(&format!("flat:{}", tools.get()), tools.get(), Shape::Flat)
-    }
-
-    /// The same for an Anthropic Messages `tools` array: client tools carry `name` and
-    /// `input_schema`; server tools (a date-versioned `type`) are skipped. Keyed apart too.
-    pub fn tools_for_anthropic(&self, tools: &RawValue) -> Arc<CompiledTools> {
-        self.tools_for_key(
-            &format!("anthropic:{}", tools.get()),
-            tools.get(),
-            Shape::Anthropic,
-        )
-    }
-
-    fn tools_for_text(&self, key: &str) -> Arc<CompiledTools> {
-        self.tools_for_key(key, key, Shape::Nested)
+    /// The same for a declarations array exactly as the request carried it: the key is its
+    /// text (after the reading's prefix), and the array is parsed only on a miss. (Building the
+    /// key from a parsed `Value` on every request showed in the benchmark's profile.) The same
+    /// array sent with other whitespace is compiled once more, never confused with another. Not
+    /// cached until admitted.
+    pub fn tools_for_raw(&self, tools: &RawValue, reading: &ToolReading) -> Arc<CompiledTools> {
+        self.tools_for_key(&reading.key(tools.get()), tools.get(), reading)
     }
 
     /// Keeping the full text as the key (not a hash) rules out collisions handing out wrong
     /// validators. Compilation happens outside the lock. Inside [`SchemaCache::lookup_only`] a
     /// miss compiles nothing: it is noted, and an array that declares nothing stands in.
-    fn tools_for_key(&self, key: &str, text: &str, shape: Shape) -> Arc<CompiledTools> {
+    fn tools_for_key(&self, key: &str, text: &str, reading: &ToolReading) -> Arc<CompiledTools> {
         if let Ok(entries) = self.entries.lock()
             && let Some(found) = entries.by_key.get(key)
         {
@@ -193,10 +167,10 @@ impl SchemaCache {
             missed: true,
             ..facts
         }) {
-            return Arc::new(CompiledTools::compile(&Value::Null, &self.limits, shape));
+            return Arc::new(CompiledTools::compile(&Value::Null, &self.limits, reading));
         }
         let value = serde_json::from_str(text).unwrap_or(Value::Null);
-        let mut compiled = CompiledTools::compile(&value, &self.limits, shape);
+        let mut compiled = CompiledTools::compile(&value, &self.limits, reading);
         compiled.key = Arc::from(key);
         compiled.home = Arc::downgrade(&self.entries);
         Arc::new(compiled)
@@ -276,17 +250,41 @@ impl CacheEntries {
     }
 }
 
-/// How a declarations array nests its function tools.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Shape {
-    /// Chat `tools`: `{"type":"function","function":{"name","parameters"}}`.
-    Nested,
-    /// Responses `tools`: `{"type":"function","name","parameters"}`.
-    Flat,
-    /// Chat's legacy `functions`: `{"name","parameters"}`.
-    Functions,
-    /// Anthropic Messages `tools`: `{"name","input_schema"}` (server tools skipped).
-    Anthropic,
+/// How a dialect's declarations array names its function tools: what a dialect hands the cache
+/// with each array (each dialect keeps its own as a constant beside its request reading), so
+/// that the cache compiles any dialect's tools without knowing one.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolReading {
+    /// Put before the array's text in the cache key, keeping readings' arrays apart (one
+    /// reading may use `""`).
+    pub key_prefix: &'static str,
+    /// One array item at its position: the function tool it declares, `None` for an item
+    /// that declares none (another kind of tool, no name).
+    pub tool: fn(&Value, usize) -> Option<Declaration<'_>>,
+    /// Where the array's custom tools keep a `regex` grammar
+    /// ([`crate::engine::custom_input::regex_definition`]: `Some(true)` nested, `Some(false)`
+    /// flat), or `None` when the reading has no custom tools.
+    pub grammars: Option<bool>,
+}
+
+impl ToolReading {
+    /// The cache key of an array of this reading.
+    fn key<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
+        if self.key_prefix.is_empty() {
+            std::borrow::Cow::Borrowed(text)
+        } else {
+            std::borrow::Cow::Owned(format!("{}{text}", self.key_prefix))
+        }
+    }
+}
+
+/// One function tool as a [`ToolReading`] finds it in its array.
+#[derive(Debug)]
+pub struct Declaration<'t> {
+    pub name: &'t str,
+    /// JSON pointer to its parameters schema in the request body.
+    pub parameters_path: String,
+    pub parameters: Option<&'t Value>,
 }
 
 /// The declared function tools of one request, with their argument validators.
@@ -388,7 +386,7 @@ impl ToolSchema {
 }
 
 impl CompiledTools {
-    fn compile(tools: &Value, limits: &SchemaLimits, shape: Shape) -> CompiledTools {
+    fn compile(tools: &Value, limits: &SchemaLimits, reading: &ToolReading) -> CompiledTools {
         let items = tools.as_array().map(Vec::as_slice).unwrap_or_default();
         let declares = !items.is_empty();
         let mut compile_left = limits.max_compile_bytes;
@@ -398,35 +396,11 @@ impl CompiledTools {
             .iter()
             .enumerate()
             .filter_map(|(position, tool)| {
-                let (name, parameters_path, parameters) = match shape {
-                    Shape::Flat => {
-                        let kind = tool.get("type").and_then(Value::as_str);
-                        (
-                            (kind == Some("function")).then(|| tool.get("name")?.as_str())??,
-                            format!("/tools/{position}/parameters"),
-                            tool.get("parameters"),
-                        )
-                    }
-                    Shape::Anthropic => {
-                        let kind = tool.get("type").and_then(Value::as_str);
-                        (
-                            matches!(kind, None | Some("custom"))
-                                .then(|| tool.get("name")?.as_str())??,
-                            format!("/tools/{position}/input_schema"),
-                            tool.get("input_schema"),
-                        )
-                    }
-                    Shape::Nested => (
-                        function_name(tool)?,
-                        format!("/tools/{position}/function/parameters"),
-                        tool.get("function").and_then(|f| f.get("parameters")),
-                    ),
-                    Shape::Functions => (
-                        tool.get("name")?.as_str()?,
-                        format!("/functions/{position}/parameters"),
-                        tool.get("parameters"),
-                    ),
-                };
+                let Declaration {
+                    name,
+                    parameters_path,
+                    parameters,
+                } = (reading.tool)(tool, position)?;
                 let name = name.to_owned();
                 if let Some(parameters) = parameters {
                     plain = plain && plain_count.plain(parameters);
@@ -451,12 +425,7 @@ impl CompiledTools {
                 })
             })
             .collect::<Vec<DeclaredTool>>();
-        let nested = match shape {
-            Shape::Nested => Some(true),
-            Shape::Flat => Some(false),
-            Shape::Functions | Shape::Anthropic => None,
-        };
-        let grammars = match nested {
+        let grammars = match reading.grammars {
             Some(nested) => Grammars::compile(
                 items
                     .iter()

@@ -1,6 +1,6 @@
 //! A contract violation as a value, and the sink the checks push them into.
 //!
-//! The checks in [`crate::engine::contract`] call [`ViolationSink::push`] with a rule id, where
+//! The checks in each dialect ([`crate::engine::dialect`]) call [`ViolationSink::push`] with a rule id, where
 //! it happened and a human detail; the sink applies the configured severity (or drops rules
 //! turned off) and keeps the list the [`crate::engine::Exchange`] exposes and reports.
 //!

@@ -12,11 +12,57 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::chat::contract::preview;
-use crate::engine::request::RequestFacts;
+use super::seam::EnforceError;
+use crate::engine::report::{ChoiceOutcome, RequestFacts};
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, ToolSchema};
 use crate::engine::violation::{Site, Stage, ViolationSink};
+
+/// How a stream is finished. `Judged`: the complete-stage and end-of-body rules run into the
+/// exchange's sink (`ended_mid_event`: the body stopped inside an event). `Unjudged` (a reader
+/// that left before the content was whole): the partial reassembly is still built, worth
+/// showing, and its verdicts go to a scratch sink that is thrown away.
+pub enum StreamEnd<'a> {
+    Judged {
+        ended_mid_event: bool,
+        sink: &'a mut ViolationSink,
+    },
+    Unjudged {
+        scratch: &'a mut ViolationSink,
+    },
+}
+
+/// Shortens a value for a human detail; details are for people, never for matching.
+pub fn preview(value: &serde_json::Value) -> String {
+    let mut text = value.to_string();
+    if text.len() > 60 {
+        let mut cut = 57;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push_str("...");
+    }
+    text
+}
+
+/// Raw tool-call markup a failed tool parser leaves in text.
+pub fn has_tool_markup(text: &str) -> bool {
+    text.contains("<tool_call>")
+        || text.contains("<function=")
+        || (text.contains("\"name\"") && text.contains("\"arguments\""))
+}
+
+/// The OpenAI error object (`{"message","type","code","param"}`), which Chat and the Responses
+/// API's SDKs read.
+pub fn openai_error(error: &EnforceError<'_>) -> Value {
+    serde_json::json!({
+        "message": error.message,
+        "type": error.kind,
+        "code": error.code,
+        "param": error.param,
+    })
+}
 
 /// Whether a body starts as a JSON object (serde's derived struct would also take an array).
 pub fn is_object_text(body: &[u8]) -> bool {
@@ -149,6 +195,20 @@ pub fn response_json(body: &[u8], sink: &mut ViolationSink) -> Option<Value> {
             None
         }
     }
+}
+
+/// A buffered body read into a full tree and judged as one outcome by `judge`, with its
+/// `usage`: the buffered reading of a dialect that judges whole documents.
+pub fn judge_tree(
+    body: &[u8],
+    sink: &mut ViolationSink,
+    judge: impl FnOnce(&Value, &mut ViolationSink) -> ChoiceOutcome,
+) -> (Vec<ChoiceOutcome>, Option<Value>) {
+    let Some(document) = response_json(body, sink) else {
+        return (Vec::new(), None);
+    };
+    let outcome = judge(&document, sink);
+    (vec![outcome], usage(&document))
 }
 
 /// Removes `key` from an object and returns it, unless it is absent or `null` (or `value` is not

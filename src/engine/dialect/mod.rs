@@ -7,21 +7,25 @@
 //! violation, report, rules, decode.
 //!
 //! ```text
-//! Exchange ─► DialectState { Chat(chat::ChatState) | Responses(responses::ResponsesState)
-//!                          | Anthropic(anthropic::AnthropicState) }
+//! Exchange ─► DialectState { Dialect, Box<dyn DialectRules> }   (seam: the trait)
+//!                 register(Dialect) ─► chat::ChatState | responses::ResponsesState
+//!                                    | anthropic::AnthropicState   (sibling folders that
+//!                                      import only `common` and engine leaves)
 //! ```
 
 pub mod anthropic;
 pub mod chat;
 mod common;
 pub mod responses;
+mod seam;
+
+pub use common::StreamEnd;
+pub use seam::{DialectRules, EnforceError, Judged, RequestParts};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::framing::SseEvent;
-use super::report::ChoiceOutcome;
-use super::request::RequestFacts;
+use super::report::RequestFacts;
 use super::schema::SchemaCache;
 use super::violation::ViolationSink;
 
@@ -110,6 +114,18 @@ impl Dialect {
     }
 }
 
+impl Dialect {
+    /// Enforce mode's answer to a refused buffered response, in this dialect's error shape.
+    pub fn error_body(self, error: &EnforceError<'_>) -> Value {
+        (register(self).error_body)(error)
+    }
+
+    /// The event enforce mode ends a refused stream of this dialect with.
+    pub fn error_event(self, error: &EnforceError<'_>, last_sequence: Option<i64>) -> String {
+        (register(self).error_event)(error, last_sequence)
+    }
+}
+
 impl std::str::FromStr for Dialect {
     type Err = UnknownDialect;
 
@@ -124,179 +140,90 @@ impl std::fmt::Display for Dialect {
     }
 }
 
-/// How a stream is finished. `Judged`: the complete-stage and end-of-body rules run into the
-/// exchange's sink (`ended_mid_event`: the body stopped inside an event). `Unjudged` (a reader
-/// that left before the content was whole): the partial reassembly is still built, worth
-/// showing, and its verdicts go to a scratch sink that is thrown away.
-pub enum StreamEnd<'a> {
-    Judged {
-        ended_mid_event: bool,
-        sink: &'a mut ViolationSink,
-    },
-    Unjudged {
-        scratch: &'a mut ViolationSink,
-    },
+/// A dialect's state for one exchange: the engine's one handle on a dialect, its label and its
+/// [`DialectRules`] (one virtual call per event, the same count of calls the three-armed match it
+/// replaces made; the state was boxed before too).
+#[derive(Debug)]
+pub struct DialectState {
+    dialect: Dialect,
+    rules: Box<dyn DialectRules>,
 }
 
-/// A dialect's state for one exchange: the only place the engine branches on the dialect.
-#[derive(Debug)]
-pub enum DialectState {
-    Chat(Box<chat::ChatState>),
-    Responses(Box<responses::ResponsesState>),
-    Anthropic(Box<anthropic::AnthropicState>),
+/// Starts a dialect's state from its request.
+type Start = fn(
+    RequestParts<'_>,
+    &SchemaCache,
+    &mut ViolationSink,
+    &mut Vec<String>,
+) -> Box<dyn DialectRules>;
+
+/// The registration: which implementation each [`Dialect`] is. A new dialect adds its folder,
+/// its label and suffix in [`Dialect`], and one line here.
+fn register(dialect: Dialect) -> Registered {
+    match dialect {
+        Dialect::Chat => Registered::of::<chat::ChatState>(),
+        Dialect::Responses => Registered::of::<responses::ResponsesState>(),
+        Dialect::Anthropic => Registered::of::<anthropic::AnthropicState>(),
+    }
+}
+
+/// A registered dialect: how its state starts, and its enforce-mode errors (which need no
+/// exchange: a stream's end is judged after its exchange is gone).
+struct Registered {
+    start: Start,
+    error_body: fn(&EnforceError<'_>) -> Value,
+    error_event: fn(&EnforceError<'_>, Option<i64>) -> String,
+}
+
+impl Registered {
+    fn of<D: DialectRules + 'static>() -> Registered {
+        Registered {
+            start: start::<D>,
+            error_body: D::error_body,
+            error_event: D::error_event,
+        }
+    }
+}
+
+fn start<D: DialectRules + 'static>(
+    request: RequestParts<'_>,
+    cache: &SchemaCache,
+    sink: &mut ViolationSink,
+    notes: &mut Vec<String>,
+) -> Box<dyn DialectRules> {
+    Box::new(D::start(request, cache, sink, notes))
 }
 
 impl DialectState {
     pub fn new(
         dialect: Dialect,
         cache: &SchemaCache,
-        request_body: &[u8],
+        request: RequestParts<'_>,
         sink: &mut ViolationSink,
         notes: &mut Vec<String>,
     ) -> DialectState {
-        match dialect {
-            Dialect::Chat => DialectState::Chat(Box::new(chat::ChatState::new(
-                cache,
-                request_body,
-                sink,
-                notes,
-            ))),
-            Dialect::Responses => DialectState::Responses(Box::new(
-                responses::ResponsesState::new(cache, request_body, sink, notes),
-            )),
-            Dialect::Anthropic => DialectState::Anthropic(Box::new(
-                anthropic::AnthropicState::new(cache, request_body, sink, notes),
-            )),
-        }
+        let rules = (register(dialect).start)(request, cache, sink, notes);
+        DialectState { dialect, rules }
     }
 
     pub fn dialect(&self) -> Dialect {
-        match self {
-            DialectState::Chat(_) => Dialect::Chat,
-            DialectState::Responses(_) => Dialect::Responses,
-            DialectState::Anthropic(_) => Dialect::Anthropic,
-        }
+        self.dialect
     }
 
-    /// The last `sequence_number` a Responses stream carried (enforce mode numbers its
-    /// `error` event after it); `None` for Chat.
-    pub fn last_sequence_number(&self) -> Option<i64> {
-        match self {
-            DialectState::Chat(_) | DialectState::Anthropic(_) => None,
-            DialectState::Responses(responses) => responses.last_sequence_number(),
-        }
+    /// The dialect's rules; the engine drives a dialect through this alone.
+    pub fn rules(&self) -> &dyn DialectRules {
+        self.rules.as_ref()
     }
 
-    /// Whether a stream ended by its own framing: `data: [DONE]` (Chat), a terminal event
-    /// (Responses), `message_stop` or `error` (Anthropic).
-    pub fn stream_is_done(&self) -> bool {
-        match self {
-            DialectState::Chat(chat) => chat.stream_is_done(),
-            DialectState::Responses(responses) => responses.stream_is_done(),
-            DialectState::Anthropic(anthropic) => anthropic.stream_is_done(),
-        }
-    }
-
-    /// What the stream's reassembly holds, as [`super::weigh`] counts it; the exchange stops
-    /// reassembling past `max_reassembled`.
-    pub fn reassembly_bytes(&self) -> usize {
-        match self {
-            DialectState::Chat(chat) => chat.reassembly_bytes(),
-            DialectState::Responses(responses) => responses.reassembly_bytes(),
-            DialectState::Anthropic(anthropic) => anthropic.reassembly_bytes(),
-        }
-    }
-
-    /// Bounds the reassembly at `max` (as [`super::weigh`] counts it). The exchange checks the
-    /// count after each event; Chat, whose one event may carry thousands of choices and calls,
-    /// also stops taking them inside the event once past it.
-    pub fn bound_reassembly(&mut self, max: usize) {
-        match self {
-            DialectState::Chat(chat) => chat.bound_reassembly(max),
-            DialectState::Responses(_) | DialectState::Anthropic(_) => {}
-        }
-    }
-
-    /// Keeps the request's compiled tools in the schema cache: called once the response head
-    /// is a 2xx (an array that never gets an answer pins no memory).
-    pub fn admit_tools(&self) {
-        let tools = match self {
-            DialectState::Chat(chat) => return chat.admit_tools(),
-            DialectState::Responses(responses) => responses.schemas.as_ref(),
-            DialectState::Anthropic(anthropic) => anthropic.schemas.as_ref(),
-        };
-        if let Some(tools) = tools {
-            tools.admit();
-        }
-    }
-
-    pub fn facts(&self) -> &RequestFacts {
-        match self {
-            DialectState::Chat(chat) => &chat.request.facts,
-            DialectState::Responses(responses) => &responses.request.facts,
-            DialectState::Anthropic(anthropic) => &anthropic.request.facts,
-        }
+    pub fn rules_mut(&mut self) -> &mut dyn DialectRules {
+        self.rules.as_mut()
     }
 
     /// The request's facts, taken out for the report: the state is dropped right after, so
     /// they are moved, not cloned (the model, each declared tool's name and `tool_choice`).
     pub fn into_facts(self) -> RequestFacts {
-        match self {
-            DialectState::Chat(chat) => chat.request.facts,
-            DialectState::Responses(responses) => responses.request.facts,
-            DialectState::Anthropic(anthropic) => anthropic.request.facts,
-        }
+        self.rules.into_facts()
     }
-
-    /// One SSE event from the shared framer, completed by `feed` call number `seq`.
-    pub fn on_event(&mut self, event: &SseEvent, seq: u64, sink: &mut ViolationSink) {
-        match self {
-            DialectState::Chat(chat) => chat.on_event(event, seq, sink),
-            DialectState::Responses(responses) => responses.on_event(event, seq, sink),
-            DialectState::Anthropic(anthropic) => anthropic.on_event(event, seq, sink),
-        }
-    }
-
-    /// Judges a whole buffered (JSON) body: `response.not_json` when it does not parse, else
-    /// the dialect's outcomes for the document, and its `usage`. Chat reads only the members
-    /// it judges (see `chat::contract::members`); the others read a full tree.
-    pub fn judge_buffered(
-        &self,
-        body: &[u8],
-        sink: &mut ViolationSink,
-    ) -> (Vec<ChoiceOutcome>, Option<Value>) {
-        match self {
-            DialectState::Chat(chat) => chat.judge_buffered(body, sink),
-            DialectState::Responses(responses) => judge_tree(body, sink, |document, sink| {
-                responses.judge_document(document, sink)
-            }),
-            DialectState::Anthropic(anthropic) => judge_tree(body, sink, |document, sink| {
-                anthropic.judge_document(document, sink)
-            }),
-        }
-    }
-
-    /// Ends a stream; see [`StreamEnd`].
-    pub fn finish_stream(&mut self, end: StreamEnd<'_>) -> (Vec<ChoiceOutcome>, Option<Value>) {
-        match self {
-            DialectState::Chat(chat) => chat.finish_stream(end),
-            DialectState::Responses(responses) => responses.finish_stream(end),
-            DialectState::Anthropic(anthropic) => anthropic.finish_stream(end),
-        }
-    }
-}
-
-/// A buffered body read into a full tree and judged as one outcome, with its `usage`.
-fn judge_tree(
-    body: &[u8],
-    sink: &mut ViolationSink,
-    judge: impl FnOnce(&Value, &mut ViolationSink) -> ChoiceOutcome,
-) -> (Vec<ChoiceOutcome>, Option<Value>) {
-    let Some(document) = common::response_json(body, sink) else {
-        return (Vec::new(), None);
-    };
-    let outcome = judge(&document, sink);
-    (vec![outcome], common::usage(&document))
 }
 
 #[cfg(test)]
@@ -325,6 +252,38 @@ mod tests {
             unknown.to_string(),
             "unknown dialect \"gemini\": the dialects are chat, responses, anthropic"
         );
+    }
+
+    #[test]
+    fn every_dialect_shapes_enforce_errors_its_sdks_read() {
+        let error = EnforceError {
+            message: "tooltap enforce: the response broke the contract",
+            kind: "tooltap_contract_violation",
+            code: "contract_violation",
+            param: Some("response.not_json"),
+        };
+        for dialect in Dialect::ALL {
+            let body = dialect.error_body(&error);
+            assert_eq!(
+                body.pointer("/error/message").and_then(Value::as_str),
+                Some(error.message),
+                "{dialect}: {body}"
+            );
+            let event = dialect.error_event(&error, Some(6));
+            let data = event
+                .lines()
+                .find_map(|line| line.strip_prefix("data: "))
+                .expect("a data line");
+            let data: Value = serde_json::from_str(data).expect("the event's data is JSON");
+            let message = data
+                .pointer("/error/message")
+                .or_else(|| data.get("message"))
+                .and_then(Value::as_str);
+            assert_eq!(message, Some(error.message), "{dialect}: {event}");
+            assert!(event.ends_with("\n\n"), "{dialect}: {event:?}");
+        }
+        let numbered = Dialect::Responses.error_event(&error, Some(6));
+        assert!(numbered.contains("\"sequence_number\":7"), "{numbered}");
     }
 
     #[test]

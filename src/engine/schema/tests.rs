@@ -2,6 +2,7 @@
 //! compile bound and the regex backtracking limit.
 
 use super::*;
+use crate::engine::dialect::chat::request::TOOLS;
 use serde_json::json;
 
 fn tools_with(parameters: Value) -> Value {
@@ -11,32 +12,33 @@ fn tools_with(parameters: Value) -> Value {
 #[test]
 fn caches_by_content_and_evicts_oldest() {
     let cache = SchemaCache::with_capacity(2);
-    let first = cache.tools_for(&tools_with(json!({"type":"object"})));
-    let again = cache.tools_for(&tools_with(json!({"type":"object"})));
+    let first = cache.tools_for(&tools_with(json!({"type":"object"})), &TOOLS);
+    let again = cache.tools_for(&tools_with(json!({"type":"object"})), &TOOLS);
     assert!(Arc::ptr_eq(&first, &again));
-    cache.tools_for(&tools_with(json!({"type":"string"})));
-    cache.tools_for(&tools_with(json!({"type":"number"})));
+    cache.tools_for(&tools_with(json!({"type":"string"})), &TOOLS);
+    cache.tools_for(&tools_with(json!({"type":"number"})), &TOOLS);
     assert_eq!(cache.len(), 2);
-    let recompiled = cache.tools_for(&tools_with(json!({"type":"object"})));
+    let recompiled = cache.tools_for(&tools_with(json!({"type":"object"})), &TOOLS);
     assert!(!Arc::ptr_eq(&first, &recompiled));
 }
 
 #[test]
 fn invalid_and_remote_schemas_are_reported_not_fetched() {
     let cache = SchemaCache::default();
-    let bad = cache.tools_for(&tools_with(json!({"type": 5})));
+    let bad = cache.tools_for(&tools_with(json!({"type": 5})), &TOOLS);
     assert!(matches!(
         bad.get("f").map(|t| &t.schema),
         Some(ToolSchema::Invalid(_))
     ));
-    let remote = cache.tools_for(&tools_with(
-        json!({"$ref": "https://example.invalid/s.json"}),
-    ));
+    let remote = cache.tools_for(
+        &tools_with(json!({"$ref": "https://example.invalid/s.json"})),
+        &TOOLS,
+    );
     match remote.get("f").map(|t| &t.schema) {
         Some(ToolSchema::Invalid(reason)) => assert!(reason.contains("$ref"), "{reason}"),
         other => panic!("expected invalid, got {other:?}"),
     }
-    let file = cache.tools_for(&tools_with(json!({"$ref": "file:///etc/passwd"})));
+    let file = cache.tools_for(&tools_with(json!({"$ref": "file:///etc/passwd"})), &TOOLS);
     assert!(matches!(
         file.get("f").map(|t| &t.schema),
         Some(ToolSchema::Invalid(_))
@@ -54,7 +56,7 @@ fn only_admitted_arrays_are_kept_and_bytes_stay_under_the_bound() {
         let text = tools_with(json!({"description": "x".repeat(n)})).to_string();
         RawValue::from_string(text).expect("raw")
     };
-    let unanswered = cache.tools_for_raw(&raw(40));
+    let unanswered = cache.tools_for_raw(&raw(40), &TOOLS);
     assert!(
         cache.is_empty() && cache.bytes() == 0,
         "not admitted, not kept"
@@ -62,7 +64,7 @@ fn only_admitted_arrays_are_kept_and_bytes_stay_under_the_bound() {
     unanswered.admit();
     assert_eq!(cache.len(), 1);
     for n in 41..60 {
-        cache.tools_for_raw(&raw(n)).admit();
+        cache.tools_for_raw(&raw(n), &TOOLS).admit();
         assert!(cache.bytes() <= limits.max_cache_bytes, "{}", cache.bytes());
     }
     assert!(
@@ -70,7 +72,7 @@ fn only_admitted_arrays_are_kept_and_bytes_stay_under_the_bound() {
         "evicted by bytes, not count: {}",
         cache.len()
     );
-    cache.tools_for_raw(&raw(10_000)).admit();
+    cache.tools_for_raw(&raw(10_000), &TOOLS).admit();
     assert!(
         cache.bytes() <= limits.max_cache_bytes,
         "an oversized array is not kept"
@@ -88,7 +90,7 @@ fn schemas_past_the_compile_bound_are_over_budget() {
         {"type":"function","function":{"name":"a","parameters":{"type":"object"}}},
         {"type":"function","function":{"name":"b","parameters":{"description":"y".repeat(200)}}}
     ]);
-    let compiled = cache.tools_for(&tools);
+    let compiled = cache.tools_for(&tools, &TOOLS);
     assert!(matches!(
         compiled.get("a").map(|t| &t.schema),
         Some(ToolSchema::Valid(_))
@@ -99,9 +101,10 @@ fn schemas_past_the_compile_bound_are_over_budget() {
 
 #[test]
 fn a_catastrophic_regex_is_over_budget_not_a_failure() {
-    let compiled = SchemaCache::default().tools_for(&tools_with(
-        json!({"properties":{"s":{"type":"string","pattern":"^(a|aa)+(?=b)\\1$"}}}),
-    ));
+    let compiled = SchemaCache::default().tools_for(
+        &tools_with(json!({"properties":{"s":{"type":"string","pattern":"^(a|aa)+(?=b)\\1$"}}})),
+        &TOOLS,
+    );
     let schema = &compiled.get("f").expect("f").schema;
     let text = format!("{}c", "a".repeat(64));
     let checked = schema.check(&json!({ "s": text }), 16);
@@ -118,9 +121,10 @@ fn cache_is_send_and_sync() {
 fn a_backtracking_pattern_is_refused_and_thousands_of_strings_cost_nothing() {
     let cache = SchemaCache::default();
     let schema = json!({"type":"array","items":{"type":"string","pattern":"^(?:(a)\\1?)*$"}});
-    let compiled = cache.tools_for(&tools_with(
-        json!({"type":"object","properties":{"s": schema.clone()}}),
-    ));
+    let compiled = cache.tools_for(
+        &tools_with(json!({"type":"object","properties":{"s": schema.clone()}})),
+        &TOOLS,
+    );
     let tool = &compiled.get("f").expect("f").schema;
     assert!(matches!(tool, ToolSchema::OverBudget), "{tool:?}");
     let strings: Vec<String> = (0..7_000).map(|_| format!("{}b", "a".repeat(21))).collect();
@@ -140,8 +144,11 @@ fn a_backtracking_pattern_is_refused_and_thousands_of_strings_cost_nothing() {
         started.elapsed()
     );
     // The same shape with a linear pattern is checked, every string, within the budget.
-    let linear = cache.tools_for(&tools_with(json!({"type":"object","properties":{
-        "s":{"type":"array","items":{"type":"string","pattern":"^(?:a|aa)*$"}}}})));
+    let linear = cache.tools_for(
+        &tools_with(json!({"type":"object","properties":{
+        "s":{"type":"array","items":{"type":"string","pattern":"^(?:a|aa)*$"}}}})),
+        &TOOLS,
+    );
     let tool = &linear.get("f").expect("f").schema;
     let strings: Vec<String> = (0..2_000).map(|_| format!("{}b", "a".repeat(30))).collect();
     match tool.check(&json!({ "s": strings }), 4) {
@@ -149,7 +156,10 @@ fn a_backtracking_pattern_is_refused_and_thousands_of_strings_cost_nothing() {
         other => panic!("expected failures, got {other:?}"),
     }
     // A pattern neither engine takes is invalid, as before.
-    let broken = cache.tools_for(&tools_with(json!({"properties":{"s":{"pattern":"("}}})));
+    let broken = cache.tools_for(
+        &tools_with(json!({"properties":{"s":{"pattern":"("}}})),
+        &TOOLS,
+    );
     assert!(matches!(
         broken.get("f").map(|t| &t.schema),
         Some(ToolSchema::Invalid(_))
@@ -168,13 +178,13 @@ fn grammars_are_compiled_with_their_array_once_and_never_in_lookup_only_mode() {
     let cache = SchemaCache::default();
     // Not cached: lookup-only mode compiles nothing and says so.
     let started = std::time::Instant::now();
-    let (stand_in, facts) = SchemaCache::lookup_only(|| cache.tools_for_raw(&raw));
+    let (stand_in, facts) = SchemaCache::lookup_only(|| cache.tools_for_raw(&raw, &TOOLS));
     assert!(facts.missed && started.elapsed().as_millis() < 50);
     assert!(matches!(
         stand_in.grammar("\\w{9}0"),
         RegexGrammar::OverBudget
     ));
-    let first = cache.tools_for_raw(&raw);
+    let first = cache.tools_for_raw(&raw, &TOOLS);
     let RegexGrammar::Compiled(grammar) = first.grammar("\\w{9}0") else {
         panic!("compiled");
     };
@@ -187,7 +197,7 @@ fn grammars_are_compiled_with_their_array_once_and_never_in_lookup_only_mode() {
     first.admit();
     assert!(cache.bytes() >= first.weight());
     // Every later exchange with the array gets the same compiled grammars, lookup-only too.
-    let (again, facts) = SchemaCache::lookup_only(|| cache.tools_for_raw(&raw));
+    let (again, facts) = SchemaCache::lookup_only(|| cache.tools_for_raw(&raw, &TOOLS));
     assert!(!facts.missed && !facts.plain);
     let RegexGrammar::Compiled(same) = again.grammar("\\w{9}0") else {
         panic!("compiled");
@@ -201,7 +211,7 @@ fn grammars_are_compiled_with_their_array_once_and_never_in_lookup_only_mode() {
             ..SchemaLimits::default()
         },
     );
-    let bounded = small.tools_for_raw(&raw);
+    let bounded = small.tools_for_raw(&raw, &TOOLS);
     assert!(matches!(
         bounded.grammar("\\w{9}39"),
         RegexGrammar::OverBudget

@@ -5,13 +5,13 @@
 //!
 //! * Buffered responses: [`judge_buffered`] holds the body (bounded by the engine's JSON limit),
 //!   checks it, and on an error-severity violation answers 502 (`enforce.status`) with an
-//!   OpenAI-shaped error (for Anthropic Messages, Anthropic's `{"type":"error","error":{...}}`)
-//!   whose message lists the rule ids and paths, naming the request as the culprit when a
+//!   error in the dialect's own shape (`Dialect::error_body`: OpenAI's for Chat and the
+//!   Responses API, Anthropic's `{"type":"error","error":{...}}`) whose message lists the rule ids and paths, naming the request as the culprit when a
 //!   request-stage rule broke. Clean responses pass unchanged.
 //! * Streams: [`EnforceBody`] feeds every frame to an engine [`Exchange`](crate::engine::Exchange) before forwarding it.
 //!   Chunks already sent cannot be recalled, so on the first error-severity violation the frame
 //!   that completed it is replaced by a final error event naming the rule, in the dialect's own
-//!   shape, and the stream ends there. The official SDKs raise an error on that event.
+//!   shape (`Dialect::error_event`), and the stream ends there. The official SDKs raise an error on that event.
 //!
 //! The passive inspector still reports every exchange as in observe mode; it is told that the
 //! stream was cut on purpose, so the cut is not mistaken for a client that went away.
@@ -28,7 +28,8 @@ use http::{HeaderValue, Response, StatusCode, header};
 use http_body_util::BodyExt;
 
 use crate::engine::{
-    BodyKind, Dialect, EngineConfig, ResponseHead, SchemaCache, Severity, Stage, Violation,
+    BodyKind, Dialect, EnforceError, EngineConfig, ResponseHead, SchemaCache, Severity, Stage,
+    Violation,
 };
 use crate::proxy::error::json_response;
 use crate::proxy::forward::body::{BodyError, ProxyBody, full};
@@ -39,6 +40,9 @@ pub use verdict::{CutReceiver, CutSender, EnforceCut};
 
 /// The error `code` tooltap uses for an enforced violation.
 pub const CODE: &str = "contract_violation";
+
+/// The error `type` tooltap uses for an enforced violation.
+pub const KIND: &str = "tooltap_contract_violation";
 
 /// The violations that enforce mode acts on.
 pub(crate) fn errors(violations: &[Violation]) -> Vec<&Violation> {
@@ -89,25 +93,15 @@ fn message(violations: &[&Violation]) -> String {
     format!("tooltap enforce: {broke} (see docs/rules.md)")
 }
 
-/// The OpenAI error object for these violations.
-pub(crate) fn error_object(violations: &[&Violation]) -> serde_json::Value {
-    serde_json::json!({
-        "message": message(violations),
-        "type": "tooltap_contract_violation",
-        "code": CODE,
-        "param": violations.first().map(|v| v.rule.as_str()),
-    })
-}
-
-/// The Anthropic error body for these violations (a 502's body and a stream's `error` event).
-pub(crate) fn anthropic_error(violations: &[&Violation]) -> serde_json::Value {
-    serde_json::json!({
-        "type": "error",
-        "error": {
-            "type": "tooltap_contract_violation",
-            "message": message(violations),
-        },
-    })
+/// The error tooltap refuses an answer with, for these violations and the text `message` gave
+/// them; the dialect shapes it ([`Dialect::error_body`], [`Dialect::error_event`]).
+fn refusal<'a>(message: &'a str, violations: &[&'a Violation]) -> EnforceError<'a> {
+    EnforceError {
+        message,
+        kind: KIND,
+        code: CODE,
+        param: violations.first().map(|v| v.rule.as_str()),
+    }
 }
 
 /// Judge a whole buffered response. `Some(refusal)`, answered with `status` (`enforce.status`,
@@ -132,11 +126,8 @@ pub fn judge_buffered(
         status = status.as_u16(),
         "enforce: buffered response refused"
     );
-    let body = match dialect {
-        // Anthropic's SDKs read `{"type":"error","error":{"type","message"}}`.
-        Dialect::Anthropic => anthropic_error(&errors),
-        Dialect::Chat | Dialect::Responses => serde_json::json!({ "error": error_object(&errors) }),
-    };
+    let text = message(&errors);
+    let body = dialect.error_body(&refusal(&text, &errors));
     let mut response = json_response(status, &body);
     // The OpenAI SDKs retry 5xx by default; the same answer would come back, so say not to.
     response

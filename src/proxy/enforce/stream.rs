@@ -7,7 +7,7 @@ use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 
 use super::verdict::{CutSender, EnforceCut};
-use super::{anthropic_error, error_object, errors};
+use super::{errors, message, refusal};
 use crate::engine::{BodyEnd, Dialect, Exchange, Violation};
 use crate::proxy::forward::body::{BodyError, PolledFrame, ProxyBody};
 
@@ -42,30 +42,11 @@ impl EnforceBody {
             rules = %violations.iter().map(|v| v.rule.as_str()).collect::<Vec<_>>().join(","),
             "enforce: stream cut with an error event"
         );
-        let error = error_object(violations);
-        let text = match self.dialect {
-            // A Responses stream ends with its own `error` event: `event:` line, `type`, and a
-            // `sequence_number` after the last one forwarded.
-            Dialect::Responses => {
-                let sequence = exchange
-                    .as_ref()
-                    .and_then(Exchange::last_sequence_number)
-                    .map_or(0, |n| n + 1);
-                let mut event = error;
-                if let Some(object) = event.as_object_mut() {
-                    object.insert("type".into(), "error".into());
-                    object.insert("sequence_number".into(), sequence.into());
-                }
-                format!("event: error\ndata: {event}\n\n")
-            }
-            // An Anthropic stream ends with `event: error` and Anthropic's error body.
-            Dialect::Anthropic => {
-                format!("event: error\ndata: {}\n\n", anthropic_error(violations))
-            }
-            Dialect::Chat => {
-                format!("data: {}\n\n", serde_json::json!({ "error": error }))
-            }
-        };
+        let last_sequence = exchange.as_ref().and_then(Exchange::last_sequence_number);
+        let message = message(violations);
+        let text = self
+            .dialect
+            .error_event(&refusal(&message, violations), last_sequence);
         let replacement = Bytes::from(text);
         self.cut.cut(EnforceCut {
             status: None,

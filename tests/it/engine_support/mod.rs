@@ -24,27 +24,29 @@ pub struct Fixture {
     /// The exact bytes the server sends (possibly content-encoded).
     pub body: Vec<u8>,
     pub is_sse: bool,
-    /// `responses_*` cases are Responses API exchanges, `anthropic_*` Anthropic Messages ones;
-    /// every other case is Chat Completions.
+    /// A case named `<label>_*` for a dialect other than Chat (`responses_*`, `anthropic_*`) is
+    /// that dialect's exchange; every other case is Chat Completions.
     pub dialect: Dialect,
+    /// `/v1` and the dialect's path suffix.
+    path: String,
 }
 
 impl Fixture {
     /// The request path a client would post this case to.
-    pub fn path(&self) -> &'static str {
-        match self.dialect {
-            Dialect::Chat => "/v1/chat/completions",
-            Dialect::Responses => "/v1/responses",
-            Dialect::Anthropic => "/v1/messages",
-        }
+    pub fn path(&self) -> &str {
+        &self.path
     }
 
     /// The case name without its dialect prefix (`pass_`, `pair_`, ... conventions apply to it).
     pub fn kind_name(&self) -> &str {
-        self.name
-            .strip_prefix("responses_")
-            .or_else(|| self.name.strip_prefix("anthropic_"))
-            .unwrap_or(&self.name)
+        match self.dialect {
+            Dialect::Chat => &self.name,
+            other => self
+                .name
+                .strip_prefix(other.as_str())
+                .and_then(|rest| rest.strip_prefix('_'))
+                .unwrap_or(&self.name),
+        }
     }
 }
 
@@ -118,15 +120,17 @@ pub fn load(dir: &Path) -> Fixture {
             content_encoding: None,
         },
     };
-    let dialect = if name.starts_with("responses_") {
-        Dialect::Responses
-    } else if name.starts_with("anthropic_") {
-        Dialect::Anthropic
-    } else {
-        Dialect::Chat
-    };
+    let dialect = Dialect::ALL
+        .into_iter()
+        .filter(|dialect| *dialect != Dialect::Chat)
+        .find(|dialect| {
+            name.strip_prefix(dialect.as_str())
+                .is_some_and(|rest| rest.starts_with('_'))
+        })
+        .unwrap_or(Dialect::Chat);
     Fixture {
         dialect,
+        path: format!("/v1{}", dialect.path_suffix()),
         name,
         dir: dir.to_path_buf(),
         request,

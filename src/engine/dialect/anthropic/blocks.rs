@@ -10,7 +10,7 @@
 
 use serde_json::Value;
 
-use crate::engine::dialect::chat::contract::preview;
+use crate::engine::dialect::common::preview;
 use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};
 

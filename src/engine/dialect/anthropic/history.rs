@@ -15,7 +15,7 @@ use std::collections::HashSet;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::engine::dialect::chat::contract::preview;
+use crate::engine::dialect::common::preview;
 use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};
 

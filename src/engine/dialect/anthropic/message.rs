@@ -12,8 +12,8 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::request::{AnthropicRequest, Choice};
-use crate::engine::dialect::chat::contract::preview;
-use crate::engine::dialect::responses::output::has_tool_markup;
+use crate::engine::dialect::common::has_tool_markup;
+use crate::engine::dialect::common::preview;
 use crate::engine::report::{ChoiceOutcome, ToolCallOutcome};
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, SchemaCheck};

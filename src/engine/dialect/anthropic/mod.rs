@@ -25,9 +25,11 @@ use message::{Context, check_content};
 use request::AnthropicRequest;
 use stream::{StreamState, Terminal};
 
-use super::{StreamEnd, common};
+use super::common::{self, StreamEnd};
+use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
 use crate::engine::report::ChoiceOutcome;
+use crate::engine::report::RequestFacts;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, SchemaCache};
 use crate::engine::violation::{Site, Stage, ViolationSink};
@@ -36,43 +38,12 @@ use crate::engine::violation::{Site, Stage, ViolationSink};
 #[derive(Debug)]
 pub struct AnthropicState {
     pub request: AnthropicRequest,
-    pub(in crate::engine) schemas: Option<Arc<CompiledTools>>,
+    schemas: Option<Arc<CompiledTools>>,
     stream: StreamState,
     outcome: Option<ChoiceOutcome>,
 }
 
 impl AnthropicState {
-    pub fn new(
-        cache: &SchemaCache,
-        request_body: &[u8],
-        sink: &mut ViolationSink,
-        notes: &mut Vec<String>,
-    ) -> AnthropicState {
-        let request = request::parse(request_body, sink);
-        let schemas = common::declared_tools(
-            request.raw_tools.as_deref(),
-            |raw| cache.tools_for_anthropic(raw),
-            (request.facts.parsed, request.declares),
-            sink,
-            notes,
-        );
-        AnthropicState {
-            request,
-            schemas,
-            stream: StreamState::default(),
-            outcome: None,
-        }
-    }
-
-    /// What the stream's reassembly holds, as [`crate::engine::weigh`] counts it.
-    pub fn reassembly_bytes(&self) -> usize {
-        self.stream.held
-    }
-
-    pub fn stream_is_done(&self) -> bool {
-        self.stream.terminal.is_some()
-    }
-
     fn context<'a>(&'a self, stop_reason: Option<&'a str>, streamed: bool) -> Context<'a> {
         Context {
             request: &self.request,
@@ -82,17 +53,8 @@ impl AnthropicState {
         }
     }
 
-    pub fn on_event(&mut self, event: &SseEvent, seq: u64, sink: &mut ViolationSink) {
-        if self
-            .stream
-            .on_event(&event.data, event.event.as_deref(), seq, sink)
-        {
-            self.complete(sink);
-        }
-    }
-
     /// Judges a whole buffered body's document.
-    pub fn judge_document(&self, document: &Value, sink: &mut ViolationSink) -> ChoiceOutcome {
+    fn judge_document(&self, document: &Value, sink: &mut ViolationSink) -> ChoiceOutcome {
         let stop_reason = document.get("stop_reason").and_then(Value::as_str);
         let content = document.get("content").and_then(Value::as_array);
         let mut problems = Vec::new();
@@ -159,18 +121,6 @@ impl AnthropicState {
         outcome
     }
 
-    /// Ends a stream; see [`StreamEnd`].
-    pub fn finish_stream(&mut self, end: StreamEnd<'_>) -> (Vec<ChoiceOutcome>, Option<Value>) {
-        let outcome = match end {
-            StreamEnd::Judged {
-                ended_mid_event,
-                sink,
-            } => self.finish_judged(ended_mid_event, sink),
-            StreamEnd::Unjudged { scratch } => self.complete(scratch),
-        };
-        (vec![outcome], self.stream.usage.clone())
-    }
-
     fn finish_judged(&mut self, ended_mid_event: bool, sink: &mut ViolationSink) -> ChoiceOutcome {
         if self.stream.terminal.is_none() {
             let last = self.stream.blocks.last().map(|b| b.seq);
@@ -187,5 +137,100 @@ impl AnthropicState {
             );
         }
         outcome
+    }
+}
+
+impl DialectRules for AnthropicState {
+    fn start(
+        request: RequestParts<'_>,
+        cache: &SchemaCache,
+        sink: &mut ViolationSink,
+        notes: &mut Vec<String>,
+    ) -> AnthropicState {
+        let request_body = request.body;
+        let request = request::parse(request_body, sink);
+        let schemas = common::declared_tools(
+            request.raw_tools.as_deref(),
+            |raw| cache.tools_for_raw(raw, &request::TOOLS),
+            (request.facts.parsed, request.declares),
+            sink,
+            notes,
+        );
+        AnthropicState {
+            request,
+            schemas,
+            stream: StreamState::default(),
+            outcome: None,
+        }
+    }
+
+    /// What the stream's reassembly holds, as [`crate::engine::weigh`] counts it.
+    fn reassembly_bytes(&self) -> usize {
+        self.stream.held
+    }
+
+    fn stream_is_done(&self) -> bool {
+        self.stream.terminal.is_some()
+    }
+
+    fn on_event(&mut self, event: &SseEvent, seq: u64, sink: &mut ViolationSink) {
+        if self
+            .stream
+            .on_event(&event.data, event.event.as_deref(), seq, sink)
+        {
+            self.complete(sink);
+        }
+    }
+
+    /// Ends a stream; see [`StreamEnd`].
+    fn finish_stream(&mut self, end: StreamEnd<'_>) -> Judged {
+        let outcome = match end {
+            StreamEnd::Judged {
+                ended_mid_event,
+                sink,
+            } => self.finish_judged(ended_mid_event, sink),
+            StreamEnd::Unjudged { scratch } => self.complete(scratch),
+        };
+        (vec![outcome], self.stream.usage.clone())
+    }
+
+    fn admit_tools(&self) {
+        if let Some(tools) = &self.schemas {
+            tools.admit();
+        }
+    }
+
+    fn facts(&self) -> &RequestFacts {
+        &self.request.facts
+    }
+
+    fn into_facts(self: Box<Self>) -> RequestFacts {
+        self.request.facts
+    }
+
+    /// Reads the whole document as a tree and judges it as one outcome.
+    fn judge_buffered(&self, body: &[u8], sink: &mut ViolationSink) -> Judged {
+        common::judge_tree(body, sink, |document, sink| {
+            self.judge_document(document, sink)
+        })
+    }
+
+    /// Anthropic's `{"type":"error","error":{"type","message"}}`.
+    fn error_body(error: &EnforceError<'_>) -> Value {
+        serde_json::json!({
+            "type": "error",
+            "error": {
+                "type": error.kind,
+                "message": error.message,
+            },
+        })
+    }
+
+    /// `event: error` with Anthropic's error body.
+    fn error_event(error: &EnforceError<'_>, _last_sequence: Option<i64>) -> String {
+        format!(
+            "event: error\ndata: {}\n\n",
+            AnthropicState::error_body(error)
+        )
     }
 }

@@ -14,11 +14,27 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::history;
-use crate::engine::dialect::chat::contract::preview;
 use crate::engine::dialect::common;
-use crate::engine::request::RequestFacts;
+use crate::engine::dialect::common::preview;
+use crate::engine::report::RequestFacts;
 use crate::engine::rules::RuleId;
+use crate::engine::schema::{Declaration, ToolReading};
 use crate::engine::violation::{Site, Stage, ViolationSink};
+
+/// How Anthropic's `tools` array declares client tools: `{"name","input_schema"}` (no `type`,
+/// or `custom`); server tools (a date-versioned `type`) declare none. Keyed apart too.
+pub const TOOLS: ToolReading = ToolReading {
+    key_prefix: "anthropic:",
+    tool: |tool, position| {
+        let kind = tool.get("type").and_then(Value::as_str);
+        Some(Declaration {
+            name: matches!(kind, None | Some("custom")).then(|| tool.get("name")?.as_str())??,
+            parameters_path: format!("/tools/{position}/input_schema"),
+            parameters: tool.get("input_schema"),
+        })
+    },
+    grammars: None,
+};
 
 /// One declared client tool.
 #[derive(Debug, Clone, Copy)]

@@ -13,8 +13,8 @@ use std::collections::{BTreeSet, HashMap};
 use serde_json::Value;
 
 use super::blocks::Block;
-use crate::engine::dialect::chat::contract::preview;
 use crate::engine::dialect::common;
+use crate::engine::dialect::common::preview;
 use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};
 use crate::engine::weigh;

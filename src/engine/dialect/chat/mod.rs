@@ -4,7 +4,7 @@
 //! Input: the request body (facts and declared tools), then either a buffered body or SSE events
 //! from the shared framer. Output: violations into the exchange's sink, and the per-choice
 //! outcomes and usage that go into the report. [`crate::engine::Exchange`] drives it through
-//! [`crate::engine::dialect::DialectState`]; nothing here does I/O.
+//! [`crate::engine::dialect::DialectRules`]; nothing here does I/O.
 
 pub mod contract;
 pub mod reassemble;
@@ -14,17 +14,16 @@ pub mod whole_json;
 
 use std::sync::Arc;
 
-use serde_json::Value;
-
 use contract::Declared;
 use contract::buffered::{check_document, read_document};
 use contract::stream::StreamContract;
 use request::{ParsedRequest, parse_request};
 use surface::{Mode, Surface};
 
-use super::{StreamEnd, common};
+use super::common::{self, StreamEnd};
+use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
-use crate::engine::report::ChoiceOutcome;
+use crate::engine::report::RequestFacts;
 use crate::engine::schema::{CompiledTools, SchemaCache};
 use crate::engine::violation::ViolationSink;
 
@@ -32,25 +31,37 @@ use crate::engine::violation::ViolationSink;
 #[derive(Debug)]
 pub struct ChatState {
     pub request: ParsedRequest,
-    pub(in crate::engine) tools: Option<Arc<CompiledTools>>,
+    tools: Option<Arc<CompiledTools>>,
     /// Legacy `functions`, custom tools, `allowed_tools`.
     pub surface: Surface,
     stream: StreamContract,
 }
 
 impl ChatState {
+    fn declared(&self) -> Declared<'_> {
+        Declared {
+            tools: self.tools.as_deref(),
+            choice: &self.request.choice,
+            parallel_tool_calls: self.request.facts.parallel_tool_calls,
+            surface: &self.surface,
+        }
+    }
+}
+
+impl DialectRules for ChatState {
     /// Parses the request and compiles (or fetches) its declared tools' schemas.
-    pub fn new(
+    fn start(
+        request: RequestParts<'_>,
         cache: &SchemaCache,
-        request_body: &[u8],
         sink: &mut ViolationSink,
         notes: &mut Vec<String>,
     ) -> ChatState {
+        let request_body = request.body;
         let mut request = parse_request(request_body);
         let tools = request
             .tools
             .as_ref()
-            .map(|tools| cache.tools_for_raw(tools))
+            .map(|tools| cache.tools_for_raw(tools, &request::TOOLS))
             .filter(|tools| tools.declares());
         let surface = Surface::new(cache, &request, request_body, tools.as_deref(), sink);
         let functions = surface.functions.as_deref().filter(|f| f.declares());
@@ -75,38 +86,38 @@ impl ChatState {
     }
 
     /// Keeps the request's compiled `tools` and `functions` in the schema cache (on a 2xx head).
-    pub fn admit_tools(&self) {
+    fn admit_tools(&self) {
         for tools in self.tools.iter().chain(self.surface.functions.iter()) {
             tools.admit();
         }
     }
 
+    fn facts(&self) -> &RequestFacts {
+        &self.request.facts
+    }
+
+    fn into_facts(self: Box<Self>) -> RequestFacts {
+        self.request.facts
+    }
+
     /// What the stream's reassembly holds, as [`crate::engine::weigh`] counts it.
-    pub fn reassembly_bytes(&self) -> usize {
+    fn reassembly_bytes(&self) -> usize {
         self.stream.assembly.held
     }
 
-    /// Bounds what one event may add to the reassembly (see [`StreamContract::bound`]).
-    pub fn bound_reassembly(&mut self, max: usize) {
+    /// Bounds what one event may add to the reassembly (see [`StreamContract::bound`]): one
+    /// chunk may carry thousands of choices and calls.
+    fn bound_reassembly(&mut self, max: usize) {
         self.stream.bound = max;
     }
 
-    pub fn stream_is_done(&self) -> bool {
+    fn stream_is_done(&self) -> bool {
         self.stream.is_done()
-    }
-
-    fn declared(&self) -> Declared<'_> {
-        Declared {
-            tools: self.tools.as_deref(),
-            choice: &self.request.choice,
-            parallel_tool_calls: self.request.facts.parallel_tool_calls,
-            surface: &self.surface,
-        }
     }
 
     /// One SSE event. At `[DONE]` the reassembled message is judged at once, so enforce mode
     /// sees complete-stage verdicts before the body ends.
-    pub fn on_event(&mut self, event: &SseEvent, seq: u64, sink: &mut ViolationSink) {
+    fn on_event(&mut self, event: &SseEvent, seq: u64, sink: &mut ViolationSink) {
         if self.stream.on_event(event, seq, sink) {
             let declared = Declared {
                 tools: self.tools.as_deref(),
@@ -119,12 +130,9 @@ impl ChatState {
     }
 
     /// Judges a whole buffered body: `response.not_json` when it does not parse, else one
-    /// outcome per choice, and the document's `usage`.
-    pub fn judge_buffered(
-        &self,
-        body: &[u8],
-        sink: &mut ViolationSink,
-    ) -> (Vec<ChoiceOutcome>, Option<Value>) {
+    /// outcome per choice, and the document's `usage`. Only the members the rules judge are
+    /// read (see [`contract::members`]).
+    fn judge_buffered(&self, body: &[u8], sink: &mut ViolationSink) -> Judged {
         let Some(document) = read_document(body, sink) else {
             return (Vec::new(), None);
         };
@@ -133,7 +141,7 @@ impl ChatState {
     }
 
     /// Ends a stream; see [`StreamEnd`].
-    pub fn finish_stream(&mut self, end: StreamEnd<'_>) -> (Vec<ChoiceOutcome>, Option<Value>) {
+    fn finish_stream(&mut self, end: StreamEnd<'_>) -> Judged {
         let declared = Declared {
             tools: self.tools.as_deref(),
             choice: &self.request.choice,
@@ -153,6 +161,16 @@ impl ChatState {
             StreamEnd::Unjudged { scratch } => self.stream.complete(declared, scratch),
         };
         (choices, self.stream.assembly.usage.take())
+    }
+
+    /// `{"error":{...}}`, the OpenAI error shape.
+    fn error_body(error: &EnforceError<'_>) -> serde_json::Value {
+        serde_json::json!({ "error": common::openai_error(error) })
+    }
+
+    /// A `data:` event holding the error body, which the SDKs raise.
+    fn error_event(error: &EnforceError<'_>, _last_sequence: Option<i64>) -> String {
+        format!("data: {}\n\n", ChatState::error_body(error))
     }
 }
 
@@ -208,11 +226,17 @@ mod tests {
         let mut typed_reads = 0;
         for request in requests {
             let mut sink = ViolationSink::new(Default::default());
-            let state = ChatState::new(&cache, request.as_bytes(), &mut sink, &mut Vec::new());
+            let parts = RequestParts {
+                body: request.as_bytes(),
+                path: None,
+            };
+            let state = ChatState::start(parts, &cache, &mut sink, &mut Vec::new());
             for body in bodies {
                 let typed = Members::typed(body);
                 typed_reads += usize::from(typed.is_some());
-                let tree = serde_json::from_str::<Value>(body).ok().map(Members::of);
+                let tree = serde_json::from_str::<serde_json::Value>(body)
+                    .ok()
+                    .map(Members::of);
                 let typed = typed.or_else(|| serde_json::from_str(body).ok().map(Members::of));
                 assert_eq!(
                     judged(&state, typed),

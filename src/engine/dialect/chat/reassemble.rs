@@ -1,7 +1,7 @@
 //! Reassembles streamed tool calls **by `index`** into the message a buffered response would
 //! have carried.
 //!
-//! Input: the pieces [`crate::engine::contract::stream`] pulls out of each chunk. Output: a
+//! Input: the pieces [`super::contract::stream`] pulls out of each chunk. Output: a
 //! buffered-equivalent `chat.completion` document, so the very same buffered checks judge it.
 //!
 //! Worked example, two parallel calls whose fragments interleave:

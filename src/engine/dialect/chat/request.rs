@@ -4,29 +4,14 @@
 //! serializable [`RequestFacts`] for the report, the [`ToolChoice`] the rules check against, and
 //! the raw `tools` array that [`crate::engine::schema::SchemaCache`] compiles.
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::engine::dialect::common;
 use crate::engine::json_scan::{self, Scan, Seen};
-
-/// What the request asked for, as it goes into the report.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct RequestFacts {
-    /// Whether the body parsed as a JSON object.
-    pub parsed: bool,
-    pub model: Option<String>,
-    /// `stream: true` was requested.
-    pub stream: bool,
-    /// Names of the declared `type: "function"` tools, in declaration order.
-    pub tools: Vec<String>,
-    /// `tool_choice` exactly as sent.
-    pub tool_choice: Option<Value>,
-    pub parallel_tool_calls: Option<bool>,
-    /// `stream_options.include_usage`.
-    pub include_usage: Option<bool>,
-}
+use crate::engine::report::RequestFacts;
+use crate::engine::schema::{Declaration, ToolReading};
 
 /// The request's `tool_choice`, interpreted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -177,6 +162,20 @@ pub fn parse_request(body: &[u8]) -> ParsedRequest {
         function_call,
     }
 }
+
+/// How Chat's `tools` array declares function tools: `{"type":"function","function":{"name",
+/// "parameters"}}`; custom tools' grammars nested (`custom.format`).
+pub const TOOLS: ToolReading = ToolReading {
+    key_prefix: "",
+    tool: |tool, position| {
+        Some(Declaration {
+            name: function_name(tool)?,
+            parameters_path: format!("/tools/{position}/function/parameters"),
+            parameters: tool.get("function").and_then(|f| f.get("parameters")),
+        })
+    },
+    grammars: Some(true),
+};
 
 /// The function name of a `{"type":"function","function":{"name":...}}` tool declaration.
 /// A missing `type` is tolerated, as several SDKs and servers do.

@@ -19,13 +19,15 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use output::{Context, check_output, has_tool_markup};
+use output::{Context, check_output};
 use request::ResponsesRequest;
 use stream::StreamState;
 
-use super::{StreamEnd, common};
+use super::common::{self, StreamEnd, has_tool_markup};
+use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
 use crate::engine::report::ChoiceOutcome;
+use crate::engine::report::RequestFacts;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, SchemaCache};
 use crate::engine::violation::{Site, Stage, ViolationSink};
@@ -43,44 +45,12 @@ const STATUSES: [&str; 6] = [
 #[derive(Debug)]
 pub struct ResponsesState {
     pub request: ResponsesRequest,
-    pub(in crate::engine) schemas: Option<Arc<CompiledTools>>,
+    schemas: Option<Arc<CompiledTools>>,
     stream: StreamState,
     outcome: Option<ChoiceOutcome>,
 }
 
 impl ResponsesState {
-    pub fn new(
-        cache: &SchemaCache,
-        request_body: &[u8],
-        sink: &mut ViolationSink,
-        notes: &mut Vec<String>,
-    ) -> ResponsesState {
-        let (request, compiled) =
-            request::parse(request_body, |raw| cache.tools_for_flat(raw), sink);
-        let schemas = compiled.filter(|tools| tools.declares());
-        common::report_invalid_schemas(schemas.as_deref(), sink);
-        common::note_skipped(request.facts.parsed, request.declares, notes);
-        ResponsesState {
-            request,
-            schemas,
-            stream: StreamState::default(),
-            outcome: None,
-        }
-    }
-
-    /// What the stream's reassembly holds, as [`crate::engine::weigh`] counts it.
-    pub fn reassembly_bytes(&self) -> usize {
-        self.stream.held
-    }
-
-    pub fn stream_is_done(&self) -> bool {
-        self.stream.terminal.is_some()
-    }
-
-    pub fn last_sequence_number(&self) -> Option<i64> {
-        self.stream.last_sequence
-    }
-
     fn context(&self, status: Option<&'static str>) -> Context<'_> {
         Context {
             request: &self.request,
@@ -91,17 +61,8 @@ impl ResponsesState {
         }
     }
 
-    pub fn on_event(&mut self, event: &SseEvent, seq: u64, sink: &mut ViolationSink) {
-        if self
-            .stream
-            .on_event(&event.data, event.event.as_deref(), seq, sink)
-        {
-            self.complete(sink);
-        }
-    }
-
     /// Judges a whole buffered body's document.
-    pub fn judge_document(&self, document: &Value, sink: &mut ViolationSink) -> ChoiceOutcome {
+    fn judge_document(&self, document: &Value, sink: &mut ViolationSink) -> ChoiceOutcome {
         let status = document.get("status").and_then(Value::as_str);
         let items = document.get("output").and_then(Value::as_array);
         let mut problems = Vec::new();
@@ -188,8 +149,72 @@ impl ResponsesState {
         outcome
     }
 
+    fn finish_judged(&mut self, ended_mid_event: bool, sink: &mut ViolationSink) -> ChoiceOutcome {
+        let outcome = self.complete(sink);
+        self.stream.sequence_missing.finish(sink);
+        common::report_mid_event(ended_mid_event, sink);
+        if self.stream.terminal.is_none() {
+            let detail =
+                "the stream ended without response.completed, .incomplete, .failed or error";
+            sink.push(
+                RuleId::ResponsesStreamTerminalMissing,
+                Stage::Complete,
+                Site::at(""),
+                detail,
+            );
+        }
+        outcome
+    }
+}
+
+impl DialectRules for ResponsesState {
+    fn start(
+        request: RequestParts<'_>,
+        cache: &SchemaCache,
+        sink: &mut ViolationSink,
+        notes: &mut Vec<String>,
+    ) -> ResponsesState {
+        let request_body = request.body;
+        let (request, compiled) = request::parse(
+            request_body,
+            |raw| cache.tools_for_raw(raw, &request::TOOLS),
+            sink,
+        );
+        let schemas = compiled.filter(|tools| tools.declares());
+        common::report_invalid_schemas(schemas.as_deref(), sink);
+        common::note_skipped(request.facts.parsed, request.declares, notes);
+        ResponsesState {
+            request,
+            schemas,
+            stream: StreamState::default(),
+            outcome: None,
+        }
+    }
+
+    /// What the stream's reassembly holds, as [`crate::engine::weigh`] counts it.
+    fn reassembly_bytes(&self) -> usize {
+        self.stream.held
+    }
+
+    fn stream_is_done(&self) -> bool {
+        self.stream.terminal.is_some()
+    }
+
+    fn last_sequence_number(&self) -> Option<i64> {
+        self.stream.last_sequence
+    }
+
+    fn on_event(&mut self, event: &SseEvent, seq: u64, sink: &mut ViolationSink) {
+        if self
+            .stream
+            .on_event(&event.data, event.event.as_deref(), seq, sink)
+        {
+            self.complete(sink);
+        }
+    }
+
     /// Ends a stream; see [`StreamEnd`].
-    pub fn finish_stream(&mut self, end: StreamEnd<'_>) -> (Vec<ChoiceOutcome>, Option<Value>) {
+    fn finish_stream(&mut self, end: StreamEnd<'_>) -> Judged {
         let outcome = match end {
             StreamEnd::Judged {
                 ended_mid_event,
@@ -208,21 +233,42 @@ impl ResponsesState {
         (vec![outcome], usage)
     }
 
-    fn finish_judged(&mut self, ended_mid_event: bool, sink: &mut ViolationSink) -> ChoiceOutcome {
-        let outcome = self.complete(sink);
-        self.stream.sequence_missing.finish(sink);
-        common::report_mid_event(ended_mid_event, sink);
-        if self.stream.terminal.is_none() {
-            let detail =
-                "the stream ended without response.completed, .incomplete, .failed or error";
-            sink.push(
-                RuleId::ResponsesStreamTerminalMissing,
-                Stage::Complete,
-                Site::at(""),
-                detail,
-            );
+    fn admit_tools(&self) {
+        if let Some(tools) = &self.schemas {
+            tools.admit();
         }
-        outcome
+    }
+
+    fn facts(&self) -> &RequestFacts {
+        &self.request.facts
+    }
+
+    fn into_facts(self: Box<Self>) -> RequestFacts {
+        self.request.facts
+    }
+
+    /// Reads the whole document as a tree and judges it as one outcome.
+    fn judge_buffered(&self, body: &[u8], sink: &mut ViolationSink) -> Judged {
+        common::judge_tree(body, sink, |document, sink| {
+            self.judge_document(document, sink)
+        })
+    }
+
+    /// `{"error":{...}}`, the OpenAI error shape.
+    fn error_body(error: &EnforceError<'_>) -> Value {
+        serde_json::json!({ "error": common::openai_error(error) })
+    }
+
+    /// The stream's own `error` event: `event:` line, `type`, and a `sequence_number` after the
+    /// last one forwarded.
+    fn error_event(error: &EnforceError<'_>, last_sequence: Option<i64>) -> String {
+        let mut event = common::openai_error(error);
+        if let Some(object) = event.as_object_mut() {
+            object.insert("type".into(), "error".into());
+            let sequence = last_sequence.map_or(0, |n| n + 1);
+            object.insert("sequence_number".into(), sequence.into());
+        }
+        format!("event: error\ndata: {event}\n\n")
     }
 }
 

@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::request::{Kind, ResponsesRequest};
 use super::tool_choice;
 use crate::engine::custom_input::{InputProblem, judge_input};
-use crate::engine::dialect::chat::contract::preview;
+use crate::engine::dialect::common::{has_tool_markup, preview};
 use crate::engine::report::{ChoiceOutcome, ToolCallOutcome};
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, SchemaCheck, ToolSchema};
@@ -33,13 +33,6 @@ pub struct Context<'a> {
     pub has_incomplete_reason: bool,
     /// Buffered bodies look for tool markup in the text; streams do it per delta instead.
     pub markup_in_text: bool,
-}
-
-/// Raw tool-call markup a failed tool parser leaves in text.
-pub fn has_tool_markup(text: &str) -> bool {
-    text.contains("<tool_call>")
-        || text.contains("<function=")
-        || (text.contains("\"name\"") && text.contains("\"arguments\""))
 }
 
 /// Judges the output items; `base` is the pointer to the `output` array.

@@ -16,12 +16,28 @@ use super::tool_choice;
 use std::sync::Arc;
 
 use crate::engine::custom_input::RegexGrammar;
-use crate::engine::dialect::chat::contract::preview;
 use crate::engine::dialect::common;
-use crate::engine::request::RequestFacts;
+use crate::engine::dialect::common::preview;
+use crate::engine::report::RequestFacts;
 use crate::engine::rules::RuleId;
-use crate::engine::schema::CompiledTools;
+use crate::engine::schema::{CompiledTools, Declaration, ToolReading};
 use crate::engine::violation::{Site, Stage, ViolationSink};
+
+/// How the Responses API's `tools` array declares function tools: flat,
+/// `{"type":"function","name","parameters"}`; custom tools' grammars flat too (`format`). Keyed
+/// apart from Chat arrays.
+pub const TOOLS: ToolReading = ToolReading {
+    key_prefix: "flat:",
+    tool: |tool, position| {
+        let kind = tool.get("type").and_then(Value::as_str);
+        Some(Declaration {
+            name: (kind == Some("function")).then(|| tool.get("name")?.as_str())??,
+            parameters_path: format!("/tools/{position}/parameters"),
+            parameters: tool.get("parameters"),
+        })
+    },
+    grammars: Some(false),
+};
 
 /// A declared tool's kind; hosted tools (web_search, mcp, ...) are counted, never judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

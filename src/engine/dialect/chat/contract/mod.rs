@@ -22,6 +22,8 @@ pub mod object;
 pub mod stream;
 pub mod view;
 
+use crate::engine::dialect::common::preview;
+
 use super::request::ToolChoice;
 use super::surface::Surface;
 use crate::engine::schema::CompiledTools;
@@ -56,17 +58,3 @@ pub const FINISH_REASONS: [&str; 5] = [
     "content_filter",
     "function_call",
 ];
-
-/// Shortens a value for a human detail; details are for people, never for matching.
-pub fn preview(value: &serde_json::Value) -> String {
-    let mut text = value.to_string();
-    if text.len() > 60 {
-        let mut cut = 57;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        text.truncate(cut);
-        text.push_str("...");
-    }
-    text
-}

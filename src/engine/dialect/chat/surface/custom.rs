@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::{Allowed, Surface};
 use crate::engine::custom_input::RegexGrammar;
-use crate::engine::dialect::chat::contract::preview;
+use crate::engine::dialect::common::preview;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::CompiledTools;
 use crate::engine::violation::{Site, Stage, ViolationSink};

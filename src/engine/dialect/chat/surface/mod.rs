@@ -17,13 +17,27 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::contract::preview;
 use super::request::ParsedRequest;
 use crate::engine::custom_input::RegexGrammar;
 use crate::engine::dialect::common;
+use crate::engine::dialect::common::preview;
 use crate::engine::rules::RuleId;
-use crate::engine::schema::{CompiledTools, SchemaCache};
+use crate::engine::schema::{CompiledTools, Declaration, SchemaCache, ToolReading};
 use crate::engine::violation::{Site, Stage, ViolationSink};
+
+/// How Chat's legacy `functions` array declares functions: `{"name","parameters"}`, no `type`
+/// wrapper (keyed apart from `tools` arrays).
+pub const FUNCTIONS: ToolReading = ToolReading {
+    key_prefix: "functions:",
+    tool: |tool, position| {
+        Some(Declaration {
+            name: tool.get("name")?.as_str()?,
+            parameters_path: format!("/functions/{position}/parameters"),
+            parameters: tool.get("parameters"),
+        })
+    },
+    grammars: None,
+};
 
 /// Which declarations the request sent (non-null keys).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -110,7 +124,7 @@ impl Surface {
             ..Surface::default()
         };
         if let Some(raw) = request.functions.as_ref().filter(|_| has_functions) {
-            let functions = cache.tools_for_functions(raw);
+            let functions = cache.tools_for_raw(raw, &FUNCTIONS);
             check_functions(raw.get(), sink);
             surface.functions = Some(functions);
             check_function_messages(body, sink);

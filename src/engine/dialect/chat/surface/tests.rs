@@ -9,7 +9,10 @@ fn read(body: &str) -> (Surface, Vec<RuleId>) {
     let cache = SchemaCache::default();
     let mut sink = ViolationSink::new(SeverityOverrides::default());
     let request = parse_request(body.as_bytes());
-    let tools = request.tools.as_ref().map(|raw| cache.tools_for_raw(raw));
+    let tools = request
+        .tools
+        .as_ref()
+        .map(|raw| cache.tools_for_raw(raw, &crate::engine::dialect::chat::request::TOOLS));
     let surface = Surface::new(
         &cache,
         &request,

@@ -1,0 +1,112 @@
+//! The seam a dialect is driven by: [`DialectRules`], the one trait each dialect's per-exchange
+//! state implements, and [`RequestParts`], what it is started from.
+//!
+//! Input: the request (body, and its path where the caller knows it), then one SSE event at a
+//! time or a whole buffered body, then how the stream ended. Output: violations into the
+//! exchange's sink, and the outcomes and `usage` the report shows; for enforce mode, the error
+//! body and the stream's error event in the dialect's shape ([`EnforceError`]). Nothing here names a
+//! dialect: `super::register` maps each [`super::Dialect`] to its implementation.
+
+use serde_json::Value;
+
+use super::common::StreamEnd;
+use crate::engine::framing::SseEvent;
+use crate::engine::report::ChoiceOutcome;
+use crate::engine::report::RequestFacts;
+use crate::engine::schema::SchemaCache;
+use crate::engine::violation::ViolationSink;
+
+/// The request a dialect's state is started from.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RequestParts<'a> {
+    /// The request body exactly as sent.
+    pub body: &'a [u8],
+    /// The request path with its query string, where the caller knows it (the live proxy, a
+    /// recording); a dialect whose stream-ness or model is in the path reads it here.
+    pub path: Option<&'a str>,
+}
+
+/// One dialect's reading of one exchange: its request facts, its reading of each SSE event from
+/// the shared framer, its reassembly and its rules. The engine holds it as a trait object
+/// (`super::DialectState`) and calls nothing else on a dialect.
+pub trait DialectRules: std::fmt::Debug + Send {
+    /// Parses the request and compiles (or fetches from `cache`) its declared tools; request
+    /// rules go to `sink`, why declaration rules are skipped to `notes`.
+    fn start(
+        request: RequestParts<'_>,
+        cache: &SchemaCache,
+        sink: &mut ViolationSink,
+        notes: &mut Vec<String>,
+    ) -> Self
+    where
+        Self: Sized;
+
+    /// Keeps the request's compiled tools in the schema cache: called once the response head
+    /// is a 2xx (an array that never gets an answer pins no memory).
+    fn admit_tools(&self);
+
+    /// The request's facts as the report shows them.
+    fn facts(&self) -> &RequestFacts;
+
+    /// The request's facts, moved out for the report (the state is dropped right after).
+    fn into_facts(self: Box<Self>) -> RequestFacts;
+
+    /// Whether the stream ended by its own framing (`[DONE]`, a terminal event).
+    fn stream_is_done(&self) -> bool;
+
+    /// What the stream's reassembly holds, as [`crate::engine::weigh`] counts it; the exchange
+    /// stops reassembling past `max_reassembled`.
+    fn reassembly_bytes(&self) -> usize;
+
+    /// Bounds what one event may add to the reassembly at `max`; for a dialect whose one event
+    /// may carry thousands of pieces. The exchange checks [`DialectRules::reassembly_bytes`]
+    /// after each event either way.
+    fn bound_reassembly(&mut self, _max: usize) {}
+
+    /// The last `sequence_number` the stream carried, for a dialect whose events are numbered
+    /// (enforce mode numbers its own error event after it).
+    fn last_sequence_number(&self) -> Option<i64> {
+        None
+    }
+
+    /// One SSE event, completed by `feed` call number `seq`.
+    fn on_event(&mut self, event: &SseEvent, seq: u64, sink: &mut ViolationSink);
+
+    /// Judges a whole buffered (JSON) body: `response.not_json` when it does not parse, else
+    /// the dialect's outcomes for the document, and its `usage`.
+    fn judge_buffered(&self, body: &[u8], sink: &mut ViolationSink) -> Judged;
+
+    /// Ends a stream; see [`StreamEnd`].
+    fn finish_stream(&mut self, end: StreamEnd<'_>) -> Judged;
+
+    /// The body enforce mode answers a refused buffered response with, in the error shape the
+    /// dialect's SDKs read.
+    fn error_body(error: &EnforceError<'_>) -> Value
+    where
+        Self: Sized;
+
+    /// The event enforce mode ends a refused stream with, framed as the dialect's events are and
+    /// shaped as its SDKs raise; `last_sequence`: the last
+    /// [`DialectRules::last_sequence_number`] the stream carried.
+    fn error_event(error: &EnforceError<'_>, last_sequence: Option<i64>) -> String
+    where
+        Self: Sized;
+}
+
+/// What enforce mode tells a client's SDK when it refuses an answer; each dialect shapes it
+/// (see [`DialectRules::error_body`]).
+#[derive(Debug, Clone, Copy)]
+pub struct EnforceError<'a> {
+    /// What the SDK prints: the broken rules and where.
+    pub message: &'a str,
+    /// The error's kind (its `type`).
+    pub kind: &'a str,
+    /// The error's `code`, for the shapes that carry one.
+    pub code: &'a str,
+    /// The first broken rule's id, for the shapes that name a `param`.
+    pub param: Option<&'a str>,
+}
+
+/// What a judged body gives the report: its outcomes (one per choice, or one for the
+/// document) and its `usage`.
+pub type Judged = (Vec<ChoiceOutcome>, Option<Value>);
