@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::dialect::Dialect;
+use super::dialect::label::Dialect;
 use super::violation::Violation;
 
 /// What the request asked for, as it goes into the report.

@@ -9,7 +9,6 @@
 
 use serde_json::Value;
 
-use super::common::StreamEnd;
 use crate::engine::framing::SseEvent;
 use crate::engine::report::ChoiceOutcome;
 use crate::engine::report::RequestFacts;
@@ -110,3 +109,17 @@ pub struct EnforceError<'a> {
 /// What a judged body gives the report: its outcomes (one per choice, or one for the
 /// document) and its `usage`.
 pub type Judged = (Vec<ChoiceOutcome>, Option<Value>);
+
+/// How a stream is finished. `Judged`: the complete-stage and end-of-body rules run into the
+/// exchange's sink (`ended_mid_event`: the body stopped inside an event). `Unjudged` (a reader
+/// that left before the content was whole): the partial reassembly is still built, worth
+/// showing, and its verdicts go to a scratch sink that is thrown away.
+pub enum StreamEnd<'a> {
+    Judged {
+        ended_mid_event: bool,
+        sink: &'a mut ViolationSink,
+    },
+    Unjudged {
+        scratch: &'a mut ViolationSink,
+    },
+}
