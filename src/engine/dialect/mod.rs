@@ -17,6 +17,7 @@ pub mod anthropic;
 pub mod chat;
 mod common;
 pub mod label;
+pub mod pieces;
 pub mod responses;
 mod seam;
 
@@ -38,6 +39,11 @@ impl Dialect {
     /// The event enforce mode ends a refused stream of this dialect with.
     pub fn error_event(self, error: &EnforceError<'_>, last_sequence: Option<i64>) -> String {
         (register(self).error_event)(error, last_sequence)
+    }
+
+    /// Where this dialect's tool-call pieces sit, for the report's lanes.
+    pub fn pieces(self) -> &'static pieces::DialectTables {
+        (register(self).pieces)()
     }
 }
 
@@ -74,6 +80,7 @@ struct Registered {
     start: Start,
     error_body: fn(&EnforceError<'_>) -> Value,
     error_event: fn(&EnforceError<'_>, Option<i64>) -> String,
+    pieces: fn() -> &'static pieces::DialectTables,
 }
 
 impl Registered {
@@ -82,6 +89,7 @@ impl Registered {
             start: start::<D>,
             error_body: D::error_body,
             error_event: D::error_event,
+            pieces: D::pieces,
         }
     }
 }

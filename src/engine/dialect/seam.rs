@@ -9,6 +9,7 @@
 
 use serde_json::Value;
 
+use super::pieces::DialectTables;
 use crate::engine::framing::SseEvent;
 use crate::engine::report::ChoiceOutcome;
 use crate::engine::report::RequestFacts;
@@ -88,6 +89,12 @@ pub trait DialectRules: std::fmt::Debug + Send {
     /// shaped as its SDKs raise; `last_sequence`: the last
     /// [`DialectRules::last_sequence_number`] the stream carried.
     fn error_event(error: &EnforceError<'_>, last_sequence: Option<i64>) -> String
+    where
+        Self: Sized;
+
+    /// Where tool-call pieces sit in this dialect's stream events and buffered bodies, as data:
+    /// the HTML report draws its lanes from it.
+    fn pieces() -> &'static DialectTables
     where
         Self: Sized;
 }
