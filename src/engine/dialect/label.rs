@@ -11,11 +11,11 @@ use serde::{Deserialize, Serialize};
 /// `"anthropic"`, the one label set users see (logs, metrics, violations lines, recordings,
 /// `check` output, quirk listings, the report). The labels the quirk listing and the report once
 /// used, `chat_completions` and `anthropic_messages`, still read (see [`Dialect::from_name`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Dialect {
-    /// `POST .../chat/completions` (the default, and what recordings without a dialect are).
-    #[default]
+    /// `POST .../chat/completions` (and what an old recording that names no dialect is: see
+    /// [`Dialect::OLD_RECORDING`]).
     #[serde(alias = "chat_completions")]
     Chat,
     /// `POST .../responses`, the OpenAI Responses API.
@@ -83,12 +83,16 @@ impl Dialect {
             .find(|dialect| path.ends_with(dialect.path_suffix()))
     }
 
-    /// The dialect of a recording or capture that names none: the one its path names, Chat
-    /// Completions when the path names none (what tooltap judged such a path as before routes
-    /// could name their dialect). Live traffic decides with [`Dialect::from_path`] and the
+    /// What an old recording (or a capture) that names no dialect and whose path names none
+    /// was judged as: Chat Completions, tooltap's only dialect when such recordings were made.
+    pub const OLD_RECORDING: Dialect = Dialect::Chat;
+
+    /// The dialect of an old recording or a capture that names none: the one its path names,
+    /// else [`Dialect::OLD_RECORDING`]. The one fallback `record::format::Meta::dialect` and
+    /// `check`'s captures share; live traffic decides with [`Dialect::from_path`] and the
     /// route's `dialect` instead, and reports a path no dialect names.
     pub fn for_path(path: &str) -> Dialect {
-        Dialect::from_path(path).unwrap_or_default()
+        Dialect::from_path(path).unwrap_or(Dialect::OLD_RECORDING)
     }
 }
 
