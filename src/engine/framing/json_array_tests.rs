@@ -1,4 +1,5 @@
-//! The JSON-array framer's cases, its split invariance (property) and its linear cost.
+//! The JSON-array framer's cases and its split invariance (property); its linear cost is
+//! `engine_cost::json_array` (it reads the thread's CPU time, which the sans-IO engine may not).
 
 use proptest::prelude::*;
 
@@ -325,92 +326,5 @@ proptest! {
         prop_assert_eq!(frame(&chunks), (elements.clone(), end));
         let bytewise: Vec<&[u8]> = body.chunks(1).collect();
         prop_assert_eq!(frame(&bytewise), (elements, end));
-    }
-}
-
-/// The calling thread's CPU time (`/proc/thread-self/schedstat`), so a busy machine does not
-/// slow what is measured.
-fn thread_cpu() -> std::time::Duration {
-    let text = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
-    let nanos = text
-        .split_whitespace()
-        .next()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0);
-    std::time::Duration::from_nanos(nanos)
-}
-
-/// The least CPU time of three runs of framing `body` in `chunk`-byte pushes.
-fn cost(body: &[u8], chunk: usize) -> std::time::Duration {
-    (0..3)
-        .map(|_| {
-            let before = thread_cpu();
-            let mut framer = JsonArrayFramer::new(usize::MAX);
-            let mut elements = Vec::new();
-            for piece in body.chunks(chunk) {
-                framer.push(piece, &mut elements).expect("unbounded");
-                elements.clear();
-            }
-            assert!(framer.is_closed());
-            thread_cpu() - before
-        })
-        .min()
-        .unwrap_or_default()
-}
-
-fn many_elements(n: usize) -> Vec<u8> {
-    let one = r#"{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":{"q":"a \"]}"}}}]}}]}"#;
-    let mut body = b"[".to_vec();
-    for i in 0..n {
-        if i > 0 {
-            body.extend_from_slice(b"\r\n,\r\n");
-        }
-        body.extend_from_slice(one.as_bytes());
-    }
-    body.extend_from_slice(b"\r\n]");
-    body
-}
-
-fn one_huge_element(n: usize) -> Vec<u8> {
-    let mut body = b"[{\"t\":[".to_vec();
-    for i in 0..n {
-        if i > 0 {
-            body.push(b',');
-        }
-        body.extend_from_slice(br#"{"s":"x\"]}"}"#);
-    }
-    body.extend_from_slice(b"]}]");
-    body
-}
-
-/// At 4n the work may be at most this many times the work at n (linear is about 4; a rescan
-/// of the element on every push is about 16).
-const CPU_GROWTH: f64 = 8.0;
-/// Below this a scheduler-tick figure says little: the smaller run counts as at least this.
-const CPU_TICK: std::time::Duration = std::time::Duration::from_millis(10);
-
-#[test]
-fn work_grows_linearly_with_elements_and_with_one_huge_element_fed_in_small_pushes() {
-    type MakeBody = fn(usize) -> Vec<u8>;
-    let shapes: [(&str, MakeBody, usize); 2] = [
-        ("many elements", many_elements, 20_000),
-        ("one huge element", one_huge_element, 40_000),
-    ];
-    for (name, make, n) in shapes {
-        let (small_body, large_body) = (make(n), make(4 * n));
-        let small = cost(&small_body, 7);
-        let large = cost(&large_body, 7);
-        let growth = large.as_secs_f64() / small.max(CPU_TICK).as_secs_f64();
-        if std::env::var_os("ENGINE_COST_PRINT").is_some() {
-            eprintln!(
-                "{name}: {} bytes {small:?}, {} bytes {large:?} ({growth:.1}x)",
-                small_body.len(),
-                large_body.len()
-            );
-        }
-        assert!(
-            growth <= CPU_GROWTH,
-            "{name}: {small:?} at n={n}, {large:?} at 4n ({growth:.1}x)"
-        );
     }
 }
