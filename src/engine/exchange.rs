@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use super::config::EngineConfig;
 use super::decode::{BodyDecoder, DecodeError};
-use super::dialect::{Dialect, DialectRules, DialectState, RequestParts, StreamEnd};
+use super::dialect::{Dialect, DialectRules, DialectState, Judged, RequestParts, StreamEnd};
 use super::framing::{ArrayEnd, JsonArrayFramer, JsonFramer, SseEvent, SseFramer};
 use super::report::{BodyKind, Completeness, LimitKind, Report};
 use super::rules::RuleId;
@@ -259,19 +259,7 @@ impl Exchange {
             }
             Body::Json(_) => (BodyKind::Json, Vec::new(), None),
             Body::Sse(sse) => {
-                // Partial reassembly is still worth showing; its verdicts are not.
-                let mut scratch = ViolationSink::new(self.config.severity.clone());
-                let end = if judged {
-                    StreamEnd::Judged {
-                        ended_mid_event: sse.framer.has_pending(),
-                        sink: &mut self.sink,
-                    }
-                } else {
-                    StreamEnd::Unjudged {
-                        scratch: &mut scratch,
-                    }
-                };
-                let (choices, usage) = self.state.rules_mut().finish_stream(end);
+                let (choices, usage) = self.finish_stream(judged, sse.framer.has_pending());
                 if sse.framer.comments() > 0 {
                     self.notes.push(format!(
                         "{} SSE comment line(s) (keep-alives) skipped",
@@ -281,18 +269,7 @@ impl Exchange {
                 (BodyKind::Sse, choices, usage)
             }
             Body::JsonArray(array) => {
-                let mut scratch = ViolationSink::new(self.config.severity.clone());
-                let end = if judged {
-                    StreamEnd::Judged {
-                        ended_mid_event: array.framer.has_pending(),
-                        sink: &mut self.sink,
-                    }
-                } else {
-                    StreamEnd::Unjudged {
-                        scratch: &mut scratch,
-                    }
-                };
-                let (choices, usage) = self.state.rules_mut().finish_stream(end);
+                let (choices, usage) = self.finish_stream(judged, array.framer.has_pending());
                 if let Some(note) = array_end_note(array.framer.end()) {
                     self.notes.push(note);
                 }
@@ -323,6 +300,23 @@ impl Exchange {
             violations: sink.into_vec(),
             notes,
         }
+    }
+
+    /// Ends a stream in the dialect: judged into the exchange's sink, or (when not `judged`) its
+    /// partial reassembly still shown and its verdicts dropped.
+    fn finish_stream(&mut self, judged: bool, ended_mid_event: bool) -> Judged {
+        let mut scratch = ViolationSink::new(self.config.severity.clone());
+        let end = if judged {
+            StreamEnd::Judged {
+                ended_mid_event,
+                sink: &mut self.sink,
+            }
+        } else {
+            StreamEnd::Unjudged {
+                scratch: &mut scratch,
+            }
+        };
+        self.state.rules_mut().finish_stream(end)
     }
 
     /// Whether the body's content already ended by its own framing, whatever the transport did
