@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use super::config::EngineConfig;
 use super::decode::{BodyDecoder, DecodeError};
-use super::dialect::{Dialect, DialectRules, DialectState, RequestParts, StreamEnd};
-use super::framing::{JsonFramer, SseEvent, SseFramer};
+use super::dialect::{Dialect, DialectRules, DialectState, Judged, RequestParts, StreamEnd};
+use super::framing::{ArrayEnd, JsonArrayFramer, JsonFramer, SseEvent, SseFramer};
 use super::report::{BodyKind, Completeness, LimitKind, Report};
 use super::rules::RuleId;
 use super::schema::SchemaCache;
@@ -24,12 +24,23 @@ enum Body {
     NotInspected(BodyKind),
     Json(JsonFramer),
     Sse(Box<SseBody>),
+    JsonArray(Box<ArrayBody>),
 }
 
 #[derive(Debug)]
 struct SseBody {
     framer: SseFramer,
     events: Vec<SseEvent>,
+    /// Decoded bytes taken in so far, and the most allowed (`max_reassembled`).
+    seen: usize,
+    max: usize,
+}
+
+/// A stream sent as one JSON array: each element is handed to the dialect as an event's data.
+#[derive(Debug)]
+struct ArrayBody {
+    framer: JsonArrayFramer,
+    elements: Vec<String>,
     /// Decoded bytes taken in so far, and the most allowed (`max_reassembled`).
     seen: usize,
     max: usize,
@@ -114,13 +125,13 @@ impl Exchange {
 
     /// Records the response head and decides how the body is read.
     pub fn response_head(&mut self, head: ResponseHead) {
+        let kind = self.state.rules().body_kind(&head);
         let ResponseHead {
             status,
             content_type,
             content_encoding,
         } = head;
         self.status = Some(status);
-        let kind = self.classify(content_type.as_deref());
         self.kind = Some(kind);
         if (200..300).contains(&status) {
             // Only an array that got an answer is worth keeping compiled.
@@ -153,7 +164,7 @@ impl Exchange {
                 return;
             }
         }
-        if kind == BodyKind::Sse {
+        if kind.is_stream() {
             self.state
                 .rules_mut()
                 .bound_reassembly(self.config.max_reassembled);
@@ -162,6 +173,12 @@ impl Exchange {
             BodyKind::Sse => Body::Sse(Box::new(SseBody {
                 framer: SseFramer::new(self.config.max_sse_line),
                 events: Vec::new(),
+                seen: 0,
+                max: self.config.max_reassembled,
+            })),
+            BodyKind::JsonArray => Body::JsonArray(Box::new(ArrayBody {
+                framer: JsonArrayFramer::new(self.config.max_sse_line),
+                elements: Vec::new(),
                 seen: 0,
                 max: self.config.max_reassembled,
             })),
@@ -256,19 +273,7 @@ impl Exchange {
             }
             Body::Json(_) => (BodyKind::Json, Vec::new(), None),
             Body::Sse(sse) => {
-                // Partial reassembly is still worth showing; its verdicts are not.
-                let mut scratch = ViolationSink::new(self.config.severity.clone());
-                let end = if judged {
-                    StreamEnd::Judged {
-                        ended_mid_event: sse.framer.has_pending(),
-                        sink: &mut self.sink,
-                    }
-                } else {
-                    StreamEnd::Unjudged {
-                        scratch: &mut scratch,
-                    }
-                };
-                let (choices, usage) = self.state.rules_mut().finish_stream(end);
+                let (choices, usage) = self.finish_stream(judged, sse.framer.has_pending());
                 if sse.framer.comments() > 0 {
                     self.notes.push(format!(
                         "{} SSE comment line(s) (keep-alives) skipped",
@@ -276,6 +281,13 @@ impl Exchange {
                     ));
                 }
                 (BodyKind::Sse, choices, usage)
+            }
+            Body::JsonArray(array) => {
+                let (choices, usage) = self.finish_stream(judged, array.framer.has_pending());
+                if let Some(note) = array_end_note(array.framer.end()) {
+                    self.notes.push(note);
+                }
+                (BodyKind::JsonArray, choices, usage)
             }
         };
         let dialect = self.state.dialect();
@@ -304,11 +316,29 @@ impl Exchange {
         }
     }
 
+    /// Ends a stream in the dialect: judged into the exchange's sink, or (when not `judged`) its
+    /// partial reassembly still shown and its verdicts dropped.
+    fn finish_stream(&mut self, judged: bool, ended_mid_event: bool) -> Judged {
+        let mut scratch = ViolationSink::new(self.config.severity.clone());
+        let end = if judged {
+            StreamEnd::Judged {
+                ended_mid_event,
+                sink: &mut self.sink,
+            }
+        } else {
+            StreamEnd::Unjudged {
+                scratch: &mut scratch,
+            }
+        };
+        self.state.rules_mut().finish_stream(end)
+    }
+
     /// Whether the body's content already ended by its own framing, whatever the transport did
     /// after: `data: [DONE]` on a stream, a complete document on a buffered body.
     fn content_is_whole(&self) -> bool {
         match &self.body {
             Body::Sse(_) => self.state.rules().stream_is_done(),
+            Body::JsonArray(array) => array.framer.is_closed(),
             Body::Json(framer) => {
                 serde_json::from_slice::<serde::de::IgnoredAny>(framer.body()).is_ok()
             }
@@ -328,7 +358,7 @@ impl Exchange {
                 .body()
                 .len()
                 .saturating_mul(super::weigh::BUFFERED_PER_BYTE),
-            Body::AwaitingHead | Body::NotInspected(_) | Body::Sse(_) => {
+            Body::AwaitingHead | Body::NotInspected(_) | Body::Sse(_) | Body::JsonArray(_) => {
                 self.state.rules().reassembly_bytes()
             }
         }
@@ -341,39 +371,18 @@ impl Exchange {
         self.kind
     }
 
-    fn classify(&self, content_type: Option<&str>) -> BodyKind {
-        let Some(content_type) = content_type else {
-            return if self.state.rules().facts().stream {
-                BodyKind::Sse
-            } else {
-                BodyKind::Json
-            };
-        };
-        let mime = content_type
-            .split(';')
-            .next()
-            .unwrap_or_default()
-            .trim()
-            .to_ascii_lowercase();
-        if mime == "text/event-stream" {
-            BodyKind::Sse
-        } else if mime == "application/json" || mime.ends_with("+json") {
-            BodyKind::Json
-        } else {
-            BodyKind::Other
-        }
-    }
-
     fn check_stream_flag(&mut self, kind: BodyKind) {
         if !self.state.rules().facts().parsed {
             return;
         }
         let asked_stream = self.state.rules().facts().stream;
-        let got_stream = kind == BodyKind::Sse;
+        let got_stream = kind.is_stream();
         if asked_stream != got_stream {
             let detail = format!(
                 "the request set stream={asked_stream} and the response is {}",
-                if got_stream {
+                if kind == BodyKind::JsonArray {
+                    "a JSON-array stream"
+                } else if got_stream {
                     "an SSE stream"
                 } else {
                     "a buffered body"
@@ -416,30 +425,91 @@ fn frame(
                 seen,
                 max,
             } = sse.as_mut();
-            *seen = seen.saturating_add(decoded.len());
-            if *seen > *max {
-                return Err(Completeness::TooLarge {
-                    limit: LimitKind::Reassembled,
-                    bytes: *max,
-                });
-            }
+            take_in(seen, *max, decoded.len())?;
             let pushed = framer.push(decoded, events);
             for event in events.drain(..) {
-                state.on_event(&event, seq, sink);
-                if state.reassembly_bytes() > *max {
-                    // What reassembly holds, not only what it took in, stays within the bound
-                    // (the events not yet judged are dropped with the drain).
-                    return Err(Completeness::TooLarge {
-                        limit: LimitKind::Reassembled,
-                        bytes: *max,
-                    });
-                }
+                judge_event(state, &event, seq, sink, *max)?;
             }
             pushed.map_err(|e| Completeness::TooLarge {
                 limit: LimitKind::SseLine,
                 bytes: e.limit,
             })
         }
+        Body::JsonArray(array) => {
+            let ArrayBody {
+                framer,
+                elements,
+                seen,
+                max,
+            } = array.as_mut();
+            take_in(seen, *max, decoded.len())?;
+            let pushed = framer.push(decoded, elements);
+            for data in elements.drain(..) {
+                let event = SseEvent { event: None, data };
+                judge_event(state, &event, seq, sink, *max)?;
+            }
+            pushed.map_err(|e| Completeness::TooLarge {
+                limit: LimitKind::ArrayElement,
+                bytes: e.limit,
+            })
+        }
+    }
+}
+
+/// Counts `len` more decoded stream bytes against `max` (`max_reassembled`).
+fn take_in(seen: &mut usize, max: usize, len: usize) -> Result<(), Completeness> {
+    *seen = seen.saturating_add(len);
+    if *seen > max {
+        return Err(Completeness::TooLarge {
+            limit: LimitKind::Reassembled,
+            bytes: max,
+        });
+    }
+    Ok(())
+}
+
+/// Hands one event to the dialect; what reassembly holds, not only what it took in, stays
+/// within `max` (the events not yet judged are dropped with the caller's drain).
+fn judge_event(
+    state: &mut dyn DialectRules,
+    event: &SseEvent,
+    seq: u64,
+    sink: &mut ViolationSink,
+    max: usize,
+) -> Result<(), Completeness> {
+    state.on_event(event, seq, sink);
+    if state.reassembly_bytes() > max {
+        return Err(Completeness::TooLarge {
+            limit: LimitKind::Reassembled,
+            bytes: max,
+        });
+    }
+    Ok(())
+}
+
+/// What the report notes about how a JSON-array stream's bytes ended, when not by its `]`
+/// (the dialect judges what the elements said; this says what the framing saw).
+fn array_end_note(end: ArrayEnd) -> Option<String> {
+    match end {
+        ArrayEnd::Closed => None,
+        ArrayEnd::Unterminated { pending_element } => Some(format!(
+            "the JSON array ended without its closing `]`{}",
+            if pending_element {
+                " (inside an element)"
+            } else {
+                ""
+            }
+        )),
+        ArrayEnd::Empty => Some("the JSON-array stream had no bytes".to_owned()),
+        ArrayEnd::NotAnArray { offset } => Some(format!(
+            "the JSON-array stream is not an array (byte {offset}): nothing framed"
+        )),
+        ArrayEnd::Malformed { offset } => Some(format!(
+            "the JSON array is malformed between elements at byte {offset}: framing stopped"
+        )),
+        ArrayEnd::TrailingBytes { offset } => Some(format!(
+            "bytes after the JSON array's closing `]` (from byte {offset}) were not framed"
+        )),
     }
 }
 

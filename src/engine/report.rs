@@ -58,10 +58,21 @@ pub struct Report {
 pub enum BodyKind {
     Json,
     Sse,
+    /// A stream sent as one top-level JSON array, its elements framed as they complete
+    /// (Gemini's `streamGenerateContent` without `alt=sse`).
+    #[serde(rename = "json_array")]
+    JsonArray,
     /// A body of another content type: not inspected.
     Other,
     /// No body bytes arrived.
     None,
+}
+
+impl BodyKind {
+    /// Whether the body is read as a stream of events (SSE or a JSON array's elements).
+    pub fn is_stream(self) -> bool {
+        matches!(self, BodyKind::Sse | BodyKind::JsonArray)
+    }
 }
 
 /// The message of one choice, reassembled from a stream or read from a buffered body.
@@ -121,4 +132,6 @@ pub enum LimitKind {
     Decoded,
     /// `max_reassembled`: the SSE data a stream's reassembly may take in.
     Reassembled,
+    /// `max_sse_line`, as the bound on one element of a streamed JSON array.
+    ArrayElement,
 }

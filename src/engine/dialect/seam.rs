@@ -10,7 +10,9 @@
 use serde_json::Value;
 
 use super::pieces::DialectTables;
+use crate::engine::ResponseHead;
 use crate::engine::framing::SseEvent;
+use crate::engine::report::BodyKind;
 use crate::engine::report::ChoiceOutcome;
 use crate::engine::report::RequestFacts;
 use crate::engine::schema::SchemaCache;
@@ -50,6 +52,16 @@ pub trait DialectRules: std::fmt::Debug + Send {
 
     /// The request's facts, moved out for the report (the state is dropped right after).
     fn into_facts(self: Box<Self>) -> RequestFacts;
+
+    /// How the response body is framed, from its head. By default (every dialect today) the
+    /// content type says it, and the request's `stream` flag when the head names none (see
+    /// [`crate::engine::framing::body_kind`]); a dialect whose stream comes as
+    /// `application/json` (Gemini's JSON array without `alt=sse`) answers
+    /// [`BodyKind::JsonArray`] here, and each element reaches [`DialectRules::on_event`] as an
+    /// event's data.
+    fn body_kind(&self, head: &ResponseHead) -> BodyKind {
+        crate::engine::framing::body_kind(head.content_type.as_deref(), self.facts().stream)
+    }
 
     /// Whether the stream ended by its own framing (`[DONE]`, a terminal event).
     fn stream_is_done(&self) -> bool;

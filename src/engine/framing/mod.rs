@@ -1,11 +1,42 @@
 //! Framing: turns response body bytes into documents the contract can judge.
 //!
-//! [`sse`] splits `text/event-stream` bodies into events incrementally; [`json`] collects a
-//! buffered body. Both are bounded and do no I/O. Input comes from the decoder in
+//! [`sse`] splits `text/event-stream` bodies into events incrementally; [`json_array`] splits a
+//! streamed top-level JSON array into its elements incrementally; [`json`] collects a buffered
+//! body. All are bounded and do no I/O. Input comes from the decoder in
 //! [`crate::engine::decode`]; output goes to the dialect ([`crate::engine::dialect`]).
 
 pub mod json;
+pub mod json_array;
 pub mod sse;
 
 pub use json::{BodyTooLarge, JsonFramer};
+pub use json_array::{ArrayEnd, ElementTooLarge, JsonArrayFramer};
 pub use sse::{LineTooLong, SseEvent, SseFramer};
+
+use crate::engine::report::BodyKind;
+
+/// The framing a content type names: SSE for `text/event-stream`, JSON for `application/json`
+/// and `+json` types, anything else not inspected; with no content type, the request's
+/// `stream` flag decides. [`crate::engine::dialect::DialectRules::body_kind`]'s default.
+pub fn body_kind(content_type: Option<&str>, asked_stream: bool) -> BodyKind {
+    let Some(content_type) = content_type else {
+        return if asked_stream {
+            BodyKind::Sse
+        } else {
+            BodyKind::Json
+        };
+    };
+    let mime = content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    if mime == "text/event-stream" {
+        BodyKind::Sse
+    } else if mime == "application/json" || mime.ends_with("+json") {
+        BodyKind::Json
+    } else {
+        BodyKind::Other
+    }
+}
