@@ -151,6 +151,9 @@ pub struct Capture {
     /// Decided by `--dialect`, else by `--path` (Chat Completions without either, or when the
     /// path names no dialect).
     pub dialect: crate::engine::Dialect,
+    /// `--path`: the request path (and query) the dialect is started from; a `key=` in it is
+    /// never printed.
+    pub path: Option<String>,
     pub request: Vec<u8>,
     pub head: ResponseHead,
     /// The body split as a server would send it: one frame per SSE event when the body is an
@@ -184,6 +187,7 @@ pub fn capture(args: &CheckArgs, request: &Path, response: &Path) -> Result<Capt
             crate::engine::Dialect::for_path(args.path.as_deref().unwrap_or_default())
         }),
         source: response.display().to_string(),
+        path: args.path.clone(),
         request: request_body,
         head: ResponseHead {
             status: args.status.unwrap_or(200),

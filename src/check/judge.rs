@@ -16,7 +16,8 @@ use std::time::Duration;
 
 use super::inputs::Capture;
 use crate::engine::{
-    BodyEnd, Completeness, EngineConfig, Exchange, Report, ResponseHead, SchemaCache, Violation,
+    BodyEnd, Completeness, EngineConfig, Exchange, Report, RequestParts, ResponseHead, SchemaCache,
+    Violation,
 };
 use crate::record::read::each_recording;
 use crate::record::{Outcome, Recording};
@@ -218,7 +219,12 @@ pub fn engine_report(
 ) -> Report {
     let meta = &recording.meta;
     let request = meta.request.body.bytes().unwrap_or_default();
-    let mut exchange = Exchange::with_dialect(engine, cache, meta.dialect(), &request);
+    let target = meta.target();
+    let parts = RequestParts {
+        body: &request,
+        path: Some(&target),
+    };
+    let mut exchange = Exchange::start(engine, cache, meta.dialect(), parts);
     let headers = meta.response.headers.iter();
     exchange.response_head(ResponseHead::from_headers(
         meta.response.status,
@@ -238,7 +244,11 @@ pub fn engine_report(
 /// Judges a capture made elsewhere.
 pub fn capture(capture: &Capture, engine: &Arc<EngineConfig>) -> Item {
     let cache = SchemaCache::default();
-    let mut exchange = Exchange::with_dialect(engine, &cache, capture.dialect, &capture.request);
+    let parts = RequestParts {
+        body: &capture.request,
+        path: capture.path.as_deref(),
+    };
+    let mut exchange = Exchange::start(engine, &cache, capture.dialect, parts);
     exchange.response_head(capture.head.clone());
     for frame in &capture.frames {
         exchange.feed(frame);

@@ -71,19 +71,33 @@ impl Exchange {
         Exchange::with_dialect(config, cache, Dialect::Chat, request_body)
     }
 
-    /// Starts an exchange of the given dialect (see [`Dialect::for_path`]).
+    /// Starts an exchange of the given dialect (see [`Dialect::for_path`]) from its body alone,
+    /// for callers that know no request path (tests, benches, the fuzzer).
     pub fn with_dialect(
         config: &Arc<EngineConfig>,
         cache: &SchemaCache,
         dialect: Dialect,
         request_body: &[u8],
     ) -> Exchange {
-        let mut sink = ViolationSink::capped(config.severity.clone(), config.max_violations);
-        let mut notes = Vec::new();
         let request = RequestParts {
             body: request_body,
             path: None,
         };
+        Exchange::start(config, cache, dialect, request)
+    }
+
+    /// Starts an exchange of the given dialect from its request: the body, and the path with
+    /// its query where the caller knows it (every place that starts an exchange from traffic
+    /// or a recording passes it). The path can carry a credential (`?key=`): the dialect reads
+    /// it, and nothing the exchange logs, reports or puts in a violation includes it.
+    pub fn start(
+        config: &Arc<EngineConfig>,
+        cache: &SchemaCache,
+        dialect: Dialect,
+        request: RequestParts<'_>,
+    ) -> Exchange {
+        let mut sink = ViolationSink::capped(config.severity.clone(), config.max_violations);
+        let mut notes = Vec::new();
         let state = DialectState::new(dialect, cache, request, &mut sink, &mut notes);
         Exchange {
             config: Arc::clone(config),

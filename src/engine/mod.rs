@@ -37,7 +37,7 @@ use std::sync::Arc;
 
 pub use config::{EngineConfig, Level, SeverityOverrides};
 
-pub use dialect::{Dialect, EnforceError, UnknownDialect};
+pub use dialect::{Dialect, EnforceError, RequestParts, UnknownDialect};
 pub use exchange::Exchange;
 pub use framing::{SseEvent, SseFramer};
 pub use report::{
@@ -118,16 +118,17 @@ pub fn check_exchange(
     exchange.finish(BodyEnd::Complete)
 }
 
-/// The same for an exchange of any dialect.
+/// The same for an exchange of any dialect, started from its request (body, and path with
+/// query where known; see [`Exchange::start`] for why the path is never logged).
 pub fn check_exchange_as(
     config: &Arc<EngineConfig>,
     cache: &SchemaCache,
     dialect: Dialect,
-    request_body: &[u8],
+    request: RequestParts<'_>,
     head: ResponseHead,
     body: &[u8],
 ) -> Report {
-    let mut exchange = Exchange::with_dialect(config, cache, dialect, request_body);
+    let mut exchange = Exchange::start(config, cache, dialect, request);
     exchange.response_head(head);
     exchange.feed(body);
     exchange.finish(BodyEnd::Complete)

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::dialect::Dialect;
+use super::dialect::label::Dialect;
 use super::violation::Violation;
 
 /// What the request asked for, as it goes into the report.
@@ -26,11 +26,17 @@ pub struct RequestFacts {
     pub include_usage: Option<bool>,
 }
 
+/// The dialect of a report written before reports named one.
+fn old_report_dialect() -> Dialect {
+    Dialect::OLD_RECORDING
+}
+
 /// Everything the engine concluded about one request/response pair.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
-    /// The tool-calling API the exchange was judged as (absent in old reports: Chat).
-    #[serde(default)]
+    /// The tool-calling API the exchange was judged as (absent in old reports: what old
+    /// recordings are, [`Dialect::OLD_RECORDING`]).
+    #[serde(default = "old_report_dialect")]
     pub dialect: Dialect,
     pub request: RequestFacts,
     pub status: Option<u16>,

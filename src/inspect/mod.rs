@@ -69,6 +69,10 @@ pub struct ResponsePart {
 /// One exchange to inspect.
 pub struct InspectJob {
     pub label: ExchangeLabel,
+    /// The request's path with its query, which the dialect is started from. The query can
+    /// carry a credential (`?key=`): it goes to the engine only, never to a log, a report or a
+    /// violation (the label and the recording keep the path without it, or redacted).
+    pub target: Option<Arc<str>>,
     pub request: TapReceiver,
     pub response: oneshot::Receiver<ResponsePart>,
     /// Enforce mode's verdict: an [`crate::proxy::enforce::EnforceCut`] when it cut the stream or refused the body on
@@ -83,6 +87,7 @@ pub struct InspectJob {
 pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
     let InspectJob {
         label,
+        target,
         request,
         response,
         enforced,
@@ -123,7 +128,10 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
     let (outcome, response_over_memory) = analyse(
         &shared,
         label.dialect,
-        request_body.clone(),
+        StartRequest {
+            body: request_body.clone(),
+            target,
+        },
         part,
         &mut recording,
         &mut charge,
@@ -228,7 +236,7 @@ pub mod violation_line;
 
 pub use memory::{Charge, DEFAULT_MAX_MEMORY, MemoryBudget};
 pub use offload::AnalysisPool;
-use offload::{Engine, HERE_BYTES, Start, feed};
+use offload::{Engine, HERE_BYTES, Start, StartRequest, feed};
 
 pub use held::DEFAULT_HELD_IN_MEMORY;
 pub use recording::{HoldSettings, RecordingSeed};
@@ -260,7 +268,7 @@ impl Outcome {
 async fn analyse(
     shared: &Inspection,
     dialect: Dialect,
-    request_body: Option<Bytes>,
+    request: StartRequest,
     part: ResponsePart,
     recording: &mut Option<Tape>,
     charge: &mut Charge,
@@ -289,7 +297,7 @@ async fn analyse(
         engine: Arc::clone(&shared.engine),
         schemas: Arc::clone(&shared.schemas),
         dialect,
-        request_body,
+        request,
         head,
     });
     let mut closed = false;

@@ -26,7 +26,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use bytes::Bytes;
 
 use super::recording::Tape;
-use crate::engine::{Dialect, EngineConfig, Exchange, ResponseHead, SchemaCache};
+use crate::engine::{Dialect, EngineConfig, Exchange, RequestParts, ResponseHead, SchemaCache};
 use crate::proxy::tee::TapEvent;
 
 type Job = Box<dyn FnOnce() + Send>;
@@ -205,8 +205,16 @@ pub(super) struct Start {
     pub engine: Arc<EngineConfig>,
     pub schemas: Arc<SchemaCache>,
     pub dialect: Dialect,
-    pub request_body: Option<Bytes>,
+    pub request: StartRequest,
     pub head: ResponseHead,
+}
+
+/// The request an exchange is started from, as the inspector copied it.
+pub(super) struct StartRequest {
+    /// The body, when it was copied whole.
+    pub body: Option<Bytes>,
+    /// The path with its query ([`super::InspectJob::target`]: never logged).
+    pub target: Option<Arc<str>>,
 }
 
 /// The most bytes a trip may feed (and a request may hold, for the trip that starts the
@@ -248,7 +256,7 @@ impl Engine {
         let Engine::Pending(start) = self else {
             return Some(self);
         };
-        if start.request_body.as_ref().map_or(0, Bytes::len) > HERE_BYTES {
+        if start.request.body.as_ref().map_or(0, Bytes::len) > HERE_BYTES {
             return Some(Engine::Pending(start));
         }
         let started = catch_unwind(AssertUnwindSafe(|| {
@@ -282,12 +290,11 @@ impl Engine {
 
 impl Start {
     fn exchange(&self) -> Exchange {
-        Exchange::with_dialect(
-            &self.engine,
-            &self.schemas,
-            self.dialect,
-            self.request_body.as_deref().unwrap_or_default(),
-        )
+        let request = RequestParts {
+            body: self.request.body.as_deref().unwrap_or_default(),
+            path: self.request.target.as_deref(),
+        };
+        Exchange::start(&self.engine, &self.schemas, self.dialect, request)
     }
 }
 

@@ -52,6 +52,7 @@ async fn exchange_with(
     let (request_tap, request_rx) = tee::tap(16);
     let (response_tx, response_rx) = oneshot::channel();
     let job = InspectJob {
+        target: None,
         label: ExchangeLabel {
             id: Arc::from("t-1"),
             route: Arc::from("default"),
@@ -232,6 +233,7 @@ async fn a_stalled_inspector_makes_the_report_lossy_while_the_client_gets_every_
     };
     assert!(response_tx.send(part).is_ok());
     let job = InspectJob {
+        target: None,
         label: ExchangeLabel {
             id: Arc::from("t-2"),
             route: Arc::from("default"),

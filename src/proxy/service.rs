@@ -18,6 +18,7 @@ use hyper::body::Incoming;
 use tracing::Instrument;
 
 use crate::config::Config;
+use crate::engine::RequestParts;
 use crate::metrics::Metrics;
 use crate::proxy::enforce::{self, Held};
 use crate::proxy::error::ProxyError;
@@ -120,6 +121,9 @@ async fn run(
     quirks: Vec<crate::quirk::QuirkId>,
 ) -> Response<ProxyBody> {
     let (parts, incoming) = request.into_parts();
+    // The target (path and query) enforce mode's engine is started from; the query can carry a
+    // `key=` credential, so it goes to the dialect only, never to a log.
+    let target = enforce.then(|| parts.uri.clone());
     let (mut request_body, mut watching) = if inspect {
         state
             .watch
@@ -198,7 +202,13 @@ async fn run(
                 &inspection.engine,
                 &inspection.schemas,
                 dialect,
-                &request_body,
+                RequestParts {
+                    body: &request_body,
+                    path: target
+                        .as_ref()
+                        .and_then(http::Uri::path_and_query)
+                        .map(http::uri::PathAndQuery::as_str),
+                },
                 response,
                 state.config.inspect.enforce_status,
                 cut,

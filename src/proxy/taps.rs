@@ -143,7 +143,11 @@ impl Watch {
             query: head.uri.query().map(str::to_string),
             headers: DetachedHeaders::of(&head.headers),
         });
-        match self.start(ctx, recording) {
+        let target = head
+            .uri
+            .path_and_query()
+            .map(|target| Arc::from(target.as_str()));
+        match self.start(ctx, target, recording) {
             Some((tap, watching)) => (
                 body::from_client_tee(TeeBody::new(request, tap)),
                 Some(watching),
@@ -154,13 +158,15 @@ impl Watch {
 
     /// Start watching an exchange whose request body was already read (`tooltap replay`): the
     /// body goes through the same tee, so the inspector sees it exactly as the proxy's would.
+    /// `target`: the request's path and query, for the dialect (see [`InspectJob::target`]).
     pub async fn begin_read(
         &self,
         ctx: &ExchangeCtx,
+        target: Option<&str>,
         recording: Option<RecordingSeed>,
         body: &Bytes,
     ) -> Option<Watching> {
-        let (tap, watching) = self.start(ctx, recording)?;
+        let (tap, watching) = self.start(ctx, target.map(Arc::from), recording)?;
         let copied = TeeBody::new(Full::new(body.clone()), tap).collect().await;
         if let Err(never) = copied {
             match never {}
@@ -172,6 +178,7 @@ impl Watch {
     fn start(
         &self,
         ctx: &ExchangeCtx,
+        target: Option<Arc<str>>,
         recording: Option<RecordingSeed>,
     ) -> Option<(tee::Tap, Watching)> {
         let Some(dialect) = ctx.dialect else {
@@ -204,6 +211,7 @@ impl Watch {
                 started: ctx.started,
                 dialect,
             },
+            target,
             request: request_rx,
             response: response_rx,
         };

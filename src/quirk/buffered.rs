@@ -1,5 +1,5 @@
 //! Quirks on a buffered (`application/json`) response: Chat Completions here, the other
-//! dialects' quirks in [`super::responses`] and [`super::anthropic`].
+//! dialects' quirks through [`super::rewriters`].
 //!
 //! Input: the whole response body and the [`RequestContext`]. Output: the rewritten body, or
 //! `None` when the quirk does not apply (no tool calls to break, a stream-only quirk, a body
@@ -8,15 +8,14 @@
 
 use serde_json::Value;
 
-use super::catalogue::{Dialect, QuirkId};
+use super::catalogue::QuirkId;
 use super::request::{RequestContext, call_as_prose};
+use super::rewriters::rewriter;
 
 /// The body with `quirk` applied, or `None` when it does not apply.
 pub fn apply(quirk: QuirkId, context: &RequestContext, body: &[u8]) -> Option<Vec<u8>> {
-    match quirk.dialect() {
-        Dialect::Chat => {}
-        Dialect::Responses => return super::responses::buffered(quirk, body),
-        Dialect::Anthropic => return super::anthropic::buffered(quirk, body),
+    if let Some(rewriter) = rewriter(quirk.dialect()) {
+        return (rewriter.buffered)(quirk, body);
     }
     if quirk == QuirkId::CutAfterName {
         return cut_in_arguments(body);

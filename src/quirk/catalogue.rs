@@ -16,7 +16,7 @@ pub use super::seen::Seen;
 /// The API dialect a quirk rewrites is the engine's [`Dialect`] (decided by the route's
 /// `dialect` or the request path): a quirk applies only to an exchange of its own dialect; each
 /// dialect has its own transformations (Chat in [`super::buffered`] and [`super::stream`], the
-/// others in [`super::responses`] and [`super::anthropic`]). Listed by [`Dialect::as_str`].
+/// others reached through [`super::rewriters`]). Listed by [`Dialect::as_str`].
 pub use crate::engine::Dialect;
 
 /// Which kind of response body a quirk is applied to.
@@ -134,7 +134,9 @@ impl QuirkId {
         }
     }
 
-    /// The dialect the quirk rewrites.
+    /// The dialect the quirk rewrites. Which quirks exist for a dialect is the catalogue's own
+    /// knowledge (a per-quirk fact, like its description), so it stays in this exhaustive match
+    /// rather than in the dialect.
     pub fn dialect(self) -> Dialect {
         match self {
             QuirkId::ArgsAsObject

@@ -22,6 +22,7 @@ pub mod live;
 pub mod recorded;
 pub mod request;
 pub mod responses;
+pub mod rewriters;
 pub mod seen;
 pub mod sse;
 pub mod stream;

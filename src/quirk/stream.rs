@@ -142,11 +142,8 @@ impl StreamQuirk {
 
     /// A Responses or Anthropic event: its data rewritten in place, its other lines kept.
     fn other_dialect(&mut self, mut data: Value, event: &Event) -> Vec<Vec<u8>> {
-        let changed = match self.quirk.dialect() {
-            Dialect::Responses => super::responses::event(self.quirk, &mut data),
-            Dialect::Anthropic => super::anthropic::event(self.quirk, &mut data),
-            Dialect::Chat => false,
-        };
+        let changed = super::rewriters::rewriter(self.quirk.dialect())
+            .is_some_and(|rewriter| (rewriter.event)(self.quirk, &mut data));
         if changed {
             vec![event.with_data(&data)]
         } else {

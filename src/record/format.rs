@@ -69,6 +69,15 @@ impl Meta {
             .unwrap_or_else(|| crate::engine::Dialect::for_path(&self.path))
     }
 
+    /// The request's path with its recorded query (credential values redacted), as the
+    /// dialect is started from it when the recording is judged again.
+    pub fn target(&self) -> String {
+        match &self.query {
+            Some(query) => format!("{}?{query}", self.path),
+            None => self.path.clone(),
+        }
+    }
+
     /// The quirks tooltap injected: the `injected` mark, or, for a recording made before the
     /// mark was written, the `x-tooltap-quirk` response header it recorded.
     pub fn injected_quirks(&self) -> Vec<String> {

@@ -13,24 +13,11 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::seam::EnforceError;
+pub use super::seam::StreamEnd;
 use crate::engine::report::{ChoiceOutcome, RequestFacts};
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, ToolSchema};
 use crate::engine::violation::{Site, Stage, ViolationSink};
-
-/// How a stream is finished. `Judged`: the complete-stage and end-of-body rules run into the
-/// exchange's sink (`ended_mid_event`: the body stopped inside an event). `Unjudged` (a reader
-/// that left before the content was whole): the partial reassembly is still built, worth
-/// showing, and its verdicts go to a scratch sink that is thrown away.
-pub enum StreamEnd<'a> {
-    Judged {
-        ended_mid_event: bool,
-        sink: &'a mut ViolationSink,
-    },
-    Unjudged {
-        scratch: &'a mut ViolationSink,
-    },
-}
 
 /// Shortens a value for a human detail; details are for people, never for matching.
 pub fn preview(value: &serde_json::Value) -> String {

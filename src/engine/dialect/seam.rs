@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-use super::common::StreamEnd;
+use super::pieces::DialectTables;
 use crate::engine::ResponseHead;
 use crate::engine::framing::SseEvent;
 use crate::engine::report::BodyKind;
@@ -103,6 +103,12 @@ pub trait DialectRules: std::fmt::Debug + Send {
     fn error_event(error: &EnforceError<'_>, last_sequence: Option<i64>) -> String
     where
         Self: Sized;
+
+    /// Where tool-call pieces sit in this dialect's stream events and buffered bodies, as data:
+    /// the HTML report draws its lanes from it.
+    fn pieces() -> &'static DialectTables
+    where
+        Self: Sized;
 }
 
 /// What enforce mode tells a client's SDK when it refuses an answer; each dialect shapes it
@@ -122,3 +128,17 @@ pub struct EnforceError<'a> {
 /// What a judged body gives the report: its outcomes (one per choice, or one for the
 /// document) and its `usage`.
 pub type Judged = (Vec<ChoiceOutcome>, Option<Value>);
+
+/// How a stream is finished. `Judged`: the complete-stage and end-of-body rules run into the
+/// exchange's sink (`ended_mid_event`: the body stopped inside an event). `Unjudged` (a reader
+/// that left before the content was whole): the partial reassembly is still built, worth
+/// showing, and its verdicts go to a scratch sink that is thrown away.
+pub enum StreamEnd<'a> {
+    Judged {
+        ended_mid_event: bool,
+        sink: &'a mut ViolationSink,
+    },
+    Unjudged {
+        scratch: &'a mut ViolationSink,
+    },
+}

@@ -28,8 +28,8 @@ use http::{HeaderValue, Response, StatusCode, header};
 use http_body_util::BodyExt;
 
 use crate::engine::{
-    BodyKind, Dialect, EnforceError, EngineConfig, ResponseHead, SchemaCache, Severity, Stage,
-    Violation,
+    BodyKind, Dialect, EnforceError, EngineConfig, RequestParts, ResponseHead, SchemaCache,
+    Severity, Stage, Violation,
 };
 use crate::proxy::error::json_response;
 use crate::proxy::forward::body::{BodyError, ProxyBody, full};
@@ -105,18 +105,18 @@ fn refusal<'a>(message: &'a str, violations: &[&'a Violation]) -> EnforceError<'
 }
 
 /// Judge a whole buffered response. `Some(refusal)`, answered with `status` (`enforce.status`,
-/// 502 by default), when it must not reach the client.
+/// 502 by default), when it must not reach the client. `request`: the body and the path with
+/// its query, which may carry a `key=` credential and is never put in the refusal or a log.
 pub fn judge_buffered(
     engine: &Arc<EngineConfig>,
     schemas: &SchemaCache,
     dialect: Dialect,
-    request_body: &[u8],
+    request: RequestParts<'_>,
     head: ResponseHead,
     body: &[u8],
     status: StatusCode,
 ) -> Option<Response<Bytes>> {
-    let report =
-        crate::engine::check_exchange_as(engine, schemas, dialect, request_body, head, body);
+    let report = crate::engine::check_exchange_as(engine, schemas, dialect, request, head, body);
     let errors = errors(&report.violations);
     if errors.is_empty() {
         return None;
@@ -136,14 +136,15 @@ pub fn judge_buffered(
     Some(response)
 }
 
-/// Apply enforce mode to an upstream response, given the request body it answers. Non-2xx
+/// Apply enforce mode to an upstream response, given the request it answers (body, and path
+/// with query: see [`judge_buffered`]). Non-2xx
 /// responses pass unchanged; streams are checked frame by frame; buffered bodies are held and
 /// refused with `status`.
 pub async fn response(
     engine: &Arc<EngineConfig>,
     schemas: &SchemaCache,
     dialect: Dialect,
-    request_body: &[u8],
+    request: RequestParts<'_>,
     response: Response<ProxyBody>,
     status: StatusCode,
     mut cut: CutSender,
@@ -153,8 +154,7 @@ pub async fn response(
     }
     let head = crate::inspect::head::response_head(response.status().as_u16(), response.headers());
     // The engine's own answer to "is this a stream", so enforce mode and the inspector agree.
-    let mut exchange =
-        crate::engine::Exchange::with_dialect(engine, schemas, dialect, request_body);
+    let mut exchange = crate::engine::Exchange::start(engine, schemas, dialect, request);
     exchange.response_head(head.clone());
     let (mut parts, body) = response.into_parts();
     if exchange.body_kind() == Some(BodyKind::Sse) {
@@ -165,7 +165,7 @@ pub async fn response(
     }
     match hold(body, engine.max_json_body).await {
         Held::Whole(bytes) => {
-            match judge_buffered(engine, schemas, dialect, request_body, head, &bytes, status) {
+            match judge_buffered(engine, schemas, dialect, request, head, &bytes, status) {
                 Some(refusal) => {
                     cut.cut(EnforceCut {
                         status: Some(refusal.status().as_u16()),

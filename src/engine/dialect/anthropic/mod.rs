@@ -16,6 +16,7 @@ pub mod history;
 pub mod message;
 pub mod request;
 pub mod stream;
+pub mod pieces;
 
 use std::sync::Arc;
 
@@ -26,6 +27,7 @@ use request::AnthropicRequest;
 use stream::{StreamState, Terminal};
 
 use super::common::{self, StreamEnd};
+use super::pieces::DialectTables;
 use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
 use crate::engine::report::ChoiceOutcome;
@@ -232,5 +234,9 @@ impl DialectRules for AnthropicState {
             "event: error\ndata: {}\n\n",
             AnthropicState::error_body(error)
         )
+    }
+
+    fn pieces() -> &'static DialectTables {
+        &pieces::PIECES
     }
 }

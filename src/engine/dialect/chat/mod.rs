@@ -11,6 +11,7 @@ pub mod reassemble;
 pub mod request;
 pub mod surface;
 pub mod whole_json;
+pub mod pieces;
 
 use std::sync::Arc;
 
@@ -21,6 +22,7 @@ use request::{ParsedRequest, parse_request};
 use surface::{Mode, Surface};
 
 use super::common::{self, StreamEnd};
+use super::pieces::DialectTables;
 use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
 use crate::engine::report::RequestFacts;
@@ -171,6 +173,10 @@ impl DialectRules for ChatState {
     /// A `data:` event holding the error body, which the SDKs raise.
     fn error_event(error: &EnforceError<'_>, _last_sequence: Option<i64>) -> String {
         format!("data: {}\n\n", ChatState::error_body(error))
+    }
+
+    fn pieces() -> &'static DialectTables {
+        &pieces::PIECES
     }
 }
 

@@ -14,6 +14,7 @@ pub mod output;
 pub mod request;
 pub mod stream;
 pub mod tool_choice;
+pub mod pieces;
 
 use std::sync::Arc;
 
@@ -24,6 +25,7 @@ use request::ResponsesRequest;
 use stream::StreamState;
 
 use super::common::{self, StreamEnd, has_tool_markup};
+use super::pieces::DialectTables;
 use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
 use crate::engine::report::ChoiceOutcome;
@@ -269,6 +271,10 @@ impl DialectRules for ResponsesState {
             object.insert("sequence_number".into(), sequence.into());
         }
         format!("event: error\ndata: {event}\n\n")
+    }
+
+    fn pieces() -> &'static DialectTables {
+        &pieces::PIECES
     }
 }
 

@@ -1,0 +1,158 @@
+//! The dialect label: which tool-calling API an exchange speaks, as users see it named.
+//!
+//! Input: a label (a config value, a recording's `dialect`, a `--dialect` flag) or a request
+//! path. Output: a [`Dialect`]. A leaf: it imports nothing of the engine, so the report, the
+//! seam and each dialect can name a dialect without importing one another; what a dialect does
+//! is reached through the registration in `super` (`register`).
+
+use serde::{Deserialize, Serialize};
+
+/// The tool-calling API an exchange speaks; serialized as `"chat"`, `"responses"` or
+/// `"anthropic"`, the one label set users see (logs, metrics, violations lines, recordings,
+/// `check` output, quirk listings, the report). The labels the quirk listing and the report once
+/// used, `chat_completions` and `anthropic_messages`, still read (see [`Dialect::from_name`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dialect {
+    /// `POST .../chat/completions` (and what an old recording that names no dialect is: see
+    /// [`Dialect::OLD_RECORDING`]).
+    #[serde(alias = "chat_completions")]
+    Chat,
+    /// `POST .../responses`, the OpenAI Responses API.
+    Responses,
+    /// `POST .../messages`, the Anthropic Messages API.
+    #[serde(alias = "anthropic_messages")]
+    Anthropic,
+}
+
+/// A dialect name that is none of [`Dialect::ALL`]'s labels (nor an old alias).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown dialect {0:?}: the dialects are {names}", names = Dialect::NAMES)]
+pub struct UnknownDialect(pub String);
+
+impl Dialect {
+    pub const ALL: [Dialect; 3] = [Dialect::Chat, Dialect::Responses, Dialect::Anthropic];
+
+    /// The stable label used in logs, metrics, violations lines and recordings.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dialect::Chat => "chat",
+            Dialect::Responses => "responses",
+            Dialect::Anthropic => "anthropic",
+        }
+    }
+
+    /// The labels, for messages that list them.
+    pub const NAMES: &'static str = "chat, responses, anthropic";
+
+    /// Labels the quirk listing and the report used before they took [`Dialect::as_str`]'s:
+    /// still read wherever a dialect is named (a recording, a config value, a report link).
+    pub const OLD_NAMES: [(&'static str, Dialect); 2] = [
+        ("chat_completions", Dialect::Chat),
+        ("anthropic_messages", Dialect::Anthropic),
+    ];
+
+    /// The dialect a label names: its [`Dialect::as_str`], or one of [`Dialect::OLD_NAMES`].
+    pub fn from_name(name: &str) -> Option<Dialect> {
+        Dialect::ALL
+            .into_iter()
+            .find(|dialect| dialect.as_str() == name)
+            .or_else(|| {
+                Dialect::OLD_NAMES
+                    .into_iter()
+                    .find_map(|(old, dialect)| (old == name).then_some(dialect))
+            })
+    }
+
+    /// The path suffix that selects this dialect: the one list of them (the default
+    /// `inspect.path_suffixes`, the report and the proxy all read it).
+    pub fn path_suffix(self) -> &'static str {
+        match self {
+            Dialect::Chat => "/chat/completions",
+            Dialect::Responses => "/responses",
+            Dialect::Anthropic => "/messages",
+        }
+    }
+
+    /// The dialect a request path names (query string and trailing `/` ignored), if any.
+    pub fn from_path(path: &str) -> Option<Dialect> {
+        let path = path.split('?').next().unwrap_or_default();
+        let path = path.trim_end_matches('/');
+        Dialect::ALL
+            .into_iter()
+            .find(|dialect| path.ends_with(dialect.path_suffix()))
+    }
+
+    /// What an old recording (or a capture) that names no dialect and whose path names none
+    /// was judged as: Chat Completions, tooltap's only dialect when such recordings were made.
+    pub const OLD_RECORDING: Dialect = Dialect::Chat;
+
+    /// The dialect of an old recording or a capture that names none: the one its path names,
+    /// else [`Dialect::OLD_RECORDING`]. The one fallback `record::format::Meta::dialect` and
+    /// `check`'s captures share; live traffic decides with [`Dialect::from_path`] and the
+    /// route's `dialect` instead, and reports a path no dialect names.
+    pub fn for_path(path: &str) -> Dialect {
+        Dialect::from_path(path).unwrap_or(Dialect::OLD_RECORDING)
+    }
+}
+
+impl std::str::FromStr for Dialect {
+    type Err = UnknownDialect;
+
+    fn from_str(name: &str) -> Result<Dialect, UnknownDialect> {
+        Dialect::from_name(name.trim()).ok_or_else(|| UnknownDialect(name.to_owned()))
+    }
+}
+
+impl std::fmt::Display for Dialect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_read_back_and_old_spellings_still_read() {
+        for dialect in Dialect::ALL {
+            assert_eq!(dialect.as_str().parse::<Dialect>(), Ok(dialect));
+            let json = serde_json::to_string(&dialect).expect("serialize");
+            assert_eq!(json, format!("\"{}\"", dialect.as_str()));
+            assert!(Dialect::NAMES.contains(dialect.as_str()));
+        }
+        assert_eq!(Dialect::from_name("chat_completions"), Some(Dialect::Chat));
+        assert_eq!(
+            Dialect::from_name("anthropic_messages"),
+            Some(Dialect::Anthropic)
+        );
+        let old: Dialect = serde_json::from_str("\"chat_completions\"").expect("alias");
+        assert_eq!(old, Dialect::Chat);
+        let old: Dialect = serde_json::from_str("\"anthropic_messages\"").expect("alias");
+        assert_eq!(old, Dialect::Anthropic);
+        let unknown = "gemini".parse::<Dialect>().expect_err("not a dialect");
+        assert_eq!(
+            unknown.to_string(),
+            "unknown dialect \"gemini\": the dialects are chat, responses, anthropic"
+        );
+    }
+
+    #[test]
+    fn paths_name_dialects_by_their_one_suffix_list() {
+        assert_eq!(
+            Dialect::from_path("/v1/chat/completions?x=1"),
+            Some(Dialect::Chat)
+        );
+        assert_eq!(
+            Dialect::from_path("/openai/v1/responses/"),
+            Some(Dialect::Responses)
+        );
+        assert_eq!(
+            Dialect::from_path("/anthropic/v1/messages"),
+            Some(Dialect::Anthropic)
+        );
+        assert_eq!(Dialect::from_path("/v1/generate"), None);
+        assert_eq!(Dialect::for_path("/v1/generate"), Dialect::Chat);
+    }
+}
