@@ -10,8 +10,8 @@
 use serde_json::Value;
 
 use super::pieces::DialectTables;
-use crate::engine::ResponseHead;
 use crate::engine::framing::SseEvent;
+use crate::engine::head::ResponseHead;
 use crate::engine::report::BodyKind;
 use crate::engine::report::ChoiceOutcome;
 use crate::engine::report::RequestFacts;
