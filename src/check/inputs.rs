@@ -22,7 +22,8 @@ const MAX_DEPTH: usize = 32;
 pub const DEFAULT_MAX_INPUT_BYTES: u64 = 256 * 1024 * 1024;
 
 /// Recording files under `paths` (a named file is taken whatever its name; folders give their
-/// `*.jsonl` files, never hidden temporary ones), sorted, and a message per missing path.
+/// `*.jsonl` files, never hidden temporary ones, and other tools' fixtures: `*.yaml`, `*.yml`,
+/// `*.yaml.gz`, `*.har`, see [`crate::interop`]), sorted, and a message per missing path.
 pub fn collect(paths: &[PathBuf], max_bytes: u64) -> (Vec<PathBuf>, Vec<String>) {
     let mut files = Vec::new();
     let mut problems = Vec::new();
@@ -125,7 +126,7 @@ fn walk(
                 continue;
             }
             Ok(kind) if kind.is_file() => {
-                if is_recording(&path) {
+                if is_recording(&path) || crate::interop::is_importable(&path) {
                     found.push((path, None));
                 }
                 continue;
@@ -138,7 +139,12 @@ fn walk(
             Ok(meta) if meta.is_dir() && depth < MAX_DEPTH => {
                 walk(&path, depth + 1, found, problems)
             }
-            Ok(meta) if meta.is_file() && is_recording(&path) => found.push((path, Some(meta))),
+            Ok(meta)
+                if meta.is_file()
+                    && (is_recording(&path) || crate::interop::is_importable(&path)) =>
+            {
+                found.push((path, Some(meta)))
+            }
             _ => {}
         }
     }
@@ -222,7 +228,7 @@ fn sniff_type(body: &[u8]) -> Option<&'static str> {
 }
 
 /// Cuts after each blank line (CR, LF or CRLF line ends), keeping every byte.
-fn split_events(body: &[u8]) -> Vec<Vec<u8>> {
+pub(crate) fn split_events(body: &[u8]) -> Vec<Vec<u8>> {
     let mut frames = Vec::new();
     let (mut frame_start, mut line_start, mut i) = (0, 0, 0);
     while i < body.len() {

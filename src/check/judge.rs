@@ -73,7 +73,7 @@ impl Item {
 
 /// Judges every file, `jobs` at a time (default: the available parallelism); a file larger than
 /// `max_bytes` is unreadable. Also returns, in file order, a note for each file skipped as
-/// holding no recording ([`FileRead::skipped_note`]).
+/// holding no recording or imported from another tool's format ([`FileRead::note`]).
 pub fn run_all(
     files: &[PathBuf],
     max_bytes: u64,
@@ -175,7 +175,7 @@ fn judge_file(
     });
     FileVerdicts {
         items,
-        skipped: read.skipped_note(file),
+        skipped: read.note(file),
     }
 }
 

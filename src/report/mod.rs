@@ -83,7 +83,8 @@ pub struct ReportData {
     pub pointers: model::ToolTable,
     /// Inputs that could not be read, with file and line.
     pub unreadable: Vec<String>,
-    /// Files skipped as holding no recording yet (a segment tooltap stopped as it began).
+    /// Notes on input files: skipped as holding no recording yet (a segment tooltap stopped as
+    /// it began), or another tool's fixture imported (how its frame boundaries were made).
     pub skipped: Vec<String>,
     /// Recordings beyond `--max-exchanges`, not shown.
     pub omitted: usize,
@@ -177,7 +178,7 @@ pub fn collect(args: &ReportArgs) -> ReportData {
                 Err(error) => unreadable.push(error.to_string()),
             }
         });
-        skipped.extend(read.skipped_note(file));
+        skipped.extend(read.note(file));
     }
     ReportData {
         generated_by: format!("tooltap {}", env!("CARGO_PKG_VERSION")),

@@ -1,0 +1,487 @@
+//! Other tools' fixture formats, in and out: vcrpy cassettes ([`vcr`]) and HAR 1.2 ([`har`]).
+//!
+//! Import: `check`, `replay` and `report` read a cassette (`*.yaml`, `*.yml`, LangChain's
+//! gzip'd `*.yaml.gz`) or a HAR file (`*.har`) as recordings, one per interaction or entry,
+//! through [`read`], which `record::read::each_recording` calls for such a path. Neither format
+//! keeps chunk boundaries: the body is cut into one frame per SSE event (after each blank line)
+//! and the file's note says the boundaries were synthesized, unless the file carries
+//! tooltap's own key (`x_tooltap` in a cassette's response, `_tooltap` in a HAR entry) whose
+//! frame lengths add up to the body: then the recorded boundaries, times and ending come back.
+//!
+//! Export ([`export`]): `tooltap export --format vcr|har` writes recordings as cassettes or a HAR
+//! file, the frames joined into the body, tooltap's key beside it, credentials dropped.
+//! docs/interop.md is the prose version.
+
+pub mod export;
+pub mod har;
+pub mod vcr;
+mod yaml_read;
+mod yaml_write;
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::{Completeness, Dialect, Violation};
+use crate::record::format::{EndLine, Meta, Outcome, RecordedBody, RequestPart, ResponsePart};
+use crate::record::{ReadError, RecordedFrame, Recording};
+
+/// A fixture format tooltap reads and writes besides its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// A vcrpy cassette (YAML, format version 1).
+    Vcr,
+    /// An HTTP Archive, version 1.2.
+    Har,
+}
+
+impl Format {
+    /// The format a file's name says it holds (`None` for tooltap's own and anything else).
+    /// Hidden files are never read (an editor's swap file, a temporary file).
+    pub fn of(path: &Path) -> Option<Format> {
+        let name = path.file_name()?.to_str()?;
+        if name.starts_with('.') {
+            return None;
+        }
+        let name = name.strip_suffix(".gz").unwrap_or(name);
+        if name.ends_with(".yaml") || name.ends_with(".yml") {
+            Some(Format::Vcr)
+        } else if name.ends_with(".har") && !path.to_string_lossy().ends_with(".gz") {
+            Some(Format::Har)
+        } else {
+            None
+        }
+    }
+
+    /// How notes and messages name the format.
+    pub fn label(self) -> &'static str {
+        match self {
+            Format::Vcr => "vcrpy cassette",
+            Format::Har => "HAR file",
+        }
+    }
+
+    /// The route name an imported exchange gets when the file does not say tooltap's.
+    fn route(self) -> &'static str {
+        match self {
+            Format::Vcr => "vcr",
+            Format::Har => "har",
+        }
+    }
+
+    /// tooltap's own key in this format.
+    fn key(self) -> &'static str {
+        match self {
+            Format::Vcr => "x_tooltap",
+            Format::Har => "_tooltap",
+        }
+    }
+}
+
+/// Whether a folder walk (`check`, `report`, `replay`) takes this file as a foreign fixture.
+pub fn is_importable(path: &Path) -> bool {
+    Format::of(path).is_some()
+}
+
+/// What reading a foreign file found, for the note a reader prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImportNote {
+    pub format: Format,
+    /// Exchanges read.
+    pub exchanges: usize,
+    /// Of those, exchanges whose frame boundaries were synthesized (one frame per SSE event).
+    pub synthesized: usize,
+}
+
+impl ImportNote {
+    /// The sentence a reader prints for the file.
+    pub fn text(self, path: &Path) -> String {
+        let (label, key) = (self.format.label(), self.format.key());
+        let restored = self.exchanges - self.synthesized;
+        let mut text = format!(
+            "{}: a {label}, {} exchange(s)",
+            path.display(),
+            self.exchanges
+        );
+        if self.synthesized > 0 {
+            text.push_str(&format!(
+                "; frame boundaries synthesized for {} (one frame per SSE event: the format \
+                 keeps none, so `seq` counts events, not network reads; times are 0)",
+                self.synthesized
+            ));
+        }
+        if restored > 0 {
+            text.push_str(&format!(
+                "; boundaries, times and ending from tooltap's `{key}` for {restored}"
+            ));
+        }
+        text
+    }
+}
+
+/// Every exchange of a foreign file (`bytes`, at most `max_bytes`, already read), each a
+/// recording or the error that stands in its place; a file that is not of its format at all is
+/// one error naming it.
+pub fn read(
+    format: Format,
+    path: &Path,
+    bytes: &[u8],
+    max_bytes: u64,
+) -> (Vec<Result<Recording, ReadError>>, ImportNote) {
+    let mut note = ImportNote {
+        format,
+        exchanges: 0,
+        synthesized: 0,
+    };
+    let invalid = |message: String| ReadError::Invalid {
+        path: path.to_path_buf(),
+        line: 1,
+        message,
+    };
+    let foreign = match format {
+        Format::Vcr => {
+            let gzip = path.to_string_lossy().ends_with(".gz");
+            vcr::read(bytes, gzip, max_bytes).map_err(|error| match error {
+                ForeignError::TooLarge => ReadError::TooLarge {
+                    path: path.to_path_buf(),
+                    max_bytes,
+                },
+                ForeignError::Invalid(message) => invalid(message),
+            })
+        }
+        Format::Har => har::read(bytes).map_err(|message| invalid(message.to_string())),
+    };
+    let exchanges = match foreign {
+        Ok(exchanges) => exchanges,
+        Err(error) => return (vec![Err(error)], note),
+    };
+    let mut out = Vec::with_capacity(exchanges.len());
+    for (index, exchange) in exchanges.into_iter().enumerate() {
+        out.push(match exchange {
+            Ok(exchange) => {
+                let (recording, synthesized) = exchange.into_recording(format, path, index);
+                note.exchanges += 1;
+                note.synthesized += usize::from(synthesized);
+                Ok(recording)
+            }
+            Err(message) => Err(invalid(format!(
+                "{} {index}: {message}",
+                match format {
+                    Format::Vcr => "interaction",
+                    Format::Har => "entry",
+                }
+            ))),
+        });
+    }
+    (out, note)
+}
+
+/// Why a foreign file could not be read at all.
+#[derive(Debug)]
+pub enum ForeignError {
+    /// Decompressed past the bound.
+    TooLarge,
+    Invalid(String),
+}
+
+/// One exchange as a foreign format holds it, before it becomes a [`Recording`].
+#[derive(Debug, Default)]
+pub struct Foreign {
+    pub method: String,
+    /// The full URL the client asked for.
+    pub url: String,
+    pub request_headers: Vec<(String, String)>,
+    pub request_body: Option<ForeignBody>,
+    pub status: u16,
+    pub response_headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// When the request started (RFC 3339), if the format says.
+    pub started: Option<String>,
+    /// tooltap's own key, when the file has it.
+    pub extra: Option<serde_json::Value>,
+}
+
+/// A request body: bytes as sent, or a JSON tree (pydantic-ai's `parsed_body`).
+#[derive(Debug)]
+pub enum ForeignBody {
+    Bytes(Vec<u8>),
+    Json(serde_json::Value),
+}
+
+/// tooltap's key in a foreign file: what the format cannot hold. Invariant: the frame lengths
+/// add up to the body's bytes (a reader that finds otherwise synthesizes boundaries instead).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Extra {
+    pub v: u32,
+    pub id: String,
+    pub route: String,
+    /// The client's path (the URL's may carry the upstream's base path).
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialect: Option<Dialect>,
+    pub started: String,
+    /// `[t_us, len]` per frame, in `seq` order.
+    pub frames: Vec<(u64, u64)>,
+    pub end: ExtraEnd,
+    /// The violations tooltap found when it recorded the exchange.
+    #[serde(default)]
+    pub violations: Vec<Violation>,
+}
+
+/// How the exchange ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExtraEnd {
+    pub outcome: Outcome,
+    pub t_us: u64,
+    #[serde(default)]
+    pub dropped_frames: u64,
+}
+
+/// This version of [`Extra`].
+pub const EXTRA_VERSION: u32 = 1;
+
+impl Extra {
+    /// The key for a recording.
+    pub fn of(recording: &Recording) -> Extra {
+        let meta = &recording.meta;
+        let end = recording.end.as_ref();
+        Extra {
+            v: EXTRA_VERSION,
+            id: meta.id.clone(),
+            route: meta.route.clone(),
+            path: meta.path.clone(),
+            dialect: Some(meta.dialect()),
+            started: meta.started.clone(),
+            frames: recording
+                .frames
+                .iter()
+                .map(|frame| (frame.t_us, frame.bytes.len() as u64))
+                .collect(),
+            end: ExtraEnd {
+                // A file cut before its end line is judged as lossy; so is its export.
+                outcome: end.map_or(Outcome::Lossy, |end| end.outcome),
+                t_us: end.map_or(0, |end| end.t_us),
+                dropped_frames: end.map_or(0, |end| end.dropped_frames),
+            },
+            violations: end.map(|end| end.violations.clone()).unwrap_or_default(),
+        }
+    }
+}
+
+impl Foreign {
+    /// The recording this exchange stands for, and whether its boundaries were synthesized.
+    fn into_recording(self, format: Format, path: &Path, index: usize) -> (Recording, bool) {
+        let extra: Option<Extra> = self
+            .extra
+            .and_then(|value| serde_json::from_value::<Extra>(value).ok())
+            .filter(|extra| extra.v == EXTRA_VERSION);
+        let (upstream, url_path, query) = split_url(&self.url);
+        let redactor = crate::redact::Redactor::default();
+        let mut redacted = Vec::new();
+        let query = query.map(|query| redactor.query(query, &mut redacted));
+        let request_headers = kept_headers(&redactor, self.request_headers, &mut redacted);
+        let response_headers = kept_headers(&redactor, self.response_headers, &mut redacted);
+        let content_type = header(&response_headers, "content-type");
+        let encoded = header(&response_headers, "content-encoding")
+            .is_some_and(|value| !value.eq_ignore_ascii_case("identity"));
+        let is_sse = content_type.is_some_and(|value| {
+            value
+                .split(';')
+                .next()
+                .is_some_and(|kind| kind.trim().eq_ignore_ascii_case("text/event-stream"))
+        });
+        let restored = extra.as_ref().and_then(|extra| {
+            let sum: u64 = extra.frames.iter().map(|(_, len)| *len).sum();
+            (sum == self.body.len() as u64).then(|| cut_at(&self.body, &extra.frames))
+        });
+        let synthesized = restored.is_none();
+        let frames = restored.unwrap_or_else(|| {
+            let pieces = if is_sse && !encoded {
+                crate::check::inputs::split_events(&self.body)
+            } else if self.body.is_empty() {
+                Vec::new()
+            } else {
+                vec![self.body.clone()]
+            };
+            pieces.into_iter().map(|bytes| (0, bytes)).collect()
+        });
+        let frames: Vec<RecordedFrame> = frames
+            .into_iter()
+            .enumerate()
+            .map(|(seq, (t_us, bytes))| RecordedFrame {
+                seq: seq as u64,
+                t_us,
+                bytes: bytes.into(),
+            })
+            .collect();
+        let body = match self.request_body {
+            Some(ForeignBody::Json(value)) => RecordedBody::json(&value),
+            Some(ForeignBody::Bytes(bytes)) => request_body(&bytes),
+            None => RecordedBody::Missing,
+        };
+        let end = EndLine {
+            outcome: extra
+                .as_ref()
+                .map_or(Outcome::Complete, |extra| extra.end.outcome),
+            t_us: extra.as_ref().map_or(0, |extra| extra.end.t_us),
+            dropped_frames: extra.as_ref().map_or(0, |extra| extra.end.dropped_frames),
+            frames: frames.len() as u64,
+            bytes: self.body.len() as u64,
+            completeness: Completeness::Complete,
+            violations: extra
+                .as_ref()
+                .map(|extra| extra.violations.clone())
+                .unwrap_or_default(),
+            enforced: None,
+        };
+        let meta = Meta {
+            v: crate::record::format::VERSION,
+            id: extra.as_ref().map_or_else(
+                || format!("{}-{index}", format.route()),
+                |extra| extra.id.clone(),
+            ),
+            started: extra
+                .as_ref()
+                .map(|extra| extra.started.clone())
+                .or(self.started)
+                .unwrap_or_default(),
+            route: extra
+                .as_ref()
+                .map_or_else(|| format.route().to_owned(), |extra| extra.route.clone()),
+            upstream,
+            method: self.method,
+            path: extra.as_ref().map_or(url_path, |extra| extra.path.clone()),
+            dialect: extra.as_ref().and_then(|extra| extra.dialect),
+            query,
+            request: RequestPart {
+                headers: request_headers,
+                body,
+            },
+            response: ResponsePart {
+                status: self.status,
+                headers: response_headers,
+            },
+            redacted,
+            injected: Vec::new(),
+        };
+        let recording = Recording {
+            path: path.to_path_buf(),
+            meta,
+            frames,
+            end: Some(end),
+        };
+        (recording, synthesized)
+    }
+}
+
+/// A request body as a recording keeps it: one-line JSON as it was sent (the engine and the
+/// matcher then see the client's bytes), other JSON compact, text, or base64.
+fn request_body(bytes: &[u8]) -> RecordedBody {
+    if !bytes.contains(&b'\n')
+        && let Ok(text) = std::str::from_utf8(bytes)
+        && let Ok(raw) = serde_json::value::RawValue::from_string(text.to_owned())
+    {
+        return RecordedBody::Json(raw);
+    }
+    RecordedBody::from_bytes(bytes)
+}
+
+/// Headers with lowercase names, credentials dropped (named in `redacted`).
+fn kept_headers(
+    redactor: &crate::redact::Redactor,
+    headers: Vec<(String, String)>,
+    redacted: &mut Vec<String>,
+) -> Vec<(String, String)> {
+    headers
+        .into_iter()
+        .filter_map(|(name, value)| {
+            let name = name.to_ascii_lowercase();
+            if redactor.is_secret_header(&name) {
+                redacted.push(format!("header:{name}"));
+                None
+            } else {
+                Some((name, value))
+            }
+        })
+        .collect()
+}
+
+fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(key, _)| key.eq_ignore_ascii_case(name))
+        .map(|(_, value)| value.as_str())
+}
+
+/// The body cut at the recorded frame lengths (which add up to it).
+fn cut_at(body: &[u8], frames: &[(u64, u64)]) -> Vec<(u64, Vec<u8>)> {
+    let mut at = 0usize;
+    frames
+        .iter()
+        .map(|(t_us, len)| {
+            let end = at + *len as usize;
+            let piece = body[at..end].to_vec();
+            at = end;
+            (*t_us, piece)
+        })
+        .collect()
+}
+
+/// `scheme://authority` (user-info dropped), the path (`/` when empty) and the query.
+fn split_url(url: &str) -> (String, String, Option<&str>) {
+    let (before_query, query) = match url.split_once('?') {
+        Some((before, query)) => (before, Some(query)),
+        None => (url, None),
+    };
+    let before_query = before_query.split('#').next().unwrap_or(before_query);
+    let (origin, path) = match before_query.split_once("://") {
+        Some((scheme, rest)) => {
+            let (authority, path) = match rest.find('/') {
+                Some(at) => (&rest[..at], &rest[at..]),
+                None => (rest, ""),
+            };
+            let host = authority.rsplit('@').next().unwrap_or(authority);
+            (format!("{scheme}://{host}"), path)
+        }
+        None => (String::new(), before_query),
+    };
+    let path = if path.is_empty() { "/" } else { path };
+    (
+        origin,
+        path.to_owned(),
+        query.map(|q| q.split('#').next().unwrap_or(q)),
+    )
+}
+
+/// The canonical reason phrase for a status (HAR's `statusText`, a cassette's `message`).
+pub fn reason(status: u16) -> &'static str {
+    http::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|code| code.canonical_reason())
+        .unwrap_or("")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_come_from_the_name() {
+        assert_eq!(Format::of(Path::new("c/test_x.yaml")), Some(Format::Vcr));
+        assert_eq!(Format::of(Path::new("c/test_x.yml")), Some(Format::Vcr));
+        assert_eq!(Format::of(Path::new("c/test_x.yaml.gz")), Some(Format::Vcr));
+        assert_eq!(Format::of(Path::new("run.har")), Some(Format::Har));
+        assert_eq!(Format::of(Path::new("run.har.gz")), None);
+        assert_eq!(Format::of(Path::new(".hidden.yaml")), None);
+        assert_eq!(Format::of(Path::new("t1.jsonl")), None);
+    }
+
+    #[test]
+    fn urls_split_without_credentials() {
+        let (origin, path, query) = split_url("https://u:p@api.x.com:8443/v1/chat?key=1#f");
+        assert_eq!(origin, "https://api.x.com:8443");
+        assert_eq!(path, "/v1/chat");
+        assert_eq!(query, Some("key=1"));
+        assert_eq!(split_url("http://h").1, "/");
+    }
+}

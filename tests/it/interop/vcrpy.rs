@@ -1,0 +1,1 @@
+//! Real tools as judges (written next).
