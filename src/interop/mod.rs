@@ -83,6 +83,15 @@ pub fn is_importable(path: &Path) -> bool {
     Format::of(path).is_some()
 }
 
+/// Whether tooltap judged this exchange when it happened: every recording of its own, and a
+/// foreign one only when tooltap's key came back with it (vcrpy and HAR writers judge nothing).
+pub fn has_live_verdict(recording: &Recording) -> bool {
+    match Format::of(&recording.path) {
+        Some(format) => recording.meta.route != format.route(),
+        None => true,
+    }
+}
+
 /// What reading a foreign file found, for the note a reader prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ImportNote {
