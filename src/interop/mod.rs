@@ -78,6 +78,13 @@ impl Format {
     }
 }
 
+/// The most bytes a foreign file is read as (and a gzip'd cassette inflated to), whatever the
+/// reader's own bound: `check --max-input-bytes` may lower it; `replay`, which bounds its own
+/// recordings by nothing, gets this one for cassettes and HAR files. A foreign file is held
+/// whole while it is read (its YAML or JSON tree, then its exchanges), several times its size
+/// in memory (docs/reliability.md), unlike a recording, which is read one at a time.
+pub const MAX_FOREIGN_BYTES: u64 = 64 * 1024 * 1024;
+
 /// Whether a folder walk (`check`, `report`, `replay`) takes this file as a foreign fixture.
 pub fn is_importable(path: &Path) -> bool {
     Format::of(path).is_some()

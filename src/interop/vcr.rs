@@ -329,4 +329,22 @@ version: 1
         assert!(matches!(read(&gz, true, 2000), Err(ForeignError::TooLarge)));
         assert_eq!(read(&gz, true, 1 << 20).unwrap().len(), 0);
     }
+
+    #[test]
+    fn langchains_gzipped_requests_and_responses_pair_up() {
+        use std::io::Write as _;
+        let text = "requests:\n- body: '{\"model\":\"m\"}'\n  headers: {}\n  method: POST\n  \
+                    uri: https://api.openai.com/v1/chat/completions\nresponses:\n- body:\n    \
+                    string: '{\"choices\":[]}'\n  headers:\n    content-type:\n    - \
+                    application/json\n  status:\n    code: 200\n    message: OK\n";
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        encoder.write_all(text.as_bytes()).unwrap();
+        let gz = encoder.finish().unwrap();
+        let exchanges = read(&gz, true, 1 << 20).unwrap();
+        let foreign = exchanges[0].as_ref().unwrap();
+        assert_eq!(exchanges.len(), 1);
+        assert_eq!(foreign.url, "https://api.openai.com/v1/chat/completions");
+        assert_eq!(foreign.body, br#"{"choices":[]}"#);
+        assert_eq!(foreign.status, 200);
+    }
 }
