@@ -42,7 +42,8 @@ pub const EXIT_USAGE: u8 = 2;
                         check`. The page needs no network: open it from disk in any browser."
 )]
 pub struct ReportArgs {
-    /// Recording files, or folders walked recursively for *.jsonl
+    /// Recording files, or folders walked recursively for *.jsonl (and vcrpy cassettes *.yaml,
+    /// *.yml, *.yaml.gz and HAR files *.har, see docs/interop.md)
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
     /// Where to write the page

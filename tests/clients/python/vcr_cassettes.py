@@ -9,6 +9,10 @@ Usage:
   vcr_cassettes.py replay CASSETTE_FILE
       vcrpy (record_mode "none", matching method and path) serves the same six calls from one
       cassette (tooltap's export); prints the tool calls the SDKs parsed, as `record` does.
+  vcr_cassettes.py resave CASSETTE_FILE OUT_FILE
+      vcrpy's own persister loads the cassette (its YAML loader, its request and response
+      model) and saves it again to OUT_FILE; prints, per interaction, the `x_tooltap` id vcrpy
+      kept and the response body it loaded, base64.
   vcr_cassettes.py har HAR_FILE
       haralyzer reads the HAR; prints per entry method, path, status, MIME type and the tool
       names found in the response text (SSE events or a JSON body)."""
@@ -114,6 +118,17 @@ def main():
             out.update(anthropic_calls("http://127.0.0.1:9"))
             out["played"] = cassette.play_count
             out["all_played"] = cassette.all_played
+    elif mode == "resave":
+        import base64
+        from vcr.persisters.filesystem import FilesystemPersister
+        from vcr.serializers import yamlserializer
+        requests, responses = FilesystemPersister.load_cassette(sys.argv[2], yamlserializer)[:2]
+        # vcrpy hands a loaded body over as bytes (compat.convert_to_bytes).
+        out = {"interactions": [{"id": (r.get("x_tooltap") or {}).get("id"),
+                                 "body": base64.b64encode(r["body"]["string"]).decode()}
+                                for r in responses]}
+        FilesystemPersister.save_cassette(sys.argv[3], {"requests": requests, "responses": responses},
+                                          yamlserializer)
     elif mode == "har":
         from haralyzer import HarParser
         with open(sys.argv[2], encoding="utf-8") as f:

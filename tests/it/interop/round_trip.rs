@@ -297,3 +297,106 @@ fn broken_foreign_files_are_named_and_the_rest_is_judged() {
         assert!(line.contains(why), "{line}");
     }
 }
+
+/// pydantic-ai's cassette variant: the request as a structured `parsed_body`, a streamed answer
+/// as one literal block under `text/event-stream; charset=utf-8`, lower-case headers.
+const PYDANTIC_AI_STREAM: &str = r#"interactions:
+- request:
+    headers:
+      content-type:
+      - application/json
+      x-api-key:
+      - sk-ant-never-read
+    method: POST
+    parsed_body:
+      max_tokens: 256
+      messages:
+      - content: What is the local time in Tokyo?
+        role: user
+      model: claude-tooltap-test
+      stream: true
+      tools:
+      - input_schema:
+          properties:
+            location:
+              type: string
+          required:
+          - location
+          type: object
+        name: get_weather
+    uri: https://api.anthropic.com/v1/messages
+  response:
+    body:
+      string: |+
+        event: message_start
+        data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-tooltap-test","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":1}}}
+
+        event: content_block_start
+        data: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"get_time","input":{}}}
+
+        event: content_block_delta
+        data: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"city\":\"Tokyo\"}"}}
+
+        event: content_block_stop
+        data: {"type":"content_block_stop","index":0}
+
+        event: message_delta
+        data: {"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":12}}
+
+        event: message_stop
+        data: {"type":"message_stop"}
+
+    headers:
+      content-type:
+      - text/event-stream; charset=utf-8
+    status:
+      code: 200
+      message: OK
+version: 1
+"#;
+
+#[test]
+fn a_pydantic_ai_stream_cassette_is_judged_per_event_and_shown_by_report() {
+    let dir = TempDir::new("interop-pydantic");
+    let cassette = dir.join("test_anthropic_tool_stream.yaml");
+    std::fs::write(&cassette, PYDANTIC_AI_STREAM).unwrap();
+    let checked = check_json(&cassette);
+    assert_eq!(checked.code, 1, "{}", checked.stderr);
+    let exchange = &checked.report["exchanges"][0];
+    assert_eq!(exchange["path"], "/v1/messages");
+    assert_eq!(exchange["route"], "vcr");
+    assert_eq!(
+        exchange["live_violations"],
+        Value::Null,
+        "vcrpy judged nothing"
+    );
+    let violations = exchange["violations"].as_array().unwrap();
+    assert_eq!(violations.len(), 1, "{violations:?}");
+    assert_eq!(
+        violations[0]["rule"],
+        "anthropic.response.tool_use_name_unknown"
+    );
+    // `seq` counts SSE events: the tool_use block starts in the second.
+    assert_eq!(violations[0]["seq"], 1, "{violations:?}");
+    assert!(
+        checked
+            .stderr
+            .contains("frame boundaries synthesized for 1")
+    );
+
+    let page = dir.join("report.html");
+    let data = crate::report::support::build(std::slice::from_ref(&cassette), &page);
+    assert_eq!(data.exchanges.len(), 1);
+    assert!(data.unreadable.is_empty(), "{:?}", data.unreadable);
+    assert!(
+        data.skipped
+            .iter()
+            .any(|note| note.contains("a vcrpy cassette, 1 exchange(s)"))
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("anthropic.response.tool_use_name_unknown"));
+    assert!(
+        !html.contains("sk-ant-never-read"),
+        "the key header is dropped as it is read"
+    );
+}

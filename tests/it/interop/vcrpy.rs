@@ -176,3 +176,66 @@ async fn vcrpy_cassettes_are_judged_like_tooltaps_recordings_and_tooltaps_export
     wanted.sort();
     assert_eq!(entries, wanted, "{read}");
 }
+
+/// `(id → (violations, completeness))` of a check report, `seq` included.
+fn verdicts_by_id(report: &Value) -> BTreeMap<String, Value> {
+    report["exchanges"]
+        .as_array()
+        .expect("exchanges")
+        .iter()
+        .map(|e| {
+            let id = e["id"].as_str().expect("id").to_owned();
+            (id, serde_json::json!([e["violations"], e["completeness"]]))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn vcrpy_loads_and_resaves_tooltaps_cassette_keeping_every_body_and_tooltaps_key() {
+    let (dir, fixtures) = crate::check_cli::record_corpus("interop-resave").await;
+    let out = TempDir::new("interop-resave-out");
+    let (code, stderr) = export(&[s(&dir), "--format", "vcr", "-o", s(&out.join("vcr"))]);
+    assert_eq!(code, 0, "{stderr}");
+    let cassette = files_under(&out.join("vcr")).remove(0);
+    let resaved = out.join("resaved.yaml");
+    let loaded = script(&["resave", s(&cassette), s(&resaved)]).await;
+
+    // vcrpy's loader reads every body byte-for-byte (literal blocks, quoted strings with
+    // escapes, `!!binary` for gzip) and keeps `x_tooltap` under the response.
+    let mut recorded = BTreeMap::new();
+    for file in files_under(&dir) {
+        tooltap::record::read::each_recording(&file, u64::MAX, &mut Vec::new(), |r| {
+            let r = r.expect("recording");
+            recorded.insert(r.meta.id.clone(), r.body());
+        });
+    }
+    let interactions = loaded["interactions"].as_array().expect("interactions");
+    assert_eq!(interactions.len(), fixtures.len());
+    use base64::Engine as _;
+    for interaction in interactions {
+        let id = interaction["id"].as_str().expect("vcrpy kept x_tooltap");
+        let body = base64::engine::general_purpose::STANDARD
+            .decode(interaction["body"].as_str().expect("body"))
+            .expect("base64");
+        assert_eq!(&body, &recorded[id], "{id}: vcrpy loaded another body");
+    }
+
+    // What vcrpy saved again (PyYAML's own style) is judged as the recordings were, `seq`
+    // included: the key survived vcrpy's save, so the frames came back.
+    let original = check_json(&dir);
+    let again = check_json(&resaved);
+    assert_eq!(
+        verdicts_by_id(&again.report),
+        verdicts_by_id(&original.report),
+        "{}",
+        again.stderr
+    );
+    assert!(
+        again.stderr.contains(&format!(
+            "boundaries, times and ending from tooltap's `x_tooltap` for {}",
+            fixtures.len()
+        )),
+        "{}",
+        again.stderr
+    );
+}
