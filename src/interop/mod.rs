@@ -297,77 +297,32 @@ impl Foreign {
         let query = query.map(|query| redactor.query(query, &mut redacted));
         let request_headers = kept_headers(&redactor, self.request_headers, &mut redacted);
         let response_headers = kept_headers(&redactor, self.response_headers, &mut redacted);
-        let content_type = header(&response_headers, "content-type");
-        let encoded = header(&response_headers, "content-encoding")
-            .is_some_and(|value| !value.eq_ignore_ascii_case("identity"));
-        let is_sse = content_type.is_some_and(|value| {
-            value
-                .split(';')
-                .next()
-                .is_some_and(|kind| kind.trim().eq_ignore_ascii_case("text/event-stream"))
-        });
-        let restored = extra.as_ref().and_then(|extra| {
-            let sum: u64 = extra.frames.iter().map(|(_, len)| *len).sum();
-            (sum == self.body.len() as u64).then(|| cut_at(&self.body, &extra.frames))
-        });
-        let synthesized = restored.is_none();
-        let frames = restored.unwrap_or_else(|| {
-            let pieces = if is_sse && !encoded {
-                crate::check::inputs::split_events(&self.body)
-            } else if self.body.is_empty() {
-                Vec::new()
-            } else {
-                vec![self.body.clone()]
-            };
-            pieces.into_iter().map(|bytes| (0, bytes)).collect()
-        });
-        let frames: Vec<RecordedFrame> = frames
-            .into_iter()
-            .enumerate()
-            .map(|(seq, (t_us, bytes))| RecordedFrame {
-                seq: seq as u64,
-                t_us,
-                bytes: bytes.into(),
-            })
-            .collect();
+        let (frames, synthesized) = frames_of(&self.body, &response_headers, extra.as_ref());
         let body = match self.request_body {
             Some(ForeignBody::Json(value)) => RecordedBody::json(&value),
             Some(ForeignBody::Bytes(bytes)) => request_body(&bytes),
             None => RecordedBody::Missing,
         };
-        let end = EndLine {
-            outcome: extra
-                .as_ref()
-                .map_or(Outcome::Complete, |extra| extra.end.outcome),
-            t_us: extra.as_ref().map_or(0, |extra| extra.end.t_us),
-            dropped_frames: extra.as_ref().map_or(0, |extra| extra.end.dropped_frames),
+        let mut end = EndLine {
+            outcome: Outcome::Complete,
+            t_us: 0,
+            dropped_frames: 0,
             frames: frames.len() as u64,
             bytes: self.body.len() as u64,
             completeness: Completeness::Complete,
-            violations: extra
-                .as_ref()
-                .map(|extra| extra.violations.clone())
-                .unwrap_or_default(),
+            violations: Vec::new(),
             enforced: None,
         };
-        let meta = Meta {
+        // Named by its place in the file, unless tooltap's key names it.
+        let mut meta = Meta {
             v: crate::record::format::VERSION,
-            id: extra.as_ref().map_or_else(
-                || format!("{}-{index}", format.route()),
-                |extra| extra.id.clone(),
-            ),
-            started: extra
-                .as_ref()
-                .map(|extra| extra.started.clone())
-                .or(self.started)
-                .unwrap_or_default(),
-            route: extra
-                .as_ref()
-                .map_or_else(|| format.route().to_owned(), |extra| extra.route.clone()),
+            id: format!("{}-{index}", format.route()),
+            started: self.started.unwrap_or_default(),
+            route: format.route().to_owned(),
             upstream,
             method: self.method,
-            path: extra.as_ref().map_or(url_path, |extra| extra.path.clone()),
-            dialect: extra.as_ref().and_then(|extra| extra.dialect),
+            path: url_path,
+            dialect: None,
             query,
             request: RequestPart {
                 headers: request_headers,
@@ -380,6 +335,12 @@ impl Foreign {
             redacted,
             injected: Vec::new(),
         };
+        if let Some(extra) = extra {
+            (meta.id, meta.route, meta.path) = (extra.id, extra.route, extra.path);
+            (meta.started, meta.dialect) = (extra.started, extra.dialect);
+            (end.outcome, end.t_us) = (extra.end.outcome, extra.end.t_us);
+            (end.dropped_frames, end.violations) = (extra.end.dropped_frames, extra.violations);
+        }
         let recording = Recording {
             path: path.to_path_buf(),
             meta,
@@ -388,6 +349,47 @@ impl Foreign {
         };
         (recording, synthesized)
     }
+}
+
+/// The body as frames: cut where tooltap's key says when its lengths add up to the body (the
+/// recorded boundaries and times), else synthesized: one frame per SSE event of an unencoded
+/// event stream, one frame for anything else, every time 0. The flag says which.
+fn frames_of(
+    body: &[u8],
+    headers: &[(String, String)],
+    extra: Option<&Extra>,
+) -> (Vec<RecordedFrame>, bool) {
+    let restored = extra.and_then(|extra| {
+        let sum = (extra.frames.iter()).fold(0u64, |sum, (_, len)| sum.saturating_add(*len));
+        (sum == body.len() as u64).then(|| cut_at(body, &extra.frames))
+    });
+    let synthesized = restored.is_none();
+    let pieces = restored.unwrap_or_else(|| {
+        let encoded = header(headers, "content-encoding")
+            .is_some_and(|value| !value.eq_ignore_ascii_case("identity"));
+        let is_sse = header(headers, "content-type").is_some_and(|value| {
+            let kind = value.split(';').next().unwrap_or_default();
+            kind.trim().eq_ignore_ascii_case("text/event-stream")
+        });
+        let pieces = if is_sse && !encoded {
+            crate::check::inputs::split_events(body)
+        } else if body.is_empty() {
+            Vec::new()
+        } else {
+            vec![body.to_vec()]
+        };
+        pieces.into_iter().map(|bytes| (0, bytes)).collect()
+    });
+    let frames = pieces
+        .into_iter()
+        .enumerate()
+        .map(|(seq, (t_us, bytes))| RecordedFrame {
+            seq: seq as u64,
+            t_us,
+            bytes: bytes.into(),
+        })
+        .collect();
+    (frames, synthesized)
 }
 
 /// A request body as a recording keeps it: one-line JSON as it was sent (the engine and the
@@ -490,6 +492,47 @@ mod tests {
         assert_eq!(Format::of(Path::new("run.har.gz")), None);
         assert_eq!(Format::of(Path::new(".hidden.yaml")), None);
         assert_eq!(Format::of(Path::new("t1.jsonl")), None);
+    }
+
+    #[test]
+    fn the_keys_frames_are_used_only_when_they_add_up_to_the_body() {
+        let body = b"data: a\n\ndata: b\n\n";
+        let sse = [("content-type".to_owned(), "text/event-stream".to_owned())];
+        let recording = |frames: Vec<(u64, u64)>| Extra {
+            v: EXTRA_VERSION,
+            id: "t1".into(),
+            route: "r".into(),
+            path: "/v1/chat/completions".into(),
+            dialect: None,
+            started: String::new(),
+            frames,
+            end: ExtraEnd {
+                outcome: Outcome::Complete,
+                t_us: 9,
+                dropped_frames: 0,
+            },
+            violations: Vec::new(),
+        };
+        let split = |frames: &[RecordedFrame]| -> Vec<(u64, Vec<u8>)> {
+            frames.iter().map(|f| (f.t_us, f.bytes.to_vec())).collect()
+        };
+        let (frames, synthesized) = frames_of(body, &sse, Some(&recording(vec![(3, 4), (7, 14)])));
+        assert!(!synthesized);
+        assert_eq!(
+            split(&frames),
+            [(3, b"data".to_vec()), (7, b": a\n\ndata: b\n\n".to_vec())]
+        );
+        // An edited body, or lengths that overflow when added, fall back to events.
+        for wrong in [vec![(0, 5)], vec![(0, u64::MAX), (0, 19)]] {
+            let (frames, synthesized) = frames_of(body, &sse, Some(&recording(wrong)));
+            assert!(synthesized);
+            assert_eq!(
+                split(&frames),
+                [(0, b"data: a\n\n".to_vec()), (0, b"data: b\n\n".to_vec())]
+            );
+        }
+        let (frames, synthesized) = frames_of(b"{}", &[], None);
+        assert!(synthesized && frames.len() == 1);
     }
 
     #[test]
