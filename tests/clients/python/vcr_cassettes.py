@@ -6,6 +6,8 @@ Usage:
       answered with a tool the request never declared) into CASSETTE_DIR/openai.yaml and the
       anthropic SDK (the same three) into CASSETTE_DIR/anthropic.yaml; prints the tool calls
       each SDK parsed.
+  vcr_cassettes.py direct BASE_URL
+      the same six calls without vcrpy (against `tooltap replay` of cassettes, say).
   vcr_cassettes.py replay CASSETTE_FILE
       vcrpy (record_mode "none", matching method and path) serves the same six calls from one
       cassette (tooltap's export); prints the tool calls the SDKs parsed, as `record` does.
@@ -109,6 +111,9 @@ def main():
             out = openai_calls(base_url)
         with recorder.use_cassette("anthropic.yaml"):
             out.update(anthropic_calls(base_url))
+    elif mode == "direct":
+        out = openai_calls(sys.argv[2])
+        out.update(anthropic_calls(sys.argv[2]))
     elif mode == "replay":
         import vcr
         player = vcr.VCR(record_mode="none", match_on=["method", "path"])

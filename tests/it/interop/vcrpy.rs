@@ -2,7 +2,8 @@
 //! Python SDKs (chat and messages; buffered, streamed, and an answer naming a tool the request
 //! never declared), all through tooltap so both sides see the very same exchanges:
 //! - vcrpy itself records cassettes of that traffic, and `tooltap check` judges them to the
-//!   same verdicts as tooltap's own recordings of it;
+//!   same verdicts as tooltap's own recordings of it; `tooltap replay` serves them and the SDKs
+//!   parse the same tool calls;
 //! - the cassette `tooltap export` writes loads and replays in vcrpy (record mode `none`, no
 //!   network), and the SDKs parse the same tool calls from it, every interaction played;
 //! - the HAR `tooltap export` writes is read by haralyzer (a HAR parser from PyPI), which finds
@@ -116,6 +117,12 @@ async fn vcrpy_cassettes_are_judged_like_tooltaps_recordings_and_tooltaps_export
         vcr_err.contains("frame boundaries synthesized for 3"),
         "the check says the boundaries are made up: {vcr_err}"
     );
+
+    // `tooltap replay` serves vcrpy's own cassettes: the SDKs parse the same tool calls.
+    let replay = proxy::start_replay(cassettes.clone(), None).await;
+    let served = script(&["direct", &format!("http://{}", replay.local_addr())]).await;
+    assert_eq!(served, recorded, "tooltap replay of vcrpy's cassettes");
+    drop(replay);
 
     // (b) tooltap's cassette plays in vcrpy: the SDKs parse the same tool calls.
     let exported = dir.join("exported");
