@@ -296,6 +296,21 @@ fn broken_foreign_files_are_named_and_the_rest_is_judged() {
             .unwrap_or_else(|| panic!("{file} is named: {}", checked.stderr));
         assert!(line.contains(why), "{line}");
     }
+    // `export` says the same, and still writes what it could read.
+    let out = dir.join("out");
+    let (code, stderr) = export(&[s(&dir), "--format", "har", "-o", s(&out)]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("1 exchange(s) into 1 HAR file(s)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("cut.har") && stderr.contains("workflow.yml"),
+        "{stderr}"
+    );
+    let har: Value =
+        serde_json::from_slice(&std::fs::read(out.join("tooltap.har")).unwrap()).unwrap();
+    assert_eq!(har["log"]["entries"].as_array().map(Vec::len), Some(1));
 }
 
 /// pydantic-ai's cassette variant: the request as a structured `parsed_body`, a streamed answer
