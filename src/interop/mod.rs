@@ -85,9 +85,34 @@ impl Format {
 /// in memory (docs/reliability.md), unlike a recording, which is read one at a time.
 pub const MAX_FOREIGN_BYTES: u64 = 64 * 1024 * 1024;
 
-/// Whether a folder walk (`check`, `report`, `replay`) takes this file as a foreign fixture.
+/// Whether a folder walk (`check`, `report`, `replay`, `export`) takes this file as a foreign
+/// fixture: a `*.har`, a gzip'd cassette, or a `*.yaml`/`*.yml` with a top-level
+/// `interactions:` (vcrpy, pydantic-ai) or `requests:` (LangChain) line in its first
+/// [`SNIFF_BYTES`]; vcrpy and PyYAML write keys sorted, so `interactions` comes first. Other
+/// YAML in a walked folder (a CI workflow, a compose file) is no recording and is passed over;
+/// named on the command line, any YAML is read, and one that is not a cassette is an error.
 pub fn is_importable(path: &Path) -> bool {
-    Format::of(path).is_some()
+    match Format::of(path) {
+        Some(Format::Vcr) if !path.to_string_lossy().ends_with(".gz") => looks_like_cassette(path),
+        Some(_) => true,
+        None => false,
+    }
+}
+
+/// How much of a YAML file a folder walk reads to tell a cassette.
+pub const SNIFF_BYTES: u64 = 4096;
+
+fn looks_like_cassette(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = Vec::new();
+    let read =
+        std::fs::File::open(path).and_then(|file| file.take(SNIFF_BYTES).read_to_end(&mut head));
+    // An unreadable file is taken, so that the reader names it and why.
+    if read.is_err() {
+        return true;
+    }
+    head.split(|b| *b == b'\n')
+        .any(|line| line.starts_with(b"interactions:") || line.starts_with(b"requests:"))
 }
 
 /// Whether tooltap judged this exchange when it happened: every recording of its own, and a
@@ -533,6 +558,31 @@ mod tests {
         }
         let (frames, synthesized) = frames_of(b"{}", &[], None);
         assert!(synthesized && frames.len() == 1);
+    }
+
+    #[test]
+    fn a_walk_takes_yaml_that_looks_like_a_cassette_only() {
+        let dir = crate::test_dir::TestDir::new("interop-sniff");
+        let write = |name: &str, text: &str| {
+            let path = dir.join(name);
+            std::fs::write(&path, text).unwrap();
+            path
+        };
+        assert!(is_importable(&write(
+            "c.yaml",
+            "interactions:\n- request: {}\n"
+        )));
+        assert!(is_importable(&write(
+            "l.yml",
+            "# langchain\nrequests: []\n"
+        )));
+        assert!(!is_importable(&write("ci.yml", "name: ci\non: [push]\n")));
+        assert!(!is_importable(&write(
+            "k.yaml",
+            "spec:\n  interactions: 1\n"
+        )));
+        assert!(is_importable(&write("any.har", "not even json")));
+        assert!(!is_importable(&write("t1.jsonl", "{}")));
     }
 
     #[test]

@@ -271,7 +271,11 @@ fn broken_foreign_files_are_named_and_the_rest_is_judged() {
         r#"{"log":{"version":"1.2","entries":[{"req"#,
     )
     .unwrap();
-    std::fs::write(dir.join("bad-yaml.yaml"), "a: [unclosed\n").unwrap();
+    std::fs::write(
+        dir.join("bad-yaml.yaml"),
+        "interactions:\n- request: [unclosed\n",
+    )
+    .unwrap();
     let checked = check_json(&dir);
     assert_eq!(
         checked.code, 2,
@@ -281,21 +285,33 @@ fn broken_foreign_files_are_named_and_the_rest_is_judged() {
     let exchanges = checked.report["exchanges"].as_array().unwrap();
     assert_eq!(exchanges.len(), 1, "the good cassette is still judged");
     assert_eq!(exchanges[0]["violations"], serde_json::json!([]));
-    for (file, why) in [
-        (
-            "workflow.yml",
-            "not a vcrpy cassette: no `interactions` list",
-        ),
-        ("cut.har", "not a HAR file: EOF while parsing"),
-        ("bad-yaml.yaml", "not YAML"),
-    ] {
-        let line = checked
-            .stderr
+    let named = |stderr: &str, file: &str, why: &str| {
+        let line = stderr
             .lines()
             .find(|line| line.contains(file))
-            .unwrap_or_else(|| panic!("{file} is named: {}", checked.stderr));
+            .unwrap_or_else(|| panic!("{file} is named: {stderr}"));
         assert!(line.contains(why), "{line}");
-    }
+    };
+    named(
+        &checked.stderr,
+        "cut.har",
+        "not a HAR file: EOF while parsing",
+    );
+    named(&checked.stderr, "bad-yaml.yaml", "not YAML");
+    // A folder walk passes over YAML with no `interactions:` line (a CI workflow); named, it
+    // is an error that says what it is not.
+    assert!(
+        !checked.stderr.contains("workflow.yml"),
+        "{}",
+        checked.stderr
+    );
+    let workflow = check_json(&dir.join("workflow.yml"));
+    assert_eq!(workflow.code, 2);
+    named(
+        &workflow.stderr,
+        "workflow.yml",
+        "not a vcrpy cassette: no `interactions` list",
+    );
     // `export` says the same, and still writes what it could read.
     let out = dir.join("out");
     let (code, stderr) = export(&[s(&dir), "--format", "har", "-o", s(&out)]);
@@ -305,7 +321,7 @@ fn broken_foreign_files_are_named_and_the_rest_is_judged() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("cut.har") && stderr.contains("workflow.yml"),
+        stderr.contains("cut.har") && stderr.contains("bad-yaml.yaml"),
         "{stderr}"
     );
     let har: Value =
