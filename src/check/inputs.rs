@@ -228,8 +228,22 @@ fn sniff_type(body: &[u8]) -> Option<&'static str> {
 }
 
 /// Cuts after each blank line (CR, LF or CRLF line ends), keeping every byte.
-pub(crate) fn split_events(body: &[u8]) -> Vec<Vec<u8>> {
-    let mut frames = Vec::new();
+fn split_events(body: &[u8]) -> Vec<Vec<u8>> {
+    let mut start = 0;
+    event_ends(body)
+        .into_iter()
+        .map(|end| {
+            let frame = body[start..end].to_vec();
+            start = end;
+            frame
+        })
+        .collect()
+}
+
+/// Where each SSE event of `body` ends: after each blank line (CR, LF or CRLF line ends), and
+/// at the body's end when bytes follow the last blank line. Empty for an empty body.
+pub(crate) fn event_ends(body: &[u8]) -> Vec<usize> {
+    let mut ends = Vec::new();
     let (mut frame_start, mut line_start, mut i) = (0, 0, 0);
     while i < body.len() {
         if body[i] == b'\n' || body[i] == b'\r' {
@@ -240,7 +254,7 @@ pub(crate) fn split_events(body: &[u8]) -> Vec<Vec<u8>> {
             i += 1;
             line_start = i;
             if blank {
-                frames.push(body[frame_start..i].to_vec());
+                ends.push(i);
                 frame_start = i;
             }
         } else {
@@ -248,9 +262,9 @@ pub(crate) fn split_events(body: &[u8]) -> Vec<Vec<u8>> {
         }
     }
     if frame_start < body.len() {
-        frames.push(body[frame_start..].to_vec());
+        ends.push(body.len());
     }
-    frames
+    ends
 }
 
 #[cfg(test)]

@@ -20,34 +20,51 @@ use crate::redact::Redactor;
 /// The entries of a HAR file, each an exchange or why it is not one; `Err` when the file is not
 /// a HAR at all (not JSON, cut short, no `log.entries`).
 pub fn read(bytes: &[u8]) -> Result<Vec<Result<Foreign, String>>, String> {
-    let document: Value =
+    let mut document: Value =
         serde_json::from_slice(bytes).map_err(|error| format!("not a HAR file: {error}"))?;
+    // Taken apart as it is read: each body's text moves into its exchange.
     let entries = document
-        .get("log")
-        .and_then(|log| log.get("entries"))
-        .and_then(Value::as_array)
-        .ok_or("not a HAR file: no `log.entries` list")?;
-    Ok(entries.iter().map(entry).collect())
+        .get_mut("log")
+        .and_then(|log| log.get_mut("entries"))
+        .map(Value::take);
+    let Some(Value::Array(entries)) = entries else {
+        return Err("not a HAR file: no `log.entries` list".into());
+    };
+    drop(document);
+    Ok(entries.into_iter().map(entry).collect())
 }
 
-fn entry(entry: &Value) -> Result<Foreign, String> {
-    let request = entry.get("request").ok_or("no `request`")?;
-    let response = entry.get("response").ok_or("no `response`")?;
-    let text = |value: &Value, key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
-    let method = text(request, "method").ok_or("no `request.method`")?;
-    let url = text(request, "url").ok_or("no `request.url`")?;
+/// The string under `key`, moved out.
+fn take_text(value: &mut Value, key: &str) -> Option<String> {
+    match value.get_mut(key).map(Value::take) {
+        Some(Value::String(text)) => Some(text),
+        _ => None,
+    }
+}
+
+fn entry(mut entry: Value) -> Result<Foreign, String> {
+    let mut request = entry
+        .get_mut("request")
+        .map(Value::take)
+        .ok_or("no `request`")?;
+    let mut response = entry
+        .get_mut("response")
+        .map(Value::take)
+        .ok_or("no `response`")?;
+    let method = take_text(&mut request, "method").ok_or("no `request.method`")?;
+    let url = take_text(&mut request, "url").ok_or("no `request.url`")?;
     let status = response
         .get("status")
         .and_then(Value::as_u64)
         .and_then(|status| u16::try_from(status).ok())
         .ok_or("no `response.status`")?;
-    let request_body = match request.get("postData") {
+    let request_body = match request.get_mut("postData") {
         Some(post) => {
             let base64 = [post.get("_encoding"), post.get("encoding")]
                 .into_iter()
                 .flatten()
                 .any(|encoding| encoding.as_str() == Some("base64"));
-            let text = post.get("text").and_then(Value::as_str).unwrap_or_default();
+            let text = take_text(post, "text").unwrap_or_default();
             Some(ForeignBody::Bytes(decode(
                 text,
                 base64,
@@ -56,36 +73,33 @@ fn entry(entry: &Value) -> Result<Foreign, String> {
         }
         None => None,
     };
-    let content = response.get("content");
-    let body = match content
-        .and_then(|content| content.get("text"))
-        .and_then(Value::as_str)
-    {
-        Some(text) => {
-            let base64 = content
-                .and_then(|content| content.get("encoding"))
-                .and_then(Value::as_str)
-                == Some("base64");
-            decode(text, base64, "response.content")?
+    let body = match response.get_mut("content") {
+        Some(content) => {
+            let base64 = content.get("encoding").and_then(Value::as_str) == Some("base64");
+            match take_text(content, "text") {
+                Some(text) => decode(text, base64, "response.content")?,
+                None => Vec::new(),
+            }
         }
         None => Vec::new(),
     };
     Ok(Foreign {
         method,
         url,
-        request_headers: headers(request),
+        request_headers: headers(&request),
         request_body,
         status,
-        response_headers: headers(response),
+        response_headers: headers(&response),
         body,
-        started: text(entry, "startedDateTime"),
-        extra: entry.get(super::Format::Har.key()).cloned(),
+        started: take_text(&mut entry, "startedDateTime"),
+        extra: entry.get_mut(super::Format::Har.key()).map(Value::take),
     })
 }
 
-fn decode(text: &str, base64: bool, what: &str) -> Result<Vec<u8>, String> {
+/// A body's text as bytes (moved), or base64-decoded.
+fn decode(text: String, base64: bool, what: &str) -> Result<Vec<u8>, String> {
     if !base64 {
-        return Ok(text.as_bytes().to_vec());
+        return Ok(text.into_bytes());
     }
     BASE64
         .decode(text.trim())

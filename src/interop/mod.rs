@@ -20,6 +20,7 @@ mod yaml_write;
 
 use std::path::Path;
 
+use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::{Completeness, Dialect, Violation};
@@ -161,14 +162,16 @@ impl ImportNote {
 }
 
 /// Every exchange of a foreign file (`bytes`, at most `max_bytes`, already read), each a
-/// recording or the error that stands in its place; a file that is not of its format at all is
-/// one error naming it.
+/// recording or the error that stands in its place, handed to `take` one at a time (a
+/// recording is built from its exchange when it is handed over, and the exchange dropped); a
+/// file that is not of its format at all is one error naming it.
 pub fn read(
     format: Format,
     path: &Path,
     bytes: &[u8],
     max_bytes: u64,
-) -> (Vec<Result<Recording, ReadError>>, ImportNote) {
+    take: &mut dyn FnMut(Result<Recording, ReadError>),
+) -> ImportNote {
     let mut note = ImportNote {
         format,
         exchanges: 0,
@@ -194,27 +197,27 @@ pub fn read(
     };
     let exchanges = match foreign {
         Ok(exchanges) => exchanges,
-        Err(error) => return (vec![Err(error)], note),
+        Err(error) => {
+            take(Err(error));
+            return note;
+        }
     };
-    let mut out = Vec::with_capacity(exchanges.len());
+    let unit = match format {
+        Format::Vcr => "interaction",
+        Format::Har => "entry",
+    };
     for (index, exchange) in exchanges.into_iter().enumerate() {
-        out.push(match exchange {
+        take(match exchange {
             Ok(exchange) => {
                 let (recording, synthesized) = exchange.into_recording(format, path, index);
                 note.exchanges += 1;
                 note.synthesized += usize::from(synthesized);
                 Ok(recording)
             }
-            Err(message) => Err(invalid(format!(
-                "{} {index}: {message}",
-                match format {
-                    Format::Vcr => "interaction",
-                    Format::Har => "entry",
-                }
-            ))),
+            Err(message) => Err(invalid(format!("{unit} {index}: {message}"))),
         });
     }
-    (out, note)
+    note
 }
 
 /// Why a foreign file could not be read at all.
@@ -322,7 +325,9 @@ impl Foreign {
         let query = query.map(|query| redactor.query(query, &mut redacted));
         let request_headers = kept_headers(&redactor, self.request_headers, &mut redacted);
         let response_headers = kept_headers(&redactor, self.response_headers, &mut redacted);
-        let (frames, synthesized) = frames_of(&self.body, &response_headers, extra.as_ref());
+        let body_len = self.body.len() as u64;
+        let (frames, synthesized) =
+            frames_of(Bytes::from(self.body), &response_headers, extra.as_ref());
         let body = match self.request_body {
             Some(ForeignBody::Json(value)) => RecordedBody::json(&value),
             Some(ForeignBody::Bytes(bytes)) => request_body(&bytes),
@@ -333,7 +338,7 @@ impl Foreign {
             t_us: 0,
             dropped_frames: 0,
             frames: frames.len() as u64,
-            bytes: self.body.len() as u64,
+            bytes: body_len,
             completeness: Completeness::Complete,
             violations: Vec::new(),
             enforced: None,
@@ -378,40 +383,53 @@ impl Foreign {
 
 /// The body as frames: cut where tooltap's key says when its lengths add up to the body (the
 /// recorded boundaries and times), else synthesized: one frame per SSE event of an unencoded
-/// event stream, one frame for anything else, every time 0. The flag says which.
+/// event stream, one frame for anything else, every time 0. The flag says which. Frames share
+/// the body's bytes (no copy).
 fn frames_of(
-    body: &[u8],
+    body: Bytes,
     headers: &[(String, String)],
     extra: Option<&Extra>,
 ) -> (Vec<RecordedFrame>, bool) {
     let restored = extra.and_then(|extra| {
         let sum = (extra.frames.iter()).fold(0u64, |sum, (_, len)| sum.saturating_add(*len));
-        (sum == body.len() as u64).then(|| cut_at(body, &extra.frames))
+        (sum == body.len() as u64).then(|| {
+            let mut end = 0;
+            let cut = |&(t_us, len): &(u64, u64)| {
+                end += len as usize;
+                (t_us, end)
+            };
+            extra.frames.iter().map(cut).collect::<Vec<_>>()
+        })
     });
     let synthesized = restored.is_none();
-    let pieces = restored.unwrap_or_else(|| {
+    let ends = restored.unwrap_or_else(|| {
         let encoded = header(headers, "content-encoding")
             .is_some_and(|value| !value.eq_ignore_ascii_case("identity"));
         let is_sse = header(headers, "content-type").is_some_and(|value| {
             let kind = value.split(';').next().unwrap_or_default();
             kind.trim().eq_ignore_ascii_case("text/event-stream")
         });
-        let pieces = if is_sse && !encoded {
-            crate::check::inputs::split_events(body)
+        let ends = if is_sse && !encoded {
+            crate::check::inputs::event_ends(&body)
         } else if body.is_empty() {
             Vec::new()
         } else {
-            vec![body.to_vec()]
+            vec![body.len()]
         };
-        pieces.into_iter().map(|bytes| (0, bytes)).collect()
+        ends.into_iter().map(|end| (0, end)).collect()
     });
-    let frames = pieces
+    let mut start = 0;
+    let frames = ends
         .into_iter()
         .enumerate()
-        .map(|(seq, (t_us, bytes))| RecordedFrame {
-            seq: seq as u64,
-            t_us,
-            bytes: bytes.into(),
+        .map(|(seq, (t_us, end))| {
+            let bytes = body.slice(start..end);
+            start = end;
+            RecordedFrame {
+                seq: seq as u64,
+                t_us,
+                bytes,
+            }
         })
         .collect();
     (frames, synthesized)
@@ -454,20 +472,6 @@ fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
         .iter()
         .find(|(key, _)| key.eq_ignore_ascii_case(name))
         .map(|(_, value)| value.as_str())
-}
-
-/// The body cut at the recorded frame lengths (which add up to it).
-fn cut_at(body: &[u8], frames: &[(u64, u64)]) -> Vec<(u64, Vec<u8>)> {
-    let mut at = 0usize;
-    frames
-        .iter()
-        .map(|(t_us, len)| {
-            let end = at + *len as usize;
-            let piece = body[at..end].to_vec();
-            at = end;
-            (*t_us, piece)
-        })
-        .collect()
 }
 
 /// `scheme://authority` (user-info dropped), the path (`/` when empty) and the query.
@@ -541,7 +545,11 @@ mod tests {
         let split = |frames: &[RecordedFrame]| -> Vec<(u64, Vec<u8>)> {
             frames.iter().map(|f| (f.t_us, f.bytes.to_vec())).collect()
         };
-        let (frames, synthesized) = frames_of(body, &sse, Some(&recording(vec![(3, 4), (7, 14)])));
+        let (frames, synthesized) = frames_of(
+            Bytes::from_static(body),
+            &sse,
+            Some(&recording(vec![(3, 4), (7, 14)])),
+        );
         assert!(!synthesized);
         assert_eq!(
             split(&frames),
@@ -549,14 +557,15 @@ mod tests {
         );
         // An edited body, or lengths that overflow when added, fall back to events.
         for wrong in [vec![(0, 5)], vec![(0, u64::MAX), (0, 19)]] {
-            let (frames, synthesized) = frames_of(body, &sse, Some(&recording(wrong)));
+            let (frames, synthesized) =
+                frames_of(Bytes::from_static(body), &sse, Some(&recording(wrong)));
             assert!(synthesized);
             assert_eq!(
                 split(&frames),
                 [(0, b"data: a\n\n".to_vec()), (0, b"data: b\n\n".to_vec())]
             );
         }
-        let (frames, synthesized) = frames_of(b"{}", &[], None);
+        let (frames, synthesized) = frames_of(Bytes::from_static(b"{}"), &[], None);
         assert!(synthesized && frames.len() == 1);
     }
 

@@ -46,38 +46,41 @@ pub fn read(
     };
     let text = std::str::from_utf8(bytes)
         .map_err(|_| ForeignError::Invalid("not a vcrpy cassette: not UTF-8 text".into()))?;
-    let documents = yaml_read::load(text).map_err(ForeignError::Invalid)?;
-    let Some(document) = documents.first() else {
+    let mut documents = yaml_read::load(text).map_err(ForeignError::Invalid)?;
+    if documents.is_empty() {
         return Err(ForeignError::Invalid(
             "not a vcrpy cassette: an empty YAML file".into(),
         ));
-    };
-    if let Some(interactions) = document.get("interactions").and_then(Node::as_seq) {
+    }
+    // The tree is taken apart as it is read: each body's text moves into its exchange.
+    let mut document = documents.swap_remove(0);
+    drop(documents);
+    if let Some(Node::Seq(interactions)) = document.take("interactions") {
         return Ok(interactions
-            .iter()
-            .map(|interaction| {
-                let request = interaction.get("request").ok_or("no `request`")?;
-                let response = interaction.get("response").ok_or("no `response`")?;
+            .into_iter()
+            .map(|mut interaction| {
+                let request = interaction.take("request").ok_or("no `request`")?;
+                let response = interaction.take("response").ok_or("no `response`")?;
                 exchange(request, response)
             })
             .collect());
     }
-    if let (Some(requests), Some(responses)) = (
-        document.get("requests").and_then(Node::as_seq),
-        document.get("responses").and_then(Node::as_seq),
-    ) {
-        let mut out: Vec<_> = requests
-            .iter()
-            .zip(responses)
-            .map(|(request, response)| exchange(request, response))
-            .collect();
-        if requests.len() != responses.len() {
-            out.push(Err(format!(
+    if let (Some(Node::Seq(requests)), Some(Node::Seq(responses))) =
+        (document.take("requests"), document.take("responses"))
+    {
+        let unpaired = (requests.len() != responses.len()).then(|| {
+            format!(
                 "{} requests but {} responses: the unpaired ones are not read",
                 requests.len(),
                 responses.len()
-            )));
-        }
+            )
+        });
+        let mut out: Vec<_> = requests
+            .into_iter()
+            .zip(responses)
+            .map(|(request, response)| exchange(request, response))
+            .collect();
+        out.extend(unpaired.map(Err));
         return Ok(out);
     }
     Err(ForeignError::Invalid(
@@ -87,20 +90,20 @@ pub fn read(
     ))
 }
 
-/// One interaction.
-fn exchange(request: &Node, response: &Node) -> Result<Foreign, String> {
+/// One interaction, taken apart.
+fn exchange(mut request: Node, mut response: Node) -> Result<Foreign, String> {
     let method = request
-        .get("method")
-        .and_then(Node::as_str)
+        .take("method")
+        .and_then(Node::into_string)
         .ok_or("no `request.method`")?;
     let url = request
-        .get("uri")
-        .and_then(Node::as_str)
+        .take("uri")
+        .and_then(Node::into_string)
         .ok_or("no `request.uri`")?;
-    let request_body = match request.get("parsed_body") {
+    let request_body = match request.take("parsed_body") {
         Some(parsed) if !parsed.is_null() => Some(ForeignBody::Json(parsed.to_json())),
         _ => request
-            .get("body")
+            .take("body")
             .and_then(scalar_bytes)
             .map(ForeignBody::Bytes),
     };
@@ -115,30 +118,32 @@ fn exchange(request: &Node, response: &Node) -> Result<Foreign, String> {
         .as_u64()
         .and_then(|code| u16::try_from(code).ok())
         .ok_or("`response.status.code` is not a status code")?;
-    let body = match response.get("parsed_body") {
+    let body = match response.take("parsed_body") {
         Some(parsed) if !parsed.is_null() => parsed.to_json().to_string().into_bytes(),
         _ => {
-            let body = response.get("body").or_else(|| response.get("content"));
-            body.map(|body| body.get("string").unwrap_or(body))
+            let body = response.take("body").or_else(|| response.take("content"));
+            body.map(|mut body| body.take("string").unwrap_or(body))
                 .and_then(scalar_bytes)
                 .unwrap_or_default()
         }
     };
     Ok(Foreign {
-        method: method.to_owned(),
-        url: url.to_owned(),
-        request_headers: headers(request.get("headers")),
+        method,
+        url,
+        request_headers: headers(request.take("headers")),
         request_body,
         status,
-        response_headers: headers(response.get("headers")),
+        response_headers: headers(response.take("headers")),
         body,
         started: None,
-        extra: response.get(super::Format::Vcr.key()).map(Node::to_json),
+        extra: response
+            .take(super::Format::Vcr.key())
+            .map(|extra| extra.to_json()),
     })
 }
 
 /// A scalar's bytes: `!!binary` decoded, text as UTF-8; `None` for null or a collection.
-fn scalar_bytes(node: &Node) -> Option<Vec<u8>> {
+fn scalar_bytes(node: Node) -> Option<Vec<u8>> {
     let Node::Scalar(scalar) = node else {
         return None;
     };
@@ -149,11 +154,11 @@ fn scalar_bytes(node: &Node) -> Option<Vec<u8>> {
         let clean: String = scalar.text.split_whitespace().collect();
         return BASE64.decode(clean).ok();
     }
-    Some(scalar.text.clone().into_bytes())
+    Some(scalar.text.into_bytes())
 }
 
 /// `{name: [values]}` (or `{name: value}`) as pairs, in file order.
-fn headers(node: Option<&Node>) -> Vec<(String, String)> {
+fn headers(node: Option<Node>) -> Vec<(String, String)> {
     let Some(Node::Map(entries)) = node else {
         return Vec::new();
     };
@@ -162,11 +167,11 @@ fn headers(node: Option<&Node>) -> Vec<(String, String)> {
         match values {
             Node::Seq(values) => out.extend(
                 values
-                    .iter()
-                    .filter_map(Node::as_str)
-                    .map(|value| (name.clone(), value.to_owned())),
+                    .into_iter()
+                    .filter_map(Node::into_string)
+                    .map(|value| (name.clone(), value)),
             ),
-            value => out.extend(value.as_str().map(|value| (name.clone(), value.to_owned()))),
+            value => out.extend(value.into_string().map(|value| (name, value))),
         }
     }
     out

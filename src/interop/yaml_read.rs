@@ -47,10 +47,30 @@ impl Node {
         }
     }
 
+    /// Takes the value under `key` out of a mapping (so that its text moves, not copies).
+    pub fn take(&mut self, key: &str) -> Option<Node> {
+        match self {
+            Node::Map(entries) => {
+                let at = entries.iter().position(|(k, _)| k == key)?;
+                Some(entries.swap_remove(at).1)
+            }
+            _ => None,
+        }
+    }
+
     /// A scalar's text, whatever its style (`None` for collections and nulls).
+    #[cfg(test)]
     pub fn as_str(&self) -> Option<&str> {
         match self {
             Node::Scalar(scalar) if !scalar.is_null() => Some(&scalar.text),
+            _ => None,
+        }
+    }
+
+    /// A scalar's text, moved out (`None` for collections and nulls).
+    pub fn into_string(self) -> Option<String> {
+        match self {
+            Node::Scalar(scalar) if !scalar.is_null() => Some(scalar.text),
             _ => None,
         }
     }
@@ -63,13 +83,6 @@ impl Node {
     pub fn as_u64(&self) -> Option<u64> {
         match self {
             Node::Scalar(scalar) if scalar.plain => scalar.text.trim().parse().ok(),
-            _ => None,
-        }
-    }
-
-    pub fn as_seq(&self) -> Option<&[Node]> {
-        match self {
-            Node::Seq(items) => Some(items),
             _ => None,
         }
     }

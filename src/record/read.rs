@@ -115,8 +115,7 @@ pub fn each_recording(
     };
     let read = match read_bounded(path, max_bytes, buffer) {
         Ok(()) if let Some(format) = foreign => {
-            let (recordings, note) = crate::interop::read(format, path, buffer, max_bytes);
-            recordings.into_iter().for_each(&mut take);
+            let note = crate::interop::read(format, path, buffer, max_bytes, &mut take);
             match note.exchanges {
                 // Nothing imported: the error in its place names the file.
                 0 => FileRead::Read,
