@@ -141,10 +141,16 @@ pub fn load(text: &str) -> Result<Vec<Node>, String> {
         byte_budget: text.len(),
         error: None,
     };
-    let mut parser = Parser::new_from_str(text);
-    parser
-        .load(&mut builder, true)
-        .map_err(|error| format!("not YAML: {error}"))?;
+    // Events are pulled one at a time: the parser's own `load` recurses once per nesting
+    // level (100,000 block sequences on one line overflowed the stack), its event iterator
+    // does not.
+    for event in Parser::new_from_str(text) {
+        let (event, _) = event.map_err(|error| format!("not YAML: {error}"))?;
+        builder.on_event(event);
+        if builder.error.is_some() {
+            break;
+        }
+    }
     match builder.error {
         Some(error) => Err(error),
         None => Ok(builder.documents),
@@ -319,12 +325,18 @@ mod tests {
 
     #[test]
     fn deep_nesting_is_refused_not_overflowed() {
-        let deep = "[".repeat(100_000);
-        let error = load(&deep).unwrap_err();
+        // Flow collections the parser itself refuses past its recursion limit.
+        let flow = format!("{}1{}", "[".repeat(100_000), "]".repeat(100_000));
+        let error = load(&flow).unwrap_err();
         assert!(
-            error.contains("nested deeper") || error.contains("not YAML"),
+            error.contains("not YAML: recursion limit exceeded"),
             "{error}"
         );
+        // Block sequences on one line it does not: without the bound a 100,000-deep tree is
+        // built (and dropped recursively, overflowing the stack).
+        let block = format!("{}1\n", "- ".repeat(100_000));
+        let error = load(&block).unwrap_err();
+        assert!(error.contains("nested deeper than 256"), "{error}");
         let fine = format!("{}1{}", "[".repeat(50), "]".repeat(50));
         assert!(load(&fine).is_ok());
     }
