@@ -40,6 +40,8 @@ pub enum Command {
     Report(crate::report::ReportArgs),
     /// List the quirks `replay --quirk` and `proxy --inject` can apply (see docs/quirks.md).
     Quirks(crate::quirk::list::QuirksArgs),
+    /// Write recordings as vcrpy cassettes or a HAR file (see docs/interop.md).
+    Export(crate::interop::export::ExportArgs),
 }
 
 /// Flags of `tooltap proxy`. Each overrides its `TOOLTAP_*` variable, which overrides the file.

@@ -37,6 +37,7 @@ pub mod admin;
 pub mod check;
 pub mod replay;
 pub mod report;
+pub mod interop;
 pub mod quirk;
 // The command line.
 pub mod cli;

@@ -33,6 +33,10 @@ fn main() -> ExitCode {
         Command::Report(args) => {
             return ExitCode::from(tooltap::report::run(&args, &mut std::io::stderr()));
         }
+        Command::Export(args) => {
+            let code = tooltap::interop::export::run(&args, &mut std::io::stderr());
+            return ExitCode::from(code);
+        }
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -35,10 +35,12 @@ pub enum FailOn {
     after_help = "Exit status: 0 clean, 1 a violation at or above --fail-on, 2 usage \
                         errors, unreadable input (named with file and line) or no exchange \
                         at all (unless --allow-empty). Folders are walked recursively for \
-                        *.jsonl recordings; unfinished (temporary) recordings are skipped."
+                        *.jsonl recordings, vcrpy cassettes (*.yaml, *.yml, *.yaml.gz) and HAR \
+                        files (*.har); unfinished (temporary) recordings are skipped."
 )]
 pub struct CheckArgs {
-    /// Recording files, or folders walked recursively for *.jsonl
+    /// Recording files, or folders walked recursively for *.jsonl (and vcrpy cassettes *.yaml,
+    /// *.yml, *.yaml.gz and HAR files *.har, see docs/interop.md)
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Output format

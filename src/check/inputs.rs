@@ -22,7 +22,8 @@ const MAX_DEPTH: usize = 32;
 pub const DEFAULT_MAX_INPUT_BYTES: u64 = 256 * 1024 * 1024;
 
 /// Recording files under `paths` (a named file is taken whatever its name; folders give their
-/// `*.jsonl` files, never hidden temporary ones), sorted, and a message per missing path.
+/// `*.jsonl` files, never hidden temporary ones, and other tools' fixtures: `*.yaml`, `*.yml`,
+/// `*.yaml.gz`, `*.har`, see [`crate::interop`]), sorted, and a message per missing path.
 pub fn collect(paths: &[PathBuf], max_bytes: u64) -> (Vec<PathBuf>, Vec<String>) {
     let mut files = Vec::new();
     let mut problems = Vec::new();
@@ -125,7 +126,7 @@ fn walk(
                 continue;
             }
             Ok(kind) if kind.is_file() => {
-                if is_recording(&path) {
+                if is_recording(&path) || crate::interop::is_importable(&path) {
                     found.push((path, None));
                 }
                 continue;
@@ -138,7 +139,12 @@ fn walk(
             Ok(meta) if meta.is_dir() && depth < MAX_DEPTH => {
                 walk(&path, depth + 1, found, problems)
             }
-            Ok(meta) if meta.is_file() && is_recording(&path) => found.push((path, Some(meta))),
+            Ok(meta)
+                if meta.is_file()
+                    && (is_recording(&path) || crate::interop::is_importable(&path)) =>
+            {
+                found.push((path, Some(meta)))
+            }
             _ => {}
         }
     }
@@ -223,7 +229,21 @@ fn sniff_type(body: &[u8]) -> Option<&'static str> {
 
 /// Cuts after each blank line (CR, LF or CRLF line ends), keeping every byte.
 fn split_events(body: &[u8]) -> Vec<Vec<u8>> {
-    let mut frames = Vec::new();
+    let mut start = 0;
+    event_ends(body)
+        .into_iter()
+        .map(|end| {
+            let frame = body[start..end].to_vec();
+            start = end;
+            frame
+        })
+        .collect()
+}
+
+/// Where each SSE event of `body` ends: after each blank line (CR, LF or CRLF line ends), and
+/// at the body's end when bytes follow the last blank line. Empty for an empty body.
+pub(crate) fn event_ends(body: &[u8]) -> Vec<usize> {
+    let mut ends = Vec::new();
     let (mut frame_start, mut line_start, mut i) = (0, 0, 0);
     while i < body.len() {
         if body[i] == b'\n' || body[i] == b'\r' {
@@ -234,7 +254,7 @@ fn split_events(body: &[u8]) -> Vec<Vec<u8>> {
             i += 1;
             line_start = i;
             if blank {
-                frames.push(body[frame_start..i].to_vec());
+                ends.push(i);
                 frame_start = i;
             }
         } else {
@@ -242,9 +262,9 @@ fn split_events(body: &[u8]) -> Vec<Vec<u8>> {
         }
     }
     if frame_start < body.len() {
-        frames.push(body[frame_start..].to_vec());
+        ends.push(body.len());
     }
-    frames
+    ends
 }
 
 #[cfg(test)]

@@ -36,7 +36,8 @@ pub struct Checked {
     pub model: Option<String>,
     /// How the recording says the exchange ended; `None` without an end line (or a capture).
     pub outcome: Option<Outcome>,
-    /// Violations recorded live, when the file has an end line.
+    /// Violations recorded live, when the file has an end line and tooltap judged the exchange
+    /// live (not for another tool's fixture without tooltap's key).
     pub live_violations: Option<usize>,
     /// The quirks `proxy --inject` (or `replay --quirk`) put into this response: its
     /// violations are tooltap's doing, not the provider's. Empty for a faithful recording.
@@ -73,7 +74,7 @@ impl Item {
 
 /// Judges every file, `jobs` at a time (default: the available parallelism); a file larger than
 /// `max_bytes` is unreadable. Also returns, in file order, a note for each file skipped as
-/// holding no recording ([`FileRead::skipped_note`]).
+/// holding no recording or imported from another tool's format ([`FileRead::note`]).
 pub fn run_all(
     files: &[PathBuf],
     max_bytes: u64,
@@ -175,7 +176,7 @@ fn judge_file(
     });
     FileVerdicts {
         items,
-        skipped: read.skipped_note(file),
+        skipped: read.note(file),
     }
 }
 
@@ -188,6 +189,7 @@ pub fn judge_recording(
 ) -> Checked {
     let report = engine_report(&recording, engine, cache);
     let injected = recording.meta.injected_quirks();
+    let live = crate::interop::has_live_verdict(&recording);
     let Recording {
         path, meta, end, ..
     } = recording;
@@ -203,7 +205,10 @@ pub fn judge_recording(
         started: Some(meta.started),
         model: report.request.model,
         outcome: end.as_ref().map(|end| end.outcome),
-        live_violations: end.as_ref().map(|end| end.violations.len()),
+        live_violations: end
+            .as_ref()
+            .filter(|_| live)
+            .map(|end| end.violations.len()),
         injected,
         violations: report.violations,
         completeness: report.completeness,

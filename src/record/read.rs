@@ -106,7 +106,22 @@ pub fn each_recording(
     buffer: &mut Vec<u8>,
     mut take: impl FnMut(Result<Recording, ReadError>),
 ) -> FileRead {
+    let foreign = crate::interop::Format::of(path);
+    // Another tool's fixture is bounded even for a reader that bounds nothing else (replay):
+    // its YAML tree and a gzip'd cassette's inflated text grow with it.
+    let max_bytes = match foreign {
+        Some(_) => max_bytes.min(crate::interop::MAX_FOREIGN_BYTES),
+        None => max_bytes,
+    };
     let read = match read_bounded(path, max_bytes, buffer) {
+        Ok(()) if let Some(format) = foreign => {
+            let note = crate::interop::read(format, path, buffer, max_bytes, &mut take);
+            match note.exchanges {
+                // Nothing imported: the error in its place names the file.
+                0 => FileRead::Read,
+                _ => FileRead::Imported(note),
+            }
+        }
         Ok(()) => parse_each(path, buffer, &mut take),
         Err(error) => {
             take(Err(error));
@@ -127,13 +142,18 @@ pub enum FileRead {
     /// A segment that holds no whole line (empty, or its first recording cut: tooltap was
     /// killed as it began it): no recording, and no error.
     UnfinishedSegment,
+    /// Another tool's fixture (a vcrpy cassette, a HAR file), read through
+    /// [`crate::interop::read`]: every exchange was handed over, and the note says how its
+    /// frame boundaries were made.
+    Imported(crate::interop::ImportNote),
 }
 
 impl FileRead {
-    /// The note a reader prints for a file it skipped, or `None`.
-    pub fn skipped_note(self, path: &Path) -> Option<String> {
+    /// The note a reader prints for the file (one it skipped, one it imported), or `None`.
+    pub fn note(self, path: &Path) -> Option<String> {
         match self {
             FileRead::Read => None,
+            FileRead::Imported(note) => Some(note.text(path)),
             FileRead::UnfinishedSegment => Some(format!(
                 "{}: a segment with no whole recording yet (tooltap stopped as it began one); skipped",
                 path.display()

@@ -22,7 +22,8 @@ use crate::config::LogFormat;
                         See docs/replay.md."
 )]
 pub struct ReplayArgs {
-    /// Directory of recordings (*.jsonl, read recursively; one unreadable file stops the start)
+    /// Directory of recordings (*.jsonl, and vcrpy cassettes and HAR files, see docs/interop.md;
+    /// read recursively; one unreadable file stops the start)
     #[arg(long, value_name = "DIR")]
     pub recordings: PathBuf,
     /// Address to listen on

@@ -328,7 +328,7 @@ fn ending_of(name: &str, recording: &Recording) -> BodyEnding {
 /// (outcome `enforced`): then what the client got — the 502 in place of a refused buffered body
 /// (the served status and headers are rewritten to match), or the stream's frames up to the cut
 /// followed by its error event.
-fn served_frames(recording: &mut Recording) -> Arc<[RecordedFrame]> {
+pub(crate) fn served_frames(recording: &mut Recording) -> Arc<[RecordedFrame]> {
     let Some(cut) = recording.end.as_ref().and_then(|end| end.enforced.clone()) else {
         return recording.frames.iter().cloned().collect();
     };
@@ -384,7 +384,10 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), LoadError> {
         let kind = item.file_type().map_err(error)?;
         if kind.is_dir() && !hidden {
             walk(&path, out)?;
-        } else if crate::record::layout::is_recording(&path) && !kind.is_dir() {
+        } else if (crate::record::layout::is_recording(&path)
+            || crate::interop::is_importable(&path))
+            && !kind.is_dir()
+        {
             out.push(path);
         }
     }

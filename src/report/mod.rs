@@ -42,7 +42,8 @@ pub const EXIT_USAGE: u8 = 2;
                         check`. The page needs no network: open it from disk in any browser."
 )]
 pub struct ReportArgs {
-    /// Recording files, or folders walked recursively for *.jsonl
+    /// Recording files, or folders walked recursively for *.jsonl (and vcrpy cassettes *.yaml,
+    /// *.yml, *.yaml.gz and HAR files *.har, see docs/interop.md)
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
     /// Where to write the page
@@ -83,7 +84,8 @@ pub struct ReportData {
     pub pointers: model::ToolTable,
     /// Inputs that could not be read, with file and line.
     pub unreadable: Vec<String>,
-    /// Files skipped as holding no recording yet (a segment tooltap stopped as it began).
+    /// Notes on input files: skipped as holding no recording yet (a segment tooltap stopped as
+    /// it began), or another tool's fixture imported (how its frame boundaries were made).
     pub skipped: Vec<String>,
     /// Recordings beyond `--max-exchanges`, not shown.
     pub omitted: usize,
@@ -177,7 +179,7 @@ pub fn collect(args: &ReportArgs) -> ReportData {
                 Err(error) => unreadable.push(error.to_string()),
             }
         });
-        skipped.extend(read.skipped_note(file));
+        skipped.extend(read.note(file));
     }
     ReportData {
         generated_by: format!("tooltap {}", env!("CARGO_PKG_VERSION")),

@@ -243,7 +243,11 @@ pub fn view(
             .map_or("unfinished", |end| outcome_str(end.outcome)),
         completeness: completeness_str(&report.completeness).to_string(),
         dropped_frames: recording.end.as_ref().map_or(0, |end| end.dropped_frames),
-        live_violations: recording.end.as_ref().map(|end| end.violations.len()),
+        live_violations: recording
+            .end
+            .as_ref()
+            .filter(|_| crate::interop::has_live_verdict(recording))
+            .map(|end| end.violations.len()),
         tools: tools.intern(field("tools")),
         tool_choice: field("tool_choice"),
         violations: report

@@ -50,6 +50,7 @@ mod faults;
 mod inject;
 mod inject_marked;
 mod inspect;
+mod interop;
 mod layout;
 mod legacy_clients;
 mod log_secrets;

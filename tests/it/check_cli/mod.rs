@@ -41,7 +41,7 @@ pub fn run(argv: &[&str]) -> (u8, String, String) {
 
 /// Records every fixture with the real recorder (mode `all`), frames split as the corpus
 /// expects, live violations computed by the engine as the proxy would. Returns the folder.
-async fn record_corpus(name: &str) -> (TempDir, Vec<Fixture>) {
+pub async fn record_corpus(name: &str) -> (TempDir, Vec<Fixture>) {
     let dir = TempDir::new(name);
     let config = RecorderConfig {
         dir: dir.to_path_buf(),

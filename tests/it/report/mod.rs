@@ -7,4 +7,4 @@ mod examples;
 mod bounds;
 mod kinds;
 mod scale;
-mod support;
+pub mod support;
