@@ -21,9 +21,9 @@ use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};
 use crate::engine::weigh;
 
-/// Accumulated text shorter than this is not compared for snapshots (a short delta may start
-/// with a short text by chance).
-const MIN_SNAPSHOT: usize = 4;
+/// Accumulated text shorter than this is not compared for snapshots (a delta may start with a
+/// short text by chance, as a repetitive one does).
+const MIN_SNAPSHOT: usize = 16;
 
 /// One candidate's reassembly.
 #[derive(Debug, Default)]
@@ -291,7 +291,10 @@ impl CandidateState {
         };
         self.parts += 1;
         let kept = self.candidate.text.get_or_insert_with(String::new);
-        if !self.snapshots_reported && kept.len() >= MIN_SNAPSHOT && text.starts_with(kept.as_str())
+        if !self.snapshots_reported
+            && kept.len() >= MIN_SNAPSHOT
+            && text.len() > kept.len()
+            && text.starts_with(kept.as_str())
         {
             self.snapshots_reported = true;
             sink.push(
