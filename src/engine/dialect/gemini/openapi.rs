@@ -6,9 +6,9 @@
 //! dropped), `nullable: true` adding `"null"` to the type, the structural keywords
 //! (`properties`, `items`, `required`, `enum`, `anyOf`, bounds, `pattern`) kept and walked,
 //! both spellings of the multi-word ones read (`minItems` / `min_items`, ...), the bounds also
-//! when proto-JSON writes them as strings. Every other
-//! keyword (`format`, `example`, `propertyOrdering`, ...) is left out: a keyword read wrong would
-//! judge valid arguments broken, one left out only judges less.
+//! when proto-JSON writes them as strings. Every other keyword (`format`, `example`,
+//! `propertyOrdering`, ...) is left out: a keyword read wrong would judge valid arguments
+//! broken, one left out only judges less.
 
 use serde_json::{Map, Value};
 
