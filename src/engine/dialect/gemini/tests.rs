@@ -185,3 +185,19 @@ fn alt_sse_answered_without_an_event_is_not_sse_whatever_the_framing() {
         );
     }
 }
+
+#[test]
+fn a_call_against_a_request_that_declares_nothing_is_not_judged_undeclared() {
+    let config = Arc::new(EngineConfig::default());
+    let cache = SchemaCache::default();
+    let request = RequestParts {
+        body: br#"{"cachedContent":"cachedContents/abc","contents":[]}"#,
+        path: Some("/v1beta/models/m:generateContent"),
+    };
+    let mut exchange = Exchange::start(&config, &cache, Dialect::Gemini, request);
+    exchange.response_head(head(Some("application/json")));
+    exchange.feed(CALL.as_bytes());
+    let report = exchange.finish(BodyEnd::Complete);
+    assert!(report.violations.is_empty(), "{:?}", report.violations);
+    assert_eq!(report.choices[0].tool_calls[0].name.as_deref(), Some("f"));
+}
