@@ -26,8 +26,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tooltap::engine::{
-    BodyEnd, Completeness, Dialect, EngineConfig, Exchange, LimitKind, Report, ResponseHead,
-    SchemaCache,
+    BodyEnd, Completeness, Dialect, EngineConfig, Exchange, LimitKind, Report, RequestParts,
+    ResponseHead, SchemaCache,
 };
 
 use shapes::{Case, shapes};
@@ -55,7 +55,11 @@ fn thread_cpu() -> Duration {
 fn run(case: &Case, config: &Arc<EngineConfig>) -> (Cost, Report) {
     let started = thread_cpu();
     let cache = SchemaCache::default();
-    let mut exchange = Exchange::with_dialect(config, &cache, case.dialect, &case.request);
+    let request = RequestParts {
+        body: &case.request,
+        path: case.path,
+    };
+    let mut exchange = Exchange::start(config, &cache, case.dialect, request);
     exchange.response_head(ResponseHead {
         status: 200,
         content_type: Some(case.content_type.to_owned()),
@@ -334,6 +338,12 @@ fn responses_shapes_cost_linear_work_and_stay_within_accounted_memory() {
 #[test]
 fn anthropic_shapes_cost_linear_work_and_stay_within_accounted_memory() {
     let failures = check_dialect(Dialect::Anthropic);
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn gemini_shapes_cost_linear_work_and_stay_within_accounted_memory() {
+    let failures = check_dialect(Dialect::Gemini);
     assert!(failures.is_empty(), "{failures:#?}");
 }
 

@@ -24,7 +24,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use tooltap::engine::{EngineConfig, Exchange, ResponseHead, SchemaCache};
+use tooltap::engine::{EngineConfig, Exchange, RequestParts, ResponseHead, SchemaCache};
 use tooltap::record::read::each_recording;
 use tooltap::report::{ReportArgs, ReportData, bound, collect, write_page};
 
@@ -158,7 +158,12 @@ fn engine_accounted(dir: &Path) -> (usize, usize) {
             let recording = recording.expect("recording reads");
             let meta = &recording.meta;
             let request = meta.request.body.bytes().unwrap_or_default();
-            let mut exchange = Exchange::with_dialect(&engine, &cache, meta.dialect(), &request);
+            let target = meta.target();
+            let parts = RequestParts {
+                body: &request,
+                path: Some(&target),
+            };
+            let mut exchange = Exchange::start(&engine, &cache, meta.dialect(), parts);
             let headers = meta.response.headers.iter();
             exchange.response_head(ResponseHead::from_headers(
                 meta.response.status,
@@ -307,6 +312,12 @@ fn responses_recordings_cost_the_report_linear_work_within_its_page_and_memory_b
 #[test]
 fn anthropic_recordings_cost_the_report_linear_work_within_its_page_and_memory_bounds() {
     let failures = check_shapes("anthropic.");
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn gemini_recordings_cost_the_report_linear_work_within_its_page_and_memory_bounds() {
+    let failures = check_shapes("gemini.");
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
