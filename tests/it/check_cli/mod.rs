@@ -17,7 +17,7 @@ use http::{HeaderMap, HeaderValue};
 use serde_json::Value;
 use tooltap::check::{self, CheckArgs};
 use tooltap::cli::{Cli, Command};
-use tooltap::engine::{BodyEnd, EngineConfig, Exchange, SchemaCache};
+use tooltap::engine::{BodyEnd, EngineConfig, Exchange, RequestParts, SchemaCache};
 use tooltap::metrics::Metrics;
 use tooltap::record::{
     Outcome, RecordMode, Recorder, RecorderConfig, RecordingEnd, RecordingStart,
@@ -79,8 +79,11 @@ async fn record_corpus(name: &str) -> (TempDir, Vec<Fixture>) {
             headers.insert("content-encoding", ce.parse().expect("header"));
         }
         handle.response_head(fixture.head.status, &headers);
-        let mut exchange =
-            Exchange::with_dialect(&engine, &cache, fixture.dialect, &fixture.request);
+        let request = RequestParts {
+            body: &fixture.request,
+            path: Some(fixture.path()),
+        };
+        let mut exchange = Exchange::start(&engine, &cache, fixture.dialect, request);
         exchange.response_head(fixture.head.clone());
         for frame in natural_frames(fixture) {
             exchange.feed(frame);
