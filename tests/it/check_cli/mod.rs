@@ -56,6 +56,11 @@ async fn record_corpus(name: &str) -> (TempDir, Vec<Fixture>) {
         let origin = Instant::now();
         let mut request_headers = HeaderMap::new();
         request_headers.insert("authorization", HeaderValue::from_static("Bearer sk-x"));
+        // The path and the query are recorded apart (a Gemini case's query says its framing).
+        let target = match fixture.path().split_once('?') {
+            Some((path, query)) => (path, Some(query)),
+            None => (fixture.path(), None),
+        };
         let mut handle = recorder
             .begin(RecordingStart {
                 id: &fixture.name,
@@ -64,9 +69,9 @@ async fn record_corpus(name: &str) -> (TempDir, Vec<Fixture>) {
                 route: "fixtures",
                 upstream: "http://127.0.0.1:9",
                 method: "POST",
-                path: fixture.path(),
+                path: target.0,
                 dialect: tooltap::engine::Dialect::for_path(fixture.path()),
-                query: None,
+                query: target.1,
                 request_headers: &request_headers,
             })
             .expect("on");
