@@ -140,6 +140,16 @@ fn judged(body: &Value, path: &str) -> Vec<(&'static str, String, &'static str)>
         .collect()
 }
 
+/// The one violation a test expects, as [`judged`] lists it.
+#[cfg(test)]
+fn one(
+    rule: &'static str,
+    path: impl Into<String>,
+    severity: &'static str,
+) -> Vec<(&'static str, String, &'static str)> {
+    vec![(rule, path.into(), severity)]
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -202,11 +212,11 @@ mod tests {
             );
             assert_eq!(
                 found,
-                [(
+                one(
                     "gemini.request.allowed_names_without_any",
-                    "/toolConfig/functionCallingConfig/allowedFunctionNames".into(),
+                    "/toolConfig/functionCallingConfig/allowedFunctionNames",
                     "warning"
-                )],
+                ),
                 "mode {mode}"
             );
         }
@@ -264,11 +274,11 @@ mod tests {
             let found = judged(&body, AI_STUDIO);
             assert_eq!(
                 found
-                    == [(
+                    == one(
                         "gemini.request.mode_any_without_declarations",
-                        "/toolConfig/functionCallingConfig/mode".into(),
+                        "/toolConfig/functionCallingConfig/mode",
                         "warning"
-                    )],
+                    ),
                 expected,
                 "{mode}: {found:?}"
             );
@@ -293,11 +303,11 @@ mod tests {
         ] {
             assert_eq!(
                 judged(&body, path),
-                [(
+                one(
                     "gemini.request.stream_args_on_gemini_api",
-                    "/toolConfig/functionCallingConfig/streamFunctionCallArguments".into(),
+                    "/toolConfig/functionCallingConfig/streamFunctionCallArguments",
                     "warning"
-                )],
+                ),
                 "{path}"
             );
         }

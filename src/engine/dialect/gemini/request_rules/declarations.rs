@@ -218,7 +218,7 @@ fn objects_without_properties(parameters: &Value, at: String, sink: &mut Violati
 mod tests {
     use serde_json::json;
 
-    use super::super::judged;
+    use super::super::{judged, one};
     use super::*;
 
     const PATH: &str = "/v1beta/models/gemini-2.5-flash:generateContent";
@@ -243,17 +243,17 @@ mod tests {
         for length in [65, 128] {
             assert_eq!(
                 judged(&named(&"a".repeat(length)), PATH),
-                [(
+                one(
                     "gemini.request.function_name_over_64",
                     at.clone(),
                     "warning"
-                )],
+                ),
                 "{length}"
             );
         }
         assert_eq!(
             judged(&named(&"a".repeat(129)), PATH),
-            [("gemini.request.function_name_invalid", at.clone(), "error")]
+            one("gemini.request.function_name_invalid", at.clone(), "error")
         );
     }
 
@@ -265,11 +265,11 @@ mod tests {
         for invalid in ["", "1st", "-x", ".x", "get weather", "wetter_für", "a/b"] {
             assert_eq!(
                 judged(&named(invalid), PATH),
-                [(
+                one(
                     "gemini.request.function_name_invalid",
-                    "/tools/0/functionDeclarations/0/name".into(),
+                    "/tools/0/functionDeclarations/0/name",
                     "error"
-                )],
+                ),
                 "{invalid:?}"
             );
         }
@@ -316,11 +316,11 @@ mod tests {
             }]));
             assert_eq!(
                 judged(&body, PATH),
-                [(
+                one(
                     "gemini.request.parameters_and_json_schema_both",
                     format!("/tools/0/functionDeclarations/0/{key}"),
                     "error"
-                )]
+                )
             );
         }
         let null_parameters = declaring(
@@ -351,11 +351,11 @@ mod tests {
             let body = declaring(json!([{"name": "f", "parametersJsonSchema": schema.clone()}]));
             assert_eq!(
                 judged(&body, PATH),
-                [(
+                one(
                     "gemini.request.parameters_json_schema_not_object",
                     path,
                     "error"
-                )],
+                ),
                 "{schema}"
             );
         }
@@ -386,7 +386,7 @@ mod tests {
             let body = declaring(json!([{"name": "f", "parameters": parameters.clone()}]));
             assert_eq!(
                 judged(&body, PATH),
-                [("gemini.request.object_without_properties", path, "warning")],
+                one("gemini.request.object_without_properties", path, "warning"),
                 "{parameters}"
             );
         }

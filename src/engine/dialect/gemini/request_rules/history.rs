@@ -308,7 +308,7 @@ fn name_mismatch(answer: &Piece<'_>, call: Option<&Piece<'_>>, sink: &mut Violat
 mod tests {
     use serde_json::json;
 
-    use super::super::judged;
+    use super::super::{judged, one};
     use super::*;
 
     const GEMINI_2: &str = "/v1beta/models/gemini-2.5-flash:generateContent";
@@ -393,11 +393,11 @@ mod tests {
         let mismatch = |found: Vec<(&'static str, String, &'static str)>, at: &str| {
             assert_eq!(
                 found,
-                [(
+                one(
                     "gemini.request.function_response_count_mismatch",
                     at.to_owned(),
                     "error"
-                )]
+                )
             );
         };
         let fewer = contents(vec![
@@ -451,11 +451,11 @@ mod tests {
         ]);
         assert_eq!(
             judged(&wrong_name, GEMINI_3),
-            [(
+            one(
                 "gemini.request.function_response_name_mismatch",
-                "/contents/2/parts/0/functionResponse/name".into(),
+                "/contents/2/parts/0/functionResponse/name",
                 "error"
-            )]
+            )
         );
         let same_id_other_name = contents(vec![
             user("go"),
@@ -464,11 +464,11 @@ mod tests {
         ]);
         assert_eq!(
             judged(&same_id_other_name, GEMINI_3),
-            [(
+            one(
                 "gemini.request.function_response_name_mismatch",
-                "/contents/2/parts/0/functionResponse/name".into(),
+                "/contents/2/parts/0/functionResponse/name",
                 "error"
-            )]
+            )
         );
         let ids = contents(vec![
             user("go"),
