@@ -50,7 +50,7 @@ impl Piece<'_> {
 
 /// The calls of a model turn and the responses of the turn after it.
 #[derive(Default)]
-struct Exchange<'v> {
+struct Round<'v> {
     /// The first content of the model turn, when one came.
     calls_at: Option<usize>,
     calls: Vec<Piece<'v>>,
@@ -100,18 +100,18 @@ pub(super) fn check(request: &Value, model: Option<&str>, sink: &mut ViolationSi
         .iter()
         .rposition(|c| !is_model(c) && parts(c).iter().any(|p| p.get("text").is_some()))
         .map_or(0, |at| at + 1);
-    let mut turn = Exchange::default();
+    let mut round = Round::default();
     let mut previous_model: Option<bool> = None;
     for (at, content) in contents.iter().enumerate() {
         let model_turn = is_model(content);
         match (previous_model, model_turn) {
             (Some(false), true) => {
-                judge(&turn, sink);
-                turn = Exchange::default();
-                turn.calls_at = Some(at);
+                judge(&round, sink);
+                round = Round::default();
+                round.calls_at = Some(at);
             }
-            (None, true) => turn.calls_at = Some(at),
-            (Some(true) | None, false) => turn.answers_at = at,
+            (None, true) => round.calls_at = Some(at),
+            (Some(true) | None, false) => round.answers_at = at,
             _ => {}
         }
         previous_model = Some(model_turn);
@@ -126,7 +126,7 @@ pub(super) fn check(request: &Value, model: Option<&str>, sink: &mut ViolationSi
                     signature(&call, part, strict, sink);
                 }
                 first_call = false;
-                turn.calls.push(call);
+                round.calls.push(call);
             }
             if let Some((answer, member)) = piece(
                 part,
@@ -136,13 +136,13 @@ pub(super) fn check(request: &Value, model: Option<&str>, sink: &mut ViolationSi
             ) {
                 response_object(&answer, member, sink);
                 if !model_turn {
-                    turn.answers.push(answer);
+                    round.answers.push(answer);
                 }
             }
         }
     }
     if previous_model == Some(false) {
-        judge(&turn, sink);
+        judge(&round, sink);
     }
 }
 
@@ -194,17 +194,17 @@ fn signature(call: &Piece<'_>, part: &Value, strict: bool, sink: &mut ViolationS
 }
 
 /// Pairs a model turn's calls with the responses of the turn after it.
-fn judge(turn: &Exchange<'_>, sink: &mut ViolationSink) {
-    let (calls, answers) = (&turn.calls, &turn.answers);
+fn judge(round: &Round<'_>, sink: &mut ViolationSink) {
+    let (calls, answers) = (&round.calls, &round.answers);
     if calls.len() != answers.len() {
-        let after = match turn.calls_at {
+        let after = match round.calls_at {
             Some(at) => format!("the model turn at /contents/{at}"),
             None => "no model turn".to_owned(),
         };
         sink.push(
             RuleId::GeminiRequestFunctionResponseCountMismatch,
             Stage::Request,
-            Site::at(format!("/contents/{}", turn.answers_at)),
+            Site::at(format!("/contents/{}", round.answers_at)),
             format!(
                 "{} functionResponse parts answer {} functionCall parts of {after}",
                 answers.len(),
