@@ -27,9 +27,10 @@ pub(super) fn check(
     path: Option<&str>,
     sink: &mut ViolationSink,
 ) {
+    let cached = keyed(request, "cachedContent", "cached_content").is_some();
     declarations::check(request, sink);
-    tool_config(request, reading, path.is_some(), sink);
-    history::check(request, reading.facts.model.as_deref(), sink);
+    tool_config(request, reading, path.is_some(), cached, sink);
+    history::check(request, reading.facts.model.as_deref(), cached, sink);
 }
 
 /// A member by either spelling (lowerCamel first, then snake_case) with the key the request
@@ -46,11 +47,14 @@ fn keyed<'v>(
 
 /// `allowedFunctionNames`, the mode, and `streamFunctionCallArguments` against the path form.
 /// `with_path`: the caller knew the request path (without it, the API the request went to is
-/// unknown and `stream_args_on_gemini_api` is not judged).
+/// unknown and `stream_args_on_gemini_api` is not judged). `cached`: the request names a
+/// `cachedContent`, which may declare the functions, so what the request itself declares is
+/// not held against the allowed names and the mode.
 fn tool_config(
     request: &Value,
     reading: &GeminiRequest,
     with_path: bool,
+    cached: bool,
     sink: &mut ViolationSink,
 ) {
     let Some((config_key, config)) = keyed(request, "toolConfig", "tool_config") else {
@@ -69,7 +73,7 @@ fn tool_config(
             let declared = name
                 .as_str()
                 .is_some_and(|name| reading.declared.contains_key(name));
-            if !declared {
+            if !declared && !cached {
                 let shown = crate::engine::dialect::common::preview(name);
                 sink.push(
                     RuleId::GeminiRequestAllowedNameUndeclared,
@@ -94,7 +98,7 @@ fn tool_config(
             );
         }
     }
-    if matches!(reading.mode, Mode::Any | Mode::Validated) && !reading.declares {
+    if matches!(reading.mode, Mode::Any | Mode::Validated) && !reading.declares && !cached {
         let mode = if reading.mode == Mode::Any {
             "ANY"
         } else {
@@ -257,6 +261,23 @@ mod tests {
                     "warning"
                 ),
             ]
+        );
+    }
+
+    #[test]
+    fn cached_content_may_declare_what_the_allowed_names_and_the_mode_need() {
+        let body = json!({
+            "cachedContent": "cachedContents/abc",
+            "toolConfig": {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": ["cached_fn"]}}
+        });
+        assert!(judged(&body, AI_STUDIO).is_empty());
+        let snake = json!({
+            "cached_content": "cachedContents/abc",
+            "tool_config": {"function_calling_config": {"mode": "AUTO", "allowed_function_names": ["cached_fn"]}}
+        });
+        assert_eq!(
+            rules(&judged(&snake, AI_STUDIO)),
+            ["gemini.request.allowed_names_without_any"]
         );
     }
 

@@ -90,8 +90,10 @@ fn piece<'v>(
     Some((piece, member))
 }
 
-/// Judges the history of `contents[]`; `model` is the model the path names.
-pub(super) fn check(request: &Value, model: Option<&str>, sink: &mut ViolationSink) {
+/// Judges the history of `contents[]`; `model` is the model the path names. `cached`: the
+/// request names a `cachedContent`, whose contents come first, so responses that open the
+/// request may answer a call the cache holds.
+pub(super) fn check(request: &Value, model: Option<&str>, cached: bool, sink: &mut ViolationSink) {
     let Some(contents) = request.get("contents").and_then(Value::as_array) else {
         return;
     };
@@ -106,7 +108,7 @@ pub(super) fn check(request: &Value, model: Option<&str>, sink: &mut ViolationSi
         let model_turn = is_model(content);
         match (previous_model, model_turn) {
             (Some(false), true) => {
-                judge(&round, sink);
+                judge(&round, cached, sink);
                 round = Round::default();
                 round.calls_at = Some(at);
             }
@@ -142,7 +144,7 @@ pub(super) fn check(request: &Value, model: Option<&str>, sink: &mut ViolationSi
         }
     }
     if previous_model == Some(false) {
-        judge(&round, sink);
+        judge(&round, cached, sink);
     }
 }
 
@@ -193,8 +195,12 @@ fn signature(call: &Piece<'_>, part: &Value, strict: bool, sink: &mut ViolationS
     }
 }
 
-/// Pairs a model turn's calls with the responses of the turn after it.
-fn judge(round: &Round<'_>, sink: &mut ViolationSink) {
+/// Pairs a model turn's calls with the responses of the turn after it (`cached`: responses
+/// with no model turn before them in the request may answer the cache's, and are not judged).
+fn judge(round: &Round<'_>, cached: bool, sink: &mut ViolationSink) {
+    if cached && round.calls_at.is_none() {
+        return;
+    }
     let (calls, answers) = (&round.calls, &round.answers);
     if calls.len() != answers.len() {
         let after = match round.calls_at {
@@ -439,6 +445,35 @@ mod tests {
             judged(&split, GEMINI_3).is_empty(),
             "{:?}",
             judged(&split, GEMINI_3)
+        );
+    }
+
+    #[test]
+    fn responses_opening_a_request_on_cached_content_may_answer_the_cache() {
+        let mut body = contents(vec![
+            answers(vec![answer("get_weather", None)]),
+            model(vec![call("get_weather", None, Some(SIGNED))]),
+            answers(vec![answer("get_time", None)]),
+        ]);
+        body["cachedContent"] = json!("cachedContents/abc");
+        assert_eq!(
+            judged(&body, GEMINI_3),
+            one(
+                "gemini.request.function_response_name_mismatch",
+                "/contents/2/parts/0/functionResponse/name",
+                "error"
+            )
+        );
+        body.as_object_mut()
+            .expect("object")
+            .remove("cachedContent");
+        let found = judged(&body, GEMINI_3);
+        assert_eq!(
+            found.first().map(|(rule, path, _)| (*rule, path.as_str())),
+            Some((
+                "gemini.request.function_response_count_mismatch",
+                "/contents/0"
+            ))
         );
     }
 
