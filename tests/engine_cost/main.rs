@@ -16,6 +16,7 @@
 // Test code: a failed setup is a failed test.
 #![allow(clippy::expect_used, clippy::panic)]
 
+mod gemini_request;
 mod json_array;
 mod recordings;
 mod report;
