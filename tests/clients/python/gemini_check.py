@@ -7,19 +7,28 @@ against the upstream, once through tooltap and once against `tooltap replay`; th
 Cases, each with `generate_content` and `generate_content_stream`: automatic function calling
 OFF (one call, parallel calls in one event, parallel calls in separate events, text only); ON (a
 Python function tool: the SDK runs it and sends the functionResponse back itself, a two-turn
-loop); and an explicit two-turn loop that sends the function responses back by hand.
+loop); and an explicit two-turn loop that sends the function responses back by hand. Then the same SDK as a Vertex AI client
+(`vertexai=True`, a stub OAuth token; aimock routes Vertex under /v1): one call buffered, text
+streamed, on `/v1/projects/{p}/locations/{l}/publishers/google/models/{m}:...`.
 
 Usage: gemini_check.py BASE_URL [faithful|unfaithful]. `unfaithful` asks for aimock's default
 tool-call answer, whose finishReason is `FUNCTION_CALL`, a value Gemini does not have."""
-import json, logging, sys, warnings
+import datetime, json, logging, sys, warnings
 
 from google import genai
 from google.genai import types
+from google.oauth2.credentials import Credentials
 
 base_url, mode = sys.argv[1], (sys.argv[2] if len(sys.argv) > 2 else "faithful")
 # aimock routes only /v1beta (google-genai 3.6.1 defaults the Developer API to /v1).
 client = genai.Client(api_key="gemini-test-key",
                       http_options=types.HttpOptions(base_url=base_url, api_version="v1beta",
+                                                     retry_options=types.HttpRetryOptions(attempts=1)))
+# A Vertex AI client sends `Authorization: Bearer <token>`; a token that never expires here.
+vertex = genai.Client(vertexai=True, project="tooltap-test", location="us-central1",
+                      credentials=Credentials(token="vertex-test-token",
+                                              expiry=datetime.datetime(2999, 1, 1)),
+                      http_options=types.HttpOptions(base_url=base_url, api_version="v1",
                                                      retry_options=types.HttpRetryOptions(attempts=1)))
 MODEL = "gemini-2.5-flash"
 FORECAST = types.FunctionDeclaration(
@@ -89,12 +98,12 @@ def recorded(call):
     return got
 
 
-def buffered(text, config=OFF):
-    return recorded(lambda: seen(client.models.generate_content(model=MODEL, contents=text, config=config)))
+def buffered(text, config=OFF, sdk=client):
+    return recorded(lambda: seen(sdk.models.generate_content(model=MODEL, contents=text, config=config)))
 
 
-def streamed(text, config=OFF):
-    return recorded(lambda: {"chunks": [seen(chunk) for chunk in client.models.generate_content_stream(
+def streamed(text, config=OFF, sdk=client):
+    return recorded(lambda: {"chunks": [seen(chunk) for chunk in sdk.models.generate_content_stream(
         model=MODEL, contents=text, config=config)]})
 
 
@@ -123,6 +132,8 @@ if mode == "faithful":
         out[name] = {"buffered": buffered(text), "stream": streamed(text)}
     out["afc"] = {"buffered": buffered(cases["one"], ON), "stream": streamed(cases["one"], ON)}
     out["loop"] = two_turns(cases["split"])
+    out["vertex"] = {"buffered": buffered(cases["one"], sdk=vertex),
+                     "stream": streamed(cases["text"], sdk=vertex)}
 else:
     text = "Gemini case default: forecast for Brest"
     out["default"] = {"buffered": buffered(text), "stream": streamed(text)}
