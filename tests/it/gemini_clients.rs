@@ -29,18 +29,16 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::inspect::{metric_sum, settle, temp_file};
 use crate::record::flush;
-use crate::support::aimock::{aimock_dir, start_aimock};
+use crate::support::aimock::start_aimock;
 use crate::support::check::check_json;
-use crate::support::clients::{python, python_script, script_json};
+use crate::support::clients::run_sdk_script;
 use crate::support::proxy;
 use crate::support::temp::{files_under, json_lines};
-use crate::support::within;
 
 /// The API key the scripts send (`x-goog-api-key`) and the python Vertex client's OAuth token
 /// (`Authorization: Bearer`); no recording may hold them.
@@ -54,27 +52,7 @@ const NODE_EXCHANGES: u64 = 8 + 2;
 
 /// Runs one SDK script (`python` or `node`) against `base_url` in `mode`; its JSON output.
 async fn run(sdk: &str, base_url: &str, mode: &str) -> Value {
-    let mut command = if sdk == "python" {
-        let mut command = tokio::process::Command::new(python());
-        command.arg(python_script("gemini_check.py"));
-        command
-    } else {
-        let dir = aimock_dir();
-        assert!(
-            dir.join("node_modules/@google/genai/package.json").exists(),
-            "@google/genai is missing: run scripts/test, which installs it"
-        );
-        let mut command = tokio::process::Command::new("node");
-        command.current_dir(&dir).arg("gemini_check.mjs");
-        command
-    };
-    let output = within(
-        Duration::from_secs(60),
-        command.arg(base_url).arg(mode).output(),
-    )
-    .await
-    .expect("the SDK script runs");
-    script_json(&output, sdk, base_url)
+    run_sdk_script(sdk, "gemini_check", "@google/genai", base_url, mode).await
 }
 
 /// Rule ids per exchange id, sorted, from a violations file (exchanges with none are absent).
