@@ -40,6 +40,9 @@ use crate::support::clients::run_sdk_script;
 use crate::support::proxy;
 use crate::support::temp::{files_under, json_lines};
 
+/// The rule aimock's default tool-call answer breaks: `finishReason: "FUNCTION_CALL"`.
+const UNKNOWN_FINISH: &str = "gemini.response.finish_reason_unknown";
+
 /// The API key the scripts send (`x-goog-api-key`) and the python Vertex client's OAuth token
 /// (`Authorization: Bearer`); no recording may hold them.
 const SECRETS: [&str; 2] = ["gemini-test-key", "vertex-test-token"];
@@ -245,4 +248,53 @@ async fn the_google_genai_python_sdk_gets_the_same_through_tooltap_and_its_repla
 async fn the_google_genai_node_sdk_gets_the_same_through_tooltap_and_its_replay() {
     let got = faithful_round_trip("node", NODE_EXCHANGES).await;
     assert_faithful_answers(&got);
+}
+
+#[tokio::test]
+async fn aimocks_default_function_call_finish_reason_is_reported_live_and_by_check() {
+    let (_aimock, port) = start_aimock().await;
+    let upstream = format!("http://127.0.0.1:{port}");
+    let violations = temp_file("gemini-default-violations.jsonl");
+    let recordings = temp_file("gemini-default-recordings");
+    let tooltap = proxy::start_recording(&upstream, &violations, &recordings).await;
+    let through_url = format!("http://{}", tooltap.local_addr());
+
+    for sdk in ["python", "node"] {
+        let direct = run(sdk, &upstream, "unfaithful").await;
+        let through = run(sdk, &through_url, "unfaithful").await;
+        assert_eq!(direct, through, "{sdk} got something else through tooltap");
+        let buffered = &through["default"]["buffered"];
+        assert_eq!(buffered["finish_reasons"][0], "FUNCTION_CALL", "{through}");
+        assert_eq!(buffered["calls"][0]["args"]["city"], "Brest");
+        if sdk == "python" {
+            let warning = "FUNCTION_CALL is not a valid FinishReason";
+            assert_eq!(buffered["warnings"][0], warning, "{through}");
+            assert_eq!(through["default"]["stream"]["warnings"][0], warning);
+        }
+    }
+
+    // Two SDKs, each a buffered and a streamed answer: four exchanges, each breaking the rule
+    // once, at error severity.
+    settle(&tooltap, 4).await;
+    let live = live_verdicts(&violations);
+    assert_eq!(live.len(), 4, "{live:?}");
+    for rules in live.values() {
+        assert!(rules.iter().any(|rule| rule == UNKNOWN_FINISH), "{live:?}");
+    }
+    let unknown: Vec<Value> = json_lines(&violations)
+        .into_iter()
+        .filter(|line| line["rule"] == UNKNOWN_FINISH)
+        .collect();
+    assert_eq!(unknown.len(), 4, "{unknown:?}");
+    assert!(unknown.iter().all(|line| line["severity"] == "error"));
+
+    flush(&tooltap).await;
+    assert_eq!(recorded_as_gemini(&recordings), 4);
+    let checked = check_json(&recordings);
+    assert_eq!(checked.code, 1, "{}", checked.stderr);
+    assert_eq!(
+        offline_verdicts(&checked.report),
+        live,
+        "check judged the recordings otherwise than live"
+    );
 }
