@@ -12,7 +12,8 @@
 //! Every exchange is judged as `gemini` with no error-severity violation, and `tooltap check`
 //! gives each recording the verdict it had live. aimock's default tool-call answer (finishReason
 //! `FUNCTION_CALL`) is kept as the violating case: `gemini.response.finish_reason_unknown` live
-//! and by `check`, while the python SDK warns "FUNCTION_CALL is not a valid FinishReason".
+//! and by `check`, while the python SDK warns "FUNCTION_CALL is not a valid FinishReason"; in
+//! enforce mode both SDKs raise an error that names the rule, buffered and streamed.
 //!
 //! What of aimock 1.43.0's Gemini bytes deviates from the contract (reference §1(c), §1(d)):
 //! * a tool-call answer's `finishReason` is `FUNCTION_CALL` unless the fixture sets
@@ -251,7 +252,7 @@ async fn the_google_genai_node_sdk_gets_the_same_through_tooltap_and_its_replay(
 }
 
 #[tokio::test]
-async fn aimocks_default_function_call_finish_reason_is_reported_live_and_by_check() {
+async fn aimocks_default_finish_reason_is_reported_live_by_check_and_raised_in_enforce_mode() {
     let (_aimock, port) = start_aimock().await;
     let upstream = format!("http://127.0.0.1:{port}");
     let violations = temp_file("gemini-default-violations.jsonl");
@@ -297,4 +298,24 @@ async fn aimocks_default_function_call_finish_reason_is_reported_live_and_by_che
         live,
         "check judged the recordings otherwise than live"
     );
+    drop(tooltap);
+
+    // Enforce mode: each call raises, buffered (a 502) and streamed (the stream's error object),
+    // and the error names the rule.
+    let mut raw = proxy::raw_config(&upstream);
+    raw.inspect.enforce = Some(true);
+    let enforcing = proxy::start(raw).await;
+    let base_url = format!("http://{}", enforcing.local_addr());
+    for sdk in ["python", "node"] {
+        let got = run(sdk, &base_url, "unfaithful").await;
+        for call in ["buffered", "stream"] {
+            let raised = &got["default"][call];
+            let message = raised["message"].as_str().unwrap_or_default();
+            assert!(
+                raised["error"].is_string() && message.contains(UNKNOWN_FINISH),
+                "{sdk} {call} did not raise naming the rule: {got}"
+            );
+            assert!(message.contains("502"), "{sdk} {call}: {got}");
+        }
+    }
 }

@@ -4,7 +4,8 @@
 // what the SDK warned on the console. Cases: one call, parallel calls in one event, parallel calls
 // in separate events, text only, and a two-turn loop that sends the function responses back.
 // Usage: node gemini_check.mjs BASE_URL [faithful|unfaithful]; `unfaithful` asks for aimock's
-// default tool-call answer, whose finishReason is `FUNCTION_CALL`, a value Gemini does not have.
+// default tool-call answer, whose finishReason is `FUNCTION_CALL`, a value Gemini does not have,
+// and prints per call what the SDK got or the error it raised (enforce mode makes one).
 import { GoogleGenAI } from "@google/genai";
 
 const [baseUrl, mode = "faithful"] = process.argv.slice(2);
@@ -57,6 +58,14 @@ const twoTurns = (text) => recorded(async () => {
   return { first: seen(first), second: seen(second) };
 });
 
+async function guarded(call, text) {
+  try {
+    return await call(text);
+  } catch (error) {
+    return { error: error.constructor.name, message: String(error.message) };
+  }
+}
+
 const out = {};
 if (mode === "faithful") {
   const cases = {
@@ -69,7 +78,7 @@ if (mode === "faithful") {
   out.loop = await twoTurns(cases.split);
 } else {
   const text = "Gemini case default: forecast for Brest";
-  out.default = { buffered: await buffered(text), stream: await streamed(text) };
+  out.default = { buffered: await guarded(buffered, text), stream: await guarded(streamed, text) };
 }
 console.warn = warn;
 console.log(JSON.stringify(out));

@@ -12,7 +12,9 @@ loop); and an explicit two-turn loop that sends the function responses back by h
 streamed, on `/v1/projects/{p}/locations/{l}/publishers/google/models/{m}:...`.
 
 Usage: gemini_check.py BASE_URL [faithful|unfaithful]. `unfaithful` asks for aimock's default
-tool-call answer, whose finishReason is `FUNCTION_CALL`, a value Gemini does not have."""
+tool-call answer, whose finishReason is `FUNCTION_CALL`, a value Gemini does not have, and
+prints per call either what the SDK got or the error it raised (enforce mode turns the
+violation into one)."""
 import datetime, json, logging, sys, warnings
 
 from google import genai
@@ -122,6 +124,13 @@ def two_turns(text):
     return recorded(run)
 
 
+def guarded(call, text):
+    try:
+        return call(text)
+    except Exception as error:  # whatever the SDK raises: its type and message are the output
+        return {"error": type(error).__name__, "message": str(error)}
+
+
 out = {}
 if mode == "faithful":
     cases = {"one": "Gemini case one: forecast for Lyon",
@@ -136,5 +145,5 @@ if mode == "faithful":
                      "stream": streamed(cases["text"], sdk=vertex)}
 else:
     text = "Gemini case default: forecast for Brest"
-    out["default"] = {"buffered": buffered(text), "stream": streamed(text)}
+    out["default"] = {"buffered": guarded(buffered, text), "stream": guarded(streamed, text)}
 print(json.dumps(out))
