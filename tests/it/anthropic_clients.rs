@@ -143,9 +143,7 @@ async fn a_broken_answer_is_reported_live_and_by_check_and_both_sdks_raise_in_en
     drop(tooltap);
 
     // Enforce mode: each call raises, and the error names the rule.
-    let mut raw = proxy::raw_config(&upstream);
-    raw.inspect.enforce = Some(true);
-    let enforcing = proxy::start(raw).await;
+    let enforcing = proxy::start_enforcing(&upstream).await;
     let base_url = format!("http://{}", enforcing.local_addr());
     for sdk in ["python", "node"] {
         let got = run(sdk, &base_url, "broken").await;

@@ -302,9 +302,7 @@ async fn aimocks_default_finish_reason_is_reported_live_by_check_and_raised_in_e
 
     // Enforce mode: each call raises, buffered (a 502) and streamed (the stream's error object),
     // and the error names the rule.
-    let mut raw = proxy::raw_config(&upstream);
-    raw.inspect.enforce = Some(true);
-    let enforcing = proxy::start(raw).await;
+    let enforcing = proxy::start_enforcing(&upstream).await;
     let base_url = format!("http://{}", enforcing.local_addr());
     for sdk in ["python", "node"] {
         let got = run(sdk, &base_url, "unfaithful").await;
