@@ -6,11 +6,10 @@
 //! (`generateContent`, `generateContentStream`, a two-turn loop) each run their cases (one call,
 //! parallel calls in one event, parallel calls in separate events with ids, text only; python
 //! also as a Vertex AI client on `/v1/projects/{p}/locations/{l}/publishers/google/models/{m}`)
-//! direct,
-//! through a recording tooltap and against `tooltap replay` of the recordings, and must get the
-//! same three times: function calls, args, ids, text, finish reasons and the SDK's warnings.
-//! Every exchange is judged as `gemini` with no error-severity violation, and `tooltap check`
-//! gives each recording the verdict it had live. aimock's default tool-call answer (finishReason
+//! direct, through a recording tooltap and against `tooltap replay` of the recordings, and must
+//! get the same three times: function calls, args, ids, text, finish reasons and the SDK's
+//! warnings. Every exchange is judged as `gemini` with no error-severity violation, recorded
+//! without its credential, and `tooltap check` and the replay give the verdicts it had live. aimock's default tool-call answer (finishReason
 //! `FUNCTION_CALL`) is kept as the violating case: `gemini.response.finish_reason_unknown` live
 //! and by `check`, while the python SDK warns "FUNCTION_CALL is not a valid FinishReason"; in
 //! enforce mode both SDKs raise an error that names the rule, buffered and streamed.
