@@ -117,13 +117,17 @@ impl GeminiState {
                 );
             }
         }
-        if self.kind.get() == Some(BodyKind::Sse) && self.request.alt_sse && self.stream.events == 0
-        {
+        if self.request.alt_sse && self.stream.events == 0 {
+            let detail = if self.kind.get() == Some(BodyKind::Sse) {
+                "the request asked alt=sse and the body carried no data: event"
+            } else {
+                "the request asked alt=sse and the answer is not text/event-stream"
+            };
             sink.push(
                 RuleId::GeminiStreamNotSse,
                 Stage::Complete,
                 Site::at(""),
-                "the request asked alt=sse and the body carried no data: event",
+                detail,
             );
         }
         if !self.stream.any_candidates && !self.stream.blocked && !self.stream.errored {

@@ -161,3 +161,27 @@ fn a_call_re_sent_in_an_event_the_same_feed_completes_is_a_repeat() {
     assert_eq!(calls.len(), 1, "kept once");
     assert_eq!(calls[0].arguments, Some(serde_json::json!({"a": "xy"})));
 }
+
+#[test]
+fn alt_sse_answered_without_an_event_is_not_sse_whatever_the_framing() {
+    let path = "/v1beta/models/m:streamGenerateContent?alt=sse";
+    for (content_type, body) in [
+        ("application/json", "[]"),
+        ("text/event-stream", ": ping\n\n"),
+    ] {
+        let report = run(
+            EngineConfig::default(),
+            path,
+            head(Some(content_type)),
+            &[body.as_bytes()],
+        );
+        assert_eq!(
+            rules(&report),
+            [
+                RuleId::GeminiStreamNotSse,
+                RuleId::GeminiResponseNoCandidatesWithoutBlock
+            ],
+            "{content_type}"
+        );
+    }
+}
