@@ -14,9 +14,9 @@ use serde_json::Value;
 
 use crate::inspect::{metric_sum, settle, temp_file};
 use crate::record::flush;
-use crate::support::aimock::{aimock_dir, start_aimock};
+use crate::support::aimock::start_aimock;
 use crate::support::check::check_json;
-use crate::support::clients::{python, python_script, script_json};
+use crate::support::clients::run_sdk_script;
 use crate::support::proxy;
 use crate::support::temp::{files_under, json_lines};
 use crate::support::within;
@@ -28,28 +28,7 @@ const BROKEN_RULE: &str = "anthropic.response.tool_use_name_unknown";
 
 /// Runs one SDK script (`python` or `node`) against `base_url` in `mode`; its JSON output.
 async fn run(sdk: &str, base_url: &str, mode: &str) -> Value {
-    let mut command = if sdk == "python" {
-        let mut command = tokio::process::Command::new(python());
-        command.arg(python_script("anthropic_check.py"));
-        command
-    } else {
-        let dir = aimock_dir();
-        assert!(
-            dir.join("node_modules/@anthropic-ai/sdk/package.json")
-                .exists(),
-            "@anthropic-ai/sdk is missing: run scripts/test, which installs it"
-        );
-        let mut command = tokio::process::Command::new("node");
-        command.current_dir(&dir).arg("anthropic_check.mjs");
-        command
-    };
-    let output = within(
-        Duration::from_secs(120),
-        command.arg(base_url).arg(mode).output(),
-    )
-    .await
-    .expect("the SDK script runs");
-    script_json(&output, sdk, base_url)
+    run_sdk_script(sdk, "anthropic_check", "@anthropic-ai/sdk", base_url, mode).await
 }
 
 #[tokio::test]
@@ -164,9 +143,7 @@ async fn a_broken_answer_is_reported_live_and_by_check_and_both_sdks_raise_in_en
     drop(tooltap);
 
     // Enforce mode: each call raises, and the error names the rule.
-    let mut raw = proxy::raw_config(&upstream);
-    raw.inspect.enforce = Some(true);
-    let enforcing = proxy::start(raw).await;
+    let enforcing = proxy::start_enforcing(&upstream).await;
     let base_url = format!("http://{}", enforcing.local_addr());
     for sdk in ["python", "node"] {
         let got = run(sdk, &base_url, "broken").await;

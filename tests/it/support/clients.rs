@@ -1,5 +1,6 @@
 //! The real client programs the tests drive: the Python interpreter `scripts/test` installs
-//! (with the `openai` and `openai-agents` SDKs) and the scripts under `tests/clients/python`.
+//! (with the `openai`, `openai-agents`, `anthropic` and `google-genai` SDKs), the scripts under
+//! `tests/clients/python`, and the Node SDK scripts beside aimock in `tests/clients/aimock`.
 //!
 //! Input: a script name and its arguments; output: the finished process's [`Output`]. A missing
 //! interpreter fails the test loudly, naming the command that installs it.
@@ -52,4 +53,40 @@ pub fn script_json(output: &Output, who: &str, base_url: &str) -> Value {
         "{who} failed against {base_url}: {stderr}"
     );
     serde_json::from_slice(&output.stdout).expect("the script prints JSON")
+}
+
+/// Runs a client script against `base_url` in `mode` and returns its JSON output: for `python`
+/// (`sdk`) `tests/clients/python/<script>.py`, else `node <script>.mjs` in aimock's folder,
+/// whose `node_modules` must hold the SDK `package`.
+pub async fn run_sdk_script(
+    sdk: &str,
+    script: &str,
+    package: &str,
+    base_url: &str,
+    mode: &str,
+) -> Value {
+    let mut command = if sdk == "python" {
+        let mut command = tokio::process::Command::new(python());
+        command.arg(python_script(&format!("{script}.py")));
+        command
+    } else {
+        let dir = super::aimock::aimock_dir();
+        assert!(
+            dir.join("node_modules")
+                .join(package)
+                .join("package.json")
+                .exists(),
+            "{package} is missing: run scripts/test, which installs it"
+        );
+        let mut command = tokio::process::Command::new("node");
+        command.current_dir(&dir).arg(format!("{script}.mjs"));
+        command
+    };
+    let output = within(
+        Duration::from_secs(120),
+        command.arg(base_url).arg(mode).output(),
+    )
+    .await
+    .expect("the SDK script runs");
+    script_json(&output, sdk, base_url)
 }

@@ -53,6 +53,14 @@ pub async fn start_recording(upstream: &str, violations: &Path, recordings: &Pat
     start(raw).await
 }
 
+/// tooltap before `upstream` in enforce mode: a response that breaks an error-severity rule
+/// reaches the client as the dialect's error.
+pub async fn start_enforcing(upstream: &str) -> RunningProxy {
+    let mut raw = raw_config(upstream);
+    raw.inspect.enforce = Some(true);
+    start(raw).await
+}
+
 /// `tooltap replay` of `recordings` on an ephemeral loopback port, its violations (if any) to
 /// `violations`.
 pub async fn start_replay(recordings: PathBuf, violations: Option<PathBuf>) -> RunningReplay {
