@@ -40,6 +40,14 @@ impl Fixture {
         &self.path
     }
 
+    /// Whether the body is an NDJSON stream (Ollama's, `application/x-ndjson`).
+    pub fn is_ndjson(&self) -> bool {
+        self.head
+            .content_type
+            .as_deref()
+            .is_some_and(|t| t.starts_with("application/x-ndjson"))
+    }
+
     /// The case name without its dialect prefix (`pass_`, `pair_`, ... conventions apply to it).
     pub fn kind_name(&self) -> &str {
         match self.dialect {
@@ -159,6 +167,10 @@ pub fn natural_frames(fixture: &Fixture) -> Vec<&[u8]> {
     let body = fixture.body.as_slice();
     if fixture.head.content_encoding.is_some() {
         return body.chunks(64).collect();
+    }
+    if fixture.is_ndjson() {
+        // One frame per NDJSON line, as Ollama flushes them.
+        return body.split_inclusive(|b| *b == b'\n').collect();
     }
     if !fixture.is_sse {
         return vec![body];
