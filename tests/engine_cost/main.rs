@@ -18,6 +18,7 @@
 
 mod gemini_request;
 mod json_array;
+mod ndjson;
 mod recordings;
 mod report;
 mod shapes;
