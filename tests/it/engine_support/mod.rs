@@ -168,10 +168,6 @@ pub fn natural_frames(fixture: &Fixture) -> Vec<&[u8]> {
     if fixture.head.content_encoding.is_some() {
         return body.chunks(64).collect();
     }
-    if fixture.is_ndjson() {
-        // One frame per NDJSON line, as Ollama flushes them.
-        return body.split_inclusive(|b| *b == b'\n').collect();
-    }
     if !fixture.is_sse {
         return vec![body];
     }
