@@ -6,7 +6,8 @@
 //! and against `tooltap replay` of the recordings, and must get the same three times: calls,
 //! arguments, text, `done` and `done_reason`, each streamed chunk. Every exchange is judged as
 //! `ollama` with no error-severity violation, recorded, and `tooltap check` and the replay give
-//! the verdicts it had live.
+//! the verdicts it had live. In enforce mode (through the fixture upstream) the client raises
+//! `ResponseError` naming the rule, buffered and streamed.
 //!
 //! What of aimock 1.43.0's Ollama bytes deviates from Ollama's (reference §3(c), §3(d), §3(i)):
 //! * tool calls carry no `id` and no `function.index` (Ollama sends both since #12956): optional
@@ -19,14 +20,16 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::inspect::{metric_sum, settle, temp_file};
+use crate::engine_support::{Fixture, fixture};
+use crate::inspect::{fixture_upstream, metric_sum, settle, temp_file};
 use crate::record::flush;
 use crate::support::aimock::start_aimock;
 use crate::support::check::check_json;
-use crate::support::clients::run_sdk_script;
+use crate::support::clients::{run_python, run_sdk_script, script_json};
 use crate::support::proxy;
 use crate::support::temp::{files_under, json_lines};
 
@@ -166,4 +169,55 @@ async fn the_ollama_python_client_gets_the_same_through_tooltap_and_its_replay()
     drop(replay);
     let found = errors(&replay_violations);
     assert!(found.is_empty(), "errors on replayed traffic: {found:?}");
+}
+
+/// Enforce mode, through the fixture upstream: a buffered break is a 502 in Ollama's
+/// `{"error":"..."}` shape, a streamed one ends the stream with that object as one NDJSON line,
+/// and the `ollama` client raises `ResponseError` naming the rule on both; a clean stream passes.
+#[tokio::test]
+async fn the_ollama_python_client_raises_on_enforced_violations() {
+    let names = [
+        "ollama_buffered_arguments_string",
+        "ollama_stream_arguments_string",
+        "ollama_pair_single_call_ndjson",
+    ];
+    let fixtures: Vec<Fixture> = names.iter().map(|n| fixture(n)).collect();
+    let upstream = fixture_upstream(&fixtures).await;
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.inspect.enforce = Some(true);
+    let tooltap = proxy::start(raw).await;
+    let base_url = format!("http://{}", tooltap.local_addr());
+    let fixtures_dir = crate::engine_support::fixtures_dir();
+    let mut args = vec![
+        base_url.as_str(),
+        fixtures_dir.to_str().expect("utf-8 path"),
+    ];
+    args.extend(names);
+    let output = run_python("ollama_enforce_check.py", &args, Duration::from_secs(60)).await;
+    let out = script_json(&output, "python", &base_url);
+
+    let buffered = &out["ollama_buffered_arguments_string"];
+    assert_eq!(buffered["raised"], true, "{out}");
+    assert_eq!(buffered["status"], 502);
+    let message = buffered["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("ollama.response.arguments_not_object"),
+        "{message}"
+    );
+
+    // Judged on the call's line, which never reaches the client (whose pydantic model would
+    // raise a ValidationError on it): the client meets the error line and raises ResponseError.
+    let streamed = &out["ollama_stream_arguments_string"];
+    assert_eq!(streamed["raised"], true, "{out}");
+    assert_eq!(streamed["kind"], Value::Null, "not a ResponseError: {out}");
+    let message = streamed["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("ollama.response.arguments_not_object"),
+        "{message}"
+    );
+
+    let clean = &out["ollama_pair_single_call_ndjson"];
+    assert_eq!(clean["raised"], false, "{out}");
+    assert_eq!(clean["calls"][0], "get_weather");
+    assert_eq!(clean["done_reason"], "stop");
 }

@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::super::common;
-use super::turn::{Call, Turn};
+use super::turn::{self, Call, Turn};
 use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};
 use crate::engine::weigh;
@@ -153,7 +153,10 @@ impl StreamState {
 
     /// Keeps a call, unless the same call (its id, or its name, arguments and index) came in
     /// an earlier line.
-    fn take_call(&mut self, call: Call, sink: &mut ViolationSink) {
+    fn take_call(&mut self, mut call: Call, sink: &mut ViolationSink) {
+        // Judged on its line: the client's parser refuses the line itself.
+        turn::judge_arguments(&call, Stage::Fragment, sink);
+        call.arguments_judged = true;
         let signature = call.signature();
         let repeated_id = call
             .id

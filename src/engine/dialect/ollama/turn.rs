@@ -36,6 +36,9 @@ pub struct Call {
     pub site: String,
     /// The feed call that completed the call's line, on a stream.
     pub seq: Option<u64>,
+    /// Its `arguments` shape was judged when its line came (a stream judges it there, so that
+    /// enforce mode refuses the line before the client's parser meets it).
+    pub arguments_judged: bool,
 }
 
 impl Call {
@@ -53,6 +56,7 @@ impl Call {
             arguments: function.and_then(|f| f.get("arguments")).cloned(),
             site,
             seq,
+            arguments_judged: false,
         }
     }
 
@@ -166,24 +170,31 @@ pub fn judge(turn: &Turn, cx: Context<'_>, sink: &mut ViolationSink) {
     judge_done_reason(turn, sink);
 }
 
+/// `ollama.response.arguments_not_object` when the call's `arguments` is not an object, at
+/// `stage` (a stream's line, or the whole turn).
+pub fn judge_arguments(call: &Call, stage: Stage, sink: &mut ViolationSink) {
+    if let Some(Value::Object(_)) = &call.arguments {
+        return;
+    }
+    let shown = call
+        .arguments
+        .as_ref()
+        .map(common::preview)
+        .unwrap_or_else(|| "nothing".into());
+    sink.push(
+        RuleId::OllamaResponseArgumentsNotObject,
+        stage,
+        call.at("/function/arguments"),
+        format!(
+            "arguments must be a JSON object, got {shown} (the ollama client's Mapping \
+             refuses it; replayed, Ollama answers 400)"
+        ),
+    );
+}
+
 fn judge_call(call: &Call, cx: Context<'_>, sink: &mut ViolationSink) {
-    match &call.arguments {
-        Some(Value::Object(_)) => {}
-        other => {
-            let shown = other
-                .as_ref()
-                .map(common::preview)
-                .unwrap_or_else(|| "nothing".into());
-            sink.push(
-                RuleId::OllamaResponseArgumentsNotObject,
-                Stage::Complete,
-                call.at("/function/arguments"),
-                format!(
-                    "arguments must be a JSON object, got {shown} (the ollama client's \
-                     Mapping refuses it; replayed, Ollama answers 400)"
-                ),
-            );
-        }
+    if !call.arguments_judged {
+        judge_arguments(call, Stage::Complete, sink);
     }
     let Some(name) = call.name.as_deref().filter(|name| !name.is_empty()) else {
         sink.push(
