@@ -191,3 +191,36 @@ fn loading_walks_subdirectories_and_a_bad_file_names_its_line() {
     let message = error.to_string();
     assert!(message.contains("two.jsonl:3:"), "{message}");
 }
+
+#[test]
+fn the_query_selects_the_recording_and_its_credentials_do_not() {
+    let path = "/v1beta/models/gemini-2.5-flash:streamGenerateContent";
+    let body = RecordedBody::json(&json!({"contents": []}));
+    let mut library = Library::empty(MatchRules::default());
+    let mut sse = recording("POST", path, body.clone());
+    sse.meta.query = Some("alt=sse&key=[REDACTED]".into());
+    library.insert("sse".into(), sse);
+    library.insert("array".into(), recording("POST", path, body));
+    let ask = |query: Option<&str>| {
+        library
+            .next_for_sent(Sent {
+                method: "POST",
+                path,
+                query,
+                body: br#"{"contents":[]}"#,
+                as_recorded: None,
+            })
+            .map(|entry| entry.name.clone())
+    };
+    for _ in 0..2 {
+        assert_eq!(ask(Some("key=AIzaPlanted&alt=sse")).expect("hit"), "sse");
+        assert_eq!(ask(Some("key=AIzaPlanted")).expect("hit"), "array");
+        assert_eq!(ask(None).expect("hit"), "array");
+    }
+    let miss = ask(Some("alt=json&key=AIzaPlanted")).expect_err("miss");
+    assert_eq!(miss.candidates[0].differing, [r#"query (recorded "")"#]);
+    assert_eq!(
+        miss.candidates[1].differing,
+        [r#"query (recorded "alt=sse")"#]
+    );
+}
