@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 
+use bytes::Bytes;
 use serde_json::Value;
 
 use super::body::BodyEnding;
@@ -374,6 +375,9 @@ fn served_frames(recording: &mut Recording) -> Arc<[RecordedFrame]> {
             bytes: replacement,
         }]);
     }
+    if let Some(kept) = cut.kept_bytes {
+        return kept_then(&recording.frames, kept, replacement);
+    }
     let mut frames: Vec<RecordedFrame> = recording.frames.clone();
     let last = if cut.replaced_last {
         frames.pop()
@@ -383,6 +387,36 @@ fn served_frames(recording: &mut Recording) -> Arc<[RecordedFrame]> {
     frames.push(RecordedFrame {
         seq: frames.len() as u64,
         t_us: last.map_or(0, |frame| frame.t_us),
+        bytes: replacement,
+    });
+    frames.into()
+}
+
+/// The recorded frames cut to their first `kept` bytes (a JSON-array stream's whole elements),
+/// then the replacement, at the time of the frame the cut fell in.
+fn kept_then(recorded: &[RecordedFrame], kept: u64, replacement: Bytes) -> Arc<[RecordedFrame]> {
+    let mut frames = Vec::new();
+    let mut left = kept;
+    let mut t_us = 0;
+    for frame in recorded {
+        t_us = frame.t_us;
+        if left == 0 {
+            break;
+        }
+        let take = (frame.bytes.len() as u64).min(left);
+        left -= take;
+        frames.push(RecordedFrame {
+            seq: frames.len() as u64,
+            t_us,
+            bytes: frame.bytes.slice(..take as usize),
+        });
+        if take < frame.bytes.len() as u64 {
+            break;
+        }
+    }
+    frames.push(RecordedFrame {
+        seq: frames.len() as u64,
+        t_us,
         bytes: replacement,
     });
     frames.into()
