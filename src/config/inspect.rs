@@ -114,13 +114,14 @@ pub struct Matcher {
 }
 
 impl Default for Matcher {
-    /// `POST` to any path a dialect names ([`Dialect::path_suffix`]).
+    /// `POST` to any path a dialect names ([`Dialect::path_suffixes`]).
     fn default() -> Self {
         Matcher {
             methods: vec!["POST".into()],
             path_suffixes: Dialect::ALL
                 .iter()
-                .map(|dialect| dialect.path_suffix().to_owned())
+                .flat_map(|dialect| dialect.path_suffixes())
+                .map(|suffix| (*suffix).to_owned())
                 .collect(),
         }
     }

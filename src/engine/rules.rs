@@ -216,6 +216,50 @@ rules! {
     AnthropicStreamEventAfterMessageStop => "anthropic.stream.event_after_message_stop", Error;
     AnthropicStreamErrorEventInvalid => "anthropic.stream.error_event_invalid", Error;
     AnthropicStreamUnknownEventType => "anthropic.stream.unknown_event_type", Warning;
+    // Google Gemini generateContent / streamGenerateContent (gemini-bedrock-ollama.md §1(f))
+    GeminiRequestFunctionNameInvalid => "gemini.request.function_name_invalid", Error;
+    GeminiRequestFunctionNameOver64 => "gemini.request.function_name_over_64", Warning;
+    GeminiRequestDuplicateFunctionName => "gemini.request.duplicate_function_name", Warning;
+    GeminiRequestParametersAndJsonSchemaBoth => "gemini.request.parameters_and_json_schema_both", Error;
+    GeminiRequestParametersJsonSchemaNotObject => "gemini.request.parameters_json_schema_not_object", Error;
+    GeminiRequestObjectWithoutProperties => "gemini.request.object_without_properties", Warning;
+    GeminiRequestAllowedNameUndeclared => "gemini.request.allowed_name_undeclared", Error;
+    GeminiRequestAllowedNamesWithoutAny => "gemini.request.allowed_names_without_any", Warning;
+    GeminiRequestModeAnyWithoutDeclarations => "gemini.request.mode_any_without_declarations", Warning;
+    GeminiRequestStreamArgsOnGeminiApi => "gemini.request.stream_args_on_gemini_api", Warning;
+    GeminiRequestFunctionResponseCountMismatch => "gemini.request.function_response_count_mismatch", Error;
+    GeminiRequestFunctionResponseNameMismatch => "gemini.request.function_response_name_mismatch", Error;
+    GeminiRequestFunctionResponseIdMismatch => "gemini.request.function_response_id_mismatch", Warning;
+    GeminiRequestFunctionResponseNotObject => "gemini.request.function_response_not_object", Error;
+    GeminiRequestReplayedArgsNotObject => "gemini.request.replayed_args_not_object", Error;
+    GeminiRequestMissingThoughtSignature => "gemini.request.missing_thought_signature", Error;
+    GeminiRequestThoughtSignatureSentinel => "gemini.request.thought_signature_sentinel", Warning;
+    GeminiResponseFinishReasonUnknown => "gemini.response.finish_reason_unknown", Error;
+    GeminiResponseFunctionCallArgsNotObject => "gemini.response.function_call_args_not_object", Error;
+    GeminiResponseFunctionCallNameMissing => "gemini.response.function_call_name_missing", Error;
+    GeminiResponseFunctionCallUndeclared => "gemini.response.function_call_undeclared", Error;
+    GeminiResponseFunctionCallNamespaced => "gemini.response.function_call_namespaced", Warning;
+    GeminiResponseFunctionCallNotAllowed => "gemini.response.function_call_not_allowed", Error;
+    GeminiResponseFunctionCallUnderModeNone => "gemini.response.function_call_under_mode_none", Error;
+    GeminiResponseNoCallUnderModeAny => "gemini.response.no_call_under_mode_any", Error;
+    GeminiResponseArgsSchemaViolation => "gemini.response.args_schema_violation", Error;
+    GeminiResponseFunctionCallIdDuplicate => "gemini.response.function_call_id_duplicate", Error;
+    GeminiResponseMalformedWithCall => "gemini.response.malformed_with_call", Error;
+    GeminiResponseMalformedFunctionCall => "gemini.response.malformed_function_call", Warning;
+    GeminiResponseMaxTokensWithCall => "gemini.response.max_tokens_with_call", Warning;
+    GeminiResponseNoCandidatesWithoutBlock => "gemini.response.no_candidates_without_block", Error;
+    GeminiResponseServerToolPart => "gemini.response.server_tool_part", Warning;
+    GeminiStreamNotSse => "gemini.stream.not_sse", Error;
+    GeminiStreamJsonArrayFraming => "gemini.stream.json_array_framing", Warning;
+    GeminiStreamDataWithoutSpace => "gemini.stream.data_without_space", Warning;
+    GeminiStreamDoneSentinel => "gemini.stream.done_sentinel", Warning;
+    GeminiStreamEventNotJson => "gemini.stream.event_not_json", Error;
+    GeminiStreamFunctionCallSplit => "gemini.stream.function_call_split", Error;
+    GeminiStreamFunctionCallRepeated => "gemini.stream.function_call_repeated", Warning;
+    GeminiStreamCumulativeSnapshots => "gemini.stream.cumulative_snapshots", Warning;
+    GeminiStreamContentAfterFinish => "gemini.stream.content_after_finish", Error;
+    GeminiStreamNoFinishReason => "gemini.stream.no_finish_reason", Error;
+    GeminiStreamErrorInStream => "gemini.stream.error_in_stream", Warning;
 }
 
 impl RuleId {

@@ -140,6 +140,7 @@ fn request_path(dialect: Dialect) -> &'static str {
         Dialect::Chat => "/v1/chat/completions",
         Dialect::Responses => "/v1/responses",
         Dialect::Anthropic => "/v1/messages",
+        Dialect::Gemini => "/v1beta/models/gemini-3-flash:streamGenerateContent?alt=sse",
     }
 }
 

@@ -43,8 +43,12 @@ pub fn shapes(dialect: Dialect) -> &'static [Shape] {
         Dialect::Chat => CHAT,
         Dialect::Responses => RESPONSES,
         Dialect::Anthropic => ANTHROPIC,
+        Dialect::Gemini => GEMINI,
     }
 }
+
+/// Gemini's shapes join with its response and stream rules.
+const GEMINI: &[Shape] = &[];
 
 const FRAME: usize = 16 * 1024;
 

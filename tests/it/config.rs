@@ -284,7 +284,7 @@ fn unknown_dialects_are_refused_naming_the_key_and_the_dialects() {
     let path = temp_toml(
         "baddialect",
         "[[routes]]\nname = \"g\"\nprefix = \"/g\"\nupstream = \"http://g\"\n\
-         dialect = \"gemini\"\n",
+         dialect = \"bedrock\"\n",
     );
     let error = Config::from_layers(
         Some(path.clone()),
@@ -295,8 +295,8 @@ fn unknown_dialects_are_refused_naming_the_key_and_the_dialects() {
     let message = error.to_string();
     for part in [
         "routes[0].dialect",
-        "\"gemini\"",
-        "chat, responses, anthropic",
+        "\"bedrock\"",
+        "chat, responses, anthropic, gemini",
         &path.display().to_string(),
     ] {
         assert!(message.contains(part), "{part}: {message}");

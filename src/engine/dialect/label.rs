@@ -7,8 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The tool-calling API an exchange speaks; serialized as `"chat"`, `"responses"` or
-/// `"anthropic"`, the one label set users see (logs, metrics, violations lines, recordings,
+/// The tool-calling API an exchange speaks; serialized as `"chat"`, `"responses"`,
+/// `"anthropic"` or `"gemini"`, the one label set users see (logs, metrics, violations lines, recordings,
 /// `check` output, quirk listings, the report). The labels the quirk listing and the report once
 /// used, `chat_completions` and `anthropic_messages`, still read (see [`Dialect::from_name`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -23,6 +23,9 @@ pub enum Dialect {
     /// `POST .../messages`, the Anthropic Messages API.
     #[serde(alias = "anthropic_messages")]
     Anthropic,
+    /// `POST .../models/{m}:generateContent` and `:streamGenerateContent`, the Google Gemini
+    /// API (AI Studio and Vertex AI).
+    Gemini,
 }
 
 /// A dialect name that is none of [`Dialect::ALL`]'s labels (nor an old alias).
@@ -31,7 +34,12 @@ pub enum Dialect {
 pub struct UnknownDialect(pub String);
 
 impl Dialect {
-    pub const ALL: [Dialect; 3] = [Dialect::Chat, Dialect::Responses, Dialect::Anthropic];
+    pub const ALL: [Dialect; 4] = [
+        Dialect::Chat,
+        Dialect::Responses,
+        Dialect::Anthropic,
+        Dialect::Gemini,
+    ];
 
     /// The stable label used in logs, metrics, violations lines and recordings.
     pub fn as_str(self) -> &'static str {
@@ -39,11 +47,12 @@ impl Dialect {
             Dialect::Chat => "chat",
             Dialect::Responses => "responses",
             Dialect::Anthropic => "anthropic",
+            Dialect::Gemini => "gemini",
         }
     }
 
     /// The labels, for messages that list them.
-    pub const NAMES: &'static str = "chat, responses, anthropic";
+    pub const NAMES: &'static str = "chat, responses, anthropic, gemini";
 
     /// Labels the quirk listing and the report used before they took [`Dialect::as_str`]'s:
     /// still read wherever a dialect is named (a recording, a config value, a report link).
@@ -64,13 +73,17 @@ impl Dialect {
             })
     }
 
-    /// The path suffix that selects this dialect: the one list of them (the default
-    /// `inspect.path_suffixes`, the report and the proxy all read it).
-    pub fn path_suffix(self) -> &'static str {
+    /// The path suffixes that select this dialect: the one list of them (the default
+    /// `inspect.path_suffixes`, the report and the proxy all read it). Gemini's are its two
+    /// method names, after `models/{m}` under any prefix (AI Studio `/v1beta/models/{m}`,
+    /// `/v1/models/{m}`, Vertex `/v1beta1/projects/{p}/locations/{l}/publishers/google/models/{m}`,
+    /// express mode `/v1beta1/publishers/google/models/{m}`).
+    pub fn path_suffixes(self) -> &'static [&'static str] {
         match self {
-            Dialect::Chat => "/chat/completions",
-            Dialect::Responses => "/responses",
-            Dialect::Anthropic => "/messages",
+            Dialect::Chat => &["/chat/completions"],
+            Dialect::Responses => &["/responses"],
+            Dialect::Anthropic => &["/messages"],
+            Dialect::Gemini => &[":generateContent", ":streamGenerateContent"],
         }
     }
 
@@ -78,9 +91,12 @@ impl Dialect {
     pub fn from_path(path: &str) -> Option<Dialect> {
         let path = path.split('?').next().unwrap_or_default();
         let path = path.trim_end_matches('/');
-        Dialect::ALL
-            .into_iter()
-            .find(|dialect| path.ends_with(dialect.path_suffix()))
+        Dialect::ALL.into_iter().find(|dialect| {
+            dialect
+                .path_suffixes()
+                .iter()
+                .any(|suffix| path.ends_with(suffix))
+        })
     }
 
     /// What an old recording (or a capture) that names no dialect and whose path names none
@@ -131,10 +147,10 @@ mod tests {
         assert_eq!(old, Dialect::Chat);
         let old: Dialect = serde_json::from_str("\"anthropic_messages\"").expect("alias");
         assert_eq!(old, Dialect::Anthropic);
-        let unknown = "gemini".parse::<Dialect>().expect_err("not a dialect");
+        let unknown = "bedrock".parse::<Dialect>().expect_err("not a dialect");
         assert_eq!(
             unknown.to_string(),
-            "unknown dialect \"gemini\": the dialects are chat, responses, anthropic"
+            "unknown dialect \"bedrock\": the dialects are chat, responses, anthropic, gemini"
         );
     }
 
@@ -151,6 +167,24 @@ mod tests {
         assert_eq!(
             Dialect::from_path("/anthropic/v1/messages"),
             Some(Dialect::Anthropic)
+        );
+        for gemini in [
+            "/v1beta/models/gemini-3-flash:generateContent",
+            "/v1/models/gemini-3-flash:streamGenerateContent?alt=sse&key=k",
+            "/v1beta/tunedModels/t:generateContent",
+            "/v1beta1/projects/p/locations/us-central1/publishers/google/models/m:streamGenerateContent",
+            "/v1beta1/publishers/google/models/gemini-3-flash:generateContent?alt=sse",
+        ] {
+            assert_eq!(
+                Dialect::from_path(gemini),
+                Some(Dialect::Gemini),
+                "{gemini}"
+            );
+        }
+        assert_eq!(
+            Dialect::from_path("/v1beta/models/m:countTokens"),
+            None,
+            "only the two generate methods are Gemini's"
         );
         assert_eq!(Dialect::from_path("/v1/generate"), None);
         assert_eq!(Dialect::for_path("/v1/generate"), Dialect::Chat);

@@ -1,7 +1,8 @@
 //! Dialects: which tool-calling API an exchange speaks, and the seam the engine drives it by.
 //!
 //! Input: the request path (a route matcher's suffix decides: `/chat/completions` is Chat
-//! Completions, `/responses` the Responses API, `/messages` Anthropic Messages) and body. Output: a [`DialectState`] that brings
+//! Completions, `/responses` the Responses API, `/messages` Anthropic Messages,
+//! `:generateContent` / `:streamGenerateContent` Gemini) and body. Output: a [`DialectState`] that brings
 //! the dialect's request facts, its reading of each SSE event (framing itself is shared),
 //! reassembly and rules. The shared parts stay at the engine root: framing, schema cache,
 //! violation, report, rules, decode.
@@ -9,13 +10,15 @@
 //! ```text
 //! Exchange ─► DialectState { Dialect, Box<dyn DialectRules> }   (seam: the trait)
 //!                 register(Dialect) ─► chat::ChatState | responses::ResponsesState
-//!                                    | anthropic::AnthropicState   (sibling folders that
+//!                                    | anthropic::AnthropicState
+//!                                    | gemini::GeminiState         (sibling folders that
 //!                                      import only `common` and engine leaves)
 //! ```
 
 pub mod anthropic;
 pub mod chat;
 mod common;
+pub mod gemini;
 pub mod label;
 pub mod pieces;
 pub mod responses;
@@ -71,6 +74,7 @@ fn register(dialect: Dialect) -> Registered {
         Dialect::Chat => Registered::of::<chat::ChatState>(),
         Dialect::Responses => Registered::of::<responses::ResponsesState>(),
         Dialect::Anthropic => Registered::of::<anthropic::AnthropicState>(),
+        Dialect::Gemini => Registered::of::<gemini::GeminiState>(),
     }
 }
 
@@ -155,6 +159,28 @@ mod tests {
                 "{dialect}: {body}"
             );
             let event = dialect.error_event(&error, Some(6));
+            if dialect == Dialect::Gemini {
+                // google-genai raises on a stream line that is an `{"error":{...}}` object
+                // with an integer `code`; @google/genai on bytes that parse as one (or are left
+                // without an event delimiter at the end). A `data:` event neither raises on.
+                assert!(!event.contains("data:"), "{event:?}");
+                assert!(
+                    event.ends_with('\n') && !event.ends_with("\n\n"),
+                    "{event:?}"
+                );
+                let object: Value = serde_json::from_str(&event).expect("one JSON object");
+                assert!(event.starts_with("{\"error\":"), "{event}");
+                assert_eq!(
+                    object.pointer("/error/message"),
+                    Some(&Value::from(error.message))
+                );
+                assert!(
+                    object.pointer("/error/code").is_some_and(Value::is_u64),
+                    "{event}"
+                );
+                assert_eq!(body, object, "the same object as the buffered refusal");
+                continue;
+            }
             let data = event
                 .lines()
                 .find_map(|line| line.strip_prefix("data: "))
@@ -167,6 +193,15 @@ mod tests {
             assert_eq!(message, Some(error.message), "{dialect}: {event}");
             assert!(event.ends_with("\n\n"), "{dialect}: {event:?}");
         }
+        let gemini = Dialect::Gemini.error_body(&error);
+        assert_eq!(
+            gemini.pointer("/error/status"),
+            Some(&Value::from("INTERNAL"))
+        );
+        assert_eq!(
+            gemini.pointer("/error/details/0/metadata/rule"),
+            Some(&Value::from("response.not_json"))
+        );
         let numbered = Dialect::Responses.error_event(&error, Some(6));
         assert!(numbered.contains("\"sequence_number\":7"), "{numbered}");
     }

@@ -240,11 +240,13 @@ fn a_capture_s_dialect_can_be_named() {
         "--response",
         "b",
         "--dialect",
-        "gemini",
+        "bedrock",
     ];
     let error = <tooltap::cli::Cli as clap::Parser>::try_parse_from(full).expect_err("refused");
     assert!(
-        error.to_string().contains("chat, responses, anthropic"),
+        error
+            .to_string()
+            .contains("chat, responses, anthropic, gemini"),
         "{error}"
     );
 }

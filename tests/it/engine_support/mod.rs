@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use tooltap::engine::{
-    BodyEnd, Dialect, EngineConfig, Exchange, Report, ResponseHead, SchemaCache,
+    BodyEnd, Dialect, EngineConfig, Exchange, Report, RequestParts, ResponseHead, SchemaCache,
 };
 
 /// One case of the corpus.
@@ -27,7 +27,10 @@ pub struct Fixture {
     /// A case named `<label>_*` for a dialect other than Chat (`responses_*`, `anthropic_*`) is
     /// that dialect's exchange; every other case is Chat Completions.
     pub dialect: Dialect,
-    /// `/v1` and the dialect's path suffix.
+    /// The request path with its query: `/v1` and the dialect's path suffix, or for a Gemini
+    /// case `head.json`'s `"path"`, by default `/v1beta/models/gemini-3-flash:` and
+    /// `generateContent` (a `response.json`) or `streamGenerateContent?alt=sse` (a
+    /// `response.sse`).
     path: String,
 }
 
@@ -100,9 +103,11 @@ pub fn load(dir: &Path) -> Fixture {
     } else {
         "application/json"
     };
+    let mut head_path = None;
     let head = match std::fs::read(dir.join("head.json")) {
         Ok(raw) => {
             let value: Value = serde_json::from_slice(&raw).expect("head.json parses");
+            head_path = value["path"].as_str().map(str::to_owned);
             ResponseHead {
                 status: value["status"].as_u64().map_or(200, |s| s as u16),
                 content_type: Some(
@@ -128,9 +133,16 @@ pub fn load(dir: &Path) -> Fixture {
                 .is_some_and(|rest| rest.starts_with('_'))
         })
         .unwrap_or(Dialect::Chat);
+    let path = head_path.unwrap_or_else(|| match dialect {
+        Dialect::Gemini if is_sse => {
+            "/v1beta/models/gemini-3-flash:streamGenerateContent?alt=sse".to_owned()
+        }
+        Dialect::Gemini => "/v1beta/models/gemini-3-flash:generateContent".to_owned(),
+        other => format!("/v1{}", other.path_suffixes()[0]),
+    });
     Fixture {
         dialect,
-        path: format!("/v1{}", dialect.path_suffix()),
+        path,
         name,
         dir: dir.to_path_buf(),
         request,
@@ -178,7 +190,11 @@ pub fn natural_frames(fixture: &Fixture) -> Vec<&[u8]> {
 /// Drives one exchange over the given frames.
 pub fn run_frames(fixture: &Fixture, cache: &SchemaCache, frames: &[&[u8]]) -> Report {
     let config = Arc::new(EngineConfig::default());
-    let mut exchange = Exchange::with_dialect(&config, cache, fixture.dialect, &fixture.request);
+    let request = RequestParts {
+        body: &fixture.request,
+        path: Some(&fixture.path),
+    };
+    let mut exchange = Exchange::start(&config, cache, fixture.dialect, request);
     exchange.response_head(fixture.head.clone());
     for frame in frames {
         exchange.feed(frame);
