@@ -8,12 +8,13 @@
 use std::path::Path;
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::io::AsyncReadExt;
 
 use crate::layout::{start_logging, stop};
 use crate::support::TempDir;
-use crate::support::binary::{self, Running};
+use crate::support::binary;
 use crate::support::client::{exchange, request};
+use crate::support::gemini::{MODEL, request_body};
 use crate::support::temp::files_under;
 use crate::support::upstream::{Script, Upstream};
 use crate::support::within;
@@ -24,7 +25,6 @@ const HEADER_KEY: &str = "AIzaSyPlantedHeaderKey7f2a3b";
 const BEARER: &str = "ya29.planted-vertex-token-5e6f";
 const SECRETS: [&str; 3] = [QUERY_KEY, HEADER_KEY, BEARER];
 
-const MODEL: &str = "/v1beta/models/gemini-2.5-flash";
 const VERTEX: &str =
     "/v1beta1/projects/p/locations/us-central1/publishers/google/models/gemini-2.5-flash";
 
@@ -36,18 +36,6 @@ const EVENTS: [&str; 2] = [
     "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"Checking.\"}]},\"index\":0}],\"usageMetadata\":{\"promptTokenCount\":12,\"totalTokenCount\":14}}\r\n\r\n",
     "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"functionCall\":{\"name\":\"get_weather\",\"args\":{\"city\":\"Paris\"}}}]},\"finishReason\":\"STOP\",\"index\":0}],\"usageMetadata\":{\"promptTokenCount\":12,\"candidatesTokenCount\":7,\"totalTokenCount\":19}}\r\n\r\n",
 ];
-
-fn request_body(city: &str) -> String {
-    serde_json::json!({
-        "contents": [{"role": "user", "parts": [{"text": format!("Weather in {city}?")}]}],
-        "tools": [{"functionDeclarations": [{
-            "name": "get_weather",
-            "parametersJsonSchema": {"type": "object",
-                "properties": {"city": {"type": "string"}}, "required": ["city"]}
-        }]}]
-    })
-    .to_string()
-}
 
 /// Every line of `text` that holds a planted credential.
 fn leaks(text: &str) -> Vec<&str> {
@@ -95,19 +83,6 @@ async fn gemini_upstream() -> Upstream {
         None,
     )
     .await
-}
-
-/// Reads the rest of a stopped child's stdout lines and its stderr into `log`.
-async fn drain(running: &mut Running) {
-    while let Ok(Some(line)) = running.lines.next_line().await {
-        running.log.push(line);
-    }
-    if let Some(stderr) = running.child.stderr.take() {
-        let mut errors = BufReader::new(stderr).lines();
-        while let Ok(Some(line)) = errors.next_line().await {
-            running.log.push(line);
-        }
-    }
 }
 
 #[tokio::test]
@@ -179,17 +154,7 @@ async fn gemini_credentials_reach_the_upstream_and_no_artefact() {
         }
     })
     .await;
-    let pid = running.child.id().expect("pid").to_string();
-    let killed = std::process::Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .expect("kill");
-    assert!(killed.success());
-    let status = within(Duration::from_secs(20), running.child.wait())
-        .await
-        .expect("wait");
-    assert!(status.success(), "tooltap exited with {status}");
-    drain(&mut running).await;
+    running.stop_and_drain().await;
     let log = running.log.join("\n");
     assert!(
         log.contains("streamGenerateContent") && log.contains("TRACE"),

@@ -8,12 +8,12 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
-use super::support::{Received, TempDir, post_with, within};
+use super::support::{Received, TempDir, post_with};
+use crate::support::gemini::{MODEL, request_body};
 use crate::support::proxy;
-use crate::support::temp::files_under;
+use crate::support::recording::recordings_written;
 use crate::support::upstream::{Script, Upstream};
 
-const MODEL: &str = "/v1beta/models/gemini-2.5-flash";
 const KEY: &str = "AIzaSyReplayPlanted-9d8c";
 
 /// Data-only SSE with CRLF, one event per frame.
@@ -33,16 +33,6 @@ const ARRAY: [&str; 5] = [
 ];
 
 const BUFFERED: &str = "{\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"functionCall\":{\"name\":\"get_weather\",\"args\":{\"city\":\"Paris\"}}}]},\"finishReason\":\"STOP\",\"index\":0}],\"usageMetadata\":{\"promptTokenCount\":9,\"candidatesTokenCount\":6,\"totalTokenCount\":15}}";
-
-fn request_body() -> String {
-    serde_json::json!({
-        "contents": [{"role": "user", "parts": [{"text": "Weather in Paris?"}]}],
-        "tools": [{"functionDeclarations": [{"name": "get_weather",
-            "parametersJsonSchema": {"type": "object",
-                "properties": {"city": {"type": "string"}}, "required": ["city"]}}]}]
-    })
-    .to_string()
-}
 
 fn chunked(content_type: &str, frames: &[&str]) -> Script {
     Script {
@@ -107,29 +97,14 @@ async fn gemini_streams_replay_with_their_bytes_boundaries_and_content_type() {
     let dir = TempDir::new("replay-gemini");
     let recordings = dir.join("rec");
     let tooltap = proxy::start_recording(&upstream.url(), &dir.join("v.jsonl"), &recordings).await;
-    let body = request_body();
+    let body = request_body("Paris");
     let key_header = [("x-goog-api-key", KEY)];
     for (path, frames_sent, _) in cases() {
         let live = post_with(tooltap.local_addr(), &path, body.as_bytes(), &key_header).await;
         assert_eq!(live.status, 200);
         assert_eq!(frames(&live), frames_sent, "{path}: live, as sent");
     }
-    let files = within(Duration::from_secs(10), async {
-        loop {
-            if let Some(recorder) = &tooltap.state().watch.inspection().recorder {
-                recorder.flush().await;
-            }
-            let files: Vec<_> = files_under(&recordings)
-                .into_iter()
-                .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-                .collect();
-            if files.len() == 3 {
-                return files;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await;
+    let files = recordings_written(&tooltap, &recordings, 3).await;
     for file in &files {
         let text = std::fs::read_to_string(file).expect("read");
         assert!(!text.contains(KEY), "{} holds the key", file.display());

@@ -94,6 +94,33 @@ pub async fn start_proxy_under(
 }
 
 impl Running {
+    /// Stops the process with SIGTERM, asserts it exited cleanly, and reads the rest of its log
+    /// (stdout) and its stderr into [`Running::log`].
+    pub async fn stop_and_drain(&mut self) {
+        let pid = self.child.id().expect("pid").to_string();
+        let killed = std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("kill");
+        assert!(killed.success());
+        let status = within(Duration::from_secs(20), self.child.wait())
+            .await
+            .expect("wait");
+        assert!(
+            status.success(),
+            "tooltap exited with {status} after SIGTERM"
+        );
+        while let Ok(Some(line)) = self.lines.next_line().await {
+            self.log.push(line);
+        }
+        if let Some(stderr) = self.child.stderr.take() {
+            let mut errors = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = errors.next_line().await {
+                self.log.push(line);
+            }
+        }
+    }
+
     /// Reads log lines until one contains `needle`.
     pub async fn wait_for_line(&mut self, needle: &str) {
         within(Duration::from_secs(20), async {
