@@ -26,8 +26,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tooltap::engine::{
-    BodyEnd, Completeness, Dialect, EngineConfig, Exchange, LimitKind, Report, ResponseHead,
-    SchemaCache,
+    BodyEnd, Completeness, Dialect, EngineConfig, Exchange, LimitKind, Report, RequestParts,
+    ResponseHead, SchemaCache,
 };
 
 use shapes::{Case, shapes};
@@ -55,7 +55,11 @@ fn thread_cpu() -> Duration {
 fn run(case: &Case, config: &Arc<EngineConfig>) -> (Cost, Report) {
     let started = thread_cpu();
     let cache = SchemaCache::default();
-    let mut exchange = Exchange::with_dialect(config, &cache, case.dialect, &case.request);
+    let request = RequestParts {
+        body: &case.request,
+        path: case.path,
+    };
+    let mut exchange = Exchange::start(config, &cache, case.dialect, request);
     exchange.response_head(ResponseHead {
         status: 200,
         content_type: Some(case.content_type.to_owned()),
@@ -337,6 +341,12 @@ fn anthropic_shapes_cost_linear_work_and_stay_within_accounted_memory() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
+#[test]
+fn gemini_shapes_cost_linear_work_and_stay_within_accounted_memory() {
+    let failures = check_dialect(Dialect::Gemini);
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
 /// What `--inject` does to a live stream, for every quirk of the dialect: the frames through
 /// [`LiveQuirks`] (each event parsed and rewritten, per-call state kept). Returns its CPU time.
 fn quirk_cpu(quirk: QuirkId, case: &Case) -> Option<Duration> {
@@ -388,8 +398,7 @@ fn every_quirk_costs_linear_work_on_adversarial_streams() {
 
 #[test]
 fn every_dialect_has_its_shapes() {
-    // Gemini's shapes join with its response and stream rules (the next commit).
-    for dialect in Dialect::ALL.into_iter().filter(|d| *d != Dialect::Gemini) {
+    for dialect in Dialect::ALL {
         assert!(shapes(dialect).len() >= 6, "{dialect}: too few shapes");
     }
 }

@@ -73,6 +73,34 @@ pub const REPORT_SHAPES: &[ReportShape] = &[
         n: 70_000,
     },
     ReportShape {
+        name: "gemini.many_calls",
+        write: |dir, n| {
+            engine_shape(
+                dir,
+                Dialect::Gemini,
+                "parallel_calls_across_events",
+                n,
+                false,
+            )
+        },
+        n: 150,
+    },
+    ReportShape {
+        name: "gemini.many_frames",
+        write: |dir, n| engine_shape(dir, Dialect::Gemini, "many_tiny_events", n, true),
+        n: 500,
+    },
+    ReportShape {
+        name: "gemini.huge_argument",
+        write: |dir, n| engine_shape(dir, Dialect::Gemini, "huge_single_value", n, false),
+        n: 70_000,
+    },
+    ReportShape {
+        name: "gemini.deep_nesting",
+        write: |dir, n| engine_shape(dir, Dialect::Gemini, "deep_nesting", n, false),
+        n: 6_000,
+    },
+    ReportShape {
         name: "chat.deep_nesting",
         write: |dir, n| engine_shape(dir, Dialect::Chat, "deep_nesting", n, false),
         n: 6_000,
@@ -140,7 +168,7 @@ fn request_path(dialect: Dialect) -> &'static str {
         Dialect::Chat => "/v1/chat/completions",
         Dialect::Responses => "/v1/responses",
         Dialect::Anthropic => "/v1/messages",
-        Dialect::Gemini => "/v1beta/models/gemini-3-flash:streamGenerateContent?alt=sse",
+        Dialect::Gemini => "/v1beta/models/gemini-3-flash:streamGenerateContent",
     }
 }
 
@@ -160,9 +188,16 @@ fn lines(exchange: &Exchange<'_>) -> Vec<Line> {
         route: "default".to_owned(),
         upstream: "http://127.0.0.1:1".to_owned(),
         method: "POST".to_owned(),
-        path: request_path(exchange.case.dialect).to_owned(),
+        path: exchange.case.path.map_or_else(
+            || request_path(exchange.case.dialect).to_owned(),
+            |target| target.split('?').next().unwrap_or(target).to_owned(),
+        ),
         dialect: Some(exchange.case.dialect),
-        query: None,
+        query: exchange
+            .case
+            .path
+            .and_then(|target| target.split_once('?'))
+            .map(|(_, query)| query.to_owned()),
         request: RequestPart {
             headers: vec![("content-type".to_owned(), "application/json".to_owned())],
             body: RecordedBody::from_bytes(&exchange.case.request),
@@ -315,6 +350,7 @@ fn many_distinct_tools(dir: &Path, n: usize) {
                 .into_bytes(),
                 content_type: stream.content_type,
                 frames: stream.frames.clone(),
+                path: None,
             }
         })
         .collect();
@@ -373,6 +409,7 @@ fn chat_stream(events: &[String], finish_reason: &str) -> Case {
             .chunks(16 * 1024)
             .map(<[u8]>::to_vec)
             .collect(),
+        path: None,
     }
 }
 

@@ -14,6 +14,9 @@ pub struct Case {
     pub request: Vec<u8>,
     pub content_type: &'static str,
     pub frames: Vec<Vec<u8>>,
+    /// The request path with its query, for a dialect that reads it (Gemini's stream-ness and
+    /// framing are in the path); `None`: the engine is started from the body alone.
+    pub path: Option<&'static str>,
 }
 
 impl Case {
@@ -47,9 +50,6 @@ pub fn shapes(dialect: Dialect) -> &'static [Shape] {
     }
 }
 
-/// Gemini's shapes join with its response and stream rules.
-const GEMINI: &[Shape] = &[];
-
 const FRAME: usize = 16 * 1024;
 
 fn frames(body: &str) -> Vec<Vec<u8>> {
@@ -75,12 +75,13 @@ fn sse(events: impl IntoIterator<Item = String>, named: bool) -> Vec<Vec<u8>> {
 }
 
 fn stream_case(dialect: Dialect, request: String, events: Vec<String>) -> Case {
-    let named = dialect != Dialect::Chat;
+    let named = matches!(dialect, Dialect::Responses | Dialect::Anthropic);
     Case {
         dialect,
         request: request.into_bytes(),
         content_type: "text/event-stream",
         frames: sse(events, named),
+        path: None,
     }
 }
 
@@ -327,6 +328,7 @@ fn chat_buffered(body: &str) -> Case {
             .into_bytes(),
         content_type: "application/json",
         frames: frames(body),
+        path: None,
     }
 }
 
@@ -639,4 +641,201 @@ fn anthropic_unknown_deltas(n: usize) -> Case {
         .map(|i| format!(r#"{{"type":"content_block_delta","index":{},"delta":{{"type":"input_json_delta","partial_json":"x"}}}}"#, n + i))
         .collect();
     anthropic_stream(ANTHROPIC_TOOL, &vec![vec!["{}".to_owned()]; n], &extra)
+}
+
+// ---- Gemini -----------------------------------------------------------------------------
+
+const GEMINI: &[Shape] = &[
+    Shape {
+        name: "parallel_calls_across_events",
+        make: gemini_calls_across_events,
+        n: 1_500,
+        reassembles: true,
+        quirked: true,
+    },
+    Shape {
+        name: "many_calls_in_one_event",
+        make: gemini_calls_in_one_event,
+        n: 1_500,
+        reassembles: true,
+        quirked: true,
+    },
+    Shape {
+        name: "many_tiny_events",
+        make: gemini_tiny_events,
+        n: 2_000,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "calls_across_array_elements",
+        make: gemini_array_elements,
+        n: 1_500,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "repeated_call_growing",
+        make: gemini_repeated_call,
+        n: 1_000,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "many_candidates",
+        make: gemini_many_candidates,
+        n: 1_000,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "huge_single_value",
+        make: gemini_huge_value,
+        n: 100_000,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "deep_nesting",
+        make: gemini_deep_nesting,
+        n: 10_000,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "many_tools",
+        make: gemini_many_tools,
+        n: 100,
+        reassembles: false,
+        quirked: false,
+    },
+];
+
+const GEMINI_SSE_PATH: &str = "/v1beta/models/gemini-3-flash:streamGenerateContent?alt=sse";
+const GEMINI_ARRAY_PATH: &str = "/v1beta/models/gemini-3-flash:streamGenerateContent";
+const GEMINI_TOOL: &str =
+    r#"{"name":"f","parameters":{"type":"OBJECT","properties":{"a":{"type":"STRING"}}}}"#;
+
+fn gemini_request(declarations: &str) -> String {
+    format!(
+        r#"{{"contents":[{{"role":"user","parts":[{{"text":"hi"}}]}}],"tools":[{{"functionDeclarations":[{declarations}]}}]}}"#
+    )
+}
+
+/// One event: candidate `index` with `parts`, its finish reason when given, and usage.
+fn gemini_event(index: usize, parts: &str, finish: Option<&str>) -> String {
+    let finish = finish.map_or(String::new(), |f| format!(r#","finishReason":"{f}""#));
+    format!(
+        r#"{{"candidates":[{{"content":{{"role":"model","parts":[{parts}]}}{finish},"index":{index}}}],"usageMetadata":{{"promptTokenCount":3,"totalTokenCount":9}}}}"#
+    )
+}
+
+fn gemini_call(id: usize, args: &str) -> String {
+    format!(r#"{{"functionCall":{{"id":"call_{id}","name":"f","args":{args}}}}}"#)
+}
+
+fn gemini_stream(declarations: &str, events: Vec<String>) -> Case {
+    Case {
+        path: Some(GEMINI_SSE_PATH),
+        ..stream_case(Dialect::Gemini, gemini_request(declarations), events)
+    }
+}
+
+/// `n` events each carrying one call at part index 0, told apart by id (Gemini 3).
+fn gemini_calls_across_events(n: usize) -> Case {
+    let mut events: Vec<String> = (0..n)
+        .map(|i| gemini_event(0, &gemini_call(i, r#"{"a":"x"}"#), None))
+        .collect();
+    events.push(gemini_event(0, "", Some("STOP")));
+    gemini_stream(GEMINI_TOOL, events)
+}
+
+/// One event carrying `n` calls (Gemini 2's parallel calls).
+fn gemini_calls_in_one_event(n: usize) -> Case {
+    let calls: Vec<String> = (0..n).map(|i| gemini_call(i, r#"{"a":"x"}"#)).collect();
+    gemini_stream(
+        GEMINI_TOOL,
+        vec![gemini_event(0, &calls.join(","), Some("STOP"))],
+    )
+}
+
+/// `n` one-word text deltas (each compared for a cumulative snapshot).
+fn gemini_tiny_events(n: usize) -> Case {
+    let mut events: Vec<String> = (0..n)
+        .map(|_| gemini_event(0, r#"{"text":"word "}"#, None))
+        .collect();
+    events.push(gemini_event(0, r#"{"text":"end"}"#, Some("STOP")));
+    gemini_stream(GEMINI_TOOL, events)
+}
+
+/// `n` calls across the elements of a JSON-array stream (no `alt=sse`).
+fn gemini_array_elements(n: usize) -> Case {
+    let mut elements: Vec<String> = (0..n)
+        .map(|i| gemini_event(0, &gemini_call(i, r#"{"a":"x"}"#), None))
+        .collect();
+    elements.push(gemini_event(0, "", Some("STOP")));
+    Case {
+        dialect: Dialect::Gemini,
+        request: gemini_request(GEMINI_TOOL).into_bytes(),
+        content_type: "application/json",
+        frames: frames(&format!("[{}]", elements.join("\r\n,"))),
+        path: Some(GEMINI_ARRAY_PATH),
+    }
+}
+
+/// The same call re-sent `n` times with args of constant size (each compared with the kept
+/// one, which it replaces).
+fn gemini_repeated_call(n: usize) -> Case {
+    let mut events: Vec<String> = (0..n)
+        .map(|i| gemini_event(0, &gemini_call(0, &format!(r#"{{"a":"x{i}"}}"#)), None))
+        .collect();
+    events.push(gemini_event(0, "", Some("STOP")));
+    gemini_stream(GEMINI_TOOL, events)
+}
+
+/// One event carrying `n` candidates, each with a call and its finish reason.
+fn gemini_many_candidates(n: usize) -> Case {
+    let candidates: Vec<String> = (0..n)
+        .map(|k| {
+            format!(
+                r#"{{"content":{{"role":"model","parts":[{}]}},"finishReason":"STOP","index":{k}}}"#,
+                gemini_call(k, r#"{"a":"x"}"#)
+            )
+        })
+        .collect();
+    gemini_stream(
+        GEMINI_TOOL,
+        vec![format!(r#"{{"candidates":[{}]}}"#, candidates.join(","))],
+    )
+}
+
+fn gemini_huge_value(n: usize) -> Case {
+    let args = format!(r#"{{"a":"{}"}}"#, "x".repeat(n));
+    gemini_stream(
+        GEMINI_TOOL,
+        vec![gemini_event(0, &gemini_call(0, &args), Some("STOP"))],
+    )
+}
+
+fn gemini_deep_nesting(n: usize) -> Case {
+    let args = format!(r#"{{"a":{}{}}}"#, "[".repeat(n), "]".repeat(n));
+    gemini_stream(
+        GEMINI_TOOL,
+        vec![gemini_event(0, &gemini_call(0, &args), Some("STOP"))],
+    )
+}
+
+/// `n` declarations in the OpenAPI subset (each converted to JSON Schema and compiled).
+fn gemini_many_tools(n: usize) -> Case {
+    let tools: Vec<String> = (0..n)
+        .map(|i| format!(r#"{{"name":"f{i}","parameters":{{"type":"OBJECT","properties":{{"a":{{"type":"STRING"}},"b":{{"type":"INTEGER","minimum":0,"nullable":true}}}},"required":["a"]}}}}"#))
+        .collect();
+    gemini_stream(
+        &tools.join(","),
+        vec![gemini_event(
+            0,
+            r#"{"functionCall":{"name":"f0","args":{"a":"x"}}}"#,
+            Some("STOP"),
+        )],
+    )
 }

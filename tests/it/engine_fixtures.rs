@@ -123,11 +123,13 @@ fn reassembled_streams_equal_their_buffered_twins() {
     let cache = SchemaCache::default();
     let all = load_all();
     let mut pairs = 0;
-    for stream in all
-        .iter()
-        .filter(|f| f.kind_name().starts_with("pair_") && f.name.ends_with("_sse"))
-    {
-        let twin_name = stream.name.replace("_sse", "_json");
+    // `_array`: a stream sent as one JSON array (Gemini without `alt=sse`).
+    for stream in all.iter().filter(|f| {
+        f.kind_name().starts_with("pair_")
+            && (f.name.ends_with("_sse") || f.name.ends_with("_array"))
+    }) {
+        let stem = stream.name.rsplit_once('_').map_or("", |(stem, _)| stem);
+        let twin_name = format!("{stem}_json");
         let buffered = all
             .iter()
             .find(|f| f.name == twin_name)

@@ -54,7 +54,12 @@ async fn recordings_made_live_are_rejudged_by_check_to_the_same_verdicts_and_hol
     let tooltap = proxy::start(raw).await;
     let addr = tooltap.local_addr();
     for fixture in &fixtures {
-        let path = format!("{}?key={SECRET}", fixture.path());
+        let join = if fixture.path().contains('?') {
+            '&'
+        } else {
+            '?'
+        };
+        let path = format!("{}{join}key={SECRET}", fixture.path());
         let mut req = request(addr, "POST", &path, &planted_body(&fixture.request));
         let headers = req.headers_mut();
         headers.insert("x-fixture", fixture.name.parse().expect("value"));

@@ -17,7 +17,7 @@ use http::{HeaderMap, HeaderValue};
 use serde_json::Value;
 use tooltap::check::{self, CheckArgs};
 use tooltap::cli::{Cli, Command};
-use tooltap::engine::{BodyEnd, EngineConfig, Exchange, SchemaCache};
+use tooltap::engine::{BodyEnd, EngineConfig, Exchange, RequestParts, SchemaCache};
 use tooltap::metrics::Metrics;
 use tooltap::record::{
     Outcome, RecordMode, Recorder, RecorderConfig, RecordingEnd, RecordingStart,
@@ -56,6 +56,11 @@ async fn record_corpus(name: &str) -> (TempDir, Vec<Fixture>) {
         let origin = Instant::now();
         let mut request_headers = HeaderMap::new();
         request_headers.insert("authorization", HeaderValue::from_static("Bearer sk-x"));
+        // The path and the query are recorded apart (a Gemini case's query says its framing).
+        let target = match fixture.path().split_once('?') {
+            Some((path, query)) => (path, Some(query)),
+            None => (fixture.path(), None),
+        };
         let mut handle = recorder
             .begin(RecordingStart {
                 id: &fixture.name,
@@ -64,9 +69,9 @@ async fn record_corpus(name: &str) -> (TempDir, Vec<Fixture>) {
                 route: "fixtures",
                 upstream: "http://127.0.0.1:9",
                 method: "POST",
-                path: fixture.path(),
+                path: target.0,
                 dialect: tooltap::engine::Dialect::for_path(fixture.path()),
-                query: None,
+                query: target.1,
                 request_headers: &request_headers,
             })
             .expect("on");
@@ -79,8 +84,11 @@ async fn record_corpus(name: &str) -> (TempDir, Vec<Fixture>) {
             headers.insert("content-encoding", ce.parse().expect("header"));
         }
         handle.response_head(fixture.head.status, &headers);
-        let mut exchange =
-            Exchange::with_dialect(&engine, &cache, fixture.dialect, &fixture.request);
+        let request = RequestParts {
+            body: &fixture.request,
+            path: Some(fixture.path()),
+        };
+        let mut exchange = Exchange::start(&engine, &cache, fixture.dialect, request);
         exchange.response_head(fixture.head.clone());
         for frame in natural_frames(fixture) {
             exchange.feed(frame);

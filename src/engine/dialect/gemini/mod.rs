@@ -12,16 +12,21 @@
 //! `response.not_json`, `response.stream_mismatch`, `stream.truncated`,
 //! `request.schema_invalid`), one outcome per candidate for the report.
 
+pub mod candidate;
 mod openapi;
 pub mod pieces;
 pub mod request;
 mod request_rules;
+pub mod stream;
 
+use std::cell::Cell;
 use std::sync::Arc;
 
 use serde_json::Value;
 
+use candidate::Context;
 use request::GeminiRequest;
+use stream::StreamState;
 
 use super::common::{self, StreamEnd};
 use super::pieces::DialectTables;
@@ -29,8 +34,9 @@ use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
 use crate::engine::head::ResponseHead;
 use crate::engine::report::{BodyKind, ChoiceOutcome, RequestFacts};
+use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, SchemaCache};
-use crate::engine::violation::ViolationSink;
+use crate::engine::violation::{Site, Stage, ViolationSink};
 
 /// The HTTP status enforce mode answers with by default (`enforce.status`), which Google's error
 /// object repeats as its `code`.
@@ -41,6 +47,114 @@ const ENFORCE_CODE: u16 = 502;
 pub struct GeminiState {
     request: GeminiRequest,
     schemas: Option<Arc<CompiledTools>>,
+    stream: StreamState,
+    /// How the body is framed, once [`DialectRules::body_kind`] said it.
+    kind: Cell<Option<BodyKind>>,
+}
+
+impl GeminiState {
+    fn context(&self) -> Context<'_> {
+        Context {
+            request: &self.request,
+            schemas: self.schemas.as_deref(),
+        }
+    }
+
+    /// Judges a whole buffered body's document: each candidate, and whether there are any.
+    fn judge_document(&self, document: &Value, sink: &mut ViolationSink) -> Vec<ChoiceOutcome> {
+        let candidates = document
+            .get("candidates")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        if candidates.is_empty() && !blocked(document) {
+            report_no_candidates(None, sink);
+        }
+        let mut outcomes: Vec<ChoiceOutcome> = candidates
+            .iter()
+            .enumerate()
+            .map(|(position, candidate)| {
+                let read = candidate::read_buffered(candidate, position);
+                let base = format!("/candidates/{position}");
+                candidate::judge(&read, &base, self.context(), sink);
+                read.outcome()
+            })
+            .collect();
+        outcomes.sort_by_key(|outcome| outcome.index);
+        outcomes
+    }
+
+    /// Judges the streamed candidate `index` once (at its finish event, or at the end).
+    fn judge_candidate(&mut self, index: u32, sink: &mut ViolationSink) {
+        let Some(state) = self.stream.candidates.get(&index) else {
+            return;
+        };
+        if state.judged {
+            return;
+        }
+        let base = format!("/candidates/{index}");
+        candidate::judge(&state.candidate, &base, self.context(), sink);
+        if let Some(state) = self.stream.candidates.get_mut(&index) {
+            state.judged = true;
+        }
+    }
+
+    /// The end of a judged stream: the candidates never judged, the finish reasons never sent,
+    /// a stream that held no candidate or no event.
+    fn finish_judged(&mut self, ended_mid_event: bool, sink: &mut ViolationSink) {
+        common::report_mid_event(ended_mid_event, sink);
+        let indexes: Vec<u32> = self.stream.candidates.keys().copied().collect();
+        for index in indexes {
+            self.judge_candidate(index, sink);
+        }
+        for (index, state) in &self.stream.candidates {
+            if state.finished_at.is_none() {
+                sink.push(
+                    RuleId::GeminiStreamNoFinishReason,
+                    Stage::Complete,
+                    Site::at(format!("/candidates/{index}/finishReason")).choice(Some(*index)),
+                    format!("the stream ended and candidate {index} never got a finishReason"),
+                );
+            }
+        }
+        if self.kind.get() == Some(BodyKind::Sse) && self.request.alt_sse && self.stream.events == 0
+        {
+            sink.push(
+                RuleId::GeminiStreamNotSse,
+                Stage::Complete,
+                Site::at(""),
+                "the request asked alt=sse and the body carried no data: event",
+            );
+        }
+        if !self.stream.any_candidates && !self.stream.blocked && !self.stream.errored {
+            report_no_candidates(self.stream.events.checked_sub(1), sink);
+        }
+    }
+
+    fn outcomes(&self) -> Vec<ChoiceOutcome> {
+        self.stream
+            .candidates
+            .values()
+            .map(|state| state.candidate.outcome())
+            .collect()
+    }
+}
+
+/// Whether a response says the prompt was blocked (`promptFeedback.blockReason`).
+fn blocked(document: &Value) -> bool {
+    document
+        .get("promptFeedback")
+        .and_then(|f| f.get("blockReason"))
+        .is_some_and(|r| !r.is_null())
+}
+
+fn report_no_candidates(last: Option<u64>, sink: &mut ViolationSink) {
+    sink.push(
+        RuleId::GeminiResponseNoCandidatesWithoutBlock,
+        Stage::Complete,
+        Site::at("/candidates").seq(last),
+        "a 2xx answer with no candidates and no promptFeedback.blockReason",
+    );
 }
 
 impl DialectRules for GeminiState {
@@ -64,7 +178,16 @@ impl DialectRules for GeminiState {
             sink,
             notes,
         );
-        GeminiState { request, schemas }
+        let stream = StreamState {
+            partial_expected: request.vertex && request.stream_arguments,
+            ..StreamState::default()
+        };
+        GeminiState {
+            request,
+            schemas,
+            stream,
+            kind: Cell::new(None),
+        }
     }
 
     fn admit_tools(&self) {
@@ -86,47 +209,83 @@ impl DialectRules for GeminiState {
     /// JSON array of `GenerateContentResponse`s.
     fn body_kind(&self, head: &ResponseHead) -> BodyKind {
         let kind = crate::engine::framing::body_kind(head.content_type.as_deref(), false);
-        if !self.request.facts.stream {
-            return kind;
-        }
-        match (head.content_type.is_some(), kind) {
-            (true, BodyKind::Json) => BodyKind::JsonArray,
-            (true, kind) => kind,
-            (false, _) if self.request.alt_sse => BodyKind::Sse,
-            (false, _) => BodyKind::JsonArray,
-        }
+        let kind = match (self.request.facts.stream, head.content_type.is_some(), kind) {
+            (false, _, kind) => kind,
+            (true, true, BodyKind::Json) => BodyKind::JsonArray,
+            (true, true, kind) => kind,
+            (true, false, _) if self.request.alt_sse => BodyKind::Sse,
+            (true, false, _) => BodyKind::JsonArray,
+        };
+        self.kind.set(Some(kind));
+        kind
     }
 
+    /// Every candidate seen has its finish reason (a usage-only trailer may still follow).
     fn stream_is_done(&self) -> bool {
-        false
+        !self.stream.candidates.is_empty()
+            && self
+                .stream
+                .candidates
+                .values()
+                .all(|state| state.finished_at.is_some())
     }
 
     fn reassembly_bytes(&self) -> usize {
-        0
+        self.stream.held
     }
 
-    fn on_event(&mut self, _event: &SseEvent, _seq: u64, _sink: &mut ViolationSink) {}
+    /// Bounds what one event may add: one event may carry thousands of parts.
+    fn bound_reassembly(&mut self, max: usize) {
+        self.stream.bound = max;
+    }
 
+    /// One event (SSE data, or a JSON-array element). The candidates whose finish reason it
+    /// carried are judged at once.
+    fn on_event(&mut self, event: &SseEvent, seq: u64, sink: &mut ViolationSink) {
+        if self.stream.events == 0
+            && self.request.alt_sse
+            && self.kind.get() == Some(BodyKind::JsonArray)
+        {
+            sink.push(
+                RuleId::GeminiStreamNotSse,
+                Stage::Head,
+                Site::at(""),
+                "the request asked alt=sse and the answer is not text/event-stream",
+            );
+        }
+        for index in self.stream.on_event(&event.data, seq, sink) {
+            self.judge_candidate(index, sink);
+        }
+    }
+
+    /// Reads the whole document as a tree and judges each candidate.
     fn judge_buffered(&self, body: &[u8], sink: &mut ViolationSink) -> Judged {
         let Some(document) = common::response_json(body, sink) else {
             return (Vec::new(), None);
         };
+        let outcomes = self.judge_document(&document, sink);
         let usage = document
             .get("usageMetadata")
             .filter(|u| !u.is_null())
             .cloned();
-        (Vec::new(), usage)
+        (outcomes, usage)
     }
 
+    /// Ends a stream; see [`StreamEnd`].
     fn finish_stream(&mut self, end: StreamEnd<'_>) -> Judged {
-        if let StreamEnd::Judged {
-            ended_mid_event,
-            sink,
-        } = end
-        {
-            common::report_mid_event(ended_mid_event, sink);
+        match end {
+            StreamEnd::Judged {
+                ended_mid_event,
+                sink,
+            } => self.finish_judged(ended_mid_event, sink),
+            StreamEnd::Unjudged { scratch } => {
+                let indexes: Vec<u32> = self.stream.candidates.keys().copied().collect();
+                for index in indexes {
+                    self.judge_candidate(index, scratch);
+                }
+            }
         }
-        (Vec::<ChoiceOutcome>::new(), None)
+        (self.outcomes(), self.stream.usage.clone())
     }
 
     /// Google's error object: `{"error":{"code","message","status"}}` (what both SDKs raise
@@ -163,3 +322,6 @@ impl DialectRules for GeminiState {
         &pieces::PIECES
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,399 @@
+//! One Gemini candidate as the rules see it, whether read from a buffered body or reassembled
+//! from a stream, and the `gemini.response.*` rules judged on it.
+//!
+//! Input: a [`Candidate`] (its text, its `functionCall`s in order, its finish reason) and what
+//! the request declared ([`Context`]). Output: violations into the sink and the candidate's
+//! [`ChoiceOutcome`] (text, calls numbered in order, finish reason). `STOP` on a candidate with
+//! calls is the documented normal: Gemini has no tool-call finish reason.
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use super::request::{GeminiRequest, Mode};
+use crate::engine::dialect::common::preview;
+use crate::engine::report::{ChoiceOutcome, ToolCallOutcome};
+use crate::engine::rules::RuleId;
+use crate::engine::schema::{CompiledTools, SchemaCheck};
+use crate::engine::violation::{Site, Stage, ViolationSink};
+
+/// Schema failures listed per call.
+const MAX_SCHEMA_ERRORS: usize = 8;
+
+/// `FinishReason` as google-genai 3.6.1 has it (24 values).
+pub const FINISH_REASONS: [&str; 24] = [
+    "FINISH_REASON_UNSPECIFIED",
+    "STOP",
+    "MAX_TOKENS",
+    "SAFETY",
+    "RECITATION",
+    "LANGUAGE",
+    "OTHER",
+    "BLOCKLIST",
+    "PROHIBITED_CONTENT",
+    "SPII",
+    "MALFORMED_FUNCTION_CALL",
+    "IMAGE_SAFETY",
+    "UNEXPECTED_TOOL_CALL",
+    "TOO_MANY_TOOL_CALLS",
+    "IMAGE_PROHIBITED_CONTENT",
+    "NO_IMAGE",
+    "IMAGE_RECITATION",
+    "IMAGE_OTHER",
+    "MISSING_THOUGHT_SIGNATURE",
+    "MALFORMED_RESPONSE",
+    "ESCALATION",
+    "PUP_LIMITED_DISABLED",
+    "CONTINUATION",
+    "MODEL_ARMOR",
+];
+
+/// The finish reasons that say the tool-calling turn failed.
+const FAILED_CALL_REASONS: [&str; 3] = [
+    "MALFORMED_FUNCTION_CALL",
+    "UNEXPECTED_TOOL_CALL",
+    "TOO_MANY_TOOL_CALLS",
+];
+
+/// Part members that are server-side tool use, never a client call.
+pub const SERVER_TOOL_PARTS: [&str; 4] = [
+    "toolCall",
+    "toolResponse",
+    "executableCode",
+    "codeExecutionResult",
+];
+
+/// One `functionCall` part as received.
+#[derive(Debug, Clone, Default)]
+pub struct Call {
+    /// The part's position in the (reassembled) candidate's parts.
+    pub part: u32,
+    /// `functionCall.id`, when a string.
+    pub id: Option<String>,
+    /// `functionCall.name` as sent (any JSON type), `None` when absent.
+    pub name: Option<Value>,
+    /// `functionCall.args` as sent, `None` when absent (an empty object).
+    pub args: Option<Value>,
+    /// The stream event that brought it (the latest, for a call re-sent).
+    pub seq: Option<u64>,
+}
+
+impl Call {
+    /// Reads a `functionCall` value (anything: a non-object has no members).
+    pub fn read(call: &Value, part: u32, seq: Option<u64>) -> Call {
+        Call {
+            part,
+            id: call.get("id").and_then(Value::as_str).map(str::to_owned),
+            name: call.get("name").cloned(),
+            args: call.get("args").cloned(),
+            seq,
+        }
+    }
+
+    /// The name, when a non-empty string.
+    pub fn name(&self) -> Option<&str> {
+        self.name
+            .as_ref()
+            .and_then(Value::as_str)
+            .filter(|name| !name.is_empty())
+    }
+}
+
+/// One candidate: what its parts said and how it finished.
+#[derive(Debug, Clone, Default)]
+pub struct Candidate {
+    pub index: u32,
+    /// The text of its non-thought `text` parts, joined; `None` when it had none.
+    pub text: Option<String>,
+    pub calls: Vec<Call>,
+    /// The finish reason the rules judge (a stream's first), as sent, with the event that
+    /// carried it.
+    pub finish: Option<(Value, Option<u64>)>,
+    /// Every finish reason received, in order.
+    pub finish_reasons: Vec<String>,
+}
+
+impl Candidate {
+    /// The candidate's outcome for the report: calls numbered in order.
+    pub fn outcome(&self) -> ChoiceOutcome {
+        ChoiceOutcome {
+            index: self.index,
+            content: self.text.clone(),
+            tool_calls: self
+                .calls
+                .iter()
+                .zip(0u32..)
+                .map(|(call, ordinal)| ToolCallOutcome {
+                    index: ordinal,
+                    id: call.id.clone(),
+                    name: call.name().map(str::to_owned),
+                    arguments: call.args.clone(),
+                })
+                .collect(),
+            finish_reason: self.finish_reasons.last().cloned(),
+            finish_reasons: self.finish_reasons.clone(),
+        }
+    }
+
+    /// The finish reason, when a string.
+    fn finish_reason(&self) -> Option<&str> {
+        self.finish.as_ref().and_then(|(reason, _)| reason.as_str())
+    }
+}
+
+/// A finish reason as the report lists it: a string as it is, anything else as JSON.
+pub fn reason_text(reason: &Value) -> String {
+    match reason {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// What the candidate rules compare against.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    pub request: &'a GeminiRequest,
+    pub schemas: Option<&'a CompiledTools>,
+}
+
+/// Judges one candidate (`base`: its pointer, `/candidates/{n}`).
+pub fn judge(candidate: &Candidate, base: &str, cx: Context<'_>, sink: &mut ViolationSink) {
+    let choice = Some(candidate.index);
+    let finish_seq = candidate.finish.as_ref().and_then(|(_, seq)| *seq);
+    let at_finish = || {
+        Site::at(format!("{base}/finishReason"))
+            .choice(choice)
+            .seq(finish_seq)
+    };
+    let mut seen_ids: HashSet<&str> = HashSet::new();
+    for (call, ordinal) in candidate.calls.iter().zip(0u32..) {
+        let at = |suffix: &str| {
+            Site::at(format!(
+                "{base}/content/parts/{}/functionCall{suffix}",
+                call.part
+            ))
+            .choice(choice)
+            .tool_call(Some(ordinal))
+            .seq(call.seq)
+        };
+        if let Some(id) = call.id.as_deref()
+            && !seen_ids.insert(id)
+        {
+            sink.push(
+                RuleId::GeminiResponseFunctionCallIdDuplicate,
+                Stage::Complete,
+                at("/id"),
+                format!("two calls of one answer share the id {id:?}"),
+            );
+        }
+        judge_call(call, at, cx, sink);
+    }
+    let calls = candidate.calls.len();
+    let Some(reason) = candidate.finish.as_ref().map(|(reason, _)| reason) else {
+        return;
+    };
+    match reason.as_str() {
+        Some(text) if FINISH_REASONS.contains(&text) => {}
+        Some(text) if FINISH_REASONS.contains(&text.to_ascii_uppercase().as_str()) => {
+            sink.push_lenient(
+                RuleId::GeminiResponseFinishReasonUnknown,
+                Stage::Complete,
+                at_finish(),
+                format!(
+                    "finishReason {text:?} is a lowercase spelling of {:?}: google-genai maps it, other readers may not",
+                    text.to_ascii_uppercase()
+                ),
+            );
+        }
+        _ => {
+            sink.push(
+                RuleId::GeminiResponseFinishReasonUnknown,
+                Stage::Complete,
+                at_finish(),
+                format!(
+                    "finishReason {} is not a Gemini FinishReason (a tool-call turn finishes STOP)",
+                    preview(reason)
+                ),
+            );
+        }
+    }
+    let reason = candidate.finish_reason().map(str::to_ascii_uppercase);
+    let reason = reason.as_deref();
+    if reason == Some("MALFORMED_FUNCTION_CALL") && calls > 0 {
+        sink.push(
+            RuleId::GeminiResponseMalformedWithCall,
+            Stage::Complete,
+            at_finish(),
+            format!(
+                "MALFORMED_FUNCTION_CALL with {calls} functionCall part(s): they must not be run"
+            ),
+        );
+    }
+    if let Some(reason) = reason.filter(|r| FAILED_CALL_REASONS.contains(r)) {
+        sink.push(
+            RuleId::GeminiResponseMalformedFunctionCall,
+            Stage::Complete,
+            at_finish(),
+            format!("finishReason {reason}: the tool-calling turn failed (not an empty answer)"),
+        );
+    }
+    if reason == Some("MAX_TOKENS") && calls > 0 {
+        sink.push(
+            RuleId::GeminiResponseMaxTokensWithCall,
+            Stage::Complete,
+            at_finish(),
+            "MAX_TOKENS with a functionCall: the call may be incomplete",
+        );
+    }
+    if reason == Some("STOP") && calls == 0 && cx.request.mode == Mode::Any && cx.request.declares {
+        sink.push(
+            RuleId::GeminiResponseNoCallUnderModeAny,
+            Stage::Complete,
+            at_finish(),
+            "mode ANY asks for function calls only, and the candidate finished STOP without one",
+        );
+    }
+}
+
+/// The rules on one call.
+fn judge_call(call: &Call, at: impl Fn(&str) -> Site, cx: Context<'_>, sink: &mut ViolationSink) {
+    let request = cx.request;
+    match &call.args {
+        None | Some(Value::Object(_)) => {}
+        Some(args) => {
+            let kind = match args {
+                Value::String(_) => "a string",
+                Value::Array(_) => "an array",
+                Value::Null => "null",
+                Value::Bool(_) => "a boolean",
+                _ => "a number",
+            };
+            sink.push(
+                RuleId::GeminiResponseFunctionCallArgsNotObject,
+                Stage::Complete,
+                at("/args"),
+                format!(
+                    "functionCall.args is {kind}, not a JSON object: {}",
+                    preview(args)
+                ),
+            );
+        }
+    }
+    let Some(name) = call.name() else {
+        let shown = call
+            .name
+            .as_ref()
+            .map_or_else(|| "nothing".to_owned(), preview);
+        sink.push(
+            RuleId::GeminiResponseFunctionCallNameMissing,
+            Stage::Complete,
+            at("/name"),
+            format!("a functionCall needs a non-empty string name, got {shown}"),
+        );
+        return;
+    };
+    if request.mode == Mode::None {
+        sink.push(
+            RuleId::GeminiResponseFunctionCallUnderModeNone,
+            Stage::Complete,
+            at("/name"),
+            format!("a call to {name:?} under mode NONE (as if nothing were declared)"),
+        );
+    }
+    if request.facts.parsed && !request.declared.contains_key(name) {
+        sink.push(
+            RuleId::GeminiResponseFunctionCallUndeclared,
+            Stage::Complete,
+            at("/name"),
+            format!("{name:?} is not among the request's functionDeclarations"),
+        );
+        if let Some((_, suffix)) = name.rsplit_once('.')
+            && request.declared.contains_key(suffix)
+        {
+            sink.push(
+                RuleId::GeminiResponseFunctionCallNamespaced,
+                Stage::Complete,
+                at("/name"),
+                format!("{name:?} is the declared {suffix:?} with a namespace"),
+            );
+        }
+    }
+    if matches!(request.mode, Mode::Any | Mode::Validated)
+        && let Some(allowed) = request.allowed.as_ref().filter(|a| !a.is_empty())
+        && !allowed.iter().any(|a| a == name)
+    {
+        sink.push(
+            RuleId::GeminiResponseFunctionCallNotAllowed,
+            Stage::Complete,
+            at("/name"),
+            format!("{name:?} is outside allowedFunctionNames {allowed:?}"),
+        );
+    }
+    let empty = Value::Object(Default::default());
+    let args = match &call.args {
+        None => &empty,
+        Some(args @ Value::Object(_)) => args,
+        Some(_) => return,
+    };
+    check_schema(name, args, at("/args"), cx, sink);
+}
+
+fn check_schema(name: &str, args: &Value, site: Site, cx: Context<'_>, sink: &mut ViolationSink) {
+    let Some(schema) = cx.schemas.and_then(|s| s.get(name)).map(|t| &t.schema) else {
+        return;
+    };
+    let failures = match schema.check(args, MAX_SCHEMA_ERRORS) {
+        SchemaCheck::Unchecked => return,
+        SchemaCheck::OverBudget => return sink.schema_budget_hit(),
+        SchemaCheck::Checked(failures) => failures,
+    };
+    let validated = cx.request.mode == Mode::Validated;
+    for failure in failures {
+        let mut at = site.clone();
+        at.path.push_str(&failure.instance_path);
+        at.schema_path = Some(failure.schema_path);
+        let rule = RuleId::GeminiResponseArgsSchemaViolation;
+        if validated {
+            sink.push(rule, Stage::Complete, at, failure.message);
+        } else {
+            sink.push_lenient(rule, Stage::Complete, at, failure.message);
+        }
+    }
+}
+
+/// Reads a buffered body's candidate (at position `position` of `candidates[]`).
+pub fn read_buffered(candidate: &Value, position: usize) -> Candidate {
+    let index = candidate
+        .get("index")
+        .and_then(Value::as_u64)
+        .and_then(|i| u32::try_from(i).ok())
+        .unwrap_or(u32::try_from(position).unwrap_or(u32::MAX));
+    let parts = candidate
+        .get("content")
+        .and_then(|c| c.get("parts"))
+        .and_then(Value::as_array);
+    let mut read = Candidate {
+        index,
+        ..Candidate::default()
+    };
+    for (part, at) in parts.into_iter().flatten().zip(0u32..) {
+        if let Some(call) = part.get("functionCall") {
+            read.calls.push(Call::read(call, at, None));
+        } else if let Some(text) = visible_text(part) {
+            read.text.get_or_insert_with(String::new).push_str(text);
+        }
+    }
+    if let Some(reason) = candidate.get("finishReason").filter(|r| !r.is_null()) {
+        read.finish_reasons.push(reason_text(reason));
+        read.finish = Some((reason.clone(), None));
+    }
+    read
+}
+
+/// A part's text, unless it is a thought summary.
+pub fn visible_text(part: &Value) -> Option<&str> {
+    if part.get("thought").and_then(Value::as_bool) == Some(true) {
+        return None;
+    }
+    part.get("text").and_then(Value::as_str)
+}
