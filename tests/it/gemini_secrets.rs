@@ -200,7 +200,10 @@ async fn gemini_credentials_reach_the_upstream_and_no_artefact() {
     }
     let violations = std::fs::read_to_string(&violations).unwrap_or_default();
     assert_clean("the violations file", &violations);
-    // TEMP-G1: assert the buffered answer's violation once G1's response rules land.
+    assert!(
+        violations.contains("gemini.response.finish_reason_unknown"),
+        "the buffered answer's violation was written: {violations}"
+    );
 
     offline_artefacts_hold_no_credential(dir.path(), &recordings).await;
 }
@@ -210,8 +213,8 @@ async fn gemini_credentials_reach_the_upstream_and_no_artefact() {
 async fn offline_artefacts_hold_no_credential(dir: &Path, recordings: &Path) {
     let folder = recordings.to_str().expect("utf-8");
     let (code, human) = run(&["check", folder]);
-    // TEMP-G1: exit 1 and gemini. rules once G1's response rules land.
-    assert!(matches!(code, Some(0 | 1)), "{human}");
+    assert_eq!(code, Some(1), "violations found: {human}");
+    assert!(human.contains("gemini."), "{human}");
     assert_clean("check's human output", &human);
     let (_, json) = run(&["check", "--format", "json", folder]);
     assert!(json.contains("streamGenerateContent"), "{json}");
@@ -233,7 +236,7 @@ async fn offline_artefacts_hold_no_credential(dir: &Path, recordings: &Path) {
         "--content-type",
         "application/json",
     ]);
-    // TEMP-G1: gemini. rules in the capture's output.
+    assert!(capture.contains("gemini."), "{capture}");
     assert_clean("check's output for a capture", &capture);
 
     let page = dir.join("report.html");
