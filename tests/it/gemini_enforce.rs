@@ -14,12 +14,13 @@ use bytes::Bytes;
 use serde_json::Value;
 
 use crate::support::TempDir;
-use crate::support::client::{exchange, request, send};
+use crate::support::client::{Collected, exchange, request, send};
 use crate::support::gemini::{MODEL, request_body};
 use crate::support::proxy;
 use crate::support::recording::recordings_written;
 use crate::support::upstream::{Script, Upstream};
 use crate::support::within;
+use tooltap::proxy::server::RunningProxy;
 use tooltap::record::RecordMode;
 
 /// The streamed method without `alt=sse`: a JSON array.
@@ -36,6 +37,20 @@ const BROKEN: &str = r#"{"candidates":[{"content":{"role":"model","parts":[{"fun
 /// What an upstream sent after it: never forwarded.
 const AFTER: &str = r#"{"candidates":[{"content":{"role":"model","parts":[{"text":"NEVER-FORWARDED"}]},"index":0}]}"#;
 const CALL: &str = r#"{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"get_weather","args":{"city":"Paris"}}}]},"finishReason":"STOP","index":0}]}"#;
+
+/// The stream request posted to `addr`, read whole.
+async fn post_stream(addr: std::net::SocketAddr) -> Collected {
+    let request = request(addr, "POST", &stream(), &request_body("Paris"));
+    within(Duration::from_secs(30), exchange(addr, request)).await
+}
+
+/// An enforcing proxy in front of an upstream serving `script`.
+async fn enforcing(script: Script) -> (RunningProxy, Upstream) {
+    let upstream = Upstream::serving(script).await;
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.inspect.enforce = Some(true);
+    (proxy::start(raw).await, upstream)
+}
 
 /// A chunked `application/json` body sent in these frames, 10 ms apart.
 fn array(frames: &[String]) -> Script {
@@ -89,14 +104,7 @@ async fn a_refused_json_array_stream_ends_in_googles_error_and_replays_as_sent()
     let tooltap = proxy::start(raw).await;
     let addr = tooltap.local_addr();
 
-    let cut = within(
-        Duration::from_secs(10),
-        exchange(
-            addr,
-            request(addr, "POST", &stream(), &request_body("Paris")),
-        ),
-    )
-    .await;
+    let cut = post_stream(addr).await;
     assert_eq!(cut.status, 200, "the head went before the violation");
     let text = String::from_utf8_lossy(&cut.body).into_owned();
     assert!(!text.contains("NEVER-FORWARDED"), "{text}");
@@ -162,19 +170,8 @@ async fn an_array_judged_at_its_end_gets_the_error_in_place_of_its_close() {
         format!(",\r\n{TEXT}\r\n"),
         "]".to_owned(),
     ];
-    let upstream = Upstream::serving(array(&frames)).await;
-    let mut raw = proxy::raw_config(&upstream.url());
-    raw.inspect.enforce = Some(true);
-    let tooltap = proxy::start(raw).await;
-    let addr = tooltap.local_addr();
-    let got = within(
-        Duration::from_secs(10),
-        exchange(
-            addr,
-            request(addr, "POST", &stream(), &request_body("Paris")),
-        ),
-    )
-    .await;
+    let (tooltap, _upstream) = enforcing(array(&frames)).await;
+    let got = post_stream(tooltap.local_addr()).await;
     let text = String::from_utf8_lossy(&got.body).into_owned();
     assert!(
         text.starts_with(&format!("[{TEXT}\r\n,\r\n{TEXT},{{\"error\":")),
@@ -211,10 +208,7 @@ async fn an_element_past_the_bound_is_forwarded_before_its_end_and_unenforced() 
     }
     let rest = Bytes::copy_from_slice(&body.as_bytes()[split..]);
     script.chunks.push((Duration::from_millis(500), rest));
-    let upstream = Upstream::serving(script).await;
-    let mut raw = proxy::raw_config(&upstream.url());
-    raw.inspect.enforce = Some(true);
-    let tooltap = proxy::start(raw).await;
+    let (tooltap, upstream) = enforcing(script).await;
     let addr = tooltap.local_addr();
     let request = request(addr, "POST", &stream(), &request_body("Paris"));
     let (response, _conn) = send(addr, request).await;

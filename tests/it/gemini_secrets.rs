@@ -91,18 +91,8 @@ async fn gemini_credentials_reach_the_upstream_and_no_artefact() {
     let dir = TempDir::new("gemini-secrets");
     let recordings = dir.join("rec");
     let violations = dir.join("violations.jsonl");
-    let upstream_url = upstream.url();
-    let args: Vec<&std::ffi::OsStr> = [
-        "--upstream".as_ref(),
-        upstream_url.as_ref(),
-        "--record".as_ref(),
-        "all".as_ref(),
-        "--recordings".as_ref(),
-        recordings.as_os_str(),
-        "--violations".as_ref(),
-        violations.as_os_str(),
-    ]
-    .to_vec();
+    let args = binary::recording_args(&upstream.url(), &recordings, &violations);
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(|arg| arg.as_os_str()).collect();
     let mut running = binary::start_proxy(&args, "trace").await;
     let addr = running.addr;
 

@@ -1,7 +1,9 @@
 //! Starting the real `tooltap` binary for a test: JSON logs on stdout, the bound address read
 //! from its ready line, killed when the handle is dropped.
 
+use std::ffi::OsString;
 use std::net::SocketAddr;
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -18,6 +20,19 @@ pub struct Running {
     pub admin: Option<SocketAddr>,
     pub lines: Lines<BufReader<ChildStdout>>,
     pub log: Vec<String>,
+}
+
+/// The arguments that record every exchange under `recordings`, write violations to
+/// `violations`, and forward to `upstream`.
+pub fn recording_args(upstream: &str, recordings: &Path, violations: &Path) -> Vec<OsString> {
+    let mut args: Vec<OsString> = ["--upstream", upstream, "--record", "all", "--recordings"]
+        .iter()
+        .map(OsString::from)
+        .collect();
+    args.push(recordings.into());
+    args.push("--violations".into());
+    args.push(violations.into());
+    args
 }
 
 /// Starts `tooltap proxy` on ephemeral ports with JSON logs and `extra` arguments, and waits
