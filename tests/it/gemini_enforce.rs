@@ -237,3 +237,34 @@ async fn an_element_past_the_bound_is_forwarded_before_its_end_and_unenforced() 
         ["reason=\"too_large\""] == 1
     );
 }
+
+/// A gzip-encoded array: element ends cannot be found in compressed bytes, nor an error element
+/// appended to them, so it is held, judged whole and refused with a 502 in Google's shape.
+#[tokio::test]
+async fn a_content_encoded_array_is_refused_whole() {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder
+        .write_all(broken_frames().concat().as_bytes())
+        .expect("gzip");
+    let gzipped = encoder.finish().expect("gzip");
+    let mut script = array(&[]);
+    script.chunks = gzipped
+        .chunks(64)
+        .map(|chunk| (Duration::ZERO, Bytes::copy_from_slice(chunk)))
+        .collect();
+    script
+        .headers
+        .push(("content-encoding".into(), "gzip".into()));
+    let (tooltap, _upstream) = enforcing(script).await;
+    let got = post_stream(tooltap.local_addr()).await;
+    assert_eq!(got.status, 502);
+    let error = &got.json()["error"];
+    assert_eq!(error["status"], "INTERNAL");
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("gemini.response.function_call_args_not_object")),
+        "{error}"
+    );
+}
