@@ -2,7 +2,8 @@
 //! forwards an AI Studio key sent both ways (`x-goog-api-key` and `?key=`) and a Vertex
 //! `Authorization: Bearer` token to a real upstream on loopback unchanged, and none of them
 //! appears in a recording file, the violations file, a log line, `tooltap check`'s output (human
-//! and JSON, and a capture's `--path`), the HTML report, or replay's answers and log lines; while
+//! and JSON, and a capture's `--path`), the HTML report, or replay's answers, log lines and
+//! `--on-miss forward` captures (the forwarded miss reaches the upstream with its key); while
 //! `alt=sse` stays readable and replay still matches the request that carries the key.
 
 use std::path::Path;
@@ -196,6 +197,7 @@ async fn gemini_credentials_reach_the_upstream_and_no_artefact() {
     );
 
     offline_artefacts_hold_no_credential(dir.path(), &recordings).await;
+    replay_holds_no_credential(dir.path(), &recordings, &mut upstream).await;
 }
 
 /// `tooltap check` (human, JSON, a capture with a keyed `--path`), `tooltap report` and
@@ -239,10 +241,15 @@ async fn offline_artefacts_hold_no_credential(dir: &Path, recordings: &Path) {
     );
     assert_clean("the report page", &html);
     assert_clean("report's output", &out);
+}
 
-    // Replay: the keyed request matches its recording; a miss names no credential.
+/// `tooltap replay` at TRACE: the keyed request matches its recording; a miss names no
+/// credential, in its 404 or its log; with `--on-miss forward` the miss reaches the upstream
+/// with its key, and its capture holds none.
+async fn replay_holds_no_credential(dir: &Path, recordings: &Path, upstream: &mut Upstream) {
+    let folder = recordings.to_str().expect("utf-8");
     let args = ["replay", "--recordings", folder, "--listen", "127.0.0.1:0"];
-    let (mut replay, mut lines, addr) =
+    let (replay, lines, addr) =
         start_logging(dir, &args, "tooltap replay ready", Some("trace")).await;
     let streamed = format!("{MODEL}:streamGenerateContent?key={QUERY_KEY}&alt=sse");
     let mut req = request(addr, "POST", &streamed, &request_body("Paris"));
@@ -258,8 +265,44 @@ async fn offline_artefacts_hold_no_credential(dir: &Path, recordings: &Path) {
     let answer = String::from_utf8_lossy(&got.body).into_owned();
     assert!(answer.contains("no recording matches"), "{answer}");
     assert_clean("replay's miss answer", &answer);
-    let err = replay.stderr.take();
-    stop(replay).await;
+    let log = stop_reading(replay, lines).await;
+    assert!(log.contains("no recording matches"), "the miss is logged");
+    assert_clean("replay's log", &log);
+
+    let url = upstream.url();
+    let forward = [&args[..], &["--on-miss", "forward", "--upstream", &url]].concat();
+    let (replay, lines, addr) =
+        start_logging(dir, &forward, "tooltap replay ready", Some("trace")).await;
+    let mut miss = request(addr, "POST", &streamed, &request_body("Oslo"));
+    miss.headers_mut()
+        .insert("x-goog-api-key", HEADER_KEY.parse().expect("value"));
+    let got = exchange(addr, miss).await;
+    assert_eq!(
+        got.body,
+        EVENTS.concat().as_bytes(),
+        "the upstream's answer"
+    );
+    let seen = upstream.next_request().await;
+    assert_eq!(seen.uri, streamed, "forwarded with its key");
+    assert_eq!(seen.headers["x-goog-api-key"], HEADER_KEY);
+    let log = stop_reading(replay, lines).await;
+    assert!(log.contains("miss forwarded upstream"), "{log}");
+    assert_clean("replay's log with --on-miss forward", &log);
+    let files = crate::support::temp::jsonl_under(recordings);
+    assert_eq!(files.len(), 4, "the forwarded miss was captured: {files:?}");
+    for file in files {
+        let text = String::from_utf8_lossy(&std::fs::read(&file).expect("read")).into_owned();
+        assert_clean(&file.display().to_string(), &text);
+    }
+}
+
+/// Stops a child started by `start_logging` and gives back everything it logged.
+async fn stop_reading(
+    mut child: tokio::process::Child,
+    mut lines: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+) -> String {
+    let err = child.stderr.take();
+    stop(child).await;
     let mut log = Vec::new();
     while let Ok(Some(line)) = within(Duration::from_secs(10), lines.next_line()).await {
         log.push(line);
@@ -269,7 +312,5 @@ async fn offline_artefacts_hold_no_credential(dir: &Path, recordings: &Path) {
         let _ = err.read_to_string(&mut text).await;
         log.push(text);
     }
-    let log = log.join("\n");
-    assert!(log.contains("no recording matches"), "the miss is logged");
-    assert_clean("replay's log", &log);
+    log.join("\n")
 }
