@@ -63,11 +63,12 @@ pub struct CheckArgs {
     #[arg(long, value_name = "ENCODING", requires = "response")]
     pub content_encoding: Option<String>,
     /// The captured exchange's dialect: the request path it was sent to, e.g. /v1/responses
-    /// (a path ending in /responses is the Responses API) [default: /v1/chat/completions]
+    /// (a path ending in /responses is the Responses API), with its query where it matters
+    /// (Gemini's `...:streamGenerateContent?alt=sse`) [default: /v1/chat/completions]
     #[arg(long, value_name = "PATH", requires = "response")]
     pub path: Option<String>,
-    /// The captured exchange's dialect by name, for a path no dialect names: chat, responses
-    /// or anthropic (beats --path)
+    /// The captured exchange's dialect by name, for a path no dialect names: chat, responses,
+    /// anthropic or gemini (beats --path)
     #[arg(long, value_name = "NAME", requires = "response")]
     pub dialect: Option<crate::engine::Dialect>,
     /// The response's status code [default: 200]

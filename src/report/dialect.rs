@@ -56,4 +56,37 @@ mod tests {
             "tool_use".to_owned()
         )));
     }
+
+    #[test]
+    fn gemini_function_call_pieces_are_found_by_part_position() {
+        let gemini = tables(Dialect::Gemini);
+        let doc: serde_json::Value = serde_json::from_str(
+            r#"{"candidates":[{"content":{"parts":[{"text":"Checking."},{"functionCall":{"id":"call_1","name":"get_weather","args":{"city":"Paris"}}}]},"finishReason":"STOP","index":0}]}"#,
+        )
+        .expect("json");
+        for rules in [gemini.stream, gemini.buffered] {
+            let found: Vec<_> = super::super::pieces::pieces_of(&doc, rules)
+                .into_iter()
+                .map(|p| (p.lane, p.kind, p.text))
+                .collect();
+            assert_eq!(
+                found,
+                vec![
+                    (
+                        "content".to_owned(),
+                        PieceKind::Content,
+                        "Checking.".to_owned()
+                    ),
+                    ("1".to_owned(), PieceKind::Id, "call_1".to_owned()),
+                    ("1".to_owned(), PieceKind::Name, "get_weather".to_owned()),
+                    (
+                        "1".to_owned(),
+                        PieceKind::Arguments,
+                        r#"{"city":"Paris"}"#.to_owned()
+                    ),
+                    ("content".to_owned(), PieceKind::Finish, "STOP".to_owned()),
+                ]
+            );
+        }
+    }
 }

@@ -2,7 +2,9 @@
 //! report's lanes (see [`crate::engine::dialect::pieces`]). A stream event and a buffered body
 //! have the same shape (a `GenerateContentResponse`), so both tables are one: text parts in the
 //! content lane, each `functionCall` part in the lane of its part position (a call arrives
-//! whole, name and `args` object in one part), the finish reason per candidate.
+//! whole, name and `args` object in one part), the finish reason per candidate. Gemini 3 sends
+//! each parallel call in its own event at part 0, so a stream's calls share lane 0 there (their
+//! pieces carry their ids); the buffered view and the reassembled outcome number them apart.
 
 use crate::engine::dialect::pieces::{DialectTables, Lane, PieceKind, PieceRule};
 

@@ -21,9 +21,9 @@ use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};
 use crate::engine::weigh;
 
-/// Accumulated text shorter than this is not compared for snapshots (a short delta may start
-/// with a short text by chance).
-const MIN_SNAPSHOT: usize = 4;
+/// Accumulated text shorter than this is not compared for snapshots (a delta may start with a
+/// short text by chance, as a repetitive one does).
+const MIN_SNAPSHOT: usize = 16;
 
 /// One candidate's reassembly.
 #[derive(Debug, Default)]
@@ -91,6 +91,16 @@ struct Event {
     seq: u64,
 }
 
+/// Where a part is: its position in its event, the event, its candidate's pointer, and whether
+/// partial calls are expected.
+#[derive(Debug, Clone, Copy)]
+struct PartAt<'a> {
+    slot: u32,
+    event: Event,
+    base: &'a str,
+    partial_expected: bool,
+}
+
 /// A part that carries content (not only a signature or an empty text).
 fn is_content(part: &Value) -> bool {
     let Some(members) = part.as_object() else {
@@ -122,21 +132,20 @@ impl StreamState {
             );
             return Vec::new();
         }
-        let value = match serde_json::from_str::<Value>(data) {
-            Ok(value @ Value::Object(_)) => value,
-            Ok(other) => {
-                let detail = format!("an event's data is not a JSON object: {}", preview(&other));
-                sink.push(
-                    RuleId::GeminiStreamEventNotJson,
-                    Stage::Fragment,
-                    at(""),
-                    detail,
-                );
-                return Vec::new();
-            }
+        let problem = match serde_json::from_str::<Value>(data) {
+            Ok(value @ Value::Object(_)) => Ok(value),
+            Ok(other) => Err(format!(
+                "an event's data is not a JSON object: {}",
+                preview(&other)
+            )),
             Err(error) => {
                 let shown = preview(&Value::String(data.to_owned()));
-                let detail = format!("an event's data is not JSON ({error}): {shown}");
+                Err(format!("an event's data is not JSON ({error}): {shown}"))
+            }
+        };
+        let value = match problem {
+            Ok(value) => value,
+            Err(detail) => {
                 sink.push(
                     RuleId::GeminiStreamEventNotJson,
                     Stage::Fragment,
@@ -232,7 +241,13 @@ impl StreamState {
             );
         }
         for (part, slot) in parts.iter().zip(0u32..) {
-            let added = state.part(part, slot, event, &base, partial_expected, sink);
+            let at = PartAt {
+                slot,
+                event,
+                base: &base,
+                partial_expected,
+            };
+            let added = state.part(part, at, sink);
             self.held = self.held.saturating_add(added);
             if self.held > bound {
                 return false;
@@ -255,19 +270,14 @@ impl StreamState {
 
 impl CandidateState {
     /// One part of an event (at `slot` in it); returns what the reassembly grew by.
-    fn part(
-        &mut self,
-        part: &Value,
-        slot: u32,
-        event: Event,
-        base: &str,
-        partial_expected: bool,
-        sink: &mut ViolationSink,
-    ) -> usize {
+    fn part(&mut self, part: &Value, at: PartAt<'_>, sink: &mut ViolationSink) -> usize {
         let index = self.candidate.index;
+        let PartAt {
+            slot, event, base, ..
+        } = at;
         let seq = event.seq;
         if let Some(call) = part.get("functionCall") {
-            return self.call(call, slot, event, base, partial_expected, sink);
+            return self.call(call, at, sink);
         }
         if SERVER_TOOL_PARTS.iter().any(|key| part.get(*key).is_some()) {
             self.parts += 1;
@@ -281,7 +291,10 @@ impl CandidateState {
         };
         self.parts += 1;
         let kept = self.candidate.text.get_or_insert_with(String::new);
-        if !self.snapshots_reported && kept.len() >= MIN_SNAPSHOT && text.starts_with(kept.as_str())
+        if !self.snapshots_reported
+            && kept.len() >= MIN_SNAPSHOT
+            && text.len() > kept.len()
+            && text.starts_with(kept.as_str())
         {
             self.snapshots_reported = true;
             sink.push(
@@ -298,16 +311,14 @@ impl CandidateState {
     }
 
     /// A `functionCall` part; returns what the reassembly grew by.
-    fn call(
-        &mut self,
-        call: &Value,
-        slot: u32,
-        event: Event,
-        base: &str,
-        partial_expected: bool,
-        sink: &mut ViolationSink,
-    ) -> usize {
+    fn call(&mut self, call: &Value, at: PartAt<'_>, sink: &mut ViolationSink) -> usize {
         let index = self.candidate.index;
+        let PartAt {
+            slot,
+            event,
+            base,
+            partial_expected,
+        } = at;
         let seq = event.seq;
         let number = event.number;
         let at = |suffix: &str| {
