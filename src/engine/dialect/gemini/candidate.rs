@@ -300,7 +300,8 @@ fn judge_call(call: &Call, at: impl Fn(&str) -> Site, cx: Context<'_>, sink: &mu
             format!("a call to {name:?} under mode NONE (as if nothing were declared)"),
         );
     }
-    if request.facts.parsed && !request.declared.contains_key(name) {
+    // A request that declares no function may still have some: in its `cachedContent`.
+    if request.declares && !request.declared.contains_key(name) {
         sink.push(
             RuleId::GeminiResponseFunctionCallUndeclared,
             Stage::Complete,

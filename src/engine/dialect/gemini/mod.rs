@@ -68,7 +68,7 @@ impl GeminiState {
             .map(Vec::as_slice)
             .unwrap_or_default();
         if candidates.is_empty() && !blocked(document) {
-            report_no_candidates(None, sink);
+            report_no_candidates(sink);
         }
         let mut outcomes: Vec<ChoiceOutcome> = candidates
             .iter()
@@ -117,17 +117,21 @@ impl GeminiState {
                 );
             }
         }
-        if self.kind.get() == Some(BodyKind::Sse) && self.request.alt_sse && self.stream.events == 0
-        {
+        if self.request.alt_sse && self.stream.events == 0 {
+            let detail = if self.kind.get() == Some(BodyKind::Sse) {
+                "the request asked alt=sse and the body carried no data: event"
+            } else {
+                "the request asked alt=sse and the answer is not text/event-stream"
+            };
             sink.push(
                 RuleId::GeminiStreamNotSse,
                 Stage::Complete,
                 Site::at(""),
-                "the request asked alt=sse and the body carried no data: event",
+                detail,
             );
         }
         if !self.stream.any_candidates && !self.stream.blocked && !self.stream.errored {
-            report_no_candidates(self.stream.events.checked_sub(1), sink);
+            report_no_candidates(sink);
         }
     }
 
@@ -140,7 +144,8 @@ impl GeminiState {
     }
 }
 
-/// Whether a response says the prompt was blocked (`promptFeedback.blockReason`).
+/// Whether a response (or a stream's event) says the prompt was blocked
+/// (`promptFeedback.blockReason`).
 fn blocked(document: &Value) -> bool {
     document
         .get("promptFeedback")
@@ -148,11 +153,11 @@ fn blocked(document: &Value) -> bool {
         .is_some_and(|r| !r.is_null())
 }
 
-fn report_no_candidates(last: Option<u64>, sink: &mut ViolationSink) {
+fn report_no_candidates(sink: &mut ViolationSink) {
     sink.push(
         RuleId::GeminiResponseNoCandidatesWithoutBlock,
         Stage::Complete,
-        Site::at("/candidates").seq(last),
+        Site::at("/candidates"),
         "a 2xx answer with no candidates and no promptFeedback.blockReason",
     );
 }

@@ -5,18 +5,24 @@
 //! subset says and no more: `type` lower-cased (`OBJECT` → `object`; `TYPE_UNSPECIFIED`
 //! dropped), `nullable: true` adding `"null"` to the type, the structural keywords
 //! (`properties`, `items`, `required`, `enum`, `anyOf`, bounds, `pattern`) kept and walked,
-//! both spellings of the multi-word ones read (`minItems` / `min_items`, ...). Every other
-//! keyword (`format`, `example`, `propertyOrdering`, ...) is left out: a keyword read wrong would
-//! judge valid arguments broken, one left out only judges less.
+//! both spellings of the multi-word ones read (`minItems` / `min_items`, ...), the bounds also
+//! when proto-JSON writes them as strings. Every other keyword (`format`, `example`,
+//! `propertyOrdering`, ...) is left out: a keyword read wrong would judge valid arguments
+//! broken, one left out only judges less.
 
 use serde_json::{Map, Value};
 
 /// Keywords kept as they are, by their JSON Schema name and their snake_case spelling.
-const KEPT: [(&str, &str); 12] = [
+const KEPT: [(&str, &str); 4] = [
     ("description", "description"),
     ("title", "title"),
     ("enum", "enum"),
     ("required", "required"),
+];
+
+/// Numeric keywords: proto-JSON writes the int64 ones as strings (`"minItems": "1"`), which
+/// are read as numbers; a value that is neither is left out.
+const NUMBERS: [(&str, &str); 8] = [
     ("minItems", "min_items"),
     ("maxItems", "max_items"),
     ("minimum", "minimum"),
@@ -26,6 +32,20 @@ const KEPT: [(&str, &str); 12] = [
     ("minProperties", "min_properties"),
     ("maxProperties", "max_properties"),
 ];
+
+/// A number, or a string that spells one.
+fn number(value: &Value) -> Option<Value> {
+    match value {
+        Value::Number(_) => Some(value.clone()),
+        Value::String(text) => text
+            .parse::<u64>()
+            .map(Value::from)
+            .or_else(|_| text.parse::<f64>().map(Value::from))
+            .ok()
+            .filter(Value::is_number),
+        _ => None,
+    }
+}
 
 /// How deep the conversion walks; a deeper schema's rest is left unconstrained.
 const MAX_DEPTH: usize = 64;
@@ -63,6 +83,15 @@ fn convert(schema: &Value, depth: usize) -> Value {
     for (camel, snake) in KEPT {
         if let Some(value) = members.get(camel).or_else(|| members.get(snake)) {
             out.insert(camel.into(), value.clone());
+        }
+    }
+    for (camel, snake) in NUMBERS {
+        if let Some(value) = members
+            .get(camel)
+            .or_else(|| members.get(snake))
+            .and_then(number)
+        {
+            out.insert(camel.into(), value);
         }
     }
     if let Some(pattern) = members.get("pattern").filter(|p| p.is_string()) {
@@ -108,7 +137,8 @@ mod tests {
                 "city": {"type": "STRING", "format": "place", "example": "Paris"},
                 "days": {"type": "INTEGER", "nullable": true, "minimum": 1},
                 "units": {"type": "STRING", "enum": ["C", "F"], "nullable": true},
-                "tags": {"type": "ARRAY", "items": {"type": "STRING"}, "max_items": 3}
+                "tags": {"type": "ARRAY", "items": {"type": "STRING"}, "max_items": 3},
+                "code": {"type": "STRING", "minLength": "2", "maxLength": "many"}
             },
             "required": ["city"],
             "propertyOrdering": ["city", "days"]
@@ -121,7 +151,8 @@ mod tests {
                     "city": {"type": "string"},
                     "days": {"type": ["integer", "null"], "minimum": 1},
                     "units": {"type": ["string", "null"], "enum": ["C", "F", null]},
-                    "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 3}
+                    "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 3},
+                    "code": {"type": "string", "minLength": 2}
                 },
                 "required": ["city"]
             })

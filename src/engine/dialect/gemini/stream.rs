@@ -168,13 +168,7 @@ impl StreamState {
         if let Some(usage) = value.get("usageMetadata").filter(|u| !u.is_null()) {
             self.usage = Some(usage.clone());
         }
-        if value
-            .get("promptFeedback")
-            .and_then(|f| f.get("blockReason"))
-            .is_some_and(|r| !r.is_null())
-        {
-            self.blocked = true;
-        }
+        self.blocked |= super::blocked(&value);
         let mut finished = Vec::new();
         let candidates = value.get("candidates").and_then(Value::as_array);
         for (position, candidate) in candidates.into_iter().flatten().enumerate() {

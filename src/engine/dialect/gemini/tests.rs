@@ -161,3 +161,43 @@ fn a_call_re_sent_in_an_event_the_same_feed_completes_is_a_repeat() {
     assert_eq!(calls.len(), 1, "kept once");
     assert_eq!(calls[0].arguments, Some(serde_json::json!({"a": "xy"})));
 }
+
+#[test]
+fn alt_sse_answered_without_an_event_is_not_sse_whatever_the_framing() {
+    let path = "/v1beta/models/m:streamGenerateContent?alt=sse";
+    for (content_type, body) in [
+        ("application/json", "[]"),
+        ("text/event-stream", ": ping\n\n"),
+    ] {
+        let report = run(
+            EngineConfig::default(),
+            path,
+            head(Some(content_type)),
+            &[body.as_bytes()],
+        );
+        assert_eq!(
+            rules(&report),
+            [
+                RuleId::GeminiStreamNotSse,
+                RuleId::GeminiResponseNoCandidatesWithoutBlock
+            ],
+            "{content_type}"
+        );
+    }
+}
+
+#[test]
+fn a_call_against_a_request_that_declares_nothing_is_not_judged_undeclared() {
+    let config = Arc::new(EngineConfig::default());
+    let cache = SchemaCache::default();
+    let request = RequestParts {
+        body: br#"{"cachedContent":"cachedContents/abc","contents":[]}"#,
+        path: Some("/v1beta/models/m:generateContent"),
+    };
+    let mut exchange = Exchange::start(&config, &cache, Dialect::Gemini, request);
+    exchange.response_head(head(Some("application/json")));
+    exchange.feed(CALL.as_bytes());
+    let report = exchange.finish(BodyEnd::Complete);
+    assert!(report.violations.is_empty(), "{:?}", report.violations);
+    assert_eq!(report.choices[0].tool_calls[0].name.as_deref(), Some("f"));
+}
