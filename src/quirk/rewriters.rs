@@ -22,8 +22,7 @@ pub struct Rewriter {
     pub event: fn(QuirkId, &mut Value) -> bool,
 }
 
-/// The transformations of `dialect`'s quirks; `None` for Chat (see the module doc) and for a
-/// dialect with no quirks yet (Gemini).
+/// The transformations of `dialect`'s quirks; `None` for Chat (see the module doc).
 pub fn rewriter(dialect: Dialect) -> Option<Rewriter> {
     match dialect {
         Dialect::Chat => None,
@@ -35,6 +34,9 @@ pub fn rewriter(dialect: Dialect) -> Option<Rewriter> {
             buffered: super::anthropic::buffered,
             event: super::anthropic::event,
         }),
-        Dialect::Gemini => None,
+        Dialect::Gemini => Some(Rewriter {
+            buffered: super::gemini::buffered,
+            event: super::gemini::event,
+        }),
     }
 }
