@@ -1,27 +1,23 @@
 //! Enforce mode on a streamed JSON array (Gemini's `streamGenerateContent` without `alt=sse`):
 //! whole elements only reach the client, so a refused stream can still end as a valid array.
 //!
-//! Input: the upstream's body frames, in arbitrary splits. Output: for each frame, the bytes up
-//! to the end of the last element it completes (what came before the first element, `[` and
-//! whitespace, goes with that element); the rest of the element is held until a later frame
-//! completes it. The element that completes a violation is not forwarded, nor anything after it:
-//! the array is closed with the dialect's error body as its last element, `,{"error":...}]`
-//! after the elements already forwarded or `[{"error":...}]` when none was, which the
-//! google-genai SDKs raise. This is finer than an SSE stream's cut (there the whole frame that
-//! completed the violation is replaced): elements before the violating one in the same frame
-//! are forwarded.
-//!
-//! The held element is bounded by the engine's element bound (`inspect.max_sse_line`, which the
-//! engine's array framer stops at too): past it, what is held is forwarded and the rest of the
-//! stream passes unenforced, like a buffered body over its bound.
+//! Input: the upstream's body bytes. Output: [`ElementEnds`], where each element ends (what came
+//! before the first element, `[` and whitespace, goes with that element), for
+//! [`super::whole::WholeUnits`], which forwards whole elements and holds the rest; and the
+//! array's closing after a cut. The element that completes a violation is not forwarded, nor
+//! anything after it: the array is closed with the dialect's error body as its last element,
+//! `,{"error":...}]` after the elements already forwarded or `[{"error":...}]` when none was,
+//! which the google-genai SDKs raise.
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
+
+use super::whole::WholeUnits;
 
 /// Where the element scan is: depth 0 before `[`, 1 inside the array between elements, 2 and
 /// more inside an element. Only strings and brackets are followed; the element's own syntax is
 /// the engine's to judge.
 #[derive(Debug, Default)]
-struct ElementEnds {
+pub(super) struct ElementEnds {
     depth: usize,
     in_string: bool,
     escaped: bool,
@@ -30,7 +26,7 @@ struct ElementEnds {
 impl ElementEnds {
     /// Appends to `ends` the offset just past each element (an object, array or string) that
     /// closes in `bytes`.
-    fn scan(&mut self, bytes: &[u8], ends: &mut Vec<usize>) {
+    pub(super) fn scan(&mut self, bytes: &[u8], ends: &mut Vec<usize>) {
         for (at, &byte) in bytes.iter().enumerate() {
             if self.in_string {
                 match (self.escaped, byte) {
@@ -61,103 +57,23 @@ impl ElementEnds {
     }
 }
 
-/// What one frame gave: bytes to forward now, or the cut.
-#[derive(Debug, PartialEq, Eq)]
-pub(super) enum Step {
-    /// Forward these bytes (possibly none: the frame only added to the held element).
-    Forward(Bytes),
-    /// A violation: forward `before` (whole elements that passed), then close the array.
-    Cut { before: Bytes },
-    /// The held element outgrew its bound: forward these bytes and stop enforcing.
-    GiveUp(Bytes),
-}
-
-/// The JSON-array side of an [`super::EnforceBody`].
-#[derive(Debug)]
-pub(super) struct ArrayHold {
-    ends: ElementEnds,
-    held: BytesMut,
-    /// Body bytes forwarded to the client so far (whole elements, and what preceded them).
-    forwarded: u64,
-    limit: usize,
-    scratch: Vec<usize>,
-}
-
-impl ArrayHold {
-    pub(super) fn new(limit: usize) -> ArrayHold {
-        ArrayHold {
-            ends: ElementEnds::default(),
-            held: BytesMut::new(),
-            forwarded: 0,
-            limit,
-            scratch: Vec::new(),
-        }
-    }
-
-    /// Body bytes the client got before a cut.
-    pub(super) fn forwarded(&self) -> u64 {
-        self.forwarded
-    }
-
-    /// One upstream frame: `judge` is fed each piece that ends an element (then the rest) and
-    /// answers whether a violation is now known.
-    pub(super) fn frame(&mut self, bytes: &Bytes, mut judge: impl FnMut(&[u8]) -> bool) -> Step {
-        let mut ends = std::mem::take(&mut self.scratch);
-        ends.clear();
-        self.ends.scan(bytes, &mut ends);
-        let mut out = BytesMut::new();
-        let mut from = 0;
-        for &end in &ends {
-            if judge(&bytes[from..end]) {
-                self.scratch = ends;
-                return Step::Cut {
-                    before: out.freeze(),
-                };
-            }
-            out.extend_from_slice(&self.held.split());
-            out.extend_from_slice(&bytes[from..end]);
-            from = end;
-        }
-        self.scratch = ends;
-        let rest = &bytes[from..];
-        if !rest.is_empty() && judge(rest) {
-            return Step::Cut {
-                before: out.freeze(),
-            };
-        }
-        self.held.extend_from_slice(rest);
-        if self.held.len() > self.limit {
-            out.extend_from_slice(&self.held.split());
-            self.forwarded += out.len() as u64;
-            return Step::GiveUp(out.freeze());
-        }
-        self.forwarded += out.len() as u64;
-        Step::Forward(out.freeze())
-    }
-
-    /// Whether an element was forwarded: the array is then open and ends in an element.
-    fn opened(&self) -> bool {
-        self.forwarded > 0
-    }
-
-    /// What closes the array after a cut with `before` forwarded in the cutting frame:
-    /// `,<error>]` after an element, `[<error>]` when none was forwarded.
-    pub(super) fn close(&mut self, before: &Bytes, error: &str) -> Bytes {
-        self.forwarded += before.len() as u64;
+impl WholeUnits {
+    /// What closes the array after a cut: `,<error>]` after an element, `[<error>]` when none
+    /// was forwarded.
+    pub(super) fn close(&self, error: &str) -> Bytes {
         let open = if self.opened() { "," } else { "[" };
         Bytes::from(format!("{open}{error}]"))
-    }
-
-    /// What is still held at the end of a clean stream (the closing `]`, whitespace).
-    pub(super) fn rest(&mut self) -> Bytes {
-        self.forwarded += self.held.len() as u64;
-        self.held.split().freeze()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proxy::enforce::whole::{Ends, Step};
+
+    fn hold(limit: usize) -> WholeUnits {
+        WholeUnits::new(Ends::Elements(ElementEnds::default()), limit)
+    }
 
     const A: &str = r#"{"n":"a","s":"x]}\"{"}"#;
     const B: &str = r#"{"n":"b","bad":true}"#;
@@ -170,7 +86,7 @@ mod tests {
     /// Feeds `body` cut at `splits`, judging an element bad when it holds `"bad"`; what the
     /// client gets.
     fn run(body: &str, splits: &[usize]) -> String {
-        let mut hold = ArrayHold::new(1024);
+        let mut hold = hold(1024);
         let mut seen = String::new();
         let mut client = Vec::new();
         let mut at = 0;
@@ -187,7 +103,7 @@ mod tests {
                 Step::Forward(bytes) => client.extend_from_slice(&bytes),
                 Step::Cut { before } => {
                     client.extend_from_slice(&before);
-                    client.extend_from_slice(&hold.close(&before, r#"{"error":{}}"#));
+                    client.extend_from_slice(&hold.close(r#"{"error":{}}"#));
                     assert_eq!(hold.forwarded() as usize + 14, client.len());
                     return String::from_utf8(client).expect("utf-8");
                 }
@@ -235,7 +151,7 @@ mod tests {
 
     #[test]
     fn an_element_past_the_bound_is_forwarded_and_enforcement_stops() {
-        let mut hold = ArrayHold::new(8);
+        let mut hold = hold(8);
         let step = hold.frame(&Bytes::from_static(b"[{\"n\":\"long"), |_| false);
         assert_eq!(step, Step::GiveUp(Bytes::from_static(b"[{\"n\":\"long")));
     }

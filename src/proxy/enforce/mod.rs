@@ -9,9 +9,14 @@
 //!   Responses API, Anthropic's `{"type":"error","error":{...}}`) whose message lists the rule ids and paths, naming the request as the culprit when a
 //!   request-stage rule broke. Clean responses pass unchanged.
 //! * Streams: [`EnforceBody`] feeds every frame to an engine [`Exchange`](crate::engine::Exchange) before forwarding it.
-//!   Chunks already sent cannot be recalled, so on the first error-severity violation the frame
-//!   that completed it is replaced by a final error event naming the rule, in the dialect's own
-//!   shape (`Dialect::error_event`), and the stream ends there. The official SDKs raise an error on that event.
+//!   Chunks already sent cannot be recalled, so whole events only are forwarded (the rest of an
+//!   unfinished one is held until its blank line: no SSE client dispatches it before that), and
+//!   on the first error-severity violation the event that completed it is replaced by a final
+//!   error event naming the rule, in the dialect's own shape (`Dialect::error_event`), and the
+//!   stream ends there: the client never gets half an event before the error. The official SDKs
+//!   raise an error on that event. A content-encoded stream, whose events cannot be told apart
+//!   in its bytes, is cut frame by frame instead (the frame that completed the violation is
+//!   replaced).
 //!   A streamed JSON array (Gemini without `alt=sse`) is forwarded whole element by whole
 //!   element and, on a violation, closed with the dialect's error body as its last element
 //!   (`,{"error":{...}}]`), so it stays a valid array ([`array`]); a content-encoded array is
@@ -21,9 +26,11 @@
 //! stream was cut on purpose, so the cut is not mistaken for a client that went away.
 
 mod array;
+mod events;
 mod hold;
 mod stream;
 pub mod verdict;
+mod whole;
 
 use std::sync::Arc;
 
@@ -175,11 +182,12 @@ pub async fn response(
     if matches!(kind, Some(BodyKind::Sse | BodyKind::JsonArray)) {
         // The stream may gain an error event: a stated length would no longer be true.
         parts.headers.remove(header::CONTENT_LENGTH);
+        let max_unit = engine.max_sse_line;
         let body = match kind {
-            Some(BodyKind::JsonArray) => {
-                EnforceBody::json_array(body, exchange, cut, engine.max_sse_line)
-            }
-            _ => EnforceBody::new(body, exchange, cut),
+            Some(BodyKind::JsonArray) => EnforceBody::json_array(body, exchange, cut, max_unit),
+            // Events cannot be told apart in compressed bytes: those are cut frame by frame.
+            _ if encoded => EnforceBody::new(body, exchange, cut),
+            _ => EnforceBody::events(body, exchange, cut, max_unit),
         };
         return Response::from_parts(parts, body.boxed_unsync());
     }
