@@ -22,8 +22,7 @@ pub struct Rewriter {
     pub event: fn(QuirkId, &mut Value) -> bool,
 }
 
-/// The transformations of `dialect`'s quirks; `None` for Chat (see the module doc) and for a
-/// dialect with no quirks yet (Ollama).
+/// The transformations of `dialect`'s quirks; `None` for Chat (see the module doc).
 pub fn rewriter(dialect: Dialect) -> Option<Rewriter> {
     match dialect {
         Dialect::Chat => None,
@@ -39,6 +38,9 @@ pub fn rewriter(dialect: Dialect) -> Option<Rewriter> {
             buffered: super::gemini::buffered,
             event: super::gemini::event,
         }),
-        Dialect::Ollama => None,
+        Dialect::Ollama => Some(Rewriter {
+            buffered: super::ollama::buffered,
+            event: super::ollama::event,
+        }),
     }
 }

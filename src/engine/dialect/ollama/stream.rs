@@ -49,7 +49,7 @@ pub struct StreamState {
     /// An `{"error": ...}` line came.
     pub errored: bool,
     pub usage: Option<Value>,
-    /// Call ids and call signatures (name, arguments, index) already received.
+    /// Call ids and call signatures (name, arguments, index) received in earlier lines.
     seen_ids: BTreeSet<String>,
     seen_calls: BTreeSet<String>,
     /// What the gathered turn holds, as `engine::weigh` counts.
@@ -137,12 +137,18 @@ impl StreamState {
                 .get_or_insert_with(String::new)
                 .push_str(&text);
         }
+        // A line's calls are compared with earlier lines' only: identical calls in one line
+        // are parallel calls (ids, when sent twice in one line, are the turn's duplicate).
+        let mut line_ids = Vec::new();
+        let mut line_calls = Vec::new();
         for call in read.calls {
             if self.held > self.bound {
                 break;
             }
-            self.take_call(call, sink);
+            self.take_call(call, (&mut line_ids, &mut line_calls), sink);
         }
+        self.seen_ids.extend(line_ids);
+        self.seen_calls.extend(line_calls);
         if done && self.done_at.is_none() {
             self.done_at = Some(seq);
             self.turn.done_reason = read.done_reason;
@@ -153,7 +159,12 @@ impl StreamState {
 
     /// Keeps a call, unless the same call (its id, or its name, arguments and index) came in
     /// an earlier line.
-    fn take_call(&mut self, mut call: Call, sink: &mut ViolationSink) {
+    fn take_call(
+        &mut self,
+        mut call: Call,
+        (line_ids, line_calls): (&mut Vec<String>, &mut Vec<String>),
+        sink: &mut ViolationSink,
+    ) {
         // Judged on its line: the client's parser refuses the line itself.
         turn::judge_arguments(&call, Stage::Fragment, sink);
         call.arguments_judged = true;
@@ -177,10 +188,10 @@ impl StreamState {
         }
         if let Some(id) = &call.id {
             self.held += id.len();
-            self.seen_ids.insert(id.clone());
+            line_ids.push(id.clone());
         }
         self.held += weigh::ENTRY + signature.len() * 2 + weigh::maybe(call.arguments.as_ref());
-        self.seen_calls.insert(signature);
+        line_calls.push(signature);
         self.turn.calls.push(call);
     }
 }
