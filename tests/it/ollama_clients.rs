@@ -28,55 +28,21 @@ use crate::engine_support::{Fixture, fixture};
 use crate::inspect::{fixture_upstream, metric_sum, settle, temp_file};
 use crate::record::flush;
 use crate::support::aimock::start_aimock;
-use crate::support::check::check_json;
+use crate::support::check::{check_json, error_lines, offline_verdicts};
 use crate::support::clients::{run_python, run_sdk_script, script_json};
 use crate::support::proxy;
-use crate::support::temp::{files_under, json_lines};
+use crate::support::temp::files_under;
 
 /// Exchanges one run makes: three cases buffered and streamed, and two two-turn loops.
 const EXCHANGES: u64 = 6 + 4;
 
+/// Rule ids per exchange id from a violations file, every line judged as `ollama`.
+fn live_verdicts_of(violations: &Path) -> BTreeMap<String, Vec<String>> {
+    crate::support::check::live_verdicts(violations, "ollama")
+}
+
 async fn run(base_url: &str) -> Value {
     run_sdk_script("python", "ollama_check", "ollama", base_url, "faithful").await
-}
-
-/// Rule ids per exchange id, sorted, from a violations file (exchanges with none are absent).
-fn live_verdicts(violations: &Path) -> BTreeMap<String, Vec<String>> {
-    let mut verdicts: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for line in json_lines(violations) {
-        assert_eq!(line["dialect"], "ollama", "{line}");
-        let id = line["exchange"].as_str().expect("exchange id").to_owned();
-        let rule = line["rule"].as_str().expect("rule").to_owned();
-        verdicts.entry(id).or_default().push(rule);
-    }
-    verdicts.values_mut().for_each(|rules| rules.sort());
-    verdicts
-}
-
-/// The same from `tooltap check`'s JSON report of the recordings.
-fn offline_verdicts(report: &Value) -> BTreeMap<String, Vec<String>> {
-    let exchanges = report["exchanges"].as_array().expect("exchanges");
-    exchanges
-        .iter()
-        .filter_map(|exchange| {
-            let mut rules: Vec<String> = exchange["violations"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|v| v["rule"].as_str().expect("rule").to_owned())
-                .collect();
-            rules.sort();
-            let id = exchange["id"].as_str().expect("id").to_owned();
-            (!rules.is_empty()).then_some((id, rules))
-        })
-        .collect()
-}
-
-fn errors(violations: &Path) -> Vec<Value> {
-    json_lines(violations)
-        .into_iter()
-        .filter(|line| line["severity"] == "error")
-        .collect()
 }
 
 #[tokio::test]
@@ -135,7 +101,7 @@ async fn the_ollama_python_client_gets_the_same_through_tooltap_and_its_replay()
         EXCHANGES,
         "{text}"
     );
-    let found = errors(&violations);
+    let found = error_lines(&violations);
     assert!(found.is_empty(), "errors on faithful traffic: {found:?}");
 
     flush(&tooltap).await;
@@ -155,7 +121,7 @@ async fn the_ollama_python_client_gets_the_same_through_tooltap_and_its_replay()
     );
     assert_eq!(
         offline_verdicts(&checked.report),
-        live_verdicts(&violations),
+        live_verdicts_of(&violations),
         "check judged the recordings otherwise than live"
     );
 
@@ -167,7 +133,7 @@ async fn the_ollama_python_client_gets_the_same_through_tooltap_and_its_replay()
         "the client got something else from the replay"
     );
     drop(replay);
-    let found = errors(&replay_violations);
+    let found = error_lines(&replay_violations);
     assert!(found.is_empty(), "errors on replayed traffic: {found:?}");
 }
 

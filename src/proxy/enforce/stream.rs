@@ -57,13 +57,13 @@ impl EnforceBody {
         cut: CutSender,
         max_unit: usize,
     ) -> EnforceBody {
-        EnforceBody {
-            units: Some(WholeUnits::new(
-                Ends::Events(EventEnds::default()),
-                max_unit,
-            )),
-            ..EnforceBody::new(inner, exchange, cut)
-        }
+        EnforceBody::with_units(
+            inner,
+            exchange,
+            cut,
+            Ends::Events(EventEnds::default()),
+            max_unit,
+        )
     }
 
     /// A streamed JSON array's enforce body: whole elements forwarded, an element held up to
@@ -74,13 +74,8 @@ impl EnforceBody {
         cut: CutSender,
         max_unit: usize,
     ) -> EnforceBody {
-        EnforceBody {
-            units: Some(WholeUnits::new(
-                Ends::Elements(ElementEnds::default()),
-                max_unit,
-            )),
-            ..EnforceBody::new(inner, exchange, cut)
-        }
+        let ends = Ends::Elements(ElementEnds::default());
+        EnforceBody::with_units(inner, exchange, cut, ends, max_unit)
     }
 
     /// An NDJSON stream's enforce body: whole lines forwarded, a line held up to `max_unit`
@@ -91,8 +86,19 @@ impl EnforceBody {
         cut: CutSender,
         max_unit: usize,
     ) -> EnforceBody {
+        EnforceBody::with_units(inner, exchange, cut, Ends::Lines, max_unit)
+    }
+
+    /// A stream read unit by unit, a unit ending where `ends` says, held up to `max_unit`.
+    fn with_units(
+        inner: ProxyBody,
+        exchange: Exchange,
+        cut: CutSender,
+        ends: Ends,
+        max_unit: usize,
+    ) -> EnforceBody {
         EnforceBody {
-            units: Some(WholeUnits::new(Ends::Lines, max_unit)),
+            units: Some(WholeUnits::new(ends, max_unit)),
             ..EnforceBody::new(inner, exchange, cut)
         }
     }
