@@ -9,8 +9,6 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 
-use super::array::ElementEnds;
-use super::events::EventEnds;
 use super::verdict::{CutSender, EnforceCut};
 use super::whole::{Ends, Step, WholeUnits};
 use super::{errors, message, refusal};
@@ -48,36 +46,17 @@ impl EnforceBody {
         }
     }
 
-    /// An SSE stream's enforce body: whole events forwarded, an event held up to `max_unit`
-    /// bytes.
-    pub fn events(
+    /// A stream's enforce body read unit by unit (`ends`: an SSE stream's events, a JSON
+    /// array's elements): whole units forwarded, a unit held up to `max_unit` bytes.
+    pub(super) fn whole_units(
         inner: ProxyBody,
         exchange: Exchange,
         cut: CutSender,
+        ends: Ends,
         max_unit: usize,
     ) -> EnforceBody {
         EnforceBody {
-            units: Some(WholeUnits::new(
-                Ends::Events(EventEnds::default()),
-                max_unit,
-            )),
-            ..EnforceBody::new(inner, exchange, cut)
-        }
-    }
-
-    /// A streamed JSON array's enforce body: whole elements forwarded, an element held up to
-    /// `max_unit` bytes.
-    pub fn json_array(
-        inner: ProxyBody,
-        exchange: Exchange,
-        cut: CutSender,
-        max_unit: usize,
-    ) -> EnforceBody {
-        EnforceBody {
-            units: Some(WholeUnits::new(
-                Ends::Elements(ElementEnds::default()),
-                max_unit,
-            )),
+            units: Some(WholeUnits::new(ends, max_unit)),
             ..EnforceBody::new(inner, exchange, cut)
         }
     }

@@ -137,3 +137,48 @@ impl WholeUnits {
         self.held.clear();
     }
 }
+
+/// Test support: what a client gets through a [`WholeUnits`] hold.
+#[cfg(test)]
+pub(super) mod client {
+    use bytes::Bytes;
+
+    use super::{Step, WholeUnits};
+
+    /// Feeds `body` cut at `splits` through `hold`; `bad` says, from all that was seen so far,
+    /// whether a violation is known; `closing` is what follows a cut. What the client gets: the
+    /// units forwarded and the closing after a cut, or all of the body with the held rest.
+    pub(in crate::proxy::enforce) fn gets(
+        mut hold: WholeUnits,
+        body: &str,
+        splits: &[usize],
+        bad: impl Fn(&str) -> bool,
+        closing: impl Fn(&WholeUnits) -> Bytes,
+    ) -> String {
+        let mut seen = String::new();
+        let mut client = Vec::new();
+        let mut at = 0;
+        let mut cuts = splits.to_vec();
+        cuts.push(body.len());
+        for end in cuts {
+            let frame = Bytes::copy_from_slice(&body.as_bytes()[at..end]);
+            at = end;
+            let step = hold.frame(&frame, |piece| {
+                seen.push_str(std::str::from_utf8(piece).expect("utf-8"));
+                bad(&seen)
+            });
+            match step {
+                Step::Forward(bytes) => client.extend_from_slice(&bytes),
+                Step::Cut { before } => {
+                    client.extend_from_slice(&before);
+                    assert_eq!(hold.forwarded() as usize, client.len());
+                    client.extend_from_slice(&closing(&hold));
+                    return String::from_utf8(client).expect("utf-8");
+                }
+                Step::GiveUp(_) => panic!("within the bound"),
+            }
+        }
+        client.extend_from_slice(&hold.rest());
+        String::from_utf8(client).expect("utf-8")
+    }
+}
