@@ -69,6 +69,7 @@ impl WholeUnits {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proxy::enforce::whole::client::gets;
     use crate::proxy::enforce::whole::{Ends, Step};
 
     fn hold(limit: usize) -> WholeUnits {
@@ -86,32 +87,10 @@ mod tests {
     /// Feeds `body` cut at `splits`, judging an element bad when it holds `"bad"`; what the
     /// client gets.
     fn run(body: &str, splits: &[usize]) -> String {
-        let mut hold = hold(1024);
-        let mut seen = String::new();
-        let mut client = Vec::new();
-        let mut at = 0;
-        let mut cuts = splits.to_vec();
-        cuts.push(body.len());
-        for end in cuts {
-            let frame = Bytes::copy_from_slice(&body.as_bytes()[at..end]);
-            at = end;
-            let step = hold.frame(&frame, |piece| {
-                seen.push_str(std::str::from_utf8(piece).expect("utf-8"));
-                seen.contains(r#""bad""#)
-            });
-            match step {
-                Step::Forward(bytes) => client.extend_from_slice(&bytes),
-                Step::Cut { before } => {
-                    client.extend_from_slice(&before);
-                    client.extend_from_slice(&hold.close(r#"{"error":{}}"#));
-                    assert_eq!(hold.forwarded() as usize + 14, client.len());
-                    return String::from_utf8(client).expect("utf-8");
-                }
-                Step::GiveUp(_) => panic!("within the bound"),
-            }
-        }
-        client.extend_from_slice(&hold.rest());
-        String::from_utf8(client).expect("utf-8")
+        let bad = |seen: &str| seen.contains(r#""bad""#);
+        gets(hold(1024), body, splits, bad, |hold| {
+            hold.close(r#"{"error":{}}"#)
+        })
     }
 
     #[test]

@@ -65,43 +65,25 @@ mod tests {
     use bytes::Bytes;
 
     use super::*;
+    use crate::proxy::enforce::whole::client::gets;
     use crate::proxy::enforce::whole::{Ends, Step, WholeUnits};
 
     const ERROR: &str = "data: {\"error\":{}}\n\n";
 
-    /// Feeds `body` cut at `splits`, judging an event bad when it holds `bad`; what the client
-    /// gets (an error event after a cut, the held rest at the end).
+    /// Feeds `body` cut at `splits`, judging an event bad once one holding `bad` is whole;
+    /// what the client gets (an error event after a cut, the held rest at the end).
     fn run(body: &str, splits: &[usize]) -> String {
-        let mut hold = WholeUnits::new(Ends::Events(EventEnds::default()), 1024);
-        let mut seen = String::new();
-        let mut client = Vec::new();
-        let mut at = 0;
-        let mut cuts = splits.to_vec();
-        cuts.push(body.len());
-        for end in cuts {
-            let frame = Bytes::copy_from_slice(&body.as_bytes()[at..end]);
-            at = end;
-            let step = hold.frame(&frame, |piece| {
-                seen.push_str(std::str::from_utf8(piece).expect("utf-8"));
-                // The engine judges an event at its blank line's first byte (a `\r` ends a line
-                // at once; the `\n` that may follow is skipped).
-                ["bad\r\n\r", "bad\n\n", "bad\r\r"]
-                    .iter()
-                    .any(|end| seen.contains(end))
-            });
-            match step {
-                Step::Forward(bytes) => client.extend_from_slice(&bytes),
-                Step::Cut { before } => {
-                    client.extend_from_slice(&before);
-                    assert_eq!(hold.forwarded() as usize, client.len());
-                    client.extend_from_slice(ERROR.as_bytes());
-                    return String::from_utf8(client).expect("utf-8");
-                }
-                Step::GiveUp(_) => panic!("within the bound"),
-            }
-        }
-        client.extend_from_slice(&hold.rest());
-        String::from_utf8(client).expect("utf-8")
+        // The engine judges an event at its blank line's first byte (a `\r` ends a line at
+        // once; the `\n` that may follow is skipped).
+        let bad = |seen: &str| {
+            ["bad\r\n\r", "bad\n\n", "bad\r\r"]
+                .iter()
+                .any(|end| seen.contains(end))
+        };
+        let hold = WholeUnits::new(Ends::Events(EventEnds::default()), 1024);
+        gets(hold, body, splits, bad, |_| {
+            Bytes::from_static(ERROR.as_bytes())
+        })
     }
 
     #[test]

@@ -187,11 +187,19 @@ pub async fn response(
         parts.headers.remove(header::CONTENT_LENGTH);
         let max_unit = engine.max_sse_line;
         let body = match kind {
-            Some(BodyKind::JsonArray) => EnforceBody::json_array(body, exchange, cut, max_unit),
+            Some(BodyKind::JsonArray) => {
+                let ends = whole::Ends::Elements(array::ElementEnds::default());
+                EnforceBody::whole_units(body, exchange, cut, ends, max_unit)
+            }
             // Events cannot be told apart in compressed bytes: those are cut frame by frame.
             _ if encoded => EnforceBody::new(body, exchange, cut),
-            Some(BodyKind::Ndjson) => EnforceBody::lines(body, exchange, cut, max_unit),
-            _ => EnforceBody::events(body, exchange, cut, max_unit),
+            Some(BodyKind::Ndjson) => {
+                EnforceBody::whole_units(body, exchange, cut, whole::Ends::Lines, max_unit)
+            }
+            _ => {
+                let ends = whole::Ends::Events(events::EventEnds::default());
+                EnforceBody::whole_units(body, exchange, cut, ends, max_unit)
+            }
         };
         return Response::from_parts(parts, body.boxed_unsync());
     }

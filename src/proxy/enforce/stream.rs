@@ -10,8 +10,6 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 
-use super::array::ElementEnds;
-use super::events::EventEnds;
 use super::verdict::{CutSender, EnforceCut};
 use super::whole::{Ends, Step, WholeUnits};
 use super::{errors, message, refusal};
@@ -49,48 +47,9 @@ impl EnforceBody {
         }
     }
 
-    /// An SSE stream's enforce body: whole events forwarded, an event held up to `max_unit`
-    /// bytes.
-    pub fn events(
-        inner: ProxyBody,
-        exchange: Exchange,
-        cut: CutSender,
-        max_unit: usize,
-    ) -> EnforceBody {
-        EnforceBody::with_units(
-            inner,
-            exchange,
-            cut,
-            Ends::Events(EventEnds::default()),
-            max_unit,
-        )
-    }
-
-    /// A streamed JSON array's enforce body: whole elements forwarded, an element held up to
-    /// `max_unit` bytes.
-    pub fn json_array(
-        inner: ProxyBody,
-        exchange: Exchange,
-        cut: CutSender,
-        max_unit: usize,
-    ) -> EnforceBody {
-        let ends = Ends::Elements(ElementEnds::default());
-        EnforceBody::with_units(inner, exchange, cut, ends, max_unit)
-    }
-
-    /// An NDJSON stream's enforce body: whole lines forwarded, a line held up to `max_unit`
-    /// bytes.
-    pub fn lines(
-        inner: ProxyBody,
-        exchange: Exchange,
-        cut: CutSender,
-        max_unit: usize,
-    ) -> EnforceBody {
-        EnforceBody::with_units(inner, exchange, cut, Ends::Lines, max_unit)
-    }
-
-    /// A stream read unit by unit, a unit ending where `ends` says, held up to `max_unit`.
-    fn with_units(
+    /// A stream's enforce body read unit by unit (`ends`: an SSE stream's events, a JSON
+    /// array's elements): whole units forwarded, a unit held up to `max_unit` bytes.
+    pub(super) fn whole_units(
         inner: ProxyBody,
         exchange: Exchange,
         cut: CutSender,

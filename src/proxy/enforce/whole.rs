@@ -141,39 +141,68 @@ impl WholeUnits {
     }
 }
 
+/// Test support: what a client gets through a [`WholeUnits`] hold.
+#[cfg(test)]
+pub(super) mod client {
+    use bytes::Bytes;
+
+    use super::{Step, WholeUnits};
+
+    /// Feeds `body` cut at `splits` through `hold`; `bad` says, from all that was seen so far,
+    /// whether a violation is known; `closing` is what follows a cut. What the client gets: the
+    /// units forwarded and the closing after a cut, or all of the body with the held rest.
+    pub(in crate::proxy::enforce) fn gets(
+        mut hold: WholeUnits,
+        body: &str,
+        splits: &[usize],
+        bad: impl Fn(&str) -> bool,
+        closing: impl Fn(&WholeUnits) -> Bytes,
+    ) -> String {
+        let mut seen = String::new();
+        let mut client = Vec::new();
+        let mut at = 0;
+        let mut cuts = splits.to_vec();
+        cuts.push(body.len());
+        for end in cuts {
+            let frame = Bytes::copy_from_slice(&body.as_bytes()[at..end]);
+            at = end;
+            let step = hold.frame(&frame, |piece| {
+                seen.push_str(std::str::from_utf8(piece).expect("utf-8"));
+                bad(&seen)
+            });
+            match step {
+                Step::Forward(bytes) => client.extend_from_slice(&bytes),
+                Step::Cut { before } => {
+                    client.extend_from_slice(&before);
+                    assert_eq!(hold.forwarded() as usize, client.len());
+                    client.extend_from_slice(&closing(&hold));
+                    return String::from_utf8(client).expect("utf-8");
+                }
+                Step::GiveUp(_) => panic!("within the bound"),
+            }
+        }
+        client.extend_from_slice(&hold.rest());
+        String::from_utf8(client).expect("utf-8")
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use bytes::Bytes;
 
-    /// NDJSON lines held whole: cut anywhere, what goes out is exactly the lines before the bad
-    /// one, and never a part of a line.
+    use super::{Ends, WholeUnits, client};
+
+    /// NDJSON lines held whole: cut anywhere, the client gets exactly the lines before the bad
+    /// one (never a part of a line), then the closing.
     #[test]
     fn ndjson_lines_go_out_whole_and_a_cut_stops_before_the_bad_line() {
         let body = "{\"a\":1}\n{\"b\":2}\r\n{\"bad\":3}\n{\"c\":4}\n";
-        let good = "{\"a\":1}\n{\"b\":2}\r\n";
+        // As the engine judges: a line once it is whole.
+        let bad = |seen: &str| seen.ends_with('\n') && seen.contains("\"bad\"");
         for split in 0..=body.len() {
-            let mut hold = WholeUnits::new(Ends::Lines, 1024);
-            let mut sent = Vec::new();
-            let mut cut = false;
-            // As the engine judges: a line once it is whole, from all the bytes fed so far.
-            let mut fed = Vec::new();
-            for piece in [&body[..split], &body[split..]] {
-                let step = hold.frame(&Bytes::copy_from_slice(piece.as_bytes()), |unit| {
-                    fed.extend_from_slice(unit);
-                    fed.ends_with(b"\n") && fed.windows(5).any(|w| w == b"\"bad\"")
-                });
-                match step {
-                    Step::Forward(out) => sent.extend_from_slice(&out),
-                    Step::Cut { before } => {
-                        sent.extend_from_slice(&before);
-                        cut = true;
-                        break;
-                    }
-                    Step::GiveUp(_) => panic!("within the bound"),
-                }
-            }
-            assert!(cut, "split at {split}");
-            assert_eq!(String::from_utf8_lossy(&sent), good, "split at {split}");
+            let hold = WholeUnits::new(Ends::Lines, 1024);
+            let got = client::gets(hold, body, &[split], bad, |_| Bytes::from("E\n"));
+            assert_eq!(got, "{\"a\":1}\n{\"b\":2}\r\nE\n", "split at {split}");
         }
     }
 }
