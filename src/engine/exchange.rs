@@ -10,7 +10,9 @@ use std::sync::Arc;
 use super::config::EngineConfig;
 use super::decode::{BodyDecoder, DecodeError};
 use super::dialect::{Dialect, DialectRules, DialectState, Judged, RequestParts, StreamEnd};
-use super::framing::{ArrayEnd, JsonArrayFramer, JsonFramer, SseEvent, SseFramer};
+use super::framing::{
+    ArrayEnd, JsonArrayFramer, JsonFramer, NdjsonEnd, NdjsonFramer, SseEvent, SseFramer,
+};
 use super::report::{BodyKind, Completeness, LimitKind, Report};
 use super::rules::RuleId;
 use super::schema::SchemaCache;
@@ -25,6 +27,7 @@ enum Body {
     Json(JsonFramer),
     Sse(Box<SseBody>),
     JsonArray(Box<ArrayBody>),
+    Ndjson(Box<NdjsonBody>),
 }
 
 #[derive(Debug)]
@@ -41,6 +44,19 @@ struct SseBody {
 struct ArrayBody {
     framer: JsonArrayFramer,
     elements: Vec<String>,
+    /// Decoded bytes taken in so far, and the most allowed (`max_reassembled`).
+    seen: usize,
+    max: usize,
+}
+
+/// A newline-delimited JSON stream: each line is handed to the dialect as an event's data, and
+/// each blank line as an event with empty data (the dialect judges it: it is no JSON object).
+#[derive(Debug)]
+struct NdjsonBody {
+    framer: NdjsonFramer,
+    lines: Vec<String>,
+    /// Blank lines already handed to the dialect.
+    blanks_judged: u64,
     /// Decoded bytes taken in so far, and the most allowed (`max_reassembled`).
     seen: usize,
     max: usize,
@@ -182,6 +198,13 @@ impl Exchange {
                 seen: 0,
                 max: self.config.max_reassembled,
             })),
+            BodyKind::Ndjson => Body::Ndjson(Box::new(NdjsonBody {
+                framer: NdjsonFramer::new(self.config.max_sse_line),
+                lines: Vec::new(),
+                blanks_judged: 0,
+                seen: 0,
+                max: self.config.max_reassembled,
+            })),
             BodyKind::Json | BodyKind::Other | BodyKind::None => {
                 Body::Json(JsonFramer::new(self.config.max_json_body))
             }
@@ -249,6 +272,19 @@ impl Exchange {
                 self.stopped = Some(completeness);
             }
         }
+        if self.stopped.is_none()
+            && end == BodyEnd::Complete
+            && let Body::Ndjson(ndjson) = &mut self.body
+        {
+            // A last line without its newline is whole once the body ended by itself.
+            let seq = self.next_seq.saturating_sub(1);
+            let mut lines = Vec::new();
+            ndjson.framer.finish(&mut lines);
+            for data in lines {
+                let event = SseEvent { event: None, data };
+                self.state.rules_mut().on_event(&event, seq, &mut self.sink);
+            }
+        }
         let judged = self.stopped.is_none()
             && match end {
                 BodyEnd::Complete | BodyEnd::UpstreamBroke => true,
@@ -288,6 +324,13 @@ impl Exchange {
                     self.notes.push(note);
                 }
                 (BodyKind::JsonArray, choices, usage)
+            }
+            Body::Ndjson(ndjson) => {
+                let (choices, usage) = self.finish_stream(judged, ndjson.framer.has_pending());
+                if let Some(note) = ndjson_end_note(&ndjson.framer) {
+                    self.notes.push(note);
+                }
+                (BodyKind::Ndjson, choices, usage)
             }
         };
         let dialect = self.state.dialect();
@@ -339,6 +382,7 @@ impl Exchange {
         match &self.body {
             Body::Sse(_) => self.state.rules().stream_is_done(),
             Body::JsonArray(array) => array.framer.is_closed(),
+            Body::Ndjson(_) => self.state.rules().stream_is_done(),
             Body::Json(framer) => {
                 serde_json::from_slice::<serde::de::IgnoredAny>(framer.body()).is_ok()
             }
@@ -358,9 +402,11 @@ impl Exchange {
                 .body()
                 .len()
                 .saturating_mul(super::weigh::BUFFERED_PER_BYTE),
-            Body::AwaitingHead | Body::NotInspected(_) | Body::Sse(_) | Body::JsonArray(_) => {
-                self.state.rules().reassembly_bytes()
-            }
+            Body::AwaitingHead
+            | Body::NotInspected(_)
+            | Body::Sse(_)
+            | Body::JsonArray(_)
+            | Body::Ndjson(_) => self.state.rules().reassembly_bytes(),
         }
     }
 
@@ -382,6 +428,8 @@ impl Exchange {
                 "the request set stream={asked_stream} and the response is {}",
                 if kind == BodyKind::JsonArray {
                     "a JSON-array stream"
+                } else if kind == BodyKind::Ndjson {
+                    "an NDJSON stream"
                 } else if got_stream {
                     "an SSE stream"
                 } else {
@@ -453,6 +501,36 @@ fn frame(
                 bytes: e.limit,
             })
         }
+        Body::Ndjson(ndjson) => {
+            let NdjsonBody {
+                framer,
+                lines,
+                blanks_judged,
+                seen,
+                max,
+            } = ndjson.as_mut();
+            take_in(seen, *max, decoded.len())?;
+            let pushed = framer.push(decoded, lines);
+            // Lines and blank lines of one push are handed over in line order only within
+            // each kind: a blank line's verdict names its body offset, not its neighbours.
+            for data in lines.drain(..) {
+                let event = SseEvent { event: None, data };
+                judge_event(state, &event, seq, sink, *max)?;
+            }
+            let (blanks, _) = framer.blank_lines();
+            while *blanks_judged < blanks {
+                *blanks_judged += 1;
+                let event = SseEvent {
+                    event: None,
+                    data: String::new(),
+                };
+                judge_event(state, &event, seq, sink, *max)?;
+            }
+            pushed.map_err(|e| Completeness::TooLarge {
+                limit: LimitKind::NdjsonLine,
+                bytes: e.limit,
+            })
+        }
     }
 }
 
@@ -510,6 +588,28 @@ fn array_end_note(end: ArrayEnd) -> Option<String> {
         ArrayEnd::TrailingBytes { offset } => Some(format!(
             "bytes after the JSON array's closing `]` (from byte {offset}) were not framed"
         )),
+    }
+}
+
+/// What the report notes about how an NDJSON stream's bytes ended, when not with a newline
+/// after its last line, and the blank lines it held.
+fn ndjson_end_note(framer: &NdjsonFramer) -> Option<String> {
+    let ending = match framer.end() {
+        NdjsonEnd::Complete | NdjsonEnd::TooLong => None,
+        NdjsonEnd::MissingFinalNewline => {
+            Some("the NDJSON stream's last line had no final newline".to_owned())
+        }
+        NdjsonEnd::Empty => Some("the NDJSON stream had no bytes".to_owned()),
+    };
+    match (ending, framer.blank_lines()) {
+        (ending, (0, _)) | (ending, (_, None)) => ending,
+        (ending, (count, Some(first))) => {
+            let blanks = format!("{count} blank NDJSON line(s), the first at byte {first}");
+            Some(match ending {
+                Some(ending) => format!("{ending}; {blanks}"),
+                None => blanks,
+            })
+        }
     }
 }
 

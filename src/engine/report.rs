@@ -62,6 +62,9 @@ pub enum BodyKind {
     /// (Gemini's `streamGenerateContent` without `alt=sse`).
     #[serde(rename = "json_array")]
     JsonArray,
+    /// Newline-delimited JSON, one object a line, framed as each line completes (Ollama's
+    /// `/api/chat` stream, `application/x-ndjson`).
+    Ndjson,
     /// A body of another content type: not inspected.
     Other,
     /// No body bytes arrived.
@@ -69,9 +72,10 @@ pub enum BodyKind {
 }
 
 impl BodyKind {
-    /// Whether the body is read as a stream of events (SSE or a JSON array's elements).
+    /// Whether the body is read as a stream of events (SSE, a JSON array's elements, NDJSON
+    /// lines).
     pub fn is_stream(self) -> bool {
-        matches!(self, BodyKind::Sse | BodyKind::JsonArray)
+        matches!(self, BodyKind::Sse | BodyKind::JsonArray | BodyKind::Ndjson)
     }
 }
 
@@ -134,4 +138,6 @@ pub enum LimitKind {
     Reassembled,
     /// `max_sse_line`, as the bound on one element of a streamed JSON array.
     ArrayElement,
+    /// `max_sse_line`, as the bound on one NDJSON line.
+    NdjsonLine,
 }

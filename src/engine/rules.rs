@@ -260,6 +260,30 @@ rules! {
     GeminiStreamContentAfterFinish => "gemini.stream.content_after_finish", Error;
     GeminiStreamNoFinishReason => "gemini.stream.no_finish_reason", Error;
     GeminiStreamErrorInStream => "gemini.stream.error_in_stream", Warning;
+    // Ollama native /api/chat (gemini-bedrock-ollama.md §3(f), §3(j))
+    OllamaRequestToolTypeNotFunction => "ollama.request.tool_type_not_function", Error;
+    OllamaRequestToolMissingParameters => "ollama.request.tool_missing_parameters", Warning;
+    OllamaRequestArgumentsNotObject => "ollama.request.arguments_not_object", Error;
+    OllamaRequestContentNotString => "ollama.request.content_not_string", Error;
+    OllamaRequestToolChoiceIgnored => "ollama.request.tool_choice_ignored", Warning;
+    OllamaRequestToolResultUnnamed => "ollama.request.tool_result_unnamed", Warning;
+    OllamaResponseNotJson => "ollama.response.not_json", Error;
+    OllamaResponseArgumentsNotObject => "ollama.response.arguments_not_object", Error;
+    OllamaResponseToolNameMissing => "ollama.response.tool_name_missing", Error;
+    OllamaResponseToolCallUndeclared => "ollama.response.tool_call_undeclared", Error;
+    OllamaResponseToolCallIdDuplicate => "ollama.response.tool_call_id_duplicate", Error;
+    OllamaResponseToolIndexInconsistent => "ollama.response.tool_index_inconsistent", Warning;
+    OllamaResponseArgsSchemaViolation => "ollama.response.args_schema_violation", Warning;
+    OllamaResponseToolCallInContent => "ollama.response.tool_call_in_content", Warning;
+    OllamaResponseDoneReasonUnknown => "ollama.response.done_reason_unknown", Warning;
+    OllamaResponseLengthWithToolCalls => "ollama.response.length_with_tool_calls", Warning;
+    OllamaStreamContentType => "ollama.stream.content_type", Warning;
+    OllamaStreamLineNotJson => "ollama.stream.line_not_json", Error;
+    OllamaStreamErrorLine => "ollama.stream.error_line", Warning;
+    OllamaStreamNoDone => "ollama.stream.no_done", Error;
+    OllamaStreamAfterDone => "ollama.stream.after_done", Error;
+    OllamaStreamToolCallsOnDone => "ollama.stream.tool_calls_on_done", Warning;
+    OllamaStreamToolCallRepeated => "ollama.stream.tool_call_repeated", Warning;
 }
 
 impl RuleId {

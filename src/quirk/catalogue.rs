@@ -74,11 +74,14 @@ pub enum QuirkId {
     GeminiParallelCallsCollapsed,
     GeminiFinishReasonFunctionCall,
     GeminiCallNamespaced,
+    OllamaArgsAsString,
+    OllamaCallSplitAcrossLines,
+    OllamaDoneReasonToolCalls,
 }
 
 impl QuirkId {
     /// Every quirk, in documentation order.
-    pub const ALL: [QuirkId; 31] = [
+    pub const ALL: [QuirkId; 34] = [
         QuirkId::ArgsAsObject,
         QuirkId::ArgsAsObjectStream,
         QuirkId::ArgsDoubleEncoded,
@@ -110,6 +113,9 @@ impl QuirkId {
         QuirkId::GeminiParallelCallsCollapsed,
         QuirkId::GeminiFinishReasonFunctionCall,
         QuirkId::GeminiCallNamespaced,
+        QuirkId::OllamaArgsAsString,
+        QuirkId::OllamaCallSplitAcrossLines,
+        QuirkId::OllamaDoneReasonToolCalls,
     ];
 
     /// The stable kebab-case id.
@@ -146,6 +152,9 @@ impl QuirkId {
             QuirkId::GeminiParallelCallsCollapsed => "gemini-parallel-calls-collapsed",
             QuirkId::GeminiFinishReasonFunctionCall => "gemini-finish-reason-function-call",
             QuirkId::GeminiCallNamespaced => "gemini-call-namespaced",
+            QuirkId::OllamaArgsAsString => "ollama-args-as-string",
+            QuirkId::OllamaCallSplitAcrossLines => "ollama-call-split-across-lines",
+            QuirkId::OllamaDoneReasonToolCalls => "ollama-done-reason-tool-calls",
         }
     }
 
@@ -185,6 +194,9 @@ impl QuirkId {
             | QuirkId::GeminiParallelCallsCollapsed
             | QuirkId::GeminiFinishReasonFunctionCall
             | QuirkId::GeminiCallNamespaced => Dialect::Gemini,
+            QuirkId::OllamaArgsAsString
+            | QuirkId::OllamaCallSplitAcrossLines
+            | QuirkId::OllamaDoneReasonToolCalls => Dialect::Ollama,
         }
     }
 
@@ -262,6 +274,15 @@ impl QuirkId {
                 "finishReason \"FUNCTION_CALL\" (not a Gemini value) instead of \"STOP\" on a candidate that carries a functionCall"
             }
             QuirkId::GeminiCallNamespaced => "a functionCall's name sent as default_api.<name>",
+            QuirkId::OllamaArgsAsString => {
+                "a tool call's arguments sent as its JSON text instead of an object (the OpenAI shape)"
+            }
+            QuirkId::OllamaCallSplitAcrossLines => {
+                "a streamed call split in two NDJSON lines: its name first, its arguments alone after"
+            }
+            QuirkId::OllamaDoneReasonToolCalls => {
+                "done_reason \"tool_calls\" (not an Ollama value) instead of \"stop\" on a turn with calls"
+            }
         }
     }
 
@@ -272,6 +293,11 @@ impl QuirkId {
         const BUFFERED: &[Shape] = &[Shape::Buffered];
         match self {
             QuirkId::ArgsAsObject | QuirkId::AnthropicInputAsString => BUFFERED,
+            // An NDJSON stream's content type is a JSON one: it is rewritten whole, as a
+            // buffered body is.
+            QuirkId::OllamaArgsAsString
+            | QuirkId::OllamaCallSplitAcrossLines
+            | QuirkId::OllamaDoneReasonToolCalls => BUFFERED,
             QuirkId::ResponsesArgsAsObject
             | QuirkId::ResponsesNameEmptied
             | QuirkId::AnthropicStopReasonEndTurn
@@ -365,6 +391,13 @@ impl QuirkId {
                 R::GeminiResponseFunctionCallNamespaced,
                 R::GeminiResponseFunctionCallUndeclared,
             ],
+            QuirkId::OllamaArgsAsString => vec![R::OllamaResponseArgumentsNotObject],
+            // The name line has no arguments; the arguments line has no name.
+            QuirkId::OllamaCallSplitAcrossLines => vec![
+                R::OllamaResponseArgumentsNotObject,
+                R::OllamaResponseToolNameMissing,
+            ],
+            QuirkId::OllamaDoneReasonToolCalls => vec![R::OllamaResponseDoneReasonUnknown],
         };
         // The calls are gone (or cannot be placed): a request that required one notices.
         let calls_lost = matches!(

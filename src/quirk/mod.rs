@@ -10,13 +10,14 @@
 //! ```text
 //! catalogue (ids, descriptions, where seen, detecting rules)
 //! request (tool choice, schemas) ─► buffered | stream { sse events } ─► recorded (whole) | live (incremental)
-//!                                    └─ Chat, or responses | anthropic | gemini per document / event
+//!                                    └─ Chat, or responses | anthropic | gemini | ollama per document / event
 //! ```
 
 pub mod anthropic;
 pub mod buffered;
 pub mod catalogue;
 pub mod gemini;
+pub mod ollama;
 pub mod inject;
 pub mod list;
 pub mod live;

@@ -38,5 +38,9 @@ pub fn rewriter(dialect: Dialect) -> Option<Rewriter> {
             buffered: super::gemini::buffered,
             event: super::gemini::event,
         }),
+        Dialect::Ollama => Some(Rewriter {
+            buffered: super::ollama::buffered,
+            event: super::ollama::event,
+        }),
     }
 }

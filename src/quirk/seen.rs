@@ -143,6 +143,18 @@ impl QuirkId {
                 "gemini-2.5-pro (paloma.x, default_api.x names)",
                 "https://github.com/google-gemini/cookbook/issues/1374",
             ),
+            QuirkId::OllamaArgsAsString => seen(
+                "clients and gateways that replay OpenAI-style string arguments into /api/chat",
+                "https://github.com/aliasrobotics/cai/issues/76",
+            ),
+            QuirkId::OllamaCallSplitAcrossLines => seen(
+                "no stated guarantee that a streamed call is one chunk; clients disagree",
+                "https://github.com/ollama/ollama/issues/11633",
+            ),
+            QuirkId::OllamaDoneReasonToolCalls => seen(
+                "an Ollama-API emulator (done_reason \"tool_calls\", calls on the done line)",
+                "https://github.com/kooshi/llama-swappo/issues/13",
+            ),
         }
     }
 }

@@ -18,6 +18,7 @@
 
 mod gemini_request;
 mod json_array;
+mod ndjson;
 mod recordings;
 mod report;
 mod shapes;
@@ -352,6 +353,12 @@ fn anthropic_shapes_cost_linear_work_and_stay_within_accounted_memory() {
 #[test]
 fn gemini_shapes_cost_linear_work_and_stay_within_accounted_memory() {
     let failures = check_dialect(Dialect::Gemini);
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn ollama_shapes_cost_linear_work_and_stay_within_accounted_memory() {
+    let failures = check_dialect(Dialect::Ollama);
     assert!(failures.is_empty(), "{failures:#?}");
 }
 

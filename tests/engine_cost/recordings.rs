@@ -101,6 +101,34 @@ pub const REPORT_SHAPES: &[ReportShape] = &[
         n: 6_000,
     },
     ReportShape {
+        name: "ollama.many_calls",
+        write: |dir, n| {
+            engine_shape(
+                dir,
+                Dialect::Ollama,
+                "parallel_calls_across_lines",
+                n,
+                false,
+            )
+        },
+        n: 150,
+    },
+    ReportShape {
+        name: "ollama.many_calls_in_one_line",
+        write: |dir, n| engine_shape(dir, Dialect::Ollama, "many_calls_in_one_line", n, false),
+        n: 150,
+    },
+    ReportShape {
+        name: "ollama.huge_argument",
+        write: |dir, n| engine_shape(dir, Dialect::Ollama, "huge_single_value", n, false),
+        n: 70_000,
+    },
+    ReportShape {
+        name: "ollama.deep_nesting",
+        write: |dir, n| engine_shape(dir, Dialect::Ollama, "deep_nesting", n, false),
+        n: 6_000,
+    },
+    ReportShape {
         name: "chat.deep_nesting",
         write: |dir, n| engine_shape(dir, Dialect::Chat, "deep_nesting", n, false),
         n: 6_000,
@@ -169,6 +197,7 @@ fn request_path(dialect: Dialect) -> &'static str {
         Dialect::Responses => "/v1/responses",
         Dialect::Anthropic => "/v1/messages",
         Dialect::Gemini => "/v1beta/models/gemini-3-flash:streamGenerateContent",
+        Dialect::Ollama => "/api/chat",
     }
 }
 

@@ -47,6 +47,7 @@ pub fn shapes(dialect: Dialect) -> &'static [Shape] {
         Dialect::Responses => RESPONSES,
         Dialect::Anthropic => ANTHROPIC,
         Dialect::Gemini => GEMINI,
+        Dialect::Ollama => OLLAMA,
     }
 }
 
@@ -837,5 +838,152 @@ fn gemini_many_tools(n: usize) -> Case {
             r#"{"functionCall":{"name":"f0","args":{"a":"x"}}}"#,
             Some("STOP"),
         )],
+    )
+}
+
+// ---- Ollama -----------------------------------------------------------------------------
+
+const OLLAMA: &[Shape] = &[
+    Shape {
+        name: "parallel_calls_across_lines",
+        make: ollama_calls_across_lines,
+        n: 1_500,
+        reassembles: true,
+        quirked: true,
+    },
+    Shape {
+        name: "many_calls_in_one_line",
+        make: ollama_calls_in_one_line,
+        n: 1_500,
+        reassembles: true,
+        quirked: true,
+    },
+    Shape {
+        name: "many_tiny_lines",
+        make: ollama_tiny_lines,
+        n: 2_000,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "repeated_call",
+        make: ollama_repeated_call,
+        n: 1_000,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "huge_single_value",
+        make: ollama_huge_value,
+        n: 100_000,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "deep_nesting",
+        make: ollama_deep_nesting,
+        n: 10_000,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "many_tools",
+        make: ollama_many_tools,
+        n: 100,
+        reassembles: false,
+        quirked: false,
+    },
+];
+
+const OLLAMA_TOOL: &str = r#"{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"a":{"type":"string"}}}}}"#;
+const OLLAMA_DONE: &str = r#"{"model":"qwen3","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","eval_count":9}"#;
+
+fn ollama_request(tools: &str) -> String {
+    format!(
+        r#"{{"model":"qwen3","messages":[{{"role":"user","content":"hi"}}],"tools":[{tools}]}}"#
+    )
+}
+
+fn ollama_call(id: usize, index: usize, args: &str) -> String {
+    format!(r#"{{"id":"call_{id}","function":{{"index":{index},"name":"f","arguments":{args}}}}}"#)
+}
+
+fn ollama_line(content: &str, calls: &[String]) -> String {
+    let calls = if calls.is_empty() {
+        String::new()
+    } else {
+        format!(r#","tool_calls":[{}]"#, calls.join(","))
+    };
+    format!(
+        r#"{{"model":"qwen3","message":{{"role":"assistant","content":{}{calls}}},"done":false}}"#,
+        quoted(content)
+    )
+}
+
+/// NDJSON lines (the `done` line appended), in 16 KiB frames.
+fn ollama_stream(tools: &str, mut lines: Vec<String>) -> Case {
+    lines.push(OLLAMA_DONE.to_owned());
+    let mut body = lines.join("\n");
+    body.push('\n');
+    Case {
+        dialect: Dialect::Ollama,
+        request: ollama_request(tools).into_bytes(),
+        content_type: "application/x-ndjson",
+        frames: frames(&body),
+        path: Some("/api/chat"),
+    }
+}
+
+/// `n` lines, one call each (indexes 0..n).
+fn ollama_calls_across_lines(n: usize) -> Case {
+    let lines = (0..n)
+        .map(|i| ollama_line("", &[ollama_call(i, i, r#"{"a":"x"}"#)]))
+        .collect();
+    ollama_stream(OLLAMA_TOOL, lines)
+}
+
+/// One line carrying `n` calls.
+fn ollama_calls_in_one_line(n: usize) -> Case {
+    let calls: Vec<String> = (0..n).map(|i| ollama_call(i, i, r#"{"a":"x"}"#)).collect();
+    ollama_stream(OLLAMA_TOOL, vec![ollama_line("", &calls)])
+}
+
+fn ollama_tiny_lines(n: usize) -> Case {
+    let lines = (0..n).map(|_| ollama_line("word ", &[])).collect();
+    ollama_stream(OLLAMA_TOOL, lines)
+}
+
+/// The same call id re-sent `n` times with args of constant size (each a repeat, not kept).
+fn ollama_repeated_call(n: usize) -> Case {
+    let lines = (0..n)
+        .map(|i| ollama_line("", &[ollama_call(0, 0, &format!(r#"{{"a":"x{i}"}}"#))]))
+        .collect();
+    ollama_stream(OLLAMA_TOOL, lines)
+}
+
+fn ollama_huge_value(n: usize) -> Case {
+    let args = format!(r#"{{"a":"{}"}}"#, "x".repeat(n));
+    ollama_stream(
+        OLLAMA_TOOL,
+        vec![ollama_line("", &[ollama_call(0, 0, &args)])],
+    )
+}
+
+fn ollama_deep_nesting(n: usize) -> Case {
+    let args = format!(r#"{{"a":{}{}}}"#, "[".repeat(n), "]".repeat(n));
+    ollama_stream(
+        OLLAMA_TOOL,
+        vec![ollama_line("", &[ollama_call(0, 0, &args)])],
+    )
+}
+
+/// `n` declared functions (each compiled).
+fn ollama_many_tools(n: usize) -> Case {
+    let tools: Vec<String> = (0..n)
+        .map(|i| format!(r#"{{"type":"function","function":{{"name":"f{i}","parameters":{{"type":"object","properties":{{"a":{{"type":"string"}},"b":{{"type":["integer","null"],"minimum":0}}}},"required":["a"]}}}}}}"#))
+        .collect();
+    ollama_stream(
+        &tools.join(","),
+        vec![ollama_line("", &[ollama_call(0, 0, r#"{"a":"x"}"#)])],
     )
 }

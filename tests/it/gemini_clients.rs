@@ -35,7 +35,7 @@ use serde_json::Value;
 use crate::inspect::{metric_sum, settle, temp_file};
 use crate::record::flush;
 use crate::support::aimock::start_aimock;
-use crate::support::check::check_json;
+use crate::support::check::{check_json, error_lines, offline_verdicts};
 use crate::support::clients::run_sdk_script;
 use crate::support::proxy;
 use crate::support::temp::{files_under, json_lines};
@@ -54,40 +54,13 @@ const PYTHON_EXCHANGES: u64 = 8 + 4 + 2 + 2;
 const NODE_EXCHANGES: u64 = 8 + 2;
 
 /// Runs one SDK script (`python` or `node`) against `base_url` in `mode`; its JSON output.
+/// Rule ids per exchange id from a violations file, every line judged as `gemini`.
+fn live_verdicts_of(violations: &Path) -> BTreeMap<String, Vec<String>> {
+    crate::support::check::live_verdicts(violations, "gemini")
+}
+
 async fn run(sdk: &str, base_url: &str, mode: &str) -> Value {
     run_sdk_script(sdk, "gemini_check", "@google/genai", base_url, mode).await
-}
-
-/// Rule ids per exchange id, sorted, from a violations file (exchanges with none are absent).
-fn live_verdicts(violations: &Path) -> BTreeMap<String, Vec<String>> {
-    let mut verdicts: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for line in json_lines(violations) {
-        assert_eq!(line["dialect"], "gemini", "{line}");
-        let id = line["exchange"].as_str().expect("exchange id").to_owned();
-        let rule = line["rule"].as_str().expect("rule").to_owned();
-        verdicts.entry(id).or_default().push(rule);
-    }
-    verdicts.values_mut().for_each(|rules| rules.sort());
-    verdicts
-}
-
-/// The same from `tooltap check`'s JSON report of the recordings.
-fn offline_verdicts(report: &Value) -> BTreeMap<String, Vec<String>> {
-    let exchanges = report["exchanges"].as_array().expect("exchanges");
-    exchanges
-        .iter()
-        .filter_map(|exchange| {
-            let mut rules: Vec<String> = exchange["violations"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|v| v["rule"].as_str().expect("rule").to_owned())
-                .collect();
-            rules.sort();
-            let id = exchange["id"].as_str().expect("id").to_owned();
-            (!rules.is_empty()).then_some((id, rules))
-        })
-        .collect()
 }
 
 /// Every recording under `recordings` names the `gemini` dialect and holds no credential; their
@@ -106,14 +79,6 @@ fn recorded_as_gemini(recordings: &Path) -> usize {
         }
     }
     files.len()
-}
-
-/// The violations in `violations` at error severity.
-fn errors(violations: &Path) -> Vec<Value> {
-    json_lines(violations)
-        .into_iter()
-        .filter(|line| line["severity"] == "error")
-        .collect()
 }
 
 /// One SDK's faithful cases direct against aimock, through a recording tooltap and against
@@ -141,7 +106,7 @@ async fn faithful_round_trip(sdk: &str, exchanges: u64) -> Value {
         exchanges,
         "{text}"
     );
-    let found = errors(&violations);
+    let found = error_lines(&violations);
     assert!(
         found.is_empty(),
         "{sdk}: errors on faithful traffic: {found:?}"
@@ -159,7 +124,7 @@ async fn faithful_round_trip(sdk: &str, exchanges: u64) -> Value {
     );
     assert_eq!(
         offline_verdicts(&checked.report),
-        live_verdicts(&violations),
+        live_verdicts_of(&violations),
         "{sdk}: check judged the recordings otherwise than live"
     );
 
@@ -168,14 +133,14 @@ async fn faithful_round_trip(sdk: &str, exchanges: u64) -> Value {
     let replayed = run(sdk, &format!("http://{}", replay.local_addr()), "faithful").await;
     assert_eq!(direct, replayed, "{sdk} got something else from the replay");
     drop(replay);
-    let found = errors(&replay_violations);
+    let found = error_lines(&replay_violations);
     assert!(
         found.is_empty(),
         "{sdk}: errors on replayed traffic: {found:?}"
     );
     // The replay's exchanges have ids of their own: the verdicts compare as a multiset.
     let verdicts = |path: &Path| {
-        let mut all: Vec<Vec<String>> = live_verdicts(path).into_values().collect();
+        let mut all: Vec<Vec<String>> = live_verdicts_of(path).into_values().collect();
         all.sort();
         all
     };
@@ -276,7 +241,7 @@ async fn aimocks_default_finish_reason_is_reported_live_by_check_and_raised_in_e
     // Two SDKs, each a buffered and a streamed answer: four exchanges, each breaking the rule
     // once, at error severity.
     settle(&tooltap, 4).await;
-    let live = live_verdicts(&violations);
+    let live = live_verdicts_of(&violations);
     assert_eq!(live.len(), 4, "{live:?}");
     for rules in live.values() {
         assert!(rules.iter().any(|rule| rule == UNKNOWN_FINISH), "{live:?}");

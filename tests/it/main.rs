@@ -18,7 +18,8 @@
 //! * Real SDKs end to end: `responses_clients`, `anthropic_clients` (the anthropic Python and
 //!   Node SDKs against aimock's Messages API, observe, replay and enforce), `gemini_clients` (the
 //!   google-genai Python and @google/genai Node SDKs against aimock's Gemini API, direct, through
-//!   tooltap and its replay), `sdk_endings`, and the clients in `replay`.
+//!   tooltap and its replay), `ollama_clients` (the `ollama` Python client against aimock's `/api/chat`,
+//!   direct, through tooltap and its replay), `sdk_endings`, and the clients in `replay`.
 //! * `bench`: an ignored side-by-side throughput figure (performance lives in `bench/run`).
 //!
 //! Shared helpers: `support` (upstreams, the proxy harness, clients) and `engine_support` (the
@@ -49,6 +50,7 @@ mod engine_splits;
 mod engine_support;
 mod failures;
 mod gemini_clients;
+mod ollama_clients;
 mod faults;
 mod gemini_enforce;
 mod gemini_secrets;

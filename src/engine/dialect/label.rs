@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The tool-calling API an exchange speaks; serialized as `"chat"`, `"responses"`,
-/// `"anthropic"` or `"gemini"`, the one label set users see (logs, metrics, violations lines, recordings,
+/// `"anthropic"`, `"gemini"` or `"ollama"`, the one label set users see (logs, metrics, violations lines, recordings,
 /// `check` output, quirk listings, the report). The labels the quirk listing and the report once
 /// used, `chat_completions` and `anthropic_messages`, still read (see [`Dialect::from_name`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -26,6 +26,8 @@ pub enum Dialect {
     /// `POST .../models/{m}:generateContent` and `:streamGenerateContent`, the Google Gemini
     /// API (AI Studio and Vertex AI).
     Gemini,
+    /// `POST .../api/chat`, Ollama's native chat API (NDJSON streams by default).
+    Ollama,
 }
 
 /// A dialect name that is none of [`Dialect::ALL`]'s labels (nor an old alias).
@@ -34,11 +36,12 @@ pub enum Dialect {
 pub struct UnknownDialect(pub String);
 
 impl Dialect {
-    pub const ALL: [Dialect; 4] = [
+    pub const ALL: [Dialect; 5] = [
         Dialect::Chat,
         Dialect::Responses,
         Dialect::Anthropic,
         Dialect::Gemini,
+        Dialect::Ollama,
     ];
 
     /// The stable label used in logs, metrics, violations lines and recordings.
@@ -48,11 +51,12 @@ impl Dialect {
             Dialect::Responses => "responses",
             Dialect::Anthropic => "anthropic",
             Dialect::Gemini => "gemini",
+            Dialect::Ollama => "ollama",
         }
     }
 
     /// The labels, for messages that list them.
-    pub const NAMES: &'static str = "chat, responses, anthropic, gemini";
+    pub const NAMES: &'static str = "chat, responses, anthropic, gemini, ollama";
 
     /// Labels the quirk listing and the report used before they took [`Dialect::as_str`]'s:
     /// still read wherever a dialect is named (a recording, a config value, a report link).
@@ -84,6 +88,7 @@ impl Dialect {
             Dialect::Responses => &["/responses"],
             Dialect::Anthropic => &["/messages"],
             Dialect::Gemini => &[":generateContent", ":streamGenerateContent"],
+            Dialect::Ollama => &["/api/chat"],
         }
     }
 
@@ -150,7 +155,7 @@ mod tests {
         let unknown = "bedrock".parse::<Dialect>().expect_err("not a dialect");
         assert_eq!(
             unknown.to_string(),
-            "unknown dialect \"bedrock\": the dialects are chat, responses, anthropic, gemini"
+            "unknown dialect \"bedrock\": the dialects are chat, responses, anthropic, gemini, ollama"
         );
     }
 
@@ -186,6 +191,12 @@ mod tests {
             None,
             "only the two generate methods are Gemini's"
         );
+        assert_eq!(Dialect::from_path("/api/chat"), Some(Dialect::Ollama));
+        assert_eq!(
+            Dialect::from_path("/ollama/api/chat/"),
+            Some(Dialect::Ollama)
+        );
+        assert_eq!(Dialect::from_path("/api/generate"), None, "no tools there");
         assert_eq!(Dialect::from_path("/v1/generate"), None);
         assert_eq!(Dialect::for_path("/v1/generate"), Dialect::Chat);
     }

@@ -2,7 +2,7 @@
 //!
 //! Input: the request path (a route matcher's suffix decides: `/chat/completions` is Chat
 //! Completions, `/responses` the Responses API, `/messages` Anthropic Messages,
-//! `:generateContent` / `:streamGenerateContent` Gemini) and body. Output: a [`DialectState`] that brings
+//! `:generateContent` / `:streamGenerateContent` Gemini, `/api/chat` Ollama) and body. Output: a [`DialectState`] that brings
 //! the dialect's request facts, its reading of each SSE event (framing itself is shared),
 //! reassembly and rules. The shared parts stay at the engine root: framing, schema cache,
 //! violation, report, rules, decode.
@@ -11,7 +11,8 @@
 //! Exchange ─► DialectState { Dialect, Box<dyn DialectRules> }   (seam: the trait)
 //!                 register(Dialect) ─► chat::ChatState | responses::ResponsesState
 //!                                    | anthropic::AnthropicState
-//!                                    | gemini::GeminiState         (sibling folders that
+//!                                    | gemini::GeminiState | ollama::OllamaState
+//!                                                                (sibling folders that
 //!                                      import only `common` and engine leaves)
 //! ```
 
@@ -20,6 +21,7 @@ pub mod chat;
 mod common;
 pub mod gemini;
 pub mod label;
+pub mod ollama;
 pub mod pieces;
 pub mod responses;
 mod seam;
@@ -75,6 +77,7 @@ fn register(dialect: Dialect) -> Registered {
         Dialect::Responses => Registered::of::<responses::ResponsesState>(),
         Dialect::Anthropic => Registered::of::<anthropic::AnthropicState>(),
         Dialect::Gemini => Registered::of::<gemini::GeminiState>(),
+        Dialect::Ollama => Registered::of::<ollama::OllamaState>(),
     }
 }
 
@@ -153,6 +156,12 @@ mod tests {
         };
         for dialect in Dialect::ALL {
             let body = dialect.error_body(&error);
+            if dialect == Dialect::Ollama {
+                // The ollama client raises `ResponseError` on `{"error": "<text>"}`, buffered or
+                // as one NDJSON line (ollama::tests checks the line).
+                assert_eq!(body, serde_json::json!({"error": error.message}));
+                continue;
+            }
             assert_eq!(
                 body.pointer("/error/message").and_then(Value::as_str),
                 Some(error.message),

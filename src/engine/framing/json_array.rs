@@ -354,8 +354,8 @@ enum Scanned {
 }
 
 /// Valid UTF-8 (the common case) is copied as is; invalid bytes become U+FFFD, as the SSE
-/// framer decodes them.
-fn decode(bytes: &[u8]) -> String {
+/// framer decodes them (the NDJSON framer too).
+pub(super) fn decode(bytes: &[u8]) -> String {
     match std::str::from_utf8(bytes) {
         Ok(text) => text.to_owned(),
         Err(_) => String::from_utf8_lossy(bytes).into_owned(),

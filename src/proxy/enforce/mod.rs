@@ -179,7 +179,10 @@ pub async fn response(
         // them: the array is held and judged whole, and refused whole, as a buffered body.
         kind = Some(BodyKind::Json);
     }
-    if matches!(kind, Some(BodyKind::Sse | BodyKind::JsonArray)) {
+    if matches!(
+        kind,
+        Some(BodyKind::Sse | BodyKind::JsonArray | BodyKind::Ndjson)
+    ) {
         // The stream may gain an error event: a stated length would no longer be true.
         parts.headers.remove(header::CONTENT_LENGTH);
         let max_unit = engine.max_sse_line;
@@ -190,6 +193,9 @@ pub async fn response(
             }
             // Events cannot be told apart in compressed bytes: those are cut frame by frame.
             _ if encoded => EnforceBody::new(body, exchange, cut),
+            Some(BodyKind::Ndjson) => {
+                EnforceBody::whole_units(body, exchange, cut, whole::Ends::Lines, max_unit)
+            }
             _ => {
                 let ends = whole::Ends::Events(events::EventEnds::default());
                 EnforceBody::whole_units(body, exchange, cut, ends, max_unit)

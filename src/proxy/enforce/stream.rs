@@ -1,5 +1,6 @@
 //! [`EnforceBody`]: the stream half of enforce mode (see the parent module's doc). A stream whose
-//! units can be told apart in its bytes (an SSE stream's events, a JSON array's elements; not a
+//! units can be told apart in its bytes (an SSE stream's events, a JSON array's elements, an
+//! NDJSON stream's lines; not a
 //! content-encoded one) goes through [`super::whole`], so that a cut follows whole units only
 //! and a JSON array still ends valid; a content-encoded SSE stream is cut frame by frame.
 

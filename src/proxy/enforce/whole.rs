@@ -24,6 +24,8 @@ pub(super) enum Ends {
     Elements(ElementEnds),
     /// An SSE stream's events.
     Events(EventEnds),
+    /// An NDJSON stream's lines (Ollama's): each ends just past its `\n`.
+    Lines,
 }
 
 impl Ends {
@@ -32,6 +34,7 @@ impl Ends {
         match self {
             Ends::Elements(elements) => elements.scan(bytes, ends),
             Ends::Events(events) => events.scan(bytes, ends),
+            Ends::Lines => ends.extend(memchr::memchr_iter(b'\n', bytes).map(|at| at + 1)),
         }
     }
 }
@@ -180,5 +183,26 @@ pub(super) mod client {
         }
         client.extend_from_slice(&hold.rest());
         String::from_utf8(client).expect("utf-8")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+
+    use super::{Ends, WholeUnits, client};
+
+    /// NDJSON lines held whole: cut anywhere, the client gets exactly the lines before the bad
+    /// one (never a part of a line), then the closing.
+    #[test]
+    fn ndjson_lines_go_out_whole_and_a_cut_stops_before_the_bad_line() {
+        let body = "{\"a\":1}\n{\"b\":2}\r\n{\"bad\":3}\n{\"c\":4}\n";
+        // As the engine judges: a line once it is whole.
+        let bad = |seen: &str| seen.ends_with('\n') && seen.contains("\"bad\"");
+        for split in 0..=body.len() {
+            let hold = WholeUnits::new(Ends::Lines, 1024);
+            let got = client::gets(hold, body, &[split], bad, |_| Bytes::from("E\n"));
+            assert_eq!(got, "{\"a\":1}\n{\"b\":2}\r\nE\n", "split at {split}");
+        }
     }
 }

@@ -40,6 +40,14 @@ impl Fixture {
         &self.path
     }
 
+    /// Whether the body is an NDJSON stream (Ollama's, `application/x-ndjson`).
+    pub fn is_ndjson(&self) -> bool {
+        self.head
+            .content_type
+            .as_deref()
+            .is_some_and(|t| t.starts_with("application/x-ndjson"))
+    }
+
     /// The case name without its dialect prefix (`pass_`, `pair_`, ... conventions apply to it).
     pub fn kind_name(&self) -> &str {
         match self.dialect {

@@ -1,6 +1,7 @@
 //! `tooltap check --format json` over a folder, in-process through the library, as the tests
 //! that compare live verdicts with offline ones run it.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use clap::Parser;
@@ -35,4 +36,45 @@ pub fn check_json(dir: &Path) -> Checked {
         report,
         stderr,
     }
+}
+
+/// Rule ids per exchange id, sorted, from a violations file (exchanges with none are absent);
+/// every line must name `dialect`.
+pub fn live_verdicts(violations: &Path, dialect: &str) -> BTreeMap<String, Vec<String>> {
+    let mut verdicts: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for line in super::temp::json_lines(violations) {
+        assert_eq!(line["dialect"], dialect, "{line}");
+        let id = line["exchange"].as_str().expect("exchange id").to_owned();
+        let rule = line["rule"].as_str().expect("rule").to_owned();
+        verdicts.entry(id).or_default().push(rule);
+    }
+    verdicts.values_mut().for_each(|rules| rules.sort());
+    verdicts
+}
+
+/// The same from `tooltap check`'s JSON report of the recordings.
+pub fn offline_verdicts(report: &Value) -> BTreeMap<String, Vec<String>> {
+    let exchanges = report["exchanges"].as_array().expect("exchanges");
+    exchanges
+        .iter()
+        .filter_map(|exchange| {
+            let mut rules: Vec<String> = exchange["violations"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|v| v["rule"].as_str().expect("rule").to_owned())
+                .collect();
+            rules.sort();
+            let id = exchange["id"].as_str().expect("id").to_owned();
+            (!rules.is_empty()).then_some((id, rules))
+        })
+        .collect()
+}
+
+/// The violations in a violations file at error severity.
+pub fn error_lines(violations: &Path) -> Vec<Value> {
+    super::temp::json_lines(violations)
+        .into_iter()
+        .filter(|line| line["severity"] == "error")
+        .collect()
 }
