@@ -37,6 +37,10 @@ use crate::engine::violation::{Site, Stage, ViolationSink};
 /// maps to its modeled `ModelErrorException` (the model's processing failed).
 const ENFORCE_TYPE: &str = "ModelErrorException";
 
+/// The `:exception-type` enforce mode ends a refused stream with: ConverseStream's modeled
+/// `modelStreamErrorException` (botocore raises `EventStreamError` with this code).
+const ENFORCE_STREAM_TYPE: &str = "modelStreamErrorException";
+
 /// One Bedrock exchange's dialect state.
 #[derive(Debug)]
 pub struct BedrockState {
@@ -239,9 +243,19 @@ impl DialectRules for BedrockState {
         })
     }
 
-    /// Not yet an event-stream `:exception` message: the error body on one line.
-    fn error_event(error: &EnforceError<'_>, _last_sequence: Option<i64>) -> String {
-        format!("{}\n", BedrockState::error_body(error))
+    /// An event-stream `:exception` message (`:exception-type: modelStreamErrorException`, one
+    /// of ConverseStream's modeled exceptions) with `{"message": ...}`: botocore raises
+    /// `EventStreamError` on it, and the stream ends there.
+    fn error_event(error: &EnforceError<'_>, _last_sequence: Option<i64>) -> Vec<u8> {
+        let payload = serde_json::json!({"message": error.message}).to_string();
+        crate::engine::framing::event_stream::encode(
+            &[
+                (":message-type", "exception"),
+                (":exception-type", ENFORCE_STREAM_TYPE),
+                (":content-type", "application/json"),
+            ],
+            payload.as_bytes(),
+        )
     }
 
     fn pieces() -> &'static DialectTables {
