@@ -262,3 +262,6 @@ impl DialectRules for BedrockState {
         &pieces::PIECES
     }
 }
+
+#[cfg(test)]
+mod tests;
