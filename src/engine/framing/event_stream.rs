@@ -11,7 +11,8 @@
 //! A corrupted message (a CRC that does not match, lengths that cannot be, a header type byte
 //! over 9, a header running past its block) stops decoding: everything after it is
 //! unreadable, as it is for the SDKs. [`EventStreamDecoder::end`] says how the bytes ended.
-//! Only the current message is buffered, bounded by `max_message`: a prelude announcing more
+//! Only the current message is buffered (its allocation becomes the payload handed out),
+//! bounded by `max_message`: a prelude announcing more
 //! stops decoding with [`MessageTooLarge`] (our bound, not the message's fault).
 //! [`to_event`] hands a message to a dialect as an SSE-like event.
 
@@ -25,8 +26,6 @@ const OVERHEAD: usize = PRELUDE + 4;
 pub const MAX_HEADERS: usize = 128 * 1024;
 /// The most payload bytes a message may carry (botocore's `_MAX_PAYLOAD_LENGTH`).
 pub const MAX_PAYLOAD: usize = 24 * 1024 * 1024;
-/// The message buffer kept between messages: larger ones are given back after their message.
-const KEPT_CAPACITY: usize = 4 * 1024;
 
 /// One message announced more bytes than the configured bound: decoding stopped.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -196,7 +195,7 @@ impl EventStreamDecoder {
                     }
                 }
                 Some(total) => {
-                    match decode(&self.buffer) {
+                    match decode(std::mem::take(&mut self.buffer)) {
                         Ok(message) => out.push(message),
                         Err(corruption) => {
                             let offset = self.offset;
@@ -206,10 +205,6 @@ impl EventStreamDecoder {
                     }
                     self.offset += total as u64;
                     self.expected = None;
-                    self.buffer.clear();
-                    if self.buffer.capacity() > KEPT_CAPACITY {
-                        self.buffer = Vec::new();
-                    }
                 }
             }
         }
@@ -244,6 +239,8 @@ impl EventStreamDecoder {
             return Err(StreamEnd::TooLarge { offset });
         }
         self.expected = Some(total_len);
+        self.buffer
+            .reserve_exact(total_len.saturating_sub(self.buffer.len()));
         Ok(())
     }
 
@@ -304,20 +301,23 @@ fn be_u32(bytes: &[u8], at: usize) -> u32 {
     u32::from_be_bytes(word)
 }
 
-/// Reads one whole message whose prelude was checked: its message CRC, then its headers.
-fn decode(message: &[u8]) -> Result<Message, Corruption> {
+/// Reads one whole message whose prelude was checked: its message CRC, then its headers; the
+/// payload keeps the message's own allocation (moved down in place, not copied out).
+fn decode(mut message: Vec<u8>) -> Result<Message, Corruption> {
     let crc_at = message.len() - 4;
-    let actual = be_u32(message, crc_at);
+    let actual = be_u32(&message, crc_at);
     let expected = crc32fast::hash(&message[..crc_at]);
     if actual != expected {
         return Err(Corruption::MessageCrc { expected, actual });
     }
-    let headers_len = be_u32(message, 4) as usize;
+    let headers_len = be_u32(&message, 4) as usize;
     let headers_end = PRELUDE + headers_len;
     let headers = read_headers(&message[PRELUDE..headers_end])?;
+    message.truncate(crc_at);
+    message.drain(..headers_end);
     Ok(Message {
         headers,
-        payload: message[headers_end..crc_at].to_vec(),
+        payload: message,
     })
 }
 
@@ -403,36 +403,38 @@ fn read_value(kind: u8, bytes: &[u8]) -> Result<(HeaderValue, &[u8]), Corruption
 /// is not UTF-8 is `:frame:payload_not_utf8`. Names the framing makes start with `:`, which no
 /// `:event-type` does.
 pub fn to_event(message: Message) -> SseEvent {
-    let payload = match String::from_utf8(message.payload.clone()) {
-        Ok(text) => text,
-        Err(_) => {
-            return SseEvent {
-                event: Some(":frame:payload_not_utf8".to_owned()),
-                data: String::new(),
-            };
-        }
+    let Message { headers, payload } = message;
+    let header = |name: &str| {
+        headers.iter().find_map(|(key, value)| match value {
+            HeaderValue::String(text) if key == name => Some(text.clone()),
+            _ => None,
+        })
     };
-    let event = match message.header(":message-type") {
-        Some("exception") => Some(format!(
-            ":exception:{}",
-            message.header(":exception-type").unwrap_or_default()
-        )),
-        Some("error") => {
-            let code = message.header(":error-code").unwrap_or_default();
-            let data = message
-                .header(":error-message")
-                .map(str::to_owned)
-                .unwrap_or(payload);
-            return SseEvent {
-                event: Some(format!(":error:{code}")),
-                data,
-            };
-        }
-        _ => message.header(":event-type").map(str::to_owned),
+    let Ok(payload) = String::from_utf8(payload) else {
+        return SseEvent {
+            event: Some(":frame:payload_not_utf8".to_owned()),
+            data: String::new(),
+        };
     };
-    SseEvent {
-        event,
-        data: payload,
+    match header(":message-type").as_deref() {
+        Some("exception") => SseEvent {
+            event: Some(format!(
+                ":exception:{}",
+                header(":exception-type").unwrap_or_default()
+            )),
+            data: payload,
+        },
+        Some("error") => SseEvent {
+            event: Some(format!(
+                ":error:{}",
+                header(":error-code").unwrap_or_default()
+            )),
+            data: header(":error-message").unwrap_or(payload),
+        },
+        _ => SseEvent {
+            event: header(":event-type"),
+            data: payload,
+        },
     }
 }
 

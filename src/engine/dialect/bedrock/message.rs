@@ -57,7 +57,8 @@ pub struct Message {
 }
 
 impl Message {
-    pub fn outcome(&self) -> ChoiceOutcome {
+    /// The report's outcome, the message moved into it.
+    pub fn into_outcome(self) -> ChoiceOutcome {
         let stop = self
             .stop_reason
             .as_ref()
@@ -65,15 +66,15 @@ impl Message {
             .map(str::to_owned);
         ChoiceOutcome {
             index: 0,
-            content: self.text.clone(),
+            content: self.text,
             tool_calls: self
                 .tool_uses
-                .iter()
+                .into_iter()
                 .map(|call| ToolCallOutcome {
                     index: call.index,
                     id: call.id.as_ref().and_then(Value::as_str).map(str::to_owned),
-                    name: call.name.clone(),
-                    arguments: call.input.clone(),
+                    name: call.name,
+                    arguments: call.input,
                 })
                 .collect(),
             finish_reason: stop.clone(),

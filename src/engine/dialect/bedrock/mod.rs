@@ -213,7 +213,7 @@ impl DialectRules for BedrockState {
         let message = message::read_buffered(&document);
         message::judge(&message, &self.request, self.schemas.as_deref(), sink);
         let usage = document.get("usage").filter(|u| !u.is_null()).cloned();
-        (vec![message.outcome()], usage)
+        (vec![message.into_outcome()], usage)
     }
 
     fn finish_stream(&mut self, end: StreamEnd<'_>) -> Judged {
@@ -227,7 +227,7 @@ impl DialectRules for BedrockState {
         let outcomes = if self.stream.events == 0 {
             Vec::new()
         } else {
-            vec![self.stream.message().outcome()]
+            vec![self.stream.message().into_outcome()]
         };
         (outcomes, self.stream.usage.clone())
     }

@@ -124,7 +124,7 @@ impl StreamState {
             );
             return false;
         }
-        let payload: Value = match serde_json::from_str(data) {
+        let mut payload: Value = match serde_json::from_str(data) {
             Ok(payload) => payload,
             Err(error) => {
                 sink.push(
@@ -146,7 +146,7 @@ impl StreamState {
         }
         match name {
             "contentBlockStart" => self.on_start(&payload, seq, sink),
-            "contentBlockDelta" => self.on_delta(&payload, seq, sink),
+            "contentBlockDelta" => self.on_delta(&mut payload, seq, sink),
             "contentBlockStop" => self.on_stop(&payload, seq, sink),
             "messageStop" => {
                 self.stop = Some(payload.get("stopReason").cloned().unwrap_or(Value::Null));
@@ -213,18 +213,22 @@ impl StreamState {
         }
     }
 
-    fn on_delta(&mut self, payload: &Value, seq: u64, sink: &mut ViolationSink) {
+    /// A delta; a `toolUse.input` fragment is moved out of `payload` into the block's input
+    /// (the first one without a copy).
+    fn on_delta(&mut self, payload: &mut Value, seq: u64, sink: &mut ViolationSink) {
         let index = block_index(payload);
         let site = |path: &str| {
             Site::at(path.to_owned())
                 .seq(Some(seq))
                 .tool_call(Some(index))
         };
-        let Some(delta) = payload.get("delta") else {
+        let Some(delta) = payload.get_mut("delta") else {
             return;
         };
+        let fragment = delta
+            .get_mut("toolUse")
+            .map(|t| t.get_mut("input").map(Value::take));
         let text = delta.get("text").and_then(Value::as_str);
-        let fragment = delta.get("toolUse").map(|t| t.get("input"));
         if text.is_none() && fragment.is_none() {
             return;
         }
@@ -235,8 +239,11 @@ impl StreamState {
             self.held += weigh::ENTRY;
             self.blocks.insert(index, Block::default());
         }
-        let piece = fragment.flatten().and_then(Value::as_str);
-        let fits = self.fits(text.or(piece).map_or(0, str::len));
+        let piece = match fragment.flatten() {
+            Some(Value::String(piece)) => Some(piece),
+            _ => None,
+        };
+        let fits = self.fits(text.or(piece.as_deref()).map_or(0, str::len));
         let Some(block) = self.blocks.get_mut(&index) else {
             return;
         };
@@ -287,8 +294,12 @@ impl StreamState {
         block.fragments = true;
         match piece {
             Some(piece) if fits => {
-                block.input.push_str(piece);
                 self.held += piece.len();
+                if block.input.is_empty() {
+                    block.input = piece;
+                } else {
+                    block.input.push_str(&piece);
+                }
             }
             Some(_) => {}
             None => {
@@ -329,6 +340,12 @@ impl StreamState {
                 ),
             );
         }
+        // The parsed input is kept in place of its text, and counted instead.
+        self.held = self
+            .held
+            .saturating_sub(block.input.len())
+            .saturating_add(weigh::maybe(parsed.as_ref()));
+        block.input = String::new();
         block.parsed = Some(parsed);
     }
 
