@@ -75,6 +75,7 @@ pub(super) fn enforced_line(cut: &EnforceCut) -> EnforcedLine {
         status: cut.status,
         data: FrameData::from_bytes(&cut.replacement),
         replaced_last: cut.replaced_last,
+        kept_bytes: cut.kept,
     }
 }
 

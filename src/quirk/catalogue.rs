@@ -35,6 +35,9 @@ pub struct RequestKind {
     pub forced_function: bool,
     /// `tool_choice` is `"required"` or names a function: an answer without calls breaks it.
     pub call_required: bool,
+    /// Gemini's `allowedFunctionNames` under mode `ANY` or `VALIDATED`: a call to another name
+    /// breaks it.
+    pub names_restricted: bool,
 }
 
 /// A stable identifier of one quirk, written as its kebab-case id.
@@ -67,11 +70,15 @@ pub enum QuirkId {
     ResponsesNameEmptied,
     AnthropicInputAsString,
     AnthropicStopReasonEndTurn,
+    GeminiArgsAsString,
+    GeminiParallelCallsCollapsed,
+    GeminiFinishReasonFunctionCall,
+    GeminiCallNamespaced,
 }
 
 impl QuirkId {
     /// Every quirk, in documentation order.
-    pub const ALL: [QuirkId; 27] = [
+    pub const ALL: [QuirkId; 31] = [
         QuirkId::ArgsAsObject,
         QuirkId::ArgsAsObjectStream,
         QuirkId::ArgsDoubleEncoded,
@@ -99,6 +106,10 @@ impl QuirkId {
         QuirkId::ResponsesNameEmptied,
         QuirkId::AnthropicInputAsString,
         QuirkId::AnthropicStopReasonEndTurn,
+        QuirkId::GeminiArgsAsString,
+        QuirkId::GeminiParallelCallsCollapsed,
+        QuirkId::GeminiFinishReasonFunctionCall,
+        QuirkId::GeminiCallNamespaced,
     ];
 
     /// The stable kebab-case id.
@@ -131,6 +142,10 @@ impl QuirkId {
             QuirkId::ResponsesNameEmptied => "responses-name-emptied",
             QuirkId::AnthropicInputAsString => "anthropic-input-as-string",
             QuirkId::AnthropicStopReasonEndTurn => "anthropic-stop-reason-end-turn",
+            QuirkId::GeminiArgsAsString => "gemini-args-as-string",
+            QuirkId::GeminiParallelCallsCollapsed => "gemini-parallel-calls-collapsed",
+            QuirkId::GeminiFinishReasonFunctionCall => "gemini-finish-reason-function-call",
+            QuirkId::GeminiCallNamespaced => "gemini-call-namespaced",
         }
     }
 
@@ -166,6 +181,10 @@ impl QuirkId {
             QuirkId::AnthropicInputAsString | QuirkId::AnthropicStopReasonEndTurn => {
                 Dialect::Anthropic
             }
+            QuirkId::GeminiArgsAsString
+            | QuirkId::GeminiParallelCallsCollapsed
+            | QuirkId::GeminiFinishReasonFunctionCall
+            | QuirkId::GeminiCallNamespaced => Dialect::Gemini,
         }
     }
 
@@ -233,6 +252,16 @@ impl QuirkId {
             QuirkId::AnthropicStopReasonEndTurn => {
                 "stop_reason \"end_turn\" although tool_use blocks came back (streams: the message_delta)"
             }
+            QuirkId::GeminiArgsAsString => {
+                "a functionCall's args sent as its JSON text instead of an object"
+            }
+            QuirkId::GeminiParallelCallsCollapsed => {
+                "a candidate's parallel functionCall parts collapsed into the first, its args their texts concatenated ({\"a\":1}{\"b\":2})"
+            }
+            QuirkId::GeminiFinishReasonFunctionCall => {
+                "finishReason \"FUNCTION_CALL\" (not a Gemini value) instead of \"STOP\" on a candidate that carries a functionCall"
+            }
+            QuirkId::GeminiCallNamespaced => "a functionCall's name sent as default_api.<name>",
         }
     }
 
@@ -245,7 +274,11 @@ impl QuirkId {
             QuirkId::ArgsAsObject | QuirkId::AnthropicInputAsString => BUFFERED,
             QuirkId::ResponsesArgsAsObject
             | QuirkId::ResponsesNameEmptied
-            | QuirkId::AnthropicStopReasonEndTurn => BOTH,
+            | QuirkId::AnthropicStopReasonEndTurn
+            | QuirkId::GeminiArgsAsString
+            | QuirkId::GeminiParallelCallsCollapsed
+            | QuirkId::GeminiFinishReasonFunctionCall
+            | QuirkId::GeminiCallNamespaced => BOTH,
             QuirkId::ArgsDoubleEncoded
             | QuirkId::ArgsInvalidJson
             | QuirkId::ArgsSchemaViolation
@@ -324,6 +357,14 @@ impl QuirkId {
                 vec![R::AnthropicStreamStopReasonMismatch]
             }
             QuirkId::AnthropicStopReasonEndTurn => vec![R::AnthropicResponseStopReasonMismatch],
+            QuirkId::GeminiArgsAsString | QuirkId::GeminiParallelCallsCollapsed => {
+                vec![R::GeminiResponseFunctionCallArgsNotObject]
+            }
+            QuirkId::GeminiFinishReasonFunctionCall => vec![R::GeminiResponseFinishReasonUnknown],
+            QuirkId::GeminiCallNamespaced => vec![
+                R::GeminiResponseFunctionCallNamespaced,
+                R::GeminiResponseFunctionCallUndeclared,
+            ],
         };
         // The calls are gone (or cannot be placed): a request that required one notices.
         let calls_lost = matches!(
@@ -336,6 +377,9 @@ impl QuirkId {
         if self == QuirkId::NameUndeclared && request.forced_function {
             rules.push(R::ToolChoiceWrongFunction);
         }
+        if self == QuirkId::GeminiCallNamespaced && request.names_restricted {
+            rules.push(R::GeminiResponseFunctionCallNotAllowed);
+        }
         rules.sort();
         rules
     }
@@ -345,11 +389,14 @@ impl QuirkId {
         let mut rules = Vec::new();
         for &shape in self.shapes() {
             for (forced_function, call_required) in [(false, false), (false, true), (true, true)] {
-                let request = RequestKind {
-                    forced_function,
-                    call_required,
-                };
-                rules.extend(self.detected_by(shape, request));
+                for names_restricted in [false, true] {
+                    let request = RequestKind {
+                        forced_function,
+                        call_required,
+                        names_restricted,
+                    };
+                    rules.extend(self.detected_by(shape, request));
+                }
             }
         }
         rules.sort();

@@ -1,7 +1,8 @@
 //! What a quirk needs to know about the request: the tool choice and the declared schemas.
 //!
 //! Input: the request body bytes of any dialect (anything; a body that is not JSON gives the
-//! empty context; Anthropic's `tool_choice` `any` requires a call, `tool` names one).
+//! empty context; Anthropic's `tool_choice` `any` requires a call, `tool` names one; Gemini's
+//! `allowedFunctionNames` under mode `ANY`/`VALIDATED` restricts the names).
 //! Output: a [`RequestContext`]. `tool-choice-ignored` only applies when the request forced a
 //! call (else prose is a legal answer), and `args-schema-violation` breaks the declared schema
 //! of the called function, so both read it from here.
@@ -18,6 +19,8 @@ pub struct RequestContext {
     pub forced_function: bool,
     /// `tool_choice` is `"required"` or names a function: prose is not a legal answer.
     pub call_required: bool,
+    /// Gemini's `allowedFunctionNames` under mode `ANY` or `VALIDATED` (either spelling).
+    pub names_restricted: bool,
     /// Declared `parameters` by function name.
     pub schemas: HashMap<String, Value>,
     /// The request uses Chat's legacy `functions`, a `type: "custom"` tool or `allowed_tools`,
@@ -67,6 +70,7 @@ impl RequestContext {
         RequestContext {
             forced_function,
             call_required,
+            names_restricted: gemini_names_restricted(&request),
             schemas,
             other_surface,
         }
@@ -76,6 +80,7 @@ impl RequestContext {
         RequestKind {
             forced_function: self.forced_function,
             call_required: self.call_required,
+            names_restricted: self.names_restricted,
         }
     }
 
@@ -100,6 +105,35 @@ impl RequestContext {
         }
         Some(Value::Object(args).to_string())
     }
+}
+
+/// Whether a Gemini request holds its calls to `allowedFunctionNames`: mode `ANY` or
+/// `VALIDATED` (any case) with a non-empty list, in camelCase or snake_case.
+fn gemini_names_restricted(request: &Map<String, Value>) -> bool {
+    let field = |object: &Map<String, Value>, camel: &str, snake: &str| {
+        object.get(camel).or_else(|| object.get(snake)).cloned()
+    };
+    let Some(Value::Object(tool_config)) = field(request, "toolConfig", "tool_config") else {
+        return false;
+    };
+    let Some(Value::Object(config)) = field(
+        &tool_config,
+        "functionCallingConfig",
+        "function_calling_config",
+    ) else {
+        return false;
+    };
+    let mode = field(&config, "mode", "mode");
+    let allowed = field(&config, "allowedFunctionNames", "allowed_function_names");
+    let mode = mode
+        .as_ref()
+        .and_then(Value::as_str)
+        .map(str::to_ascii_uppercase);
+    matches!(mode.as_deref(), Some("ANY" | "VALIDATED"))
+        && allowed
+            .as_ref()
+            .and_then(Value::as_array)
+            .is_some_and(|names| !names.is_empty())
 }
 
 /// The prose a model writes instead of calling: the call spelled out as text.

@@ -23,7 +23,7 @@ pub struct Rewriter {
 }
 
 /// The transformations of `dialect`'s quirks; `None` for Chat (see the module doc) and for a
-/// dialect with no quirks yet (Gemini, Bedrock).
+/// dialect with no quirks yet (Bedrock).
 pub fn rewriter(dialect: Dialect) -> Option<Rewriter> {
     match dialect {
         Dialect::Chat => None,
@@ -35,6 +35,10 @@ pub fn rewriter(dialect: Dialect) -> Option<Rewriter> {
             buffered: super::anthropic::buffered,
             event: super::anthropic::event,
         }),
-        Dialect::Gemini | Dialect::Bedrock => None,
+        Dialect::Gemini => Some(Rewriter {
+            buffered: super::gemini::buffered,
+            event: super::gemini::event,
+        }),
+        Dialect::Bedrock => None,
     }
 }

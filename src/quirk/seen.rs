@@ -127,6 +127,22 @@ impl QuirkId {
                 "bifrost (text + tool turns ended with end_turn)",
                 "https://github.com/maximhq/bifrost/issues/3638",
             ),
+            QuirkId::GeminiArgsAsString => seen(
+                "OpenAI→Gemini translating gateways (an OpenAI arguments string copied verbatim as args)",
+                "docs/rules.md#geminiresponsefunction_call_args_not_object",
+            ),
+            QuirkId::GeminiParallelCallsCollapsed => seen(
+                "clients and gateways that keep one slot per part index (hermes-agent, gemini-cli)",
+                "https://github.com/NousResearch/hermes-agent/issues/101654",
+            ),
+            QuirkId::GeminiFinishReasonFunctionCall => seen(
+                "aimock's Gemini routes (tool-call answers default to FUNCTION_CALL)",
+                "https://github.com/CopilotKit/aimock/blob/main/src/gemini.ts",
+            ),
+            QuirkId::GeminiCallNamespaced => seen(
+                "gemini-2.5-pro (paloma.x, default_api.x names)",
+                "https://github.com/google-gemini/cookbook/issues/1374",
+            ),
         }
     }
 }

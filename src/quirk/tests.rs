@@ -30,9 +30,18 @@ const OTHER_STREAMS: [(EngineDialect, &str, &str); 2] = [
     ),
 ];
 
+/// A Gemini stream (data-only SSE, CRLF): text, then two parallel calls in the finishing event.
+const GEMINI_REQUEST: &str = r#"{"contents":[{"role":"user","parts":[{"text":"Weather?"}]}],"tools":[{"functionDeclarations":[{"name":"get_weather","parametersJsonSchema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}]}]}"#;
+const GEMINI_SSE: &str = "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"Checking.\"}]},\"index\":0}]}\r\n\r\ndata: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"functionCall\":{\"name\":\"get_weather\",\"args\":{\"city\":\"Paris\"}}},{\"functionCall\":{\"name\":\"get_weather\",\"args\":{\"city\":\"Oslo\"}}}]},\"finishReason\":\"STOP\",\"index\":0}]}\r\n\r\n";
+
 /// `sse` as one frame per event.
 fn frames_of(sse: &str) -> Vec<TimedFrame> {
-    sse.split_inclusive("\n\n")
+    frames_split(sse, "\n\n")
+}
+
+/// `sse` as one frame per event, events ending in `delimiter`.
+fn frames_split(sse: &str, delimiter: &str) -> Vec<TimedFrame> {
+    sse.split_inclusive(delimiter)
         .enumerate()
         .map(|(i, event)| TimedFrame {
             t_us: 1000 * i as u64,
@@ -66,6 +75,11 @@ fn live_and_recorded_send_the_same_bytes_for_every_quirk() {
     for (dialect, request, sse) in OTHER_STREAMS {
         exchanges.push((dialect, request.as_bytes().to_vec(), frames_of(sse)));
     }
+    exchanges.push((
+        EngineDialect::Gemini,
+        GEMINI_REQUEST.as_bytes().to_vec(),
+        frames_split(GEMINI_SSE, "\r\n\r\n"),
+    ));
     let mut applied = std::collections::BTreeSet::new();
     for (dialect, request, frames) in &exchanges {
         for quirk in QuirkId::ALL {

@@ -300,6 +300,10 @@ pub struct EnforcedLine {
     /// For a stream: the error event replaced the last recorded frame (`true`), or followed
     /// the upstream's whole body (`false`).
     pub replaced_last: bool,
+    /// For a JSON-array stream: the client got this many of the recorded body bytes (whole
+    /// elements), then the replacement; absent when the cut fell on a frame boundary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept_bytes: Option<u64>,
 }
 
 /// The last line.

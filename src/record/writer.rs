@@ -171,8 +171,15 @@ impl Recorder {
         let mut redacted = Vec::new();
         let headers = self.shared.redactor.headers(request_headers, &mut redacted);
         let upstream = redact::url(upstream, &mut redacted);
+        let raw_query = query;
         let query = query.map(|q| self.shared.redactor.query(q, &mut redacted));
-        let secrets = self.shared.redactor.secret_values(request_headers);
+        let mut secrets = self.shared.redactor.secret_values(request_headers);
+        let echoed = raw_query.map(|q| self.shared.redactor.query_secret_values(q));
+        for value in echoed.into_iter().flatten() {
+            if !secrets.contains(&value) {
+                secrets.push(value);
+            }
+        }
         let meta = Meta {
             v: VERSION,
             id: id.to_string(),

@@ -189,6 +189,26 @@ impl Redactor {
         values
     }
 
+    /// The values of the query's credential parameters (Gemini's `key=`), percent-decoded and
+    /// as sent, to find them echoed back in response headers like [`Redactor::secret_values`].
+    pub fn query_secret_values(&self, query: &str) -> Vec<String> {
+        let mut values = Vec::new();
+        for pair in query.split('&') {
+            let Some((name, value)) = pair.split_once('=') else {
+                continue;
+            };
+            if !self.is_secret_param(name) {
+                continue;
+            }
+            for candidate in [value.to_string(), percent_decode(value)] {
+                if candidate.len() >= MIN_ECHO && !values.contains(&candidate) {
+                    values.push(candidate);
+                }
+            }
+        }
+        values
+    }
+
     /// Response headers: [`Redactor::headers`], and any value holding one of `secrets`.
     pub fn response_headers(
         &self,

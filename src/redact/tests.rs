@@ -256,6 +256,23 @@ fn a_response_header_echoing_a_request_credential_is_redacted() {
 }
 
 #[test]
+fn a_response_header_echoing_a_query_credential_is_redacted() {
+    let redactor = Redactor::default();
+    let secrets = redactor.query_secret_values("alt=sse&key=AIza%2Dplanted-77&n=12345678");
+    assert_eq!(secrets, ["AIza%2Dplanted-77", "AIza-planted-77"]);
+    assert!(redactor.query_secret_values("key=short").is_empty());
+    let response = headers(&[
+        ("x-goog-echo", "url=...?key=AIza-planted-77"),
+        ("x-goog-request", "alt=sse"),
+    ]);
+    let mut redacted = Vec::new();
+    let out = redactor.response_headers(&response, &secrets, &mut redacted);
+    assert_eq!(out[0].1, REDACTED);
+    assert_eq!(out[1].1, "alt=sse");
+    assert_eq!(redacted, ["header:x-goog-echo"]);
+}
+
+#[test]
 fn the_window_scan_finds_fragments_like_str_contains() {
     for name in [
         "",

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 
+use bytes::Bytes;
 use serde_json::Value;
 
 use super::body::BodyEnding;
@@ -88,6 +89,19 @@ impl Miss {
     }
 }
 
+/// A request as the replay server received it, for [`Library::next_for_sent`].
+#[derive(Debug, Clone, Copy)]
+pub struct Sent<'a> {
+    pub method: &'a str,
+    /// The path, without the query.
+    pub path: &'a str,
+    /// The query as sent, credentials and all.
+    pub query: Option<&'a str>,
+    pub body: &'a [u8],
+    /// The body as the recorder would have redacted it, when that differs.
+    pub as_recorded: Option<&'a [u8]>,
+}
+
 /// The recordings, indexed.
 #[derive(Debug)]
 pub struct Library {
@@ -151,7 +165,12 @@ impl Library {
     pub fn insert(&mut self, name: String, recording: Recording) {
         let body = recording.meta.request.body.bytes();
         let meta = &recording.meta;
-        let key = self.rules.key(&meta.method, &meta.path, body.as_deref());
+        let key = self.rules.key_with_query(
+            &meta.method,
+            &meta.path,
+            meta.query.as_deref(),
+            body.as_deref(),
+        );
         let normalized = body.as_deref().and_then(|b| self.rules.normalize(b));
         self.turns
             .entry(key.clone())
@@ -185,25 +204,34 @@ impl Library {
 
     /// The recording whose turn it is for this request, or why there is none.
     pub fn next_for(&self, method: &str, path: &str, body: &[u8]) -> Result<&Entry, Miss> {
-        self.next_for_sent(method, path, body, None)
+        self.next_for_sent(Sent {
+            method,
+            path,
+            query: None,
+            body,
+            as_recorded: None,
+        })
     }
 
-    /// [`Library::next_for`] for a request whose body the recorder would have redacted:
-    /// `as_recorded` is that body with its credential-named fields redacted (see
+    /// [`Library::next_for`] for a request as sent, query included (its credentials are left
+    /// out of matching, see [`super::matching::query_key`]), whose body the recorder may have
+    /// redacted: `as_recorded` is that body with its credential-named fields redacted (see
     /// `Redactor::as_recorded`). A recording keeps `[REDACTED]` where the request had the real
     /// value, so the body as sent finds a recording made with redaction off for that field, and
     /// the body as recorded finds one made with it on; a miss is explained against the latter.
-    pub fn next_for_sent(
-        &self,
-        method: &str,
-        path: &str,
-        sent: &[u8],
-        as_recorded: Option<&[u8]>,
-    ) -> Result<&Entry, Miss> {
-        let keys: Vec<MatchKey> = std::iter::once(sent)
+    pub fn next_for_sent(&self, sent: Sent<'_>) -> Result<&Entry, Miss> {
+        let Sent {
+            method,
+            path,
+            query,
+            body,
+            as_recorded,
+        } = sent;
+        let key = |body| self.rules.key_with_query(method, path, query, body);
+        let keys: Vec<MatchKey> = std::iter::once(body)
             .chain(as_recorded)
-            .map(|body| self.rules.key(method, path, Some(body)))
-            .chain(std::iter::once(self.rules.key(method, path, None)))
+            .map(|body| key(Some(body)))
+            .chain(std::iter::once(key(None)))
             .collect();
         let turns = keys.iter().find_map(|key| {
             self.turns
@@ -216,8 +244,8 @@ impl Library {
                 Ok(&self.entries[turns.entries[turn % turns.entries.len()]])
             }
             None => {
-                let body = as_recorded.unwrap_or(sent);
-                Err(self.closest(&self.rules.key(method, path, Some(body)), body))
+                let body = as_recorded.unwrap_or(body);
+                Err(self.closest(&key(Some(body)), body))
             }
         }
     }
@@ -347,6 +375,9 @@ pub(crate) fn served_frames(recording: &mut Recording) -> Arc<[RecordedFrame]> {
             bytes: replacement,
         }]);
     }
+    if let Some(kept) = cut.kept_bytes {
+        return kept_then(&recording.frames, kept, replacement);
+    }
     let mut frames: Vec<RecordedFrame> = recording.frames.clone();
     let last = if cut.replaced_last {
         frames.pop()
@@ -361,6 +392,36 @@ pub(crate) fn served_frames(recording: &mut Recording) -> Arc<[RecordedFrame]> {
     frames.into()
 }
 
+/// The recorded frames cut to their first `kept` bytes (a JSON-array stream's whole elements),
+/// then the replacement, at the time of the frame the cut fell in.
+fn kept_then(recorded: &[RecordedFrame], kept: u64, replacement: Bytes) -> Arc<[RecordedFrame]> {
+    let mut frames = Vec::new();
+    let mut left = kept;
+    let mut t_us = 0;
+    for frame in recorded {
+        t_us = frame.t_us;
+        if left == 0 {
+            break;
+        }
+        let take = (frame.bytes.len() as u64).min(left);
+        left -= take;
+        frames.push(RecordedFrame {
+            seq: frames.len() as u64,
+            t_us,
+            bytes: frame.bytes.slice(..take as usize),
+        });
+        if take < frame.bytes.len() as u64 {
+            break;
+        }
+    }
+    frames.push(RecordedFrame {
+        seq: frames.len() as u64,
+        t_us,
+        bytes: replacement,
+    });
+    frames.into()
+}
+
 fn head_differences(recorded: &MatchKey, sent: &MatchKey) -> Vec<String> {
     let mut out = Vec::new();
     if recorded.method != sent.method {
@@ -368,6 +429,10 @@ fn head_differences(recorded: &MatchKey, sent: &MatchKey) -> Vec<String> {
     }
     if recorded.path != sent.path {
         out.push(format!("path (recorded {})", recorded.path));
+    }
+    if recorded.query != sent.query {
+        // Credentials are not part of the key, so neither side's can show here.
+        out.push(format!("query (recorded {:?})", recorded.query));
     }
     out
 }

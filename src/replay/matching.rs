@@ -12,6 +12,11 @@
 //! [`ToolCallIds::Loose`] tool-call ids are renamed by order of appearance first
 //! ([`tool_call_ids`]). A body that is not JSON is compared byte for byte; a recording whose
 //! request body was not captured matches any body on its method and path.
+//!
+//! The query string is part of the key too, without its credentials ([`query_key`]): Gemini's
+//! `?alt=sse` is what makes the same request a server-sent-event stream rather than a JSON
+//! array, so the two must not answer each other; its `key=` (redacted in a recording, in clear
+//! in the request) must not make a miss.
 
 pub mod diff;
 pub mod pattern;
@@ -19,6 +24,7 @@ pub mod tool_call_ids;
 
 use serde_json::Value;
 
+use crate::redact::REDACTED;
 pub use diff::{Difference, compare};
 pub use pattern::{BadPointer, Pattern};
 pub use tool_call_ids::ToolCallIds;
@@ -80,6 +86,8 @@ pub enum BodyKey {
 pub struct MatchKey {
     pub method: String,
     pub path: String,
+    /// The query's parameters without credentials, sorted (see [`query_key`]).
+    pub query: String,
     pub body: BodyKey,
 }
 
@@ -130,8 +138,20 @@ impl MatchRules {
         Some(value)
     }
 
-    /// The key for a request; `body = None` means "not captured" (recordings only).
+    /// The key for a request without a query; `body = None` means "not captured" (recordings
+    /// only).
     pub fn key(&self, method: &str, path: &str, body: Option<&[u8]>) -> MatchKey {
+        self.key_with_query(method, path, None, body)
+    }
+
+    /// The key for a request with its query (as sent, or as a recording keeps it).
+    pub fn key_with_query(
+        &self,
+        method: &str,
+        path: &str,
+        query: Option<&str>,
+        body: Option<&[u8]>,
+    ) -> MatchKey {
         let body = match body {
             None => BodyKey::Any,
             Some(bytes) => match self.normalize(bytes) {
@@ -142,9 +162,28 @@ impl MatchRules {
         MatchKey {
             method: method.to_ascii_uppercase(),
             path: path.to_owned(),
+            query: query_key(query),
             body,
         }
     }
+}
+
+/// A query as matching compares it: the parameters whose name is not credential-like
+/// ([`crate::redact::is_secret_param`]) and whose value is not [`REDACTED`], sorted, joined by
+/// `&`. `key=AIza...&alt=sse` as sent and `alt=sse&key=[REDACTED]` as recorded are both
+/// `alt=sse`.
+pub fn query_key(query: Option<&str>) -> String {
+    let mut kept: Vec<&str> = query
+        .unwrap_or("")
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .filter(|pair| {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            value != REDACTED && !crate::redact::is_secret_param(name)
+        })
+        .collect();
+    kept.sort_unstable();
+    kept.join("&")
 }
 
 /// Compact JSON with object keys in sorted order, whatever order the map keeps them in.

@@ -23,6 +23,7 @@ use tracing::Instrument;
 use super::ReplayState;
 use super::body::ReplayBody;
 use super::capture;
+use super::library::Sent;
 use super::quirks;
 use super::respond::{self, replay_headers};
 use crate::proxy::exchange::ExchangeCtx;
@@ -83,7 +84,13 @@ async fn answer(
     let found = {
         let library = state.library.read().unwrap_or_else(PoisonError::into_inner);
         let as_recorded = state.redactor.as_recorded(&body);
-        let found = library.next_for_sent(method, &ctx.path, &body, as_recorded.as_deref());
+        let found = library.next_for_sent(Sent {
+            method,
+            path: &ctx.path,
+            query: parts.uri.query(),
+            body: &body,
+            as_recorded: as_recorded.as_deref(),
+        });
         found.map(|entry| {
             let response = &entry.recording.meta.response;
             let headers = replay_headers(&response.headers, ctx.id.as_str(), &entry.name);

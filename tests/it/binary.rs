@@ -21,21 +21,14 @@ async fn the_binary_never_logs_a_credential_and_stops_on_sigterm() {
     let dir = TempDir::new("binary");
     let recordings = dir.join("rec");
     let violations = dir.join("violations.jsonl");
-    let upstream_url = upstream.url();
-    let args: Vec<&std::ffi::OsStr> = [
-        // A single-threaded runtime: the option operators may pick on small machines.
-        "--worker-threads".as_ref(),
-        "1".as_ref(),
-        "--upstream".as_ref(),
-        upstream_url.as_ref(),
-        "--record".as_ref(),
-        "all".as_ref(),
-        "--recordings".as_ref(),
-        recordings.as_os_str(),
-        "--violations".as_ref(),
-        violations.as_os_str(),
-    ]
-    .to_vec();
+    // A single-threaded runtime: the option operators may pick on small machines.
+    let mut args: Vec<std::ffi::OsString> = vec!["--worker-threads".into(), "1".into()];
+    args.extend(binary::recording_args(
+        &upstream.url(),
+        &recordings,
+        &violations,
+    ));
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(|arg| arg.as_os_str()).collect();
     let Running {
         mut child,
         addr,

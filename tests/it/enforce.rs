@@ -1,5 +1,6 @@
 //! Enforce mode through the real proxy: a buffered violation becomes a 502 in the OpenAI error
-//! shape, a streamed one ends the stream with an error event; clean traffic passes unchanged;
+//! shape, a streamed one ends the stream with an error event after whole events only; clean
+//! traffic passes unchanged;
 //! and the official OpenAI Python SDK raises on both, with the rule id in its message.
 
 use std::time::Duration;
@@ -94,6 +95,38 @@ async fn a_streamed_violation_ends_the_stream_with_an_error_event() {
         "tooltap_inspection_incomplete_total",
         ["client_gone"] == 0
     );
+}
+
+/// Frames cut in the middle of every event: the violation completes in a frame that also holds
+/// half of the next event, and the frame before ended half-way through the violating one.
+#[tokio::test]
+async fn a_cut_stream_never_gives_the_client_half_an_event() {
+    let broken = fixture("stream_parallel_all_on_index_0");
+    let events = engine_support::natural_frames(&broken);
+    let mut chunks = Vec::new();
+    let mut carried = Vec::new();
+    for event in &events {
+        let half = event.len() / 2;
+        carried.extend_from_slice(&event[..half]);
+        chunks.push(String::from_utf8(std::mem::take(&mut carried)).expect("utf-8"));
+        carried.extend_from_slice(&event[half..]);
+    }
+    chunks.push(String::from_utf8(carried).expect("utf-8"));
+    let chunks: Vec<&str> = chunks.iter().map(String::as_str).collect();
+    let upstream = crate::support::upstream::Upstream::serving(
+        crate::support::upstream::Script::sse(&chunks, Duration::from_millis(20)),
+    )
+    .await;
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.inspect.enforce = Some(true);
+    let tooltap = proxy::start(raw).await;
+
+    let cut = post_fixture(&tooltap, &broken).await;
+    assert_eq!(cut.status, 200);
+    // delta.id_changed is complete with event 3: events 0..3 reached the client whole, then
+    // the error event, and not one byte of event 3 or 4 (every frame ended mid-event).
+    let (_, event) = cut.cut_after(&events[..3].concat(), "data: ");
+    assert_eq!(event["error"]["param"], "delta.id_changed");
 }
 
 #[tokio::test]

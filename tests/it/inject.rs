@@ -1,8 +1,9 @@
 //! `tooltap proxy --inject`: quirks applied to live responses after the upstream. The client
 //! gets the rewritten stream with `x-tooltap-quirk`, the inspector judges what the client got
 //! (the quirk's own rules in the violations file), a quirk with nothing to change leaves the
-//! bytes alone and says so, the per-exchange draw is reproducible from its seed, and a quirk
-//! applies only to an exchange of its own dialect (decided by the request path).
+//! bytes alone and says so, the per-exchange draw is reproducible from its seed, a quirk
+//! applies only to an exchange of its own dialect (decided by the request path), and Gemini's
+//! quirks rewrite its SSE, JSON-array and buffered answers live as offline.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -275,4 +276,69 @@ fn hold_hits(text: &str) -> u64 {
         "tooltap_limit_hits_total",
         &["limit=\"inject_hold\"", "scope=\"inject\""],
     )
+}
+
+/// Gemini quirks live, in each of its three framings (SSE, a streamed JSON array, a buffered
+/// body): the client gets what the offline rewrite gives, and the inspector reports exactly
+/// the quirk's declared rules, marked with the quirk.
+#[tokio::test]
+async fn gemini_quirks_rewrite_every_framing_live_as_offline() {
+    let violations = temp_file("inject-gemini-violations.jsonl");
+    for name in [
+        "gemini_pair_parallel_sse",
+        "gemini_pair_parallel_array",
+        "gemini_pair_parallel_json",
+    ] {
+        let case = fixture(name);
+        for quirk in [
+            QuirkId::GeminiArgsAsString,
+            QuirkId::GeminiParallelCallsCollapsed,
+        ] {
+            let upstream = Upstream::serving(script(&case)).await;
+            let mut raw = proxy::raw_config(&upstream.url());
+            raw.inspect.violations = Some(violations.clone());
+            raw.inject.quirks = Some(quirk.as_str().into());
+            let tooltap = proxy::start(raw).await;
+            let got = send(tooltap.local_addr(), &case).await;
+            assert_eq!(got.headers["x-tooltap-quirk"], quirk.as_str(), "{name}");
+            let frames: Vec<TimedFrame> = engine_support::natural_frames(&case)
+                .iter()
+                .map(|bytes| TimedFrame {
+                    t_us: 0,
+                    bytes: Bytes::copy_from_slice(bytes),
+                })
+                .collect();
+            let offline = quirk::apply(&[quirk], case.dialect, &case.request, &case.head, &frames);
+            let expected: Vec<u8> = offline
+                .frames
+                .iter()
+                .flat_map(|f| f.bytes.to_vec())
+                .collect();
+            assert_eq!(
+                got.body, expected,
+                "{quirk} on {name}: live and offline agree"
+            );
+            settle(&tooltap, 1).await;
+            let id = got.headers["x-tooltap-exchange"].to_str().expect("id");
+            let lines = violations_by_exchange(&violations)
+                .remove(id)
+                .unwrap_or_default();
+            assert!(
+                lines.iter().all(|v| v["quirk"] == quirk.as_str()),
+                "{lines:?}"
+            );
+            let found: BTreeSet<String> = lines
+                .iter()
+                .map(|v| v["rule"].as_str().unwrap_or_default().to_string())
+                .collect();
+            let shape = quirk::shape_of(&case.head).expect("a shape");
+            let kind = RequestContext::parse(&case.request).kind();
+            let declared: BTreeSet<String> = quirk
+                .detected_by(shape, kind)
+                .iter()
+                .map(RuleId::to_string)
+                .collect();
+            assert_eq!(found, declared, "{quirk} on {name}");
+        }
+    }
 }

@@ -25,7 +25,21 @@ pub(crate) async fn start(
     args: &[&str],
     ready: &str,
 ) -> (Child, Lines<BufReader<ChildStdout>>, SocketAddr) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tooltap"))
+    start_logging(cwd, args, ready, None).await
+}
+
+/// [`start`] with `RUST_LOG` set to `rust_log` (the test's own otherwise).
+pub(crate) async fn start_logging(
+    cwd: &Path,
+    args: &[&str],
+    ready: &str,
+    rust_log: Option<&str>,
+) -> (Child, Lines<BufReader<ChildStdout>>, SocketAddr) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tooltap"));
+    if let Some(level) = rust_log {
+        command.env("RUST_LOG", level);
+    }
+    let mut child = command
         .args(args)
         .args(["--log-format", "json"])
         .current_dir(cwd)

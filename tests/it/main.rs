@@ -10,7 +10,8 @@
 //!   `connections`, `budget`, `memory`, `edges`, `broken_upstream`, `faults`, `bad_input`, `soak`.
 //! * What it reports: `inspect`, `verdicts`, `enforce`, `enforce_record`, `enforce_status`,
 //!   `inject`, `inject_marked`, `monitoring` (a real Prometheus scraping tooltap), `redaction`,
-//!   `log_secrets`, `record`, `layout`, `two_processes`.
+//!   `log_secrets`, `gemini_secrets` (Gemini's keys in every artefact), `gemini_enforce` (a
+//!   refused JSON-array stream stays a valid array), `record`, `layout`, `two_processes`.
 //! * Recordings offline: `record_writer`, `record_read` (the format), `check_cli` (`tooltap
 //!   check`), `replay` (`tooltap replay` with real clients), `report` (the HTML report in headless
 //!   Chromium).
@@ -49,6 +50,8 @@ mod engine_support;
 mod failures;
 mod gemini_clients;
 mod faults;
+mod gemini_enforce;
+mod gemini_secrets;
 mod inject;
 mod inject_marked;
 mod inspect;

@@ -9,16 +9,28 @@
 //!   Responses API, Anthropic's `{"type":"error","error":{...}}`) whose message lists the rule ids and paths, naming the request as the culprit when a
 //!   request-stage rule broke. Clean responses pass unchanged.
 //! * Streams: [`EnforceBody`] feeds every frame to an engine [`Exchange`](crate::engine::Exchange) before forwarding it.
-//!   Chunks already sent cannot be recalled, so on the first error-severity violation the frame
-//!   that completed it is replaced by a final error event naming the rule, in the dialect's own
-//!   shape (`Dialect::error_event`), and the stream ends there. The official SDKs raise an error on that event.
+//!   Chunks already sent cannot be recalled, so whole events only are forwarded (the rest of an
+//!   unfinished one is held until its blank line: no SSE client dispatches it before that), and
+//!   on the first error-severity violation the event that completed it is replaced by a final
+//!   error event naming the rule, in the dialect's own shape (`Dialect::error_event`), and the
+//!   stream ends there: the client never gets half an event before the error. The official SDKs
+//!   raise an error on that event. A content-encoded stream, whose events cannot be told apart
+//!   in its bytes, is cut frame by frame instead (the frame that completed the violation is
+//!   replaced).
+//!   A streamed JSON array (Gemini without `alt=sse`) is forwarded whole element by whole
+//!   element and, on a violation, closed with the dialect's error body as its last element
+//!   (`,{"error":{...}}]`), so it stays a valid array ([`array`]); a content-encoded array is
+//!   held and refused whole like a buffered body.
 //!
 //! The passive inspector still reports every exchange as in observe mode; it is told that the
 //! stream was cut on purpose, so the cut is not mistaken for a client that went away.
 
+mod array;
+mod events;
 mod hold;
 mod stream;
 pub mod verdict;
+mod whole;
 
 use std::sync::Arc;
 
@@ -157,14 +169,40 @@ pub async fn response(
     let mut exchange = crate::engine::Exchange::start(engine, schemas, dialect, request);
     exchange.response_head(head.clone());
     let (mut parts, body) = response.into_parts();
+    let mut kind = exchange.body_kind();
+    let encoded = head
+        .content_encoding
+        .as_deref()
+        .is_some_and(|encoding| !encoding.trim().eq_ignore_ascii_case("identity"));
+    if kind == Some(BodyKind::JsonArray) && encoded {
+        // Elements cannot be told apart in compressed bytes, nor an error element appended to
+        // them: the array is held and judged whole, and refused whole, as a buffered body.
+        kind = Some(BodyKind::Json);
+    }
     if matches!(
-        exchange.body_kind(),
-        Some(BodyKind::Sse | BodyKind::EventStream)
+        kind,
+        Some(BodyKind::Sse | BodyKind::JsonArray | BodyKind::EventStream)
     ) {
         // The stream may gain an error event: a stated length would no longer be true.
         parts.headers.remove(header::CONTENT_LENGTH);
-        let body = EnforceBody::new(body, exchange, cut).boxed_unsync();
-        return Response::from_parts(parts, body);
+        let max_unit = engine.max_sse_line;
+        let body = match kind {
+            Some(BodyKind::JsonArray) => {
+                let ends = whole::Ends::Elements(array::ElementEnds::default());
+                EnforceBody::whole_units(body, exchange, cut, ends, max_unit)
+            }
+            // Events cannot be told apart in compressed bytes: those are cut frame by frame. So
+            // is an event stream (Bedrock): its `:exception` message follows the frame that
+            // completed the violation (whole-message holding is not written yet).
+            _ if encoded || kind == Some(BodyKind::EventStream) => {
+                EnforceBody::new(body, exchange, cut)
+            }
+            _ => {
+                let ends = whole::Ends::Events(events::EventEnds::default());
+                EnforceBody::whole_units(body, exchange, cut, ends, max_unit)
+            }
+        };
+        return Response::from_parts(parts, body.boxed_unsync());
     }
     match hold(body, engine.max_json_body).await {
         Held::Whole(bytes) => {
@@ -174,6 +212,7 @@ pub async fn response(
                         status: Some(refusal.status().as_u16()),
                         replacement: refusal.body().clone(),
                         replaced_last: false,
+                        kept: None,
                     });
                     refusal.map(full)
                 }

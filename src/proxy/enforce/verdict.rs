@@ -21,6 +21,10 @@ pub struct EnforceCut {
     /// For a stream: whether the error event took the place of the last frame read from the
     /// upstream (`true`), or came after the upstream's whole body (`false`).
     pub replaced_last: bool,
+    /// For a JSON-array stream: how many of the upstream's body bytes the client got before
+    /// the replacement (whole elements only, so not whole frames); `None`: whole frames, as
+    /// `replaced_last` says.
+    pub kept: Option<u64>,
 }
 
 /// The sending half, held by the code that may cut: [`super::EnforceBody`] or the buffered path.

@@ -191,3 +191,55 @@ fn loading_walks_subdirectories_and_a_bad_file_names_its_line() {
     let message = error.to_string();
     assert!(message.contains("two.jsonl:3:"), "{message}");
 }
+
+#[test]
+fn the_query_selects_the_recording_and_its_credentials_do_not() {
+    let path = "/v1beta/models/gemini-2.5-flash:streamGenerateContent";
+    let body = RecordedBody::json(&json!({"contents": []}));
+    let mut library = Library::empty(MatchRules::default());
+    let mut sse = recording("POST", path, body.clone());
+    sse.meta.query = Some("alt=sse&key=[REDACTED]".into());
+    library.insert("sse".into(), sse);
+    library.insert("array".into(), recording("POST", path, body));
+    let ask = |query: Option<&str>| {
+        library
+            .next_for_sent(Sent {
+                method: "POST",
+                path,
+                query,
+                body: br#"{"contents":[]}"#,
+                as_recorded: None,
+            })
+            .map(|entry| entry.name.clone())
+    };
+    for _ in 0..2 {
+        assert_eq!(ask(Some("key=AIzaPlanted&alt=sse")).expect("hit"), "sse");
+        assert_eq!(ask(Some("key=AIzaPlanted")).expect("hit"), "array");
+        assert_eq!(ask(None).expect("hit"), "array");
+    }
+    let miss = ask(Some("alt=json&key=AIzaPlanted")).expect_err("miss");
+    assert_eq!(miss.candidates[0].differing, [r#"query (recorded "")"#]);
+    assert_eq!(
+        miss.candidates[1].differing,
+        [r#"query (recorded "alt=sse")"#]
+    );
+}
+
+#[test]
+fn a_json_array_cut_serves_the_kept_bytes_then_the_closing() {
+    let frame = |seq, t_us, text: &'static str| RecordedFrame {
+        seq,
+        t_us,
+        bytes: bytes::Bytes::from_static(text.as_bytes()),
+    };
+    let recorded = [frame(0, 10, "[{\"a\":1},{\"b"), frame(1, 20, "ad\":1}]")];
+    let closing = bytes::Bytes::from_static(b",{\"error\":{}}]");
+    let served = kept_then(&recorded, 8, closing.clone());
+    let text: Vec<(&[u8], u64)> = served.iter().map(|f| (&f.bytes[..], f.t_us)).collect();
+    assert_eq!(text, [(&b"[{\"a\":1}"[..], 10), (&closing[..], 10)]);
+    let none = kept_then(&recorded, 0, closing.clone());
+    assert_eq!(none.len(), 1);
+    // A cut in a later frame than the last kept byte's takes that frame's time.
+    let whole = kept_then(&recorded, 12, closing);
+    assert_eq!(whole.iter().map(|f| f.t_us).collect::<Vec<_>>(), [10, 20]);
+}

@@ -326,3 +326,28 @@ fn safety_identifier_is_ignored_by_default() {
     let b = json!({"model": "m", "safety_identifier": "u-2"});
     assert_eq!(key(&rules, &a), key(&rules, &b));
 }
+
+#[test]
+fn the_query_key_keeps_what_selects_the_answer_and_drops_credentials() {
+    assert_eq!(query_key(None), "");
+    assert_eq!(query_key(Some("")), "");
+    // As sent (key in clear, any order) and as recorded (key redacted): the same key.
+    assert_eq!(query_key(Some("key=AIzaSyPlanted&alt=sse")), "alt=sse");
+    assert_eq!(query_key(Some("alt=sse&key=[REDACTED]")), "alt=sse");
+    assert_eq!(
+        query_key(Some("b=2&x-goog-api-key=k&a=1&code=c")),
+        "a=1&b=2"
+    );
+    // A parameter redacted by a configured name is left out by its value.
+    assert_eq!(
+        query_key(Some("tenant=[REDACTED]&api-version=2024")),
+        "api-version=2024"
+    );
+    let rules = MatchRules::default();
+    let body = Some(&b"{}"[..]);
+    assert_ne!(
+        rules.key_with_query("POST", "/p", Some("alt=sse"), body),
+        rules.key_with_query("POST", "/p", None, body),
+        "an SSE stream and a JSON-array stream of the same request are different answers"
+    );
+}

@@ -16,6 +16,7 @@ mod clients;
 mod examples;
 mod forward;
 mod frames;
+mod gemini;
 mod inspection;
 mod layout;
 mod matching;

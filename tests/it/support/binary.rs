@@ -1,7 +1,9 @@
 //! Starting the real `tooltap` binary for a test: JSON logs on stdout, the bound address read
 //! from its ready line, killed when the handle is dropped.
 
+use std::ffi::OsString;
 use std::net::SocketAddr;
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -18,6 +20,19 @@ pub struct Running {
     pub admin: Option<SocketAddr>,
     pub lines: Lines<BufReader<ChildStdout>>,
     pub log: Vec<String>,
+}
+
+/// The arguments that record every exchange under `recordings`, write violations to
+/// `violations`, and forward to `upstream`.
+pub fn recording_args(upstream: &str, recordings: &Path, violations: &Path) -> Vec<OsString> {
+    let mut args: Vec<OsString> = ["--upstream", upstream, "--record", "all", "--recordings"]
+        .iter()
+        .map(OsString::from)
+        .collect();
+    args.push(recordings.into());
+    args.push("--violations".into());
+    args.push(violations.into());
+    args
 }
 
 /// Starts `tooltap proxy` on ephemeral ports with JSON logs and `extra` arguments, and waits
@@ -94,6 +109,33 @@ pub async fn start_proxy_under(
 }
 
 impl Running {
+    /// Stops the process with SIGTERM, asserts it exited cleanly, and reads the rest of its log
+    /// (stdout) and its stderr into [`Running::log`].
+    pub async fn stop_and_drain(&mut self) {
+        let pid = self.child.id().expect("pid").to_string();
+        let killed = std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("kill");
+        assert!(killed.success());
+        let status = within(Duration::from_secs(20), self.child.wait())
+            .await
+            .expect("wait");
+        assert!(
+            status.success(),
+            "tooltap exited with {status} after SIGTERM"
+        );
+        while let Ok(Some(line)) = self.lines.next_line().await {
+            self.log.push(line);
+        }
+        if let Some(stderr) = self.child.stderr.take() {
+            let mut errors = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = errors.next_line().await {
+                self.log.push(line);
+            }
+        }
+    }
+
     /// Reads log lines until one contains `needle`.
     pub async fn wait_for_line(&mut self, needle: &str) {
         within(Duration::from_secs(20), async {
