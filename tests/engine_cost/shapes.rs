@@ -648,10 +648,6 @@ fn anthropic_unknown_deltas(n: usize) -> Case {
 
 // ---- Bedrock Converse -------------------------------------------------------------------
 
-/// No `huge_single_value` shape yet: one `toolUse.input` fragment of 1 to 4 MB peaks at about
-/// four times its size while its event is parsed (the JSON string inside the JSON payload is
-/// unescaped through serde's scratch buffer, then owned), past this test's allowance; see
-/// docs/reliability.md.
 const BEDROCK: &[Shape] = &[
     Shape {
         name: "many_tool_blocks",
@@ -671,6 +667,13 @@ const BEDROCK: &[Shape] = &[
         name: "many_text_deltas",
         make: bedrock_text_deltas,
         n: 4_000,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "huge_single_value",
+        make: bedrock_huge_value,
+        n: 250_000,
         reassembles: true,
         quirked: false,
     },
@@ -793,6 +796,27 @@ fn bedrock_text_deltas(n: usize) -> Case {
     }
     events.push(("contentBlockStop", r#"{"contentBlockIndex":0}"#.to_owned()));
     bedrock_close(events, "end_turn")
+}
+
+/// One `toolUse.input` fragment of `n` bytes.
+fn bedrock_huge_value(n: usize) -> Case {
+    let events = vec![
+        ("messageStart", r#"{"role":"assistant"}"#.to_owned()),
+        (
+            "contentBlockStart",
+            r#"{"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":"tooluse_0","name":"f"}}}"#
+                .to_owned(),
+        ),
+        (
+            "contentBlockDelta",
+            format!(
+                r#"{{"contentBlockIndex":0,"delta":{{"toolUse":{{"input":"{{\"a\":\"{}\"}}"}}}}}}"#,
+                "x".repeat(n)
+            ),
+        ),
+        ("contentBlockStop", r#"{"contentBlockIndex":0}"#.to_owned()),
+    ];
+    bedrock_close(events, "tool_use")
 }
 
 /// `n` events of an `:event-type` Converse does not have (botocore skips them).
