@@ -27,6 +27,7 @@
 
 mod array;
 mod events;
+mod messages;
 mod hold;
 mod stream;
 pub mod verdict;
@@ -191,11 +192,13 @@ pub async fn response(
                 let ends = whole::Ends::Elements(array::ElementEnds::default());
                 EnforceBody::whole_units(body, exchange, cut, ends, max_unit)
             }
-            // Events cannot be told apart in compressed bytes: those are cut frame by frame. So
-            // is an event stream (Bedrock): its `:exception` message follows the frame that
-            // completed the violation (whole-message holding is not written yet).
-            _ if encoded || kind == Some(BodyKind::EventStream) => {
-                EnforceBody::new(body, exchange, cut)
+            // Events cannot be told apart in compressed bytes: those are cut frame by frame.
+            _ if encoded => EnforceBody::new(body, exchange, cut),
+            // Bedrock's binary messages, forwarded whole: the `:exception` message follows
+            // the last whole message that passed.
+            Some(BodyKind::EventStream) => {
+                let ends = whole::Ends::Messages(messages::MessageEnds::default());
+                EnforceBody::whole_units(body, exchange, cut, ends, max_unit)
             }
             _ => {
                 let ends = whole::Ends::Events(events::EventEnds::default());

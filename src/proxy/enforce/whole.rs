@@ -16,6 +16,7 @@ use bytes::{Bytes, BytesMut};
 
 use super::array::ElementEnds;
 use super::events::EventEnds;
+use super::messages::MessageEnds;
 
 /// How the ends of units are found.
 #[derive(Debug)]
@@ -24,6 +25,8 @@ pub(super) enum Ends {
     Elements(ElementEnds),
     /// An SSE stream's events.
     Events(EventEnds),
+    /// An AWS event stream's binary messages.
+    Messages(MessageEnds),
 }
 
 impl Ends {
@@ -32,6 +35,7 @@ impl Ends {
         match self {
             Ends::Elements(elements) => elements.scan(bytes, ends),
             Ends::Events(events) => events.scan(bytes, ends),
+            Ends::Messages(messages) => messages.scan(bytes, ends),
         }
     }
 }
