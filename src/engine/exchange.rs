@@ -10,6 +10,7 @@ use std::sync::Arc;
 use super::config::EngineConfig;
 use super::decode::{BodyDecoder, DecodeError};
 use super::dialect::{Dialect, DialectRules, DialectState, Judged, RequestParts, StreamEnd};
+use super::framing::event_stream::{self, EventStreamDecoder, Message};
 use super::framing::{
     ArrayEnd, JsonArrayFramer, JsonFramer, NdjsonEnd, NdjsonFramer, SseEvent, SseFramer,
 };
@@ -28,6 +29,7 @@ enum Body {
     Sse(Box<SseBody>),
     JsonArray(Box<ArrayBody>),
     Ndjson(Box<NdjsonBody>),
+    EventStream(Box<MessagesBody>),
 }
 
 #[derive(Debug)]
@@ -57,6 +59,19 @@ struct NdjsonBody {
     lines: Vec<String>,
     /// Blank lines already handed to the dialect.
     blanks_judged: u64,
+    /// Decoded bytes taken in so far, and the most allowed (`max_reassembled`).
+    seen: usize,
+    max: usize,
+}
+
+/// AWS event-stream messages: each is handed to the dialect as an event
+/// ([`event_stream::to_event`]), and a corrupt message as a `:frame:<problem>` event.
+#[derive(Debug)]
+struct MessagesBody {
+    decoder: EventStreamDecoder,
+    messages: Vec<Message>,
+    /// Whether the corruption that stopped the decoder was handed to the dialect.
+    corruption_told: bool,
     /// Decoded bytes taken in so far, and the most allowed (`max_reassembled`).
     seen: usize,
     max: usize,
@@ -205,6 +220,13 @@ impl Exchange {
                 seen: 0,
                 max: self.config.max_reassembled,
             })),
+            BodyKind::EventStream => Body::EventStream(Box::new(MessagesBody {
+                decoder: EventStreamDecoder::new(self.config.max_sse_line),
+                messages: Vec::new(),
+                corruption_told: false,
+                seen: 0,
+                max: self.config.max_reassembled,
+            })),
             BodyKind::Json | BodyKind::Other | BodyKind::None => {
                 Body::Json(JsonFramer::new(self.config.max_json_body))
             }
@@ -332,6 +354,10 @@ impl Exchange {
                 }
                 (BodyKind::Ndjson, choices, usage)
             }
+            Body::EventStream(messages) => {
+                let (choices, usage) = self.finish_stream(judged, messages.decoder.has_pending());
+                (BodyKind::EventStream, choices, usage)
+            }
         };
         let dialect = self.state.dialect();
         let Exchange {
@@ -383,6 +409,7 @@ impl Exchange {
             Body::Sse(_) => self.state.rules().stream_is_done(),
             Body::JsonArray(array) => array.framer.is_closed(),
             Body::Ndjson(_) => self.state.rules().stream_is_done(),
+            Body::EventStream(_) => self.state.rules().stream_is_done(),
             Body::Json(framer) => {
                 serde_json::from_slice::<serde::de::IgnoredAny>(framer.body()).is_ok()
             }
@@ -406,7 +433,8 @@ impl Exchange {
             | Body::NotInspected(_)
             | Body::Sse(_)
             | Body::JsonArray(_)
-            | Body::Ndjson(_) => self.state.rules().reassembly_bytes(),
+            | Body::Ndjson(_)
+            | Body::EventStream(_) => self.state.rules().reassembly_bytes(),
         }
     }
 
@@ -430,6 +458,8 @@ impl Exchange {
                     "a JSON-array stream"
                 } else if kind == BodyKind::Ndjson {
                     "an NDJSON stream"
+                } else if kind == BodyKind::EventStream {
+                    "an event stream"
                 } else if got_stream {
                     "an SSE stream"
                 } else {
@@ -528,6 +558,34 @@ fn frame(
             }
             pushed.map_err(|e| Completeness::TooLarge {
                 limit: LimitKind::NdjsonLine,
+                bytes: e.limit,
+            })
+        }
+        Body::EventStream(body) => {
+            let MessagesBody {
+                decoder,
+                messages,
+                corruption_told,
+                seen,
+                max,
+            } = body.as_mut();
+            take_in(seen, *max, decoded.len())?;
+            let pushed = decoder.push(decoded, messages);
+            for message in messages.drain(..) {
+                judge_event(state, &event_stream::to_event(message), seq, sink, *max)?;
+            }
+            if let event_stream::StreamEnd::Corrupt { offset, corruption } = decoder.end()
+                && !*corruption_told
+            {
+                *corruption_told = true;
+                let event = SseEvent {
+                    event: Some(format!(":frame:{}", corruption.problem())),
+                    data: format!("the message at byte {offset}: {}", corruption.detail()),
+                };
+                judge_event(state, &event, seq, sink, *max)?;
+            }
+            pushed.map_err(|e| Completeness::TooLarge {
+                limit: LimitKind::EventStreamMessage,
                 bytes: e.limit,
             })
         }

@@ -65,6 +65,10 @@ pub enum BodyKind {
     /// Newline-delimited JSON, one object a line, framed as each line completes (Ollama's
     /// `/api/chat` stream, `application/x-ndjson`).
     Ndjson,
+    /// AWS event-stream binary messages (`application/vnd.amazon.eventstream`, Bedrock's
+    /// ConverseStream): each message's headers and payload handed to the dialect as an event.
+    #[serde(rename = "event_stream")]
+    EventStream,
     /// A body of another content type: not inspected.
     Other,
     /// No body bytes arrived.
@@ -73,9 +77,12 @@ pub enum BodyKind {
 
 impl BodyKind {
     /// Whether the body is read as a stream of events (SSE, a JSON array's elements, NDJSON
-    /// lines).
+    /// lines, event-stream messages).
     pub fn is_stream(self) -> bool {
-        matches!(self, BodyKind::Sse | BodyKind::JsonArray | BodyKind::Ndjson)
+        matches!(
+            self,
+            BodyKind::Sse | BodyKind::JsonArray | BodyKind::Ndjson | BodyKind::EventStream
+        )
     }
 }
 
@@ -140,4 +147,6 @@ pub enum LimitKind {
     ArrayElement,
     /// `max_sse_line`, as the bound on one NDJSON line.
     NdjsonLine,
+    /// `max_sse_line`, as the bound on one AWS event-stream message.
+    EventStreamMessage,
 }

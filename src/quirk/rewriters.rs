@@ -22,7 +22,8 @@ pub struct Rewriter {
     pub event: fn(QuirkId, &mut Value) -> bool,
 }
 
-/// The transformations of `dialect`'s quirks; `None` for Chat (see the module doc).
+/// The transformations of `dialect`'s quirks; `None` for Chat (see the module doc) and for a
+/// dialect with no quirks yet (Bedrock).
 pub fn rewriter(dialect: Dialect) -> Option<Rewriter> {
     match dialect {
         Dialect::Chat => None,
@@ -42,5 +43,6 @@ pub fn rewriter(dialect: Dialect) -> Option<Rewriter> {
             buffered: super::ollama::buffered,
             event: super::ollama::event,
         }),
+        Dialect::Bedrock => None,
     }
 }

@@ -270,7 +270,7 @@ mod tests {
             line.replacen(r#""v":1"#, r#""v":1.0"#, 1),
             line.replacen(r#""v":1"#, r#""v":4294967296"#, 1),
             line.replacen(r#""status":200"#, r#""status":70000"#, 1),
-            line.replacen(r#""dialect":"chat""#, r#""dialect":"bedrock""#, 1),
+            line.replacen(r#""dialect":"chat""#, r#""dialect":"cohere""#, 1),
             line.replacen(r#"{"json":{"a":1}}"#, r#"{"json": {"a":1}}"#, 1),
             line.replacen(r#"{"json":{"a":1}}"#, r#"{"json":{"a":01}}"#, 1),
             line.replacen(r#"{"json":{"a":1}}"#, r#"{"missing":null}"#, 1),

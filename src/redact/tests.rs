@@ -48,6 +48,46 @@ fn default_headers_are_redacted_and_listed() {
 }
 
 #[test]
+fn bedrock_credentials_are_redacted_and_its_signing_metadata_kept() {
+    // SigV4 (boto3 with access keys) and a Bedrock API key (AWS_BEARER_TOKEN_BEDROCK).
+    let map = headers(&[
+        (
+            "authorization",
+            "AWS4-HMAC-SHA256 Credential=AKIAEXAMPLE/20261206/us-east-1/bedrock/aws4_request, \
+             SignedHeaders=content-type;host;x-amz-date, Signature=abc123",
+        ),
+        ("x-amz-security-token", "IQoJb3JpZ2luX2VjEXAMPLE"),
+        ("x-amz-date", "20261206T030000Z"),
+        ("x-amz-content-sha256", "e3b0c44298fc1c149afbf4c8996fb924"),
+        (
+            "amz-sdk-invocation-id",
+            "0b6f2c1e-0000-4000-8000-000000000000",
+        ),
+    ]);
+    let mut redacted = Vec::new();
+    let out = Redactor::default().headers(&map, &mut redacted);
+    let value = |name: &str| {
+        out.iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
+    };
+    assert_eq!(value("authorization"), Some(REDACTED));
+    assert_eq!(value("x-amz-security-token"), Some(REDACTED));
+    assert_eq!(value("x-amz-date"), Some("20261206T030000Z"));
+    assert_eq!(
+        value("x-amz-content-sha256"),
+        Some("e3b0c44298fc1c149afbf4c8996fb924")
+    );
+    assert_eq!(
+        redacted,
+        vec!["header:authorization", "header:x-amz-security-token"]
+    );
+    let bearer = headers(&[("authorization", "Bearer ABSKQmVkcm9ja0FQSUtleS1leGFtcGxl")]);
+    let out = Redactor::default().headers(&bearer, &mut Vec::new());
+    assert_eq!(out, vec![("authorization".into(), REDACTED.into())]);
+}
+
+#[test]
 fn configured_headers_match_case_insensitively_and_repeat_once_in_the_list() {
     let redactor = Redactor::new(&RedactionConfig {
         headers: vec!["X-Tenant-Id".into()],

@@ -362,6 +362,12 @@ fn ollama_shapes_cost_linear_work_and_stay_within_accounted_memory() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
+#[test]
+fn bedrock_shapes_cost_linear_work_and_stay_within_accounted_memory() {
+    let failures = check_dialect(Dialect::Bedrock);
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
 /// What `--inject` does to a live stream, for every quirk of the dialect: the frames through
 /// [`LiveQuirks`] (each event parsed and rewritten, per-call state kept). Returns its CPU time.
 fn quirk_cpu(quirk: QuirkId, case: &Case) -> Option<Duration> {

@@ -129,6 +129,26 @@ pub const REPORT_SHAPES: &[ReportShape] = &[
         n: 6_000,
     },
     ReportShape {
+        name: "bedrock.many_calls",
+        write: |dir, n| engine_shape(dir, Dialect::Bedrock, "many_tool_blocks", n, false),
+        n: 150,
+    },
+    ReportShape {
+        name: "bedrock.many_frames",
+        write: |dir, n| engine_shape(dir, Dialect::Bedrock, "many_text_deltas", n, true),
+        n: 500,
+    },
+    ReportShape {
+        name: "bedrock.many_fragments",
+        write: |dir, n| engine_shape(dir, Dialect::Bedrock, "many_input_fragments", n, false),
+        n: 500,
+    },
+    ReportShape {
+        name: "bedrock.deep_nesting",
+        write: |dir, n| engine_shape(dir, Dialect::Bedrock, "deep_nesting", n, false),
+        n: 6_000,
+    },
+    ReportShape {
         name: "chat.deep_nesting",
         write: |dir, n| engine_shape(dir, Dialect::Chat, "deep_nesting", n, false),
         n: 6_000,
@@ -198,6 +218,7 @@ fn request_path(dialect: Dialect) -> &'static str {
         Dialect::Anthropic => "/v1/messages",
         Dialect::Gemini => "/v1beta/models/gemini-3-flash:streamGenerateContent",
         Dialect::Ollama => "/api/chat",
+        Dialect::Bedrock => "/model/anthropic.claude-sonnet-4-5/converse-stream",
     }
 }
 
@@ -280,12 +301,18 @@ fn engine_case(dialect: Dialect, shape: &str, n: usize) -> Case {
     (shape.make)(n)
 }
 
-/// Frames of one SSE event each (the body cut after every blank line).
+/// Frames of one SSE event each (the body cut after every blank line), or of one event-stream
+/// message each.
 fn frame_per_event(case: &Case) -> Vec<Vec<u8>> {
     let body: Vec<u8> = case.frames.concat();
     let mut frames = Vec::new();
     let mut start = 0;
-    for at in after_blank_lines(&body) {
+    let ends = if case.content_type == tooltap::engine::framing::EVENT_STREAM_TYPE {
+        tooltap::engine::framing::event_stream::message_ends(&body)
+    } else {
+        after_blank_lines(&body)
+    };
+    for at in ends {
         frames.push(body[start..at].to_vec());
         start = at;
     }

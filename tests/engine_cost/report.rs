@@ -328,6 +328,12 @@ fn ollama_recordings_cost_the_report_linear_work_within_its_page_and_memory_boun
 }
 
 #[test]
+fn bedrock_recordings_cost_the_report_linear_work_within_its_page_and_memory_bounds() {
+    let failures = check_shapes("bedrock.");
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
 fn every_dialect_has_its_report_shapes() {
     use tooltap::engine::Dialect;
     for dialect in Dialect::ALL {

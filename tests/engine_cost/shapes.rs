@@ -48,6 +48,7 @@ pub fn shapes(dialect: Dialect) -> &'static [Shape] {
         Dialect::Anthropic => ANTHROPIC,
         Dialect::Gemini => GEMINI,
         Dialect::Ollama => OLLAMA,
+        Dialect::Bedrock => BEDROCK,
     }
 }
 
@@ -645,6 +646,230 @@ fn anthropic_unknown_deltas(n: usize) -> Case {
 }
 
 // ---- Gemini -----------------------------------------------------------------------------
+
+// ---- Bedrock Converse -------------------------------------------------------------------
+
+const BEDROCK: &[Shape] = &[
+    Shape {
+        name: "many_tool_blocks",
+        make: bedrock_many_blocks,
+        n: 500,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "many_input_fragments",
+        make: bedrock_many_fragments,
+        n: 4_000,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "many_text_deltas",
+        make: bedrock_text_deltas,
+        n: 4_000,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "huge_single_value",
+        make: bedrock_huge_value,
+        n: 250_000,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "many_unknown_events",
+        make: bedrock_unknown_events,
+        n: 4_000,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "deep_nesting",
+        make: bedrock_deep_nesting,
+        n: 10_000,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "buffered_many_calls",
+        make: bedrock_buffered_calls,
+        n: 1_000,
+        reassembles: false,
+        quirked: false,
+    },
+];
+
+const BEDROCK_REQUEST: &str = r#"{"messages":[{"role":"user","content":[{"text":"hi"}]}],"toolConfig":{"tools":[{"toolSpec":{"name":"f","inputSchema":{"json":{"type":"object","properties":{"a":{"type":"string"}}}}}}]}}"#;
+
+/// Event-stream messages (`:event-type`, payload), in 16 KiB frames.
+fn bedrock_stream(events: Vec<(&str, String)>) -> Case {
+    let mut body = Vec::new();
+    for (kind, payload) in &events {
+        body.extend(tooltap::engine::framing::event_stream::encode(
+            &[
+                (":event-type", kind),
+                (":content-type", "application/json"),
+                (":message-type", "event"),
+            ],
+            payload.as_bytes(),
+        ));
+    }
+    Case {
+        dialect: Dialect::Bedrock,
+        request: BEDROCK_REQUEST.as_bytes().to_vec(),
+        content_type: "application/vnd.amazon.eventstream",
+        frames: body.chunks(FRAME).map(<[u8]>::to_vec).collect(),
+        path: Some("/model/m/converse-stream"),
+    }
+}
+
+fn bedrock_close(mut events: Vec<(&'static str, String)>, stop: &str) -> Case {
+    events.push(("messageStop", format!(r#"{{"stopReason":"{stop}"}}"#)));
+    events.push((
+        "metadata",
+        r#"{"usage":{"inputTokens":1,"outputTokens":1,"totalTokens":2}}"#.to_owned(),
+    ));
+    bedrock_stream(events)
+}
+
+/// `n` toolUse blocks, each started, given one fragment and stopped.
+fn bedrock_many_blocks(n: usize) -> Case {
+    let mut events = vec![("messageStart", r#"{"role":"assistant"}"#.to_owned())];
+    for i in 0..n {
+        events.push((
+            "contentBlockStart",
+            format!(
+                r#"{{"contentBlockIndex":{i},"start":{{"toolUse":{{"toolUseId":"tooluse_{i}","name":"f"}}}}}}"#
+            ),
+        ));
+        events.push((
+            "contentBlockDelta",
+            format!(
+                r#"{{"contentBlockIndex":{i},"delta":{{"toolUse":{{"input":"{{\"a\":\"x\"}}"}}}}}}"#
+            ),
+        ));
+        events.push((
+            "contentBlockStop",
+            format!(r#"{{"contentBlockIndex":{i}}}"#),
+        ));
+    }
+    bedrock_close(events, "tool_use")
+}
+
+/// One toolUse block whose input comes in `n` fragments.
+fn bedrock_many_fragments(n: usize) -> Case {
+    let mut events = vec![
+        ("messageStart", r#"{"role":"assistant"}"#.to_owned()),
+        (
+            "contentBlockStart",
+            r#"{"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":"tooluse_0","name":"f"}}}"#
+                .to_owned(),
+        ),
+        (
+            "contentBlockDelta",
+            r#"{"contentBlockIndex":0,"delta":{"toolUse":{"input":"{\"a\":\""}}}"#.to_owned(),
+        ),
+    ];
+    for _ in 0..n {
+        events.push((
+            "contentBlockDelta",
+            r#"{"contentBlockIndex":0,"delta":{"toolUse":{"input":"xy"}}}"#.to_owned(),
+        ));
+    }
+    events.push((
+        "contentBlockDelta",
+        r#"{"contentBlockIndex":0,"delta":{"toolUse":{"input":"\"}"}}}"#.to_owned(),
+    ));
+    events.push(("contentBlockStop", r#"{"contentBlockIndex":0}"#.to_owned()));
+    bedrock_close(events, "tool_use")
+}
+
+/// One text block of `n` deltas.
+fn bedrock_text_deltas(n: usize) -> Case {
+    let mut events = vec![("messageStart", r#"{"role":"assistant"}"#.to_owned())];
+    for _ in 0..n {
+        events.push((
+            "contentBlockDelta",
+            r#"{"contentBlockIndex":0,"delta":{"text":"word "}}"#.to_owned(),
+        ));
+    }
+    events.push(("contentBlockStop", r#"{"contentBlockIndex":0}"#.to_owned()));
+    bedrock_close(events, "end_turn")
+}
+
+/// One `toolUse.input` fragment of `n` bytes.
+fn bedrock_huge_value(n: usize) -> Case {
+    let events = vec![
+        ("messageStart", r#"{"role":"assistant"}"#.to_owned()),
+        (
+            "contentBlockStart",
+            r#"{"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":"tooluse_0","name":"f"}}}"#
+                .to_owned(),
+        ),
+        (
+            "contentBlockDelta",
+            format!(
+                r#"{{"contentBlockIndex":0,"delta":{{"toolUse":{{"input":"{{\"a\":\"{}\"}}"}}}}}}"#,
+                "x".repeat(n)
+            ),
+        ),
+        ("contentBlockStop", r#"{"contentBlockIndex":0}"#.to_owned()),
+    ];
+    bedrock_close(events, "tool_use")
+}
+
+/// `n` events of an `:event-type` Converse does not have (botocore skips them).
+fn bedrock_unknown_events(n: usize) -> Case {
+    let mut events = vec![("messageStart", r#"{"role":"assistant"}"#.to_owned())];
+    for i in 0..n {
+        events.push((
+            "futureEvent",
+            format!(r#"{{"contentBlockIndex":{i},"x":"y"}}"#),
+        ));
+    }
+    bedrock_close(events, "end_turn")
+}
+
+/// One toolUse input fragment nested `n` arrays deep (past serde's depth limit: not JSON).
+fn bedrock_deep_nesting(n: usize) -> Case {
+    let input = format!(r#"{{\"a\":{}{}}}"#, "[".repeat(n), "]".repeat(n));
+    let events = vec![
+        ("messageStart", r#"{"role":"assistant"}"#.to_owned()),
+        (
+            "contentBlockStart",
+            r#"{"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":"tooluse_0","name":"f"}}}"#
+                .to_owned(),
+        ),
+        (
+            "contentBlockDelta",
+            format!(r#"{{"contentBlockIndex":0,"delta":{{"toolUse":{{"input":"{input}"}}}}}}"#),
+        ),
+        ("contentBlockStop", r#"{"contentBlockIndex":0}"#.to_owned()),
+    ];
+    bedrock_close(events, "tool_use")
+}
+
+/// A buffered answer with `n` toolUse blocks.
+fn bedrock_buffered_calls(n: usize) -> Case {
+    let blocks: Vec<String> = (0..n)
+        .map(|i| {
+            format!(r#"{{"toolUse":{{"toolUseId":"tooluse_{i}","name":"f","input":{{"a":"x"}}}}}}"#)
+        })
+        .collect();
+    let body = format!(
+        r#"{{"output":{{"message":{{"role":"assistant","content":[{}]}}}},"stopReason":"tool_use","usage":{{"inputTokens":1,"outputTokens":1,"totalTokens":2}},"metrics":{{"latencyMs":1}}}}"#,
+        blocks.join(",")
+    );
+    Case {
+        dialect: Dialect::Bedrock,
+        request: BEDROCK_REQUEST.as_bytes().to_vec(),
+        content_type: "application/json",
+        frames: frames(&body),
+        path: Some("/model/m/converse"),
+    }
+}
 
 const GEMINI: &[Shape] = &[
     Shape {

@@ -50,10 +50,12 @@ fn every_split_offset_gives_the_same_report() {
 #[test]
 fn one_byte_at_a_time_gives_the_same_report() {
     let cache = SchemaCache::default();
-    // Streams (SSE, Gemini's JSON arrays, Ollama's NDJSON) and encoded bodies.
+    // Streams (SSE, Gemini's JSON arrays, Ollama's NDJSON, Bedrock's event streams) and encoded
+    // bodies.
     for fixture in load_all().into_iter().filter(|f| {
         f.is_sse
             || f.is_ndjson()
+            || f.event_stream
             || f.head.content_encoding.is_some()
             || f.path().contains(":streamGenerateContent")
     }) {

@@ -82,6 +82,8 @@ fn recorded_examples() -> Vec<Example> {
 fn fixture_examples() -> Vec<Example> {
     engine_support::load_all()
         .into_iter()
+        // Event streams (Bedrock) have no quirks yet, and no quirk reads their binary frames.
+        .filter(|f| !f.event_stream)
         .filter(|f| {
             ["pass_", "pair_", "seed_"]
                 .iter()

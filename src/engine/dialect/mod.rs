@@ -3,6 +3,8 @@
 //! Input: the request path (a route matcher's suffix decides: `/chat/completions` is Chat
 //! Completions, `/responses` the Responses API, `/messages` Anthropic Messages,
 //! `:generateContent` / `:streamGenerateContent` Gemini, `/api/chat` Ollama) and body. Output: a [`DialectState`] that brings
+//! `:generateContent` / `:streamGenerateContent` Gemini, `/model/{id}/converse[-stream]`
+//! Bedrock Converse) and body. Output: a [`DialectState`] that brings
 //! the dialect's request facts, its reading of each SSE event (framing itself is shared),
 //! reassembly and rules. The shared parts stay at the engine root: framing, schema cache,
 //! violation, report, rules, decode.
@@ -13,10 +15,13 @@
 //!                                    | anthropic::AnthropicState
 //!                                    | gemini::GeminiState | ollama::OllamaState
 //!                                                                (sibling folders that
+//!                                    | gemini::GeminiState | bedrock::BedrockState
+//!                                                                  (sibling folders that
 //!                                      import only `common` and engine leaves)
 //! ```
 
 pub mod anthropic;
+pub mod bedrock;
 pub mod chat;
 mod common;
 pub mod gemini;
@@ -42,7 +47,7 @@ impl Dialect {
     }
 
     /// The event enforce mode ends a refused stream of this dialect with.
-    pub fn error_event(self, error: &EnforceError<'_>, last_sequence: Option<i64>) -> String {
+    pub fn error_event(self, error: &EnforceError<'_>, last_sequence: Option<i64>) -> Vec<u8> {
         (register(self).error_event)(error, last_sequence)
     }
 
@@ -78,6 +83,7 @@ fn register(dialect: Dialect) -> Registered {
         Dialect::Anthropic => Registered::of::<anthropic::AnthropicState>(),
         Dialect::Gemini => Registered::of::<gemini::GeminiState>(),
         Dialect::Ollama => Registered::of::<ollama::OllamaState>(),
+        Dialect::Bedrock => Registered::of::<bedrock::BedrockState>(),
     }
 }
 
@@ -86,7 +92,7 @@ fn register(dialect: Dialect) -> Registered {
 struct Registered {
     start: Start,
     error_body: fn(&EnforceError<'_>) -> Value,
-    error_event: fn(&EnforceError<'_>, Option<i64>) -> String,
+    error_event: fn(&EnforceError<'_>, Option<i64>) -> Vec<u8>,
     pieces: fn() -> &'static pieces::DialectTables,
 }
 
@@ -162,12 +168,40 @@ mod tests {
                 assert_eq!(body, serde_json::json!({"error": error.message}));
                 continue;
             }
+            if dialect == Dialect::Bedrock {
+                // botocore's rest-json error parser: the code from `__type` (or the
+                // `x-amzn-ErrorType` header), the message from `message`.
+                assert_eq!(
+                    body.get("message").and_then(Value::as_str),
+                    Some(error.message)
+                );
+                assert!(body.get("__type").is_some_and(Value::is_string), "{body}");
+                // A stream ends with an `:exception` message botocore raises on.
+                let bytes = dialect.error_event(&error, Some(6));
+                let mut messages = Vec::new();
+                let mut decoder = crate::engine::framing::EventStreamDecoder::new(1 << 20);
+                decoder
+                    .push(&bytes, &mut messages)
+                    .expect("within the bound");
+                assert_eq!(
+                    decoder.end(),
+                    crate::engine::framing::event_stream::StreamEnd::Clean
+                );
+                let [message] = messages.as_slice() else {
+                    panic!("one message: {messages:?}");
+                };
+                assert_eq!(message.header(":message-type"), Some("exception"));
+                assert!(message.header(":exception-type").is_some());
+                let payload: Value = serde_json::from_slice(&message.payload).expect("JSON");
+                assert_eq!(payload["message"], error.message);
+                continue;
+            }
             assert_eq!(
                 body.pointer("/error/message").and_then(Value::as_str),
                 Some(error.message),
                 "{dialect}: {body}"
             );
-            let event = dialect.error_event(&error, Some(6));
+            let event = String::from_utf8(dialect.error_event(&error, Some(6))).expect("text");
             if dialect == Dialect::Gemini {
                 // google-genai raises on a stream line that is an `{"error":{...}}` object
                 // with an integer `code`; @google/genai on bytes that parse as one (or are left
@@ -211,7 +245,8 @@ mod tests {
             gemini.pointer("/error/details/0/metadata/rule"),
             Some(&Value::from("response.not_json"))
         );
-        let numbered = Dialect::Responses.error_event(&error, Some(6));
+        let numbered =
+            String::from_utf8(Dialect::Responses.error_event(&error, Some(6))).expect("text");
         assert!(numbered.contains("\"sequence_number\":7"), "{numbered}");
     }
 }

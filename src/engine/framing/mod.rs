@@ -2,15 +2,18 @@
 //!
 //! [`sse`] splits `text/event-stream` bodies into events incrementally; [`json_array`] splits a
 //! streamed top-level JSON array into its elements incrementally; [`ndjson`] splits
-//! newline-delimited JSON into its lines incrementally; [`json`] collects a buffered
+//! newline-delimited JSON into its lines incrementally; [`event_stream`] decodes AWS
+//! event-stream binary messages incrementally (CRCs verified); [`json`] collects a buffered
 //! body. All are bounded and do no I/O. Input comes from the decoder in
 //! [`crate::engine::decode`]; output goes to the dialect ([`crate::engine::dialect`]).
 
+pub mod event_stream;
 pub mod json;
 pub mod json_array;
 pub mod ndjson;
 pub mod sse;
 
+pub use event_stream::{EventStreamDecoder, MessageTooLarge};
 pub use json::{BodyTooLarge, JsonFramer};
 pub use json_array::{ArrayEnd, ElementTooLarge, JsonArrayFramer};
 pub use ndjson::{NdjsonEnd, NdjsonFramer, NdjsonLineTooLong};
@@ -18,8 +21,12 @@ pub use sse::{LineTooLong, SseEvent, SseFramer};
 
 use crate::engine::report::BodyKind;
 
+/// The content type of AWS event-stream bodies (Bedrock's ConverseStream).
+pub const EVENT_STREAM_TYPE: &str = "application/vnd.amazon.eventstream";
+
 /// The framing a content type names: SSE for `text/event-stream`, JSON for `application/json`
-/// and `+json` types, anything else not inspected; with no content type, the request's
+/// and `+json` types, AWS event-stream messages for `application/vnd.amazon.eventstream`,
+/// anything else not inspected; with no content type, the request's
 /// `stream` flag decides. [`crate::engine::dialect::DialectRules::body_kind`]'s default.
 pub fn body_kind(content_type: Option<&str>, asked_stream: bool) -> BodyKind {
     let Some(content_type) = content_type else {
@@ -39,6 +46,8 @@ pub fn body_kind(content_type: Option<&str>, asked_stream: bool) -> BodyKind {
         BodyKind::Sse
     } else if mime == "application/json" || mime.ends_with("+json") {
         BodyKind::Json
+    } else if mime == EVENT_STREAM_TYPE {
+        BodyKind::EventStream
     } else {
         BodyKind::Other
     }

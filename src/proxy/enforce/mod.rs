@@ -27,6 +27,7 @@
 
 mod array;
 mod events;
+mod messages;
 mod hold;
 mod stream;
 pub mod verdict;
@@ -181,7 +182,7 @@ pub async fn response(
     }
     if matches!(
         kind,
-        Some(BodyKind::Sse | BodyKind::JsonArray | BodyKind::Ndjson)
+        Some(BodyKind::Sse | BodyKind::JsonArray | BodyKind::Ndjson | BodyKind::EventStream)
     ) {
         // The stream may gain an error event: a stated length would no longer be true.
         parts.headers.remove(header::CONTENT_LENGTH);
@@ -195,6 +196,12 @@ pub async fn response(
             _ if encoded => EnforceBody::new(body, exchange, cut),
             Some(BodyKind::Ndjson) => {
                 EnforceBody::whole_units(body, exchange, cut, whole::Ends::Lines, max_unit)
+            }
+            // Bedrock's binary messages, forwarded whole: the `:exception` message follows
+            // the last whole message that passed.
+            Some(BodyKind::EventStream) => {
+                let ends = whole::Ends::Messages(messages::MessageEnds::default());
+                EnforceBody::whole_units(body, exchange, cut, ends, max_unit)
             }
             _ => {
                 let ends = whole::Ends::Events(events::EventEnds::default());

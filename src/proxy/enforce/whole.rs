@@ -16,6 +16,7 @@ use bytes::{Bytes, BytesMut};
 
 use super::array::ElementEnds;
 use super::events::EventEnds;
+use super::messages::MessageEnds;
 
 /// How the ends of units are found.
 #[derive(Debug)]
@@ -26,6 +27,8 @@ pub(super) enum Ends {
     Events(EventEnds),
     /// An NDJSON stream's lines (Ollama's): each ends just past its `\n`.
     Lines,
+    /// An AWS event stream's binary messages.
+    Messages(MessageEnds),
 }
 
 impl Ends {
@@ -35,6 +38,7 @@ impl Ends {
             Ends::Elements(elements) => elements.scan(bytes, ends),
             Ends::Events(events) => events.scan(bytes, ends),
             Ends::Lines => ends.extend(memchr::memchr_iter(b'\n', bytes).map(|at| at + 1)),
+            Ends::Messages(messages) => messages.scan(bytes, ends),
         }
     }
 }

@@ -189,3 +189,60 @@ async fn an_upstream_that_broke_off_is_replayed_as_a_broken_stream() {
     );
     driver.abort();
 }
+
+/// A Bedrock ConverseStream recording: binary event-stream messages (stored as base64 where
+/// they are not UTF-8), one cut across two frames, come back byte for byte with the recorded
+/// boundaries, and the whole body decodes into the same messages.
+#[tokio::test]
+async fn a_replayed_bedrock_event_stream_is_byte_identical() {
+    use tooltap::engine::framing::event_stream::{EventStreamDecoder, encode};
+    let path = "/model/us.anthropic.claude-sonnet-4-5-v1%3A0/converse-stream";
+    let request = serde_json::json!({"messages": [{"role": "user", "content": [{"text": "hi"}]}]});
+    let event = |kind: &str, payload: &str| {
+        encode(
+            &[
+                (":event-type", kind),
+                (":content-type", "application/json"),
+                (":message-type", "event"),
+            ],
+            payload.as_bytes(),
+        )
+    };
+    let delta = event(
+        "contentBlockDelta",
+        r#"{"contentBlockIndex":0,"delta":{"text":"hi"}}"#,
+    );
+    let recorded = vec![
+        (100, event("messageStart", r#"{"role":"assistant"}"#)),
+        (200, delta[..30].to_vec()),
+        (300, delta[30..].to_vec()),
+        (400, event("messageStop", r#"{"stopReason":"end_turn"}"#)),
+    ];
+    let dir = TempDir::new("eventstream");
+    let mut fixture = Fixture::sse(request.clone(), recorded.clone());
+    fixture.headers = vec![("content-type", "application/vnd.amazon.eventstream")];
+    fixture.write_at(dir.path(), "bedrock.jsonl", path);
+    let replay = start(&settings(dir.path())).await;
+
+    let received =
+        crate::replay::support::post(replay.local_addr(), path, request.to_string().as_bytes())
+            .await;
+
+    assert_eq!(received.status, 200);
+    assert_eq!(
+        received.header("content-type"),
+        "application/vnd.amazon.eventstream"
+    );
+    let sent: Vec<&[u8]> = received.frames.iter().map(|f| f.1.as_ref()).collect();
+    assert_eq!(sent.len(), recorded.len(), "frame count");
+    for (i, (got, (_, want))) in sent.iter().zip(&recorded).enumerate() {
+        assert_eq!(*got, want.as_slice(), "frame {i}");
+    }
+    let mut messages = Vec::new();
+    let mut decoder = EventStreamDecoder::new(1 << 20);
+    decoder
+        .push(&sent.concat(), &mut messages)
+        .expect("within the bound");
+    assert_eq!(messages.len(), 3);
+    replay.shutdown().await.expect("clean shutdown");
+}

@@ -210,8 +210,8 @@ impl DialectRules for OllamaState {
 
     /// The same object as one NDJSON line: the `ollama` client raises `ResponseError` on a
     /// stream line with an `error` key (`_client.py`, `_stream`).
-    fn error_event(error: &EnforceError<'_>, _last_sequence: Option<i64>) -> String {
-        format!("{}\n", OllamaState::error_body(error))
+    fn error_event(error: &EnforceError<'_>, _last_sequence: Option<i64>) -> Vec<u8> {
+        format!("{}\n", OllamaState::error_body(error)).into_bytes()
     }
 
     fn pieces() -> &'static DialectTables {

@@ -193,7 +193,7 @@ fn enforce_errors_are_ollamas_shape_and_one_ndjson_line() {
         body,
         serde_json::json!({"error": "tooltap enforce: refused"})
     );
-    let line = Dialect::Ollama.error_event(&error, None);
+    let line = String::from_utf8(Dialect::Ollama.error_event(&error, None)).expect("text");
     assert!(
         line.ends_with('\n') && line.matches('\n').count() == 1,
         "{line:?}"
