@@ -151,6 +151,12 @@ impl Exchange {
             self.stop(Body::NotInspected(kind), Completeness::NotInspected);
             return;
         }
+        if kind == BodyKind::EventStream {
+            self.notes
+                .push("event-stream framing is not read yet: body not inspected".to_owned());
+            self.stop(Body::NotInspected(kind), Completeness::NotInspected);
+            return;
+        }
         self.check_stream_flag(kind);
         match BodyDecoder::new(content_encoding.as_deref(), self.config.max_decoded) {
             Ok(decoder) => self.decoder = Some(decoder),
@@ -182,7 +188,7 @@ impl Exchange {
                 seen: 0,
                 max: self.config.max_reassembled,
             })),
-            BodyKind::Json | BodyKind::Other | BodyKind::None => {
+            BodyKind::Json | BodyKind::EventStream | BodyKind::Other | BodyKind::None => {
                 Body::Json(JsonFramer::new(self.config.max_json_body))
             }
         };

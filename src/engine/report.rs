@@ -62,6 +62,10 @@ pub enum BodyKind {
     /// (Gemini's `streamGenerateContent` without `alt=sse`).
     #[serde(rename = "json_array")]
     JsonArray,
+    /// AWS event-stream binary messages (`application/vnd.amazon.eventstream`, Bedrock's
+    /// ConverseStream): each message's headers and payload handed to the dialect as an event.
+    #[serde(rename = "event_stream")]
+    EventStream,
     /// A body of another content type: not inspected.
     Other,
     /// No body bytes arrived.
@@ -69,9 +73,13 @@ pub enum BodyKind {
 }
 
 impl BodyKind {
-    /// Whether the body is read as a stream of events (SSE or a JSON array's elements).
+    /// Whether the body is read as a stream of events (SSE, a JSON array's elements, or
+    /// event-stream messages).
     pub fn is_stream(self) -> bool {
-        matches!(self, BodyKind::Sse | BodyKind::JsonArray)
+        matches!(
+            self,
+            BodyKind::Sse | BodyKind::JsonArray | BodyKind::EventStream
+        )
     }
 }
 

@@ -260,6 +260,50 @@ rules! {
     GeminiStreamContentAfterFinish => "gemini.stream.content_after_finish", Error;
     GeminiStreamNoFinishReason => "gemini.stream.no_finish_reason", Error;
     GeminiStreamErrorInStream => "gemini.stream.error_in_stream", Warning;
+    // AWS Bedrock Converse / ConverseStream (gemini-bedrock-ollama.md §2(f), readings §3(j))
+    BedrockRequestToolNameInvalid => "bedrock.request.tool_name_invalid", Error;
+    BedrockRequestInputSchemaNotObject => "bedrock.request.input_schema_not_object", Error;
+    BedrockRequestToolSpecIncomplete => "bedrock.request.tool_spec_incomplete", Error;
+    BedrockRequestUnionNotSingle => "bedrock.request.union_not_single", Error;
+    BedrockRequestToolChoiceUndeclared => "bedrock.request.tool_choice_undeclared", Error;
+    BedrockRequestToolChoiceModelSupport => "bedrock.request.tool_choice_model_support", Warning;
+    BedrockRequestToolHistoryWithoutConfig => "bedrock.request.tool_history_without_config", Error;
+    BedrockRequestToolResultMissing => "bedrock.request.tool_result_missing", Error;
+    BedrockRequestToolUseInputNotObject => "bedrock.request.tool_use_input_not_object", Error;
+    BedrockRequestToolResultJsonNotObject => "bedrock.request.tool_result_json_not_object", Error;
+    BedrockRequestToolUseIdInvalid => "bedrock.request.tool_use_id_invalid", Error;
+    BedrockResponseNotJson => "bedrock.response.not_json", Error;
+    BedrockResponseStopReasonUnknown => "bedrock.response.stop_reason_unknown", Error;
+    BedrockResponseStopToolUseWithoutCall => "bedrock.response.stop_tool_use_without_call", Error;
+    BedrockResponseCallWithoutStopToolUse => "bedrock.response.call_without_stop_tool_use", Error;
+    BedrockResponseToolUseInputNotObject => "bedrock.response.tool_use_input_not_object", Error;
+    BedrockResponseToolUseUndeclared => "bedrock.response.tool_use_undeclared", Error;
+    BedrockResponseToolUseIdInvalid => "bedrock.response.tool_use_id_invalid", Error;
+    BedrockResponseToolUseIdDuplicate => "bedrock.response.tool_use_id_duplicate", Error;
+    BedrockResponseChoiceAnyNoCall => "bedrock.response.choice_any_no_call", Error;
+    BedrockResponseChoiceToolWrongName => "bedrock.response.choice_tool_wrong_name", Error;
+    BedrockResponseInputSchemaViolation => "bedrock.response.input_schema_violation", Warning;
+    BedrockResponseMalformedStop => "bedrock.response.malformed_stop", Warning;
+    BedrockFramePreludeCrcMismatch => "bedrock.frame.prelude_crc_mismatch", Error;
+    BedrockFrameMessageCrcMismatch => "bedrock.frame.message_crc_mismatch", Error;
+    BedrockFrameLengthInvalid => "bedrock.frame.length_invalid", Error;
+    BedrockFrameHeaderTypeUnknown => "bedrock.frame.header_type_unknown", Error;
+    BedrockFrameTruncated => "bedrock.frame.truncated", Error;
+    BedrockFrameMissingEventType => "bedrock.frame.missing_event_type", Error;
+    BedrockFramePayloadNotJson => "bedrock.frame.payload_not_json", Error;
+    BedrockStreamHttpContentType => "bedrock.stream.http_content_type", Error;
+    BedrockStreamExceptionEvent => "bedrock.stream.exception_event", Warning;
+    BedrockStreamFirstNotMessageStart => "bedrock.stream.first_not_message_start", Error;
+    BedrockStreamEmptyStartUnion => "bedrock.stream.empty_start_union", Error;
+    BedrockStreamStartUnknownMember => "bedrock.stream.start_unknown_member", Warning;
+    BedrockStreamToolDeltaWithoutStart => "bedrock.stream.tool_delta_without_start", Error;
+    BedrockStreamDeltaAfterStop => "bedrock.stream.delta_after_stop", Error;
+    BedrockStreamBlockNotStopped => "bedrock.stream.block_not_stopped", Error;
+    BedrockStreamDeltaKindMismatch => "bedrock.stream.delta_kind_mismatch", Error;
+    BedrockStreamToolInputNotJsonObject => "bedrock.stream.tool_input_not_json_object", Error;
+    BedrockStreamToolInputEmpty => "bedrock.stream.tool_input_empty", Warning;
+    BedrockStreamMessageStopMissing => "bedrock.stream.message_stop_missing", Error;
+    BedrockStreamMetadataMissing => "bedrock.stream.metadata_missing", Warning;
 }
 
 impl RuleId {

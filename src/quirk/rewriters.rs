@@ -23,7 +23,7 @@ pub struct Rewriter {
 }
 
 /// The transformations of `dialect`'s quirks; `None` for Chat (see the module doc) and for a
-/// dialect with no quirks yet (Gemini).
+/// dialect with no quirks yet (Gemini, Bedrock).
 pub fn rewriter(dialect: Dialect) -> Option<Rewriter> {
     match dialect {
         Dialect::Chat => None,
@@ -35,6 +35,6 @@ pub fn rewriter(dialect: Dialect) -> Option<Rewriter> {
             buffered: super::anthropic::buffered,
             event: super::anthropic::event,
         }),
-        Dialect::Gemini => None,
+        Dialect::Gemini | Dialect::Bedrock => None,
     }
 }

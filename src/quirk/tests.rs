@@ -241,7 +241,9 @@ fn the_chat_surface_no_quirk_models_is_not_applicable_and_custom_fragments_do_no
             assert_eq!(applied.frames, stream(), "{quirk}: untouched");
             let reason = match quirk.dialect() {
                 Dialect::Chat => NotApplicable::Surface,
-                Dialect::Responses | Dialect::Anthropic | Dialect::Gemini => NotApplicable::Dialect,
+                Dialect::Responses | Dialect::Anthropic | Dialect::Gemini | Dialect::Bedrock => {
+                    NotApplicable::Dialect
+                }
             };
             assert_eq!(applied.not_applicable, vec![(quirk, reason)]);
             assert_eq!(

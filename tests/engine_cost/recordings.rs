@@ -169,6 +169,7 @@ fn request_path(dialect: Dialect) -> &'static str {
         Dialect::Responses => "/v1/responses",
         Dialect::Anthropic => "/v1/messages",
         Dialect::Gemini => "/v1beta/models/gemini-3-flash:streamGenerateContent",
+        Dialect::Bedrock => "/model/anthropic.claude-sonnet-4-5/converse-stream",
     }
 }
 

@@ -47,6 +47,7 @@ pub fn shapes(dialect: Dialect) -> &'static [Shape] {
         Dialect::Responses => RESPONSES,
         Dialect::Anthropic => ANTHROPIC,
         Dialect::Gemini => GEMINI,
+        Dialect::Bedrock => BEDROCK,
     }
 }
 
@@ -644,6 +645,9 @@ fn anthropic_unknown_deltas(n: usize) -> Case {
 }
 
 // ---- Gemini -----------------------------------------------------------------------------
+
+/// Bedrock Converse: no shapes yet (its event-stream framing comes with its stream reading).
+const BEDROCK: &[Shape] = &[];
 
 const GEMINI: &[Shape] = &[
     Shape {

@@ -284,7 +284,7 @@ fn unknown_dialects_are_refused_naming_the_key_and_the_dialects() {
     let path = temp_toml(
         "baddialect",
         "[[routes]]\nname = \"g\"\nprefix = \"/g\"\nupstream = \"http://g\"\n\
-         dialect = \"bedrock\"\n",
+         dialect = \"cohere\"\n",
     );
     let error = Config::from_layers(
         Some(path.clone()),
@@ -295,8 +295,8 @@ fn unknown_dialects_are_refused_naming_the_key_and_the_dialects() {
     let message = error.to_string();
     for part in [
         "routes[0].dialect",
-        "\"bedrock\"",
-        "chat, responses, anthropic, gemini",
+        "\"cohere\"",
+        tooltap::engine::Dialect::NAMES,
         &path.display().to_string(),
     ] {
         assert!(message.contains(part), "{part}: {message}");

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The tool-calling API an exchange speaks; serialized as `"chat"`, `"responses"`,
-/// `"anthropic"` or `"gemini"`, the one label set users see (logs, metrics, violations lines, recordings,
+/// `"anthropic"`, `"gemini"` or `"bedrock"`, the one label set users see (logs, metrics, violations lines, recordings,
 /// `check` output, quirk listings, the report). The labels the quirk listing and the report once
 /// used, `chat_completions` and `anthropic_messages`, still read (see [`Dialect::from_name`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -26,6 +26,9 @@ pub enum Dialect {
     /// `POST .../models/{m}:generateContent` and `:streamGenerateContent`, the Google Gemini
     /// API (AI Studio and Vertex AI).
     Gemini,
+    /// `POST .../model/{modelId}/converse` and `/converse-stream`, AWS Bedrock Converse (the
+    /// model id percent-encoded as one path segment: ids, inference profiles, ARNs).
+    Bedrock,
 }
 
 /// A dialect name that is none of [`Dialect::ALL`]'s labels (nor an old alias).
@@ -34,11 +37,12 @@ pub enum Dialect {
 pub struct UnknownDialect(pub String);
 
 impl Dialect {
-    pub const ALL: [Dialect; 4] = [
+    pub const ALL: [Dialect; 5] = [
         Dialect::Chat,
         Dialect::Responses,
         Dialect::Anthropic,
         Dialect::Gemini,
+        Dialect::Bedrock,
     ];
 
     /// The stable label used in logs, metrics, violations lines and recordings.
@@ -48,11 +52,12 @@ impl Dialect {
             Dialect::Responses => "responses",
             Dialect::Anthropic => "anthropic",
             Dialect::Gemini => "gemini",
+            Dialect::Bedrock => "bedrock",
         }
     }
 
     /// The labels, for messages that list them.
-    pub const NAMES: &'static str = "chat, responses, anthropic, gemini";
+    pub const NAMES: &'static str = "chat, responses, anthropic, gemini, bedrock";
 
     /// Labels the quirk listing and the report used before they took [`Dialect::as_str`]'s:
     /// still read wherever a dialect is named (a recording, a config value, a report link).
@@ -84,19 +89,31 @@ impl Dialect {
             Dialect::Responses => &["/responses"],
             Dialect::Anthropic => &["/messages"],
             Dialect::Gemini => &[":generateContent", ":streamGenerateContent"],
+            Dialect::Bedrock => &["/converse", "/converse-stream"],
         }
+    }
+
+    /// Whether `path` (query and trailing `/` gone) is this dialect's: one of its suffixes,
+    /// and for Bedrock that suffix right after `/model/{modelId}` (one raw segment: an ARN is
+    /// percent-encoded), under any prefix.
+    fn names(self, path: &str) -> bool {
+        self.path_suffixes().iter().any(|suffix| {
+            let Some(rest) = path.strip_suffix(suffix) else {
+                return false;
+            };
+            if self != Dialect::Bedrock {
+                return true;
+            }
+            rest.rsplit_once('/')
+                .is_some_and(|(before, id)| !id.is_empty() && before.ends_with("/model"))
+        })
     }
 
     /// The dialect a request path names (query string and trailing `/` ignored), if any.
     pub fn from_path(path: &str) -> Option<Dialect> {
         let path = path.split('?').next().unwrap_or_default();
         let path = path.trim_end_matches('/');
-        Dialect::ALL.into_iter().find(|dialect| {
-            dialect
-                .path_suffixes()
-                .iter()
-                .any(|suffix| path.ends_with(suffix))
-        })
+        Dialect::ALL.into_iter().find(|dialect| dialect.names(path))
     }
 
     /// What an old recording (or a capture) that names no dialect and whose path names none
@@ -147,10 +164,13 @@ mod tests {
         assert_eq!(old, Dialect::Chat);
         let old: Dialect = serde_json::from_str("\"anthropic_messages\"").expect("alias");
         assert_eq!(old, Dialect::Anthropic);
-        let unknown = "bedrock".parse::<Dialect>().expect_err("not a dialect");
+        let unknown = "cohere".parse::<Dialect>().expect_err("not a dialect");
         assert_eq!(
             unknown.to_string(),
-            "unknown dialect \"bedrock\": the dialects are chat, responses, anthropic, gemini"
+            format!(
+                "unknown dialect \"cohere\": the dialects are {}",
+                Dialect::NAMES
+            )
         );
     }
 
@@ -186,6 +206,25 @@ mod tests {
             None,
             "only the two generate methods are Gemini's"
         );
+        for bedrock in [
+            "/model/us.anthropic.claude-sonnet-4-5-v1%3A0/converse",
+            "/model/m/converse-stream",
+            "/bedrock/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A1%3Ainference-profile%2Fus.x/converse",
+        ] {
+            assert_eq!(
+                Dialect::from_path(bedrock),
+                Some(Dialect::Bedrock),
+                "{bedrock}"
+            );
+        }
+        for not_bedrock in [
+            "/converse",
+            "/v1/converse",
+            "/model//converse",
+            "/model/m/invoke",
+        ] {
+            assert_eq!(Dialect::from_path(not_bedrock), None, "{not_bedrock}");
+        }
         assert_eq!(Dialect::from_path("/v1/generate"), None);
         assert_eq!(Dialect::for_path("/v1/generate"), Dialect::Chat);
     }

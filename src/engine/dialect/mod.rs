@@ -2,7 +2,8 @@
 //!
 //! Input: the request path (a route matcher's suffix decides: `/chat/completions` is Chat
 //! Completions, `/responses` the Responses API, `/messages` Anthropic Messages,
-//! `:generateContent` / `:streamGenerateContent` Gemini) and body. Output: a [`DialectState`] that brings
+//! `:generateContent` / `:streamGenerateContent` Gemini, `/model/{id}/converse[-stream]`
+//! Bedrock Converse) and body. Output: a [`DialectState`] that brings
 //! the dialect's request facts, its reading of each SSE event (framing itself is shared),
 //! reassembly and rules. The shared parts stay at the engine root: framing, schema cache,
 //! violation, report, rules, decode.
@@ -11,11 +12,13 @@
 //! Exchange ─► DialectState { Dialect, Box<dyn DialectRules> }   (seam: the trait)
 //!                 register(Dialect) ─► chat::ChatState | responses::ResponsesState
 //!                                    | anthropic::AnthropicState
-//!                                    | gemini::GeminiState         (sibling folders that
+//!                                    | gemini::GeminiState | bedrock::BedrockState
+//!                                                                  (sibling folders that
 //!                                      import only `common` and engine leaves)
 //! ```
 
 pub mod anthropic;
+pub mod bedrock;
 pub mod chat;
 mod common;
 pub mod gemini;
@@ -75,6 +78,7 @@ fn register(dialect: Dialect) -> Registered {
         Dialect::Responses => Registered::of::<responses::ResponsesState>(),
         Dialect::Anthropic => Registered::of::<anthropic::AnthropicState>(),
         Dialect::Gemini => Registered::of::<gemini::GeminiState>(),
+        Dialect::Bedrock => Registered::of::<bedrock::BedrockState>(),
     }
 }
 
@@ -153,6 +157,16 @@ mod tests {
         };
         for dialect in Dialect::ALL {
             let body = dialect.error_body(&error);
+            if dialect == Dialect::Bedrock {
+                // botocore's rest-json error parser: the code from `__type` (or the
+                // `x-amzn-ErrorType` header), the message from `message`.
+                assert_eq!(
+                    body.get("message").and_then(Value::as_str),
+                    Some(error.message)
+                );
+                assert!(body.get("__type").is_some_and(Value::is_string), "{body}");
+                continue;
+            }
             assert_eq!(
                 body.pointer("/error/message").and_then(Value::as_str),
                 Some(error.message),

@@ -15,8 +15,12 @@ pub use sse::{LineTooLong, SseEvent, SseFramer};
 
 use crate::engine::report::BodyKind;
 
+/// The content type of AWS event-stream bodies (Bedrock's ConverseStream).
+pub const EVENT_STREAM_TYPE: &str = "application/vnd.amazon.eventstream";
+
 /// The framing a content type names: SSE for `text/event-stream`, JSON for `application/json`
-/// and `+json` types, anything else not inspected; with no content type, the request's
+/// and `+json` types, AWS event-stream messages for `application/vnd.amazon.eventstream`,
+/// anything else not inspected; with no content type, the request's
 /// `stream` flag decides. [`crate::engine::dialect::DialectRules::body_kind`]'s default.
 pub fn body_kind(content_type: Option<&str>, asked_stream: bool) -> BodyKind {
     let Some(content_type) = content_type else {
@@ -36,6 +40,8 @@ pub fn body_kind(content_type: Option<&str>, asked_stream: bool) -> BodyKind {
         BodyKind::Sse
     } else if mime == "application/json" || mime.ends_with("+json") {
         BodyKind::Json
+    } else if mime == EVENT_STREAM_TYPE {
+        BodyKind::EventStream
     } else {
         BodyKind::Other
     }
