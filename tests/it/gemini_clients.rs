@@ -35,7 +35,7 @@ use serde_json::Value;
 use crate::inspect::{metric_sum, settle, temp_file};
 use crate::record::flush;
 use crate::support::aimock::start_aimock;
-use crate::support::check::check_json;
+use crate::support::check::{self, check_json, error_lines as errors, offline_verdicts};
 use crate::support::clients::run_sdk_script;
 use crate::support::proxy;
 use crate::support::temp::{files_under, json_lines};
@@ -58,36 +58,9 @@ async fn run(sdk: &str, base_url: &str, mode: &str) -> Value {
     run_sdk_script(sdk, "gemini_check", "@google/genai", base_url, mode).await
 }
 
-/// Rule ids per exchange id, sorted, from a violations file (exchanges with none are absent).
+/// Rule ids per exchange id from a violations file; every line names `gemini`.
 fn live_verdicts(violations: &Path) -> BTreeMap<String, Vec<String>> {
-    let mut verdicts: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for line in json_lines(violations) {
-        assert_eq!(line["dialect"], "gemini", "{line}");
-        let id = line["exchange"].as_str().expect("exchange id").to_owned();
-        let rule = line["rule"].as_str().expect("rule").to_owned();
-        verdicts.entry(id).or_default().push(rule);
-    }
-    verdicts.values_mut().for_each(|rules| rules.sort());
-    verdicts
-}
-
-/// The same from `tooltap check`'s JSON report of the recordings.
-fn offline_verdicts(report: &Value) -> BTreeMap<String, Vec<String>> {
-    let exchanges = report["exchanges"].as_array().expect("exchanges");
-    exchanges
-        .iter()
-        .filter_map(|exchange| {
-            let mut rules: Vec<String> = exchange["violations"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|v| v["rule"].as_str().expect("rule").to_owned())
-                .collect();
-            rules.sort();
-            let id = exchange["id"].as_str().expect("id").to_owned();
-            (!rules.is_empty()).then_some((id, rules))
-        })
-        .collect()
+    check::live_verdicts(violations, "gemini")
 }
 
 /// Every recording under `recordings` names the `gemini` dialect and holds no credential; their
@@ -106,14 +79,6 @@ fn recorded_as_gemini(recordings: &Path) -> usize {
         }
     }
     files.len()
-}
-
-/// The violations in `violations` at error severity.
-fn errors(violations: &Path) -> Vec<Value> {
-    json_lines(violations)
-        .into_iter()
-        .filter(|line| line["severity"] == "error")
-        .collect()
 }
 
 /// One SDK's faithful cases direct against aimock, through a recording tooltap and against

@@ -1,11 +1,15 @@
 //! `tooltap check --format json` over a folder, in-process through the library, as the tests
-//! that compare live verdicts with offline ones run it.
+//! that compare live verdicts with offline ones run it; and those verdicts, per exchange, from
+//! a violations file and from check's report.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use clap::Parser;
 use serde_json::Value;
 use tooltap::cli::{Cli, Command};
+
+use super::temp::json_lines;
 
 /// What one check run gave: its exit code, its parsed JSON report and its stderr.
 pub struct Checked {
@@ -35,4 +39,45 @@ pub fn check_json(dir: &Path) -> Checked {
         report,
         stderr,
     }
+}
+
+/// Rule ids per exchange id, sorted, from a violations file written live (exchanges with none
+/// are absent); every line must name `dialect`.
+pub fn live_verdicts(violations: &Path, dialect: &str) -> BTreeMap<String, Vec<String>> {
+    let mut verdicts: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for line in json_lines(violations) {
+        assert_eq!(line["dialect"], dialect, "{line}");
+        let id = line["exchange"].as_str().expect("exchange id").to_owned();
+        let rule = line["rule"].as_str().expect("rule").to_owned();
+        verdicts.entry(id).or_default().push(rule);
+    }
+    verdicts.values_mut().for_each(|rules| rules.sort());
+    verdicts
+}
+
+/// The same from `tooltap check`'s JSON report of the recordings.
+pub fn offline_verdicts(report: &Value) -> BTreeMap<String, Vec<String>> {
+    let exchanges = report["exchanges"].as_array().expect("exchanges");
+    exchanges
+        .iter()
+        .filter_map(|exchange| {
+            let mut rules: Vec<String> = exchange["violations"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|v| v["rule"].as_str().expect("rule").to_owned())
+                .collect();
+            rules.sort();
+            let id = exchange["id"].as_str().expect("id").to_owned();
+            (!rules.is_empty()).then_some((id, rules))
+        })
+        .collect()
+}
+
+/// The lines of a violations file at error severity.
+pub fn error_lines(violations: &Path) -> Vec<Value> {
+    json_lines(violations)
+        .into_iter()
+        .filter(|line| line["severity"] == "error")
+        .collect()
 }
