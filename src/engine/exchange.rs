@@ -10,6 +10,7 @@ use std::sync::Arc;
 use super::config::EngineConfig;
 use super::decode::{BodyDecoder, DecodeError};
 use super::dialect::{Dialect, DialectRules, DialectState, Judged, RequestParts, StreamEnd};
+use super::framing::event_stream::{self, EventStreamDecoder, Message};
 use super::framing::{ArrayEnd, JsonArrayFramer, JsonFramer, SseEvent, SseFramer};
 use super::report::{BodyKind, Completeness, LimitKind, Report};
 use super::rules::RuleId;
@@ -25,6 +26,7 @@ enum Body {
     Json(JsonFramer),
     Sse(Box<SseBody>),
     JsonArray(Box<ArrayBody>),
+    EventStream(Box<MessagesBody>),
 }
 
 #[derive(Debug)]
@@ -41,6 +43,19 @@ struct SseBody {
 struct ArrayBody {
     framer: JsonArrayFramer,
     elements: Vec<String>,
+    /// Decoded bytes taken in so far, and the most allowed (`max_reassembled`).
+    seen: usize,
+    max: usize,
+}
+
+/// AWS event-stream messages: each is handed to the dialect as an event
+/// ([`event_stream::to_event`]), and a corrupt message as a `:frame:<problem>` event.
+#[derive(Debug)]
+struct MessagesBody {
+    decoder: EventStreamDecoder,
+    messages: Vec<Message>,
+    /// Whether the corruption that stopped the decoder was handed to the dialect.
+    corruption_told: bool,
     /// Decoded bytes taken in so far, and the most allowed (`max_reassembled`).
     seen: usize,
     max: usize,
@@ -151,12 +166,6 @@ impl Exchange {
             self.stop(Body::NotInspected(kind), Completeness::NotInspected);
             return;
         }
-        if kind == BodyKind::EventStream {
-            self.notes
-                .push("event-stream framing is not read yet: body not inspected".to_owned());
-            self.stop(Body::NotInspected(kind), Completeness::NotInspected);
-            return;
-        }
         self.check_stream_flag(kind);
         match BodyDecoder::new(content_encoding.as_deref(), self.config.max_decoded) {
             Ok(decoder) => self.decoder = Some(decoder),
@@ -188,7 +197,14 @@ impl Exchange {
                 seen: 0,
                 max: self.config.max_reassembled,
             })),
-            BodyKind::Json | BodyKind::EventStream | BodyKind::Other | BodyKind::None => {
+            BodyKind::EventStream => Body::EventStream(Box::new(MessagesBody {
+                decoder: EventStreamDecoder::new(self.config.max_sse_line),
+                messages: Vec::new(),
+                corruption_told: false,
+                seen: 0,
+                max: self.config.max_reassembled,
+            })),
+            BodyKind::Json | BodyKind::Other | BodyKind::None => {
                 Body::Json(JsonFramer::new(self.config.max_json_body))
             }
         };
@@ -295,6 +311,10 @@ impl Exchange {
                 }
                 (BodyKind::JsonArray, choices, usage)
             }
+            Body::EventStream(messages) => {
+                let (choices, usage) = self.finish_stream(judged, messages.decoder.has_pending());
+                (BodyKind::EventStream, choices, usage)
+            }
         };
         let dialect = self.state.dialect();
         let Exchange {
@@ -345,6 +365,7 @@ impl Exchange {
         match &self.body {
             Body::Sse(_) => self.state.rules().stream_is_done(),
             Body::JsonArray(array) => array.framer.is_closed(),
+            Body::EventStream(_) => self.state.rules().stream_is_done(),
             Body::Json(framer) => {
                 serde_json::from_slice::<serde::de::IgnoredAny>(framer.body()).is_ok()
             }
@@ -364,9 +385,11 @@ impl Exchange {
                 .body()
                 .len()
                 .saturating_mul(super::weigh::BUFFERED_PER_BYTE),
-            Body::AwaitingHead | Body::NotInspected(_) | Body::Sse(_) | Body::JsonArray(_) => {
-                self.state.rules().reassembly_bytes()
-            }
+            Body::AwaitingHead
+            | Body::NotInspected(_)
+            | Body::Sse(_)
+            | Body::JsonArray(_)
+            | Body::EventStream(_) => self.state.rules().reassembly_bytes(),
         }
     }
 
@@ -388,6 +411,8 @@ impl Exchange {
                 "the request set stream={asked_stream} and the response is {}",
                 if kind == BodyKind::JsonArray {
                     "a JSON-array stream"
+                } else if kind == BodyKind::EventStream {
+                    "an event stream"
                 } else if got_stream {
                     "an SSE stream"
                 } else {
@@ -456,6 +481,34 @@ fn frame(
             }
             pushed.map_err(|e| Completeness::TooLarge {
                 limit: LimitKind::ArrayElement,
+                bytes: e.limit,
+            })
+        }
+        Body::EventStream(body) => {
+            let MessagesBody {
+                decoder,
+                messages,
+                corruption_told,
+                seen,
+                max,
+            } = body.as_mut();
+            take_in(seen, *max, decoded.len())?;
+            let pushed = decoder.push(decoded, messages);
+            for message in messages.drain(..) {
+                judge_event(state, &event_stream::to_event(message), seq, sink, *max)?;
+            }
+            if let event_stream::StreamEnd::Corrupt { offset, corruption } = decoder.end()
+                && !*corruption_told
+            {
+                *corruption_told = true;
+                let event = SseEvent {
+                    event: Some(format!(":frame:{}", corruption.problem())),
+                    data: format!("the message at byte {offset}: {}", corruption.detail()),
+                };
+                judge_event(state, &event, seq, sink, *max)?;
+            }
+            pushed.map_err(|e| Completeness::TooLarge {
+                limit: LimitKind::EventStreamMessage,
                 bytes: e.limit,
             })
         }

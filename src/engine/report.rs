@@ -142,4 +142,6 @@ pub enum LimitKind {
     Reassembled,
     /// `max_sse_line`, as the bound on one element of a streamed JSON array.
     ArrayElement,
+    /// `max_sse_line`, as the bound on one AWS event-stream message.
+    EventStreamMessage,
 }
