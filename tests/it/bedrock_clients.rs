@@ -18,7 +18,8 @@
 //!   empty union: boto3 raises `ResponseParserError: ContentBlockStart must have one and only one
 //!   member set.` (`bedrock.stream.empty_start_union`). A text-only stream, the text of a
 //!   text-plus-tools stream and a streamed answer to a toolResult are all unusable by boto3, so
-//!   the faithful cases stream only tool calls; the streamed text is the violating case;
+//!   the faithful cases stream only tool calls; the streamed texts (alone, and before a toolUse)
+//!   are violating cases;
 //! * a fixture's `finishReason: "stop"` becomes `stopReason: end_turn` even with toolUse blocks
 //!   (`bedrock.response.call_without_stop_tool_use`): the second violating case;
 //! * a reasoning block opens with `start: {"reasoningContent": {}}`, not a `ContentBlockStart`
@@ -61,11 +62,11 @@ const SECRETS: [&str; 5] = [
 ];
 
 /// Exchanges one faithful run makes: one call and parallel calls, each buffered and streamed;
-/// text buffered; two two-turn loops; the Bearer client's two calls.
-const FAITHFUL_EXCHANGES: u64 = 4 + 1 + 2 + 2 + 2;
-/// Exchanges one unfaithful run makes: the streamed text, the end_turn answer buffered and
-/// streamed.
-const UNFAITHFUL_EXCHANGES: u64 = 1 + 2;
+/// text, and text before a toolUse, buffered; two two-turn loops; the Bearer client's two calls.
+const FAITHFUL_EXCHANGES: u64 = 4 + 2 + 2 + 2 + 2;
+/// Exchanges one unfaithful run makes: the streamed text, alone and before a toolUse; the
+/// end_turn answer buffered and streamed.
+const UNFAITHFUL_EXCHANGES: u64 = 2 + 2;
 
 /// Runs boto3's script against `base_url` in `mode`; its JSON output.
 async fn run(base_url: &str, mode: &str) -> Value {
@@ -237,6 +238,10 @@ async fn boto3_gets_the_same_direct_through_tooltap_and_its_replay() {
         "Hello from aimock, speaking Bedrock Converse."
     );
     assert_eq!(got["text"]["buffered"]["stopReason"], "end_turn");
+    let mixed = &got["mixed"]["buffered"];
+    assert_eq!(mixed["text"], "Checking Nantes.", "{got}");
+    assert_eq!(mixed["calls"][0]["id"], "tooluse_b5Nantes");
+    assert_eq!(mixed["stopReason"], "tool_use");
     assert_eq!(
         got["loop"]["second"]["text"],
         "Lyon is sunny and Nantes is rainy today."
@@ -267,18 +272,17 @@ async fn boto3_gets_aimocks_deviating_answers_the_same_direct_through_tooltap_an
     let trip = round_trip("unfaithful", UNFAITHFUL_EXCHANGES).await;
     trip.assert_same_everywhere(UNFAITHFUL_EXCHANGES);
     let got = &trip.direct;
-    // boto3 refuses aimock's streamed text; it takes the end_turn answer as it is.
-    assert_eq!(
-        got["text"]["stream"]["error"], "ResponseParserError",
-        "{got}"
-    );
-    let message = got["text"]["stream"]["message"]
-        .as_str()
-        .unwrap_or_default();
-    assert!(
-        message.contains("ContentBlockStart must have one and only one member set"),
-        "{got}"
-    );
+    // boto3 refuses aimock's streamed text, alone or before a toolUse; it takes the end_turn
+    // answer as it is.
+    for case in ["text", "mixed"] {
+        let raised = &got[case]["stream"];
+        assert_eq!(raised["error"], "ResponseParserError", "{got}");
+        let message = raised["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("ContentBlockStart must have one and only one member set"),
+            "{got}"
+        );
+    }
     for call in ["buffered", "stream"] {
         let answer = &got["end_turn"][call];
         assert_eq!(answer["stopReason"], "end_turn", "{got}");
@@ -287,12 +291,12 @@ async fn boto3_gets_aimocks_deviating_answers_the_same_direct_through_tooltap_an
 }
 
 #[tokio::test]
-#[ignore = "the bedrock.* response and stream rules are not judged yet (bedrock-skeleton only)"]
+#[ignore = "the bedrock.* response and stream rules are not judged yet"]
 async fn aimocks_deviating_converse_answers_break_their_rules_live_by_check_and_replayed() {
     let trip = round_trip("unfaithful", UNFAITHFUL_EXCHANGES).await;
     let live = trip.assert_judged_as_bedrock(UNFAITHFUL_EXCHANGES);
     assert_eq!(live.len() as u64, UNFAITHFUL_EXCHANGES, "{live:?}");
-    // Each exchange breaks its rule once, at error severity: the streamed text its empty
+    // Each exchange breaks its rule once, at error severity: the two streamed texts their empty
     // contentBlockStart, the end_turn answer (buffered and streamed) its toolUse block.
     let mut rules: Vec<String> = errors(&trip.violations)
         .iter()
@@ -303,7 +307,12 @@ async fn aimocks_deviating_converse_answers_break_their_rules_live_by_check_and_
     rules.sort_unstable();
     assert_eq!(
         rules,
-        [END_TURN_WITH_CALL, END_TURN_WITH_CALL, EMPTY_START],
+        [
+            END_TURN_WITH_CALL,
+            END_TURN_WITH_CALL,
+            EMPTY_START,
+            EMPTY_START
+        ],
         "{live:?}"
     );
 }

@@ -10,12 +10,13 @@ session token, so `X-Amz-Security-Token` is sent too), one sends a Bedrock API k
 ARN, which botocore percent-encodes into one path segment.
 
 Usage: bedrock_check.py BASE_URL [faithful|unfaithful].
-`faithful`: `converse` and `converse_stream` for one call and for parallel calls; text only
-(`converse`); a two-turn loop that sends the toolResults back (both turns `converse`; and with
-the first turn `converse_stream`); the Bearer client for one call, both operations.
-`unfaithful`: the answers of aimock's that break the contract: text streamed (aimock opens the
-text block with an empty `contentBlockStart.start`, which boto3 rejects) and a tool call that
-ends with `stopReason: end_turn`, both operations."""
+`faithful`: `converse` and `converse_stream` for one call and for parallel calls; text only and
+text followed by a toolUse (`converse`); a two-turn loop that sends the toolResults back (both
+turns `converse`; and with the first turn `converse_stream`); the Bearer client for one call,
+both operations.
+`unfaithful`: the answers of aimock's that break the contract: text streamed, alone and before
+a toolUse (aimock opens a text block with an empty `contentBlockStart.start`, which boto3
+rejects), and a tool call that ends with `stopReason: end_turn`, both operations."""
 import json, os, sys
 
 # No profile, no instance metadata: the credentials are the ones below.
@@ -134,6 +135,7 @@ if mode == "faithful":
     for name, text in {"one": one, "parallel": parallel}.items():
         out[name] = {"buffered": call(buffered, text), "stream": call(streamed, text)}
     out["text"] = {"buffered": call(buffered, "Bedrock case text: say hello")}
+    out["mixed"] = {"buffered": call(buffered, "Bedrock case mixed: check Nantes")}
     out["loop"] = two_turns(parallel, buffered)
     out["loop_stream"] = two_turns(one, streamed)
     out["bearer"] = {"buffered": call(buffered, one, bearer),
@@ -141,5 +143,6 @@ if mode == "faithful":
 else:
     end_turn = "Bedrock case end turn: weather in Brest"
     out["text"] = {"stream": call(streamed, "Bedrock case text: say hello")}
+    out["mixed"] = {"stream": call(streamed, "Bedrock case mixed: check Nantes")}
     out["end_turn"] = {"buffered": call(buffered, end_turn), "stream": call(streamed, end_turn)}
 print(json.dumps(out))
