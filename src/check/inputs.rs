@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 
 use super::CheckArgs;
 use crate::engine::ResponseHead;
+use crate::engine::framing::EVENT_STREAM_TYPE;
+use crate::engine::framing::event_stream;
 use crate::record::layout::is_recording;
 
 /// Folders deeper than this are not walked (a symlink loop ends here).
@@ -162,8 +164,8 @@ pub struct Capture {
     pub path: Option<String>,
     pub request: Vec<u8>,
     pub head: ResponseHead,
-    /// The body split as a server would send it: one frame per SSE event when the body is an
-    /// unencoded stream (so `seq` counts events), else one frame.
+    /// The body split as a server would send it: one frame per SSE event (or per event-stream
+    /// message) when the body is an unencoded stream (so `seq` counts events), else one frame.
     pub frames: Vec<Vec<u8>>,
 }
 
@@ -183,10 +185,11 @@ pub fn capture(args: &CheckArgs, request: &Path, response: &Path) -> Result<Capt
         (None, None) => sniff_type(&body).map(str::to_owned),
     };
     let is_sse = content_type.as_deref() == Some("text/event-stream");
-    let frames = if is_sse && content_encoding.is_none() {
-        split_events(&body)
-    } else {
-        vec![body]
+    let is_event_stream = content_type.as_deref() == Some(EVENT_STREAM_TYPE);
+    let frames = match (content_encoding.is_none(), is_sse, is_event_stream) {
+        (true, true, _) => split_events(&body),
+        (true, _, true) => split_at(&body, event_stream::message_ends(&body)),
+        _ => vec![body],
     };
     Ok(Capture {
         dialect: args.dialect.unwrap_or_else(|| {
@@ -212,8 +215,12 @@ fn sniff_encoding(body: &[u8]) -> Option<&'static str> {
     }
 }
 
-/// JSON when the first meaningful byte opens a document, SSE when it starts a field or comment.
+/// JSON when the first meaningful byte opens a document, SSE when it starts a field or comment,
+/// an AWS event stream when it opens with a prelude whose CRC holds.
 fn sniff_type(body: &[u8]) -> Option<&'static str> {
+    if event_stream::starts_with_prelude(body) {
+        return Some(EVENT_STREAM_TYPE);
+    }
     let body = body.strip_prefix(b"\xef\xbb\xbf").unwrap_or(body);
     let start = body.iter().position(|b| !b.is_ascii_whitespace())?;
     let rest = &body[start..];
@@ -229,9 +236,13 @@ fn sniff_type(body: &[u8]) -> Option<&'static str> {
 
 /// Cuts after each blank line (CR, LF or CRLF line ends), keeping every byte.
 fn split_events(body: &[u8]) -> Vec<Vec<u8>> {
+    split_at(body, event_ends(body))
+}
+
+/// Cuts `body` at each of `ends` (ascending, the last one the body's end), keeping every byte.
+fn split_at(body: &[u8], ends: Vec<usize>) -> Vec<Vec<u8>> {
     let mut start = 0;
-    event_ends(body)
-        .into_iter()
+    ends.into_iter()
         .map(|end| {
             let frame = body[start..end].to_vec();
             start = end;

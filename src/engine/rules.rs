@@ -282,7 +282,7 @@ rules! {
     BedrockResponseToolUseIdDuplicate => "bedrock.response.tool_use_id_duplicate", Error;
     BedrockResponseChoiceAnyNoCall => "bedrock.response.choice_any_no_call", Error;
     BedrockResponseChoiceToolWrongName => "bedrock.response.choice_tool_wrong_name", Error;
-    BedrockResponseInputSchemaViolation => "bedrock.response.input_schema_violation", Warning;
+    BedrockResponseInputSchemaViolation => "bedrock.response.input_schema_violation", Error;
     BedrockResponseMalformedStop => "bedrock.response.malformed_stop", Warning;
     BedrockFramePreludeCrcMismatch => "bedrock.frame.prelude_crc_mismatch", Error;
     BedrockFrameMessageCrcMismatch => "bedrock.frame.message_crc_mismatch", Error;

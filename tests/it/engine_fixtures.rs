@@ -123,10 +123,13 @@ fn reassembled_streams_equal_their_buffered_twins() {
     let cache = SchemaCache::default();
     let all = load_all();
     let mut pairs = 0;
-    // `_array`: a stream sent as one JSON array (Gemini without `alt=sse`).
+    // `_array`: a stream sent as one JSON array (Gemini without `alt=sse`); `_stream`: AWS
+    // event-stream messages (Bedrock's ConverseStream).
     for stream in all.iter().filter(|f| {
         f.kind_name().starts_with("pair_")
-            && (f.name.ends_with("_sse") || f.name.ends_with("_array"))
+            && (f.name.ends_with("_sse")
+                || f.name.ends_with("_array")
+                || f.name.ends_with("_stream"))
     }) {
         let stem = stream.name.rsplit_once('_').map_or("", |(stem, _)| stem);
         let twin_name = format!("{stem}_json");

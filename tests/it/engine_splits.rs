@@ -50,9 +50,12 @@ fn every_split_offset_gives_the_same_report() {
 #[test]
 fn one_byte_at_a_time_gives_the_same_report() {
     let cache = SchemaCache::default();
-    // Streams (SSE, and Gemini's JSON arrays) and encoded bodies.
+    // Streams (SSE, Gemini's JSON arrays, Bedrock's event streams) and encoded bodies.
     for fixture in load_all().into_iter().filter(|f| {
-        f.is_sse || f.head.content_encoding.is_some() || f.path().contains(":streamGenerateContent")
+        f.is_sse
+            || f.event_stream
+            || f.head.content_encoding.is_some()
+            || f.path().contains(":streamGenerateContent")
     }) {
         let body = fixture.body.as_slice();
         let reference = run_frames(&fixture, &cache, &[body]);

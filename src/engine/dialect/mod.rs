@@ -43,7 +43,7 @@ impl Dialect {
     }
 
     /// The event enforce mode ends a refused stream of this dialect with.
-    pub fn error_event(self, error: &EnforceError<'_>, last_sequence: Option<i64>) -> String {
+    pub fn error_event(self, error: &EnforceError<'_>, last_sequence: Option<i64>) -> Vec<u8> {
         (register(self).error_event)(error, last_sequence)
     }
 
@@ -87,7 +87,7 @@ fn register(dialect: Dialect) -> Registered {
 struct Registered {
     start: Start,
     error_body: fn(&EnforceError<'_>) -> Value,
-    error_event: fn(&EnforceError<'_>, Option<i64>) -> String,
+    error_event: fn(&EnforceError<'_>, Option<i64>) -> Vec<u8>,
     pieces: fn() -> &'static pieces::DialectTables,
 }
 
@@ -165,6 +165,24 @@ mod tests {
                     Some(error.message)
                 );
                 assert!(body.get("__type").is_some_and(Value::is_string), "{body}");
+                // A stream ends with an `:exception` message botocore raises on.
+                let bytes = dialect.error_event(&error, Some(6));
+                let mut messages = Vec::new();
+                let mut decoder = crate::engine::framing::EventStreamDecoder::new(1 << 20);
+                decoder
+                    .push(&bytes, &mut messages)
+                    .expect("within the bound");
+                assert_eq!(
+                    decoder.end(),
+                    crate::engine::framing::event_stream::StreamEnd::Clean
+                );
+                let [message] = messages.as_slice() else {
+                    panic!("one message: {messages:?}");
+                };
+                assert_eq!(message.header(":message-type"), Some("exception"));
+                assert!(message.header(":exception-type").is_some());
+                let payload: Value = serde_json::from_slice(&message.payload).expect("JSON");
+                assert_eq!(payload["message"], error.message);
                 continue;
             }
             assert_eq!(
@@ -172,7 +190,7 @@ mod tests {
                 Some(error.message),
                 "{dialect}: {body}"
             );
-            let event = dialect.error_event(&error, Some(6));
+            let event = String::from_utf8(dialect.error_event(&error, Some(6))).expect("text");
             if dialect == Dialect::Gemini {
                 // google-genai raises on a stream line that is an `{"error":{...}}` object
                 // with an integer `code`; @google/genai on bytes that parse as one (or are left
@@ -216,7 +234,8 @@ mod tests {
             gemini.pointer("/error/details/0/metadata/rule"),
             Some(&Value::from("response.not_json"))
         );
-        let numbered = Dialect::Responses.error_event(&error, Some(6));
+        let numbered =
+            String::from_utf8(Dialect::Responses.error_event(&error, Some(6))).expect("text");
         assert!(numbered.contains("\"sequence_number\":7"), "{numbered}");
     }
 }

@@ -98,9 +98,9 @@ pub trait DialectRules: std::fmt::Debug + Send {
         Self: Sized;
 
     /// The event enforce mode ends a refused stream with, framed as the dialect's events are and
-    /// shaped as its SDKs raise; `last_sequence`: the last
-    /// [`DialectRules::last_sequence_number`] the stream carried.
-    fn error_event(error: &EnforceError<'_>, last_sequence: Option<i64>) -> String
+    /// shaped as its SDKs raise (bytes: an SSE event's text, or a binary event-stream message);
+    /// `last_sequence`: the last [`DialectRules::last_sequence_number`] the stream carried.
+    fn error_event(error: &EnforceError<'_>, last_sequence: Option<i64>) -> Vec<u8>
     where
         Self: Sized;
 

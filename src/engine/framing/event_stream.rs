@@ -270,6 +270,32 @@ impl EventStreamDecoder {
     }
 }
 
+/// Whether `body` opens with an event-stream prelude whose CRC holds (what `tooltap check`
+/// sniffs a capture by).
+pub fn starts_with_prelude(body: &[u8]) -> bool {
+    body.len() >= PRELUDE && crc32fast::hash(&body[..8]) == be_u32(body, 8)
+}
+
+/// Where each message of `body` ends, by the preludes' total lengths, and the body's end when
+/// bytes follow the last whole message (a message cut short, lengths that cannot be). Empty
+/// for an empty body.
+pub fn message_ends(body: &[u8]) -> Vec<usize> {
+    let mut ends = Vec::new();
+    let mut at = 0;
+    while body.len() >= at + PRELUDE {
+        let total = be_u32(body, at) as usize;
+        if total < OVERHEAD || body.len() - at < total {
+            break;
+        }
+        at += total;
+        ends.push(at);
+    }
+    if at < body.len() {
+        ends.push(body.len());
+    }
+    ends
+}
+
 fn be_u32(bytes: &[u8], at: usize) -> u32 {
     let mut word = [0u8; 4];
     if let Some(slice) = bytes.get(at..at + 4) {

@@ -157,7 +157,10 @@ pub async fn response(
     let mut exchange = crate::engine::Exchange::start(engine, schemas, dialect, request);
     exchange.response_head(head.clone());
     let (mut parts, body) = response.into_parts();
-    if exchange.body_kind() == Some(BodyKind::Sse) {
+    if matches!(
+        exchange.body_kind(),
+        Some(BodyKind::Sse | BodyKind::EventStream)
+    ) {
         // The stream may gain an error event: a stated length would no longer be true.
         parts.headers.remove(header::CONTENT_LENGTH);
         let body = EnforceBody::new(body, exchange, cut).boxed_unsync();

@@ -243,13 +243,11 @@ fn a_capture_s_dialect_can_be_named() {
         "--response",
         "b",
         "--dialect",
-        "bedrock",
+        "cohere",
     ];
     let error = <tooltap::cli::Cli as clap::Parser>::try_parse_from(full).expect_err("refused");
     assert!(
-        error
-            .to_string()
-            .contains("chat, responses, anthropic, gemini"),
+        error.to_string().contains(tooltap::engine::Dialect::NAMES),
         "{error}"
     );
 }
@@ -259,11 +257,7 @@ fn captures_made_elsewhere_give_the_expected_violations() {
     let mut checked = 0;
     for fixture in load_all() {
         let dir = fixtures_dir().join(&fixture.name);
-        let response = if fixture.is_sse {
-            "response.sse"
-        } else {
-            "response.json"
-        };
+        let response = fixture.response_file();
         let request = dir.join("request.json");
         let response = dir.join(response);
         let status = fixture.head.status.to_string();

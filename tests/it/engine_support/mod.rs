@@ -24,6 +24,8 @@ pub struct Fixture {
     /// The exact bytes the server sends (possibly content-encoded).
     pub body: Vec<u8>,
     pub is_sse: bool,
+    /// The body is AWS event-stream messages (`response.eventstream`, a Bedrock stream).
+    pub event_stream: bool,
     /// A case named `<label>_*` for a dialect other than Chat (`responses_*`, `anthropic_*`) is
     /// that dialect's exchange; every other case is Chat Completions.
     pub dialect: Dialect,
@@ -35,6 +37,17 @@ pub struct Fixture {
 }
 
 impl Fixture {
+    /// The name of the response file in the case's directory.
+    pub fn response_file(&self) -> &'static str {
+        if self.is_sse {
+            "response.sse"
+        } else if self.event_stream {
+            "response.eventstream"
+        } else {
+            "response.json"
+        }
+    }
+
     /// The request path a client would post this case to.
     pub fn path(&self) -> &str {
         &self.path
@@ -91,8 +104,13 @@ pub fn load(dir: &Path) -> Fixture {
         .to_string_lossy()
         .into_owned();
     let request = std::fs::read(dir.join("request.json")).expect("request.json");
+    let event_stream = dir.join("response.eventstream").exists();
     let (body, is_sse) = match std::fs::read(dir.join("response.sse")) {
         Ok(body) => (body, true),
+        Err(_) if event_stream => (
+            std::fs::read(dir.join("response.eventstream")).expect("response.eventstream"),
+            false,
+        ),
         Err(_) => (
             std::fs::read(dir.join("response.json")).expect("response.json or .sse"),
             false,
@@ -100,6 +118,8 @@ pub fn load(dir: &Path) -> Fixture {
     };
     let default_type = if is_sse {
         "text/event-stream"
+    } else if event_stream {
+        "application/vnd.amazon.eventstream"
     } else {
         "application/json"
     };
@@ -138,6 +158,10 @@ pub fn load(dir: &Path) -> Fixture {
             "/v1beta/models/gemini-3-flash:streamGenerateContent?alt=sse".to_owned()
         }
         Dialect::Gemini => "/v1beta/models/gemini-3-flash:generateContent".to_owned(),
+        Dialect::Bedrock if is_sse || event_stream => {
+            "/model/anthropic.claude-sonnet-4-5/converse-stream".to_owned()
+        }
+        Dialect::Bedrock => "/model/anthropic.claude-sonnet-4-5/converse".to_owned(),
         other => format!("/v1{}", other.path_suffixes()[0]),
     });
     Fixture {
@@ -149,6 +173,7 @@ pub fn load(dir: &Path) -> Fixture {
         head,
         body,
         is_sse,
+        event_stream,
     }
 }
 
@@ -159,6 +184,9 @@ pub fn natural_frames(fixture: &Fixture) -> Vec<&[u8]> {
     let body = fixture.body.as_slice();
     if fixture.head.content_encoding.is_some() {
         return body.chunks(64).collect();
+    }
+    if fixture.event_stream {
+        return event_stream_frames(body);
     }
     if !fixture.is_sse {
         return vec![body];
@@ -185,6 +213,20 @@ pub fn natural_frames(fixture: &Fixture) -> Vec<&[u8]> {
         frames.push(&body[frame_start..]);
     }
     frames
+}
+
+/// One frame per event-stream message, by each prelude's total length (the rest, a message
+/// cut short or lengths that cannot be, as one last frame).
+fn event_stream_frames(body: &[u8]) -> Vec<&[u8]> {
+    let mut start = 0;
+    tooltap::engine::framing::event_stream::message_ends(body)
+        .into_iter()
+        .map(|end| {
+            let frame = &body[start..end];
+            start = end;
+            frame
+        })
+        .collect()
 }
 
 /// Drives one exchange over the given frames.

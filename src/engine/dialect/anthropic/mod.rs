@@ -229,11 +229,12 @@ impl DialectRules for AnthropicState {
     }
 
     /// `event: error` with Anthropic's error body.
-    fn error_event(error: &EnforceError<'_>, _last_sequence: Option<i64>) -> String {
+    fn error_event(error: &EnforceError<'_>, _last_sequence: Option<i64>) -> Vec<u8> {
         format!(
             "event: error\ndata: {}\n\n",
             AnthropicState::error_body(error)
         )
+        .into_bytes()
     }
 
     fn pieces() -> &'static DialectTables {

@@ -9,20 +9,26 @@
 //! ids (plus the shared `response.stream_mismatch` and `request.schema_invalid`), one outcome
 //! for the message.
 
+pub mod message;
 pub mod pieces;
 pub mod request;
+mod request_rules;
+pub mod stream;
 
+use std::cell::Cell;
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use request::BedrockRequest;
+use stream::StreamState;
 
 use super::common::{self, StreamEnd};
 use super::pieces::DialectTables;
 use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
-use crate::engine::report::{ChoiceOutcome, RequestFacts};
+use crate::engine::head::ResponseHead;
+use crate::engine::report::{BodyKind, RequestFacts};
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, SchemaCache};
 use crate::engine::violation::{Site, Stage, ViolationSink};
@@ -31,11 +37,85 @@ use crate::engine::violation::{Site, Stage, ViolationSink};
 /// maps to its modeled `ModelErrorException` (the model's processing failed).
 const ENFORCE_TYPE: &str = "ModelErrorException";
 
+/// The `:exception-type` enforce mode ends a refused stream with: ConverseStream's modeled
+/// `modelStreamErrorException` (botocore raises `EventStreamError` with this code).
+const ENFORCE_STREAM_TYPE: &str = "modelStreamErrorException";
+
 /// One Bedrock exchange's dialect state.
 #[derive(Debug)]
 pub struct BedrockState {
     request: BedrockRequest,
     schemas: Option<Arc<CompiledTools>>,
+    stream: StreamState,
+    /// How the body is framed, once [`DialectRules::body_kind`] said it.
+    kind: Cell<Option<BodyKind>>,
+    /// `bedrock.stream.http_content_type` was reported.
+    content_type_told: bool,
+}
+
+impl BedrockState {
+    /// `bedrock.stream.http_content_type`, once: a `converse-stream` answer that is not an
+    /// event stream.
+    fn check_content_type(&mut self, sink: &mut ViolationSink) {
+        let kind = self.kind.get();
+        if self.content_type_told
+            || !self.request.facts.stream
+            || kind.is_none_or(|k| k == BodyKind::EventStream)
+        {
+            return;
+        }
+        self.content_type_told = true;
+        sink.push(
+            RuleId::BedrockStreamHttpContentType,
+            Stage::Head,
+            Site::at(""),
+            format!(
+                "a converse-stream answer must be {}; this one is read as {kind:?}",
+                crate::engine::framing::EVENT_STREAM_TYPE
+            ),
+        );
+    }
+
+    /// The message rules over the reassembled stream, once.
+    fn judge_stream(&mut self, sink: &mut ViolationSink) {
+        if self.stream.judged {
+            return;
+        }
+        self.stream.judged = true;
+        let message = self.stream.message();
+        message::judge(&message, &self.request, self.schemas.as_deref(), sink);
+    }
+
+    fn finish_judged(&mut self, ended_mid_event: bool, sink: &mut ViolationSink) {
+        self.check_content_type(sink);
+        if ended_mid_event {
+            sink.push(
+                RuleId::BedrockFrameTruncated,
+                Stage::Complete,
+                Site::at(""),
+                "the body ended inside an event-stream message",
+            );
+        }
+        if self.stream.errored {
+            return;
+        }
+        self.judge_stream(sink);
+        if self.stream.stop.is_none() {
+            sink.push(
+                RuleId::BedrockStreamMessageStopMissing,
+                Stage::Complete,
+                Site::at(""),
+                "the stream ended without messageStop",
+            );
+        } else if !self.stream.metadata {
+            sink.push(
+                RuleId::BedrockStreamMetadataMissing,
+                Stage::Complete,
+                Site::at(""),
+                "the stream ended after messageStop without its metadata event",
+            );
+        }
+    }
 }
 
 impl DialectRules for BedrockState {
@@ -47,6 +127,9 @@ impl DialectRules for BedrockState {
     ) -> BedrockState {
         let body = common::is_object_text(parts.body).then_some(parts.body);
         let request = request::read(body, parts.path);
+        if let Some(body) = body.and_then(|b| serde_json::from_slice::<Value>(b).ok()) {
+            request_rules::check(&body, &request, sink);
+        }
         let schemas = common::declared_tools(
             request.tools.as_deref(),
             |raw| cache.tools_for_raw(raw, &request::TOOLS),
@@ -54,7 +137,13 @@ impl DialectRules for BedrockState {
             sink,
             notes,
         );
-        BedrockState { request, schemas }
+        BedrockState {
+            request,
+            schemas,
+            stream: StreamState::default(),
+            kind: Cell::new(None),
+            content_type_told: false,
+        }
     }
 
     fn admit_tools(&self) {
@@ -71,15 +160,42 @@ impl DialectRules for BedrockState {
         self.request.facts
     }
 
+    /// A `converse-stream` is an event stream whatever its head says (a missing or wrong
+    /// content type is `bedrock.stream.http_content_type`, and the body is still read as
+    /// messages when it names none); `converse` is the default reading.
+    fn body_kind(&self, head: &ResponseHead) -> BodyKind {
+        let kind = crate::engine::framing::body_kind(head.content_type.as_deref(), false);
+        let kind = match (self.request.facts.stream, head.content_type.is_some()) {
+            (true, false) => BodyKind::EventStream,
+            _ => kind,
+        };
+        self.kind.set(Some(kind));
+        kind
+    }
+
     fn stream_is_done(&self) -> bool {
-        false
+        self.stream.is_done()
     }
 
     fn reassembly_bytes(&self) -> usize {
-        0
+        self.stream.held
     }
 
-    fn on_event(&mut self, _event: &SseEvent, _seq: u64, _sink: &mut ViolationSink) {}
+    fn bound_reassembly(&mut self, max: usize) {
+        self.stream.bound = max;
+    }
+
+    /// One event-stream message (its `:event-type` as the event name, its payload as data),
+    /// or the framing's own `:exception:` / `:error:` / `:frame:` event.
+    fn on_event(&mut self, event: &SseEvent, seq: u64, sink: &mut ViolationSink) {
+        self.check_content_type(sink);
+        if self
+            .stream
+            .on_event(event.event.as_deref(), &event.data, seq, sink)
+        {
+            self.judge_stream(sink);
+        }
+    }
 
     fn judge_buffered(&self, body: &[u8], sink: &mut ViolationSink) -> Judged {
         let document: Value = match serde_json::from_slice(body) {
@@ -94,19 +210,26 @@ impl DialectRules for BedrockState {
                 return (Vec::new(), None);
             }
         };
-        let outcome = ChoiceOutcome {
-            finish_reason: document
-                .get("stopReason")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-            ..ChoiceOutcome::default()
-        };
+        let message = message::read_buffered(&document);
+        message::judge(&message, &self.request, self.schemas.as_deref(), sink);
         let usage = document.get("usage").filter(|u| !u.is_null()).cloned();
-        (vec![outcome], usage)
+        (vec![message.outcome()], usage)
     }
 
-    fn finish_stream(&mut self, _end: StreamEnd<'_>) -> Judged {
-        (Vec::new(), None)
+    fn finish_stream(&mut self, end: StreamEnd<'_>) -> Judged {
+        match end {
+            StreamEnd::Judged {
+                ended_mid_event,
+                sink,
+            } => self.finish_judged(ended_mid_event, sink),
+            StreamEnd::Unjudged { scratch } => self.judge_stream(scratch),
+        }
+        let outcomes = if self.stream.events == 0 {
+            Vec::new()
+        } else {
+            vec![self.stream.message().outcome()]
+        };
+        (outcomes, self.stream.usage.clone())
     }
 
     /// Bedrock's error body, `{"message": ...}` with its type in `__type` (botocore's rest-json
@@ -120,9 +243,19 @@ impl DialectRules for BedrockState {
         })
     }
 
-    /// Not yet an event-stream `:exception` message: the error body on one line.
-    fn error_event(error: &EnforceError<'_>, _last_sequence: Option<i64>) -> String {
-        format!("{}\n", BedrockState::error_body(error))
+    /// An event-stream `:exception` message (`:exception-type: modelStreamErrorException`, one
+    /// of ConverseStream's modeled exceptions) with `{"message": ...}`: botocore raises
+    /// `EventStreamError` on it, and the stream ends there.
+    fn error_event(error: &EnforceError<'_>, _last_sequence: Option<i64>) -> Vec<u8> {
+        let payload = serde_json::json!({"message": error.message}).to_string();
+        crate::engine::framing::event_stream::encode(
+            &[
+                (":message-type", "exception"),
+                (":exception-type", ENFORCE_STREAM_TYPE),
+                (":content-type", "application/json"),
+            ],
+            payload.as_bytes(),
+        )
     }
 
     fn pieces() -> &'static DialectTables {

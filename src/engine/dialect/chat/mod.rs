@@ -171,8 +171,8 @@ impl DialectRules for ChatState {
     }
 
     /// A `data:` event holding the error body, which the SDKs raise.
-    fn error_event(error: &EnforceError<'_>, _last_sequence: Option<i64>) -> String {
-        format!("data: {}\n\n", ChatState::error_body(error))
+    fn error_event(error: &EnforceError<'_>, _last_sequence: Option<i64>) -> Vec<u8> {
+        format!("data: {}\n\n", ChatState::error_body(error)).into_bytes()
     }
 
     fn pieces() -> &'static DialectTables {

@@ -319,8 +319,8 @@ impl DialectRules for GeminiState {
     /// on a stream line that is a JSON `{"error":...}` object, and @google/genai raises on a
     /// network chunk that parses as one, or on bytes left without an event delimiter at the
     /// end of the body (a `data:` event with an error is read by neither as an error).
-    fn error_event(error: &EnforceError<'_>, _last_sequence: Option<i64>) -> String {
-        format!("{}\n", GeminiState::error_body(error))
+    fn error_event(error: &EnforceError<'_>, _last_sequence: Option<i64>) -> Vec<u8> {
+        format!("{}\n", GeminiState::error_body(error)).into_bytes()
     }
 
     fn pieces() -> &'static DialectTables {

@@ -263,14 +263,14 @@ impl DialectRules for ResponsesState {
 
     /// The stream's own `error` event: `event:` line, `type`, and a `sequence_number` after the
     /// last one forwarded.
-    fn error_event(error: &EnforceError<'_>, last_sequence: Option<i64>) -> String {
+    fn error_event(error: &EnforceError<'_>, last_sequence: Option<i64>) -> Vec<u8> {
         let mut event = common::openai_error(error);
         if let Some(object) = event.as_object_mut() {
             object.insert("type".into(), "error".into());
             let sequence = last_sequence.map_or(0, |n| n + 1);
             object.insert("sequence_number".into(), sequence.into());
         }
-        format!("event: error\ndata: {event}\n\n")
+        format!("event: error\ndata: {event}\n\n").into_bytes()
     }
 
     fn pieces() -> &'static DialectTables {

@@ -1,0 +1,382 @@
+//! A ConverseStream's events, one at a time: the block lifecycle keyed by `contentBlockIndex`
+//! (a `toolUse` block opens with `contentBlockStart`, a text block with its first delta), the
+//! `toolUse.input` string fragments joined, `messageStop`'s `stopReason`, `metadata`, and the
+//! framing's own events (an `:exception` or `:error` message, a corrupt message).
+//!
+//! Input: one event as the exchange hands it over (`event` the `:event-type`, `data` the JSON
+//! payload; see `engine::framing::event_stream::to_event`). Output: `bedrock.stream.*` and
+//! `bedrock.frame.*` violations, and the reassembled [`Message`] the message rules judge at
+//! `messageStop` (or at the end). What it keeps is counted with `engine::weigh` and bounded.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::message::{Message, ToolUse};
+use crate::engine::dialect::common::preview;
+use crate::engine::rules::RuleId;
+use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::weigh;
+
+/// What a block turned out to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Kind {
+    #[default]
+    Unknown,
+    Text,
+    Tool,
+}
+
+/// One content block, by `contentBlockIndex`.
+#[derive(Debug, Default)]
+struct Block {
+    kind: Kind,
+    /// Opened by `contentBlockStart` with `start.toolUse`.
+    tool_started: bool,
+    id: Option<Value>,
+    name: Option<String>,
+    /// The `toolUse.input` fragments joined.
+    input: String,
+    /// Whether any input fragment came.
+    fragments: bool,
+    text: String,
+    stopped: bool,
+    /// The joined input, once judged at `contentBlockStop` (`None`: not an object).
+    parsed: Option<Option<Value>>,
+}
+
+/// The stream's reassembly and lifecycle.
+#[derive(Debug, Default)]
+pub struct StreamState {
+    blocks: BTreeMap<u32, Block>,
+    /// Events seen (the framing's own included).
+    pub events: usize,
+    /// `messageStop`'s `stopReason` (`Some(Null)` when it had none).
+    pub stop: Option<Value>,
+    pub metadata: bool,
+    /// An `:exception` / `:error` message or a corrupt message ended the stream.
+    pub errored: bool,
+    /// The message rules ran.
+    pub judged: bool,
+    pub usage: Option<Value>,
+    /// What the reassembly holds (`engine::weigh`), and the most one event may add.
+    pub held: usize,
+    pub bound: usize,
+}
+
+impl StreamState {
+    /// Whether the stream ended by its own framing: `metadata` after `messageStop`, or an
+    /// exception.
+    pub fn is_done(&self) -> bool {
+        self.errored || (self.stop.is_some() && self.metadata)
+    }
+
+    /// Reads one event; returns true when it was `messageStop` (the message is whole).
+    pub fn on_event(
+        &mut self,
+        name: Option<&str>,
+        data: &str,
+        seq: u64,
+        sink: &mut ViolationSink,
+    ) -> bool {
+        let first = self.events == 0;
+        self.events += 1;
+        let site = |path: &str| Site::at(path.to_owned()).seq(Some(seq));
+        let Some(name) = name else {
+            sink.push(
+                RuleId::BedrockFrameMissingEventType,
+                Stage::Fragment,
+                site(""),
+                "an event message without an :event-type header",
+            );
+            return false;
+        };
+        if let Some(problem) = name.strip_prefix(":frame:") {
+            self.errored = true;
+            let rule = match problem {
+                "prelude_crc_mismatch" => RuleId::BedrockFramePreludeCrcMismatch,
+                "message_crc_mismatch" => RuleId::BedrockFrameMessageCrcMismatch,
+                "header_type_unknown" => RuleId::BedrockFrameHeaderTypeUnknown,
+                "payload_not_utf8" => {
+                    self.errored = false;
+                    RuleId::BedrockFramePayloadNotJson
+                }
+                _ => RuleId::BedrockFrameLengthInvalid,
+            };
+            let detail = if data.is_empty() {
+                "a payload that is not UTF-8".to_owned()
+            } else {
+                data.to_owned()
+            };
+            sink.push(rule, Stage::Fragment, site(""), detail);
+            return false;
+        }
+        if let Some(kind) = name
+            .strip_prefix(":exception:")
+            .or_else(|| name.strip_prefix(":error:"))
+        {
+            self.errored = true;
+            sink.push(
+                RuleId::BedrockStreamExceptionEvent,
+                Stage::Fragment,
+                site(""),
+                format!("the stream ended with a {kind:?} exception: {data}"),
+            );
+            return false;
+        }
+        let payload: Value = match serde_json::from_str(data) {
+            Ok(payload) => payload,
+            Err(error) => {
+                sink.push(
+                    RuleId::BedrockFramePayloadNotJson,
+                    Stage::Fragment,
+                    site(""),
+                    format!("{name} payload is not JSON: {error}"),
+                );
+                return false;
+            }
+        };
+        if first && name != "messageStart" {
+            sink.push(
+                RuleId::BedrockStreamFirstNotMessageStart,
+                Stage::Fragment,
+                site(""),
+                format!("the first event is {name}, not messageStart"),
+            );
+        }
+        match name {
+            "contentBlockStart" => self.on_start(&payload, seq, sink),
+            "contentBlockDelta" => self.on_delta(&payload, seq, sink),
+            "contentBlockStop" => self.on_stop(&payload, seq, sink),
+            "messageStop" => {
+                self.stop = Some(payload.get("stopReason").cloned().unwrap_or(Value::Null));
+                for (index, block) in &self.blocks {
+                    if !block.stopped {
+                        sink.push(
+                            RuleId::BedrockStreamBlockNotStopped,
+                            Stage::Fragment,
+                            site("").tool_call(Some(*index)),
+                            format!("block {index} got no contentBlockStop before messageStop"),
+                        );
+                    }
+                }
+                return true;
+            }
+            "metadata" => {
+                self.metadata = true;
+                self.usage = payload.get("usage").cloned();
+            }
+            _ => {}
+        }
+        false
+    }
+
+    fn on_start(&mut self, payload: &Value, seq: u64, sink: &mut ViolationSink) {
+        let index = block_index(payload);
+        let site = Site::at("/start").seq(Some(seq)).tool_call(Some(index));
+        let members = payload.get("start").and_then(Value::as_object);
+        let Some(members) = members.filter(|m| m.len() == 1) else {
+            let shown = payload.get("start").map(preview).unwrap_or_default();
+            sink.push(
+                RuleId::BedrockStreamEmptyStartUnion,
+                Stage::Fragment,
+                site,
+                format!("contentBlockStart.start must have exactly one member, got {shown}"),
+            );
+            return;
+        };
+        let Some(tool) = members.get("toolUse") else {
+            let member = members.keys().next().cloned().unwrap_or_default();
+            if !matches!(member.as_str(), "toolResult" | "image") {
+                sink.push(
+                    RuleId::BedrockStreamStartUnknownMember,
+                    Stage::Fragment,
+                    site,
+                    format!("contentBlockStart.start.{member} is not a ContentBlockStart member"),
+                );
+            }
+            return;
+        };
+        let block = Block {
+            kind: Kind::Tool,
+            tool_started: true,
+            id: tool.get("toolUseId").cloned(),
+            name: tool.get("name").and_then(Value::as_str).map(str::to_owned),
+            ..Block::default()
+        };
+        let added = weigh::ENTRY
+            + weigh::maybe(block.id.as_ref())
+            + block.name.as_ref().map_or(0, String::len);
+        if self.fits(added) {
+            self.held += added;
+            self.blocks.insert(index, block);
+        }
+    }
+
+    fn on_delta(&mut self, payload: &Value, seq: u64, sink: &mut ViolationSink) {
+        let index = block_index(payload);
+        let site = |path: &str| {
+            Site::at(path.to_owned())
+                .seq(Some(seq))
+                .tool_call(Some(index))
+        };
+        let Some(delta) = payload.get("delta") else {
+            return;
+        };
+        let text = delta.get("text").and_then(Value::as_str);
+        let fragment = delta.get("toolUse").map(|t| t.get("input"));
+        if text.is_none() && fragment.is_none() {
+            return;
+        }
+        if !self.blocks.contains_key(&index) {
+            if !self.fits(weigh::ENTRY) {
+                return;
+            }
+            self.held += weigh::ENTRY;
+            self.blocks.insert(index, Block::default());
+        }
+        let piece = fragment.flatten().and_then(Value::as_str);
+        let fits = self.fits(text.or(piece).map_or(0, str::len));
+        let Some(block) = self.blocks.get_mut(&index) else {
+            return;
+        };
+        if block.stopped {
+            sink.push(
+                RuleId::BedrockStreamDeltaAfterStop,
+                Stage::Fragment,
+                site("/delta"),
+                format!("a delta for block {index} after its contentBlockStop"),
+            );
+            return;
+        }
+        if let Some(text) = text {
+            if block.kind == Kind::Tool {
+                sink.push(
+                    RuleId::BedrockStreamDeltaKindMismatch,
+                    Stage::Fragment,
+                    site("/delta/text"),
+                    format!("a text delta on toolUse block {index}"),
+                );
+                return;
+            }
+            block.kind = Kind::Text;
+            if fits {
+                block.text.push_str(text);
+                self.held += text.len();
+            }
+            return;
+        }
+        if block.kind == Kind::Text {
+            sink.push(
+                RuleId::BedrockStreamDeltaKindMismatch,
+                Stage::Fragment,
+                site("/delta/toolUse"),
+                format!("a toolUse delta on text block {index}"),
+            );
+            return;
+        }
+        if !block.tool_started {
+            sink.push(
+                RuleId::BedrockStreamToolDeltaWithoutStart,
+                Stage::Fragment,
+                site("/delta/toolUse"),
+                format!("a toolUse delta for block {index}, never started with start.toolUse"),
+            );
+            return;
+        }
+        block.fragments = true;
+        match piece {
+            Some(piece) if fits => {
+                block.input.push_str(piece);
+                self.held += piece.len();
+            }
+            Some(_) => {}
+            None => {
+                // A fragment that is not a string cannot join into JSON text: the NUL keeps
+                // the joined input from parsing.
+                block.input.push('\u{0}');
+            }
+        }
+    }
+
+    fn on_stop(&mut self, payload: &Value, seq: u64, sink: &mut ViolationSink) {
+        let index = block_index(payload);
+        let Some(block) = self.blocks.get_mut(&index) else {
+            return;
+        };
+        block.stopped = true;
+        if block.kind != Kind::Tool || block.parsed.is_some() {
+            return;
+        }
+        if !block.fragments || block.input.trim().is_empty() {
+            // An argument-less call (`bedrock.stream.tool_input_empty`, informational): `{}`.
+            block.parsed = Some(Some(Value::Object(serde_json::Map::new())));
+            return;
+        }
+        let parsed = serde_json::from_str::<Value>(&block.input)
+            .ok()
+            .filter(Value::is_object);
+        if parsed.is_none() {
+            sink.push(
+                RuleId::BedrockStreamToolInputNotJsonObject,
+                Stage::Fragment,
+                Site::at("/delta/toolUse/input")
+                    .seq(Some(seq))
+                    .tool_call(Some(index)),
+                format!(
+                    "block {index}'s input fragments join into {:?}, not a JSON object",
+                    crate::engine::violation::bounded_str(&block.input, 200)
+                ),
+            );
+        }
+        block.parsed = Some(parsed);
+    }
+
+    /// Whether `added` more bytes keep the reassembly within its bound (0: unbounded).
+    fn fits(&self, added: usize) -> bool {
+        self.bound == 0 || self.held.saturating_add(added) <= self.bound
+    }
+
+    /// The message as reassembled so far: its tool blocks (inputs judged at their stop, or
+    /// parsed now), its text, its `stopReason`.
+    pub fn message(&self) -> Message {
+        let mut message = Message {
+            stop_reason: self.stop.clone().filter(|s| !s.is_null()),
+            ..Message::default()
+        };
+        for (index, block) in &self.blocks {
+            match block.kind {
+                Kind::Text => message
+                    .text
+                    .get_or_insert_with(String::new)
+                    .push_str(&block.text),
+                Kind::Tool => message.tool_uses.push(ToolUse {
+                    index: *index,
+                    id: block.id.clone(),
+                    name: block.name.clone(),
+                    input: match &block.parsed {
+                        Some(parsed) => parsed.clone(),
+                        None if block.input.trim().is_empty() => {
+                            Some(Value::Object(serde_json::Map::new()))
+                        }
+                        None => serde_json::from_str::<Value>(&block.input)
+                            .ok()
+                            .filter(Value::is_object),
+                    },
+                    at: format!("/contentBlockIndex/{index}"),
+                }),
+                Kind::Unknown => {}
+            }
+        }
+        message
+    }
+}
+
+/// `contentBlockIndex` (0 when absent or not a small integer).
+fn block_index(payload: &Value) -> u32 {
+    payload
+        .get("contentBlockIndex")
+        .and_then(Value::as_u64)
+        .and_then(|i| u32::try_from(i).ok())
+        .unwrap_or(0)
+}
