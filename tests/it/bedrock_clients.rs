@@ -11,7 +11,9 @@
 //! API key (`AWS_BEARER_TOKEN_BEDROCK`) instead of signing with SigV4. Every exchange is judged
 //! as `bedrock` with no error-severity violation on faithful traffic, recorded without its
 //! credentials (the SigV4 `Authorization`, `X-Amz-Security-Token`, the Bearer key), and `tooltap
-//! check` and the replay give the verdicts it had live.
+//! check` and the replay give the verdicts it had live. aimock's deviating answers (below) are
+//! the violating cases: each reported with its `bedrock.*` rule live, by `check` and in replay,
+//! and in enforce mode raised by boto3 as Bedrock's own error naming the rule.
 //!
 //! What of aimock 1.43.0's Converse bytes deviates from the contract (reference §2(d), §2(i)):
 //! * every text block of `converse-stream` opens with `contentBlockStart {"start": {}}`, an
@@ -291,20 +293,15 @@ async fn boto3_gets_aimocks_deviating_answers_the_same_direct_through_tooltap_an
 }
 
 #[tokio::test]
-#[ignore = "the bedrock.* response and stream rules are not judged yet"]
 async fn aimocks_deviating_converse_answers_break_their_rules_live_by_check_and_replayed() {
     let trip = round_trip("unfaithful", UNFAITHFUL_EXCHANGES).await;
     let live = trip.assert_judged_as_bedrock(UNFAITHFUL_EXCHANGES);
     assert_eq!(live.len() as u64, UNFAITHFUL_EXCHANGES, "{live:?}");
-    // Each exchange breaks its rule once, at error severity: the two streamed texts their empty
-    // contentBlockStart, the end_turn answer (buffered and streamed) its toolUse block.
-    let mut rules: Vec<String> = errors(&trip.violations)
-        .iter()
-        .filter_map(|line| line["rule"].as_str())
-        .filter(|rule| [EMPTY_START, END_TURN_WITH_CALL].contains(rule))
-        .map(str::to_owned)
-        .collect();
+    // Each exchange breaks its rule and no other, at error severity: the two streamed texts
+    // their empty contentBlockStart, the end_turn answer (buffered and streamed) its toolUse.
+    let mut rules: Vec<&str> = live.values().flatten().map(String::as_str).collect();
     rules.sort_unstable();
+    assert_eq!(errors(&trip.violations).len(), rules.len(), "{live:?}");
     assert_eq!(
         rules,
         [
@@ -315,4 +312,40 @@ async fn aimocks_deviating_converse_answers_break_their_rules_live_by_check_and_
         ],
         "{live:?}"
     );
+}
+
+/// Enforce mode: each deviating answer reaches boto3 as Bedrock's own error, which it raises
+/// naming the rule: a buffered answer as `ModelErrorException`, a stream cut by an `:exception`
+/// message as `EventStreamError` (`modelStreamErrorException`), where direct boto3 raised a
+/// parser error (the empty contentBlockStart) or got tool calls it would not run (end_turn).
+#[tokio::test]
+async fn in_enforce_mode_boto3_raises_naming_the_rule_on_aimocks_deviating_answers() {
+    let (_aimock, port) = start_aimock().await;
+    let enforcing = proxy::start_enforcing(&format!("http://127.0.0.1:{port}")).await;
+    let got = run(&format!("http://{}", enforcing.local_addr()), "unfaithful").await;
+    let raised = [
+        ("text", "stream", "EventStreamError", EMPTY_START),
+        ("mixed", "stream", "EventStreamError", EMPTY_START),
+        (
+            "end_turn",
+            "buffered",
+            "ModelErrorException",
+            END_TURN_WITH_CALL,
+        ),
+        ("end_turn", "stream", "EventStreamError", END_TURN_WITH_CALL),
+    ];
+    for (case, call, error, rule) in raised {
+        let answer = &got[case][call];
+        assert_eq!(answer["error"], error, "{case} {call}: {got}");
+        let message = answer["message"].as_str().unwrap_or_default();
+        assert!(message.contains(rule), "{case} {call}: {got}");
+        // One attempt: the script's boto3 does not retry the refusal.
+        assert!(
+            !message.contains("max retries") || message.contains("max retries: 0)"),
+            "{case} {call}: {got}"
+        );
+        if call == "stream" {
+            assert!(message.contains("modelStreamErrorException"), "{got}");
+        }
+    }
 }

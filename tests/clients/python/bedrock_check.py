@@ -30,7 +30,7 @@ import boto3  # noqa: E402 (after the environment is pinned)
 from botocore.config import Config  # noqa: E402
 
 base_url, mode = sys.argv[1], (sys.argv[2] if len(sys.argv) > 2 else "faithful")
-CONFIG = Config(retries={"max_attempts": 1, "mode": "standard"}, connect_timeout=5,
+CONFIG = Config(retries={"total_max_attempts": 1, "mode": "standard"}, connect_timeout=5,
                 read_timeout=20)
 MODEL = ("arn:aws:bedrock:us-east-1:123456789012:inference-profile/"
          "us.anthropic.claude-sonnet-4-5-20250929-v1:0")
