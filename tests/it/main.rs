@@ -19,7 +19,9 @@
 //!   Node SDKs against aimock's Messages API, observe, replay and enforce), `gemini_clients` (the
 //!   google-genai Python and @google/genai Node SDKs against aimock's Gemini API, direct, through
 //!   tooltap and its replay), `ollama_clients` (the `ollama` Python client against aimock's `/api/chat`,
-//!   direct, through tooltap and its replay), `sdk_endings`, and the clients in `replay`.
+//!   direct, through tooltap and its replay), `bedrock_clients` (boto3's `bedrock-runtime` client
+//!   against aimock's Converse API, SigV4 and Bearer, direct, through tooltap and its replay),
+//!   `sdk_endings`, and the clients in `replay`.
 //! * `bench`: an ignored side-by-side throughput figure (performance lives in `bench/run`).
 //!
 //! Shared helpers: `support` (upstreams, the proxy harness, clients) and `engine_support` (the
@@ -30,6 +32,7 @@
 
 mod anthropic_clients;
 mod bad_input;
+mod bedrock_clients;
 mod bench;
 mod binary;
 mod broken_upstream;

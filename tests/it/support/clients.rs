@@ -1,6 +1,7 @@
 //! The real client programs the tests drive: the Python interpreter `scripts/test` installs
-//! (with the `openai`, `openai-agents`, `anthropic` and `google-genai` SDKs), the scripts under
-//! `tests/clients/python`, and the Node SDK scripts beside aimock in `tests/clients/aimock`.
+//! (with the `openai`, `openai-agents`, `anthropic`, `google-genai` and `boto3` SDKs), the
+//! scripts under `tests/clients/python`, and the Node SDK scripts beside aimock in
+//! `tests/clients/aimock`.
 //!
 //! Input: a script name and its arguments; output: the finished process's [`Output`]. A missing
 //! interpreter fails the test loudly, naming the command that installs it.
