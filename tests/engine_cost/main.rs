@@ -54,6 +54,42 @@ fn thread_cpu() -> Duration {
         .map_or_else(fallback, Duration::from_nanos)
 }
 
+/// A framer's body shape: its name, what builds it at size n, and n.
+type FramingShape = (&'static str, fn(usize) -> Vec<u8>, usize);
+
+/// The framers' cost property: for each shape, framing its body at n and 4n in 7-byte pushes
+/// (`frame`: one run over the body in pushes of that size) costs, best of three runs, at most
+/// [`CPU_GROWTH`] times more at 4n.
+fn framing_grows_linearly(shapes: &[FramingShape], frame: fn(&[u8], usize)) {
+    let cost = |body: &[u8]| {
+        (0..3)
+            .map(|_| {
+                let before = thread_cpu();
+                frame(body, 7);
+                thread_cpu() - before
+            })
+            .min()
+            .unwrap_or_default()
+    };
+    for &(name, make, n) in shapes {
+        let (small_body, large_body) = (make(n), make(4 * n));
+        let small = cost(&small_body);
+        let large = cost(&large_body);
+        let growth = large.as_secs_f64() / small.max(CPU_TICK).as_secs_f64();
+        if verbose() {
+            eprintln!(
+                "{name}: {} bytes {small:?}, {} bytes {large:?} ({growth:.1}x)",
+                small_body.len(),
+                large_body.len()
+            );
+        }
+        assert!(
+            growth <= CPU_GROWTH,
+            "{name}: {small:?} at n={n}, {large:?} at 4n ({growth:.1}x)"
+        );
+    }
+}
+
 fn run(case: &Case, config: &Arc<EngineConfig>) -> (Cost, Report) {
     let started = thread_cpu();
     let cache = SchemaCache::default();

@@ -33,8 +33,8 @@ pub struct EnforceBody {
 }
 
 impl EnforceBody {
-    /// A content-encoded SSE stream's enforce body: cut frame by frame (its events cannot be
-    /// told apart in the compressed bytes).
+    /// A content-encoded stream's enforce body: cut frame by frame (its units cannot be told
+    /// apart in the compressed bytes).
     pub fn new(inner: ProxyBody, exchange: Exchange, cut: CutSender) -> EnforceBody {
         EnforceBody {
             inner,
