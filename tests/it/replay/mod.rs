@@ -4,7 +4,8 @@
 //! every network await.
 //!
 //! Modules, by what they prove: `cassettes` (per-test recordings: the `x-tooltap-cassette`
-//! header through the real binary and the openai SDK), `agent_loop` (tool-call ids invented per run: the miss message,
+//! header through the real binary and the openai SDK), `usage` (per-cassette turns, the reset and
+//! usage endpoints, `--fail-on-unused`), `agent_loop` (tool-call ids invented per run: the miss message,
 //! `--match-tool-call-ids loose`, wildcard ignores), `frames` (byte-identical frames with the recorded boundaries,
 //! headers), `pacing` (recorded gaps and factors), `matching` (misses, turns, ignored fields),
 //! `inspection` (violations from replayed traffic reach the violations file), `examples` (the
@@ -26,3 +27,4 @@ mod pacing;
 mod quirks;
 mod redaction;
 mod support;
+mod usage;
