@@ -14,7 +14,7 @@
 //! the seed suite failing on its compatibility line, what the Python SDK does with a few quirks).
 
 mod agent_loop;
-mod cassettes;
+pub mod cassettes;
 mod clients;
 mod examples;
 mod forward;
@@ -26,5 +26,5 @@ mod matching;
 mod pacing;
 mod quirks;
 mod redaction;
-mod support;
-mod usage;
+pub mod support;
+pub mod usage;

@@ -18,12 +18,12 @@ fn answer(content: &str) -> Value {
 }
 
 /// The SDK's request for `content` (the body `cassette_chat.py` sends).
-fn sdk_request(content: &str) -> Value {
+pub fn sdk_request(content: &str) -> Value {
     json!({"model": "gpt-4o-mini", "messages": [{"role": "user", "content": content}]})
 }
 
 /// LOOP: `weather?` twice (answers `first`, then `second`) and `thanks`; OTHER: `weather?`.
-fn recordings() -> TempDir {
+pub fn recordings() -> TempDir {
     let dir = TempDir::new("usage");
     let write = |name: &str, cassette: &str, content: &str, reply: &str| {
         Fixture::json(sdk_request(content), &answer(reply)).write_in_cassette(
