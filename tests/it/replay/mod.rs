@@ -5,7 +5,8 @@
 //!
 //! Modules, by what they prove: `cassettes` (per-test recordings: the `x-tooltap-cassette`
 //! header through the real binary and the openai SDK), `usage` (per-cassette turns, the reset and
-//! usage endpoints, `--fail-on-unused`), `agent_loop` (tool-call ids invented per run: the miss message,
+//! usage endpoints, `--fail-on-unused`), `pydantic_ai` (the agent-loop acceptance with a real
+//! framework whose tool-call ids change per run), `agent_loop` (tool-call ids invented per run: the miss message,
 //! `--match-tool-call-ids loose`, wildcard ignores), `frames` (byte-identical frames with the recorded boundaries,
 //! headers), `pacing` (recorded gaps and factors), `matching` (misses, turns, ignored fields),
 //! `inspection` (violations from replayed traffic reach the violations file), `examples` (the
@@ -26,5 +27,6 @@ mod matching;
 mod pacing;
 mod quirks;
 mod redaction;
+mod pydantic_ai;
 pub mod support;
 pub mod usage;
