@@ -13,9 +13,11 @@
 //! usable by a suite that runs twice; the `x-tooltap-recording` header says which file answered.
 //!
 //! A request that names a cassette (`x-tooltap-cassette`, see [`crate::record::cassette`]) is
-//! matched against that cassette's recordings only — those whose recorded request named it —
-//! with turns of its own; a request that names none is matched against every recording, as
-//! before cassettes existed.
+//! matched against that cassette's recordings only — those whose recorded request named it, or,
+//! when none did, the interactions of a vcrpy cassette without the header at the path
+//! pytest-recording gives that test (`test_weather/test_loop.yaml` for
+//! `tests/test_weather.py::test_loop`) — with turns of their own; a request that names none is
+//! matched against every recording, as before cassettes existed.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -131,6 +133,10 @@ pub struct Library {
     turns: HashMap<MatchKey, Turns>,
     /// Each cassette's own recordings and turns.
     cassettes: HashMap<Arc<str>, Cassette>,
+    /// vcrpy cassettes whose interactions name no cassette, by the file pytest-recording writes
+    /// for a test (`test_weather/test_loop`, see [`pytest_recording_file`]): a test's
+    /// recordings when it has none of its own.
+    files: HashMap<String, Cassette>,
     /// Misses of requests that named no cassette.
     unscoped_misses: AtomicU64,
     /// Misses of requests naming a cassette no recording belongs to (bounded).
@@ -194,6 +200,7 @@ impl Library {
             entries: Vec::new(),
             turns: HashMap::new(),
             cassettes: HashMap::new(),
+            files: HashMap::new(),
             unscoped_misses: AtomicU64::new(0),
             unknown: Mutex::default(),
         }
@@ -228,15 +235,17 @@ impl Library {
             .push(index);
         let cassette = crate::record::cassette::of_recorded(&meta.request.headers)
             .map(|name| Arc::<str>::from(name.as_str()));
-        if let Some(name) = &cassette {
-            let cassette = self.cassettes.entry(name.clone()).or_default();
-            cassette.entries.push(index);
-            cassette
-                .turns
-                .entry(key.clone())
+        match &cassette {
+            Some(name) => self
+                .cassettes
+                .entry(name.clone())
                 .or_default()
-                .entries
-                .push(index);
+                .add(index, &key),
+            None => {
+                if let Some(file) = pytest_recording_file(&name) {
+                    self.files.entry(file).or_default().add(index, &key);
+                }
+            }
         }
         let ending = ending_of(&name, &recording);
         let mut recording = recording;
@@ -281,13 +290,28 @@ impl Library {
         };
         match cassette {
             None => {
-                self.cassettes.values().for_each(|c| {
-                    reset(&c.turns);
-                });
+                self.cassettes
+                    .values()
+                    .chain(self.files.values())
+                    .for_each(|c| {
+                        reset(&c.turns);
+                    });
                 reset(&self.turns)
             }
-            Some(name) => self.cassettes.get(name).map_or(0, |c| reset(&c.turns)),
+            Some(name) => self.cassette(name).map_or(0, |c| reset(&c.turns)),
         }
+    }
+
+    /// A cassette's recordings: those whose recorded request named it, else those of the vcrpy
+    /// cassette file pytest-recording would have written for it.
+    fn cassette(&self, name: &str) -> Option<&Cassette> {
+        self.cassettes.get(name).or_else(|| {
+            if self.files.is_empty() {
+                return None;
+            }
+            let file = crate::interop::export::cassette_file(name);
+            self.files.get(file.to_string_lossy().as_ref())
+        })
     }
 
     /// The recording whose turn it is for this request, or why there is none.
@@ -318,7 +342,7 @@ impl Library {
             cassette,
         } = sent;
         // A named cassette's own turns; an unknown one has none (every request misses).
-        let scope = cassette.map(|name| self.cassettes.get(name));
+        let scope = cassette.map(|name| self.cassette(name));
         let (all_turns, among) = match scope {
             None => (Some(&self.turns), None),
             Some(found) => (
@@ -345,7 +369,9 @@ impl Library {
                 Ok(entry)
             }
             None => {
-                self.count_miss(cassette, scope.flatten());
+                // Counted by the request's name, unless its recordings carry that name.
+                let named = cassette.and_then(|name| self.cassettes.get(name));
+                self.count_miss(cassette, named);
                 let body = as_recorded.unwrap_or(body);
                 // An empty cassette is explained by the nearest recordings of any other.
                 let among = among.flatten().filter(|among| !among.is_empty());
@@ -436,6 +462,28 @@ impl Library {
 /// A recording's distance from a missed request: (head differences, arrays of another length,
 /// differing leaves), then the recording, its head differences and its body difference.
 type Ranked<'a> = ((usize, usize, usize), &'a Entry, Vec<String>, Difference);
+
+impl Cassette {
+    fn add(&mut self, index: usize, key: &MatchKey) {
+        self.entries.push(index);
+        self.turns
+            .entry(key.clone())
+            .or_default()
+            .entries
+            .push(index);
+    }
+}
+
+/// The test a vcrpy cassette file is for, in pytest-recording's layout relative to the
+/// recordings folder: `test_weather/test_loop.yaml#<id>` → `test_weather/test_loop` (see
+/// [`crate::interop::export::cassette_file`]); `None` for any other file.
+fn pytest_recording_file(name: &str) -> Option<String> {
+    let file = name.split_once('#').map_or(name, |(file, _id)| file);
+    [".yaml.gz", ".yaml", ".yml"]
+        .iter()
+        .find_map(|extension| file.strip_suffix(extension))
+        .map(str::to_owned)
+}
 
 /// How a recording's body ends when replayed; recordings that are not whole are served as
 /// they are, with a warning, because a fixture suite may hold them on purpose.

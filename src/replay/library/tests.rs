@@ -375,3 +375,54 @@ fn misses_of_cassettes_without_recordings_are_bounded_by_name() {
     assert_eq!(usage.unknown_cassettes_left_out, extra as u64);
     assert_eq!(usage.misses, (MAX_UNKNOWN_CASSETTES + extra + 1) as u64);
 }
+
+#[test]
+fn a_vcrpy_cassette_without_the_header_answers_the_test_pytest_recording_wrote_it_for() {
+    let library = cassettes(&[
+        ("test_weather/test_loop.yaml#t1", None, "hi"),
+        ("test_weather/test_loop.yaml#t2", None, "hi"),
+        ("test_other/test_b.yml", None, "hi"),
+        ("tagged/1.jsonl", Some("tests/test_tagged.py::test_t"), "hi"),
+        ("test_tagged/test_t.yaml", None, "hi"),
+        ("plain/x.jsonl", None, "hi"),
+    ]);
+    let test_loop = Some("tests/test_weather.py::test_loop");
+    assert_eq!(
+        ask_in(&library, test_loop, "hi").expect("hit"),
+        "test_weather/test_loop.yaml#t1"
+    );
+    assert_eq!(
+        ask_in(&library, test_loop, "hi").expect("hit"),
+        "test_weather/test_loop.yaml#t2"
+    );
+    let other = Some("tests/test_other.py::test_b");
+    assert_eq!(
+        ask_in(&library, other, "hi").expect("hit"),
+        "test_other/test_b.yml"
+    );
+    // Recordings that carry the name win over the file.
+    let tagged = Some("tests/test_tagged.py::test_t");
+    assert_eq!(
+        ask_in(&library, tagged, "hi").expect("hit"),
+        "tagged/1.jsonl"
+    );
+    assert_eq!(
+        ask_in(&library, tagged, "hi").expect("hit"),
+        "tagged/1.jsonl"
+    );
+    assert_eq!(library.reset(test_loop), 2);
+    assert_eq!(
+        ask_in(&library, test_loop, "hi").expect("hit"),
+        "test_weather/test_loop.yaml#t1"
+    );
+    let miss = ask_in(&library, test_loop, "other").expect_err("miss");
+    assert!(!miss.cassette_empty);
+    assert_eq!(miss.closest(), Some("test_weather/test_loop.yaml#t1"));
+    let usage = library.usage();
+    let test_loop_misses = usage
+        .cassettes
+        .iter()
+        .find(|c| c.cassette.as_deref() == test_loop)
+        .map(|c| (c.recordings, c.misses));
+    assert_eq!(test_loop_misses, Some((0, 1)));
+}
