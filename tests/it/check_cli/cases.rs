@@ -296,3 +296,46 @@ fn captures_made_elsewhere_give_the_expected_violations() {
     }
     assert!(checked > 50);
 }
+
+/// A bare NDJSON capture (Ollama's `/api/chat` stream, no `--content-type`) gets the verdict it
+/// had live with its `application/x-ndjson` head: JSON bytes there name no type, so the head rule
+/// `ollama.stream.content_type` never judges a type the server did not send. Before, the body
+/// was sniffed `application/json` and every clean stream got that warning.
+#[test]
+fn a_bare_ndjson_capture_gets_its_live_verdict_without_a_content_type() {
+    let mut checked = 0;
+    let ndjson = load_all().into_iter().filter(|fixture| {
+        fixture.dialect == tooltap::engine::Dialect::Ollama
+            && fixture.head.content_type.as_deref() == Some("application/x-ndjson")
+    });
+    for fixture in ndjson {
+        let dir = fixtures_dir().join(&fixture.name);
+        let (request, response) = (dir.join("request.json"), dir.join(fixture.response_file()));
+        let argv = [
+            "--request",
+            s(&request),
+            "--response",
+            s(&response),
+            "--format",
+            "json",
+            "--path",
+            fixture.path(),
+        ];
+        let (code, out, err) = run(&argv);
+        assert!(code <= 1, "{}: {err}", fixture.name);
+        let report: Value = serde_json::from_str(&out).expect("json");
+        let actual: Vec<Value> = report["exchanges"][0]["violations"]
+            .as_array()
+            .expect("violations")
+            .iter()
+            .map(|v| comparable(v, true))
+            .collect();
+        let expected: Vec<Value> = read_expected(&fixture)
+            .iter()
+            .map(|v| comparable(v, true))
+            .collect();
+        assert_eq!(actual, expected, "{}", fixture.name);
+        checked += 1;
+    }
+    assert!(checked >= 10, "only {checked} NDJSON fixtures");
+}
