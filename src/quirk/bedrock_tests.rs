@@ -131,40 +131,31 @@ fn quirked(quirk: QuirkId, content_type: &str, frames: &[Vec<u8>]) -> Vec<u8> {
 
 const EVENT_STREAM: &str = "application/vnd.amazon.eventstream";
 
+/// The stream with `quirk` applied, decoded: it must decode clean (both CRCs right); its
+/// messages and their events' payloads.
+fn decoded_clean(quirk: QuirkId) -> (Vec<Message>, Vec<(String, Value)>) {
+    let (messages, end) = decode(&quirked(quirk, EVENT_STREAM, &stream()));
+    assert_eq!(end, StreamEnd::Clean, "{quirk}");
+    let got = payloads(&messages);
+    (messages, got)
+}
+
 #[test]
 fn each_stream_quirk_rewrites_its_messages_and_keeps_the_crcs_right() {
     let original = payloads(&decode(&stream().concat()).0);
 
-    let (messages, end) = decode(&quirked(
-        QuirkId::BedrockStopReasonEndTurn,
-        EVENT_STREAM,
-        &stream(),
-    ));
-    assert_eq!(end, StreamEnd::Clean);
-    let got = payloads(&messages);
+    let (_, got) = decoded_clean(QuirkId::BedrockStopReasonEndTurn);
     assert_eq!(got[10].1, json!({"stopReason": "end_turn"}));
     assert_eq!(got[..10], original[..10], "only messageStop changed");
 
-    let (messages, end) = decode(&quirked(
-        QuirkId::BedrockToolUseIdReused,
-        EVENT_STREAM,
-        &stream(),
-    ));
-    assert_eq!(end, StreamEnd::Clean);
-    let got = payloads(&messages);
+    let (_, got) = decoded_clean(QuirkId::BedrockToolUseIdReused);
     assert_eq!(
         got[7].1.pointer("/start/toolUse/toolUseId"),
         Some(&json!("tooluse_a"))
     );
     assert_eq!(got[3], original[3], "the first block keeps its id");
 
-    let (messages, end) = decode(&quirked(
-        QuirkId::BedrockEmptyTextStart,
-        EVENT_STREAM,
-        &stream(),
-    ));
-    assert_eq!(end, StreamEnd::Clean);
-    let got = payloads(&messages);
+    let (messages, got) = decoded_clean(QuirkId::BedrockEmptyTextStart);
     assert_eq!(got.len(), original.len() + 1);
     assert_eq!(
         got[1],
@@ -176,13 +167,7 @@ fn each_stream_quirk_rewrites_its_messages_and_keeps_the_crcs_right() {
     assert_eq!(messages[1].headers.len(), 3, "the delta's headers");
     assert_eq!(got[2..], original[1..]);
 
-    let (messages, end) = decode(&quirked(
-        QuirkId::BedrockInputNotJson,
-        EVENT_STREAM,
-        &stream(),
-    ));
-    assert_eq!(end, StreamEnd::Clean);
-    let got = payloads(&messages);
+    let (_, got) = decoded_clean(QuirkId::BedrockInputNotJson);
     assert_eq!(
         got[4].1.pointer("/delta/toolUse/input"),
         Some(&json!("{'city':"))
