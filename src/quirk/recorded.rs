@@ -48,7 +48,9 @@ impl NotApplicable {
     pub fn as_str(self) -> &'static str {
         match self {
             NotApplicable::Status => "not a 2xx response",
-            NotApplicable::Body => "body is content-encoded or neither JSON nor SSE",
+            NotApplicable::Body => {
+                "body is content-encoded or neither JSON, SSE nor an AWS event stream"
+            }
             NotApplicable::Shape => "no transformation for this body shape",
             NotApplicable::Nothing => "nothing in the exchange for it to change",
             NotApplicable::Dialect => "the quirk rewrites another API dialect",
