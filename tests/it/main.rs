@@ -58,6 +58,7 @@ mod faults;
 mod gemini_enforce;
 mod gemini_secrets;
 mod inject;
+mod inject_bedrock;
 mod inject_marked;
 mod inspect;
 mod interop;

@@ -9,6 +9,7 @@ pub mod client;
 pub mod clients;
 pub mod gemini;
 pub mod metrics;
+pub mod oversized;
 pub mod pki;
 pub mod proxy;
 pub mod recording;
