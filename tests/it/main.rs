@@ -23,7 +23,8 @@
 //!   against aimock's Converse API, SigV4 and Bearer, direct, through tooltap and its replay),
 //!   `sdk_endings`, and the clients in `replay`.
 //! * Deployment: `image` (the container image `scripts/image` builds, run with runc; the
-//!   Dockerfile agrees with it).
+//!   Dockerfile agrees with it), `kubernetes` (the manifests built, schema-validated, and their
+//!   probes and grace period checked).
 //! * `bench`: an ignored side-by-side throughput figure (performance lives in `bench/run`).
 //!
 //! Shared helpers: `support` (upstreams, the proxy harness, clients) and `engine_support` (the
@@ -64,6 +65,7 @@ mod inject;
 mod inject_bedrock;
 mod inject_marked;
 mod inspect;
+mod kubernetes;
 mod interop;
 mod layout;
 mod legacy_clients;
