@@ -9,14 +9,11 @@ use std::process::Command;
 
 use super::{built_image, oci_config, repo};
 use crate::support::TempDir;
+use crate::support::command::succeed;
 
 /// The sha256 of a file, hex, by coreutils' `sha256sum` (no hashing crate in the tests).
 fn sha256_hex(path: &Path) -> String {
-    let output = Command::new("sha256sum")
-        .arg(path)
-        .output()
-        .expect("sha256sum starts");
-    assert!(output.status.success(), "sha256sum {}", path.display());
+    let output = succeed(Command::new("sha256sum").arg(path));
     let text = String::from_utf8_lossy(&output.stdout);
     text.split_whitespace()
         .next()
@@ -69,6 +66,16 @@ fn json_strings(text: &str) -> Vec<String> {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("exec-form JSON array {text}: {e}"))
 }
 
+/// The keys of a JSON object (the OCI config's sets: ports, volumes).
+fn keys(value: &serde_json::Value) -> BTreeSet<String> {
+    value
+        .as_object()
+        .expect("an object")
+        .keys()
+        .cloned()
+        .collect()
+}
+
 fn strings(value: &serde_json::Value) -> Vec<String> {
     value
         .as_array()
@@ -101,23 +108,13 @@ async fn the_dockerfile_and_the_oci_image_declare_the_same_container() {
         .flat_map(|args| args.split_whitespace())
         .map(|port| format!("{port}/tcp"))
         .collect();
-    let oci_ports: BTreeSet<String> = config["ExposedPorts"]
-        .as_object()
-        .expect("ExposedPorts")
-        .keys()
-        .cloned()
-        .collect();
+    let oci_ports: BTreeSet<String> = keys(&config["ExposedPorts"]);
     assert_eq!(exposed, oci_ports);
     let volumes: BTreeSet<String> = stage["VOLUME"]
         .iter()
         .flat_map(|args| json_strings(args))
         .collect();
-    let oci_volumes: BTreeSet<String> = config["Volumes"]
-        .as_object()
-        .expect("Volumes")
-        .keys()
-        .cloned()
-        .collect();
+    let oci_volumes: BTreeSet<String> = keys(&config["Volumes"]);
     assert_eq!(volumes, oci_volumes);
 
     // ENV KEY=VALUE pairs (no quoting or spaces in values): the TOOLTAP_* ones agree.
@@ -154,14 +151,13 @@ async fn the_docker_archive_holds_the_oci_config_and_layers_matching_its_diff_id
         .expect("image build");
     let oci = oci_config(image);
     let dir = TempDir::new("image-archive");
-    let extracted = Command::new("tar")
-        .arg("-xf")
-        .arg(image.join("tooltap-docker.tar"))
-        .arg("-C")
-        .arg(dir.path())
-        .status()
-        .expect("tar starts");
-    assert!(extracted.success(), "tar -xf tooltap-docker.tar");
+    succeed(
+        Command::new("tar")
+            .arg("-xf")
+            .arg(image.join("tooltap-docker.tar"))
+            .arg("-C")
+            .arg(dir.path()),
+    );
     let read = |name: &str| {
         std::fs::read(dir.join(name)).unwrap_or_else(|e| panic!("{name} in the archive: {e}"))
     };

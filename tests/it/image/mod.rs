@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+use crate::support::command::{on_path, succeed};
+
 /// The repository root (scripts/, Dockerfile, config/).
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -19,10 +21,8 @@ fn repo() -> &'static Path {
 
 /// Fails the test unless `tool` is on PATH, naming it and what installs it.
 fn require(tool: &str) {
-    let found = std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(tool).is_file()));
     assert!(
-        found,
+        on_path(tool).is_some(),
         "{tool} is missing: run scripts/test (as root it installs umoci and runc with apt-get)"
     );
 }
@@ -38,16 +38,10 @@ fn built_image() -> &'static Path {
         }
         let out = std::env::temp_dir().join(format!("tooltap-image-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&out);
-        let output = Command::new(repo().join("scripts/image"))
-            .arg(env!("CARGO_BIN_EXE_tooltap"))
-            .env("TOOLTAP_IMAGE_OUT", &out)
-            .output()
-            .expect("scripts/image starts");
-        assert!(
-            output.status.success(),
-            "scripts/image failed ({}): {}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
+        succeed(
+            Command::new(repo().join("scripts/image"))
+                .arg(env!("CARGO_BIN_EXE_tooltap"))
+                .env("TOOLTAP_IMAGE_OUT", &out),
         );
         out
     })

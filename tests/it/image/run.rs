@@ -15,7 +15,9 @@ use tokio::process::Command;
 use super::{built_image, require};
 use crate::engine_support;
 use crate::inspect::{fixture_request, fixture_upstream};
+use crate::support::binary::ready_line;
 use crate::support::client::{exchange, request};
+use crate::support::command::{sigterm, succeed};
 use crate::support::temp::jsonl_under;
 use crate::support::{TempDir, within};
 
@@ -64,17 +66,12 @@ fn running_as_root() -> bool {
 /// the host's network (loopback reachable both ways), listeners on ephemeral loopback ports,
 /// JSON logs, every exchange recorded, and `recordings` bind-mounted over the volume.
 fn unpack(image: &Path, bundle: &Path, recordings: &Path, upstream: &str) {
-    let unpacked = std::process::Command::new("umoci")
-        .arg("unpack")
-        .arg("--image")
-        .arg(format!("{}:latest", image.join("tooltap-oci").display()))
-        .arg(bundle)
-        .output()
-        .expect("umoci starts");
-    assert!(
-        unpacked.status.success(),
-        "umoci unpack: {}",
-        String::from_utf8_lossy(&unpacked.stderr)
+    succeed(
+        std::process::Command::new("umoci")
+            .arg("unpack")
+            .arg("--image")
+            .arg(format!("{}:latest", image.join("tooltap-oci").display()))
+            .arg(bundle),
     );
     let path = bundle.join("config.json");
     let mut config = super::read_json(&path);
@@ -149,31 +146,14 @@ async fn the_image_runs_under_runc_proxies_records_on_its_volume_and_stops_clean
         .spawn()
         .expect("runc starts");
     let mut lines = BufReader::new(runc.stdout.take().expect("stdout")).lines();
-    let mut stderr = BufReader::new(runc.stderr.take().expect("stderr")).lines();
-    let (proxy, admin) = within(Duration::from_secs(20), async {
-        let mut admin = None;
-        loop {
-            let Some(line) = lines.next_line().await.expect("read") else {
-                let mut errors = Vec::new();
-                while let Ok(Some(line)) = stderr.next_line().await {
-                    errors.push(line);
-                }
-                panic!("the container exited early: {}", errors.join("\n"));
-            };
-            let value: serde_json::Value = serde_json::from_str(&line).expect("JSON log line");
-            if let Some(address) = value["fields"]["admin"].as_str() {
-                admin = Some(address.parse::<std::net::SocketAddr>().expect("admin"));
-            }
-            if value["fields"]["message"] == "tooltap proxy ready" {
-                let listen = value["fields"]["listen"].as_str().expect("listen field");
-                return (
-                    listen.parse::<std::net::SocketAddr>().expect("address"),
-                    admin.expect("the admin address is logged before ready"),
-                );
-            }
+    let mut log = Vec::new();
+    let Some((proxy, Some(admin))) = ready_line(&mut lines, &mut log).await else {
+        let mut errors = BufReader::new(runc.stderr.take().expect("stderr")).lines();
+        while let Ok(Some(line)) = errors.next_line().await {
+            log.push(line);
         }
-    })
-    .await;
+        panic!("the container exited early, or logged no admin address: {log:#?}");
+    };
 
     let ready = within(
         Duration::from_secs(5),
@@ -195,15 +175,8 @@ async fn the_image_runs_under_runc_proxies_records_on_its_volume_and_stops_clean
         .expect("id")
         .to_string();
 
-    let pid = runc.id().expect("runc pid").to_string();
-    let killed = std::process::Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .expect("kill");
-    assert!(killed.success());
-    let status = within(Duration::from_secs(20), runc.wait())
-        .await
-        .expect("wait");
+    // runc forwards the signal to the container's process and exits with its exit code.
+    let status = sigterm(&mut runc).await;
     assert!(
         status.success(),
         "runc (the container's exit code) gave {status} after SIGTERM"
