@@ -18,7 +18,8 @@ FROM debian:bookworm-slim AS runtime
 # The same container as `scripts/image` builds without Docker (tests/it/image checks the two
 # agree): user 10001, the binary at /usr/local/bin, the example config at /etc/tooltap, the
 # recordings volume owned by the user.
-RUN useradd --system --uid 10001 --user-group --home-dir /var/lib/tooltap --create-home tooltap \
+RUN groupadd --system --gid 10001 tooltap \
+    && useradd --system --uid 10001 --gid 10001 --home-dir /var/lib/tooltap --create-home tooltap \
     && install -d -o 10001 -g 10001 /var/lib/tooltap/recordings
 COPY --from=build /src/target/release/tooltap /usr/local/bin/tooltap
 COPY config/tooltap.toml /etc/tooltap/tooltap.toml
