@@ -7,6 +7,7 @@ pub mod body;
 pub mod check;
 pub mod client;
 pub mod clients;
+pub mod command;
 pub mod gemini;
 pub mod metrics;
 pub mod oversized;
