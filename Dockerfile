@@ -15,15 +15,23 @@ RUN CARGO_PROFILE_RELEASE_DEBUG=0 CARGO_PROFILE_RELEASE_STRIP=symbols \
     cargo build --release --locked --bin tooltap
 
 FROM debian:bookworm-slim AS runtime
-RUN useradd --system --uid 10001 --home-dir /var/lib/tooltap --create-home tooltap
+# The same container as `scripts/image` builds without Docker (tests/it/image checks the two
+# agree): user 10001, the binary at /usr/local/bin, the example config at /etc/tooltap, the
+# recordings volume owned by the user.
+RUN groupadd --system --gid 10001 tooltap \
+    && useradd --system --uid 10001 --gid 10001 --home-dir /var/lib/tooltap --create-home tooltap \
+    && install -d -o 10001 -g 10001 /var/lib/tooltap/recordings
 COPY --from=build /src/target/release/tooltap /usr/local/bin/tooltap
 COPY config/tooltap.toml /etc/tooltap/tooltap.toml
 WORKDIR /var/lib/tooltap
-USER tooltap
-# 8787: the proxy; 9787: the admin listener (metrics, health)
+# Numeric, so Kubernetes' runAsNonRoot can verify it without reading /etc/passwd.
+USER 10001:10001
+# 8787: the proxy; 9787: the admin listener (metrics, /healthz, /readyz)
 EXPOSE 8787 9787
-# Listening on all interfaces is the container's default through the environment, so any
-# arguments (`docker run IMAGE proxy --upstream X`) keep it; --listen still overrides it.
-ENV TOOLTAP_LISTEN=0.0.0.0:8787
-ENTRYPOINT ["tooltap"]
+VOLUME ["/var/lib/tooltap/recordings"]
+# Listening on all interfaces and recording to the volume are the container's defaults through
+# the environment, so any arguments (`docker run IMAGE proxy --upstream X`) keep them; flags
+# still override them. A config file mounted at /etc/tooltap/tooltap.toml is read.
+ENV TOOLTAP_CONFIG=/etc/tooltap/tooltap.toml TOOLTAP_LISTEN=0.0.0.0:8787 TOOLTAP_ADMIN_LISTEN=0.0.0.0:9787 TOOLTAP_RECORDINGS=/var/lib/tooltap/recordings
+ENTRYPOINT ["/usr/local/bin/tooltap"]
 CMD ["proxy"]

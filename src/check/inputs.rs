@@ -178,11 +178,14 @@ pub fn capture(args: &CheckArgs, request: &Path, response: &Path) -> Result<Capt
         .content_encoding
         .clone()
         .or_else(|| sniff_encoding(&body).map(str::to_owned));
+    let dialect = args.dialect.unwrap_or_else(|| {
+        crate::engine::Dialect::for_path(args.path.as_deref().unwrap_or_default())
+    });
     let content_type = match (&args.content_type, &content_encoding) {
         (Some(given), _) => Some(given.clone()),
         // Compressed bytes say nothing; the engine then follows the request's `stream` flag.
         (None, Some(_)) => None,
-        (None, None) => sniff_type(&body).map(str::to_owned),
+        (None, None) => sniff_type(&body, dialect).map(str::to_owned),
     };
     let is_sse = content_type.as_deref() == Some("text/event-stream");
     let is_event_stream = content_type.as_deref() == Some(EVENT_STREAM_TYPE);
@@ -192,9 +195,7 @@ pub fn capture(args: &CheckArgs, request: &Path, response: &Path) -> Result<Capt
         _ => vec![body],
     };
     Ok(Capture {
-        dialect: args.dialect.unwrap_or_else(|| {
-            crate::engine::Dialect::for_path(args.path.as_deref().unwrap_or_default())
-        }),
+        dialect,
         source: response.display().to_string(),
         path: args.path.clone(),
         request: request_body,
@@ -216,8 +217,11 @@ fn sniff_encoding(body: &[u8]) -> Option<&'static str> {
 }
 
 /// JSON when the first meaningful byte opens a document, SSE when it starts a field or comment,
-/// an AWS event stream when it opens with a prelude whose CRC holds.
-fn sniff_type(body: &[u8]) -> Option<&'static str> {
+/// an AWS event stream when it opens with a prelude whose CRC holds. JSON in a dialect that
+/// streams JSON lines (Ollama) names no type: one document or many, the request's `stream` flag
+/// decides how it is read, as it decided what the server sent (`application/x-ndjson` or
+/// `application/json`), so no head rule judges a type the server never sent.
+fn sniff_type(body: &[u8], dialect: crate::engine::Dialect) -> Option<&'static str> {
     if event_stream::starts_with_prelude(body) {
         return Some(EVENT_STREAM_TYPE);
     }
@@ -225,7 +229,7 @@ fn sniff_type(body: &[u8]) -> Option<&'static str> {
     let start = body.iter().position(|b| !b.is_ascii_whitespace())?;
     let rest = &body[start..];
     if rest.starts_with(b"{") || rest.starts_with(b"[") {
-        return Some("application/json");
+        return (!dialect.streams_json_lines()).then_some("application/json");
     }
     let sse_starts: [&[u8]; 5] = [b"data:", b"event:", b"id:", b"retry:", b":"];
     sse_starts
@@ -284,15 +288,21 @@ mod tests {
 
     #[test]
     fn sniffing_and_event_splitting() {
+        let chat = crate::engine::Dialect::Chat;
         assert_eq!(
-            sniff_type(b"\xef\xbb\xbf  {\"a\":1}"),
+            sniff_type(b"\xef\xbb\xbf  {\"a\":1}", chat),
             Some("application/json")
         );
         assert_eq!(
-            sniff_type(b": ping\n\ndata: x\n\n"),
+            sniff_type(b": ping\n\ndata: x\n\n", chat),
             Some("text/event-stream")
         );
-        assert_eq!(sniff_type(b"hello"), None);
+        assert_eq!(sniff_type(b"hello", chat), None);
+        let ollama = crate::engine::Dialect::Ollama;
+        assert_eq!(
+            sniff_type(b"{\"done\":false}\n{\"done\":true}\n", ollama),
+            None
+        );
         assert_eq!(sniff_encoding(&[0x1f, 0x8b, 8]), Some("gzip"));
         let frames = split_events(b"data: a\r\n\r\ndata: b\n\ndata: c");
         assert_eq!(

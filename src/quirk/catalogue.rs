@@ -77,11 +77,16 @@ pub enum QuirkId {
     OllamaArgsAsString,
     OllamaCallSplitAcrossLines,
     OllamaDoneReasonToolCalls,
+    BedrockStopReasonEndTurn,
+    BedrockToolUseIdReused,
+    BedrockEmptyTextStart,
+    BedrockInputNotJson,
+    BedrockFrameBadCrc,
 }
 
 impl QuirkId {
     /// Every quirk, in documentation order.
-    pub const ALL: [QuirkId; 34] = [
+    pub const ALL: [QuirkId; 39] = [
         QuirkId::ArgsAsObject,
         QuirkId::ArgsAsObjectStream,
         QuirkId::ArgsDoubleEncoded,
@@ -116,6 +121,11 @@ impl QuirkId {
         QuirkId::OllamaArgsAsString,
         QuirkId::OllamaCallSplitAcrossLines,
         QuirkId::OllamaDoneReasonToolCalls,
+        QuirkId::BedrockStopReasonEndTurn,
+        QuirkId::BedrockToolUseIdReused,
+        QuirkId::BedrockEmptyTextStart,
+        QuirkId::BedrockInputNotJson,
+        QuirkId::BedrockFrameBadCrc,
     ];
 
     /// The stable kebab-case id.
@@ -155,6 +165,11 @@ impl QuirkId {
             QuirkId::OllamaArgsAsString => "ollama-args-as-string",
             QuirkId::OllamaCallSplitAcrossLines => "ollama-call-split-across-lines",
             QuirkId::OllamaDoneReasonToolCalls => "ollama-done-reason-tool-calls",
+            QuirkId::BedrockStopReasonEndTurn => "bedrock-stop-reason-end-turn",
+            QuirkId::BedrockToolUseIdReused => "bedrock-tool-use-id-reused",
+            QuirkId::BedrockEmptyTextStart => "bedrock-empty-text-start",
+            QuirkId::BedrockInputNotJson => "bedrock-input-not-json",
+            QuirkId::BedrockFrameBadCrc => "bedrock-frame-bad-crc",
         }
     }
 
@@ -197,6 +212,11 @@ impl QuirkId {
             QuirkId::OllamaArgsAsString
             | QuirkId::OllamaCallSplitAcrossLines
             | QuirkId::OllamaDoneReasonToolCalls => Dialect::Ollama,
+            QuirkId::BedrockStopReasonEndTurn
+            | QuirkId::BedrockToolUseIdReused
+            | QuirkId::BedrockEmptyTextStart
+            | QuirkId::BedrockInputNotJson
+            | QuirkId::BedrockFrameBadCrc => Dialect::Bedrock,
         }
     }
 
@@ -283,6 +303,21 @@ impl QuirkId {
             QuirkId::OllamaDoneReasonToolCalls => {
                 "done_reason \"tool_calls\" (not an Ollama value) instead of \"stop\" on a turn with calls"
             }
+            QuirkId::BedrockStopReasonEndTurn => {
+                "stopReason \"end_turn\" although toolUse blocks came back (streams: the messageStop event)"
+            }
+            QuirkId::BedrockToolUseIdReused => {
+                "every later toolUse block carries the first block's toolUseId"
+            }
+            QuirkId::BedrockEmptyTextStart => {
+                "a streamed text block opened by a contentBlockStart whose start is {}, an empty union"
+            }
+            QuirkId::BedrockInputNotJson => {
+                "streamed toolUse input fragments written with single quotes, Python-dict style: they do not join into JSON"
+            }
+            QuirkId::BedrockFrameBadCrc => {
+                "the first contentBlockDelta event-stream message sent with a wrong message CRC"
+            }
         }
     }
 
@@ -298,6 +333,12 @@ impl QuirkId {
             QuirkId::OllamaArgsAsString
             | QuirkId::OllamaCallSplitAcrossLines
             | QuirkId::OllamaDoneReasonToolCalls => BUFFERED,
+            // An event stream is rewritten whole too, message by message; these need its
+            // blocks or its framing, which a buffered Converse body does not have.
+            QuirkId::BedrockEmptyTextStart
+            | QuirkId::BedrockInputNotJson
+            | QuirkId::BedrockFrameBadCrc => STREAM,
+            QuirkId::BedrockStopReasonEndTurn | QuirkId::BedrockToolUseIdReused => BOTH,
             QuirkId::ResponsesArgsAsObject
             | QuirkId::ResponsesNameEmptied
             | QuirkId::AnthropicStopReasonEndTurn
@@ -398,6 +439,14 @@ impl QuirkId {
                 R::OllamaResponseToolNameMissing,
             ],
             QuirkId::OllamaDoneReasonToolCalls => vec![R::OllamaResponseDoneReasonUnknown],
+            // A stream's message rules judge the reassembled message: the same rule.
+            QuirkId::BedrockStopReasonEndTurn => vec![R::BedrockResponseCallWithoutStopToolUse],
+            QuirkId::BedrockToolUseIdReused => vec![R::BedrockResponseToolUseIdDuplicate],
+            QuirkId::BedrockEmptyTextStart => vec![R::BedrockStreamEmptyStartUnion],
+            // The block's input is unreadable: no schema or object rule judges it further.
+            QuirkId::BedrockInputNotJson => vec![R::BedrockStreamToolInputNotJsonObject],
+            // Decoding stops at the bad message: nothing after it is judged.
+            QuirkId::BedrockFrameBadCrc => vec![R::BedrockFrameMessageCrcMismatch],
         };
         // The calls are gone (or cannot be placed): a request that required one notices.
         let calls_lost = matches!(

@@ -5,15 +5,15 @@
 //! Output: the frames to send to the client instead. A stream is rewritten one complete SSE
 //! event at a time: an event cut across frames is held until its end (at most
 //! `max_hold` bytes; past that the quirks give up and the rest passes untouched), then sent,
-//! rewritten or not, with the frame that completed it. A buffered body is held whole (the same
-//! bound) and rewritten at its end. Nothing else is held: no quirk needs look-ahead beyond the
+//! rewritten or not, with the frame that completed it. A buffered body, and an AWS event stream
+//! (Bedrock's binary messages), is held whole (the same bound) and rewritten at its end. Nothing else is held: no quirk needs look-ahead beyond the
 //! event in hand (see [`super::stream`]).
 
 use bytes::Bytes;
 
 use super::buffered;
 use super::catalogue::{Dialect, QuirkId, Shape};
-use super::recorded::{NotApplicable, shape_of};
+use super::recorded::{NotApplicable, is_event_stream, shape_of};
 use super::request::RequestContext;
 use super::sse::{Event, event_ranges};
 use super::stream::StreamQuirk;
@@ -22,7 +22,9 @@ use crate::engine::ResponseHead;
 /// The incremental rewriter of one live exchange.
 #[derive(Debug)]
 pub struct LiveQuirks {
-    shape: Shape,
+    /// Held whole and rewritten at the end (a buffered body, an event stream), or rewritten
+    /// one SSE event at a time.
+    whole: bool,
     quirks: Vec<QuirkId>,
     context: RequestContext,
     chain: Vec<StreamQuirk>,
@@ -67,7 +69,7 @@ impl LiveQuirks {
             .map(|&quirk| StreamQuirk::new(quirk, context.clone()).keeping_at_most(max_hold))
             .collect();
         Ok(LiveQuirks {
-            shape,
+            whole: shape == Shape::Buffered || is_event_stream(head),
             quirks,
             context,
             chain,
@@ -119,15 +121,13 @@ impl LiveQuirks {
             return None;
         }
         self.held.extend_from_slice(frame);
-        match self.shape {
-            Shape::Buffered => self.check_bound(),
-            Shape::Streamed => {
-                let out = self.complete_events(false);
-                match self.check_bound() {
-                    Some(rest) => Some(Bytes::from([out.as_slice(), &rest].concat())),
-                    None => (!out.is_empty()).then(|| Bytes::from(out)),
-                }
-            }
+        if self.whole {
+            return self.check_bound();
+        }
+        let out = self.complete_events(false);
+        match self.check_bound() {
+            Some(rest) => Some(Bytes::from([out.as_slice(), &rest].concat())),
+            None => (!out.is_empty()).then(|| Bytes::from(out)),
         }
     }
 
@@ -137,33 +137,40 @@ impl LiveQuirks {
             self.record_applied();
             return None;
         }
-        let out = match self.shape {
-            Shape::Streamed => {
-                let mut out = self.complete_events(true);
-                out.append(&mut self.held);
-                let mut owed = Vec::new();
-                for position in 0..self.chain.len() {
-                    let produced = self.chain[position].finish();
-                    for event in produced {
-                        owed.extend(self.run_from(position + 1, event));
-                    }
-                }
-                out.extend(owed);
-                out
-            }
-            Shape::Buffered => {
-                let mut body = std::mem::take(&mut self.held);
-                for &quirk in &self.quirks {
-                    if let Some(rewritten) = buffered::apply(quirk, &self.context, &body) {
-                        body = rewritten;
-                        self.applied.push(quirk);
-                    }
-                }
-                body
-            }
+        let out = if self.whole {
+            self.rewrite_whole()
+        } else {
+            self.finish_events()
         };
         self.record_applied();
         (!out.is_empty()).then(|| Bytes::from(out))
+    }
+
+    /// The held body through each quirk's whole-body rewrite.
+    fn rewrite_whole(&mut self) -> Vec<u8> {
+        let mut body = std::mem::take(&mut self.held);
+        for &quirk in &self.quirks {
+            if let Some(rewritten) = buffered::apply(quirk, &self.context, &body) {
+                body = rewritten;
+                self.applied.push(quirk);
+            }
+        }
+        body
+    }
+
+    /// The last held events, then what each quirk still owes at the end.
+    fn finish_events(&mut self) -> Vec<u8> {
+        let mut out = self.complete_events(true);
+        out.append(&mut self.held);
+        let mut owed = Vec::new();
+        for position in 0..self.chain.len() {
+            let produced = self.chain[position].finish();
+            for event in produced {
+                owed.extend(self.run_from(position + 1, event));
+            }
+        }
+        out.extend(owed);
+        out
     }
 
     fn record_applied(&mut self) {

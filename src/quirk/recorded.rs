@@ -30,7 +30,7 @@ pub struct TimedFrame {
 pub enum NotApplicable {
     /// Not a 2xx response.
     Status,
-    /// Content-encoded, or neither JSON nor an event stream.
+    /// Content-encoded, or neither JSON nor a (server-sent or AWS) event stream.
     Body,
     /// The quirk has no transformation for this shape (e.g. `done-missing` on a buffered body).
     Shape,
@@ -48,7 +48,9 @@ impl NotApplicable {
     pub fn as_str(self) -> &'static str {
         match self {
             NotApplicable::Status => "not a 2xx response",
-            NotApplicable::Body => "body is content-encoded or neither JSON nor SSE",
+            NotApplicable::Body => {
+                "body is content-encoded or neither JSON, SSE nor an AWS event stream"
+            }
             NotApplicable::Shape => "no transformation for this body shape",
             NotApplicable::Nothing => "nothing in the exchange for it to change",
             NotApplicable::Dialect => "the quirk rewrites another API dialect",
@@ -84,13 +86,24 @@ pub fn shape_of(head: &ResponseHead) -> Result<Shape, NotApplicable> {
         .as_deref()
         .unwrap_or_default()
         .to_ascii_lowercase();
-    if content_type.contains("text/event-stream") {
+    if content_type.contains("text/event-stream") || is_event_stream(head) {
         Ok(Shape::Streamed)
     } else if content_type.contains("json") {
         Ok(Shape::Buffered)
     } else {
         Err(NotApplicable::Body)
     }
+}
+
+/// Whether the head announces an AWS event stream (Bedrock's ConverseStream): a stream, but one
+/// of binary messages the SSE rewriter does not read, so it is rewritten whole, as a buffered
+/// body is, by its dialect's rewriter (which decodes and re-encodes its messages).
+pub fn is_event_stream(head: &ResponseHead) -> bool {
+    head.content_type.as_deref().is_some_and(|content_type| {
+        content_type
+            .to_ascii_lowercase()
+            .contains(crate::engine::framing::EVENT_STREAM_TYPE)
+    })
 }
 
 /// Apply `quirks` in order to one recorded exchange.
@@ -119,6 +132,9 @@ pub fn apply(
                 return Err(NotApplicable::Shape);
             }
             let rewritten = match shape {
+                Shape::Streamed if is_event_stream(head) => {
+                    buffered_pass(quirk, &context, &result.frames)
+                }
                 Shape::Buffered => buffered_pass(quirk, &context, &result.frames),
                 Shape::Streamed => stream_pass(quirk, &context, &result.frames),
             };

@@ -22,8 +22,7 @@ pub struct Rewriter {
     pub event: fn(QuirkId, &mut Value) -> bool,
 }
 
-/// The transformations of `dialect`'s quirks; `None` for Chat (see the module doc) and for a
-/// dialect with no quirks yet (Bedrock).
+/// The transformations of `dialect`'s quirks; `None` for Chat (see the module doc).
 pub fn rewriter(dialect: Dialect) -> Option<Rewriter> {
     match dialect {
         Dialect::Chat => None,
@@ -43,6 +42,9 @@ pub fn rewriter(dialect: Dialect) -> Option<Rewriter> {
             buffered: super::ollama::buffered,
             event: super::ollama::event,
         }),
-        Dialect::Bedrock => None,
+        Dialect::Bedrock => Some(Rewriter {
+            buffered: super::bedrock::buffered,
+            event: super::bedrock::event,
+        }),
     }
 }

@@ -155,6 +155,26 @@ impl QuirkId {
                 "an Ollama-API emulator (done_reason \"tool_calls\", calls on the done line)",
                 "https://github.com/kooshi/llama-swappo/issues/13",
             ),
+            QuirkId::BedrockStopReasonEndTurn => seen(
+                "bifrost's ConverseStream egress (tool-use turns ended with end_turn; AWS SDK agents never ran the tools)",
+                "https://github.com/maximhq/bifrost/issues/5206",
+            ),
+            QuirkId::BedrockToolUseIdReused => seen(
+                "gateways that mint one id per answer (toolResults are matched to toolUse blocks by id)",
+                "docs/rules.md#bedrockresponsetool_use_id_duplicate",
+            ),
+            QuirkId::BedrockEmptyTextStart => seen(
+                "a Converse gateway, and aimock's converse-stream (boto3 raises ResponseParserError)",
+                "https://github.com/mulgadc/spinifex/issues/844",
+            ),
+            QuirkId::BedrockInputNotJson => seen(
+                "invalid tool-input JSON from the model kept as it came (the replay is then refused)",
+                "https://github.com/vercel/ai/issues/19023",
+            ),
+            QuirkId::BedrockFrameBadCrc => seen(
+                "event-stream parsers that skip the CRCs and gateways that rewrite payloads without them",
+                "https://github.com/ankit373/hydra/issues/880",
+            ),
         }
     }
 }

@@ -655,21 +655,21 @@ const BEDROCK: &[Shape] = &[
         make: bedrock_many_blocks,
         n: 500,
         reassembles: true,
-        quirked: false,
+        quirked: true,
     },
     Shape {
         name: "many_input_fragments",
         make: bedrock_many_fragments,
         n: 4_000,
         reassembles: true,
-        quirked: false,
+        quirked: true,
     },
     Shape {
         name: "many_text_deltas",
         make: bedrock_text_deltas,
         n: 4_000,
         reassembles: true,
-        quirked: false,
+        quirked: true,
     },
     Shape {
         name: "huge_single_value",
@@ -697,7 +697,7 @@ const BEDROCK: &[Shape] = &[
         make: bedrock_buffered_calls,
         n: 1_000,
         reassembles: false,
-        quirked: false,
+        quirked: true,
     },
 ];
 

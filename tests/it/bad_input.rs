@@ -10,6 +10,9 @@ use tokio::net::TcpStream;
 use crate::inspect::settle;
 use crate::support::client::{exchange, request};
 use crate::support::metrics::assert_metric;
+use crate::support::oversized::{
+    self, CONVERSE_REQUEST, CONVERSE_STREAM, EVENT_STREAM, NDJSON, OLLAMA_REQUEST,
+};
 use crate::support::proxy;
 use crate::support::upstream::{Script, Upstream};
 use crate::support::within;
@@ -217,4 +220,112 @@ async fn a_request_body_over_the_inspection_bound_is_forwarded_whole_and_reporte
         "tooltap_inspection_incomplete_total",
         ["reason=\"too_large\""] == 1
     );
+}
+
+/// What one framing attack left: `/metrics`, and the most bytes inspection accounted for
+/// (`inspect.max_memory`'s count, sampled every millisecond while the exchange ran).
+struct Attacked {
+    metrics: String,
+    accounted_peak: usize,
+}
+
+/// Serves `payload` as `content_type` to a `path` request of `body`, in 64 KiB frames; checks
+/// the client gets it byte for byte and that tooltap still serves after.
+async fn attack(path: &str, body: &str, content_type: &str, payload: Bytes) -> Attacked {
+    let chunks = payload
+        .chunks(64 * 1024)
+        .map(|chunk| (Duration::ZERO, Bytes::copy_from_slice(chunk)))
+        .collect();
+    let upstream = Upstream::serving(Script {
+        status: 200,
+        headers: vec![("content-type".into(), content_type.into())],
+        chunks,
+        silent: false,
+        abort: false,
+    })
+    .await;
+    let tooltap = proxy::start(proxy::raw_config(&upstream.url())).await;
+    let memory = tooltap.state().watch.inspection().memory.clone();
+    let sampling = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let sampler = tokio::spawn({
+        let (memory, sampling) = (memory.clone(), sampling.clone());
+        async move {
+            let mut peak = 0;
+            while sampling.load(std::sync::atomic::Ordering::Relaxed) {
+                peak = peak.max(memory.used());
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+            peak
+        }
+    });
+    let addr = tooltap.local_addr();
+    let got = within(LIMIT, exchange(addr, request(addr, "POST", path, body))).await;
+    assert_eq!(got.status, 200);
+    assert!(got.body == payload, "the client's bytes changed");
+    let metrics = settle(&tooltap, 1).await;
+    sampling.store(false, std::sync::atomic::Ordering::Relaxed);
+    let accounted_peak = within(LIMIT, sampler).await.expect("sampler");
+    within(LIMIT, async {
+        while memory.used() > 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await;
+    still_serves(&tooltap).await;
+    Attacked {
+        metrics,
+        accounted_peak,
+    }
+}
+
+/// What one exchange may account for with the default bounds and no recording: the larger of
+/// `inspect.max_json_body` and `inspect.max_reassembled` (16 MiB each), and its request.
+const ACCOUNTED_BOUND: usize = 16 * 1024 * 1024 + 64 * 1024;
+
+/// Inspection stopped on a framing bound: `too_large` counted once, no violation at all.
+fn assert_cut_too_large(attacked: &Attacked) {
+    let text = &attacked.metrics;
+    assert_metric!(
+        text,
+        "tooltap_inspection_incomplete_total",
+        ["reason=\"too_large\""] == 1
+    );
+    assert_metric!(text, "tooltap_violations_total", [] == 0);
+    assert!(
+        attacked.accounted_peak <= ACCOUNTED_BOUND,
+        "accounted {} bytes",
+        attacked.accounted_peak
+    );
+}
+
+/// An Ollama NDJSON line of 12 MiB, past the line bound (`max_sse_line`, 8 MiB) and within
+/// `inspect.max_reassembled` (16 MiB), so only the line bound can cut it: the framer stops there
+/// (`limit: ndjson_line`).
+#[tokio::test]
+async fn a_12_mib_ndjson_line_is_forwarded_whole_and_its_inspection_stops_too_large() {
+    let body = oversized::ndjson_line(12 << 20);
+    let attacked = attack("/api/chat", OLLAMA_REQUEST, NDJSON, body.into()).await;
+    assert_cut_too_large(&attacked);
+}
+
+/// A Bedrock event-stream prelude (its CRC right) announcing a 12 MiB message, past the
+/// message bound (`max_sse_line`, 8 MiB), within the protocol's limits and within
+/// `inspect.max_reassembled`, then 1 MiB of the message and the end: decoding stops at the
+/// prelude, holding none of it (`limit: event_stream_message`), and the cut message is not
+/// reported as truncated.
+#[tokio::test]
+async fn an_event_stream_prelude_announcing_past_the_bound_stops_inspection_too_large() {
+    let body = oversized::event_stream_announcing(12 << 20, 1 << 20);
+    let attacked = attack(CONVERSE_STREAM, CONVERSE_REQUEST, EVENT_STREAM, body.into()).await;
+    assert_cut_too_large(&attacked);
+}
+
+/// A whole, valid 12 MiB `contentBlockDelta` message (both CRCs right), then the stream's
+/// usual end: the same stop at its prelude; the client gets every byte and the messages after
+/// it.
+#[tokio::test]
+async fn a_real_12_mib_event_stream_message_is_forwarded_whole_and_stops_inspection_too_large() {
+    let body = oversized::event_stream_message(12 << 20);
+    let attacked = attack(CONVERSE_STREAM, CONVERSE_REQUEST, EVENT_STREAM, body.into()).await;
+    assert_cut_too_large(&attacked);
 }

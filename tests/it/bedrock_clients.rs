@@ -34,8 +34,9 @@
 //! * a toolResult's `json` content reaches fixture matching as empty text (aimock keeps only
 //!   `text` members), and no SigV4 signature is checked.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -46,6 +47,8 @@ use crate::support::check::{self, check_json, error_lines as errors, offline_ver
 use crate::support::clients::run_sdk_script;
 use crate::support::proxy;
 use crate::support::temp::{TempFile, files_under};
+use crate::support::within;
+use tooltap::quirk::{QuirkId, Shape};
 
 /// The rule aimock's streamed text breaks: `contentBlockStart.start` is `{}`.
 const EMPTY_START: &str = "bedrock.stream.empty_start_union";
@@ -347,5 +350,85 @@ async fn in_enforce_mode_boto3_raises_naming_the_rule_on_aimocks_deviating_answe
         if call == "stream" {
             assert!(message.contains("modelStreamErrorException"), "{got}");
         }
+    }
+}
+
+/// `tooltap replay --quirk` of the faithful run's recordings, on an ephemeral port, judging
+/// what it serves into `violations`.
+async fn quirked_replay(
+    recordings: &Path,
+    quirk: QuirkId,
+    violations: &Path,
+) -> tooltap::replay::server::RunningReplay {
+    let mut settings = tooltap::replay::ReplaySettings::new(recordings.to_path_buf());
+    settings.listen = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+    settings.violations = Some(violations.to_path_buf());
+    settings.quirks = vec![quirk];
+    within(
+        Duration::from_secs(20),
+        tooltap::replay::server::RunningReplay::start(&settings),
+    )
+    .await
+    .expect("replay starts")
+}
+
+/// boto3 against each Bedrock quirk replayed over aimock's parallel calls: a quirk that keeps
+/// the stream decodable (its rewritten messages re-encoded with their lengths and both CRCs)
+/// reaches the caller through botocore's event-stream parser, every event decoded, with exactly
+/// the quirk's change; the bad-CRC quirk is refused by botocore's own CRC check. The replay's
+/// inspector reports each quirk's rule on the exchange it rewrote.
+#[tokio::test]
+async fn boto3_decodes_replayed_bedrock_quirks_whose_crcs_are_right_and_refuses_the_bad_crc() {
+    let trip = round_trip("faithful", FAITHFUL_EXCHANGES).await;
+    let healthy = &trip.direct["parallel"];
+    assert_eq!(healthy["stream"]["calls"].as_array().map(Vec::len), Some(2));
+    for quirk in [
+        QuirkId::BedrockStopReasonEndTurn,
+        QuirkId::BedrockToolUseIdReused,
+        QuirkId::BedrockInputNotJson,
+        QuirkId::BedrockFrameBadCrc,
+    ] {
+        let violations = temp_file(&format!("bedrock-{quirk}-violations.jsonl"));
+        let replay = quirked_replay(&trip.recordings, quirk, &violations).await;
+        let got = run(&format!("http://{}", replay.local_addr()), "quirked").await;
+        drop(replay);
+        let got = &got["parallel"];
+        let (buffered, stream) = (&got["buffered"], &got["stream"]);
+        match quirk {
+            QuirkId::BedrockStopReasonEndTurn => {
+                for (call, answer) in [("buffered", buffered), ("stream", stream)] {
+                    let mut expected = healthy[call].clone();
+                    expected["stopReason"] = "end_turn".into();
+                    assert_eq!(answer, &expected, "{quirk} {call}");
+                }
+            }
+            QuirkId::BedrockToolUseIdReused => {
+                for (call, answer) in [("buffered", buffered), ("stream", stream)] {
+                    let mut expected = healthy[call].clone();
+                    expected["calls"][1]["id"] = expected["calls"][0]["id"].clone();
+                    assert_eq!(answer, &expected, "{quirk} {call}");
+                }
+            }
+            QuirkId::BedrockInputNotJson => {
+                assert_eq!(buffered, &healthy["buffered"], "stream-only: {got}");
+                // botocore decoded every event; the caller's json.loads of the joined input
+                // fails.
+                assert_eq!(stream["error"], "JSONDecodeError", "{got}");
+            }
+            _ => {
+                assert_eq!(buffered, &healthy["buffered"], "stream-only: {got}");
+                assert_eq!(stream["error"], "ChecksumMismatch", "{got}");
+            }
+        }
+        let rules: BTreeSet<String> = check::live_verdicts(&violations, "bedrock")
+            .into_values()
+            .flatten()
+            .collect();
+        let declared: BTreeSet<String> = [quirk.detected_by(Shape::Streamed, Default::default())]
+            .into_iter()
+            .flatten()
+            .map(|rule| rule.to_string())
+            .collect();
+        assert_eq!(rules, declared, "{quirk}: the replay's inspector");
     }
 }

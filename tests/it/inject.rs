@@ -18,7 +18,7 @@ use crate::support::upstream::{Script, Upstream};
 use tooltap::engine::RuleId;
 use tooltap::quirk::{self, QuirkId, RequestContext, Shape, TimedFrame};
 
-fn script(fixture: &Fixture) -> Script {
+pub(crate) fn script(fixture: &Fixture) -> Script {
     let content_type = fixture.head.content_type.clone().unwrap_or_default();
     Script {
         status: 200,
@@ -32,7 +32,7 @@ fn script(fixture: &Fixture) -> Script {
     }
 }
 
-fn send(
+pub(crate) fn send(
     addr: std::net::SocketAddr,
     fixture: &Fixture,
 ) -> impl std::future::Future<Output = crate::support::client::Collected> {
@@ -301,44 +301,63 @@ async fn gemini_quirks_rewrite_every_framing_live_as_offline() {
             let tooltap = proxy::start(raw).await;
             let got = send(tooltap.local_addr(), &case).await;
             assert_eq!(got.headers["x-tooltap-quirk"], quirk.as_str(), "{name}");
-            let frames: Vec<TimedFrame> = engine_support::natural_frames(&case)
-                .iter()
-                .map(|bytes| TimedFrame {
-                    t_us: 0,
-                    bytes: Bytes::copy_from_slice(bytes),
-                })
-                .collect();
-            let offline = quirk::apply(&[quirk], case.dialect, &case.request, &case.head, &frames);
-            let expected: Vec<u8> = offline
-                .frames
-                .iter()
-                .flat_map(|f| f.bytes.to_vec())
-                .collect();
             assert_eq!(
-                got.body, expected,
+                got.body,
+                offline_body(quirk, &case),
                 "{quirk} on {name}: live and offline agree"
             );
             settle(&tooltap, 1).await;
             let id = got.headers["x-tooltap-exchange"].to_str().expect("id");
-            let lines = violations_by_exchange(&violations)
-                .remove(id)
-                .unwrap_or_default();
-            assert!(
-                lines.iter().all(|v| v["quirk"] == quirk.as_str()),
-                "{lines:?}"
-            );
-            let found: BTreeSet<String> = lines
-                .iter()
-                .map(|v| v["rule"].as_str().unwrap_or_default().to_string())
-                .collect();
-            let shape = quirk::shape_of(&case.head).expect("a shape");
-            let kind = RequestContext::parse(&case.request).kind();
-            let declared: BTreeSet<String> = quirk
-                .detected_by(shape, kind)
-                .iter()
-                .map(RuleId::to_string)
-                .collect();
+            let found = rules_marked(&violations, id, quirk);
+            let declared = declared_rules(quirk, &case);
             assert_eq!(found, declared, "{quirk} on {name}");
         }
     }
+}
+
+/// The body `quirk` gives `case` offline (what `replay --quirk` serves), its frames natural.
+pub(crate) fn offline_body(quirk: QuirkId, case: &Fixture) -> Vec<u8> {
+    let frames: Vec<TimedFrame> = engine_support::natural_frames(case)
+        .iter()
+        .map(|bytes| TimedFrame {
+            t_us: 0,
+            bytes: Bytes::copy_from_slice(bytes),
+        })
+        .collect();
+    let offline = quirk::apply(&[quirk], case.dialect, &case.request, &case.head, &frames);
+    offline
+        .frames
+        .iter()
+        .flat_map(|f| f.bytes.to_vec())
+        .collect()
+}
+
+/// The rules the inspector reported on exchange `id`, every line marked with `quirk`.
+pub(crate) fn rules_marked(
+    violations: &std::path::Path,
+    id: &str,
+    quirk: QuirkId,
+) -> BTreeSet<String> {
+    let lines = violations_by_exchange(&violations.to_path_buf())
+        .remove(id)
+        .unwrap_or_default();
+    assert!(
+        lines.iter().all(|v| v["quirk"] == quirk.as_str()),
+        "{lines:?}"
+    );
+    lines
+        .iter()
+        .map(|v| v["rule"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// The rules the catalogue declares for `quirk` on `case`'s shape and request.
+pub(crate) fn declared_rules(quirk: QuirkId, case: &Fixture) -> BTreeSet<String> {
+    let shape = quirk::shape_of(&case.head).expect("a shape");
+    let kind = RequestContext::parse(&case.request).kind();
+    quirk
+        .detected_by(shape, kind)
+        .iter()
+        .map(RuleId::to_string)
+        .collect()
 }

@@ -22,6 +22,9 @@
 //!   direct, through tooltap and its replay), `bedrock_clients` (boto3's `bedrock-runtime` client
 //!   against aimock's Converse API, SigV4 and Bearer, direct, through tooltap and its replay),
 //!   `sdk_endings`, and the clients in `replay`.
+//! * Deployment: `image` (the container image `scripts/image` builds, run with runc; the
+//!   Dockerfile agrees with it), `kubernetes` (the manifests built, schema-validated, and their
+//!   probes and grace period checked).
 //! * `bench`: an ignored side-by-side throughput figure (performance lives in `bench/run`).
 //!
 //! Shared helpers: `support` (upstreams, the proxy harness, clients) and `engine_support` (the
@@ -57,9 +60,12 @@ mod ollama_clients;
 mod faults;
 mod gemini_enforce;
 mod gemini_secrets;
+mod image;
 mod inject;
+mod inject_bedrock;
 mod inject_marked;
 mod inspect;
+mod kubernetes;
 mod interop;
 mod layout;
 mod legacy_clients;

@@ -15,6 +15,7 @@ use serde_json::json;
 
 use crate::support::binary::{self, Running};
 use crate::support::client::{exchange, request};
+use crate::support::oversized;
 use crate::support::temp::jsonl_under;
 use crate::support::upstream::{Received, Script, Upstream};
 use crate::support::within;
@@ -438,5 +439,110 @@ async fn slow_readers(
         per_stream <= bound_kib,
         "{per_stream} KiB per stream (idle {idle} KiB, peak {peak} KiB) is over {bound_kib} KiB"
     );
+    let _ = std::fs::remove_dir_all(&proxy.dir);
+}
+
+/// The upstream of the framing attacks: `/api/chat?mib=N` answers an NDJSON stream whose first
+/// line carries N MiB, `converse-stream?mib=N` an event stream whose one text message does.
+async fn oversized_upstream() -> Upstream {
+    Upstream::start(
+        |received: &Received| {
+            let mib: usize = received
+                .uri
+                .split("mib=")
+                .nth(1)
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(1);
+            let (content_type, body) = oversized_body(&received.uri, mib);
+            Script {
+                status: 200,
+                headers: vec![("content-type".into(), content_type.into())],
+                chunks: body
+                    .chunks(64 * 1024)
+                    .map(|chunk| (Duration::ZERO, Bytes::copy_from_slice(chunk)))
+                    .collect(),
+                silent: false,
+                abort: false,
+            }
+        },
+        None,
+    )
+    .await
+}
+
+/// The content type and body `oversized_upstream` answers `uri` with.
+fn oversized_body(uri: &str, mib: usize) -> (&'static str, Vec<u8>) {
+    if uri.starts_with("/api/chat") {
+        (oversized::NDJSON, oversized::ndjson_line(mib << 20))
+    } else {
+        (
+            oversized::EVENT_STREAM,
+            oversized::event_stream_message(mib << 20),
+        )
+    }
+}
+
+/// One attack on the real binary: the client gets every byte; the resident peak meanwhile.
+async fn oversized_peak(proxy: &Proxy, path: &str, mib: usize) -> u64 {
+    let (addr, pid) = (proxy.addr, proxy.pid);
+    let uri = format!("{path}?mib={mib}");
+    let request_body = if path == "/api/chat" {
+        oversized::OLLAMA_REQUEST
+    } else {
+        oversized::CONVERSE_REQUEST
+    };
+    let peak = Peak::start(pid);
+    let got = within(
+        LIMIT,
+        exchange(addr, request(addr, "POST", &uri, request_body)),
+    )
+    .await;
+    assert!(
+        got.body == oversized_body(&uri, mib).1,
+        "{uri}: the client's bytes changed"
+    );
+    peak.finish().await
+}
+
+/// What a line or a message past the framing bound may cost above idle: the bound (8 MiB) the
+/// framer fills before it stops, the forwarding path's and the held recording's buffers.
+const OVERSIZED_BOUND_KIB: u64 = 24 * 1024;
+/// What a 4x (NDJSON) or 1.7x (event stream) larger one may cost more.
+const OVERSIZED_GROWTH_KIB: u64 = 4 * 1024;
+
+/// The NDJSON line bound and the event-stream message bound (`max_sse_line`, 8 MiB) in the real
+/// binary, default settings: an Ollama line and a Bedrock message past the bound, then larger
+/// ones, reach the client whole, and tooltap's resident memory above idle stays bounded and does
+/// not grow with the line or the message (what the framer held stops at the bound; past it the
+/// bytes are forwarded and counted, not kept).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn overlong_ndjson_lines_and_event_stream_messages_cost_bounded_resident_memory() {
+    let upstream = oversized_upstream().await;
+    let proxy = start("oversized", &upstream).await;
+    let paths = ["/api/chat", oversized::CONVERSE_STREAM];
+    for path in paths {
+        oversized_peak(&proxy, path, 1).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let idle = rss_kib(proxy.pid);
+    // An event-stream payload may not pass 24 MiB (the protocol's limit).
+    for (path, small, large) in [("/api/chat", 12, 48), (oversized::CONVERSE_STREAM, 12, 20)] {
+        let small_peak = oversized_peak(&proxy, path, small).await;
+        let large_peak = oversized_peak(&proxy, path, large).await;
+        eprintln!(
+            "{path}: idle {idle} KiB; {small} MiB: peak {small_peak} KiB; {large} MiB: peak \
+             {large_peak} KiB"
+        );
+        let above = large_peak.max(small_peak).saturating_sub(idle);
+        assert!(
+            above <= OVERSIZED_BOUND_KIB,
+            "{path}: {above} KiB above idle"
+        );
+        let growth = large_peak.saturating_sub(small_peak);
+        assert!(
+            growth <= OVERSIZED_GROWTH_KIB,
+            "{path}: {large} MiB cost {growth} KiB more than {small} MiB"
+        );
+    }
     let _ = std::fs::remove_dir_all(&proxy.dir);
 }

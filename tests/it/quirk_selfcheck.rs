@@ -82,8 +82,6 @@ fn recorded_examples() -> Vec<Example> {
 fn fixture_examples() -> Vec<Example> {
     engine_support::load_all()
         .into_iter()
-        // Event streams (Bedrock) have no quirks yet, and no quirk reads their binary frames.
-        .filter(|f| !f.event_stream)
         .filter(|f| {
             ["pass_", "pair_", "seed_"]
                 .iter()
@@ -135,7 +133,8 @@ fn every_quirk_is_detected_by_exactly_its_declared_rules() {
             continue; // a broken example already: not a healthy exchange to break
         }
         *clean.entry(example.dialect).or_default() += 1;
-        let shape = quirk::shape_of(&example.head).expect("examples are JSON or SSE");
+        let shape =
+            quirk::shape_of(&example.head).expect("examples are JSON, SSE or event streams");
         let kind = RequestContext::parse(&example.request).kind();
         for quirk in QuirkId::ALL {
             let applied = quirk::apply(

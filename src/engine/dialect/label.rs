@@ -99,6 +99,21 @@ impl Dialect {
         }
     }
 
+    /// Whether the dialect streams JSON documents one per line (Ollama's NDJSON, sent as
+    /// `application/x-ndjson`), so that a body of JSON alone does not say whether it streamed:
+    /// the request's `stream` flag decides, as it decided the server's answer (`tooltap check`
+    /// sniffs no content type for such a capture).
+    pub fn streams_json_lines(self) -> bool {
+        match self {
+            Dialect::Ollama => true,
+            Dialect::Chat
+            | Dialect::Responses
+            | Dialect::Anthropic
+            | Dialect::Gemini
+            | Dialect::Bedrock => false,
+        }
+    }
+
     /// Whether `path` (query and trailing `/` gone) is this dialect's: one of its suffixes,
     /// and for Bedrock that suffix right after `/model/{modelId}` (one raw segment: an ARN is
     /// percent-encoded), under any prefix.

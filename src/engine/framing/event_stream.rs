@@ -438,28 +438,82 @@ pub fn to_event(message: Message) -> SseEvent {
     }
 }
 
-/// Writes one message (what tests, fixtures and enforce mode's `:exception` need): string
-/// headers, both CRCs computed.
+/// Writes one message with string headers (what tests, fixtures and enforce mode's
+/// `:exception` need), through [`Message::encode`].
 pub fn encode(headers: &[(&str, &str)], payload: &[u8]) -> Vec<u8> {
-    let mut block = Vec::new();
-    for (name, value) in headers {
-        block.push(u8::try_from(name.len()).unwrap_or(u8::MAX));
-        block.extend_from_slice(name.as_bytes());
-        block.push(7);
-        block.extend_from_slice(&u16::try_from(value.len()).unwrap_or(u16::MAX).to_be_bytes());
-        block.extend_from_slice(value.as_bytes());
+    let message = Message {
+        headers: headers
+            .iter()
+            .map(|(name, value)| ((*name).to_owned(), HeaderValue::String((*value).to_owned())))
+            .collect(),
+        payload: payload.to_vec(),
+    };
+    message.encode()
+}
+
+impl Message {
+    /// The message's bytes, as [`EventStreamDecoder`] reads them: the prelude with both
+    /// lengths and its CRC, every header by its own type, the payload, the message CRC. A
+    /// decoded message re-encodes to its original bytes (the quirks rewrite a payload and
+    /// write the message again through this).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut block = Vec::new();
+        for (name, value) in &self.headers {
+            block.push(u8::try_from(name.len()).unwrap_or(u8::MAX));
+            block.extend_from_slice(name.as_bytes());
+            write_value(value, &mut block);
+        }
+        let total = OVERHEAD + block.len() + self.payload.len();
+        let mut message = Vec::with_capacity(total);
+        message.extend_from_slice(&u32::try_from(total).unwrap_or(u32::MAX).to_be_bytes());
+        message.extend_from_slice(&u32::try_from(block.len()).unwrap_or(u32::MAX).to_be_bytes());
+        let prelude_crc = crc32fast::hash(&message);
+        message.extend_from_slice(&prelude_crc.to_be_bytes());
+        message.extend_from_slice(&block);
+        message.extend_from_slice(&self.payload);
+        let message_crc = crc32fast::hash(&message);
+        message.extend_from_slice(&message_crc.to_be_bytes());
+        message
     }
-    let total = OVERHEAD + block.len() + payload.len();
-    let mut message = Vec::with_capacity(total);
-    message.extend_from_slice(&u32::try_from(total).unwrap_or(u32::MAX).to_be_bytes());
-    message.extend_from_slice(&u32::try_from(block.len()).unwrap_or(u32::MAX).to_be_bytes());
-    let prelude_crc = crc32fast::hash(&message);
-    message.extend_from_slice(&prelude_crc.to_be_bytes());
-    message.extend_from_slice(&block);
-    message.extend_from_slice(payload);
-    let message_crc = crc32fast::hash(&message);
-    message.extend_from_slice(&message_crc.to_be_bytes());
-    message
+}
+
+/// A header's type byte and value bytes, as [`read_value`] reads them.
+fn write_value(value: &HeaderValue, out: &mut Vec<u8>) {
+    let sized = |kind: u8, bytes: &[u8], out: &mut Vec<u8>| {
+        out.push(kind);
+        out.extend_from_slice(&u16::try_from(bytes.len()).unwrap_or(u16::MAX).to_be_bytes());
+        out.extend_from_slice(bytes);
+    };
+    match value {
+        HeaderValue::Bool(true) => out.push(0),
+        HeaderValue::Bool(false) => out.push(1),
+        HeaderValue::Byte(b) => {
+            out.push(2);
+            out.extend_from_slice(&b.to_be_bytes());
+        }
+        HeaderValue::Short(s) => {
+            out.push(3);
+            out.extend_from_slice(&s.to_be_bytes());
+        }
+        HeaderValue::Int(i) => {
+            out.push(4);
+            out.extend_from_slice(&i.to_be_bytes());
+        }
+        HeaderValue::Long(l) => {
+            out.push(5);
+            out.extend_from_slice(&l.to_be_bytes());
+        }
+        HeaderValue::Bytes(bytes) => sized(6, bytes, out),
+        HeaderValue::String(text) => sized(7, text.as_bytes(), out),
+        HeaderValue::Timestamp(t) => {
+            out.push(8);
+            out.extend_from_slice(&t.to_be_bytes());
+        }
+        HeaderValue::Uuid(uuid) => {
+            out.push(9);
+            out.extend_from_slice(uuid);
+        }
+    }
 }
 
 #[cfg(test)]

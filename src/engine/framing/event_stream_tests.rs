@@ -105,6 +105,22 @@ fn every_header_type_is_read() {
 }
 
 #[test]
+fn a_decoded_message_of_every_header_type_encodes_to_its_own_bytes() {
+    for bytes in [every_type(), delta_frame()] {
+        let (messages, end, _) = decode_all(&[&bytes], 1 << 20);
+        assert_eq!(end, StreamEnd::Clean);
+        assert_eq!(messages[0].encode(), bytes);
+    }
+    // A rewritten payload is written with its new lengths and both CRCs right.
+    let (mut messages, _, _) = decode_all(&[&every_type()], 1 << 20);
+    messages[0].payload = b"{\"longer\":\"payload\"}".to_vec();
+    let rewritten = messages[0].encode();
+    let (again, end, _) = decode_all(&[&rewritten], 1 << 20);
+    assert_eq!(end, StreamEnd::Clean);
+    assert_eq!(again, messages);
+}
+
+#[test]
 fn corruptions_stop_decoding_and_say_which() {
     let good = delta_frame();
     let mut prelude = good.clone();

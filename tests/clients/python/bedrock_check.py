@@ -9,14 +9,16 @@ session token, so `X-Amz-Security-Token` is sent too), one sends a Bedrock API k
 (`AWS_BEARER_TOKEN_BEDROCK`, `Authorization: Bearer`). The model id is an inference-profile
 ARN, which botocore percent-encodes into one path segment.
 
-Usage: bedrock_check.py BASE_URL [faithful|unfaithful].
+Usage: bedrock_check.py BASE_URL [faithful|unfaithful|quirked].
 `faithful`: `converse` and `converse_stream` for one call and for parallel calls; text only and
 text followed by a toolUse (`converse`); a two-turn loop that sends the toolResults back (both
 turns `converse`; and with the first turn `converse_stream`); the Bearer client for one call,
 both operations.
 `unfaithful`: the answers of aimock's that break the contract: text streamed, alone and before
 a toolUse (aimock opens a text block with an empty `contentBlockStart.start`, which boto3
-rejects), and a tool call that ends with `stopReason: end_turn`, both operations."""
+rejects), and a tool call that ends with `stopReason: end_turn`, both operations.
+`quirked`: the parallel calls, both operations, against `tooltap replay --quirk` of the
+faithful run's recordings."""
 import json, os, sys
 
 # No profile, no instance metadata: the credentials are the ones below.
@@ -140,6 +142,9 @@ if mode == "faithful":
     out["loop_stream"] = two_turns(one, streamed)
     out["bearer"] = {"buffered": call(buffered, one, bearer),
                      "stream": call(streamed, one, bearer)}
+elif mode == "quirked":
+    parallel = "Bedrock case parallel: weather in Lyon and Nantes"
+    out["parallel"] = {"buffered": call(buffered, parallel), "stream": call(streamed, parallel)}
 else:
     end_turn = "Bedrock case end turn: weather in Brest"
     out["text"] = {"stream": call(streamed, "Bedrock case text: say hello")}

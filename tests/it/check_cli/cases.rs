@@ -252,47 +252,83 @@ fn a_capture_s_dialect_can_be_named() {
     );
 }
 
+/// `check` of `fixture`'s request and response files as a capture (`--content-type` when given):
+/// the violations it found and the fixture's expected ones, comparable (`seq` kept when
+/// `keep_seq`).
+fn capture_verdict(
+    fixture: &Fixture,
+    content_type: Option<&str>,
+    keep_seq: bool,
+) -> (Vec<Value>, Vec<Value>) {
+    let dir = fixtures_dir().join(&fixture.name);
+    let request = dir.join("request.json");
+    let response = dir.join(fixture.response_file());
+    let status = fixture.head.status.to_string();
+    let mut argv = vec!["--request", s(&request), "--response", s(&response)];
+    argv.extend([
+        "--format",
+        "json",
+        "--status",
+        &status,
+        "--path",
+        fixture.path(),
+    ]);
+    argv.extend(
+        content_type
+            .map(|ct| ["--content-type", ct])
+            .into_iter()
+            .flatten(),
+    );
+    let (code, out, err) = run(&argv);
+    assert!(code <= 1, "{}: {err}", fixture.name);
+    let report: Value = serde_json::from_str(&out).expect("json");
+    let actual = report["exchanges"][0]["violations"]
+        .as_array()
+        .expect("violations")
+        .iter()
+        .map(|v| comparable(v, keep_seq))
+        .collect();
+    let expected = read_expected(fixture)
+        .iter()
+        .map(|v| comparable(v, keep_seq))
+        .collect();
+    (actual, expected)
+}
+
 #[test]
 fn captures_made_elsewhere_give_the_expected_violations() {
     let mut checked = 0;
     for fixture in load_all() {
-        let dir = fixtures_dir().join(&fixture.name);
-        let response = fixture.response_file();
-        let request = dir.join("request.json");
-        let response = dir.join(response);
-        let status = fixture.head.status.to_string();
-        let mut argv: Vec<String> = vec![
-            "--request".into(),
-            s(&request).into(),
-            "--response".into(),
-            s(&response).into(),
-        ];
-        argv.extend(["--format".into(), "json".into(), "--status".into(), status]);
-        argv.extend(["--path".into(), fixture.path().into()]);
-        if dir.join("head.json").exists() {
-            // Declared types stay declared; everything else is sniffed from the bytes.
-            if let Some(ct) = &fixture.head.content_type {
-                argv.extend(["--content-type".into(), ct.clone()]);
-            }
-        }
-        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-        let (code, out, err) = run(&argv);
-        assert!(code <= 1, "{}: {err}", fixture.name);
-        let report: Value = serde_json::from_str(&out).expect("json");
+        // Declared types stay declared; everything else is sniffed from the bytes.
+        let declared = fixtures_dir()
+            .join(&fixture.name)
+            .join("head.json")
+            .exists();
+        let content_type = fixture.head.content_type.as_deref().filter(|_| declared);
         // Encoded bodies are fed as one frame here (the corpus uses 64-byte frames): no seq.
         let keep_seq = fixture.head.content_encoding.is_none();
-        let actual: Vec<Value> = report["exchanges"][0]["violations"]
-            .as_array()
-            .expect("violations")
-            .iter()
-            .map(|v| comparable(v, keep_seq))
-            .collect();
-        let expected: Vec<Value> = read_expected(&fixture)
-            .iter()
-            .map(|v| comparable(v, keep_seq))
-            .collect();
+        let (actual, expected) = capture_verdict(&fixture, content_type, keep_seq);
         assert_eq!(actual, expected, "{}", fixture.name);
         checked += 1;
     }
     assert!(checked > 50);
+}
+
+/// A bare NDJSON capture (Ollama's `/api/chat` stream, no `--content-type`) gets the verdict it
+/// had live with its `application/x-ndjson` head: JSON bytes there name no type, so the head rule
+/// `ollama.stream.content_type` never judges a type the server did not send. Before, the body
+/// was sniffed `application/json` and every clean stream got that warning.
+#[test]
+fn a_bare_ndjson_capture_gets_its_live_verdict_without_a_content_type() {
+    let mut checked = 0;
+    let ndjson = load_all().into_iter().filter(|fixture| {
+        fixture.dialect == tooltap::engine::Dialect::Ollama
+            && fixture.head.content_type.as_deref() == Some("application/x-ndjson")
+    });
+    for fixture in ndjson {
+        let (actual, expected) = capture_verdict(&fixture, None, true);
+        assert_eq!(actual, expected, "{}", fixture.name);
+        checked += 1;
+    }
+    assert!(checked >= 10, "only {checked} NDJSON fixtures");
 }

@@ -94,29 +94,14 @@ async fn start_binary(
     let stdout = child.stdout.take().expect("stdout");
     let mut lines = BufReader::new(stdout).lines();
     let mut log = Vec::new();
-    let mut admin = None;
-    let addr = within(Duration::from_secs(20), async {
-        loop {
-            let Some(line) = lines.next_line().await.expect("read") else {
-                let status = child.wait().await.expect("wait");
-                let mut stderr = String::new();
-                if let Some(mut err) = child.stderr.take() {
-                    let _ = tokio::io::AsyncReadExt::read_to_string(&mut err, &mut stderr).await;
-                }
-                panic!("tooltap exited early ({status}): {stderr}");
-            };
-            let value: serde_json::Value = serde_json::from_str(&line).expect("JSON log line");
-            log.push(line.clone());
-            if let Some(address) = value["fields"]["admin"].as_str() {
-                admin = Some(address.parse().expect("admin address"));
-            }
-            if value["fields"]["message"] == ready {
-                let listen = value["fields"]["listen"].as_str().expect("listen field");
-                return listen.parse().expect("address");
-            }
+    let Some((addr, admin)) = ready_line_of(&mut lines, &mut log, ready).await else {
+        let status = child.wait().await.expect("wait");
+        let mut stderr = String::new();
+        if let Some(mut err) = child.stderr.take() {
+            let _ = tokio::io::AsyncReadExt::read_to_string(&mut err, &mut stderr).await;
         }
-    })
-    .await;
+        panic!("tooltap exited early ({status}): {stderr}");
+    };
     Running {
         child,
         addr,
@@ -124,6 +109,40 @@ async fn start_binary(
         lines,
         log,
     }
+}
+
+/// Reads tooltap's JSON log lines (into `log`) until its ready line, within 20 s: the proxy's
+/// address, and the admin listener's when its line came first. None when the output ended
+/// before it (the process exited).
+pub async fn ready_line(
+    lines: &mut Lines<BufReader<ChildStdout>>,
+    log: &mut Vec<String>,
+) -> Option<(SocketAddr, Option<SocketAddr>)> {
+    ready_line_of(lines, log, "tooltap proxy ready").await
+}
+
+/// [`ready_line`] for the ready message `ready` (`tooltap replay ready` for replay).
+async fn ready_line_of(
+    lines: &mut Lines<BufReader<ChildStdout>>,
+    log: &mut Vec<String>,
+    ready: &str,
+) -> Option<(SocketAddr, Option<SocketAddr>)> {
+    within(Duration::from_secs(20), async {
+        let mut admin = None;
+        while let Some(line) = lines.next_line().await.expect("read") {
+            let value: serde_json::Value = serde_json::from_str(&line).expect("JSON log line");
+            log.push(line.clone());
+            if let Some(address) = value["fields"]["admin"].as_str() {
+                admin = Some(address.parse().expect("admin address"));
+            }
+            if value["fields"]["message"] == ready {
+                let listen = value["fields"]["listen"].as_str().expect("listen field");
+                return Some((listen.parse().expect("address"), admin));
+            }
+        }
+        None
+    })
+    .await
 }
 
 impl Running {
@@ -140,15 +159,7 @@ impl Running {
     /// Stops the process with SIGTERM, reads the rest of its log (stdout) and its stderr into
     /// [`Running::log`], and returns how it exited.
     pub async fn stop(&mut self) -> std::process::ExitStatus {
-        let pid = self.child.id().expect("pid").to_string();
-        let killed = std::process::Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .expect("kill");
-        assert!(killed.success());
-        let status = within(Duration::from_secs(20), self.child.wait())
-            .await
-            .expect("wait");
+        let status = super::command::sigterm(&mut self.child).await;
         while let Ok(Some(line)) = self.lines.next_line().await {
             self.log.push(line);
         }
