@@ -1,7 +1,8 @@
 //! Where a recording lives on disk and how its files and folders are created.
 //!
 //! Input: the route name, the exchange id and start time from the recorder. Output: the
-//! `<dir>/<route>/<yyyy-mm-dd>/<id>.jsonl` path, its temporary sibling `.<id>~<random>.jsonl.tmp`
+//! `<dir>/<route>/<yyyy-mm-dd>/<id>.jsonl` path (`<dir>/<cassette folder>/<id>.jsonl` for a request
+//! that named a cassette, see [`super::cassette`]), its temporary sibling `.<id>~<random>.jsonl.tmp`
 //! (which `tooltap check` never picks up: it is hidden and does not end in `.jsonl`; the random
 //! part, drawn once per process, makes the name unguessable), and owner-only files (0600) and
 //! folders (0700). Path segments come from the route and the id only, each reduced to
@@ -27,13 +28,29 @@ pub struct RecordingPaths {
     pub folder: PathBuf,
     pub temp: PathBuf,
     pub done: PathBuf,
+    /// Which open segment it may append to (`record.layout = "segments"`): its route's folder,
+    /// or, for every cassette, the recordings folder itself, so the open segments stay one per
+    /// route and one for cassettes, however many cassette names traffic brings.
+    pub segment_slot: PathBuf,
 }
 
 impl RecordingPaths {
     pub fn new(root: &Path, route: &str, started: SystemTime, id: &str) -> RecordingPaths {
-        let folder = root.join(segment(route)).join(utc_date(started));
+        let route = root.join(segment(route));
+        RecordingPaths::in_folder(route.join(utc_date(started)), route, id)
+    }
+
+    /// The paths of a recording whose request named a cassette: `<dir>/<cassette folder>/<id>.jsonl`
+    /// (see [`super::cassette::folder`]), so a test's recordings sit together under its name.
+    pub fn in_cassette(root: &Path, cassette: &str, id: &str) -> RecordingPaths {
+        let folder = root.join(super::cassette::folder(cassette));
+        RecordingPaths::in_folder(folder, root.to_path_buf(), id)
+    }
+
+    fn in_folder(folder: PathBuf, segment_slot: PathBuf, id: &str) -> RecordingPaths {
         let id = segment(id);
         RecordingPaths {
+            segment_slot,
             temp: folder.join(format!(
                 ".{id}{TEMP_RANDOM_MARK}{}{TEMP_SUFFIX}",
                 process_random()

@@ -11,12 +11,19 @@
 //! (`call-2.jsonl` before `call-10.jsonl`), cycling: the third request for a key with two
 //! recordings gets the first again. Cycling (not exhausting) keeps a long-lived replay server
 //! usable by a suite that runs twice; the `x-tooltap-recording` header says which file answered.
+//!
+//! A request that names a cassette (`x-tooltap-cassette`, see [`crate::record::cassette`]) is
+//! matched against that cassette's recordings only — those whose recorded request named it, or,
+//! when none did, the interactions of a vcrpy cassette without the header at the path
+//! pytest-recording gives that test (`test_weather/test_loop.yaml` for
+//! `tests/test_weather.py::test_loop`) — with turns of their own; a request that names none is
+//! matched against every recording, as before cassettes existed.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering as AtomicOrdering};
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use serde_json::Value;
@@ -38,8 +45,14 @@ pub struct Entry {
     /// `Break` when the recorded upstream broke off mid-body.
     pub ending: BodyEnding,
     pub key: MatchKey,
+    /// The cassette its recorded request named, if any.
+    pub cassette: Option<Arc<str>>,
     /// The request body after ignoring, for the miss diagnosis; `None` when not JSON.
     normalized: Option<Value>,
+    /// How many requests it answered.
+    hits: AtomicU64,
+    /// Made from a forwarded miss while serving (`--on-miss forward`): never reported unused.
+    captured: bool,
 }
 
 /// Why the recordings could not be loaded.
@@ -66,6 +79,10 @@ pub struct Miss {
     pub wildcards: Vec<String>,
     /// The closest recording would match with `--match-tool-call-ids loose`.
     pub loose_ids_would_match: bool,
+    /// The cassette the request named, if any.
+    pub cassette: Option<String>,
+    /// The named cassette has no recordings at all: the candidates are other cassettes'.
+    pub cassette_empty: bool,
 }
 
 /// One recording near a missed request.
@@ -81,6 +98,9 @@ pub struct Candidate {
 
 /// How many recordings a miss names.
 pub const CANDIDATES: usize = 2;
+
+mod usage;
+pub use usage::{CassetteUsage, MAX_UNKNOWN_CASSETTES, Usage};
 
 impl Miss {
     /// The closest recording's name, if there is any recording at all.
@@ -100,6 +120,8 @@ pub struct Sent<'a> {
     pub body: &'a [u8],
     /// The body as the recorder would have redacted it, when that differs.
     pub as_recorded: Option<&'a [u8]>,
+    /// The cassette the request named (`x-tooltap-cassette`): only its recordings answer.
+    pub cassette: Option<&'a str>,
 }
 
 /// The recordings, indexed.
@@ -107,7 +129,26 @@ pub struct Sent<'a> {
 pub struct Library {
     rules: MatchRules,
     entries: Vec<Entry>,
+    /// Every recording, for requests that name no cassette.
     turns: HashMap<MatchKey, Turns>,
+    /// Each cassette's own recordings and turns.
+    cassettes: HashMap<Arc<str>, Cassette>,
+    /// vcrpy cassettes whose interactions name no cassette, by the file pytest-recording writes
+    /// for a test (`test_weather/test_loop`, see [`pytest_recording_file`]): a test's
+    /// recordings when it has none of its own.
+    files: HashMap<String, Cassette>,
+    /// Misses of requests that named no cassette.
+    unscoped_misses: AtomicU64,
+    /// Misses of requests naming a cassette no recording belongs to (bounded).
+    unknown: Mutex<usage::UnknownCassettes>,
+}
+
+/// One cassette's recordings (indexes into `entries`) and their turns.
+#[derive(Debug, Default)]
+struct Cassette {
+    entries: Vec<usize>,
+    turns: HashMap<MatchKey, Turns>,
+    misses: AtomicU64,
 }
 
 /// The recordings under one key, and whose turn is next.
@@ -158,11 +199,25 @@ impl Library {
             rules,
             entries: Vec::new(),
             turns: HashMap::new(),
+            cassettes: HashMap::new(),
+            files: HashMap::new(),
+            unscoped_misses: AtomicU64::new(0),
+            unknown: Mutex::default(),
         }
     }
 
     /// Add a recording; it takes its turn after those already under its key.
     pub fn insert(&mut self, name: String, recording: Recording) {
+        self.insert_as(name, recording, false);
+    }
+
+    /// [`Library::insert`] for an exchange captured while serving (a forwarded miss), which
+    /// the usage report never counts as unused.
+    pub fn insert_captured(&mut self, name: String, recording: Recording) {
+        self.insert_as(name, recording, true);
+    }
+
+    fn insert_as(&mut self, name: String, recording: Recording, captured: bool) {
         let body = recording.meta.request.body.bytes();
         let meta = &recording.meta;
         let key = self.rules.key_with_query(
@@ -172,11 +227,26 @@ impl Library {
             body.as_deref(),
         );
         let normalized = body.as_deref().and_then(|b| self.rules.normalize(b));
+        let index = self.entries.len();
         self.turns
             .entry(key.clone())
             .or_default()
             .entries
-            .push(self.entries.len());
+            .push(index);
+        let cassette = crate::record::cassette::of_recorded(&meta.request.headers)
+            .map(|name| Arc::<str>::from(name.as_str()));
+        match &cassette {
+            Some(name) => self
+                .cassettes
+                .entry(name.clone())
+                .or_default()
+                .add(index, &key),
+            None => {
+                if let Some(file) = pytest_recording_file(&name) {
+                    self.files.entry(file).or_default().add(index, &key);
+                }
+            }
+        }
         let ending = ending_of(&name, &recording);
         let mut recording = recording;
         let frames = served_frames(&mut recording);
@@ -186,7 +256,10 @@ impl Library {
             frames,
             recording,
             key,
+            cassette,
             normalized,
+            hits: AtomicU64::new(0),
+            captured,
         });
     }
 
@@ -202,6 +275,45 @@ impl Library {
         &self.rules
     }
 
+    /// Starts turns over, as between two tests that replay one cassette: that cassette's, or
+    /// every turn (cassettes' and unscoped) when `None`. Returns how many recordings it covered
+    /// (0 for a cassette without recordings).
+    pub fn reset(&self, cassette: Option<&str>) -> usize {
+        let reset = |turns: &HashMap<MatchKey, Turns>| {
+            turns
+                .values()
+                .map(|turns| {
+                    turns.next.store(0, AtomicOrdering::Relaxed);
+                    turns.entries.len()
+                })
+                .sum()
+        };
+        match cassette {
+            None => {
+                self.cassettes
+                    .values()
+                    .chain(self.files.values())
+                    .for_each(|c| {
+                        reset(&c.turns);
+                    });
+                reset(&self.turns)
+            }
+            Some(name) => self.cassette(name).map_or(0, |c| reset(&c.turns)),
+        }
+    }
+
+    /// A cassette's recordings: those whose recorded request named it, else those of the vcrpy
+    /// cassette file pytest-recording would have written for it.
+    fn cassette(&self, name: &str) -> Option<&Cassette> {
+        self.cassettes.get(name).or_else(|| {
+            if self.files.is_empty() {
+                return None;
+            }
+            let file = crate::interop::export::cassette_file(name);
+            self.files.get(file.to_string_lossy().as_ref())
+        })
+    }
+
     /// The recording whose turn it is for this request, or why there is none.
     pub fn next_for(&self, method: &str, path: &str, body: &[u8]) -> Result<&Entry, Miss> {
         self.next_for_sent(Sent {
@@ -210,6 +322,7 @@ impl Library {
             query: None,
             body,
             as_recorded: None,
+            cassette: None,
         })
     }
 
@@ -226,7 +339,17 @@ impl Library {
             query,
             body,
             as_recorded,
+            cassette,
         } = sent;
+        // A named cassette's own turns; an unknown one has none (every request misses).
+        let scope = cassette.map(|name| self.cassette(name));
+        let (all_turns, among) = match scope {
+            None => (Some(&self.turns), None),
+            Some(found) => (
+                found.map(|c| &c.turns),
+                Some(found.map(|c| c.entries.as_slice())),
+            ),
+        };
         let key = |body| self.rules.key_with_query(method, path, query, body);
         let keys: Vec<MatchKey> = std::iter::once(body)
             .chain(as_recorded)
@@ -234,18 +357,28 @@ impl Library {
             .chain(std::iter::once(key(None)))
             .collect();
         let turns = keys.iter().find_map(|key| {
-            self.turns
+            all_turns?
                 .get(key)
                 .filter(|turns| !turns.entries.is_empty())
         });
         match turns {
             Some(turns) => {
                 let turn = turns.next.fetch_add(1, AtomicOrdering::Relaxed);
-                Ok(&self.entries[turns.entries[turn % turns.entries.len()]])
+                let entry = &self.entries[turns.entries[turn % turns.entries.len()]];
+                entry.hits.fetch_add(1, AtomicOrdering::Relaxed);
+                Ok(entry)
             }
             None => {
+                // Counted by the request's name, unless its recordings carry that name.
+                let named = cassette.and_then(|name| self.cassettes.get(name));
+                self.count_miss(cassette, named);
                 let body = as_recorded.unwrap_or(body);
-                Err(self.closest(&key(Some(body)), body))
+                // An empty cassette is explained by the nearest recordings of any other.
+                let among = among.flatten().filter(|among| !among.is_empty());
+                let mut miss = self.closest(&key(Some(body)), body, among);
+                miss.cassette = cassette.map(str::to_owned);
+                miss.cassette_empty = cassette.is_some() && among.is_none();
+                Err(miss)
             }
         }
     }
@@ -253,12 +386,15 @@ impl Library {
     /// The recordings nearest the request, nearest first: a different method or path weighs
     /// more than any body difference; then fewer arrays of another length (a recording of an
     /// earlier turn of the same conversation is a prefix, not a near miss); then fewer
-    /// differing leaves; then the name.
-    fn closest(&self, key: &MatchKey, body: &[u8]) -> Miss {
+    /// differing leaves; then the name. `among`: only these entries (a cassette's); all when
+    /// `None`.
+    fn closest(&self, key: &MatchKey, body: &[u8], among: Option<&[usize]>) -> Miss {
         let sent = self.rules.normalize(body);
-        let mut ranked: Vec<Ranked> = self
-            .entries
-            .iter()
+        let entries: Box<dyn Iterator<Item = &Entry>> = match among {
+            Some(among) => Box::new(among.iter().map(|&index| &self.entries[index])),
+            None => Box::new(self.entries.iter()),
+        };
+        let mut ranked: Vec<Ranked> = entries
             .map(|entry| {
                 let head = head_differences(&entry.key, key);
                 let body = match (&entry.normalized, &sent) {
@@ -303,6 +439,8 @@ impl Library {
             candidates,
             wildcards,
             loose_ids_would_match,
+            cassette: None,
+            cassette_empty: false,
         }
     }
 
@@ -324,6 +462,28 @@ impl Library {
 /// A recording's distance from a missed request: (head differences, arrays of another length,
 /// differing leaves), then the recording, its head differences and its body difference.
 type Ranked<'a> = ((usize, usize, usize), &'a Entry, Vec<String>, Difference);
+
+impl Cassette {
+    fn add(&mut self, index: usize, key: &MatchKey) {
+        self.entries.push(index);
+        self.turns
+            .entry(key.clone())
+            .or_default()
+            .entries
+            .push(index);
+    }
+}
+
+/// The test a vcrpy cassette file is for, in pytest-recording's layout relative to the
+/// recordings folder: `test_weather/test_loop.yaml#<id>` → `test_weather/test_loop` (see
+/// [`crate::interop::export::cassette_file`]); `None` for any other file.
+fn pytest_recording_file(name: &str) -> Option<String> {
+    let file = name.split_once('#').map_or(name, |(file, _id)| file);
+    [".yaml.gz", ".yaml", ".yml"]
+        .iter()
+        .find_map(|extension| file.strip_suffix(extension))
+        .map(str::to_owned)
+}
 
 /// How a recording's body ends when replayed; recordings that are not whole are served as
 /// they are, with a warning, because a fixture suite may hold them on purpose.

@@ -14,6 +14,7 @@ use http::{Response, StatusCode};
 
 use super::library::Miss;
 use crate::proxy::forward::headers::strip_hop_by_hop;
+use crate::record::cassette::CASSETTE_HEADER;
 
 pub use crate::proxy::exchange::EXCHANGE_HEADER;
 pub const RECORDING_HEADER: &str = "x-tooltap-recording";
@@ -45,29 +46,31 @@ pub fn replay_headers(recorded: &[(String, String)], exchange: &str, recording: 
     headers
 }
 
-/// The human message for a miss: the request, the two closest recordings with what differs
-/// (at most [`MAX_LISTED`] places each), and a flag that would have matched the closest.
+/// The human message for a miss: the request (and its cassette), the two closest recordings
+/// with what differs (at most [`MAX_LISTED`] places each), and a flag that would have matched
+/// the closest.
 pub fn miss_message(method: &str, path: &str, miss: &Miss) -> String {
-    let mut message = format!("tooltap replay: no recording matches {method} {path}");
+    let mut message = match &miss.cassette {
+        Some(cassette) => {
+            format!("tooltap replay: no recording of cassette {cassette} matches {method} {path}")
+        }
+        None => format!("tooltap replay: no recording matches {method} {path}"),
+    };
     if miss.candidates.is_empty() {
         message.push_str("; the recordings directory holds no recordings");
+    } else if let (true, Some(cassette)) = (miss.cassette_empty, &miss.cassette) {
+        message.push_str(&format!(
+            "; cassette {cassette} has no recordings (none was recorded with \
+             {CASSETTE_HEADER}: {cassette})"
+        ));
     }
     for (rank, candidate) in miss.candidates.iter().enumerate() {
         let label = if rank == 0 { "closest" } else { "next closest" };
-        let listed: Vec<&str> = candidate
-            .differing
-            .iter()
-            .take(MAX_LISTED)
-            .map(String::as_str)
-            .collect();
         message.push_str(&format!("; {label} recording: {}", candidate.name));
-        if !listed.is_empty() {
-            message.push_str(&format!(", which differs at {}", listed.join(", ")));
+        if !candidate.differing.is_empty() {
+            message.push_str(", which differs at ");
         }
-        if candidate.total > listed.len() {
-            let more = candidate.total - listed.len();
-            message.push_str(&format!(" and {more} more"));
-        }
+        message.push_str(&first_of(&candidate.differing, MAX_LISTED, candidate.total));
     }
     if miss.loose_ids_would_match {
         message.push_str(
@@ -85,6 +88,16 @@ pub fn miss_message(method: &str, path: &str, miss: &Miss) -> String {
         ));
     }
     message
+}
+
+/// The first `max` of `items` joined with `, `, then ` and N more` for the rest of `total`.
+pub fn first_of(items: &[String], max: usize, total: usize) -> String {
+    let shown = items.len().min(max);
+    let mut list = items[..shown].join(", ");
+    if total > shown {
+        list.push_str(&format!(" and {} more", total - shown));
+    }
+    list
 }
 
 /// A complete error response in the OpenAI shape, `type` `tooltap_error`.
@@ -142,6 +155,8 @@ mod tests {
             candidates: vec![candidate("seed/a.jsonl", 10), candidate("seed/b.jsonl", 2)],
             wildcards: vec!["/messages/*/id".into()],
             loose_ids_would_match: false,
+            cassette: None,
+            cassette_empty: false,
         };
         let message = miss_message("POST", "/v1/chat/completions", &miss);
         assert!(
@@ -162,11 +177,35 @@ mod tests {
             message.ends_with("--match-tool-call-ids loose matches it"),
             "{message}"
         );
-        let none = Miss {
+        let mut none = Miss {
             candidates: vec![],
             wildcards: vec![],
             loose_ids_would_match: false,
+            cassette: None,
+            cassette_empty: false,
         };
         assert!(miss_message("GET", "/", &none).contains("holds no recordings"));
+        miss.cassette = Some("t.py::a".into());
+        let message = miss_message("POST", "/v1/chat/completions", &miss);
+        assert!(
+            message.starts_with(
+                "tooltap replay: no recording of cassette t.py::a matches POST \
+                 /v1/chat/completions; closest recording: seed/a.jsonl"
+            ),
+            "{message}"
+        );
+        miss.cassette_empty = true;
+        let message = miss_message("POST", "/v1/chat/completions", &miss);
+        assert!(
+            message.contains(
+                "cassette t.py::a has no recordings (none was recorded with \
+                 x-tooltap-cassette: t.py::a); closest recording: seed/a.jsonl"
+            ),
+            "{message}"
+        );
+        none.cassette = Some("t.py::b".into());
+        none.cassette_empty = true;
+        let message = miss_message("GET", "/", &none);
+        assert!(message.contains("holds no recordings"), "{message}");
     }
 }

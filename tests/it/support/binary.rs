@@ -47,6 +47,30 @@ pub async fn start_proxy_under(
     extra: &[&std::ffi::OsStr],
     rust_log: &str,
 ) -> Running {
+    let listen = [
+        "proxy",
+        "--listen",
+        "127.0.0.1:0",
+        "--admin-listen",
+        "127.0.0.1:0",
+    ];
+    start_binary(wrapper, &listen, extra, rust_log, "tooltap proxy ready").await
+}
+
+/// Starts `tooltap replay` on an ephemeral port with JSON logs and `extra` arguments (which
+/// must hold `--recordings`), and waits for its ready line.
+pub async fn start_replay(extra: &[&std::ffi::OsStr], rust_log: &str) -> Running {
+    let listen = ["replay", "--listen", "127.0.0.1:0"];
+    start_binary(None, &listen, extra, rust_log, "tooltap replay ready").await
+}
+
+async fn start_binary(
+    wrapper: Option<(&str, &[&str])>,
+    listen: &[&str],
+    extra: &[&std::ffi::OsStr],
+    rust_log: &str,
+    ready: &str,
+) -> Running {
     let binary = env!("CARGO_BIN_EXE_tooltap");
     let mut command = match wrapper {
         Some((program, args)) => {
@@ -57,13 +81,7 @@ pub async fn start_proxy_under(
         None => Command::new(binary),
     };
     let mut child = command
-        .args([
-            "proxy",
-            "--listen",
-            "127.0.0.1:0",
-            "--admin-listen",
-            "127.0.0.1:0",
-        ])
+        .args(listen)
         .args(["--log-format", "json"])
         .args(extra)
         .env("RUST_LOG", rust_log)
@@ -76,7 +94,7 @@ pub async fn start_proxy_under(
     let stdout = child.stdout.take().expect("stdout");
     let mut lines = BufReader::new(stdout).lines();
     let mut log = Vec::new();
-    let Some((addr, admin)) = ready_line(&mut lines, &mut log).await else {
+    let Some((addr, admin)) = ready_line_of(&mut lines, &mut log, ready).await else {
         let status = child.wait().await.expect("wait");
         let mut stderr = String::new();
         if let Some(mut err) = child.stderr.take() {
@@ -100,6 +118,15 @@ pub async fn ready_line(
     lines: &mut Lines<BufReader<ChildStdout>>,
     log: &mut Vec<String>,
 ) -> Option<(SocketAddr, Option<SocketAddr>)> {
+    ready_line_of(lines, log, "tooltap proxy ready").await
+}
+
+/// [`ready_line`] for the ready message `ready` (`tooltap replay ready` for replay).
+async fn ready_line_of(
+    lines: &mut Lines<BufReader<ChildStdout>>,
+    log: &mut Vec<String>,
+    ready: &str,
+) -> Option<(SocketAddr, Option<SocketAddr>)> {
     within(Duration::from_secs(20), async {
         let mut admin = None;
         while let Some(line) = lines.next_line().await.expect("read") {
@@ -108,7 +135,7 @@ pub async fn ready_line(
             if let Some(address) = value["fields"]["admin"].as_str() {
                 admin = Some(address.parse().expect("admin address"));
             }
-            if value["fields"]["message"] == "tooltap proxy ready" {
+            if value["fields"]["message"] == ready {
                 let listen = value["fields"]["listen"].as_str().expect("listen field");
                 return Some((listen.parse().expect("address"), admin));
             }
@@ -122,11 +149,17 @@ impl Running {
     /// Stops the process with SIGTERM, asserts it exited cleanly, and reads the rest of its log
     /// (stdout) and its stderr into [`Running::log`].
     pub async fn stop_and_drain(&mut self) {
-        let status = super::command::sigterm(&mut self.child).await;
+        let status = self.stop().await;
         assert!(
             status.success(),
             "tooltap exited with {status} after SIGTERM"
         );
+    }
+
+    /// Stops the process with SIGTERM, reads the rest of its log (stdout) and its stderr into
+    /// [`Running::log`], and returns how it exited.
+    pub async fn stop(&mut self) -> std::process::ExitStatus {
+        let status = super::command::sigterm(&mut self.child).await;
         while let Ok(Some(line)) = self.lines.next_line().await {
             self.log.push(line);
         }
@@ -136,6 +169,7 @@ impl Running {
                 self.log.push(line);
             }
         }
+        status
     }
 
     /// Reads log lines until one contains `needle`.
