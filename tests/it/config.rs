@@ -321,8 +321,8 @@ fn mcp_exchanges_are_inspected_for_get_and_delete_too() {
     else {
         panic!("proxy subcommand");
     };
-    let config =
-        Config::from_layers(Some(path.clone()), EnvLayer::default(), args.into_layer().1).expect("valid");
+    let config = Config::from_layers(Some(path.clone()), EnvLayer::default(), args.into_layer().1)
+        .expect("valid");
     let decided = config
         .inspect
         .decide("default", "DELETE", "/v1/chat/completions");

@@ -287,7 +287,12 @@ fn response(
         }
     } else {
         error_id(asked, answer, id, judge_ids, at, sink);
-        if version.is_modern() {
+        // A 2026 client's first request probes with `server/discover`; a 2025-era server
+        // refuses it its own way (400, 404, -32601, -32600), which is no 2026 server's answer.
+        let probe = id
+            .and_then(|id| asked.find(id))
+            .is_some_and(|(_, method)| method == "server/discover");
+        if version.is_modern() && !probe {
             error_code(message.get("error"), answer.status, at, sink);
         }
     }
