@@ -17,6 +17,7 @@ fn head(content_type: &str) -> ResponseHead {
         status: 200,
         content_type: Some(content_type.to_owned()),
         content_encoding: None,
+        ..ResponseHead::default()
     }
 }
 

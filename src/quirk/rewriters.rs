@@ -22,7 +22,8 @@ pub struct Rewriter {
     pub event: fn(QuirkId, &mut Value) -> bool,
 }
 
-/// The transformations of `dialect`'s quirks; `None` for Chat (see the module doc).
+/// The transformations of `dialect`'s quirks; `None` for Chat (see the module doc) and for a
+/// dialect with no quirks yet (MCP).
 pub fn rewriter(dialect: Dialect) -> Option<Rewriter> {
     match dialect {
         Dialect::Chat => None,
@@ -46,5 +47,6 @@ pub fn rewriter(dialect: Dialect) -> Option<Rewriter> {
             buffered: super::bedrock::buffered,
             event: super::bedrock::event,
         }),
+        Dialect::Mcp => None,
     }
 }

@@ -1,0 +1,404 @@
+//! The Model Context Protocol over Streamable HTTP: JSON-RPC 2.0 between an agent and a tool
+//! server, on one endpoint (`POST` a message; `GET` a server stream; `DELETE` a session).
+//!
+//! Input: the request (method, the headers [`crate::engine::head::MCP_REQUEST_HEADERS`] names,
+//! its body: one JSON-RPC message, or a 2025-03-26 batch), the response head (any status: 4xx
+//! answers carry JSON-RPC errors too), then a JSON body (one message or a batch), an SSE
+//! stream whose events' data are messages (priming events with empty data skipped), or an empty
+//! body (`202`, a DELETE). Output: violations with `mcp.*` ids for what one exchange shows (the
+//! reference's states M and X: [`request`], [`envelope`], [`answer`], [`tools_list`],
+//! [`tools_call`]), and an [`observe::McpObservation`] of everything it saw, which the
+//! conversation store above the engine takes from the report (state S).
+
+pub mod answer;
+pub mod envelope;
+pub mod observe;
+pub mod pieces;
+pub mod request;
+pub mod tools_call;
+pub mod tools_list;
+pub mod version;
+
+use serde_json::Value;
+
+use self::answer::{Answer, Asked};
+use self::envelope::At;
+use self::observe::{McpObservation, MessageKind, Where};
+use self::version::Version;
+use super::common::StreamEnd;
+use super::pieces::DialectTables;
+use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
+use crate::engine::framing::SseEvent;
+use crate::engine::head::{ResponseHead, header};
+use crate::engine::report::RequestFacts;
+use crate::engine::rules::RuleId;
+use crate::engine::schema::SchemaCache;
+use crate::engine::violation::{Site, Stage, ViolationSink};
+
+/// The JSON-RPC code enforce mode's refusal carries: internal error.
+const INTERNAL_ERROR: i64 = -32603;
+
+/// One MCP exchange's dialect state.
+#[derive(Debug)]
+pub struct McpState {
+    facts: RequestFacts,
+    observation: McpObservation,
+    /// The cap on what [`McpState::observation`] keeps.
+    max_observed: usize,
+    /// Where a `tools/list` page's schemas are compiled.
+    cache: SchemaCache,
+    asked: Asked,
+    answer: Answer,
+}
+
+impl McpState {
+    /// One JSON document of the response (a body, or an event's data): a message, or each
+    /// element of a batch, judged and observed.
+    fn response_document(
+        &mut self,
+        document: Value,
+        at: &At,
+        on_stream: bool,
+        event_id: Option<&str>,
+        sink: &mut ViolationSink,
+    ) {
+        let place = || Where {
+            seq: Some(at.seq.unwrap_or(0)),
+            event_id: event_id.map(str::to_owned),
+        };
+        match document {
+            Value::Array(items) => {
+                self.observation.response_batch = true;
+                if on_stream && self.asked.version.unwrap_or(Version::V1) >= Version::V2 {
+                    at.warn(
+                        sink,
+                        RuleId::McpJsonrpcBatchNotAllowed,
+                        "",
+                        "a batch in an SSE event: batches were removed in 2025-06-18".to_owned(),
+                    );
+                }
+                for (index, item) in items.iter().enumerate() {
+                    self.response_message(item, &at.item(index), on_stream, sink);
+                }
+                for item in items {
+                    let answers = self.answers(&item);
+                    self.observation
+                        .add(item, place(), answers, self.max_observed);
+                }
+            }
+            message => {
+                self.response_message(&message, at, on_stream, sink);
+                let answers = self.answers(&message);
+                self.observation
+                    .add(message, place(), answers, self.max_observed);
+            }
+        }
+    }
+
+    /// The method of this exchange's request a response answers (by its id), for the
+    /// observation's parts.
+    fn answers(&self, message: &Value) -> Option<&'static str> {
+        let (_, method) = self.asked.find(message.get("id")?)?;
+        ["initialize", "tools/list", "tools/call"]
+            .into_iter()
+            .find(|known| known == method)
+    }
+
+    fn response_message(
+        &mut self,
+        message: &Value,
+        at: &At,
+        on_stream: bool,
+        sink: &mut ViolationSink,
+    ) {
+        answer::message(
+            &self.asked,
+            &mut self.answer,
+            message,
+            at,
+            &self.cache,
+            on_stream,
+            sink,
+        );
+    }
+
+    /// A JSON body answering a request POST: exactly one response (a batch of responses for a
+    /// 2025-03-26 batch).
+    fn one_response(&self, document: &Value, at: &At, sink: &mut ViolationSink) {
+        if !self.asked.is_post() || !self.asked.has_request() {
+            return;
+        }
+        let version = self.asked.version.unwrap_or(Version::V1);
+        let problem = match document {
+            Value::Array(_) if version >= Version::V2 || !self.observation.request_batch => {
+                Some("a JSON array".to_owned())
+            }
+            Value::Array(items) => items
+                .iter()
+                .any(|m| !is_response(m))
+                .then(|| "a batch holding a request or a notification".to_owned()),
+            message if !is_response(message) => Some("a request or a notification".to_owned()),
+            _ => None,
+        };
+        if let Some(problem) = problem {
+            at.push(
+                sink,
+                RuleId::McpHttpJsonBodyNotOneResponse,
+                "",
+                format!("an application/json answer is one JSON-RPC response, got {problem}"),
+            );
+        }
+    }
+}
+
+fn is_response(message: &Value) -> bool {
+    matches!(
+        observe::kind_of(message.as_object()),
+        MessageKind::Result | MessageKind::Error
+    )
+}
+
+/// What the response rules need of the request.
+fn asked(parts: &RequestParts<'_>, body: Option<&Value>, version: Version) -> Asked {
+    let messages: Vec<&Value> = match body {
+        Some(Value::Array(items)) => items.iter().collect(),
+        Some(message) => vec![message],
+        None => Vec::new(),
+    };
+    let mut asked = Asked {
+        method: parts.method.map(str::to_ascii_uppercase),
+        version: Some(version),
+        version_header: header(parts.headers, "mcp-protocol-version").map(str::to_owned),
+        only_notifications: !messages.is_empty(),
+        ..Asked::default()
+    };
+    for message in messages {
+        if observe::kind_of(message.as_object()) != MessageKind::Request {
+            continue;
+        }
+        asked.only_notifications = false;
+        let method = message.get("method").and_then(Value::as_str).unwrap_or("");
+        if method == "tools/call" && message.pointer("/params/task").is_some() {
+            asked.task = true;
+        }
+        match message.get("id").filter(|id| envelope::valid_id(id)) {
+            Some(id) => asked.add(id.clone(), method.to_owned()),
+            None => asked.unreadable_request = true,
+        }
+    }
+    asked
+}
+
+/// The request body parsed; `None` when empty, and `mcp.jsonrpc.not_json` when not JSON.
+fn request_body(body: &[u8], sink: &mut ViolationSink) -> Option<Value> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return None;
+    }
+    match serde_json::from_slice::<Value>(body) {
+        Ok(body) => Some(body),
+        Err(error) => {
+            sink.push(
+                RuleId::McpJsonrpcNotJson,
+                Stage::Request,
+                Site::at(""),
+                format!("the request body is not JSON: {error}"),
+            );
+            None
+        }
+    }
+}
+
+impl DialectRules for McpState {
+    fn start(
+        parts: RequestParts<'_>,
+        cache: &SchemaCache,
+        sink: &mut ViolationSink,
+        _notes: &mut Vec<String>,
+    ) -> McpState {
+        let headers = parts.headers;
+        let mut observation = McpObservation {
+            method: parts.method.map(str::to_ascii_uppercase),
+            request_session: header(headers, "mcp-session-id").map(str::to_owned),
+            protocol_version_header: header(headers, "mcp-protocol-version").map(str::to_owned),
+            last_event_id: header(headers, "last-event-id").map(str::to_owned),
+            ..McpObservation::default()
+        };
+        let max_observed = observe::DEFAULT_MAX_OBSERVED;
+        let body = request_body(parts.body, sink);
+        let version = request::version(headers, body.as_ref());
+        request::judge(
+            &request::RequestView {
+                method: observation.method.as_deref(),
+                headers,
+                body: body.as_ref(),
+                version,
+            },
+            sink,
+        );
+        let asked = asked(&parts, body.as_ref(), version);
+        match body {
+            Some(Value::Array(items)) => {
+                observation.request_batch = true;
+                for item in items {
+                    observation.add(item, Where::default(), None, max_observed);
+                }
+            }
+            Some(message) => observation.add(message, Where::default(), None, max_observed),
+            None => {}
+        }
+        McpState {
+            // Not `parsed`: an MCP request has no `stream` flag for the exchange to compare.
+            facts: RequestFacts::default(),
+            asked,
+            answer: Answer::default(),
+            observation,
+            max_observed,
+            cache: cache.handle(),
+        }
+    }
+
+    fn admit_tools(&self) {}
+
+    fn facts(&self) -> &RequestFacts {
+        &self.facts
+    }
+
+    fn into_facts(self: Box<Self>) -> RequestFacts {
+        self.facts
+    }
+
+    /// Every status: a 4xx refusal carries a JSON-RPC error the rules read.
+    fn judges_status(&self, _status: u16) -> bool {
+        true
+    }
+
+    fn on_head(&mut self, head: &ResponseHead, sink: &mut ViolationSink) {
+        answer::head(&self.asked, head, &mut self.answer, sink);
+        self.observation.status = Some(head.status);
+        self.observation.content_type = head.content_type.clone();
+        self.observation.response_session =
+            header(&head.headers, "mcp-session-id").map(str::to_owned);
+    }
+
+    fn take_mcp(&mut self) -> Option<Box<McpObservation>> {
+        Some(Box::new(std::mem::take(&mut self.observation)))
+    }
+
+    /// A POST's stream is whole once every request of its body was answered; a GET stream
+    /// never ends by its own framing.
+    fn stream_is_done(&self) -> bool {
+        self.answer.all_answered(&self.asked)
+    }
+
+    fn reassembly_bytes(&self) -> usize {
+        self.observation.bytes
+    }
+
+    fn bound_reassembly(&mut self, max: usize) {
+        self.max_observed = self.max_observed.min(max);
+    }
+
+    /// One SSE event: its data is one JSON-RPC message (or a 2025-03-26 batch); a priming
+    /// event's empty data is no message.
+    fn on_event(&mut self, event: &SseEvent, seq: u64, sink: &mut ViolationSink) {
+        let first = self.answer.events == 0;
+        self.answer.events += 1;
+        self.answer.event_ids |= event.id.is_some();
+        if event.data.trim().is_empty() {
+            self.answer.primed |= first && event.id.is_some();
+            return;
+        }
+        let at = At::new(Stage::Fragment, Some(seq));
+        if let Some(name) = &event.event
+            && name != "message"
+        {
+            at.push(
+                sink,
+                RuleId::McpSseEventNotMessage,
+                "",
+                format!("a JSON-RPC message in an event named {name:?} (not \"message\")"),
+            );
+        }
+        match serde_json::from_str::<Value>(&event.data) {
+            Ok(document) => {
+                self.response_document(document, &at, true, event.id.as_deref(), sink);
+            }
+            Err(error) => at.push(
+                sink,
+                RuleId::McpJsonrpcNotJson,
+                "",
+                format!("the event's data is not JSON: {error}"),
+            ),
+        }
+    }
+
+    fn judge_buffered(&mut self, body: &[u8], sink: &mut ViolationSink) -> Judged {
+        let at = At::new(Stage::Complete, None);
+        let empty = body.iter().all(u8::is_ascii_whitespace);
+        if !empty && self.answer.status == Some(202) {
+            at.push(
+                sink,
+                RuleId::McpHttpNotificationStatus,
+                "",
+                "a 202 answer has no body".to_owned(),
+            );
+        }
+        if !empty {
+            let ok = self.answer.status.is_none_or(|s| (200..300).contains(&s));
+            match serde_json::from_slice::<Value>(body) {
+                Ok(document) => {
+                    if ok {
+                        self.one_response(&document, &at, sink);
+                    }
+                    self.response_document(document, &at, false, None, sink);
+                }
+                Err(error) if ok => at.push(
+                    sink,
+                    RuleId::McpJsonrpcNotJson,
+                    "",
+                    format!("the response body is not JSON: {error}"),
+                ),
+                Err(_) => {}
+            }
+        }
+        answer::end(&self.asked, &self.answer, false, sink);
+        (Vec::new(), None)
+    }
+
+    fn finish_stream(&mut self, end: StreamEnd<'_>) -> Judged {
+        if let StreamEnd::Judged {
+            ended_mid_event,
+            sink,
+        } = end
+        {
+            answer::end(&self.asked, &self.answer, ended_mid_event, sink);
+        }
+        (Vec::new(), None)
+    }
+
+    /// A JSON-RPC error response: what every MCP client raises on. Its id is `null`: enforce
+    /// mode's refusal is built without the request.
+    fn error_body(error: &EnforceError<'_>) -> Value {
+        serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": null,
+            "error": {
+                "code": INTERNAL_ERROR,
+                "message": error.message,
+                "data": {"type": error.kind, "code": error.code, "rule": error.param},
+            },
+        })
+    }
+
+    /// The same error as one SSE `message` event.
+    fn error_event(error: &EnforceError<'_>, _last_sequence: Option<i64>) -> Vec<u8> {
+        format!("event: message\ndata: {}\n\n", McpState::error_body(error)).into_bytes()
+    }
+
+    fn pieces() -> &'static DialectTables {
+        &pieces::PIECES
+    }
+}
+
+#[cfg(test)]
+mod tests;
