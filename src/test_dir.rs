@@ -1,27 +1,23 @@
 //! A temporary folder for the library's unit tests, removed when dropped (also when the test
 //! fails), so unit tests leave nothing behind in the temp directory.
 //!
-//! Input: a name for the folder. Output: a fresh, empty folder under `std::env::temp_dir()`,
-//! unique per process and per call, that derefs to its `Path`.
+//! Input: a name for the folder. Output: a fresh, empty `tempfile` folder under
+//! `std::env::temp_dir()` (a unique name, owner-only permissions) that derefs to its `Path`.
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// Folders made by this process so far, for unique names.
-static MADE: AtomicUsize = AtomicUsize::new(0);
+use std::path::Path;
 
 /// A fresh folder, removed on drop.
 #[derive(Debug)]
-pub(crate) struct TestDir(PathBuf);
+pub(crate) struct TestDir(tempfile::TempDir);
 
 impl TestDir {
-    /// A new empty folder named `tooltap-<name>-<pid>-<n>`.
+    /// A new empty folder named `tooltap-<name>-<random>`.
     pub(crate) fn new(name: &str) -> TestDir {
-        let n = MADE.fetch_add(1, Ordering::Relaxed);
-        let path = std::env::temp_dir().join(format!("tooltap-{name}-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).expect("a temporary folder for a unit test");
-        TestDir(path)
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("tooltap-{name}-"))
+            .tempdir()
+            .expect("a temporary folder for a unit test");
+        TestDir(dir)
     }
 }
 
@@ -29,19 +25,13 @@ impl std::ops::Deref for TestDir {
     type Target = Path;
 
     fn deref(&self) -> &Path {
-        &self.0
+        self.0.path()
     }
 }
 
 impl AsRef<Path> for TestDir {
     fn as_ref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TestDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        self.0.path()
     }
 }
 

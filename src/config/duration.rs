@@ -1,8 +1,9 @@
-//! Human-readable durations (`"250ms"`, `"10s"`, `"5m"`, `"1h"`) for config files, environment
-//! variables and CLI flags, so all three layers accept the same spelling.
+//! Human-readable durations (`"250ms"`, `"10s"`, `"5m"`, `"1h"`, `"1h 30m"`) for config files,
+//! environment variables and CLI flags, so all three layers accept the same spelling.
 //!
 //! Input: text from TOML (through serde), `TOOLTAP_*` variables or clap. Output: a
-//! [`std::time::Duration`] wrapped in [`HumanDuration`].
+//! [`std::time::Duration`] wrapped in [`HumanDuration`]. The spelling is humantime's
+//! ([`humantime::parse_duration`]): integers (or decimals) with a unit, several spans added up.
 
 use std::fmt;
 use std::str::FromStr;
@@ -10,8 +11,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer};
 
-/// A duration written as an integer and a unit: `ms`, `s`, `m` or `h`. Zero is rejected because
-/// every duration in tooltap is a deadline, and a zero deadline fails everything.
+/// A duration written as numbers with units: `ms`, `s`, `m`, `h` and humantime's other
+/// spellings (`sec`, `min`, `hours`, `d`, ...). Below a millisecond is rejected because every
+/// duration in tooltap is a deadline, and a zero deadline fails everything.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HumanDuration(pub Duration);
 
@@ -19,32 +21,21 @@ pub struct HumanDuration(pub Duration);
 #[error("`{text}` is not a duration: {why} (write e.g. \"250ms\", \"30s\", \"5m\")")]
 pub struct DurationError {
     text: String,
-    why: &'static str,
+    why: String,
 }
 
 impl FromStr for HumanDuration {
     type Err = DurationError;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let fail = |why| DurationError {
+        let fail = |why: String| DurationError {
             text: text.to_owned(),
             why,
         };
-        let trimmed = text.trim();
-        let digits_end = trimmed
-            .find(|c: char| !c.is_ascii_digit())
-            .ok_or_else(|| fail("missing unit"))?;
-        let (number, unit) = trimmed.split_at(digits_end);
-        let amount: u64 = number.parse().map_err(|_| fail("missing number"))?;
-        let duration = match unit.trim() {
-            "ms" => Duration::from_millis(amount),
-            "s" => Duration::from_secs(amount),
-            "m" => Duration::from_secs(amount.saturating_mul(60)),
-            "h" => Duration::from_secs(amount.saturating_mul(3600)),
-            _ => return Err(fail("unknown unit")),
-        };
-        if duration.is_zero() {
-            return Err(fail("must be greater than zero"));
+        let duration =
+            humantime::parse_duration(text.trim()).map_err(|error| fail(error.to_string()))?;
+        if duration < Duration::from_millis(1) {
+            return Err(fail("must be at least 1ms".to_owned()));
         }
         Ok(HumanDuration(duration))
     }
@@ -77,9 +68,46 @@ mod tests {
     }
 
     #[test]
-    fn rejects_missing_unit_zero_and_garbage() {
-        for bad in ["10", "0s", "s", "ten s", "10 parsecs", ""] {
-            assert!(bad.parse::<HumanDuration>().is_err(), "{bad} accepted");
+    fn accepts_what_it_always_did_and_humantime_spellings() {
+        let parse = |t: &str| t.parse::<HumanDuration>().map(|d| d.0);
+        assert_eq!(parse(" 30s "), Ok(Duration::from_secs(30)), "trimmed");
+        assert_eq!(
+            parse("10 s"),
+            Ok(Duration::from_secs(10)),
+            "a space before the unit"
+        );
+        assert_eq!(parse("1h 30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse("2min"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse("1.5s"), Ok(Duration::from_millis(1500)));
+    }
+
+    #[test]
+    fn rejects_missing_unit_zero_and_garbage_saying_why() {
+        let why = [
+            ("10", "time unit needed"),
+            ("0s", "must be at least 1ms"),
+            ("0", "must be at least 1ms"),
+            ("500us", "must be at least 1ms"),
+            ("s", "expected number"),
+            ("ten s", "expected number"),
+            ("10 parsecs", "unknown time unit \"parsecs\""),
+            ("", "empty"),
+        ];
+        for (bad, reason) in why {
+            let message = bad
+                .parse::<HumanDuration>()
+                .map(|d| d.0)
+                .expect_err(bad)
+                .to_string();
+            assert!(
+                message.starts_with(&format!("`{bad}` is not a duration: ")),
+                "{message}"
+            );
+            assert!(message.contains(reason), "{bad}: {message}");
+            assert!(
+                message.ends_with("(write e.g. \"250ms\", \"30s\", \"5m\")"),
+                "{message}"
+            );
         }
     }
 }

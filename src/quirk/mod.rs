@@ -43,3 +43,5 @@ pub const NOT_APPLICABLE_HEADER: &str = "x-tooltap-quirk-not-applicable";
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod total_tests;

@@ -156,11 +156,11 @@ impl StreamQuirk {
             QuirkId::DoneMissing => Vec::new(),
             QuirkId::DataAfterDone => {
                 let mut out = vec![event.raw.clone()];
-                if let Some(mut extra) = self.last_chunk.clone() {
-                    extra["choices"] = json!([]);
-                    if let Some(extra) = extra.as_object_mut() {
-                        extra.remove("usage");
-                    }
+                if let Some(mut extra) = self.last_chunk.clone()
+                    && let Some(object) = extra.as_object_mut()
+                {
+                    object.insert("choices".to_owned(), json!([]));
+                    object.remove("usage");
                     out.push(Event::json_bytes(&extra, event.eol));
                 }
                 out
@@ -188,6 +188,10 @@ impl StreamQuirk {
     }
 
     fn chunk(&mut self, mut chunk: Value, event: &Event) -> Vec<Vec<u8>> {
+        // Not a chunk (an array, a number): nothing a quirk rewrites, passed through as it came.
+        if !chunk.is_object() {
+            return vec![event.raw.clone()];
+        }
         let original = chunk.clone();
         self.last_chunk = Some(original.clone());
         let mut after: Vec<Value> = Vec::new();
@@ -212,8 +216,10 @@ impl StreamQuirk {
             carried_call |= self.rewrite_delta(index, choice);
             if let Some(extra) = self.rewrite_finish(index, choice) {
                 let mut repeat = original.clone();
-                repeat["choices"] = json!([extra]);
-                after.push(repeat);
+                if let Some(object) = repeat.as_object_mut() {
+                    object.insert("choices".to_owned(), json!([extra]));
+                    after.push(repeat);
+                }
             }
         }
         if self.quirk == QuirkId::ErrorEventMidstream && carried_call && !self.error_sent {
@@ -338,22 +344,32 @@ impl StreamQuirk {
                 owed.push(json!({"index": index, "function": {"name": name}}));
             }
         }
+        // A choice with a finish reason is an object (`get` found the key); its delta may not be.
+        let choice = value.as_object_mut()?;
         if !owed.is_empty() {
-            value["delta"]["tool_calls"] = Value::Array(owed);
+            let delta = choice.entry("delta").or_insert(Value::Null);
+            if delta.is_null() {
+                *delta = json!({});
+            }
+            if let Some(delta) = delta.as_object_mut() {
+                delta.insert("tool_calls".to_owned(), Value::Array(owed));
+            }
         }
         let is_tool_calls = reason == "tool_calls";
         match self.quirk {
             QuirkId::FinishStopWithCalls if has_calls && is_tool_calls => {
-                value["finish_reason"] = Value::from("stop");
+                choice.insert("finish_reason".to_owned(), Value::from("stop"));
             }
             QuirkId::ToolChoiceIgnored if self.context.call_required && is_tool_calls => {
-                value["finish_reason"] = Value::from("stop");
+                choice.insert("finish_reason".to_owned(), Value::from("stop"));
             }
-            QuirkId::FinishMissing => value["finish_reason"] = Value::Null,
+            QuirkId::FinishMissing => {
+                choice.insert("finish_reason".to_owned(), Value::Null);
+            }
             QuirkId::FinishRepeated => {
-                let mut again = value.clone();
-                again["delta"] = json!({});
-                return Some(again);
+                let mut again = choice.clone();
+                again.insert("delta".to_owned(), json!({}));
+                return Some(Value::Object(again));
             }
             _ => {}
         }

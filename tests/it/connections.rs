@@ -129,8 +129,14 @@ async fn at_the_connection_cap_a_request_waits_for_a_slot_and_then_completes() {
     let addr = tooltap.local_addr();
 
     let hogs = silent(addr, 4).await;
-    // Let the accept loop take all four slots.
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Wait until the accept loop holds all four slots: it counts the cap once it is reached.
+    let admin = tooltap.admin_addr().expect("admin");
+    within(Duration::from_secs(5), async {
+        while counter(&metrics(admin).await, "connections_max", "proxy") == 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
     let started = Instant::now();
     let got = within(
         Duration::from_secs(5),
@@ -144,7 +150,7 @@ async fn at_the_connection_cap_a_request_waits_for_a_slot_and_then_completes() {
         "the fifth connection was served before a slot freed: {waited:?}"
     );
     drop(hogs);
-    let text = metrics(tooltap.admin_addr().expect("admin")).await;
+    let text = metrics(admin).await;
     assert_metric!(
         text,
         "tooltap_limit_hits_total",
@@ -283,8 +289,8 @@ async fn with_few_descriptors_accept_errors_back_off_are_logged_rarely_and_metri
     });
 
     let hogs = silent(addr, 150).await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    // The silent sockets go after 1 s each, the backlog drains, and the admin port answers.
+    // Accept runs out of descriptors; the silent sockets go after 1 s each, the backlog drains,
+    // and the admin port answers with the accept errors counted.
     let started = Instant::now();
     let text = within(Duration::from_secs(20), async {
         loop {
@@ -293,9 +299,12 @@ async fn with_few_descriptors_accept_errors_back_off_are_logged_rarely_and_metri
                 drop(stream);
                 Some(metrics(admin).await)
             });
-            if let Ok(Some(text)) = attempt.await {
+            if let Ok(Some(text)) = attempt.await
+                && counter(&text, "accept_error", "proxy") >= 1
+            {
                 return text;
             }
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
     })
     .await;

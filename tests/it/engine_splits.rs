@@ -64,12 +64,30 @@ fn one_byte_at_a_time_gives_the_same_report() {
         let bytes: Vec<&[u8]> = body.chunks(1).collect();
         let trickled = run_frames(&fixture, &cache, &bytes);
         assert_same(&fixture, "one byte at a time", &reference, &trickled);
-        // With one frame per byte, every fragment violation points at a distinct, later frame.
-        for violation in trickled.violations.iter().filter(|v| v.seq.is_some()) {
-            assert!(
-                violation.seq < Some(body.len() as u64),
-                "{}: seq past the last frame",
-                fixture.name
+        assert_seq_is_the_completing_byte(&fixture, &cache, &trickled);
+    }
+}
+
+/// With one frame per byte, a violation's `seq` is the offset of the byte that completed its
+/// event: cut the body just before that byte and the violation moves to the second frame, just
+/// after it and it stays in the first.
+fn assert_seq_is_the_completing_byte(fixture: &Fixture, cache: &SchemaCache, trickled: &Report) {
+    let body = fixture.body.as_slice();
+    for (i, violation) in trickled.violations.iter().enumerate() {
+        let Some(seq) = violation.seq else { continue };
+        let name = &fixture.name;
+        let at = usize::try_from(seq).expect("a byte offset");
+        assert!(
+            at < body.len(),
+            "{name}: violation {i}: seq {seq} past the last byte"
+        );
+        for (cut, frame) in [(at, 1), (at + 1, 0)] {
+            let split = run_frames(fixture, cache, &[&body[..cut], &body[cut..]]);
+            assert_eq!(
+                split.violations.get(i).and_then(|v| v.seq),
+                Some(frame),
+                "{name}: violation {i} ({:?}), cut at {cut}: byte {at} completes its event",
+                violation.rule
             );
         }
     }

@@ -223,7 +223,20 @@ async fn prometheus_scrapes_tooltap_evaluates_the_dashboard_and_fires_the_error_
         || async { scalar(&prometheus, "sum(tooltap_violations_total)").await == Some(1.0) },
     )
     .await;
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // A second scrape sees it still at one, so the next violations are a visible increase.
+    eventually(
+        Duration::from_secs(30),
+        "two scrapes of the first violation",
+        || async {
+            scalar(
+                &prometheus,
+                "count_over_time(tooltap_violations_total{rule=\"delta.id_changed\"}[1m])",
+            )
+            .await
+            .is_some_and(|samples| samples >= 2.0)
+        },
+    )
+    .await;
     send("stream_id_changed", 2).await;
 
     let wanted = [

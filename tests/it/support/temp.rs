@@ -1,42 +1,40 @@
 //! The one temporary folder of the test suite: fresh and empty when made, removed when dropped.
 //!
-//! Input: a tag naming the test; output: a [`TempDir`] that derefs to its [`Path`]. Every test in
-//! the binary shares the process id, so the name also carries a process-wide counter: two tests
-//! with the same tag never share a folder.
+//! Input: a tag naming the test; output: a [`TempDir`] that derefs to its [`Path`]. The folder is
+//! a `tempfile` one (a unique name, created with owner-only permissions, removed on drop); the
+//! tag goes into its name so that a folder left by a killed test says whose it was.
 
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A fresh, empty directory under the system temp dir, removed (with its content) on drop.
 #[derive(Debug)]
-pub struct TempDir(PathBuf);
+pub struct TempDir(tempfile::TempDir);
 
 impl TempDir {
     pub fn new(tag: &str) -> TempDir {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let path = std::env::temp_dir().join(format!("tooltap-{tag}-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).expect("create temp dir");
-        TempDir(path)
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("tooltap-{tag}-"))
+            .tempdir()
+            .expect("create temp dir");
+        TempDir(dir)
     }
 
     pub fn path(&self) -> &Path {
-        &self.0
+        self.0.path()
     }
 }
 
 impl Deref for TempDir {
     type Target = Path;
     fn deref(&self) -> &Path {
-        &self.0
+        self.0.path()
     }
 }
 
 impl AsRef<Path> for TempDir {
     fn as_ref(&self) -> &Path {
-        &self.0
+        self.0.path()
     }
 }
 
@@ -63,12 +61,6 @@ pub fn jsonl_under(dir: &Path) -> Vec<PathBuf> {
     let mut files = files_under(dir);
     files.retain(|path| path.extension().is_some_and(|ext| ext == "jsonl"));
     files
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 #[test]
