@@ -328,6 +328,35 @@ rules! {
     BedrockStreamToolInputEmpty => "bedrock.stream.tool_input_empty", Warning;
     BedrockStreamMessageStopMissing => "bedrock.stream.message_stop_missing", Error;
     BedrockStreamMetadataMissing => "bedrock.stream.metadata_missing", Warning;
+    // MCP conversation rules (temporary rows until the MCP dialect's table lands)
+    McpJsonrpcRequestIdReused => "mcp.jsonrpc.request_id_reused", Error;
+    McpJsonrpcResponseIdUnknown => "mcp.jsonrpc.response_id_unknown", Error;
+    McpJsonrpcResponseDuplicate => "mcp.jsonrpc.response_duplicate", Error;
+    McpHttpProtocolVersionHeaderMissing => "mcp.http.protocol_version_header_missing", Error;
+    McpHttpProtocolVersionHeaderMismatch => "mcp.http.protocol_version_header_mismatch", Error;
+    McpSseResponseOnGetStream => "mcp.sse.response_on_get_stream", Error;
+    McpSseEventIdReused => "mcp.sse.event_id_reused", Error;
+    McpSessionIdMissingOnRequest => "mcp.session.id_missing_on_request", Error;
+    McpSessionIdChanged => "mcp.session.id_changed", Warning;
+    McpSessionStaleNot404 => "mcp.session.stale_not_404", Error;
+    McpSessionNoReinitAfter404 => "mcp.session.no_reinit_after_404", Error;
+    McpLifecycleInitializedMissing => "mcp.lifecycle.initialized_missing", Error;
+    McpLifecycleToolsCapabilityMissing => "mcp.lifecycle.tools_capability_missing", Error;
+    McpLifecycleListChangedUndeclared => "mcp.lifecycle.list_changed_undeclared", Warning;
+    McpToolsListNameDuplicate => "mcp.tools_list.name_duplicate", Warning;
+    McpToolsListCursorLoop => "mcp.tools_list.cursor_loop", Warning;
+    McpToolsCallNameUnlisted => "mcp.tools_call.name_unlisted", Error;
+    McpToolsCallArgumentsSchema => "mcp.tools_call.arguments_schema", Error;
+    McpToolsCallArgumentJsonString => "mcp.tools_call.argument_json_string", Warning;
+    McpToolsCallStructuredContentMissing => "mcp.tools_call.structured_content_missing", Error;
+    McpToolsCallStructuredContentSchema => "mcp.tools_call.structured_content_schema", Error;
+    McpToolsCallUnknownToolAsResult => "mcp.tools_call.unknown_tool_as_result", Warning;
+    McpToolsCallUnknownToolErrorCode => "mcp.tools_call.unknown_tool_error_code", Warning;
+    McpToolsCallInputValidationAsProtocolError => "mcp.tools_call.input_validation_as_protocol_error", Warning;
+    McpToolsCallExecutionErrorAsProtocolError => "mcp.tools_call.execution_error_as_protocol_error", Warning;
+    McpProgressTokenUnknown => "mcp.progress.token_unknown", Error;
+    McpProgressNotIncreasing => "mcp.progress.not_increasing", Error;
+    McpProgressAfterCompletion => "mcp.progress.after_completion", Error;
 }
 
 impl RuleId {

@@ -227,6 +227,7 @@ async fn collect_request(mut tap: TapReceiver, max: usize, charge: &mut Charge) 
 pub mod head;
 mod gather;
 mod held;
+pub mod mcp_order;
 mod memory;
 mod offload;
 mod recording;

@@ -234,6 +234,12 @@ impl Metrics {
     pub fn limit_hit(&self, limit: &str, scope: &str) {
         self.limit_hits.add(&[limit, scope], 1);
     }
+    /// `count` cuts of one bound at once (e.g. conversations evicted by one settlement).
+    pub fn limit_hits(&self, limit: &str, scope: &str, count: u64) {
+        if count > 0 {
+            self.limit_hits.add(&[limit, scope], count);
+        }
+    }
     pub fn upstream_ttfb(&self, route: &str, d: Duration) {
         self.upstream_ttfb.observe(&[route], d.as_secs_f64());
     }
