@@ -116,6 +116,17 @@ impl McpSettle {
         settled
     }
 
+    /// Counts what settling cut and left unjudged.
+    pub fn count(metrics: &Metrics, route: &str, settled: &Settled) {
+        let cuts = settled.cuts;
+        metrics.limit_hits("mcp_conversations", "inspect", cuts.conversations_evicted);
+        metrics.limit_hits("mcp_catalog_bytes", "inspect", cuts.catalogs_too_large);
+        metrics.limit_hits("mcp_ids", "inspect", cuts.ids_evicted);
+        for why in &settled.unjudged {
+            metrics.mcp_unjudged(route, why.as_str());
+        }
+    }
+
     async fn wait_turn(&self, place: Place, metrics: &Metrics) {
         let deadline = tokio::time::Instant::now() + self.settle_wait;
         loop {
