@@ -13,7 +13,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::sync::Notify;
 
@@ -22,8 +22,9 @@ use crate::metrics::Metrics;
 
 use super::AnalysisPool;
 
-/// The place of an exchange in the order: when, then who came first.
-type Place = (Instant, u64);
+/// The place of an exchange in the order: its order time (µs, [`SeenOwned::order_us`], the
+/// numbers `tooltap check` sorts by), then who came first.
+type Place = (u64, u64);
 
 #[derive(Debug, Default)]
 struct Order {
@@ -68,18 +69,34 @@ impl McpSettle {
         }
     }
 
+    /// The live store for these settings, its schemas compiled through `schemas`.
+    pub fn for_settings(
+        settings: crate::config::mcp_state::McpStateSettings,
+        schemas: Arc<crate::engine::SchemaCache>,
+        severity: crate::engine::SeverityOverrides,
+        max_violations: usize,
+    ) -> Arc<McpSettle> {
+        let store = ConversationStore::new(settings.limits, schemas, severity, max_violations);
+        Arc::new(McpSettle::new(
+            store,
+            settings.pending,
+            settings.settle_wait,
+        ))
+    }
+
     fn lock_order(&self) -> MutexGuard<'_, Order> {
         self.order.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// A place in the order at `at`; unordered (counted) when `inspect.mcp.pending` wait already.
-    pub fn ticket(self: &Arc<Self>, at: Instant, metrics: &Metrics) -> Ticket {
+    /// A place in the order at `at_us`; unordered (counted) when `inspect.mcp.pending` wait
+    /// already.
+    pub fn ticket(self: &Arc<Self>, at_us: u64, metrics: &Metrics) -> Ticket {
         let mut order = self.lock_order();
         let place = if order.waiting.len() >= self.max_pending {
             metrics.limit_hits("mcp_pending", "inspect", 1);
             None
         } else {
-            let place = (at, order.next);
+            let place = (at_us, order.next);
             order.next += 1;
             order.waiting.insert(place);
             Some(place)
@@ -214,9 +231,8 @@ mod tests {
         let settle = settle_with(Duration::from_secs(30));
         let pool = AnalysisPool::new(1);
         let metrics = Arc::new(Metrics::default());
-        let now = Instant::now();
-        let first = settle.ticket(now, &metrics);
-        let second = settle.ticket(now + Duration::from_millis(1), &metrics);
+        let first = settle.ticket(1, &metrics);
+        let second = settle.ticket(2, &metrics);
         let later = tokio::spawn({
             let (settle, pool, metrics) = (Arc::clone(&settle), pool.clone(), Arc::clone(&metrics));
             async move {
@@ -249,10 +265,9 @@ mod tests {
         let settle = settle_with(Duration::from_millis(300));
         let pool = AnalysisPool::new(1);
         let metrics = Metrics::default();
-        let now = Instant::now();
-        let _hung = settle.ticket(now, &metrics);
-        let second = settle.ticket(now + Duration::from_millis(1), &metrics);
-        let waited = Instant::now();
+        let _hung = settle.ticket(1, &metrics);
+        let second = settle.ticket(2, &metrics);
+        let waited = std::time::Instant::now();
         let settled = tokio::time::timeout(
             Duration::from_secs(10),
             settle.settle(second, &pool, &metrics, exchange(2, false)),
@@ -262,8 +277,8 @@ mod tests {
         assert!(settled.is_some());
         assert!(waited.elapsed() >= Duration::from_millis(300));
         assert!(metrics.render().contains("limit=\"mcp_settle_wait\""));
-        let third = settle.ticket(Instant::now(), &metrics);
-        let quick = Instant::now();
+        let third = settle.ticket(3, &metrics);
+        let quick = std::time::Instant::now();
         settle
             .settle(third, &pool, &metrics, exchange(3, false))
             .await;
@@ -285,10 +300,9 @@ mod tests {
         let settle = Arc::new(McpSettle::new(store, 2, Duration::from_secs(30)));
         let pool = AnalysisPool::new(1);
         let metrics = Metrics::default();
-        let now = Instant::now();
-        let _a = settle.ticket(now, &metrics);
-        let _b = settle.ticket(now, &metrics);
-        let c = settle.ticket(now + Duration::from_millis(1), &metrics);
+        let _a = settle.ticket(1, &metrics);
+        let _b = settle.ticket(1, &metrics);
+        let c = settle.ticket(2, &metrics);
         assert!(c.place.is_none());
         let settled = tokio::time::timeout(
             Duration::from_secs(10),

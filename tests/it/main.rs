@@ -64,6 +64,7 @@ mod interop;
 mod layout;
 mod legacy_clients;
 mod log_secrets;
+mod mcp_conversation;
 mod memory;
 mod memory_rss;
 mod monitoring;

@@ -32,6 +32,10 @@ pub(super) fn judge(conversation: &Conversation, seen: &Seen<'_>, out: &mut Out)
         let Some(call) = call(seen, request) else {
             continue;
         };
+        if !seen.whole {
+            out.unjudged(Unjudged::ObservationCut);
+            continue;
+        }
         match conversation.catalog.judge_by(seen.start_us) {
             Ok(listed) => judge_call(conversation, listed, &call, out),
             Err(why) => out.unjudged(why),

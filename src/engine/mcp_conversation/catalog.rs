@@ -98,6 +98,13 @@ impl Catalog {
         *self = Catalog::default();
     }
 
+    /// Gives up the walk in progress and the catalog: the next calls are unjudged for `why`.
+    pub fn drop_walk(&mut self, why: Unjudged) {
+        self.walk = None;
+        self.listed = None;
+        self.missing = Some(why);
+    }
+
     /// Takes one page: `cursor` is the request's, `result` the answer's.
     pub fn page(
         &mut self,

@@ -25,6 +25,14 @@ pub(super) fn judge(
         let Some(result) = result_of(msg.value) else {
             continue;
         };
+        if !seen.whole {
+            // A page with values left out is no page to judge by.
+            conversation
+                .catalog
+                .drop_walk(super::Unjudged::ObservationCut);
+            out.unjudged(super::Unjudged::ObservationCut);
+            continue;
+        }
         let cursor = request
             .value
             .pointer("/params/cursor")

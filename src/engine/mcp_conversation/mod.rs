@@ -27,6 +27,7 @@ mod ids;
 mod key;
 mod lifecycle;
 mod listing;
+pub mod observed;
 mod progress;
 mod seen;
 mod sessions;
@@ -72,6 +73,9 @@ pub enum Unjudged {
     CatalogExpired,
     /// Checking a schema would cost more than `inspect.schema_budget`, or it was not compiled.
     SchemaBudget,
+    /// The exchange's observation left values out (its byte cap): a listing page is dropped,
+    /// a call not judged.
+    ObservationCut,
 }
 
 impl Unjudged {
@@ -81,6 +85,7 @@ impl Unjudged {
             Unjudged::CatalogTooLarge => "catalog_too_large",
             Unjudged::CatalogExpired => "catalog_expired",
             Unjudged::SchemaBudget => "schema_budget",
+            Unjudged::ObservationCut => "observation_cut",
         }
     }
 }
@@ -102,6 +107,39 @@ pub struct Settled {
     /// Rules that stayed silent for want of state, sorted, each once.
     pub unjudged: Vec<Unjudged>,
     pub cuts: Cuts,
+}
+
+impl Settled {
+    /// Adds the verdict to an exchange's own: violations up to `max` in all (the rest
+    /// counted in `not_listed`), and a note per rule family left unjudged.
+    pub fn merge_into(
+        self,
+        violations: &mut Vec<Violation>,
+        not_listed: &mut u64,
+        notes: &mut Vec<String>,
+        max: usize,
+    ) {
+        let Settled {
+            violations: found,
+            not_listed: more,
+            unjudged,
+            cuts: _,
+        } = self;
+        *not_listed += more;
+        for violation in found {
+            if violations.len() < max {
+                violations.push(violation);
+            } else {
+                *not_listed += 1;
+            }
+        }
+        for why in unjudged {
+            notes.push(format!(
+                "mcp conversation: rules needing the catalog or schemas unjudged ({})",
+                why.as_str()
+            ));
+        }
+    }
 }
 
 /// What the rules write into while one exchange settles.

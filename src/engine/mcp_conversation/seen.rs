@@ -64,7 +64,7 @@ pub struct Seen<'a> {
     pub sent: Vec<Msg<'a>>,
     /// Server-to-client messages (the JSON body, or the SSE events in order).
     pub received: Vec<Msg<'a>>,
-    /// The response body was read whole (not cut, not lossy, not over a bound).
+    /// The observation kept every value (none left out by its byte cap).
     pub whole: bool,
 }
 
