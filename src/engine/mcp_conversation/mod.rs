@@ -39,7 +39,39 @@ use conversation::Conversation;
 pub use key::ConversationKey;
 pub use seen::{HttpMethod, Msg, MsgOwned, RpcId, Seen, SeenOwned};
 
-/// The store's bounds (`mcp.*` in the configuration).
+/// The rules the store judges (the reference's state S), in docs/rules.md order.
+pub const RULES: [RuleId; 28] = [
+    RuleId::McpJsonrpcRequestIdReused,
+    RuleId::McpJsonrpcResponseIdUnknown,
+    RuleId::McpJsonrpcResponseDuplicate,
+    RuleId::McpHttpProtocolVersionHeaderMissing,
+    RuleId::McpHttpProtocolVersionHeaderMismatch,
+    RuleId::McpSseResponseOnGetStream,
+    RuleId::McpSseEventIdReused,
+    RuleId::McpSessionIdMissingOnRequest,
+    RuleId::McpSessionIdChanged,
+    RuleId::McpSessionStaleNot404,
+    RuleId::McpSessionNoReinitAfter404,
+    RuleId::McpLifecycleInitializedMissing,
+    RuleId::McpLifecycleToolsCapabilityMissing,
+    RuleId::McpLifecycleListChangedUndeclared,
+    RuleId::McpToolsListNameDuplicate,
+    RuleId::McpToolsListCursorLoop,
+    RuleId::McpToolsCallNameUnlisted,
+    RuleId::McpToolsCallArgumentsSchema,
+    RuleId::McpToolsCallArgumentJsonString,
+    RuleId::McpToolsCallStructuredContentMissing,
+    RuleId::McpToolsCallStructuredContentSchema,
+    RuleId::McpToolsCallUnknownToolAsResult,
+    RuleId::McpToolsCallUnknownToolErrorCode,
+    RuleId::McpToolsCallInputValidationAsProtocolError,
+    RuleId::McpToolsCallExecutionErrorAsProtocolError,
+    RuleId::McpProgressTokenUnknown,
+    RuleId::McpProgressNotIncreasing,
+    RuleId::McpProgressAfterCompletion,
+];
+
+/// The store's bounds (`inspect.mcp.*` in the configuration).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StoreLimits {
     /// Conversations kept; the oldest is evicted first. Also bounds the ended and minted
