@@ -86,3 +86,23 @@ pub fn validate(raw: Option<RawMcpState>) -> Result<McpStateSettings, InspectCon
         settle_wait: settle_wait.map_or(defaults.settle_wait, |d| d.0),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_keys_parse_overlay_and_refuse_zero() {
+        let raw: RawMcpState =
+            toml::from_str("conversations = 5\nsettle_wait = \"2s\"").expect("parses");
+        let higher: RawMcpState = toml::from_str("ids = 7").expect("parses");
+        let settings = validate(Some(raw.overlay(higher))).expect("valid");
+        assert_eq!(settings.limits.max_conversations, 5);
+        assert_eq!(settings.limits.max_ids, 7);
+        assert_eq!(settings.settle_wait, Duration::from_secs(2));
+        assert_eq!(settings.pending, DEFAULT_PENDING);
+        let zero: RawMcpState = toml::from_str("catalog_bytes = 0").expect("parses");
+        assert!(validate(Some(zero)).is_err());
+        assert!(toml::from_str::<RawMcpState>("bogus = 1").is_err());
+    }
+}

@@ -313,4 +313,29 @@ mod tests {
         assert!(settled.is_some());
         assert!(metrics.render().contains("limit=\"mcp_pending\""));
     }
+
+    #[test]
+    fn what_settling_cut_and_left_unjudged_is_counted() {
+        use crate::engine::mcp_conversation::{Cuts, Unjudged};
+        let metrics = Metrics::default();
+        let settled = Settled {
+            cuts: Cuts {
+                conversations_evicted: 2,
+                catalogs_too_large: 1,
+                ids_evicted: 3,
+            },
+            unjudged: vec![Unjudged::NoCatalog],
+            ..Settled::default()
+        };
+        McpSettle::count(&metrics, "default", &settled);
+        let text = metrics.render();
+        for line in [
+            "tooltap_limit_hits_total{limit=\"mcp_conversations\",scope=\"inspect\"} 2",
+            "tooltap_limit_hits_total{limit=\"mcp_catalog_bytes\",scope=\"inspect\"} 1",
+            "tooltap_limit_hits_total{limit=\"mcp_ids\",scope=\"inspect\"} 3",
+            "tooltap_mcp_unjudged_total{route=\"default\",reason=\"no_catalog\"} 1",
+        ] {
+            assert!(text.contains(line), "{line} not in {text}");
+        }
+    }
 }
