@@ -338,4 +338,45 @@ mod tests {
             assert!(text.contains(line), "{line} not in {text}");
         }
     }
+
+    /// Resident memory of the conversation store per conversation (debug build), with
+    /// minted session ids: run with `--ignored --nocapture`; the figure is in
+    /// docs/reliability.md. Here, not in the engine, because it reads `/proc`.
+    #[test]
+    #[ignore]
+    fn measure_memory_per_conversation() {
+        fn rss_kib() -> u64 {
+            let text = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+            let pages: u64 = text
+                .split_whitespace()
+                .nth(1)
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(0);
+            pages * 4
+        }
+        for cap in [1_000usize, 100_000] {
+            let mut store = ConversationStore::new(
+                StoreLimits {
+                    max_conversations: cap,
+                    ..StoreLimits::default()
+                },
+                Arc::new(SchemaCache::default()),
+                SeverityOverrides::default(),
+                100,
+            );
+            let before = rss_kib();
+            let started = std::time::Instant::now();
+            for k in 0..200_000u64 {
+                let mut seen = exchange(k, false);
+                seen.request_session = Some(format!("attacker-{k}"));
+                store.settle(&seen.seen());
+            }
+            println!(
+                "cap {cap}: {} kept, +{} KiB resident, {:?} for 200,000 exchanges",
+                store.len(),
+                rss_kib().saturating_sub(before),
+                started.elapsed()
+            );
+        }
+    }
 }

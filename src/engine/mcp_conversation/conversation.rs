@@ -23,6 +23,8 @@ pub struct IdState {
     pub answered_us: Option<u64>,
     /// Its `_meta.progressToken`, as a key.
     pub progress_token: Option<String>,
+    /// It was the `initialize` request.
+    pub initialize: bool,
 }
 
 /// One progress token.

@@ -1,7 +1,8 @@
 //! §4.1 id rules across exchanges: `mcp.jsonrpc.request_id_reused` (an error while the first
 //! is in flight; a warning when reused after its answer on a 2025-era session),
-//! `response_id_unknown` and `response_duplicate`; and the conversation's id table, which
-//! progress and cancellation read.
+//! `response_id_unknown` and `response_duplicate`; `mcp.cancel.initialize` and
+//! `unknown_request` (2025-era: a client's `notifications/cancelled`); and the conversation's
+//! id table, which progress reads.
 //!
 //! A response on a POST that carried one request is `response_id_mismatch`'s (per exchange)
 //! when its id differs: here only the others (GET streams, batches) can be unknown. A
@@ -10,7 +11,7 @@
 use serde_json::Value;
 
 use super::conversation::{Conversation, IdState};
-use super::seen::{HttpMethod, Msg, RpcId, is_response};
+use super::seen::{HttpMethod, Msg, RpcId, is_response, method_of};
 use super::{Out, Seen};
 use crate::engine::RuleId;
 
@@ -19,6 +20,15 @@ pub(super) fn judge(conversation: &mut Conversation, seen: &Seen<'_>, modern: bo
     for msg in seen.requests() {
         if let Some(id) = RpcId::of(msg.value) {
             sent(conversation, seen, msg, id, modern, out);
+        }
+    }
+    if !modern {
+        for msg in seen
+            .sent
+            .iter()
+            .filter(|m| method_of(m.value) == Some("notifications/cancelled"))
+        {
+            cancelled(conversation, msg, out);
         }
     }
     let single_post = seen.method == HttpMethod::Post && mine.len() == 1;
@@ -85,6 +95,7 @@ fn sent(
         IdState {
             answered_us: None,
             progress_token: token,
+            initialize: method_of(msg.value) == Some("initialize"),
         },
     );
     if evicted > 0 {
@@ -131,5 +142,40 @@ fn other(
                 detail,
             );
         }
+    }
+}
+
+/// A client's `notifications/cancelled`: of its `initialize` (an error), or of an id it never
+/// sent (a warning, only where the conversation's ids are all known).
+fn cancelled(conversation: &Conversation, msg: &Msg<'_>, out: &mut Out) {
+    let Some(id) = msg
+        .value
+        .pointer("/params/requestId")
+        .and_then(RpcId::from_value)
+    else {
+        return;
+    };
+    match conversation.ids.get(&id) {
+        Some(state) if state.initialize => {
+            let detail = format!("the client cancelled its initialize request (id {id})");
+            out.push(
+                RuleId::McpCancelInitialize,
+                Some(msg),
+                "/params/requestId",
+                detail,
+            );
+        }
+        Some(_) => {}
+        None if conversation.knows_all() => {
+            let detail =
+                format!("notifications/cancelled names id {id}, which the client never sent");
+            out.push(
+                RuleId::McpCancelUnknownRequest,
+                Some(msg),
+                "/params/requestId",
+                detail,
+            );
+        }
+        None => {}
     }
 }

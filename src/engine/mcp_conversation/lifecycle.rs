@@ -1,5 +1,5 @@
 //! §4.5 lifecycle and §4.2 version-header rules: `mcp.lifecycle.initialized_missing`,
-//! `tools_capability_missing`, `list_changed_undeclared`,
+//! `request_before_initialized`, `tools_capability_missing`, `list_changed_undeclared`,
 //! `mcp.http.protocol_version_header_missing` and `protocol_version_header_mismatch` (a warning
 //! on 2025 versions, whose basis is a SHOULD: the conformance suite itself sends `2025-03-26`
 //! on a `2025-11-25` session); and what an `initialize` answer teaches the conversation.
@@ -29,6 +29,7 @@ fn before_initialize(conversation: &mut Conversation, seen: &Seen<'_>, out: &mut
     if seen.sent_method("notifications/initialized") {
         conversation.initialized = true;
     }
+    server_request_early(conversation, seen, out);
     if !conversation.from_start || conversation.initialized || conversation.initialized_reported {
         return;
     }
@@ -43,6 +44,27 @@ fn before_initialize(conversation: &mut Conversation, seen: &Seen<'_>, out: &mut
         );
         out.push(
             RuleId::McpLifecycleInitializedMissing,
+            Some(msg),
+            "/method",
+            detail,
+        );
+    }
+}
+
+/// A server request other than `ping` before the client's `initialized` (a warning).
+fn server_request_early(conversation: &Conversation, seen: &Seen<'_>, out: &mut Out) {
+    if !conversation.from_start || conversation.initialized {
+        return;
+    }
+    let early = seen.received.iter().find(|m| {
+        m.value.get("id").is_some() && !matches!(method_of(m.value), None | Some("ping"))
+    });
+    if let Some(msg) = early {
+        let method = method_of(msg.value).unwrap_or_default();
+        let detail =
+            format!("the server sent {method} before the client's notifications/initialized");
+        out.push(
+            RuleId::McpLifecycleRequestBeforeInitialized,
             Some(msg),
             "/method",
             detail,

@@ -40,7 +40,7 @@ pub use key::ConversationKey;
 pub use seen::{HttpMethod, Msg, MsgOwned, RpcId, Seen, SeenOwned};
 
 /// The rules the store judges (the reference's state S), in docs/rules.md order.
-pub const RULES: [RuleId; 28] = [
+pub const RULES: [RuleId; 31] = [
     RuleId::McpJsonrpcRequestIdReused,
     RuleId::McpJsonrpcResponseIdUnknown,
     RuleId::McpJsonrpcResponseDuplicate,
@@ -53,6 +53,7 @@ pub const RULES: [RuleId; 28] = [
     RuleId::McpSessionStaleNot404,
     RuleId::McpSessionNoReinitAfter404,
     RuleId::McpLifecycleInitializedMissing,
+    RuleId::McpLifecycleRequestBeforeInitialized,
     RuleId::McpLifecycleToolsCapabilityMissing,
     RuleId::McpLifecycleListChangedUndeclared,
     RuleId::McpToolsListNameDuplicate,
@@ -69,6 +70,8 @@ pub const RULES: [RuleId; 28] = [
     RuleId::McpProgressTokenUnknown,
     RuleId::McpProgressNotIncreasing,
     RuleId::McpProgressAfterCompletion,
+    RuleId::McpCancelInitialize,
+    RuleId::McpCancelUnknownRequest,
 ];
 
 /// The store's bounds (`inspect.mcp.*` in the configuration).

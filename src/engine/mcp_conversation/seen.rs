@@ -122,7 +122,12 @@ pub enum RpcId {
 
 impl RpcId {
     pub fn of(value: &Value) -> Option<RpcId> {
-        Some(match value.get("id")? {
+        RpcId::from_value(value.get("id")?)
+    }
+
+    /// The id `value` is (a `requestId`, say).
+    pub fn from_value(value: &Value) -> Option<RpcId> {
+        Some(match value {
             Value::String(text) => RpcId::Str(text.as_str().into()),
             Value::Number(n) => match n.as_i64() {
                 Some(n) => RpcId::Int(n),

@@ -613,38 +613,3 @@ fn a_fifty_megabyte_listing_is_dropped_at_the_bound_without_reading_it_all() {
     let settled = call(30, 3, "tool_1", json!({}), json!({"content":[]})).settle(&mut store);
     assert_eq!(settled.unjudged, [Unjudged::CatalogTooLarge]);
 }
-
-/// Resident memory of the store per conversation (debug build): run with `--ignored
-/// --nocapture`; the figure is in docs/reliability.md.
-#[test]
-#[ignore]
-fn measure_memory_per_conversation() {
-    fn rss_kib() -> u64 {
-        let text = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-        let pages: u64 = text
-            .split_whitespace()
-            .nth(1)
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(0);
-        pages * 4
-    }
-    for cap in [1_000usize, 100_000] {
-        let mut store = store_with(StoreLimits {
-            max_conversations: cap,
-            ..StoreLimits::default()
-        });
-        let before = rss_kib();
-        let started = std::time::Instant::now();
-        for k in 0..200_000u64 {
-            let mut ex = post(k, json!({"jsonrpc":"2.0","id":1,"method":"ping"}), vec![]);
-            ex.req_sid = Some(format!("attacker-{k}"));
-            ex.settle(&mut store);
-        }
-        println!(
-            "cap {cap}: {} kept, +{} KiB resident, {:?} for 200,000 exchanges",
-            store.len(),
-            rss_kib().saturating_sub(before),
-            started.elapsed()
-        );
-    }
-}
