@@ -29,9 +29,9 @@ fn tools_page(first: bool) -> Value {
     }
 }
 
-/// A small MCP server answering in SSE, as the SDKs do by default: answers by method; a call for "Oslo" drops its `structuredContent`, and
+/// A small MCP server answering in SSE (the SDKs' default) or JSON bodies: answers by method; a call for "Oslo" drops its `structuredContent`, and
 /// anything after the DELETE is still answered 200 (a stale session not refused).
-fn answer(request: &Received) -> Script {
+fn answer(request: &Received, sse: bool) -> Script {
     if request.method == "DELETE" {
         return Script::full(200, "application/json", "");
     }
@@ -41,7 +41,7 @@ fn answer(request: &Received) -> Script {
         "notifications/initialized" => return Script::full(202, "application/json", ""),
         "initialize" => {
             let result = json!({"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"w","version":"1"}});
-            return message(json!({"jsonrpc":"2.0","id":id,"result":result}))
+            return message(json!({"jsonrpc":"2.0","id":id,"result":result}), sse)
                 .header("mcp-session-id", SESSION);
         }
         "tools/list" => tools_page(body.pointer("/params/cursor").is_none()),
@@ -53,15 +53,19 @@ fn answer(request: &Received) -> Script {
         }
         _ => json!({}),
     };
-    message(json!({"jsonrpc":"2.0","id":id,"result":result}))
+    message(json!({"jsonrpc":"2.0","id":id,"result":result}), sse)
 }
 
-/// One answer as the SDKs' default SSE stream: one `message` event.
-fn message(value: Value) -> Script {
-    Script::sse(
-        &[&format!("event: message\ndata: {value}\n\n")],
-        Duration::ZERO,
-    )
+/// One answer as the SDKs' default SSE stream (one `message` event), or as a JSON body.
+fn message(value: Value, sse: bool) -> Script {
+    if sse {
+        Script::sse(
+            &[&format!("event: message\ndata: {value}\n\n")],
+            Duration::ZERO,
+        )
+    } else {
+        Script::full(200, "application/json", &value.to_string())
+    }
 }
 
 async fn send(addr: SocketAddr, method: &str, body: Option<Value>, session: bool) -> u16 {
@@ -91,7 +95,16 @@ fn call(id: u64, location: &str, extra: Option<(&str, Value)>) -> Value {
 
 #[tokio::test]
 async fn a_conversation_gets_equal_state_verdicts_live_and_from_its_recordings() {
-    let upstream = Upstream::start(answer, None).await;
+    conversation(true).await;
+}
+
+#[tokio::test]
+async fn a_conversation_answered_in_json_bodies_gets_the_same() {
+    conversation(false).await;
+}
+
+async fn conversation(sse: bool) {
+    let upstream = Upstream::start(move |request| answer(request, sse), None).await;
     let dir = TempDir::new("mcp-conversation");
     let recordings = dir.join("recordings");
     let violations = dir.join("violations.jsonl");
