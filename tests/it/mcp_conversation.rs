@@ -11,7 +11,6 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::Full;
 use serde_json::{Value, json};
-use tooltap::record::RecordMode;
 
 use crate::inspect::{comparable, settle, sorted, violations_by_exchange};
 use crate::support::check::check_json;
@@ -108,11 +107,7 @@ async fn conversation(sse: bool) {
     let dir = TempDir::new("mcp-conversation");
     let recordings = dir.join("recordings");
     let violations = dir.join("violations.jsonl");
-    let mut raw = proxy::raw_config(&upstream.url());
-    raw.record.mode = Some(RecordMode::All);
-    raw.record.dir = Some(recordings.clone());
-    raw.inspect.violations = Some(violations.clone());
-    let tooltap = proxy::start(raw).await;
+    let tooltap = proxy::start_recording(&upstream.url(), &violations, &recordings).await;
     let addr = tooltap.local_addr();
     let initialize = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}});
     let steps: Vec<(&str, Option<Value>, bool)> = vec![

@@ -111,6 +111,13 @@ fn rebuild(message: &McpMessage) -> Value {
     Value::Object(object)
 }
 
+/// Where a part's members go in the rebuilt message.
+enum Into {
+    Params,
+    Result,
+    Error,
+}
+
 /// Puts the parts' members in place; a whole `result` is returned instead.
 fn parts(
     parts: &Parts,
@@ -118,89 +125,118 @@ fn parts(
     result: &mut Map<String, Value>,
     error: &mut Map<String, Value>,
 ) -> Option<Value> {
-    let put = |map: &mut Map<String, Value>, name: &str, value: &Option<Value>| {
-        if let Some(value) = value {
-            map.insert(name.to_owned(), value.clone());
+    if let Parts::Result { result: whole } = parts {
+        return Some(whole.clone().unwrap_or(json!({})));
+    }
+    if let Parts::ToolsCallRequest {
+        progress_token: Some(token),
+        ..
+    } = parts
+    {
+        let meta = params.entry("_meta").or_insert_with(|| json!({}));
+        if let Some(meta) = meta.as_object_mut() {
+            meta.insert("progressToken".into(), token.clone());
         }
+    }
+    let (into, members) = members(parts);
+    let target = match into {
+        Into::Params => params,
+        Into::Result => result,
+        Into::Error => error,
     };
+    for (name, value) in members {
+        if let Some(value) = value {
+            target.insert(name.to_owned(), value.clone());
+        }
+    }
+    None
+}
+
+/// Each part's members by their JSON-RPC names, and where they go.
+fn members(parts: &Parts) -> (Into, Vec<(&'static str, &Option<Value>)>) {
     match parts {
-        Parts::None => {}
+        Parts::None | Parts::Result { .. } => (Into::Params, Vec::new()),
         Parts::InitializeRequest {
             protocol_version,
             capabilities,
-        } => {
-            put(params, "protocolVersion", protocol_version);
-            put(params, "capabilities", capabilities);
-        }
+        } => (
+            Into::Params,
+            vec![
+                ("protocolVersion", protocol_version),
+                ("capabilities", capabilities),
+            ],
+        ),
         Parts::InitializeResult {
             protocol_version,
             capabilities,
-        } => {
-            put(result, "protocolVersion", protocol_version);
-            put(result, "capabilities", capabilities);
-        }
-        Parts::ToolsListRequest { cursor } => put(params, "cursor", cursor),
+        } => (
+            Into::Result,
+            vec![
+                ("protocolVersion", protocol_version),
+                ("capabilities", capabilities),
+            ],
+        ),
+        Parts::ToolsListRequest { cursor } => (Into::Params, vec![("cursor", cursor)]),
         Parts::ToolsListResult {
             tools,
             next_cursor,
             ttl_ms,
             cache_scope,
-        } => {
-            put(result, "tools", tools);
-            put(result, "nextCursor", next_cursor);
-            put(result, "ttlMs", ttl_ms);
-            put(result, "cacheScope", cache_scope);
-        }
+        } => (
+            Into::Result,
+            vec![
+                ("tools", tools),
+                ("nextCursor", next_cursor),
+                ("ttlMs", ttl_ms),
+                ("cacheScope", cache_scope),
+            ],
+        ),
         Parts::ToolsCallRequest {
             name,
             arguments,
-            progress_token,
             task,
-        } => {
-            put(params, "name", name);
-            put(params, "arguments", arguments);
-            put(params, "task", task);
-            if let Some(token) = progress_token {
-                let meta = params.entry("_meta").or_insert_with(|| json!({}));
-                if let Some(meta) = meta.as_object_mut() {
-                    meta.insert("progressToken".into(), token.clone());
-                }
-            }
-        }
+            ..
+        } => (
+            Into::Params,
+            vec![("name", name), ("arguments", arguments), ("task", task)],
+        ),
         Parts::ToolsCallResult {
             content,
             structured_content,
             is_error,
             result_type,
-        } => {
-            put(result, "content", content);
-            put(result, "structuredContent", structured_content);
-            put(result, "isError", is_error);
-            put(result, "resultType", result_type);
-        }
+        } => (
+            Into::Result,
+            vec![
+                ("content", content),
+                ("structuredContent", structured_content),
+                ("isError", is_error),
+                ("resultType", result_type),
+            ],
+        ),
         Parts::Progress {
             progress_token,
             progress,
             total,
-        } => {
-            put(params, "progressToken", progress_token);
-            put(params, "progress", progress);
-            put(params, "total", total);
-        }
-        Parts::Cancelled { request_id, reason } => {
-            put(params, "requestId", request_id);
-            put(params, "reason", reason);
-        }
+        } => (
+            Into::Params,
+            vec![
+                ("progressToken", progress_token),
+                ("progress", progress),
+                ("total", total),
+            ],
+        ),
+        Parts::Cancelled { request_id, reason } => (
+            Into::Params,
+            vec![("requestId", request_id), ("reason", reason)],
+        ),
         Parts::Error {
             code,
             message,
             data,
-        } => {
-            put(error, "code", code);
-            put(error, "message", message);
-            put(error, "data", data);
-        }
-        Parts::Result { result: whole } => return Some(whole.clone().unwrap_or(json!({}))),
+        } => (
+            Into::Error,
+            vec![("code", code), ("message", message), ("data", data)],
+        ),
     }
-    None
 }
