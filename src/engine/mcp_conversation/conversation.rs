@@ -51,10 +51,14 @@ pub struct Conversation {
     pub event_ids: Bounded<Box<str>, ()>,
     /// Some table lost an entry to its bound: rules that need the lost one stay silent.
     pub evicted: bool,
+    /// Keyed without a session id (a stateless server, 2026-07-28): every client of the route
+    /// (and credential) shares it, so rules about one client's ids, lifecycle and streams
+    /// cannot be judged in it; the catalog rules can.
+    pub shared: bool,
 }
 
 impl Conversation {
-    pub fn new(max_ids: usize) -> Conversation {
+    pub fn new(max_ids: usize, shared: bool) -> Conversation {
         Conversation {
             version: None,
             capabilities: None,
@@ -66,6 +70,7 @@ impl Conversation {
             progress: Bounded::new(max_ids),
             event_ids: Bounded::new(max_ids),
             evicted: false,
+            shared,
         }
     }
 
@@ -75,8 +80,8 @@ impl Conversation {
     }
 
     /// Whether an id or token tooltap does not know means the peer invented it: the
-    /// conversation was seen from its start and no table lost an entry.
+    /// conversation is one session, seen from its start, and no table lost an entry.
     pub fn knows_all(&self) -> bool {
-        self.from_start && !self.evicted
+        self.from_start && !self.evicted && !self.shared
     }
 }

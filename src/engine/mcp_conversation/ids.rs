@@ -70,7 +70,7 @@ fn sent(
     modern: bool,
     out: &mut Out,
 ) {
-    if let Some(earlier) = conversation.ids.get(&id) {
+    if let Some(earlier) = conversation.ids.get(&id).filter(|_| !conversation.shared) {
         match earlier.answered_us {
             Some(at) if at <= seen.start_us => {
                 if !modern {
@@ -113,8 +113,9 @@ fn other(
     single_post: bool,
     out: &mut Out,
 ) {
-    if seen.resumed {
-        // A `Last-Event-ID` resumption delivers what a broken stream owed.
+    if seen.resumed || conversation.shared {
+        // A `Last-Event-ID` resumption delivers what a broken stream owed; without a session
+        // the id may be another client's.
         return;
     }
     match conversation.ids.get(id) {

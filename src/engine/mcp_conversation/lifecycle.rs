@@ -15,9 +15,11 @@ use crate::engine::RuleId;
 const HEADER_SINCE: &str = "2025-06-18";
 
 pub(super) fn judge(conversation: &mut Conversation, seen: &Seen<'_>, modern: bool, out: &mut Out) {
-    if !modern {
+    if !modern && !conversation.shared {
         before_initialize(conversation, seen, out);
         version_header(conversation, seen, out);
+    }
+    if !modern {
         learn(conversation, seen);
     }
     capability(conversation, seen, out);

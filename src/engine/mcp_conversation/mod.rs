@@ -313,12 +313,13 @@ impl ConversationStore {
         out: &mut Out,
     ) -> &mut Conversation {
         let max_ids = self.limits.max_ids;
+        let shared = matches!(key, ConversationKey::Shared { .. });
         if fresh {
             self.conversations.remove(&key);
         }
         let (conversation, evicted) = self
             .conversations
-            .get_or_insert_with(key, || Conversation::new(max_ids));
+            .get_or_insert_with(key, || Conversation::new(max_ids, shared));
         out.cuts.conversations_evicted += evicted as u64;
         conversation
     }

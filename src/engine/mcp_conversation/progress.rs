@@ -11,7 +11,7 @@ use crate::engine::RuleId;
 
 pub(super) fn judge(conversation: &mut Conversation, seen: &Seen<'_>, out: &mut Out) {
     register_tokens(conversation, seen, out);
-    let legacy = !seen.modern();
+    let legacy = !seen.modern() && !conversation.shared;
     for msg in &seen.received {
         if legacy {
             event_id(conversation, seen, msg, out);

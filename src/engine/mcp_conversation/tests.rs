@@ -613,3 +613,51 @@ fn a_fifty_megabyte_listing_is_dropped_at_the_bound_without_reading_it_all() {
     let settled = call(30, 3, "tool_1", json!({}), json!({"content":[]})).settle(&mut store);
     assert_eq!(settled.unjudged, [Unjudged::CatalogTooLarge]);
 }
+
+#[test]
+fn without_a_session_the_clients_ids_and_lifecycles_are_not_judged_but_the_catalog_is() {
+    let mut store = store();
+    let stateless = |mut ex: Ex| {
+        ex.req_sid = None;
+        ex
+    };
+    let mut init = stateless(post(
+        0,
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}),
+        vec![
+            json!({"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}}}}),
+        ],
+    ));
+    init.header = None;
+    init.settle(&mut store);
+    let list = stateless(post(
+        10,
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}),
+        vec![json!({"jsonrpc":"2.0","id":2,"result":{"tools":[weather_tool()]}})],
+    ));
+    // Another client's request, no `initialized` from it, the same id in flight: not judged.
+    let mut first = stateless(call(
+        20,
+        3,
+        "get_weather_data",
+        json!({"location":"Paris"}),
+        json!({"content":[],"structuredContent":{"temperature":1}}),
+    ));
+    first.end = 100;
+    let second = stateless(call(
+        30,
+        3,
+        "get_weather_data",
+        json!({}),
+        json!({"content":[]}),
+    ));
+    assert!(rules(&list.settle(&mut store)).is_empty());
+    assert!(rules(&first.settle(&mut store)).is_empty());
+    assert_eq!(
+        rules(&second.settle(&mut store)),
+        [
+            "mcp.tools_call.arguments_schema",
+            "mcp.tools_call.structured_content_missing"
+        ]
+    );
+}
