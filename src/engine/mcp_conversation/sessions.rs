@@ -63,7 +63,12 @@ fn missing(store: &ConversationStore, seen: &Seen<'_>, upstream: &Arc<str>, out:
     let detail = format!(
         "the server minted session id {id:?} on initialize; this request does not carry it (Mcp-Session-Id)"
     );
-    out.push(RuleId::McpSessionIdMissingOnRequest, None, "", detail);
+    if seen.credential == 0 {
+        // No credential digest: the request may be another client's, so at most a warning.
+        out.warn(RuleId::McpSessionIdMissingOnRequest, None, "", detail);
+    } else {
+        out.push(RuleId::McpSessionIdMissingOnRequest, None, "", detail);
+    }
 }
 
 /// A response naming another session than its request.
