@@ -429,14 +429,16 @@ impl Exchange {
     /// choice, call, block and item, their keys, ids, names and text; bounded by
     /// `max_reassembled` (past it the exchange stops `too_large`). For a buffered body, what
     /// judging it at its end will take (`weigh::BUFFERED_PER_BYTE` per byte; the body itself is
-    /// bounded by `max_json_body`). The proxy charges it to `inspect.max_memory`. Framing
+    /// bounded by `max_json_body`), and what the dialect already holds (MCP: the request's
+    /// messages it observed). The proxy charges it to `inspect.max_memory`. Framing
     /// buffers are not in it: they are bounded by the bytes taken in.
     pub fn reassembly_bytes(&self) -> usize {
         match &self.body {
             Body::Json(framer) => framer
                 .body()
                 .len()
-                .saturating_mul(super::weigh::BUFFERED_PER_BYTE),
+                .saturating_mul(super::weigh::BUFFERED_PER_BYTE)
+                .saturating_add(self.state.rules().reassembly_bytes()),
             Body::AwaitingHead
             | Body::NotInspected(_)
             | Body::Sse(_)

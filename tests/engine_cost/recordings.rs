@@ -28,6 +28,26 @@ pub struct ReportShape {
 /// Every report shape.
 pub const REPORT_SHAPES: &[ReportShape] = &[
     ReportShape {
+        name: "mcp.many_tools",
+        write: |dir, n| engine_shape(dir, Dialect::Mcp, "many_tools", n, false),
+        n: 100,
+    },
+    ReportShape {
+        name: "mcp.many_sse_events",
+        write: |dir, n| engine_shape(dir, Dialect::Mcp, "many_sse_events", n, true),
+        n: 1_000,
+    },
+    ReportShape {
+        name: "mcp.many_content_blocks",
+        write: |dir, n| engine_shape(dir, Dialect::Mcp, "many_content_blocks", n, false),
+        n: 500,
+    },
+    ReportShape {
+        name: "mcp.batch_of_many_calls",
+        write: |dir, n| engine_shape(dir, Dialect::Mcp, "batch_of_many_calls", n, false),
+        n: 250,
+    },
+    ReportShape {
         name: "chat.many_calls",
         write: |dir, n| engine_shape(dir, Dialect::Chat, "many_indexes", n, false),
         n: 150,

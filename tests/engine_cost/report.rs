@@ -174,6 +174,8 @@ fn engine_accounted(dir: &Path) -> (usize, usize) {
                 exchange.feed(&frame.bytes);
                 most = most.max(exchange.reassembly_bytes());
             }
+            // Judging a buffered body compiles what it lists (MCP's tools/list) into the cache.
+            exchange.finish(tooltap::engine::BodyEnd::Complete);
         });
     }
     (most, cache.bytes())
@@ -331,6 +333,12 @@ fn ollama_recordings_cost_the_report_linear_work_within_its_page_and_memory_boun
 #[test]
 fn bedrock_recordings_cost_the_report_linear_work_within_its_page_and_memory_bounds() {
     let failures = check_shapes("bedrock.");
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn mcp_recordings_cost_the_report_linear_work_within_its_page_and_memory_bounds() {
+    let failures = check_shapes("mcp.");
     assert!(failures.is_empty(), "{failures:#?}");
 }
 

@@ -1217,11 +1217,13 @@ fn ollama_many_tools(n: usize) -> Case {
 // ---- MCP ----------------------------------------------------------------------------------
 
 const MCP: &[Shape] = &[
+    // What a catalog page grows is compiled schemas, which the schema cache weighs and bounds
+    // (`inspect.schema_compile_bytes`, `inspect.schema_cache_bytes`), as a request's tools.
     Shape {
         name: "many_tools",
         make: mcp_many_tools,
         n: 500,
-        reassembles: true,
+        reassembles: false,
         quirked: false,
     },
     Shape {
@@ -1235,7 +1237,7 @@ const MCP: &[Shape] = &[
         name: "deep_schemas",
         make: mcp_deep_schemas,
         n: 2_000,
-        reassembles: true,
+        reassembles: false,
         quirked: false,
     },
     Shape {
@@ -1249,6 +1251,13 @@ const MCP: &[Shape] = &[
         name: "many_content_blocks",
         make: mcp_many_blocks,
         n: 2_000,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "batch_of_many_calls",
+        make: mcp_batch,
+        n: 1_000,
         reassembles: true,
         quirked: false,
     },
@@ -1295,10 +1304,11 @@ fn mcp_huge_page(n: usize) -> Case {
 /// One tool whose input schema nests `n` levels of `properties`.
 fn mcp_deep_schemas(n: usize) -> Case {
     let mut schema = r#"{"type":"string"}"#.to_owned();
-    for _ in 0..n.min(120) {
+    // 50 levels: twice as many JSON levels, under serde_json's recursion limit of 128.
+    for _ in 0..n.min(50) {
         schema = format!(r#"{{"type":"object","properties":{{"a":{schema}}}}}"#);
     }
-    let tools: Vec<String> = (0..n / 120 + 1)
+    let tools: Vec<String> = (0..n / 50 + 1)
         .map(|i| format!(r#"{{"name":"t{i}","inputSchema":{schema}}}"#))
         .collect();
     let body = format!(
@@ -1333,4 +1343,19 @@ fn mcp_many_blocks(n: usize) -> Case {
         blocks.join(",")
     );
     mcp_case(MCP_CALL, "application/json", body)
+}
+
+/// A 2025-03-26 batch of `n` calls answered by a batch of `n` results, in reverse order.
+fn mcp_batch(n: usize) -> Case {
+    let calls: Vec<String> = (0..n)
+        .map(|i| format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"f","arguments":{{}}}}}}"#))
+        .collect();
+    let results: Vec<String> = (0..n)
+        .rev()
+        .map(|i| format!(r#"{{"jsonrpc":"2.0","id":{i},"result":{{"content":[{{"type":"text","text":"ok"}}]}}}}"#))
+        .collect();
+    let request = format!("[{}]", calls.join(","));
+    let mut case = mcp_case("", "application/json", format!("[{}]", results.join(",")));
+    case.request = request.into_bytes();
+    case
 }

@@ -279,6 +279,57 @@ fn routes_and_the_default_route_name_their_dialect() {
     assert_eq!(default.dialect, Some(Dialect::Chat), "flag beats env");
 }
 
+/// MCP's GET streams and DELETEs are inspected (its conversation needs them) whatever
+/// `inspect.methods` says, by path and by a route's `dialect = "mcp"`, `proxy --dialect mcp`
+/// too; other dialects' GETs are not.
+#[test]
+fn mcp_exchanges_are_inspected_for_get_and_delete_too() {
+    use tooltap::engine::Dialect;
+    let path = temp_toml(
+        "mcp",
+        "[inspect]\npath_suffixes = [\"/mcp\", \"/chat/completions\", \"/tools\"]\n\
+         [[routes]]\nname = \"tools\"\nprefix = \"/t\"\nupstream = \"http://a\"\n\
+         dialect = \"mcp\"\n",
+    );
+    let config = Config::from_layers(
+        Some(path.clone()),
+        EnvLayer::default(),
+        RawConfig::default(),
+    )
+    .expect("valid");
+    for method in ["POST", "GET", "DELETE", "get"] {
+        let decided = config
+            .inspect
+            .decide("default", method, "/servers/weather/mcp");
+        assert_eq!(decided.dialect, Some(Dialect::Mcp));
+        assert!(decided.inspect, "{method}");
+        let routed = config.inspect.decide("tools", method, "/t/tools");
+        assert_eq!(routed.dialect, Some(Dialect::Mcp));
+        assert!(routed.inspect, "{method} on a dialect = \"mcp\" route");
+    }
+    assert!(!config.inspect.decide("default", "PUT", "/mcp").inspect);
+    assert!(
+        !config
+            .inspect
+            .decide("default", "GET", "/v1/chat/completions")
+            .inspect,
+        "only MCP's GETs"
+    );
+    let Command::Proxy(args) = Cli::try_parse_from(["tooltap", "proxy", "--dialect", "mcp"])
+        .expect("flags parse")
+        .command
+    else {
+        panic!("proxy subcommand");
+    };
+    let config = Config::from_layers(Some(path.clone()), EnvLayer::default(), args.into_layer().1)
+        .expect("valid");
+    let decided = config
+        .inspect
+        .decide("default", "DELETE", "/v1/chat/completions");
+    assert_eq!(decided.dialect, Some(Dialect::Mcp));
+    assert!(decided.inspect);
+}
+
 #[test]
 fn unknown_dialects_are_refused_naming_the_key_and_the_dialects() {
     let path = temp_toml(

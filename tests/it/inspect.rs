@@ -33,6 +33,8 @@ fn fixture_script(fixture: &Fixture) -> Script {
     if let Some(encoding) = &fixture.head.content_encoding {
         headers.push(("content-encoding".to_string(), encoding.clone()));
     }
+    // The other headers the engine keeps (MCP's session id, `X-Accel-Buffering`).
+    headers.extend(fixture.head.headers.iter().cloned());
     Script {
         status: fixture.head.status,
         headers,
@@ -45,11 +47,17 @@ fn fixture_script(fixture: &Fixture) -> Script {
     }
 }
 
-/// The fixture's request, posted to its dialect's path and naming the fixture in `x-fixture`,
-/// so [`fixture_upstream`] answers it with the fixture's response.
+/// The fixture's request, sent with its method and request headers (`head.json`: MCP's) to its
+/// dialect's path and naming the fixture in `x-fixture`, so [`fixture_upstream`] answers it
+/// with the fixture's response.
 pub fn fixture_request(addr: SocketAddr, fixture: &Fixture) -> Request<Full<Bytes>> {
     let body = String::from_utf8_lossy(&fixture.request).into_owned();
-    let mut req = request(addr, "POST", fixture.path(), &body);
+    let mut req = request(addr, &fixture.method, fixture.path(), &body);
+    for (name, value) in &fixture.request_headers {
+        let name = http::HeaderName::from_bytes(name.as_bytes()).expect("header name");
+        req.headers_mut()
+            .append(name, value.parse().expect("header value"));
+    }
     req.headers_mut()
         .insert("x-fixture", fixture.name.parse().expect("header value"));
     req

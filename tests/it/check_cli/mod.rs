@@ -56,6 +56,10 @@ pub async fn record_corpus(name: &str) -> (TempDir, Vec<Fixture>) {
         let origin = Instant::now();
         let mut request_headers = HeaderMap::new();
         request_headers.insert("authorization", HeaderValue::from_static("Bearer sk-x"));
+        for (name, value) in &fixture.request_headers {
+            let name = http::HeaderName::from_bytes(name.as_bytes()).expect("header name");
+            request_headers.append(name, value.parse().expect("header value"));
+        }
         // The path and the query are recorded apart (a Gemini case's query says its framing).
         let target = match fixture.path().split_once('?') {
             Some((path, query)) => (path, Some(query)),
@@ -68,7 +72,7 @@ pub async fn record_corpus(name: &str) -> (TempDir, Vec<Fixture>) {
                 origin,
                 route: "fixtures",
                 upstream: "http://127.0.0.1:9",
-                method: "POST",
+                method: &fixture.method,
                 path: target.0,
                 dialect: tooltap::engine::Dialect::for_path(fixture.path()),
                 query: target.1,
@@ -83,11 +87,16 @@ pub async fn record_corpus(name: &str) -> (TempDir, Vec<Fixture>) {
         if let Some(ce) = &fixture.head.content_encoding {
             headers.insert("content-encoding", ce.parse().expect("header"));
         }
+        for (name, value) in &fixture.head.headers {
+            let name = http::HeaderName::from_bytes(name.as_bytes()).expect("header name");
+            headers.append(name, value.parse().expect("header value"));
+        }
         handle.response_head(fixture.head.status, &headers);
         let request = RequestParts {
             body: &fixture.request,
             path: Some(fixture.path()),
-            ..RequestParts::default()
+            method: Some(&fixture.method),
+            headers: &fixture.request_headers,
         };
         let mut exchange = Exchange::start(&engine, &cache, fixture.dialect, request);
         exchange.response_head(fixture.head.clone());

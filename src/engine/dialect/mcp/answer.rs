@@ -7,6 +7,8 @@
 //! Output: violations; each result of this exchange's `tools/list` or `tools/call` is handed to
 //! [`super::tools_list`] or [`super::tools_call`].
 
+use std::collections::{HashMap, HashSet};
+
 use serde_json::Value;
 
 use super::envelope::{self, At, shown};
@@ -30,6 +32,8 @@ pub struct Asked {
     pub version_header: Option<String>,
     /// The body's requests: id (valid ones only) and method.
     pub requests: Vec<(Value, String)>,
+    /// Each distinct request id's text (`"1"` and `1` apart) to its place in `requests`.
+    pub by_id: HashMap<String, usize>,
     /// The body held a request whose id is not valid (its answer's id cannot be checked).
     pub unreadable_request: bool,
     /// The body held messages, none of them a request (notifications, responses).
@@ -50,6 +54,19 @@ impl Asked {
     pub fn has_request(&self) -> bool {
         !self.requests.is_empty() || self.unreadable_request
     }
+
+    /// Adds a request of the body.
+    pub fn add(&mut self, id: Value, method: String) {
+        self.by_id
+            .entry(id.to_string())
+            .or_insert(self.requests.len());
+        self.requests.push((id, method));
+    }
+
+    /// The request with this id (value and type equal).
+    pub fn find(&self, id: &Value) -> Option<&(Value, String)> {
+        self.requests.get(*self.by_id.get(&id.to_string())?)
+    }
 }
 
 /// The response as it is read.
@@ -58,8 +75,8 @@ pub struct Answer {
     pub status: Option<u16>,
     /// Lower-case media type without parameters.
     pub mime: Option<String>,
-    /// Ids answered so far (results and errors), as sent.
-    pub answered: Vec<Value>,
+    /// The request ids answered so far (by a result or an error), as [`Asked::by_id`] keys.
+    pub answered: HashSet<String>,
     /// Responses seen (results and errors), whatever their id.
     pub responses: usize,
     /// SSE events dispatched so far.
@@ -83,11 +100,7 @@ impl Answer {
 
     /// Every request of the body got its response.
     pub fn all_answered(&self, asked: &Asked) -> bool {
-        asked.has_request()
-            && asked
-                .requests
-                .iter()
-                .all(|(id, _)| self.answered.contains(id))
+        asked.has_request() && self.answered.len() == asked.by_id.len()
     }
 }
 
@@ -245,11 +258,10 @@ fn response(
     sink: &mut ViolationSink,
 ) {
     let id = message.get("id");
-    let requested = |id: &Value| asked.requests.iter().find(|(asked, _)| asked == id);
     let judge_ids = asked.is_post() && asked.has_request();
     let version = asked.version();
     if kind == MessageKind::Result {
-        let answers = id.and_then(requested);
+        let answers = id.and_then(|id| asked.find(id));
         if judge_ids && answers.is_none() && !asked.requests.is_empty() {
             at.push(
                 sink,
@@ -275,13 +287,18 @@ fn response(
         }
     } else {
         error_id(asked, answer, id, judge_ids, at, sink);
-        if version.is_modern() {
+        // A 2026 client's first request probes with `server/discover`; a 2025-era server
+        // refuses it its own way (400, 404, -32601, -32600), which is no 2026 server's answer.
+        let probe = id
+            .and_then(|id| asked.find(id))
+            .is_some_and(|(_, method)| method == "server/discover");
+        if version.is_modern() && !probe {
             error_code(message.get("error"), answer.status, at, sink);
         }
     }
     answer.responses += 1;
-    if let Some(id) = id {
-        answer.answered.push(id.clone());
+    if let Some(id) = id.filter(|id| asked.find(id).is_some()) {
+        answer.answered.insert(id.to_string());
     }
 }
 
@@ -309,7 +326,7 @@ fn error_id(
             ids(asked)
         ),
         None | Some(Value::Null) => return,
-        Some(id) if asked.requests.iter().any(|(asked, _)| asked == id) => return,
+        Some(id) if asked.find(id).is_some() => return,
         Some(id) => format!(
             "the error's id {} is neither the request's ({}) nor null",
             shown(id),
@@ -419,7 +436,7 @@ pub fn end(asked: &Asked, answer: &Answer, ended_mid_event: bool, sink: &mut Vio
         let missing: Vec<String> = asked
             .requests
             .iter()
-            .filter(|(id, _)| !answer.answered.contains(id))
+            .filter(|(id, _)| !answer.answered.contains(&id.to_string()))
             .map(|(id, method)| format!("{} ({method})", shown(id)))
             .collect();
         if !missing.is_empty() {

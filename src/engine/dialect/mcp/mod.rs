@@ -56,7 +56,7 @@ impl McpState {
     /// element of a batch, judged and observed.
     fn response_document(
         &mut self,
-        document: &Value,
+        document: Value,
         at: &At,
         on_stream: bool,
         event_id: Option<&str>,
@@ -79,14 +79,29 @@ impl McpState {
                 }
                 for (index, item) in items.iter().enumerate() {
                     self.response_message(item, &at.item(index), on_stream, sink);
-                    self.observation.add(item, place(), self.max_observed);
+                }
+                for item in items {
+                    let answers = self.answers(&item);
+                    self.observation
+                        .add(item, place(), answers, self.max_observed);
                 }
             }
             message => {
-                self.response_message(message, at, on_stream, sink);
-                self.observation.add(message, place(), self.max_observed);
+                self.response_message(&message, at, on_stream, sink);
+                let answers = self.answers(&message);
+                self.observation
+                    .add(message, place(), answers, self.max_observed);
             }
         }
+    }
+
+    /// The method of this exchange's request a response answers (by its id), for the
+    /// observation's parts.
+    fn answers(&self, message: &Value) -> Option<&'static str> {
+        let (_, method) = self.asked.find(message.get("id")?)?;
+        ["initialize", "tools/list", "tools/call"]
+            .into_iter()
+            .find(|known| known == method)
     }
 
     fn response_message(
@@ -167,7 +182,7 @@ fn asked(parts: &RequestParts<'_>, body: Option<&Value>, version: Version) -> As
             asked.task = true;
         }
         match message.get("id").filter(|id| envelope::valid_id(id)) {
-            Some(id) => asked.requests.push((id.clone(), method.to_owned())),
+            Some(id) => asked.add(id.clone(), method.to_owned()),
             None => asked.unreadable_request = true,
         }
     }
@@ -220,20 +235,21 @@ impl DialectRules for McpState {
             },
             sink,
         );
-        match &body {
+        let asked = asked(&parts, body.as_ref(), version);
+        match body {
             Some(Value::Array(items)) => {
                 observation.request_batch = true;
                 for item in items {
-                    observation.add(item, Where::default(), max_observed);
+                    observation.add(item, Where::default(), None, max_observed);
                 }
             }
-            Some(message) => observation.add(message, Where::default(), max_observed),
+            Some(message) => observation.add(message, Where::default(), None, max_observed),
             None => {}
         }
         McpState {
             // Not `parsed`: an MCP request has no `stream` flag for the exchange to compare.
             facts: RequestFacts::default(),
-            asked: asked(&parts, body.as_ref(), version),
+            asked,
             answer: Answer::default(),
             observation,
             max_observed,
@@ -305,7 +321,7 @@ impl DialectRules for McpState {
         }
         match serde_json::from_str::<Value>(&event.data) {
             Ok(document) => {
-                self.response_document(&document, &at, true, event.id.as_deref(), sink);
+                self.response_document(document, &at, true, event.id.as_deref(), sink);
             }
             Err(error) => at.push(
                 sink,
@@ -334,7 +350,7 @@ impl DialectRules for McpState {
                     if ok {
                         self.one_response(&document, &at, sink);
                     }
-                    self.response_document(&document, &at, false, None, sink);
+                    self.response_document(document, &at, false, None, sink);
                 }
                 Err(error) if ok => at.push(
                     sink,

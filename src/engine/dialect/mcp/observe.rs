@@ -19,6 +19,9 @@ use crate::engine::weigh;
 /// the exchange bounds its reassembly lower (`max_reassembled`).
 pub const DEFAULT_MAX_OBSERVED: usize = 16 * 1024 * 1024;
 
+/// What one kept message costs besides its values: its struct and its share of the list.
+const MESSAGE_BYTES: usize = std::mem::size_of::<McpMessage>() + 64;
+
 /// What one MCP exchange (one HTTP request and its answer) saw.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct McpObservation {
@@ -161,23 +164,26 @@ pub enum Parts {
 
 impl McpObservation {
     /// Reads one message (an element of the request body, of a response body, or one SSE
-    /// event's data) and appends it to [`McpObservation::request`] (`seq` `None`) or
-    /// [`McpObservation::response`]; `max` is the cap on [`McpObservation::bytes`].
-    pub fn add(&mut self, message: &Value, at: Where, max: usize) {
+    /// event's data), already judged, and appends it to [`McpObservation::request`] (`seq`
+    /// `None`) or [`McpObservation::response`]; `max` is the cap on [`McpObservation::bytes`].
+    /// The kept members are moved out of `message`, not copied. `answers`: for a result, the
+    /// method of the request it answers in this exchange (`None`: not this exchange's). Past
+    /// the cap the message itself is not kept either.
+    pub fn add(&mut self, mut message: Value, at: Where, answers: Option<&str>, max: usize) {
         let object = message.as_object();
         let kind = kind_of(object);
         let method = object
             .and_then(|o| o.get("method"))
             .and_then(Value::as_str)
             .map(str::to_owned);
-        let id = object.and_then(|o| o.get("id")).cloned();
         let meta_protocol_version = object
             .and_then(|o| o.get("params"))
             .and_then(|p| p.pointer("/_meta/io.modelcontextprotocol~1protocolVersion"))
             .and_then(Value::as_str)
             .map(str::to_owned);
-        let answers = match (kind, at.seq) {
-            (MessageKind::Result, Some(_)) => self.request_method(id.as_ref()),
+        let id = message.as_object_mut().and_then(|o| o.remove("id"));
+        let answers = match kind {
+            MessageKind::Result => answers,
             _ => None,
         };
         let mut budget = Budget {
@@ -185,7 +191,16 @@ impl McpObservation {
             max,
             cut: false,
         };
-        let parts = match object {
+        let entry = MESSAGE_BYTES
+            + method.as_ref().map_or(0, String::len)
+            + meta_protocol_version.as_ref().map_or(0, String::len)
+            + at.event_id.as_ref().map_or(0, String::len)
+            + weigh::maybe(id.as_ref());
+        if !budget.spend(entry) {
+            self.truncated = true;
+            return;
+        }
+        let parts = match message.as_object_mut() {
             Some(object) => read_parts(object, kind, method.as_deref(), answers, &mut budget),
             None => Parts::None,
         };
@@ -203,20 +218,6 @@ impl McpObservation {
             None => self.request.push(message),
             Some(_) => self.response.push(message),
         }
-    }
-
-    /// The method of this exchange's request with id `id` (value and type equal).
-    fn request_method(&self, id: Option<&Value>) -> Option<&'static str> {
-        let id = id?;
-        let method = self
-            .request
-            .iter()
-            .find(|m| m.kind == MessageKind::Request && m.id.as_ref() == Some(id))?
-            .method
-            .as_deref()?;
-        ["initialize", "tools/list", "tools/call"]
-            .into_iter()
-            .find(|known| *known == method)
     }
 }
 
@@ -254,30 +255,39 @@ struct Budget<'a> {
 }
 
 impl Budget<'_> {
-    /// `value` kept when it fits under the cap; `None` (and the cut noted) when it does not.
-    fn keep(&mut self, value: Option<&Value>) -> Option<Value> {
-        let value = value?;
-        let cost = weigh::value(value);
+    /// Spends `cost` when it fits under the cap.
+    fn spend(&mut self, cost: usize) -> bool {
         if self.used.saturating_add(cost) > self.max {
+            return false;
+        }
+        *self.used += cost;
+        true
+    }
+
+    /// `value` kept when it fits under the cap; `None` (and the cut noted) when it does not.
+    fn keep(&mut self, value: Option<Value>) -> Option<Value> {
+        let value = value?;
+        if !self.spend(weigh::value(&value)) {
             self.cut = true;
             return None;
         }
-        *self.used += cost;
-        Some(value.clone())
+        Some(value)
     }
 }
 
+/// Takes `name` out of the object at `parent` (one of `object`'s members), if both exist.
+fn take(object: &mut Map<String, Value>, parent: &str, name: &str) -> Option<Value> {
+    object.get_mut(parent)?.as_object_mut()?.remove(name)
+}
+
 fn read_parts(
-    object: &Map<String, Value>,
+    object: &mut Map<String, Value>,
     kind: MessageKind,
     method: Option<&str>,
     answers: Option<&str>,
     budget: &mut Budget<'_>,
 ) -> Parts {
-    let params = object.get("params");
-    let param = |name: &str| params.and_then(|p| p.get(name));
-    let result = object.get("result");
-    let member = |name: &str| result.and_then(|r| r.get(name));
+    let mut param = |name: &str| take(object, "params", name);
     match (kind, method, answers) {
         (MessageKind::Request, Some("initialize"), _) => Parts::InitializeRequest {
             protocol_version: budget.keep(param("protocolVersion")),
@@ -289,8 +299,13 @@ fn read_parts(
         (MessageKind::Request, Some("tools/call"), _) => Parts::ToolsCallRequest {
             name: budget.keep(param("name")),
             arguments: budget.keep(param("arguments")),
-            progress_token: budget.keep(params.and_then(|p| p.pointer("/_meta/progressToken"))),
             task: budget.keep(param("task")),
+            progress_token: budget.keep(
+                param("_meta")
+                    .as_mut()
+                    .and_then(Value::as_object_mut)
+                    .and_then(|meta| meta.remove("progressToken")),
+            ),
         },
         (MessageKind::Notification, Some("notifications/progress"), _) => Parts::Progress {
             progress_token: budget.keep(param("progressToken")),
@@ -301,28 +316,32 @@ fn read_parts(
             request_id: budget.keep(param("requestId")),
             reason: budget.keep(param("reason")),
         },
-        (MessageKind::Result, _, Some("initialize")) => Parts::InitializeResult {
-            protocol_version: budget.keep(member("protocolVersion")),
-            capabilities: budget.keep(member("capabilities")),
-        },
-        (MessageKind::Result, _, Some("tools/list")) => Parts::ToolsListResult {
-            tools: budget.keep(member("tools")),
-            next_cursor: budget.keep(member("nextCursor")),
-            ttl_ms: budget.keep(member("ttlMs")),
-            cache_scope: budget.keep(member("cacheScope")),
-        },
-        (MessageKind::Result, _, Some("tools/call")) => Parts::ToolsCallResult {
-            content: budget.keep(member("content")),
-            structured_content: budget.keep(member("structuredContent")),
-            is_error: budget.keep(member("isError")),
-            result_type: budget.keep(member("resultType")),
-        },
-        (MessageKind::Result, _, _) => Parts::Result {
-            result: budget.keep(result),
-        },
+        (MessageKind::Result, _, answers) => {
+            let mut member = |name: &str| take(object, "result", name);
+            match answers {
+                Some("initialize") => Parts::InitializeResult {
+                    protocol_version: budget.keep(member("protocolVersion")),
+                    capabilities: budget.keep(member("capabilities")),
+                },
+                Some("tools/list") => Parts::ToolsListResult {
+                    tools: budget.keep(member("tools")),
+                    next_cursor: budget.keep(member("nextCursor")),
+                    ttl_ms: budget.keep(member("ttlMs")),
+                    cache_scope: budget.keep(member("cacheScope")),
+                },
+                Some("tools/call") => Parts::ToolsCallResult {
+                    content: budget.keep(member("content")),
+                    structured_content: budget.keep(member("structuredContent")),
+                    is_error: budget.keep(member("isError")),
+                    result_type: budget.keep(member("resultType")),
+                },
+                _ => Parts::Result {
+                    result: budget.keep(object.remove("result")),
+                },
+            }
+        }
         (MessageKind::Error, _, _) => {
-            let error = object.get("error");
-            let field = |name: &str| error.and_then(|e| e.get(name));
+            let mut field = |name: &str| take(object, "error", name);
             Parts::Error {
                 code: budget.keep(field("code")),
                 message: budget.keep(field("message")),
