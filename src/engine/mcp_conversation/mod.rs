@@ -74,6 +74,13 @@ pub const RULES: [RuleId; 31] = [
     RuleId::McpCancelUnknownRequest,
 ];
 
+/// Whether `rule` is judged only here, across exchanges: every rule of [`RULES`] but
+/// `mcp.http.protocol_version_header_missing`, which the dialect judges per exchange on
+/// 2026-07-28 too. A corpus of unrelated single exchanges turns these off.
+pub fn only_across_exchanges(rule: RuleId) -> bool {
+    RULES.contains(&rule) && rule != RuleId::McpHttpProtocolVersionHeaderMissing
+}
+
 /// The store's bounds (`inspect.mcp.*` in the configuration).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StoreLimits {
