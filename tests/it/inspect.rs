@@ -164,6 +164,15 @@ async fn every_fixture_through_the_proxy_reports_exactly_its_expected_violations
     let violations = temp_file("fixtures-violations.jsonl");
     let mut raw = proxy::raw_config(&upstream.url());
     raw.inspect.violations = Some(violations.clone());
+    // The corpus is single exchanges that share MCP session ids: the conversation rules,
+    // which would link them, are judged by `mcp_conversation_fixtures`.
+    raw.inspect.severity = Some(
+        tooltap::engine::mcp_conversation::RULES
+            .iter()
+            .filter(|rule| tooltap::engine::mcp_conversation::only_across_exchanges(**rule))
+            .map(|rule| (rule.as_str().to_owned(), "off".to_owned()))
+            .collect(),
+    );
     let tooltap = proxy::start(raw).await;
 
     let mut ids = BTreeMap::new();

@@ -66,7 +66,17 @@ async fn exit_codes_follow_fail_on_and_severity_overrides() {
 async fn junit_failures_count_failed_testcases_named_for_humans() {
     let (dir, fixtures) = record_corpus("junit").await;
     for (fail_on, keep) in [("error", "error"), ("warning", "")] {
-        let (code, out, err) = run(&[s(&dir), "--format", "junit", "--fail-on", fail_on]);
+        let off = super::conversation_rules_off();
+        let argv = [
+            s(&dir),
+            "--format",
+            "junit",
+            "--fail-on",
+            fail_on,
+            "--severity",
+            &off,
+        ];
+        let (code, out, err) = run(&argv);
         assert_eq!(code, 1, "{err}");
         let document = roxmltree::Document::parse(&out).expect("well-formed XML");
         let testcases: Vec<_> = document
