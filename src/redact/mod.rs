@@ -58,12 +58,9 @@ const SECRET_WORDS: &[&str] = &["sig", "pwd", "pass", "passwd", "jwt", "bearer"]
 /// Query parameter names (lowercase, `-` read as `_`) that are credentials outright although
 /// no fragment or word matches (OAuth's authorization code).
 const SECRET_PARAMS: &[&str] = &["code"];
-/// Header names that match a fragment but carry no secret: rate-limit counters and MCP's
-/// session id. Allowed unless configured otherwise.
+/// Header names that match a fragment but carry no secret: rate-limit counters. Allowed
+/// unless configured otherwise.
 pub const DEFAULT_ALLOWED_HEADERS: &[&str] = &[
-    // MCP's session id routes a conversation; servers must not authenticate with it (the
-    // transport spec), and `tooltap check` needs it to key the conversation again.
-    "mcp-session-id",
     "x-ratelimit-limit-tokens",
     "x-ratelimit-remaining-tokens",
     "x-ratelimit-reset-tokens",

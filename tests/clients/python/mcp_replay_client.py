@@ -4,7 +4,8 @@ Usage: python mcp_replay_client.py URL [legacy|auto] [BEARER_TOKEN]
 
 Lists the tools and calls each of `mcp_replay_server.py`'s tools once, then an unknown tool;
 prints {"tools": [...], "calls": [...]} with the tool list and every result as the SDK
-returns them (model dumps), so two runs (direct, and through tooltap replay) compare equal.
+returns them (model dumps), or what it raised on a call ({"raised": "Type: message"}), so two
+runs (direct, and through tooltap replay) compare equal.
 """
 
 import asyncio
@@ -37,7 +38,11 @@ async def main() -> None:
             ("get_weather", {"location": "Oslo"}),
             ("no_such_tool", {}),
         ]:
-            result = await client.call_tool(name, arguments)
+            try:
+                result = await client.call_tool(name, arguments)
+            except Exception as error:  # what the SDK raises on a broken answer
+                out["calls"].append({"name": name, "raised": f"{type(error).__name__}: {error}"})
+                continue
             dumped = result.model_dump(mode="json", exclude_none=True)
             dumped.pop("_meta", None)
             dumped.pop("meta", None)
