@@ -63,9 +63,7 @@ fn rewrite_result(quirk: QuirkId, result: &mut Map<String, Value>) -> bool {
         QuirkId::McpInputSchemaUntyped => {
             let tools = result.get_mut("tools").and_then(Value::as_array_mut);
             tools.into_iter().flatten().fold(false, |changed, tool| {
-                let schema = tool
-                    .get_mut("inputSchema")
-                    .and_then(Value::as_object_mut);
+                let schema = tool.get_mut("inputSchema").and_then(Value::as_object_mut);
                 schema.is_some_and(|schema| schema.remove("type").is_some()) || changed
             })
         }
@@ -137,7 +135,8 @@ mod tests {
 
     const CALL: &str = r#"{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"{\"temperature\":22.5,\"conditions\":\"cloudy\"}"}],"structuredContent":{"temperature":22.5,"conditions":"cloudy"},"isError":false}}"#;
     const LIST: &str = r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"a","inputSchema":{"type":"object","properties":{}}},{"name":"b","inputSchema":{"type":"object"}}]}}"#;
-    const UNKNOWN: &str = r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"Unknown tool: get_wether"}}"#;
+    const UNKNOWN: &str =
+        r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"Unknown tool: get_wether"}}"#;
 
     #[test]
     fn each_quirk_breaks_what_it_names_and_only_that() {
@@ -149,11 +148,20 @@ mod tests {
             off["result"]["structuredContent"],
             json!({"temperature": "22.5", "conditions": 6})
         );
-        assert_eq!(applied(QuirkId::McpIdAsString, CALL).expect("applies")["id"], "4");
+        assert_eq!(
+            applied(QuirkId::McpIdAsString, CALL).expect("applies")["id"],
+            "4"
+        );
         let string_id = r#"{"jsonrpc":"2.0","id":"12","result":{}}"#;
-        assert_eq!(applied(QuirkId::McpIdAsString, string_id).expect("applies")["id"], 12);
+        assert_eq!(
+            applied(QuirkId::McpIdAsString, string_id).expect("applies")["id"],
+            12
+        );
         let untyped = applied(QuirkId::McpInputSchemaUntyped, LIST).expect("applies");
-        assert_eq!(untyped["result"]["tools"][0]["inputSchema"], json!({"properties": {}}));
+        assert_eq!(
+            untyped["result"]["tools"][0]["inputSchema"],
+            json!({"properties": {}})
+        );
         assert_eq!(untyped["result"]["tools"][1]["inputSchema"], json!({}));
         let as_result = applied(QuirkId::McpUnknownToolAsResult, UNKNOWN).expect("applies");
         assert_eq!(
@@ -175,14 +183,20 @@ mod tests {
             QuirkId::McpInputSchemaUntyped,
             QuirkId::McpUnknownToolAsResult,
         ] {
-            assert_eq!(applied(quirk, UNKNOWN.replace("-32602", "-32601").as_str()), None);
+            assert_eq!(
+                applied(quirk, UNKNOWN.replace("-32602", "-32601").as_str()),
+                None
+            );
         }
         assert_eq!(applied(QuirkId::McpInputSchemaUntyped, CALL), None);
         assert_eq!(applied(QuirkId::McpUnknownToolAsResult, CALL), None);
         // A server's own request or a notification on the stream is never touched.
         let progress = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}"#;
         let request = r#"{"jsonrpc":"2.0","id":0,"method":"roots/list"}"#;
-        for quirk in QuirkId::ALL.into_iter().filter(|q| q.as_str().starts_with("mcp-")) {
+        for quirk in QuirkId::ALL
+            .into_iter()
+            .filter(|q| q.as_str().starts_with("mcp-"))
+        {
             assert_eq!(applied(quirk, progress), None, "{quirk}");
             assert_eq!(applied(quirk, request), None, "{quirk}");
         }

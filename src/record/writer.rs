@@ -231,7 +231,7 @@ impl Recorder {
 
 /// MCP recordings keep a credential digest (the conversation key of the 2026-07-28 era).
 fn is_mcp(dialect: crate::engine::Dialect) -> bool {
-    dialect.as_str() == "mcp"
+    dialect == crate::engine::Dialect::Mcp
 }
 
 /// One exchange being recorded. Not `Clone`: one owner feeds it in order.

@@ -113,7 +113,7 @@ impl Sessions {
 
 /// Whether the exchange is MCP: the route's dialect says so.
 pub fn is_mcp(dialect: Option<crate::engine::Dialect>) -> bool {
-    dialect.is_some_and(|dialect| dialect.as_str() == "mcp")
+    dialect == Some(crate::engine::Dialect::Mcp)
 }
 
 /// A matched recording's head and frames fitted to this client (see the module doc).

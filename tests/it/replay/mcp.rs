@@ -156,3 +156,49 @@ async fn a_python_mcp_server_recorded_through_the_proxy_replays_to_its_client_as
             .expect("replay stops");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_quirks_break_the_python_client_from_replay_and_live() {
+    let server = start_server("sse", "stateful").await;
+    let upstream = format!("http://127.0.0.1:{}", server.port);
+    let recordings = TempDir::new("mcp-quirk-recordings");
+    let violations = TempDir::new("mcp-quirk-violations");
+    let mut args = recording_args(
+        &upstream,
+        recordings.path(),
+        &violations.path().join("v.jsonl"),
+    );
+    args.extend(["--inject".into(), "mcp-output-off-schema".into()]);
+    let args: Vec<&OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+    let mut proxy = start_proxy(&args, "info").await;
+    let live = client(&format!("http://{}/mcp", proxy.addr), "legacy", None).await;
+    proxy.stop_and_drain().await;
+    drop(server);
+    // The tool with an outputSchema fails its validation; the one without is untouched.
+    let raised = live["calls"][0]["raised"].as_str().unwrap_or_default();
+    assert!(raised.contains("Invalid structured content"), "{live}");
+    assert_eq!(
+        live["calls"][1]["result"]["content"][0]["text"], "HELLO",
+        "{live}"
+    );
+
+    // Replay serves the recordings as the client got them (the injected quirk included): the
+    // recordings' own `injected` mark says so; --quirk breaks them another way on top.
+    let mut settings = settings(recordings.path());
+    settings.quirks = vec![tooltap::quirk::QuirkId::McpStructuredContentDropped];
+    let replay = start(&settings).await;
+    let replayed = client(
+        &format!("http://{}/mcp", replay.local_addr()),
+        "legacy",
+        None,
+    )
+    .await;
+    let raised = replayed["calls"][0]["raised"].as_str().unwrap_or_default();
+    assert!(
+        raised.contains("did not return structured content"),
+        "{replayed}"
+    );
+    within(Duration::from_secs(20), replay.shutdown())
+        .await
+        .expect("replay stops");
+}
