@@ -207,3 +207,37 @@ fn a_walk_without_its_last_page_is_incomplete_and_long_schemas_are_cut() {
     assert!(schema.len() < 100, "{schema}");
     assert!(schema.contains("cut"), "{schema}");
 }
+
+#[test]
+fn a_large_catalogue_shares_one_schema_budget_for_the_page() {
+    let max_shown = 1024;
+    let mut conversations = Conversations::new(max_shown);
+    let big = "y".repeat(10_000);
+    for session in ["a", "b"] {
+        let tools: Vec<Value> = (0..50)
+            .map(|i| json!({"name": format!("t{i}"), "inputSchema": {"type": "object", "description": big}}))
+            .collect();
+        let body = json!({"jsonrpc":"2.0","id":1,"result":{"tools": tools}}).to_string();
+        conversations.add(
+            &recording(
+                1,
+                1,
+                (&[("mcp-session-id", session)], Some(json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}))),
+                (200, JSON, &body),
+            ),
+            vec![],
+            0,
+        );
+    }
+    let views = conversations.finish();
+    let shown: usize = views
+        .iter()
+        .flat_map(|v| &v.catalog)
+        .map(|t| t.input_schema.len())
+        .sum();
+    // 100 tools of 10 KB: every tool listed, their schemas within the budget plus one cut
+    // marker each.
+    assert_eq!(views.iter().map(|v| v.catalog.len()).sum::<usize>(), 100);
+    let markers = 100 * bound::marker(1_000_000).len();
+    assert!(shown <= max_shown * CATALOG_SHARE + markers, "{shown}");
+}
