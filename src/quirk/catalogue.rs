@@ -311,10 +311,10 @@ impl QuirkId {
                 "a tools/call result's structuredContent removed (its text mirror kept), though the tool declares an outputSchema"
             }
             QuirkId::McpOutputOffSchema => {
-                "every member of structuredContent sent with another JSON type (a number as its text, a string as its length), off its outputSchema"
+                "every member of structuredContent sent with another JSON type (a number as its text, a string as its length), off its outputSchema; its text mirror follows"
             }
             QuirkId::McpIdAsString => {
-                "the response id echoed with another type: an integer id as a string (\"1\"), a numeric string id as an integer"
+                "a result's id echoed with another type: an integer id as a string (\"1\"), a numeric string id as an integer"
             }
             QuirkId::McpInputSchemaUntyped => {
                 "every tools/list inputSchema without its root type (no \"type\": \"object\")"
@@ -323,7 +323,7 @@ impl QuirkId {
                 "a JSON-RPC -32602 error (unknown tool) answered as a result with isError: true and the error's text"
             }
             QuirkId::McpContentTypeUnknown => {
-                "every text content block sent as {\"type\": \"json\", \"json\": ...}, a type MCP does not have"
+                "a {\"type\": \"json\", \"json\": ...} content block added to a tools/call result, a type MCP does not have"
             }
         }
     }
@@ -447,12 +447,14 @@ impl QuirkId {
                 R::OllamaResponseToolNameMissing,
             ],
             QuirkId::OllamaDoneReasonToolCalls => vec![R::OllamaResponseDoneReasonUnknown],
-            QuirkId::McpStructuredContentDropped => vec![],
-            QuirkId::McpOutputOffSchema => vec![],
-            QuirkId::McpIdAsString => vec![],
-            QuirkId::McpInputSchemaUntyped => vec![],
-            QuirkId::McpUnknownToolAsResult => vec![],
-            QuirkId::McpContentTypeUnknown => vec![],
+            // Need the conversation's catalogue (the store judges them, live and in `check`):
+            // structured_content_missing, structured_content_schema, unknown_tool_as_result.
+            QuirkId::McpStructuredContentDropped
+            | QuirkId::McpOutputOffSchema
+            | QuirkId::McpUnknownToolAsResult => vec![],
+            QuirkId::McpIdAsString => vec![R::McpJsonrpcResponseIdMismatch],
+            QuirkId::McpInputSchemaUntyped => vec![R::McpToolsListInputSchemaNotObject],
+            QuirkId::McpContentTypeUnknown => vec![R::McpContentTypeUnknown],
         };
         // The calls are gone (or cannot be placed): a request that required one notices.
         let calls_lost = matches!(

@@ -7,16 +7,19 @@
 //!   only do.
 //! * `mcp-output-off-schema`: every member of `structuredContent` sent with another JSON type
 //!   (a number as its text, a string as its length, anything else as its JSON text), so no
-//!   typed `outputSchema` accepts it.
-//! * `mcp-id-as-string`: the response's integer `id` echoed as a string (`1` → `"1"`), and a
-//!   numeric string id as an integer: the same value, another type (python-sdk#961).
+//!   typed `outputSchema` accepts it; a text block that mirrored it mirrors the new value, so
+//!   only the schema is broken.
+//! * `mcp-id-as-string`: a result's integer `id` echoed as a string (`1` → `"1"`), and a
+//!   numeric string id as an integer: the same value, another type (python-sdk#961). Error
+//!   answers keep their id (a wrong one there is another rule's case).
 //! * `mcp-input-schema-untyped`: every tool's `inputSchema` in a `tools/list` result without
 //!   its root `type` (server-filesystem 2025.8.21 sent `{"$schema": ...}` only).
 //! * `mcp-unknown-tool-as-result`: a JSON-RPC `-32602` error (the spec's answer to an unknown
 //!   tool) turned into a `result` with `isError: true` and the error's text, as the official
 //!   TypeScript 1.x and Python 2.x servers answer.
-//! * `mcp-content-type-unknown`: every `text` content block sent as `{"type":"json","json":
-//!   ...}` (its text parsed when it is JSON), a type MCP does not have.
+//! * `mcp-content-type-unknown`: a `{"type":"json","json": ...}` block (the `structuredContent`,
+//!   else the first text parsed when it is JSON) added after a result's content blocks, a type
+//!   MCP does not have; the original blocks stay, so the text mirror does too.
 //!
 //! Server requests and notifications on the stream are left alone: only responses change.
 
@@ -51,15 +54,30 @@ pub fn event(quirk: QuirkId, message: &mut Value) -> bool {
 fn rewrite_result(quirk: QuirkId, result: &mut Map<String, Value>) -> bool {
     match quirk {
         QuirkId::McpStructuredContentDropped => result.remove("structuredContent").is_some(),
-        QuirkId::McpOutputOffSchema => match result.get_mut("structuredContent") {
-            Some(Value::Object(members)) if !members.is_empty() => {
-                for value in members.values_mut() {
-                    *value = retyped(value);
-                }
-                true
+        QuirkId::McpOutputOffSchema => {
+            let Some(Value::Object(members)) = result.get_mut("structuredContent") else {
+                return false;
+            };
+            if members.is_empty() {
+                return false;
             }
-            _ => false,
-        },
+            let before = Value::Object(members.clone());
+            for value in members.values_mut() {
+                *value = retyped(value);
+            }
+            let after = Value::Object(members.clone()).to_string();
+            for block in text_blocks(result) {
+                let mirrors = block
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .and_then(|text| serde_json::from_str::<Value>(text).ok())
+                    .is_some_and(|parsed| parsed == before);
+                if mirrors {
+                    block.insert("text".to_owned(), Value::from(after.clone()));
+                }
+            }
+            true
+        }
         QuirkId::McpInputSchemaUntyped => {
             let tools = result.get_mut("tools").and_then(Value::as_array_mut);
             tools.into_iter().flatten().fold(false, |changed, tool| {
@@ -68,19 +86,35 @@ fn rewrite_result(quirk: QuirkId, result: &mut Map<String, Value>) -> bool {
             })
         }
         QuirkId::McpContentTypeUnknown => {
-            let blocks = result.get_mut("content").and_then(Value::as_array_mut);
-            blocks.into_iter().flatten().fold(false, |changed, block| {
-                if block.get("type").and_then(Value::as_str) != Some("text") {
-                    return changed;
+            let first_text = text_blocks(result)
+                .next()
+                .and_then(|block| block.get("text").and_then(Value::as_str))
+                .map(|text| serde_json::from_str(text).unwrap_or_else(|_| Value::from(text)));
+            let value = result.get("structuredContent").cloned().or(first_text);
+            match (
+                value,
+                result.get_mut("content").and_then(Value::as_array_mut),
+            ) {
+                (Some(value), Some(blocks)) => {
+                    blocks.push(json!({"type": "json", "json": value}));
+                    true
                 }
-                let text = block.get("text").and_then(Value::as_str).unwrap_or("");
-                let parsed = serde_json::from_str(text).unwrap_or_else(|_| Value::from(text));
-                *block = json!({"type": "json", "json": parsed});
-                true
-            })
+                _ => false,
+            }
         }
         _ => false,
     }
+}
+
+/// A result's `text` content blocks.
+fn text_blocks(result: &mut Map<String, Value>) -> impl Iterator<Item = &mut Map<String, Value>> {
+    result
+        .get_mut("content")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object_mut)
+        .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
 }
 
 /// The same value with another JSON type.
@@ -93,7 +127,7 @@ fn retyped(value: &Value) -> Value {
 }
 
 fn id_retyped(object: &mut Map<String, Value>) -> bool {
-    if !(object.contains_key("result") || object.contains_key("error")) {
+    if !object.contains_key("result") {
         return false;
     }
     let retyped = match object.get("id") {
@@ -144,9 +178,12 @@ mod tests {
         assert!(dropped["result"].get("structuredContent").is_none());
         assert_eq!(dropped["result"]["content"][0]["type"], "text");
         let off = applied(QuirkId::McpOutputOffSchema, CALL).expect("applies");
+        let retyped = json!({"temperature": "22.5", "conditions": 6});
+        assert_eq!(off["result"]["structuredContent"], retyped);
+        let mirror = off["result"]["content"][0]["text"].as_str().expect("text");
         assert_eq!(
-            off["result"]["structuredContent"],
-            json!({"temperature": "22.5", "conditions": 6})
+            serde_json::from_str::<Value>(mirror).expect("json"),
+            retyped
         );
         assert_eq!(
             applied(QuirkId::McpIdAsString, CALL).expect("applies")["id"],
@@ -169,10 +206,13 @@ mod tests {
             json!({"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": "MCP error -32602: Unknown tool: get_wether"}], "isError": true}})
         );
         let unknown_type = applied(QuirkId::McpContentTypeUnknown, CALL).expect("applies");
+        assert_eq!(unknown_type["result"]["content"][0]["type"], "text");
         assert_eq!(
-            unknown_type["result"]["content"][0],
+            unknown_type["result"]["content"][1],
             json!({"type": "json", "json": {"temperature": 22.5, "conditions": "cloudy"}})
         );
+        // An error answer keeps its id.
+        assert_eq!(applied(QuirkId::McpIdAsString, UNKNOWN), None);
     }
 
     #[test]

@@ -222,7 +222,10 @@ fn a_large_catalogue_shares_one_schema_budget_for_the_page() {
             &recording(
                 1,
                 1,
-                (&[("mcp-session-id", session)], Some(json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}))),
+                (
+                    &[("mcp-session-id", session)],
+                    Some(json!({"jsonrpc":"2.0","id":1,"method":"tools/list"})),
+                ),
                 (200, JSON, &body),
             ),
             vec![],
