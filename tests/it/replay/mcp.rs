@@ -90,6 +90,10 @@ async fn a_python_mcp_server_recorded_through_the_proxy_replays_to_its_client_as
         proxy.stop_and_drain().await;
         drop(server);
         assert_eq!(through, direct, "{body}/{mode}: through the proxy");
+        // The healthy server judged healthy: no error-severity finding.
+        let judged = json_lines(&violations.path().join("v.jsonl"));
+        let errors: Vec<&Value> = judged.iter().filter(|v| v["severity"] == "error").collect();
+        assert!(errors.is_empty(), "{body}/{mode}: {errors:?}");
 
         // Every exchange recorded, in clear what keys the conversation, never the token.
         let files = jsonl_under(recordings.path());
@@ -144,16 +148,25 @@ async fn a_python_mcp_server_recorded_through_the_proxy_replays_to_its_client_as
             assert!(metas.iter().any(|meta| meta["method"] == "DELETE"));
         }
 
-        let replay = start(&settings(recordings.path())).await;
+        let mut replaying = settings(recordings.path());
+        let replay_violations = violations.path().join("replay.jsonl");
+        replaying.violations = Some(replay_violations.clone());
+        let replay = start(&replaying).await;
         let url = format!("http://{}/mcp", replay.local_addr());
         let replayed = client(&url, mode, None).await;
         assert_eq!(replayed, direct, "{body}/{mode}: from replay");
-        // A second client session gets the same answers (and its own session id).
-        let again = client(&url, mode, None).await;
-        assert_eq!(again, direct, "{body}/{mode}: from replay, again");
+        if mode == "legacy" {
+            // A second client session gets the same answers (and its own session id).
+            let again = client(&url, mode, None).await;
+            assert_eq!(again, direct, "{body}/{mode}: from replay, again");
+        }
         within(Duration::from_secs(20), replay.shutdown())
             .await
             .expect("replay stops");
+        // What replay served (the client's ids, replay's session ids) is judged healthy too.
+        let judged = json_lines(&replay_violations);
+        let errors: Vec<&Value> = judged.iter().filter(|v| v["severity"] == "error").collect();
+        assert!(errors.is_empty(), "{body}/{mode} from replay: {errors:?}");
     }
 }
 
