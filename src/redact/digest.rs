@@ -70,15 +70,7 @@ fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use http::HeaderValue;
-
-    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
-        let mut map = HeaderMap::new();
-        for (name, value) in pairs {
-            map.append(*name, HeaderValue::from_static(value));
-        }
-        map
-    }
+    use crate::redact::tests::headers;
 
     #[test]
     fn equal_credentials_give_equal_digests_and_the_credential_is_not_in_it() {
