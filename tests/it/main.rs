@@ -64,6 +64,8 @@ mod interop;
 mod layout;
 mod legacy_clients;
 mod log_secrets;
+mod mcp_conversation;
+mod mcp_conversation_fixtures;
 mod memory;
 mod memory_rss;
 mod monitoring;
