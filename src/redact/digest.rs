@@ -63,6 +63,17 @@ impl Redactor {
     }
 }
 
+/// The conversation store's credential key of a digest (`0` without one): the digest's first 64
+/// bits. The live inspector (from [`Redactor::credential_digest`]) and `tooltap check` (from a
+/// recording's `credential`) derive the same key from the same credential in one run.
+pub fn credential_key(digest: Option<&str>) -> u64 {
+    digest
+        .and_then(|digest| digest.rsplit(':').next())
+        .and_then(|hex| hex.get(..16))
+        .and_then(|hex| u64::from_str_radix(hex, 16).ok())
+        .unwrap_or(0)
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -97,5 +108,16 @@ mod tests {
         assert_ne!(redactor.credential_digest(&api_key), Some(digest));
         let none = headers(&[("cookie", "lb=1"), ("accept", "text/event-stream")]);
         assert_eq!(redactor.credential_digest(&none), None);
+        assert_eq!(credential_key(None), 0);
+        assert_eq!(
+            credential_key(Some("hmac-sha256:01020304:00000000000000ff00")),
+            255
+        );
+        let key = credential_key(redactor.credential_digest(&a).as_deref());
+        assert_ne!(key, 0);
+        assert_eq!(
+            key,
+            credential_key(redactor.credential_digest(&b).as_deref())
+        );
     }
 }

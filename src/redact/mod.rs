@@ -383,6 +383,7 @@ mod digest;
 mod fields;
 mod uri;
 
+pub use digest::credential_key;
 pub use uri::{is_secret_param, query, url};
 use uri::{percent_decode, query_with};
 
