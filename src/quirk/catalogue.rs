@@ -82,11 +82,17 @@ pub enum QuirkId {
     BedrockEmptyTextStart,
     BedrockInputNotJson,
     BedrockFrameBadCrc,
+    McpStructuredContentDropped,
+    McpOutputOffSchema,
+    McpIdAsString,
+    McpInputSchemaUntyped,
+    McpUnknownToolAsResult,
+    McpContentTypeUnknown,
 }
 
 impl QuirkId {
     /// Every quirk, in documentation order.
-    pub const ALL: [QuirkId; 39] = [
+    pub const ALL: [QuirkId; 45] = [
         QuirkId::ArgsAsObject,
         QuirkId::ArgsAsObjectStream,
         QuirkId::ArgsDoubleEncoded,
@@ -126,6 +132,12 @@ impl QuirkId {
         QuirkId::BedrockEmptyTextStart,
         QuirkId::BedrockInputNotJson,
         QuirkId::BedrockFrameBadCrc,
+        QuirkId::McpStructuredContentDropped,
+        QuirkId::McpOutputOffSchema,
+        QuirkId::McpIdAsString,
+        QuirkId::McpInputSchemaUntyped,
+        QuirkId::McpUnknownToolAsResult,
+        QuirkId::McpContentTypeUnknown,
     ];
 
     /// The stable kebab-case id.
@@ -170,6 +182,12 @@ impl QuirkId {
             QuirkId::BedrockEmptyTextStart => "bedrock-empty-text-start",
             QuirkId::BedrockInputNotJson => "bedrock-input-not-json",
             QuirkId::BedrockFrameBadCrc => "bedrock-frame-bad-crc",
+            QuirkId::McpStructuredContentDropped => "mcp-structured-content-dropped",
+            QuirkId::McpOutputOffSchema => "mcp-output-off-schema",
+            QuirkId::McpIdAsString => "mcp-id-as-string",
+            QuirkId::McpInputSchemaUntyped => "mcp-input-schema-untyped",
+            QuirkId::McpUnknownToolAsResult => "mcp-unknown-tool-as-result",
+            QuirkId::McpContentTypeUnknown => "mcp-content-type-unknown",
         }
     }
 
@@ -217,6 +235,12 @@ impl QuirkId {
             | QuirkId::BedrockEmptyTextStart
             | QuirkId::BedrockInputNotJson
             | QuirkId::BedrockFrameBadCrc => Dialect::Bedrock,
+            QuirkId::McpStructuredContentDropped
+            | QuirkId::McpOutputOffSchema
+            | QuirkId::McpIdAsString
+            | QuirkId::McpInputSchemaUntyped
+            | QuirkId::McpUnknownToolAsResult
+            | QuirkId::McpContentTypeUnknown => Dialect::Mcp,
         }
     }
 
@@ -318,6 +342,24 @@ impl QuirkId {
             QuirkId::BedrockFrameBadCrc => {
                 "the first contentBlockDelta event-stream message sent with a wrong message CRC"
             }
+            QuirkId::McpStructuredContentDropped => {
+                "a tools/call result's structuredContent removed (its text mirror kept), though the tool declares an outputSchema"
+            }
+            QuirkId::McpOutputOffSchema => {
+                "every member of structuredContent sent with another JSON type (a number as its text, a string as its length), off its outputSchema; its text mirror follows"
+            }
+            QuirkId::McpIdAsString => {
+                "a result's id echoed with another type: an integer id as a string (\"1\"), a numeric string id as an integer"
+            }
+            QuirkId::McpInputSchemaUntyped => {
+                "every tools/list inputSchema without its root type (no \"type\": \"object\")"
+            }
+            QuirkId::McpUnknownToolAsResult => {
+                "a JSON-RPC -32602 error (unknown tool) answered as a result with isError: true and the error's text"
+            }
+            QuirkId::McpContentTypeUnknown => {
+                "a {\"type\": \"json\", \"json\": ...} content block added to a tools/call result, a type MCP does not have"
+            }
         }
     }
 
@@ -339,6 +381,13 @@ impl QuirkId {
             | QuirkId::BedrockInputNotJson
             | QuirkId::BedrockFrameBadCrc => STREAM,
             QuirkId::BedrockStopReasonEndTurn | QuirkId::BedrockToolUseIdReused => BOTH,
+            // One JSON-RPC message, the whole body or one event's data.
+            QuirkId::McpStructuredContentDropped
+            | QuirkId::McpOutputOffSchema
+            | QuirkId::McpIdAsString
+            | QuirkId::McpInputSchemaUntyped
+            | QuirkId::McpUnknownToolAsResult
+            | QuirkId::McpContentTypeUnknown => BOTH,
             QuirkId::ResponsesArgsAsObject
             | QuirkId::ResponsesNameEmptied
             | QuirkId::AnthropicStopReasonEndTurn
@@ -447,6 +496,14 @@ impl QuirkId {
             QuirkId::BedrockInputNotJson => vec![R::BedrockStreamToolInputNotJsonObject],
             // Decoding stops at the bad message: nothing after it is judged.
             QuirkId::BedrockFrameBadCrc => vec![R::BedrockFrameMessageCrcMismatch],
+            // Need the conversation's catalogue (the store judges them, live and in `check`):
+            // structured_content_missing, structured_content_schema, unknown_tool_as_result.
+            QuirkId::McpStructuredContentDropped
+            | QuirkId::McpOutputOffSchema
+            | QuirkId::McpUnknownToolAsResult => vec![],
+            QuirkId::McpIdAsString => vec![R::McpJsonrpcResponseIdMismatch],
+            QuirkId::McpInputSchemaUntyped => vec![R::McpToolsListInputSchemaNotObject],
+            QuirkId::McpContentTypeUnknown => vec![R::McpContentTypeUnknown],
         };
         // The calls are gone (or cannot be placed): a request that required one notices.
         let calls_lost = matches!(

@@ -22,8 +22,7 @@ pub struct Rewriter {
     pub event: fn(QuirkId, &mut Value) -> bool,
 }
 
-/// The transformations of `dialect`'s quirks; `None` for Chat (see the module doc) and for a
-/// dialect with no quirks yet (MCP).
+/// The transformations of `dialect`'s quirks; `None` for Chat (see the module doc).
 pub fn rewriter(dialect: Dialect) -> Option<Rewriter> {
     match dialect {
         Dialect::Chat => None,
@@ -47,6 +46,9 @@ pub fn rewriter(dialect: Dialect) -> Option<Rewriter> {
             buffered: super::bedrock::buffered,
             event: super::bedrock::event,
         }),
-        Dialect::Mcp => None,
+        Dialect::Mcp => Some(Rewriter {
+            buffered: super::mcp::buffered,
+            event: super::mcp::event,
+        }),
     }
 }

@@ -226,6 +226,7 @@ fn run_every_quirk(
         status: 200,
         content_type: Some(content_type.to_owned()),
         content_encoding: None,
+        ..ResponseHead::default()
     };
     // A quirk of another dialect returns at once: running it would only cost time.
     let quirks = QuirkId::ALL

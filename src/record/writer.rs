@@ -200,6 +200,9 @@ impl Recorder {
             },
             redacted,
             injected: Vec::new(),
+            credential: is_mcp(dialect)
+                .then(|| self.shared.redactor.credential_digest(request_headers))
+                .flatten(),
         };
         // A test's recordings go to its cassette's folder; the header is recorded with the rest.
         let paths = match super::cassette::of_request(request_headers) {
@@ -229,6 +232,11 @@ impl Recorder {
     pub async fn flush(&self) {
         self.thread.flush().await;
     }
+}
+
+/// MCP recordings keep a credential digest (the conversation key of the 2026-07-28 era).
+fn is_mcp(dialect: crate::engine::Dialect) -> bool {
+    dialect == crate::engine::Dialect::Mcp
 }
 
 /// One exchange being recorded. Not `Clone`: one owner feeds it in order.

@@ -379,9 +379,11 @@ fn note(redacted: &mut Vec<String>, entry: String) {
     }
 }
 
+mod digest;
 mod fields;
 mod uri;
 
+pub use digest::credential_key;
 pub use uri::{is_secret_param, query, url};
 use uri::{percent_decode, query_with};
 

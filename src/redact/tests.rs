@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::*;
 
-fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+pub(super) fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
     let mut map = HeaderMap::new();
     for (name, value) in pairs {
         map.append(*name, HeaderValue::from_static(value));

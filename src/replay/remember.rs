@@ -116,6 +116,7 @@ fn recording(
             },
             redacted: Vec::new(),
             injected: Vec::new(),
+            credential: None,
         },
         frames,
         end: None,

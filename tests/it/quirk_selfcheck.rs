@@ -135,8 +135,10 @@ fn every_quirk_is_detected_by_exactly_its_declared_rules() {
             continue; // a broken example already: not a healthy exchange to break
         }
         *clean.entry(example.dialect).or_default() += 1;
-        let shape =
-            quirk::shape_of(&example.head).expect("examples are JSON, SSE or event streams");
+        // A body-less answer (an MCP 202, a DELETE) has nothing for a quirk to break.
+        let Ok(shape) = quirk::shape_of(&example.head) else {
+            continue;
+        };
         let kind = RequestContext::parse(&example.request).kind();
         for quirk in QuirkId::ALL {
             let applied = quirk::apply(
