@@ -79,6 +79,7 @@ fn sse_checked(bencher: divan::Bencher, calls: usize) {
             status: 200,
             content_type: Some("text/event-stream".into()),
             content_encoding: None,
+            headers: Vec::new(),
         });
         // Network-sized frames, as the proxy's tee hands them over.
         for frame in body.chunks(1400) {
@@ -100,6 +101,7 @@ fn buffered_tool_calls_validated(bencher: divan::Bencher, calls: usize) {
             status: 200,
             content_type: Some("application/json".into()),
             content_encoding: None,
+            headers: Vec::new(),
         });
         exchange.feed(divan::black_box(&body));
         exchange.finish(BodyEnd::Complete)

@@ -32,6 +32,7 @@ fuzz_target!(|data: &[u8]| {
         status: if flags & 0x20 == 0 { 200 } else { 502 },
         content_type: content_type.map(str::to_string),
         content_encoding: content_encoding.map(str::to_string),
+        headers: Vec::new(),
     };
     let config = Arc::new(EngineConfig::default());
     let cache = SchemaCache::default();

@@ -202,6 +202,7 @@ pub fn capture(args: &CheckArgs, request: &Path, response: &Path) -> Result<Capt
             status: args.status.unwrap_or(200),
             content_type,
             content_encoding,
+            headers: Vec::new(),
         },
         frames,
     })

@@ -225,11 +225,19 @@ pub fn engine_report(
     let meta = &recording.meta;
     let request = meta.request.body.bytes().unwrap_or_default();
     let target = meta.target();
+    let dialect = meta.dialect();
+    let headers = meta.request.headers.iter();
+    let headers = crate::engine::head::kept_request_headers(
+        dialect,
+        headers.map(|(name, value)| (name.as_str(), value.as_str())),
+    );
     let parts = RequestParts {
         body: &request,
         path: Some(&target),
+        method: Some(&meta.method),
+        headers: &headers,
     };
-    let mut exchange = Exchange::start(engine, cache, meta.dialect(), parts);
+    let mut exchange = Exchange::start(engine, cache, dialect, parts);
     let headers = meta.response.headers.iter();
     exchange.response_head(ResponseHead::from_headers(
         meta.response.status,
@@ -252,6 +260,7 @@ pub fn capture(capture: &Capture, engine: &Arc<EngineConfig>) -> Item {
     let parts = RequestParts {
         body: &capture.request,
         path: capture.path.as_deref(),
+        ..RequestParts::default()
     };
     let mut exchange = Exchange::start(engine, &cache, capture.dialect, parts);
     exchange.response_head(capture.head.clone());

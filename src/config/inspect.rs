@@ -127,14 +127,30 @@ impl Default for Matcher {
     }
 }
 
+/// The methods an MCP exchange is inspected with besides `inspect.methods`: an MCP
+/// conversation is POSTs, GET streams (server messages, resumptions) and a DELETE ending the
+/// session, on one endpoint, and the conversation's state (session, catalog, in-flight ids) is
+/// wrong unless all of them are seen and recorded.
+pub const MCP_METHODS: [&str; 3] = ["POST", "GET", "DELETE"];
+
 impl Matcher {
     pub fn matches(&self, method: &str, path: &str) -> bool {
+        self.methods.iter().any(|m| m.eq_ignore_ascii_case(method)) && self.matches_path(path)
+    }
+
+    /// As [`Matcher::matches`], and for an MCP exchange any of [`MCP_METHODS`] too.
+    pub fn matches_for(&self, dialect: Option<Dialect>, method: &str, path: &str) -> bool {
+        self.matches(method, path)
+            || (dialect == Some(Dialect::Mcp)
+                && MCP_METHODS.iter().any(|m| m.eq_ignore_ascii_case(method))
+                && self.matches_path(path))
+    }
+
+    fn matches_path(&self, path: &str) -> bool {
         let path = path.trim_end_matches('/');
-        self.methods.iter().any(|m| m.eq_ignore_ascii_case(method))
-            && self
-                .path_suffixes
-                .iter()
-                .any(|s| path.ends_with(s.as_str()))
+        self.path_suffixes
+            .iter()
+            .any(|s| path.ends_with(s.as_str()))
     }
 }
 
@@ -198,7 +214,8 @@ impl InspectSettings {
     pub fn decide(&self, route: &str, method: &str, path: &str) -> Decision {
         let policy = self.routes.get(route).copied().unwrap_or_default();
         let dialect = policy.dialect.or_else(|| Dialect::from_path(path));
-        let inspect = policy.inspect.unwrap_or(self.enabled) && self.matcher.matches(method, path);
+        let inspect = policy.inspect.unwrap_or(self.enabled)
+            && self.matcher.matches_for(dialect, method, path);
         let enforce = inspect && dialect.is_some() && policy.enforce.unwrap_or(self.enforce);
         Decision {
             dialect,

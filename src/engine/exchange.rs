@@ -112,7 +112,7 @@ impl Exchange {
     ) -> Exchange {
         let request = RequestParts {
             body: request_body,
-            path: None,
+            ..RequestParts::default()
         };
         Exchange::start(config, cache, dialect, request)
     }
@@ -156,11 +156,14 @@ impl Exchange {
 
     /// Records the response head and decides how the body is read.
     pub fn response_head(&mut self, head: ResponseHead) {
+        self.state.rules_mut().on_head(&head, &mut self.sink);
         let kind = self.state.rules().body_kind(&head);
+        let judged_status = self.state.rules().judges_status(head.status);
         let ResponseHead {
             status,
             content_type,
             content_encoding,
+            headers: _,
         } = head;
         self.status = Some(status);
         self.kind = Some(kind);
@@ -168,7 +171,7 @@ impl Exchange {
             // Only an array that got an answer is worth keeping compiled.
             self.state.rules().admit_tools();
         }
-        if !(200..300).contains(&status) {
+        if !judged_status {
             self.notes
                 .push(format!("status {status}: tool rules skipped"));
             self.stop(Body::NotInspected(kind), Completeness::NotInspected);
@@ -242,8 +245,7 @@ impl Exchange {
                 .push("body arrived without a response head: assumed 200".to_owned());
             self.response_head(ResponseHead {
                 status: 200,
-                content_type: None,
-                content_encoding: None,
+                ..ResponseHead::default()
             });
             self.status = None;
         }
@@ -303,7 +305,11 @@ impl Exchange {
             let mut lines = Vec::new();
             ndjson.framer.finish(&mut lines);
             for data in lines {
-                let event = SseEvent { event: None, data };
+                let event = SseEvent {
+                    event: None,
+                    data,
+                    id: None,
+                };
                 self.state.rules_mut().on_event(&event, seq, &mut self.sink);
             }
         }
@@ -360,6 +366,7 @@ impl Exchange {
             }
         };
         let dialect = self.state.dialect();
+        let mcp = self.state.rules_mut().take_mcp();
         let Exchange {
             state,
             sink,
@@ -382,6 +389,7 @@ impl Exchange {
             },
             violations: sink.into_vec(),
             notes,
+            mcp,
         }
     }
 
@@ -523,7 +531,11 @@ fn frame(
             take_in(seen, *max, decoded.len())?;
             let pushed = framer.push(decoded, elements);
             for data in elements.drain(..) {
-                let event = SseEvent { event: None, data };
+                let event = SseEvent {
+                    event: None,
+                    data,
+                    id: None,
+                };
                 judge_event(state, &event, seq, sink, *max)?;
             }
             pushed.map_err(|e| Completeness::TooLarge {
@@ -544,7 +556,11 @@ fn frame(
             // Lines and blank lines of one push are handed over in line order only within
             // each kind: a blank line's verdict names its body offset, not its neighbours.
             for data in lines.drain(..) {
-                let event = SseEvent { event: None, data };
+                let event = SseEvent {
+                    event: None,
+                    data,
+                    id: None,
+                };
                 judge_event(state, &event, seq, sink, *max)?;
             }
             let (blanks, _) = framer.blank_lines();
@@ -553,6 +569,7 @@ fn frame(
                 let event = SseEvent {
                     event: None,
                     data: String::new(),
+                    id: None,
                 };
                 judge_event(state, &event, seq, sink, *max)?;
             }
@@ -581,6 +598,7 @@ fn frame(
                 let event = SseEvent {
                     event: Some(format!(":frame:{}", corruption.problem())),
                     data: format!("the message at byte {offset}: {}", corruption.detail()),
+                    id: None,
                 };
                 judge_event(state, &event, seq, sink, *max)?;
             }

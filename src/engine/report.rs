@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::dialect::label::Dialect;
+use super::dialect::mcp::observe::McpObservation;
 use super::violation::Violation;
 
 /// What the request asked for, as it goes into the report.
@@ -50,6 +51,10 @@ pub struct Report {
     pub violations_not_listed: u64,
     pub completeness: Completeness,
     pub notes: Vec<String>,
+    /// What an MCP exchange saw, for the conversation store (`None` for every other dialect,
+    /// and absent from reports written before MCP).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp: Option<Box<McpObservation>>,
 }
 
 /// How the response body was framed.

@@ -66,13 +66,45 @@ pub struct ResponsePart {
     pub quirk: Option<String>,
 }
 
+/// What of the request's head the dialect is started from, besides its body.
+#[derive(Debug, Clone, Default)]
+pub struct RequestHead {
+    /// The path with its query. The query can carry a credential (`?key=`): it goes to the
+    /// engine only, never to a log, a report or a violation (the label and the recording keep
+    /// the path without it, or redacted).
+    pub target: Option<Arc<str>>,
+    /// The method: MCP's exchanges are `POST`, `GET` and `DELETE`.
+    pub method: Option<http::Method>,
+    /// The headers the engine reads for the exchange's dialect
+    /// ([`crate::engine::head::kept_request_headers`]: none but MCP's; never a credential).
+    pub headers: Vec<(String, String)>,
+}
+
+impl RequestHead {
+    /// The head of a request of `dialect`: its target, method, and the headers the engine reads.
+    pub fn of(dialect: Option<Dialect>, parts: &http::request::Parts) -> RequestHead {
+        let headers = parts
+            .headers
+            .iter()
+            .filter_map(|(name, value)| Some((name.as_str(), value.to_str().ok()?)));
+        RequestHead {
+            target: parts
+                .uri
+                .path_and_query()
+                .map(|target| Arc::from(target.as_str())),
+            method: Some(parts.method.clone()),
+            headers: dialect
+                .map(|dialect| crate::engine::head::kept_request_headers(dialect, headers))
+                .unwrap_or_default(),
+        }
+    }
+}
+
 /// One exchange to inspect.
 pub struct InspectJob {
     pub label: ExchangeLabel,
-    /// The request's path with its query, which the dialect is started from. The query can
-    /// carry a credential (`?key=`): it goes to the engine only, never to a log, a report or a
-    /// violation (the label and the recording keep the path without it, or redacted).
-    pub target: Option<Arc<str>>,
+    /// The request head the dialect is started from.
+    pub head: RequestHead,
     pub request: TapReceiver,
     pub response: oneshot::Receiver<ResponsePart>,
     /// Enforce mode's verdict: an [`crate::proxy::enforce::EnforceCut`] when it cut the stream or refused the body on
@@ -87,7 +119,7 @@ pub struct InspectJob {
 pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
     let InspectJob {
         label,
-        target,
+        head: request_head,
         request,
         response,
         enforced,
@@ -130,7 +162,7 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
         label.dialect,
         StartRequest {
             body: request_body.clone(),
-            target,
+            head: request_head,
         },
         part,
         &mut recording,

@@ -213,8 +213,8 @@ pub(super) struct Start {
 pub(super) struct StartRequest {
     /// The body, when it was copied whole.
     pub body: Option<Bytes>,
-    /// The path with its query ([`super::InspectJob::target`]: never logged).
-    pub target: Option<Arc<str>>,
+    /// The target (never logged), method and read headers ([`super::RequestHead`]).
+    pub head: super::RequestHead,
 }
 
 /// The most bytes a trip may feed (and a request may hold, for the trip that starts the
@@ -292,7 +292,9 @@ impl Start {
     fn exchange(&self) -> Exchange {
         let request = RequestParts {
             body: self.request.body.as_deref().unwrap_or_default(),
-            path: self.request.target.as_deref(),
+            path: self.request.head.target.as_deref(),
+            method: self.request.head.method.as_ref().map(http::Method::as_str),
+            headers: &self.request.head.headers,
         };
         Exchange::start(&self.engine, &self.schemas, self.dialect, request)
     }

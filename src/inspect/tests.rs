@@ -52,7 +52,7 @@ async fn exchange_with(
     let (request_tap, request_rx) = tee::tap(16);
     let (response_tx, response_rx) = oneshot::channel();
     let job = InspectJob {
-        target: None,
+        head: crate::inspect::RequestHead::default(),
         label: ExchangeLabel {
             id: Arc::from("t-1"),
             route: Arc::from("default"),
@@ -72,6 +72,7 @@ async fn exchange_with(
         status: 200,
         content_type: Some(content_type.into()),
         content_encoding: None,
+        headers: Vec::new(),
     };
     let part = ResponsePart {
         head,
@@ -225,6 +226,7 @@ async fn a_stalled_inspector_makes_the_report_lossy_while_the_client_gets_every_
             status: 200,
             content_type: Some("text/event-stream".into()),
             content_encoding: None,
+            headers: Vec::new(),
         },
         body: body_rx,
         ttfb: Duration::ZERO,
@@ -233,7 +235,7 @@ async fn a_stalled_inspector_makes_the_report_lossy_while_the_client_gets_every_
     };
     assert!(response_tx.send(part).is_ok());
     let job = InspectJob {
-        target: None,
+        head: crate::inspect::RequestHead::default(),
         label: ExchangeLabel {
             id: Arc::from("t-2"),
             route: Arc::from("default"),

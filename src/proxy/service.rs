@@ -123,7 +123,7 @@ async fn run(
     let (parts, incoming) = request.into_parts();
     // The target (path and query) enforce mode's engine is started from; the query can carry a
     // `key=` credential, so it goes to the dialect only, never to a log.
-    let target = enforce.then(|| parts.uri.clone());
+    let target = enforce.then(|| crate::inspect::RequestHead::of(ctx.dialect, &parts));
     let (mut request_body, mut watching) = if inspect {
         state
             .watch
@@ -204,10 +204,12 @@ async fn run(
                 dialect,
                 RequestParts {
                     body: &request_body,
-                    path: target
+                    path: target.as_ref().and_then(|head| head.target.as_deref()),
+                    method: target
                         .as_ref()
-                        .and_then(http::Uri::path_and_query)
-                        .map(http::uri::PathAndQuery::as_str),
+                        .and_then(|head| head.method.as_ref())
+                        .map(http::Method::as_str),
+                    headers: target.as_ref().map_or(&[], |head| &head.headers),
                 },
                 response,
                 state.config.inspect.enforce_status,

@@ -22,7 +22,8 @@ use tracing::Instrument;
 use crate::config::Config;
 use crate::engine::{EngineConfig, SchemaCache};
 use crate::inspect::{
-    self, ExchangeLabel, HoldSettings, InspectJob, Inspection, RecordingSeed, ResponsePart, Spill,
+    self, ExchangeLabel, HoldSettings, InspectJob, Inspection, RecordingSeed, RequestHead,
+    ResponsePart, Spill,
 };
 use crate::jsonl_sink::JsonlSink;
 use crate::metrics::{IncompleteReason, Metrics};
@@ -143,11 +144,8 @@ impl Watch {
             query: head.uri.query().map(str::to_string),
             headers: DetachedHeaders::of(&head.headers),
         });
-        let target = head
-            .uri
-            .path_and_query()
-            .map(|target| Arc::from(target.as_str()));
-        match self.start(ctx, target, recording) {
+        let request_head = RequestHead::of(ctx.dialect, head);
+        match self.start(ctx, request_head, recording) {
             Some((tap, watching)) => (
                 body::from_client_tee(TeeBody::new(request, tap)),
                 Some(watching),
@@ -158,15 +156,16 @@ impl Watch {
 
     /// Start watching an exchange whose request body was already read (`tooltap replay`): the
     /// body goes through the same tee, so the inspector sees it exactly as the proxy's would.
-    /// `target`: the request's path and query, for the dialect (see [`InspectJob::target`]).
+    /// `head`: the request's head, for the dialect (see [`RequestHead`]).
     pub async fn begin_read(
         &self,
         ctx: &ExchangeCtx,
-        target: Option<&str>,
+        head: &http::request::Parts,
         recording: Option<RecordingSeed>,
         body: &Bytes,
     ) -> Option<Watching> {
-        let (tap, watching) = self.start(ctx, target.map(Arc::from), recording)?;
+        let request_head = RequestHead::of(ctx.dialect, head);
+        let (tap, watching) = self.start(ctx, request_head, recording)?;
         let copied = TeeBody::new(Full::new(body.clone()), tap).collect().await;
         if let Err(never) = copied {
             match never {}
@@ -178,7 +177,7 @@ impl Watch {
     fn start(
         &self,
         ctx: &ExchangeCtx,
-        target: Option<Arc<str>>,
+        request_head: RequestHead,
         recording: Option<RecordingSeed>,
     ) -> Option<(tee::Tap, Watching)> {
         let Some(dialect) = ctx.dialect else {
@@ -211,7 +210,7 @@ impl Watch {
                 started: ctx.started,
                 dialect,
             },
-            target,
+            head: request_head,
             request: request_rx,
             response: response_rx,
         };

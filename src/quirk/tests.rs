@@ -13,6 +13,7 @@ fn head() -> ResponseHead {
         status: 200,
         content_type: Some("text/event-stream".to_owned()),
         content_encoding: None,
+        headers: Vec::new(),
     }
 }
 
@@ -259,7 +260,8 @@ fn the_chat_surface_no_quirk_models_is_not_applicable_and_custom_fragments_do_no
                 | Dialect::Anthropic
                 | Dialect::Gemini
                 | Dialect::Ollama
-                | Dialect::Bedrock => NotApplicable::Dialect,
+                | Dialect::Bedrock
+                | Dialect::Mcp => NotApplicable::Dialect,
             };
             assert_eq!(applied.not_applicable, vec![(quirk, reason)]);
             assert_eq!(

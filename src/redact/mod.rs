@@ -58,12 +58,15 @@ const SECRET_WORDS: &[&str] = &["sig", "pwd", "pass", "passwd", "jwt", "bearer"]
 /// Query parameter names (lowercase, `-` read as `_`) that are credentials outright although
 /// no fragment or word matches (OAuth's authorization code).
 const SECRET_PARAMS: &[&str] = &["code"];
-/// Header names that match a fragment but carry no secret: rate-limit counters. Allowed
-/// unless configured otherwise.
+/// Header names that match a fragment but carry no secret: rate-limit counters, and MCP's
+/// session id (it names a conversation and is no credential: the spec forbids servers to
+/// authenticate by it), which `tooltap check` and `replay` need to rebuild a conversation.
+/// Allowed unless configured otherwise.
 pub const DEFAULT_ALLOWED_HEADERS: &[&str] = &[
     "x-ratelimit-limit-tokens",
     "x-ratelimit-remaining-tokens",
     "x-ratelimit-reset-tokens",
+    "mcp-session-id",
 ];
 /// Request credential values shorter than this are not searched for in response headers.
 const MIN_ECHO: usize = 8;

@@ -80,11 +80,7 @@ pub async fn forward(
         query: parts.uri.query().map(str::to_owned),
         headers: DetachedHeaders::of(&parts.headers),
     };
-    let target = parts
-        .uri
-        .path_and_query()
-        .map(http::uri::PathAndQuery::as_str);
-    let watching = state.watch.begin_read(ctx, target, Some(seed), &body).await;
+    let watching = state.watch.begin_read(ctx, &parts, Some(seed), &body).await;
     let method = parts.method.to_string();
     let request = Request::from_parts(parts, proxy_body::full(body.clone()));
     match forward.forwarder.send(ctx, route, request).await {

@@ -127,11 +127,7 @@ async fn answer(
             let replayed = ReplayBody::new(frames, state.pace, ending);
             // Inspected through the proxy's own wiring (cap, tap, severities); a replayed
             // exchange is never recorded again.
-            let target = parts
-                .uri
-                .path_and_query()
-                .map(http::uri::PathAndQuery::as_str);
-            let body = match state.watch.begin_read(&ctx, target, None, &body).await {
+            let body = match state.watch.begin_read(&ctx, &parts, None, &body).await {
                 Some(watching) => {
                     let ttfb = ctx.started.elapsed();
                     let teed = watching.tee(status.as_u16(), &headers, ttfb, replayed);

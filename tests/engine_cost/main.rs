@@ -96,12 +96,14 @@ fn run(case: &Case, config: &Arc<EngineConfig>) -> (Cost, Report) {
     let request = RequestParts {
         body: &case.request,
         path: case.path,
+        ..RequestParts::default()
     };
     let mut exchange = Exchange::start(config, &cache, case.dialect, request);
     exchange.response_head(ResponseHead {
         status: 200,
         content_type: Some(case.content_type.to_owned()),
         content_encoding: None,
+        headers: Vec::new(),
     });
     let mut accounted = exchange.reassembly_bytes();
     for frame in &case.frames {
@@ -404,6 +406,12 @@ fn bedrock_shapes_cost_linear_work_and_stay_within_accounted_memory() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
+#[test]
+fn mcp_shapes_cost_linear_work_and_stay_within_accounted_memory() {
+    let failures = check_dialect(Dialect::Mcp);
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
 /// What `--inject` does to a live stream, for every quirk of the dialect: the frames through
 /// [`LiveQuirks`] (each event parsed and rewritten, per-call state kept). Returns its CPU time.
 fn quirk_cpu(quirk: QuirkId, case: &Case) -> Option<Duration> {
@@ -411,6 +419,7 @@ fn quirk_cpu(quirk: QuirkId, case: &Case) -> Option<Duration> {
         status: 200,
         content_type: Some(case.content_type.to_owned()),
         content_encoding: None,
+        headers: Vec::new(),
     };
     let started = thread_cpu();
     let mut live = LiveQuirks::new(&[quirk], case.dialect, &case.request, &head, 1 << 30).ok()?;

@@ -219,6 +219,7 @@ fn request_path(dialect: Dialect) -> &'static str {
         Dialect::Gemini => "/v1beta/models/gemini-3-flash:streamGenerateContent",
         Dialect::Ollama => "/api/chat",
         Dialect::Bedrock => "/model/anthropic.claude-sonnet-4-5/converse-stream",
+        Dialect::Mcp => "/mcp",
     }
 }
 

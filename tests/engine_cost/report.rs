@@ -162,6 +162,7 @@ fn engine_accounted(dir: &Path) -> (usize, usize) {
             let parts = RequestParts {
                 body: &request,
                 path: Some(&target),
+                ..RequestParts::default()
             };
             let mut exchange = Exchange::start(&engine, &cache, meta.dialect(), parts);
             let headers = meta.response.headers.iter();

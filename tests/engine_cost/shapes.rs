@@ -49,6 +49,7 @@ pub fn shapes(dialect: Dialect) -> &'static [Shape] {
         Dialect::Gemini => GEMINI,
         Dialect::Ollama => OLLAMA,
         Dialect::Bedrock => BEDROCK,
+        Dialect::Mcp => MCP,
     }
 }
 
@@ -1211,4 +1212,125 @@ fn ollama_many_tools(n: usize) -> Case {
         &tools.join(","),
         vec![ollama_line("", &[ollama_call(0, 0, r#"{"a":"x"}"#)])],
     )
+}
+
+// ---- MCP ----------------------------------------------------------------------------------
+
+const MCP: &[Shape] = &[
+    Shape {
+        name: "many_tools",
+        make: mcp_many_tools,
+        n: 500,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "huge_catalog_page",
+        make: mcp_huge_page,
+        n: 250_000,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "deep_schemas",
+        make: mcp_deep_schemas,
+        n: 2_000,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "many_sse_events",
+        make: mcp_many_events,
+        n: 4_000,
+        reassembles: true,
+        quirked: false,
+    },
+    Shape {
+        name: "many_content_blocks",
+        make: mcp_many_blocks,
+        n: 2_000,
+        reassembles: true,
+        quirked: false,
+    },
+];
+
+const MCP_LIST: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#;
+const MCP_CALL: &str = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"f","arguments":{"a":"x"},"_meta":{"progressToken":"p"}}}"#;
+
+fn mcp_case(request: &str, content_type: &'static str, body: String) -> Case {
+    Case {
+        dialect: Dialect::Mcp,
+        request: request.as_bytes().to_vec(),
+        content_type,
+        frames: frames(&body),
+        path: Some("/mcp"),
+    }
+}
+
+/// A `tools/list` page of `n` tools, each with a small schema and an output schema.
+fn mcp_many_tools(n: usize) -> Case {
+    let tools: Vec<String> = (0..n)
+        .map(|i| {
+            format!(
+                r#"{{"name":"tool_{i}","description":"d","inputSchema":{{"type":"object","properties":{{"a":{{"type":"string"}}}},"required":["a"]}},"outputSchema":{{"type":"object","properties":{{"r":{{"type":"number"}}}}}},"annotations":{{"readOnlyHint":true}}}}"#
+            )
+        })
+        .collect();
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"result":{{"tools":[{}],"nextCursor":"c"}}}}"#,
+        tools.join(",")
+    );
+    mcp_case(MCP_LIST, "application/json", body)
+}
+
+/// One tool whose description is `n` bytes: one huge value in a catalog page.
+fn mcp_huge_page(n: usize) -> Case {
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"result":{{"tools":[{{"name":"f","description":{},"inputSchema":{{"type":"object"}}}}]}}}}"#,
+        quoted(&"x".repeat(n))
+    );
+    mcp_case(MCP_LIST, "application/json", body)
+}
+
+/// One tool whose input schema nests `n` levels of `properties`.
+fn mcp_deep_schemas(n: usize) -> Case {
+    let mut schema = r#"{"type":"string"}"#.to_owned();
+    for _ in 0..n.min(120) {
+        schema = format!(r#"{{"type":"object","properties":{{"a":{schema}}}}}"#);
+    }
+    let tools: Vec<String> = (0..n / 120 + 1)
+        .map(|i| format!(r#"{{"name":"t{i}","inputSchema":{schema}}}"#))
+        .collect();
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"result":{{"tools":[{}]}}}}"#,
+        tools.join(",")
+    );
+    mcp_case(MCP_LIST, "application/json", body)
+}
+
+/// `n` progress notifications on a `tools/call` SSE answer, then its result.
+fn mcp_many_events(n: usize) -> Case {
+    let mut body = String::from("id: 0\ndata: \n\n");
+    for i in 0..n {
+        body.push_str(&format!(
+            "event: message\nid: {}\ndata: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{{\"progressToken\":\"p\",\"progress\":{i}}}}}\n\n",
+            i + 1
+        ));
+    }
+    body.push_str(
+        "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]}}\n\n",
+    );
+    mcp_case(MCP_CALL, "text/event-stream", body)
+}
+
+/// A `tools/call` result with `n` content blocks.
+fn mcp_many_blocks(n: usize) -> Case {
+    let blocks: Vec<String> = (0..n)
+        .map(|i| format!(r#"{{"type":"text","text":"block {i}"}}"#))
+        .collect();
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":5,"result":{{"content":[{}],"isError":false}}}}"#,
+        blocks.join(",")
+    );
+    mcp_case(MCP_CALL, "application/json", body)
 }

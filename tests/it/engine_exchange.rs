@@ -133,6 +133,7 @@ fn limits_end_inspection_as_completeness() {
         status: 200,
         content_type: Some("application/json".into()),
         content_encoding: None,
+        headers: Vec::new(),
     });
     buffered.feed(b"{\"choices\": []}");
     let report = buffered.finish(BodyEnd::Complete);
@@ -150,6 +151,7 @@ fn limits_end_inspection_as_completeness() {
         status: 200,
         content_type: Some("application/json".into()),
         content_encoding: Some("gzip".into()),
+        headers: Vec::new(),
     });
     garbled.feed(b"this is not gzip");
     assert!(matches!(
@@ -193,6 +195,7 @@ fn non_success_statuses_and_other_types_are_not_judged() {
         status: 500,
         content_type: Some("text/html".into()),
         content_encoding: None,
+        headers: Vec::new(),
     });
     refused.feed(b"<html>oops</html>");
     let report = refused.finish(BodyEnd::Complete);

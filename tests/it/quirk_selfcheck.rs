@@ -65,6 +65,7 @@ fn recorded_examples() -> Vec<Example> {
                     status: recording.meta.response.status,
                     content_type: header("content-type"),
                     content_encoding: header("content-encoding"),
+                    headers: Vec::new(),
                 },
                 frames: recording
                     .frames
@@ -113,6 +114,7 @@ fn rules_found(example: &Example, frames: &[TimedFrame]) -> BTreeSet<RuleId> {
     let request = RequestParts {
         body: &example.request,
         path: Some(&example.path),
+        ..RequestParts::default()
     };
     let mut exchange = Exchange::start(&config, &cache, example.dialect, request);
     exchange.response_head(example.head.clone());

@@ -77,6 +77,7 @@ fn head() -> impl Strategy<Value = ResponseHead> {
             status,
             content_type,
             content_encoding,
+            headers: Vec::new(),
         })
 }
 

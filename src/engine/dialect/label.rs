@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The tool-calling API an exchange speaks; serialized as `"chat"`, `"responses"`,
-/// `"anthropic"`, `"gemini"`, `"ollama"` or `"bedrock"`, the one label set users see (logs,
+/// `"anthropic"`, `"gemini"`, `"ollama"`, `"bedrock"` or `"mcp"`, the one label set users see (logs,
 /// metrics, violations lines, recordings,
 /// `check` output, quirk listings, the report). The labels the quirk listing and the report once
 /// used, `chat_completions` and `anthropic_messages`, still read (see [`Dialect::from_name`]).
@@ -32,6 +32,10 @@ pub enum Dialect {
     /// `POST .../model/{modelId}/converse` and `/converse-stream`, AWS Bedrock Converse (the
     /// model id percent-encoded as one path segment: ids, inference profiles, ARNs).
     Bedrock,
+    /// The Model Context Protocol over Streamable HTTP (`POST`, `GET` and `DELETE` on one
+    /// endpoint, by default a path ending in `/mcp`): JSON-RPC between an agent and a tool
+    /// server.
+    Mcp,
 }
 
 /// A dialect name that is none of [`Dialect::ALL`]'s labels (nor an old alias).
@@ -40,13 +44,14 @@ pub enum Dialect {
 pub struct UnknownDialect(pub String);
 
 impl Dialect {
-    pub const ALL: [Dialect; 6] = [
+    pub const ALL: [Dialect; 7] = [
         Dialect::Chat,
         Dialect::Responses,
         Dialect::Anthropic,
         Dialect::Gemini,
         Dialect::Ollama,
         Dialect::Bedrock,
+        Dialect::Mcp,
     ];
 
     /// The stable label used in logs, metrics, violations lines and recordings.
@@ -58,11 +63,12 @@ impl Dialect {
             Dialect::Gemini => "gemini",
             Dialect::Ollama => "ollama",
             Dialect::Bedrock => "bedrock",
+            Dialect::Mcp => "mcp",
         }
     }
 
     /// The labels, for messages that list them.
-    pub const NAMES: &'static str = "chat, responses, anthropic, gemini, ollama, bedrock";
+    pub const NAMES: &'static str = "chat, responses, anthropic, gemini, ollama, bedrock, mcp";
 
     /// Labels the quirk listing and the report used before they took [`Dialect::as_str`]'s:
     /// still read wherever a dialect is named (a recording, a config value, a report link).
@@ -96,6 +102,7 @@ impl Dialect {
             Dialect::Gemini => &[":generateContent", ":streamGenerateContent"],
             Dialect::Ollama => &["/api/chat"],
             Dialect::Bedrock => &["/converse", "/converse-stream"],
+            Dialect::Mcp => &["/mcp"],
         }
     }
 
@@ -237,6 +244,9 @@ mod tests {
         ] {
             assert_eq!(Dialect::from_path(not_bedrock), None, "{not_bedrock}");
         }
+        assert_eq!(Dialect::from_path("/mcp"), Some(Dialect::Mcp));
+        assert_eq!(Dialect::from_path("/tools/mcp/?x=1"), Some(Dialect::Mcp));
+        assert_eq!(Dialect::from_path("/notmcp"), None, "a whole segment");
         assert_eq!(Dialect::from_path("/v1/generate"), None);
         assert_eq!(Dialect::for_path("/v1/generate"), Dialect::Chat);
     }

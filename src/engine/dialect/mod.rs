@@ -2,9 +2,9 @@
 //!
 //! Input: the request path (a route matcher's suffix decides: `/chat/completions` is Chat
 //! Completions, `/responses` the Responses API, `/messages` Anthropic Messages,
-//! `:generateContent` / `:streamGenerateContent` Gemini, `/api/chat` Ollama) and body. Output: a [`DialectState`] that brings
-//! `:generateContent` / `:streamGenerateContent` Gemini, `/model/{id}/converse[-stream]`
-//! Bedrock Converse) and body. Output: a [`DialectState`] that brings
+//! `:generateContent` / `:streamGenerateContent` Gemini, `/api/chat` Ollama,
+//! `/model/{id}/converse[-stream]` Bedrock Converse, `/mcp` MCP) and body (MCP: the method and
+//! headers too). Output: a [`DialectState`] that brings
 //! the dialect's request facts, its reading of each SSE event (framing itself is shared),
 //! reassembly and rules. The shared parts stay at the engine root: framing, schema cache,
 //! violation, report, rules, decode.
@@ -16,6 +16,7 @@
 //!                                    | gemini::GeminiState | ollama::OllamaState
 //!                                                                (sibling folders that
 //!                                    | gemini::GeminiState | bedrock::BedrockState
+//!                                    | mcp::McpState
 //!                                                                  (sibling folders that
 //!                                      import only `common` and engine leaves)
 //! ```
@@ -26,6 +27,7 @@ pub mod chat;
 mod common;
 pub mod gemini;
 pub mod label;
+pub mod mcp;
 pub mod ollama;
 pub mod pieces;
 pub mod responses;
@@ -84,6 +86,7 @@ fn register(dialect: Dialect) -> Registered {
         Dialect::Gemini => Registered::of::<gemini::GeminiState>(),
         Dialect::Ollama => Registered::of::<ollama::OllamaState>(),
         Dialect::Bedrock => Registered::of::<bedrock::BedrockState>(),
+        Dialect::Mcp => Registered::of::<mcp::McpState>(),
     }
 }
 

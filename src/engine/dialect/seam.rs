@@ -9,6 +9,7 @@
 
 use serde_json::Value;
 
+use super::mcp::observe::McpObservation;
 use super::pieces::DialectTables;
 use crate::engine::framing::SseEvent;
 use crate::engine::head::ResponseHead;
@@ -26,6 +27,13 @@ pub struct RequestParts<'a> {
     /// The request path with its query string, where the caller knows it (the live proxy, a
     /// recording); a dialect whose stream-ness or model is in the path reads it here.
     pub path: Option<&'a str>,
+    /// The request method (`POST`, `GET`, `DELETE`), where the caller knows it: MCP's
+    /// exchanges are not all POSTs.
+    pub method: Option<&'a str>,
+    /// The request headers the engine reads, as `(name, value)` pairs in arrival order (names
+    /// as sent; compare them case-insensitively): what [`crate::engine::head::kept_request_headers`]
+    /// keeps, which is nothing for a dialect that reads none. Never a credential.
+    pub headers: &'a [(String, String)],
 }
 
 /// One dialect's reading of one exchange: its request facts, its reading of each SSE event from
@@ -61,6 +69,24 @@ pub trait DialectRules: std::fmt::Debug + Send {
     /// event's data.
     fn body_kind(&self, head: &ResponseHead) -> BodyKind {
         crate::engine::framing::body_kind(head.content_type.as_deref(), self.facts().stream)
+    }
+
+    /// Whether a response with this status has its body judged. By default only a 2xx (an
+    /// error body is the upstream's, not the tool-calling contract's); MCP judges its 4xx
+    /// answers too, whose JSON-RPC errors have rules of their own.
+    fn judges_status(&self, status: u16) -> bool {
+        (200..300).contains(&status)
+    }
+
+    /// The response head, before any body byte: for a dialect with rules on the status and the
+    /// headers ([`ResponseHead::headers`]). Called once, whatever the status.
+    fn on_head(&mut self, _head: &ResponseHead, _sink: &mut ViolationSink) {}
+
+    /// What the exchange saw, for the MCP conversation store above the engine (which judges
+    /// rules across exchanges); taken once, when the exchange finishes. `None` for every other
+    /// dialect.
+    fn take_mcp(&mut self) -> Option<Box<McpObservation>> {
+        None
     }
 
     /// Whether the stream ended by its own framing (`[DONE]`, a terminal event).

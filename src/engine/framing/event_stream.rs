@@ -414,6 +414,7 @@ pub fn to_event(message: Message) -> SseEvent {
         return SseEvent {
             event: Some(":frame:payload_not_utf8".to_owned()),
             data: String::new(),
+            id: None,
         };
     };
     match header(":message-type").as_deref() {
@@ -423,6 +424,7 @@ pub fn to_event(message: Message) -> SseEvent {
                 header(":exception-type").unwrap_or_default()
             )),
             data: payload,
+            id: None,
         },
         Some("error") => SseEvent {
             event: Some(format!(
@@ -430,10 +432,12 @@ pub fn to_event(message: Message) -> SseEvent {
                 header(":error-code").unwrap_or_default()
             )),
             data: header(":error-message").unwrap_or(payload),
+            id: None,
         },
         _ => SseEvent {
             event: header(":event-type"),
             data: payload,
+            id: None,
         },
     }
 }

@@ -17,6 +17,9 @@ pub struct SseEvent {
     pub event: Option<String>,
     /// The joined `data:` lines.
     pub data: String,
+    /// The event's own `id:` field, when it gave one (MCP's resumable streams number their
+    /// events; a one-shot completion never reads it).
+    pub id: Option<String>,
 }
 
 /// A line or event grew past the configured bound.
@@ -38,6 +41,7 @@ pub struct SseFramer {
     data: String,
     has_data: bool,
     event: Option<String>,
+    id: Option<String>,
     comments: u64,
 }
 
@@ -51,6 +55,7 @@ impl SseFramer {
             data: String::new(),
             has_data: false,
             event: None,
+            id: None,
             comments: 0,
         }
     }
@@ -151,7 +156,8 @@ impl SseFramer {
                 self.check_len(0)?;
             }
             b"event" => self.event = Some(String::from_utf8_lossy(value).into_owned()),
-            // `id` and `retry` steer reconnection, which a one-shot completion never does.
+            b"id" => self.id = Some(String::from_utf8_lossy(value).into_owned()),
+            // `retry` steers reconnection, which the engine never does.
             _ => {}
         }
         Ok(())
@@ -159,6 +165,7 @@ impl SseFramer {
 
     fn dispatch(&mut self, events: &mut Vec<SseEvent>) {
         let event = self.event.take();
+        let id = self.id.take();
         if !self.has_data {
             self.data.clear();
             return;
@@ -172,7 +179,7 @@ impl SseFramer {
         } else {
             self.data.clear();
         }
-        events.push(SseEvent { event, data });
+        events.push(SseEvent { event, data, id });
     }
 }
 

@@ -87,6 +87,7 @@ pub async fn record_corpus(name: &str) -> (TempDir, Vec<Fixture>) {
         let request = RequestParts {
             body: &fixture.request,
             path: Some(fixture.path()),
+            ..RequestParts::default()
         };
         let mut exchange = Exchange::start(&engine, &cache, fixture.dialect, request);
         exchange.response_head(fixture.head.clone());

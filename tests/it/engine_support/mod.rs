@@ -97,6 +97,7 @@ pub fn sse_head() -> ResponseHead {
         status: 200,
         content_type: Some("text/event-stream".into()),
         content_encoding: None,
+        headers: Vec::new(),
     }
 }
 
@@ -145,12 +146,14 @@ pub fn load(dir: &Path) -> Fixture {
                         .to_owned(),
                 ),
                 content_encoding: value["content_encoding"].as_str().map(str::to_owned),
+                headers: Vec::new(),
             }
         }
         Err(_) => ResponseHead {
             status: 200,
             content_type: Some(default_type.to_owned()),
             content_encoding: None,
+            headers: Vec::new(),
         },
     };
     let dialect = Dialect::ALL
@@ -243,6 +246,7 @@ pub fn run_frames(fixture: &Fixture, cache: &SchemaCache, frames: &[&[u8]]) -> R
     let request = RequestParts {
         body: &fixture.request,
         path: Some(&fixture.path),
+        ..RequestParts::default()
     };
     let mut exchange = Exchange::start(&config, cache, fixture.dialect, request);
     exchange.response_head(fixture.head.clone());

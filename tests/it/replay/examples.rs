@@ -50,6 +50,7 @@ pub fn judge(recording: &Recording) -> Report {
         status: recording.meta.response.status,
         content_type: header("content-type"),
         content_encoding: header("content-encoding"),
+        headers: Vec::new(),
     });
     for frame in &recording.frames {
         exchange.feed(&frame.bytes);

@@ -26,6 +26,7 @@ fn a_gzip_bomb_in_a_buffered_body_makes_a_small_page_that_says_what_it_cut() {
         status: 200,
         content_type: Some("application/json".into()),
         content_encoding: Some("gzip".into()),
+        headers: Vec::new(),
     };
     write_recording(
         &recs.join("bomb.jsonl"),

@@ -105,6 +105,7 @@ fn cut_lossy_failed_and_binary_recordings_render() {
                 status: 500,
                 content_type: Some("application/json".into()),
                 content_encoding: None,
+                headers: Vec::new(),
             },
         ),
         (

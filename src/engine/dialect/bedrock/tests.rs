@@ -24,12 +24,14 @@ fn run(config: EngineConfig, body: &[u8]) -> crate::engine::Report {
     let request = RequestParts {
         body: br#"{"messages":[]}"#,
         path: Some("/model/m/converse-stream"),
+        ..RequestParts::default()
     };
     let mut exchange = Exchange::start(&config, &SchemaCache::default(), Dialect::Bedrock, request);
     exchange.response_head(ResponseHead {
         status: 200,
         content_type: Some("application/vnd.amazon.eventstream".to_owned()),
         content_encoding: None,
+        headers: Vec::new(),
     });
     exchange.feed(body);
     exchange.finish(BodyEnd::Complete)

@@ -235,6 +235,7 @@ mod tests {
             let parts = RequestParts {
                 body: request.as_bytes(),
                 path: None,
+                ..RequestParts::default()
             };
             let state = ChatState::start(parts, &cache, &mut sink, &mut Vec::new());
             for body in bodies {

@@ -17,6 +17,7 @@ fn head(content_type: Option<&str>) -> ResponseHead {
         status: 200,
         content_type: content_type.map(str::to_owned),
         content_encoding: None,
+        headers: Vec::new(),
     }
 }
 
@@ -26,6 +27,7 @@ fn run(config: EngineConfig, path: &str, head: ResponseHead, frames: &[&[u8]]) -
     let request = RequestParts {
         body: REQUEST.as_bytes(),
         path: Some(path),
+        ..RequestParts::default()
     };
     let mut exchange = Exchange::start(&config, &cache, Dialect::Gemini, request);
     exchange.response_head(head);
@@ -193,6 +195,7 @@ fn a_call_against_a_request_that_declares_nothing_is_not_judged_undeclared() {
     let request = RequestParts {
         body: br#"{"cachedContent":"cachedContents/abc","contents":[]}"#,
         path: Some("/v1beta/models/m:generateContent"),
+        ..RequestParts::default()
     };
     let mut exchange = Exchange::start(&config, &cache, Dialect::Gemini, request);
     exchange.response_head(head(Some("application/json")));

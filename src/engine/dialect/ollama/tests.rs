@@ -26,6 +26,7 @@ fn run(request: &str, content_type: Option<&str>, chunks: &[&[u8]], end: BodyEnd
         status: 200,
         content_type: content_type.map(str::to_owned),
         content_encoding: None,
+        headers: Vec::new(),
     });
     for chunk in chunks {
         exchange.feed(chunk);
