@@ -331,7 +331,7 @@ impl Exchange {
             Body::Json(framer) if judged => {
                 let (choices, usage) = self
                     .state
-                    .rules()
+                    .rules_mut()
                     .judge_buffered(framer.body(), &mut self.sink);
                 (BodyKind::Json, choices, usage)
             }

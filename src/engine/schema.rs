@@ -131,6 +131,15 @@ impl SchemaCache {
         self.limits
     }
 
+    /// Another handle on the same cache (same entries, same limits): for a dialect whose tools
+    /// arrive in a response (MCP's `tools/list`), which compiles them after its start.
+    pub fn handle(&self) -> SchemaCache {
+        SchemaCache {
+            limits: self.limits,
+            entries: Arc::clone(&self.entries),
+        }
+    }
+
     /// The compiled form of `tools` read by `reading`, compiling it on first sight, cached at
     /// once.
     pub fn tools_for(&self, tools: &Value, reading: &ToolReading) -> Arc<CompiledTools> {

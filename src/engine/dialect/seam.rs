@@ -112,7 +112,7 @@ pub trait DialectRules: std::fmt::Debug + Send {
 
     /// Judges a whole buffered (JSON) body: `response.not_json` when it does not parse, else
     /// the dialect's outcomes for the document, and its `usage`.
-    fn judge_buffered(&self, body: &[u8], sink: &mut ViolationSink) -> Judged;
+    fn judge_buffered(&mut self, body: &[u8], sink: &mut ViolationSink) -> Judged;
 
     /// Ends a stream; see [`StreamEnd`].
     fn finish_stream(&mut self, end: StreamEnd<'_>) -> Judged;

@@ -34,6 +34,11 @@ pub struct Fixture {
     /// `generateContent` (a `response.json`) or `streamGenerateContent?alt=sse` (a
     /// `response.sse`).
     path: String,
+    /// `head.json`'s `"method"` (MCP's GET and DELETE), by default `POST`.
+    pub method: String,
+    /// `head.json`'s `"request_headers"`, `[[name, value], ...]`: the request headers the
+    /// engine reads (MCP's session, version and routing headers, `Accept`, `Content-Type`).
+    pub request_headers: Vec<(String, String)>,
 }
 
 impl Fixture {
@@ -133,21 +138,45 @@ pub fn load(dir: &Path) -> Fixture {
         "application/json"
     };
     let mut head_path = None;
+    let mut method = "POST".to_owned();
+    let mut request_headers = Vec::new();
+    let pairs = |value: &Value| -> Vec<(String, String)> {
+        value
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|pair| Some((pair[0].as_str()?.to_owned(), pair[1].as_str()?.to_owned())))
+            .collect()
+    };
     let head = match std::fs::read(dir.join("head.json")) {
         Ok(raw) => {
             let value: Value = serde_json::from_slice(&raw).expect("head.json parses");
             head_path = value["path"].as_str().map(str::to_owned);
-            ResponseHead {
-                status: value["status"].as_u64().map_or(200, |s| s as u16),
-                content_type: Some(
-                    value["content_type"]
-                        .as_str()
+            if let Some(given) = value["method"].as_str() {
+                method = given.to_owned();
+            }
+            request_headers = pairs(&value["request_headers"]);
+            // `"content_type": null` in head.json: a head without one (a 202, a DELETE).
+            let content_type = match value.get("content_type") {
+                Some(Value::Null) => None,
+                given => Some(
+                    given
+                        .and_then(Value::as_str)
                         .unwrap_or(default_type)
                         .to_owned(),
                 ),
-                content_encoding: value["content_encoding"].as_str().map(str::to_owned),
-                headers: Vec::new(),
+            };
+            let mut kept = pairs(&value["headers"]);
+            if let Some(content_type) = &content_type {
+                kept.push(("content-type".to_owned(), content_type.clone()));
             }
+            if let Some(encoding) = value["content_encoding"].as_str() {
+                kept.push(("content-encoding".to_owned(), encoding.to_owned()));
+            }
+            ResponseHead::from_headers(
+                value["status"].as_u64().map_or(200, |s| s as u16),
+                kept.iter().map(|(n, v)| (n.as_str(), v.as_str())),
+            )
         }
         Err(_) => ResponseHead {
             status: 200,
@@ -178,6 +207,8 @@ pub fn load(dir: &Path) -> Fixture {
     Fixture {
         dialect,
         path,
+        method,
+        request_headers,
         name,
         dir: dir.to_path_buf(),
         request,
@@ -246,7 +277,8 @@ pub fn run_frames(fixture: &Fixture, cache: &SchemaCache, frames: &[&[u8]]) -> R
     let request = RequestParts {
         body: &fixture.request,
         path: Some(&fixture.path),
-        ..RequestParts::default()
+        method: Some(&fixture.method),
+        headers: &fixture.request_headers,
     };
     let mut exchange = Exchange::start(&config, cache, fixture.dialect, request);
     exchange.response_head(fixture.head.clone());

@@ -197,7 +197,7 @@ impl DialectRules for BedrockState {
         }
     }
 
-    fn judge_buffered(&self, body: &[u8], sink: &mut ViolationSink) -> Judged {
+    fn judge_buffered(&mut self, body: &[u8], sink: &mut ViolationSink) -> Judged {
         let document: Value = match serde_json::from_slice(body) {
             Ok(document) => document,
             Err(error) => {

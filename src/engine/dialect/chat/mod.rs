@@ -134,7 +134,7 @@ impl DialectRules for ChatState {
     /// Judges a whole buffered body: `response.not_json` when it does not parse, else one
     /// outcome per choice, and the document's `usage`. Only the members the rules judge are
     /// read (see [`contract::members`]).
-    fn judge_buffered(&self, body: &[u8], sink: &mut ViolationSink) -> Judged {
+    fn judge_buffered(&mut self, body: &[u8], sink: &mut ViolationSink) -> Judged {
         let Some(document) = read_document(body, sink) else {
             return (Vec::new(), None);
         };

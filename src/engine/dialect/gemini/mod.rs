@@ -264,7 +264,7 @@ impl DialectRules for GeminiState {
     }
 
     /// Reads the whole document as a tree and judges each candidate.
-    fn judge_buffered(&self, body: &[u8], sink: &mut ViolationSink) -> Judged {
+    fn judge_buffered(&mut self, body: &[u8], sink: &mut ViolationSink) -> Judged {
         let Some(document) = common::response_json(body, sink) else {
             return (Vec::new(), None);
         };

@@ -6,23 +6,34 @@
 //! answers carry JSON-RPC errors too), then a JSON body (one message or a batch), an SSE
 //! stream whose events' data are messages (priming events with empty data skipped), or an empty
 //! body (`202`, a DELETE). Output: violations with `mcp.*` ids for what one exchange shows (the
-//! reference's states M and X), and an [`observe::McpObservation`] of everything it saw, which
-//! the conversation store above the engine takes from the report (state S).
+//! reference's states M and X: [`request`], [`envelope`], [`answer`], [`tools_list`],
+//! [`tools_call`]), and an [`observe::McpObservation`] of everything it saw, which the
+//! conversation store above the engine takes from the report (state S).
 
+pub mod answer;
+pub mod envelope;
 pub mod observe;
 pub mod pieces;
+pub mod request;
+pub mod tools_call;
+pub mod tools_list;
+pub mod version;
 
 use serde_json::Value;
 
-use self::observe::{McpObservation, Where};
+use self::answer::{Answer, Asked};
+use self::envelope::At;
+use self::observe::{McpObservation, MessageKind, Where};
+use self::version::Version;
 use super::common::StreamEnd;
 use super::pieces::DialectTables;
 use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
 use crate::engine::head::{ResponseHead, header};
 use crate::engine::report::RequestFacts;
+use crate::engine::rules::RuleId;
 use crate::engine::schema::SchemaCache;
-use crate::engine::violation::ViolationSink;
+use crate::engine::violation::{Site, Stage, ViolationSink};
 
 /// The JSON-RPC code enforce mode's refusal carries: internal error.
 const INTERNAL_ERROR: i64 = -32603;
@@ -34,55 +45,159 @@ pub struct McpState {
     observation: McpObservation,
     /// The cap on what [`McpState::observation`] keeps.
     max_observed: usize,
+    /// Where a `tools/list` page's schemas are compiled.
+    cache: SchemaCache,
+    asked: Asked,
+    answer: Answer,
 }
 
 impl McpState {
-    /// Reads one JSON document of the response (a body, or an event's data) into the
-    /// observation: a message, or each element of a batch.
-    fn observe_response(&mut self, document: &Value, at: Where) {
+    /// One JSON document of the response (a body, or an event's data): a message, or each
+    /// element of a batch, judged and observed.
+    fn response_document(
+        &mut self,
+        document: &Value,
+        at: &At,
+        on_stream: bool,
+        event_id: Option<&str>,
+        sink: &mut ViolationSink,
+    ) {
+        let place = || Where {
+            seq: Some(at.seq.unwrap_or(0)),
+            event_id: event_id.map(str::to_owned),
+        };
         match document {
             Value::Array(items) => {
                 self.observation.response_batch = true;
-                for item in items {
-                    self.observation.add(item, at.clone(), self.max_observed);
+                if on_stream && self.asked.version.unwrap_or(Version::V1) >= Version::V2 {
+                    at.warn(
+                        sink,
+                        RuleId::McpJsonrpcBatchNotAllowed,
+                        "",
+                        "a batch in an SSE event: batches were removed in 2025-06-18".to_owned(),
+                    );
+                }
+                for (index, item) in items.iter().enumerate() {
+                    self.response_message(item, &at.item(index), on_stream, sink);
+                    self.observation.add(item, place(), self.max_observed);
                 }
             }
-            message => self.observation.add(message, at, self.max_observed),
+            message => {
+                self.response_message(message, at, on_stream, sink);
+                self.observation.add(message, place(), self.max_observed);
+            }
         }
     }
 
-    /// Whether every request of the body got its response (what ends a POST's SSE stream).
-    fn all_answered(&self) -> bool {
-        let requests = &self.observation.request;
-        let answered = |id: &Value| {
-            self.observation
-                .response
+    fn response_message(
+        &mut self,
+        message: &Value,
+        at: &At,
+        on_stream: bool,
+        sink: &mut ViolationSink,
+    ) {
+        answer::message(
+            &self.asked,
+            &mut self.answer,
+            message,
+            at,
+            &self.cache,
+            on_stream,
+            sink,
+        );
+    }
+
+    /// A JSON body answering a request POST: exactly one response (a batch of responses for a
+    /// 2025-03-26 batch).
+    fn one_response(&self, document: &Value, at: &At, sink: &mut ViolationSink) {
+        if !self.asked.is_post() || !self.asked.has_request() {
+            return;
+        }
+        let version = self.asked.version.unwrap_or(Version::V1);
+        let problem = match document {
+            Value::Array(_) if version >= Version::V2 || !self.observation.request_batch => {
+                Some("a JSON array".to_owned())
+            }
+            Value::Array(items) => items
                 .iter()
-                .any(|m| m.id.as_ref() == Some(id) && is_response(m.kind))
+                .any(|m| !is_response(m))
+                .then(|| "a batch holding a request or a notification".to_owned()),
+            message if !is_response(message) => Some("a request or a notification".to_owned()),
+            _ => None,
         };
-        requests
-            .iter()
-            .filter(|m| m.kind == observe::MessageKind::Request)
-            .filter_map(|m| m.id.as_ref())
-            .all(answered)
-            && requests
-                .iter()
-                .any(|m| m.kind == observe::MessageKind::Request)
+        if let Some(problem) = problem {
+            at.push(
+                sink,
+                RuleId::McpHttpJsonBodyNotOneResponse,
+                "",
+                format!("an application/json answer is one JSON-RPC response, got {problem}"),
+            );
+        }
     }
 }
 
-fn is_response(kind: observe::MessageKind) -> bool {
+fn is_response(message: &Value) -> bool {
     matches!(
-        kind,
-        observe::MessageKind::Result | observe::MessageKind::Error
+        observe::kind_of(message.as_object()),
+        MessageKind::Result | MessageKind::Error
     )
+}
+
+/// What the response rules need of the request.
+fn asked(parts: &RequestParts<'_>, body: Option<&Value>, version: Version) -> Asked {
+    let messages: Vec<&Value> = match body {
+        Some(Value::Array(items)) => items.iter().collect(),
+        Some(message) => vec![message],
+        None => Vec::new(),
+    };
+    let mut asked = Asked {
+        method: parts.method.map(str::to_ascii_uppercase),
+        version: Some(version),
+        version_header: header(parts.headers, "mcp-protocol-version").map(str::to_owned),
+        only_notifications: !messages.is_empty(),
+        ..Asked::default()
+    };
+    for message in messages {
+        if observe::kind_of(message.as_object()) != MessageKind::Request {
+            continue;
+        }
+        asked.only_notifications = false;
+        let method = message.get("method").and_then(Value::as_str).unwrap_or("");
+        if method == "tools/call" && message.pointer("/params/task").is_some() {
+            asked.task = true;
+        }
+        match message.get("id").filter(|id| envelope::valid_id(id)) {
+            Some(id) => asked.requests.push((id.clone(), method.to_owned())),
+            None => asked.unreadable_request = true,
+        }
+    }
+    asked
+}
+
+/// The request body parsed; `None` when empty, and `mcp.jsonrpc.not_json` when not JSON.
+fn request_body(body: &[u8], sink: &mut ViolationSink) -> Option<Value> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return None;
+    }
+    match serde_json::from_slice::<Value>(body) {
+        Ok(body) => Some(body),
+        Err(error) => {
+            sink.push(
+                RuleId::McpJsonrpcNotJson,
+                Stage::Request,
+                Site::at(""),
+                format!("the request body is not JSON: {error}"),
+            );
+            None
+        }
+    }
 }
 
 impl DialectRules for McpState {
     fn start(
         parts: RequestParts<'_>,
-        _cache: &SchemaCache,
-        _sink: &mut ViolationSink,
+        cache: &SchemaCache,
+        sink: &mut ViolationSink,
         _notes: &mut Vec<String>,
     ) -> McpState {
         let headers = parts.headers;
@@ -94,21 +209,35 @@ impl DialectRules for McpState {
             ..McpObservation::default()
         };
         let max_observed = observe::DEFAULT_MAX_OBSERVED;
-        match serde_json::from_slice::<Value>(parts.body) {
-            Ok(Value::Array(items)) => {
+        let body = request_body(parts.body, sink);
+        let version = request::version(headers, body.as_ref());
+        request::judge(
+            &request::RequestView {
+                method: observation.method.as_deref(),
+                headers,
+                body: body.as_ref(),
+                version,
+            },
+            sink,
+        );
+        match &body {
+            Some(Value::Array(items)) => {
                 observation.request_batch = true;
-                for item in &items {
+                for item in items {
                     observation.add(item, Where::default(), max_observed);
                 }
             }
-            Ok(message) => observation.add(&message, Where::default(), max_observed),
-            Err(_) => {}
+            Some(message) => observation.add(message, Where::default(), max_observed),
+            None => {}
         }
         McpState {
             // Not `parsed`: an MCP request has no `stream` flag for the exchange to compare.
             facts: RequestFacts::default(),
+            asked: asked(&parts, body.as_ref(), version),
+            answer: Answer::default(),
             observation,
             max_observed,
+            cache: cache.handle(),
         }
     }
 
@@ -127,7 +256,8 @@ impl DialectRules for McpState {
         true
     }
 
-    fn on_head(&mut self, head: &ResponseHead, _sink: &mut ViolationSink) {
+    fn on_head(&mut self, head: &ResponseHead, sink: &mut ViolationSink) {
+        answer::head(&self.asked, head, &mut self.answer, sink);
         self.observation.status = Some(head.status);
         self.observation.content_type = head.content_type.clone();
         self.observation.response_session =
@@ -141,7 +271,7 @@ impl DialectRules for McpState {
     /// A POST's stream is whole once every request of its body was answered; a GET stream
     /// never ends by its own framing.
     fn stream_is_done(&self) -> bool {
-        self.all_answered()
+        self.answer.all_answered(&self.asked)
     }
 
     fn reassembly_bytes(&self) -> usize {
@@ -154,24 +284,79 @@ impl DialectRules for McpState {
 
     /// One SSE event: its data is one JSON-RPC message (or a 2025-03-26 batch); a priming
     /// event's empty data is no message.
-    fn on_event(&mut self, event: &SseEvent, seq: u64, _sink: &mut ViolationSink) {
-        if event.data.is_empty() {
+    fn on_event(&mut self, event: &SseEvent, seq: u64, sink: &mut ViolationSink) {
+        let first = self.answer.events == 0;
+        self.answer.events += 1;
+        self.answer.event_ids |= event.id.is_some();
+        if event.data.trim().is_empty() {
+            self.answer.primed |= first && event.id.is_some();
             return;
         }
-        let at = Where {
-            seq: Some(seq),
-            event_id: event.id.clone(),
-        };
-        if let Ok(document) = serde_json::from_str::<Value>(&event.data) {
-            self.observe_response(&document, at);
+        let at = At::new(Stage::Fragment, Some(seq));
+        if let Some(name) = &event.event
+            && name != "message"
+        {
+            at.push(
+                sink,
+                RuleId::McpSseEventNotMessage,
+                "",
+                format!("a JSON-RPC message in an event named {name:?} (not \"message\")"),
+            );
+        }
+        match serde_json::from_str::<Value>(&event.data) {
+            Ok(document) => {
+                self.response_document(&document, &at, true, event.id.as_deref(), sink);
+            }
+            Err(error) => at.push(
+                sink,
+                RuleId::McpJsonrpcNotJson,
+                "",
+                format!("the event's data is not JSON: {error}"),
+            ),
         }
     }
 
-    fn judge_buffered(&self, _body: &[u8], _sink: &mut ViolationSink) -> Judged {
+    fn judge_buffered(&mut self, body: &[u8], sink: &mut ViolationSink) -> Judged {
+        let at = At::new(Stage::Complete, None);
+        let empty = body.iter().all(u8::is_ascii_whitespace);
+        if !empty && self.answer.status == Some(202) {
+            at.push(
+                sink,
+                RuleId::McpHttpNotificationStatus,
+                "",
+                "a 202 answer has no body".to_owned(),
+            );
+        }
+        if !empty {
+            let ok = self.answer.status.is_none_or(|s| (200..300).contains(&s));
+            match serde_json::from_slice::<Value>(body) {
+                Ok(document) => {
+                    if ok {
+                        self.one_response(&document, &at, sink);
+                    }
+                    self.response_document(&document, &at, false, None, sink);
+                }
+                Err(error) if ok => at.push(
+                    sink,
+                    RuleId::McpJsonrpcNotJson,
+                    "",
+                    format!("the response body is not JSON: {error}"),
+                ),
+                Err(_) => {}
+            }
+        }
+        answer::end(&self.asked, &self.answer, false, sink);
         (Vec::new(), None)
     }
 
-    fn finish_stream(&mut self, _end: StreamEnd<'_>) -> Judged {
+    fn finish_stream(&mut self, end: StreamEnd<'_>) -> Judged {
+        if let StreamEnd::Judged {
+            ended_mid_event,
+            sink,
+        } = end
+        {
+            answer::end(&self.asked, &self.answer, ended_mid_event, sink);
+        }
         (Vec::new(), None)
     }
 
@@ -198,3 +383,6 @@ impl DialectRules for McpState {
         &pieces::PIECES
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -170,7 +170,7 @@ impl DialectRules for OllamaState {
         self.stream.on_line(&event.data, seq, sink);
     }
 
-    fn judge_buffered(&self, body: &[u8], sink: &mut ViolationSink) -> Judged {
+    fn judge_buffered(&mut self, body: &[u8], sink: &mut ViolationSink) -> Judged {
         let document = match serde_json::from_slice::<Value>(body) {
             Ok(document @ Value::Object(_)) => document,
             Ok(_) | Err(_) => {

@@ -250,7 +250,7 @@ impl DialectRules for ResponsesState {
     }
 
     /// Reads the whole document as a tree and judges it as one outcome.
-    fn judge_buffered(&self, body: &[u8], sink: &mut ViolationSink) -> Judged {
+    fn judge_buffered(&mut self, body: &[u8], sink: &mut ViolationSink) -> Judged {
         common::judge_tree(body, sink, |document, sink| {
             self.judge_document(document, sink)
         })

@@ -1,0 +1,216 @@
+//! The MCP dialect driven through the engine's exchange: the observation the conversation
+//! store takes, and rules over splits the fixtures do not cover.
+
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::observe::{MessageKind, Parts};
+use crate::engine::{
+    BodyEnd, Dialect, EngineConfig, Exchange, Report, RequestParts, ResponseHead, SchemaCache,
+};
+
+fn headers(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+        .collect()
+}
+
+const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
+const JSON: (&str, &str) = ("Content-Type", "application/json");
+
+fn run(
+    method: &str,
+    request_headers: &[(&str, &str)],
+    request: &str,
+    head: ResponseHead,
+    frames: &[&[u8]],
+) -> Report {
+    let config = Arc::new(EngineConfig::default());
+    let headers = headers(request_headers);
+    let parts = RequestParts {
+        body: request.as_bytes(),
+        path: Some("/mcp"),
+        method: Some(method),
+        headers: &headers,
+    };
+    let mut exchange = Exchange::start(&config, &SchemaCache::default(), Dialect::Mcp, parts);
+    exchange.response_head(head);
+    for frame in frames {
+        exchange.feed(frame);
+    }
+    exchange.finish(BodyEnd::Complete)
+}
+
+fn head(status: u16, content_type: Option<&str>, kept: &[(&str, &str)]) -> ResponseHead {
+    let mut pairs: Vec<(&str, &str)> = kept.to_vec();
+    if let Some(content_type) = content_type {
+        pairs.push(("Content-Type", content_type));
+    }
+    ResponseHead::from_headers(status, pairs)
+}
+
+fn rules(report: &Report) -> Vec<&str> {
+    report.violations.iter().map(|v| v.rule.as_str()).collect()
+}
+
+#[test]
+fn an_initialize_exchange_is_observed_for_the_conversation_store() {
+    let request = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+    let response = br#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"w","version":"1"}}}"#;
+    let report = run(
+        "POST",
+        &[ACCEPT, JSON],
+        request,
+        head(200, Some("application/json"), &[("Mcp-Session-Id", "s-1")]),
+        &[response],
+    );
+    assert!(report.violations.is_empty(), "{:?}", report.violations);
+    let seen = report.mcp.expect("an observation");
+    assert_eq!(seen.method.as_deref(), Some("POST"));
+    assert_eq!(seen.status, Some(200));
+    assert_eq!(seen.response_session.as_deref(), Some("s-1"));
+    assert_eq!(seen.request[0].kind, MessageKind::Request);
+    assert_eq!(seen.response[0].seq, Some(0));
+    assert_eq!(
+        seen.response[0].parts,
+        Parts::InitializeResult {
+            protocol_version: Some(json!("2025-11-25")),
+            capabilities: Some(json!({"tools": {"listChanged": true}})),
+        }
+    );
+}
+
+#[test]
+fn an_sse_answer_with_priming_crlf_and_multiline_data_is_whole_and_clean() {
+    let request = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"f","arguments":{},"_meta":{"progressToken":"p"}}}"#;
+    let body: &[u8] = b"id: 5_0\r\ndata: \r\n\r\n: ping - 2026\r\n\r\nid: 5_1\r\nevent: message\r\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\r\ndata: \"params\":{\"progressToken\":\"p\",\"progress\":1}}\r\n\r\nid: 5_2\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]}}\r\n\r\n";
+    let version = ("MCP-Protocol-Version", "2025-11-25");
+    let report = run(
+        "POST",
+        &[ACCEPT, JSON, version],
+        request,
+        head(200, Some("text/event-stream"), &[]),
+        &[body],
+    );
+    assert!(report.violations.is_empty(), "{:?}", report.violations);
+    let seen = report.mcp.expect("an observation");
+    assert_eq!(seen.response.len(), 2);
+    assert_eq!(seen.response[0].event_id.as_deref(), Some("5_1"));
+    assert!(matches!(
+        seen.response[1].parts,
+        Parts::ToolsCallResult { .. }
+    ));
+}
+
+#[test]
+fn a_big_value_past_the_cap_is_left_out_and_said() {
+    let big = "x".repeat(12 * 1024);
+    let request = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"f","arguments":{{"a":"{big}"}}}}}}"#
+    );
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"result":{{"content":[],"structuredContent":{{"b":"{big}"}}}}}}"#
+    );
+    let config = Arc::new(EngineConfig {
+        max_reassembled: 20 * 1024,
+        ..EngineConfig::default()
+    });
+    let parts = RequestParts {
+        body: request.as_bytes(),
+        ..RequestParts::default()
+    };
+    let mut exchange = Exchange::start(&config, &SchemaCache::default(), Dialect::Mcp, parts);
+    exchange.response_head(head(200, Some("text/event-stream"), &[]));
+    exchange.feed(format!("data: {body}\n\n").as_bytes());
+    let report = exchange.finish(BodyEnd::Complete);
+    let seen = report.mcp.expect("an observation");
+    assert!(seen.truncated);
+    assert!(seen.bytes <= 20 * 1024, "{}", seen.bytes);
+    let Parts::ToolsCallResult {
+        structured_content, ..
+    } = &seen.response[0].parts
+    else {
+        panic!("a call result: {:?}", seen.response[0].parts);
+    };
+    assert_eq!(structured_content, &None, "left out past the cap");
+    assert_eq!(report.completeness, crate::engine::Completeness::Complete);
+}
+
+#[test]
+fn get_and_delete_exchanges_are_judged_by_their_status() {
+    let legacy = [
+        ACCEPT,
+        ("MCP-Protocol-Version", "2025-11-25"),
+        ("Mcp-Session-Id", "s"),
+    ];
+    let report = run(
+        "GET",
+        &legacy,
+        "",
+        head(200, Some("application/json"), &[]),
+        &[],
+    );
+    assert_eq!(rules(&report), ["mcp.http.get_status"]);
+    let report = run("GET", &legacy, "", head(405, None, &[]), &[]);
+    assert!(report.violations.is_empty(), "{:?}", report.violations);
+    let report = run("DELETE", &legacy, "", head(200, None, &[]), &[]);
+    assert!(report.violations.is_empty(), "{:?}", report.violations);
+    let modern = [ACCEPT, ("MCP-Protocol-Version", "2026-07-28")];
+    let report = run("DELETE", &modern, "", head(200, None, &[]), &[]);
+    assert_eq!(rules(&report), ["mcp.http.get_status"]);
+    assert_eq!(
+        report.violations[0].severity,
+        crate::engine::Severity::Warning
+    );
+}
+
+#[test]
+fn a_notification_answered_202_is_clean_and_200_with_a_body_is_not() {
+    let request = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let version = ("MCP-Protocol-Version", "2025-11-25");
+    let report = run(
+        "POST",
+        &[ACCEPT, JSON, version],
+        request,
+        head(202, None, &[]),
+        &[],
+    );
+    assert!(report.violations.is_empty(), "{:?}", report.violations);
+    let report = run(
+        "POST",
+        &[ACCEPT, JSON, version],
+        request,
+        head(200, Some("application/json"), &[]),
+        &[br#"{"jsonrpc":"2.0","id":null}"#],
+    );
+    assert!(
+        rules(&report).contains(&"mcp.http.notification_status"),
+        "{:?}",
+        rules(&report)
+    );
+}
+
+#[test]
+fn a_null_id_error_is_fine_on_a_4xx_refusal_only() {
+    let request = r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#;
+    let version = ("MCP-Protocol-Version", "2025-11-25");
+    let error = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}"#;
+    let report = run(
+        "POST",
+        &[ACCEPT, JSON, version],
+        request,
+        head(400, Some("application/json"), &[]),
+        &[error],
+    );
+    assert!(report.violations.is_empty(), "{:?}", report.violations);
+    let report = run(
+        "POST",
+        &[ACCEPT, JSON, version],
+        request,
+        head(200, Some("application/json"), &[]),
+        &[error],
+    );
+    assert_eq!(rules(&report), ["mcp.jsonrpc.error_id_invalid"]);
+}
