@@ -8,6 +8,7 @@
 mod duration;
 mod env;
 pub mod inspect;
+pub mod mcp_state;
 mod raw;
 pub mod record;
 

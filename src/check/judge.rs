@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use super::conversations::{Pending, settle_all};
 use super::inputs::Capture;
 use crate::engine::{
     BodyEnd, Completeness, EngineConfig, Exchange, Report, RequestParts, ResponseHead, SchemaCache,
@@ -124,10 +125,16 @@ pub fn run_all(
     // A file whose worker panicked has no result: say so rather than pass it silently.
     let mut items = Vec::with_capacity(files.len());
     let mut notes = Vec::new();
+    let mut mcp = Vec::new();
     let mut results = results.into_iter().peekable();
     for (index, file) in files.iter().enumerate() {
         match results.next_if(|(i, _)| *i == index) {
             Some((_, verdicts)) => {
+                let offset = items.len();
+                mcp.extend(verdicts.mcp.into_iter().map(|mut pending| {
+                    pending.index += offset;
+                    pending
+                }));
                 items.extend(verdicts.items);
                 notes.extend(verdicts.skipped);
             }
@@ -137,13 +144,16 @@ pub fn run_all(
             ))),
         }
     }
+    settle_all(&mut items, mcp, engine);
     (items, notes)
 }
 
-/// What one file gave: its items, or the note saying why it gave none.
+/// What one file gave: its items, or the note saying why it gave none; and its MCP exchanges
+/// for the conversation pass (`index` within `items`).
 struct FileVerdicts {
     items: Vec<Item>,
     skipped: Option<String>,
+    mcp: Vec<Pending>,
 }
 
 fn draw_progress(out: &mut dyn Write, done: &AtomicUsize, total: usize) {
@@ -168,26 +178,26 @@ fn judge_file(
     cache: &SchemaCache,
 ) -> FileVerdicts {
     let mut items = Vec::new();
+    let mut mcp = Vec::new();
     let read = each_recording(file, max_bytes, buffer, |read| {
         items.push(match read {
-            Ok(recording) => Item::Checked(Box::new(judge_recording(recording, engine, cache))),
+            Ok(recording) => {
+                let report = engine_report(&recording, engine, cache);
+                mcp.extend(Pending::of(items.len(), &recording, &report));
+                Item::Checked(Box::new(verdict(recording, report)))
+            }
             Err(error) => Item::Unreadable(error.to_string()),
         });
     });
     FileVerdicts {
         items,
         skipped: read.note(file),
+        mcp,
     }
 }
 
-/// Re-runs the engine over one recording, one `feed` per recorded frame; the recording's
-/// names move into the verdict.
-pub fn judge_recording(
-    recording: Recording,
-    engine: &Arc<EngineConfig>,
-    cache: &SchemaCache,
-) -> Checked {
-    let report = engine_report(&recording, engine, cache);
+/// The verdict of one recording from its engine report; the recording's names move into it.
+fn verdict(recording: Recording, report: Report) -> Checked {
     let injected = recording.meta.injected_quirks();
     let live = crate::interop::has_live_verdict(&recording);
     let Recording {

@@ -9,6 +9,7 @@
 //! [`run`] takes its writers as arguments so tests drive it without spawning the binary.
 
 mod args;
+pub mod conversations;
 pub(crate) mod inputs;
 pub(crate) mod judge;
 mod json_report;

@@ -49,6 +49,8 @@ pub struct RawInspect {
     pub path_suffixes: Option<Vec<String>>,
     /// `rule id = "off" | "warning" | "error"`.
     pub severity: Option<BTreeMap<String, String>>,
+    /// `[inspect.mcp]`: the MCP conversation store's bounds.
+    pub mcp: Option<super::mcp_state::RawMcpState>,
 }
 
 /// `[enforce]`: how enforce mode answers (whether it runs is `inspect.enforce`).
@@ -102,6 +104,10 @@ impl RawInspect {
             methods: higher.methods.or(self.methods),
             path_suffixes: higher.path_suffixes.or(self.path_suffixes),
             severity: higher.severity.or(self.severity),
+            mcp: match (self.mcp, higher.mcp) {
+                (Some(lower), Some(higher)) => Some(lower.overlay(higher)),
+                (lower, higher) => higher.or(lower),
+            },
         }
     }
 }
@@ -205,6 +211,8 @@ pub struct InspectSettings {
     pub violations: Option<PathBuf>,
     pub matcher: Matcher,
     pub severity: SeverityOverrides,
+    /// The MCP conversation store's bounds (`[inspect.mcp]`).
+    pub mcp: super::mcp_state::McpStateSettings,
     /// By route name.
     pub routes: HashMap<String, RoutePolicy>,
 }
@@ -270,6 +278,7 @@ pub fn validate(
         methods,
         path_suffixes,
         severity,
+        mcp,
     } = raw;
     let mut overrides = SeverityOverrides::default();
     for (rule, level) in severity.unwrap_or_default() {
@@ -332,6 +341,7 @@ pub fn validate(
             path_suffixes: path_suffixes.unwrap_or(defaults.path_suffixes),
         },
         severity: overrides,
+        mcp: super::mcp_state::validate(mcp)?,
         routes,
     };
     let listen = admin.listen.unwrap_or_else(|| DEFAULT_ADMIN_LISTEN.into());

@@ -41,6 +41,9 @@ pub struct Inspection {
     pub analysis: AnalysisPool,
     /// What all inspections together may hold.
     pub memory: MemoryBudget,
+    /// The MCP conversation store and its settling order; `None`: MCP exchanges are judged one
+    /// by one only.
+    pub mcp: Option<Arc<mcp_order::McpSettle>>,
 }
 
 /// Who the exchange is, for reports.
@@ -136,6 +139,8 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
         (Some(recorder), Some(seed)) => Tape::start(recorder, &label, seed, &shared.hold),
         _ => None,
     };
+    // An MCP exchange takes its place in the conversation store's order as its request starts.
+    let mcp_turn = mcp_live::begin(&shared, &label, &request_head, seed.as_ref());
     let RequestCopy {
         body: request_body,
         end: request_end,
@@ -157,7 +162,7 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
     if let (Some(tape), Some(headers)) = (recording.as_mut(), headers.as_ref()) {
         tape.response_head(status, headers);
     }
-    let (outcome, response_over_memory) = analyse(
+    let (mut outcome, response_over_memory) = analyse(
         &shared,
         label.dialect,
         StartRequest {
@@ -175,6 +180,9 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
     // Awaited, not read: the decision is final once the sender is used or dropped, which
     // happens when enforce mode judged the body (buffered) or the response is done (stream).
     let cut = enforced.await.ok();
+    if let (Some(turn), Outcome::Judged { report, end }) = (mcp_turn, &mut outcome) {
+        mcp_live::settle(&shared, &label, turn, report, end.as_ref()).await;
+    }
     if let (Some(tape), Some(recorder), Some(seed), Outcome::Judged { report, end }) =
         (recording, &shared.recorder, &seed, &outcome)
     {
@@ -259,6 +267,8 @@ async fn collect_request(mut tap: TapReceiver, max: usize, charge: &mut Charge) 
 pub mod head;
 mod gather;
 mod held;
+pub mod mcp_order;
+mod mcp_live;
 mod memory;
 mod offload;
 mod recording;

@@ -34,6 +34,7 @@ fn inspection() -> Arc<Inspection> {
         max_request_body: 1 << 20,
         analysis: AnalysisPool::default(),
         memory: MemoryBudget::default(),
+        mcp: None,
     })
 }
 

@@ -46,6 +46,7 @@ pub struct Metrics {
     analysis_pool: AtomicU64,
     recording_failures: CounterVec,
     limit_hits: CounterVec,
+    mcp_unjudged: CounterVec,
     upstream_ttfb: HistogramVec,
     stream_duration: HistogramVec,
     request_overhead: HistogramVec,
@@ -135,6 +136,11 @@ impl Default for Metrics {
                 "tooltap_limit_hits_total",
                 "Times a bound cut something off (connections refused or closed, files rotated or pruned, bodies timed out), by limit and scope.",
                 &["limit", "scope"],
+            ),
+            mcp_unjudged: CounterVec::new(
+                "tooltap_mcp_unjudged_total",
+                "MCP exchanges on which a conversation rule stayed silent for want of state (no_catalog, catalog_too_large, catalog_expired, schema_budget).",
+                &["route", "reason"],
             ),
             upstream_ttfb: HistogramVec::new(
                 "tooltap_upstream_ttfb_seconds",
@@ -234,6 +240,16 @@ impl Metrics {
     pub fn limit_hit(&self, limit: &str, scope: &str) {
         self.limit_hits.add(&[limit, scope], 1);
     }
+    /// `count` cuts of one bound at once (e.g. conversations evicted by one settlement).
+    pub fn limit_hits(&self, limit: &str, scope: &str, count: u64) {
+        if count > 0 {
+            self.limit_hits.add(&[limit, scope], count);
+        }
+    }
+    /// An MCP conversation rule stayed silent on an exchange: `reason` is an `Unjudged` id.
+    pub fn mcp_unjudged(&self, route: &str, reason: &str) {
+        self.mcp_unjudged.add(&[route, reason], 1);
+    }
     pub fn upstream_ttfb(&self, route: &str, d: Duration) {
         self.upstream_ttfb.observe(&[route], d.as_secs_f64());
     }
@@ -280,6 +296,7 @@ impl Metrics {
         }
         self.recording_failures.render(&mut out);
         self.limit_hits.render(&mut out);
+        self.mcp_unjudged.render(&mut out);
         self.upstream_ttfb.render(&mut out);
         self.stream_duration.render(&mut out);
         self.request_overhead.render(&mut out);

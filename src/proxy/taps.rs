@@ -78,6 +78,7 @@ impl Watch {
         });
         let recorder = (config.record.mode != RecordMode::Off)
             .then(|| Recorder::spawn(config.record.clone(), metrics.clone()));
+        let schemas = Arc::new(SchemaCache::new(256, settings.schema));
         let inspection = Arc::new(Inspection {
             recorder,
             hold: HoldSettings {
@@ -91,8 +92,14 @@ impl Watch {
                 spill: (config.record.mode == RecordMode::Violations && settings.max_spill > 0)
                     .then(|| Spill::new(config.record.dir.clone(), settings.max_spill)),
             },
+            mcp: Some(crate::inspect::mcp_order::McpSettle::for_settings(
+                settings.mcp,
+                Arc::clone(&schemas),
+                settings.severity.clone(),
+                settings.max_violations,
+            )),
             engine: Arc::new(engine),
-            schemas: Arc::new(SchemaCache::new(256, settings.schema)),
+            schemas,
             metrics,
             violations,
             max_request_body: settings.max_request_body,

@@ -165,6 +165,7 @@ impl ReplayState {
             };
             Recorder::spawn(config, metrics.clone())
         });
+        let schemas = Arc::new(SchemaCache::default());
         let inspection = Arc::new(Inspection {
             recorder,
             hold: crate::inspect::HoldSettings::in_memory(
@@ -174,7 +175,13 @@ impl ReplayState {
                 severity: severity.clone(),
                 ..EngineConfig::default()
             }),
-            schemas: Arc::new(SchemaCache::default()),
+            mcp: Some(crate::inspect::mcp_order::McpSettle::for_settings(
+                crate::config::mcp_state::McpStateSettings::default(),
+                Arc::clone(&schemas),
+                severity.clone(),
+                EngineConfig::default().max_violations,
+            )),
+            schemas,
             metrics: metrics.clone(),
             violations,
             max_request_body: *max_request_body,

@@ -48,6 +48,8 @@ fn every_rule_has_a_failing_fixture() {
             fired.insert(line["rule"].as_str().expect("rule is a string").to_owned());
         }
     }
+    // Conversation rules fire in multi-exchange fixtures (`tests/conversations`).
+    fired.extend(crate::mcp_conversation_fixtures::fired_rules());
     let unjudged = rules_not_judged();
     let missing: Vec<&str> = RuleId::ALL
         .iter()

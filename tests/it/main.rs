@@ -67,6 +67,8 @@ mod layout;
 mod legacy_clients;
 mod log_secrets;
 mod mcp_acceptance;
+mod mcp_conversation;
+mod mcp_conversation_fixtures;
 mod memory;
 mod memory_rss;
 mod monitoring;

@@ -124,6 +124,7 @@ mod tests {
             max_request_body: 1 << 20,
             analysis: AnalysisPool::default(),
             memory: MemoryBudget::default(),
+            mcp: None,
         });
         let watch = Watch::with(inspection, 4, 16);
         let running = watch.permits.clone().try_acquire_owned().expect("a permit");

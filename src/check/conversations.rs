@@ -1,0 +1,96 @@
+//! `tooltap check`'s MCP conversation pass: the recordings' MCP exchanges settled through one
+//! [`ConversationStore`] in the order the live proxy settles them.
+//!
+//! Input: what [`super::judge`] kept of each MCP recording (its engine report's observation,
+//! its route, `started` and end time, its exchange id). Output: each exchange's S-rule verdict,
+//! merged into its [`Checked`] item. Order: [`SeenOwned::order_us`] (the request's start, a
+//! GET stream's end, on the recording's clock: `started` to the millisecond plus `t_us`), then
+//! the exchange id's number (ids count up as requests arrive), then input order. What the pass
+//! holds is one observation per MCP recording, each bounded by the dialect's observation cap.
+
+use std::sync::Arc;
+use std::time::UNIX_EPOCH;
+
+use crate::engine::mcp_conversation::observed::{Context, seen_of};
+use crate::engine::mcp_conversation::{ConversationStore, SeenOwned, StoreLimits};
+use crate::engine::{EngineConfig, Report, SchemaCache};
+use crate::record::Recording;
+
+use super::judge::{Checked, Item};
+
+/// One MCP exchange waiting for its turn.
+#[derive(Debug)]
+pub struct Pending {
+    /// Its place among the items of the run.
+    pub index: usize,
+    id_number: u64,
+    seen: SeenOwned,
+}
+
+impl Pending {
+    /// What the pass needs of an MCP recording and its report (`None` for other dialects).
+    pub fn of(index: usize, recording: &Recording, report: &Report) -> Option<Pending> {
+        let observation = report.mcp.as_deref()?;
+        let meta = &recording.meta;
+        let started = humantime::parse_rfc3339_weak(&meta.started)
+            .ok()
+            .and_then(|at| at.duration_since(UNIX_EPOCH).ok())
+            .map_or(0, |since| {
+                u64::try_from(since.as_micros()).unwrap_or(u64::MAX)
+            });
+        let end_us = recording
+            .end
+            .as_ref()
+            .map(|end| end.t_us)
+            .or_else(|| recording.frames.last().map(|frame| frame.t_us))
+            .unwrap_or(0);
+        let seen = seen_of(
+            observation,
+            Context {
+                upstream: &meta.route,
+                start_us: started,
+                end_us: started.saturating_add(end_us),
+                credential: 0,
+            },
+        );
+        let id_number = meta
+            .id
+            .rsplit('-')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(u64::MAX);
+        Some(Pending {
+            index,
+            id_number,
+            seen,
+        })
+    }
+}
+
+/// Settles every pending exchange in order and merges each verdict into its item.
+pub fn settle_all(items: &mut [Item], mut pending: Vec<Pending>, engine: &EngineConfig) {
+    if pending.is_empty() {
+        return;
+    }
+    pending.sort_by_key(|p| (p.seen.order_us(), p.id_number, p.index));
+    let mut store = ConversationStore::new(
+        StoreLimits::default(),
+        Arc::new(SchemaCache::default()),
+        engine.severity.clone(),
+        engine.max_violations,
+    );
+    for Pending { index, seen, .. } in pending {
+        let settled = store.settle(&seen.seen());
+        if let Some(Item::Checked(checked)) = items.get_mut(index) {
+            let Checked { violations, .. } = &mut **checked;
+            let mut not_listed = 0;
+            let mut notes = Vec::new();
+            settled.merge_into(
+                violations,
+                &mut not_listed,
+                &mut notes,
+                engine.max_violations,
+            );
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! MCP conversation state, live and offline: one conversation (initialize, initialized,
+//! `tools/list` in two pages, a good and a bad `tools/call`, a call on a closed session,
+//! DELETE) through the in-process proxy against a real loopback MCP upstream, recorded; the
+//! conversation rules (state S) the live inspector wrote equal what `tooltap check` finds in
+//! the recordings, violation by violation, `seq` included.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use serde_json::{Value, json};
+use tooltap::record::RecordMode;
+
+use crate::inspect::{comparable, settle, sorted, violations_by_exchange};
+use crate::support::check::check_json;
+use crate::support::client::exchange;
+use crate::support::upstream::{Received, Script, Upstream};
+use crate::support::{TempDir, proxy, within};
+
+const SESSION: &str = "sess-7f1c";
+
+fn tools_page(first: bool) -> Value {
+    if first {
+        json!({"tools":[{"name":"get_weather_data","inputSchema":{"type":"object","properties":{"location":{"type":"string"}},"required":["location"],"additionalProperties":false},"outputSchema":{"type":"object","properties":{"temperature":{"type":"number"}},"required":["temperature"]}}],"nextCursor":"page-2"})
+    } else {
+        json!({"tools":[{"name":"echo","inputSchema":{"type":"object","properties":{"message":{"type":"string"}}}}]})
+    }
+}
+
+/// A small MCP server answering in SSE, as the SDKs do by default: answers by method; a call for "Oslo" drops its `structuredContent`, and
+/// anything after the DELETE is still answered 200 (a stale session not refused).
+fn answer(request: &Received) -> Script {
+    if request.method == "DELETE" {
+        return Script::full(200, "application/json", "");
+    }
+    let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+    let id = body.get("id").cloned().unwrap_or(Value::Null);
+    let result = match body["method"].as_str().unwrap_or_default() {
+        "notifications/initialized" => return Script::full(202, "application/json", ""),
+        "initialize" => {
+            let result = json!({"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"w","version":"1"}});
+            return message(json!({"jsonrpc":"2.0","id":id,"result":result}))
+                .header("mcp-session-id", SESSION);
+        }
+        "tools/list" => tools_page(body.pointer("/params/cursor").is_none()),
+        "tools/call" if body.pointer("/params/arguments/location") == Some(&json!("Oslo")) => {
+            json!({"content":[{"type":"text","text":"4 C"}]})
+        }
+        "tools/call" => {
+            json!({"content":[{"type":"text","text":"{\"temperature\":22.5}"}],"structuredContent":{"temperature":22.5}})
+        }
+        _ => json!({}),
+    };
+    message(json!({"jsonrpc":"2.0","id":id,"result":result}))
+}
+
+/// One answer as the SDKs' default SSE stream: one `message` event.
+fn message(value: Value) -> Script {
+    Script::sse(
+        &[&format!("event: message\ndata: {value}\n\n")],
+        Duration::ZERO,
+    )
+}
+
+async fn send(addr: SocketAddr, method: &str, body: Option<Value>, session: bool) -> u16 {
+    let mut builder = http::Request::builder()
+        .method(method)
+        .uri("/mcp")
+        .header("host", addr.to_string())
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json");
+    if session {
+        builder = builder
+            .header("mcp-session-id", SESSION)
+            .header("mcp-protocol-version", "2025-11-25");
+    }
+    let text = body.map(|b| b.to_string()).unwrap_or_default();
+    let request = builder.body(Full::new(Bytes::from(text))).expect("request");
+    exchange(addr, request).await.status.as_u16()
+}
+
+fn call(id: u64, location: &str, extra: Option<(&str, Value)>) -> Value {
+    let mut arguments = json!({"location": location});
+    if let Some((key, value)) = extra {
+        arguments[key] = value;
+    }
+    json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"get_weather_data","arguments":arguments}})
+}
+
+#[tokio::test]
+async fn a_conversation_gets_equal_state_verdicts_live_and_from_its_recordings() {
+    let upstream = Upstream::start(answer, None).await;
+    let dir = TempDir::new("mcp-conversation");
+    let recordings = dir.join("recordings");
+    let violations = dir.join("violations.jsonl");
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.record.mode = Some(RecordMode::All);
+    raw.record.dir = Some(recordings.clone());
+    raw.inspect.violations = Some(violations.clone());
+    let tooltap = proxy::start(raw).await;
+    let addr = tooltap.local_addr();
+    let initialize = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}});
+    let steps: Vec<(&str, Option<Value>, bool)> = vec![
+        ("POST", Some(initialize), false),
+        (
+            "POST",
+            Some(json!({"jsonrpc":"2.0","method":"notifications/initialized"})),
+            true,
+        ),
+        (
+            "POST",
+            Some(json!({"jsonrpc":"2.0","id":1,"method":"tools/list"})),
+            true,
+        ),
+        (
+            "POST",
+            Some(
+                json!({"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"page-2"}}),
+            ),
+            true,
+        ),
+        ("POST", Some(call(3, "Paris", None)), true),
+        (
+            "POST",
+            Some(call(4, "Oslo", Some(("units", json!("metric"))))),
+            true,
+        ),
+        (
+            "POST",
+            Some(
+                json!({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_wether","arguments":{}}}),
+            ),
+            true,
+        ),
+        ("DELETE", None, true),
+        (
+            "POST",
+            Some(json!({"jsonrpc":"2.0","id":6,"method":"ping"})),
+            true,
+        ),
+    ];
+    let count = steps.len() as u64;
+    for (method, body, session) in steps {
+        within(Duration::from_secs(10), send(addr, method, body, session)).await;
+    }
+    settle(&tooltap, count).await;
+    if let Some(recorder) = &tooltap.state().watch.inspection().recorder {
+        within(Duration::from_secs(20), recorder.flush()).await;
+    }
+    let live = violations_by_exchange(&violations);
+    let checked = check_json(&recordings);
+    assert!(checked.code <= 1, "check failed: {}", checked.stderr);
+    let exchanges = checked.report["exchanges"].as_array().expect("exchanges");
+    assert_eq!(exchanges.len() as u64, count, "one recording per exchange");
+    let mut state_rules = BTreeMap::new();
+    for exchange in exchanges {
+        let id = exchange["id"].as_str().expect("id");
+        let offline: Vec<Value> = exchange["violations"]
+            .as_array()
+            .expect("violations")
+            .iter()
+            .map(|v| comparable(v, true))
+            .collect();
+        let online: Vec<Value> = live
+            .get(id)
+            .map(|l| l.iter().map(|v| comparable(v, true)).collect())
+            .unwrap_or_default();
+        assert_eq!(sorted(offline.clone()), sorted(online), "exchange {id}");
+        for violation in offline {
+            let rule = violation["rule"].as_str().unwrap_or_default().to_owned();
+            *state_rules.entry(rule).or_insert(0) += 1;
+        }
+    }
+    for rule in [
+        "mcp.tools_call.arguments_schema",
+        "mcp.tools_call.structured_content_missing",
+        "mcp.tools_call.name_unlisted",
+        "mcp.session.stale_not_404",
+    ] {
+        assert_eq!(state_rules.get(rule), Some(&1), "{rule} in {state_rules:?}");
+    }
+}
