@@ -106,6 +106,11 @@ impl<'a> Scan<'a> {
         (self.peek()? == byte).then(|| self.at += 1)
     }
 
+    /// The byte offset reached in the text (after [`Scan::peek`], where the next value starts).
+    pub fn position(&self) -> usize {
+        self.at
+    }
+
     /// Only white space is left.
     pub fn end(mut self) -> Option<()> {
         self.peek().is_none().then_some(())

@@ -165,6 +165,7 @@ impl Foreign {
             },
             redacted,
             injected: Vec::new(),
+            credential: None,
         };
         if let Some(extra) = extra {
             (meta.id, meta.route, meta.path) = (extra.id, extra.route, extra.path);

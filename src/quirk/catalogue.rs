@@ -77,11 +77,17 @@ pub enum QuirkId {
     OllamaArgsAsString,
     OllamaCallSplitAcrossLines,
     OllamaDoneReasonToolCalls,
+    McpStructuredContentDropped,
+    McpOutputOffSchema,
+    McpIdAsString,
+    McpInputSchemaUntyped,
+    McpUnknownToolAsResult,
+    McpContentTypeUnknown,
 }
 
 impl QuirkId {
     /// Every quirk, in documentation order.
-    pub const ALL: [QuirkId; 34] = [
+    pub const ALL: [QuirkId; 40] = [
         QuirkId::ArgsAsObject,
         QuirkId::ArgsAsObjectStream,
         QuirkId::ArgsDoubleEncoded,
@@ -116,6 +122,12 @@ impl QuirkId {
         QuirkId::OllamaArgsAsString,
         QuirkId::OllamaCallSplitAcrossLines,
         QuirkId::OllamaDoneReasonToolCalls,
+        QuirkId::McpStructuredContentDropped,
+        QuirkId::McpOutputOffSchema,
+        QuirkId::McpIdAsString,
+        QuirkId::McpInputSchemaUntyped,
+        QuirkId::McpUnknownToolAsResult,
+        QuirkId::McpContentTypeUnknown,
     ];
 
     /// The stable kebab-case id.
@@ -155,6 +167,12 @@ impl QuirkId {
             QuirkId::OllamaArgsAsString => "ollama-args-as-string",
             QuirkId::OllamaCallSplitAcrossLines => "ollama-call-split-across-lines",
             QuirkId::OllamaDoneReasonToolCalls => "ollama-done-reason-tool-calls",
+            QuirkId::McpStructuredContentDropped => "mcp-structured-content-dropped",
+            QuirkId::McpOutputOffSchema => "mcp-output-off-schema",
+            QuirkId::McpIdAsString => "mcp-id-as-string",
+            QuirkId::McpInputSchemaUntyped => "mcp-input-schema-untyped",
+            QuirkId::McpUnknownToolAsResult => "mcp-unknown-tool-as-result",
+            QuirkId::McpContentTypeUnknown => "mcp-content-type-unknown",
         }
     }
 
@@ -197,6 +215,12 @@ impl QuirkId {
             QuirkId::OllamaArgsAsString
             | QuirkId::OllamaCallSplitAcrossLines
             | QuirkId::OllamaDoneReasonToolCalls => Dialect::Ollama,
+            QuirkId::McpStructuredContentDropped
+            | QuirkId::McpOutputOffSchema
+            | QuirkId::McpIdAsString
+            | QuirkId::McpInputSchemaUntyped
+            | QuirkId::McpUnknownToolAsResult
+            | QuirkId::McpContentTypeUnknown => Dialect::Mcp,
         }
     }
 
@@ -283,6 +307,24 @@ impl QuirkId {
             QuirkId::OllamaDoneReasonToolCalls => {
                 "done_reason \"tool_calls\" (not an Ollama value) instead of \"stop\" on a turn with calls"
             }
+            QuirkId::McpStructuredContentDropped => {
+                "a tools/call result's structuredContent removed (its text mirror kept), though the tool declares an outputSchema"
+            }
+            QuirkId::McpOutputOffSchema => {
+                "every member of structuredContent sent with another JSON type (a number as its text, a string as its length), off its outputSchema"
+            }
+            QuirkId::McpIdAsString => {
+                "the response id echoed with another type: an integer id as a string (\"1\"), a numeric string id as an integer"
+            }
+            QuirkId::McpInputSchemaUntyped => {
+                "every tools/list inputSchema without its root type (no \"type\": \"object\")"
+            }
+            QuirkId::McpUnknownToolAsResult => {
+                "a JSON-RPC -32602 error (unknown tool) answered as a result with isError: true and the error's text"
+            }
+            QuirkId::McpContentTypeUnknown => {
+                "every text content block sent as {\"type\": \"json\", \"json\": ...}, a type MCP does not have"
+            }
         }
     }
 
@@ -298,6 +340,13 @@ impl QuirkId {
             QuirkId::OllamaArgsAsString
             | QuirkId::OllamaCallSplitAcrossLines
             | QuirkId::OllamaDoneReasonToolCalls => BUFFERED,
+            // One JSON-RPC message, the whole body or one event's data.
+            QuirkId::McpStructuredContentDropped
+            | QuirkId::McpOutputOffSchema
+            | QuirkId::McpIdAsString
+            | QuirkId::McpInputSchemaUntyped
+            | QuirkId::McpUnknownToolAsResult
+            | QuirkId::McpContentTypeUnknown => BOTH,
             QuirkId::ResponsesArgsAsObject
             | QuirkId::ResponsesNameEmptied
             | QuirkId::AnthropicStopReasonEndTurn
@@ -398,6 +447,12 @@ impl QuirkId {
                 R::OllamaResponseToolNameMissing,
             ],
             QuirkId::OllamaDoneReasonToolCalls => vec![R::OllamaResponseDoneReasonUnknown],
+            QuirkId::McpStructuredContentDropped => vec![],
+            QuirkId::McpOutputOffSchema => vec![],
+            QuirkId::McpIdAsString => vec![],
+            QuirkId::McpInputSchemaUntyped => vec![],
+            QuirkId::McpUnknownToolAsResult => vec![],
+            QuirkId::McpContentTypeUnknown => vec![],
         };
         // The calls are gone (or cannot be placed): a request that required one notices.
         let calls_lost = matches!(

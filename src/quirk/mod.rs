@@ -3,14 +3,14 @@
 //! Input: a healthy exchange (its engine dialect, request body, response head, body frames with
 //! their timing), from a recording (`tooltap replay --quirk`) or a live upstream
 //! (`tooltap proxy --inject`). A quirk rewrites one dialect (Chat Completions, Responses,
-//! Anthropic Messages or Gemini) and leaves an exchange of another untouched. Output: the frames a broken
+//! Anthropic Messages, Gemini, Ollama or MCP) and leaves an exchange of another untouched. Output: the frames a broken
 //! provider would have sent, and which quirks applied (a quirk with nothing to change says so:
 //! `quirk_not_applicable`). Pure, synchronous code over bytes and JSON values, like the engine: no I/O, no hyper, no tokio.
 //!
 //! ```text
 //! catalogue (ids, descriptions, where seen, detecting rules)
 //! request (tool choice, schemas) ─► buffered | stream { sse events } ─► recorded (whole) | live (incremental)
-//!                                    └─ Chat, or responses | anthropic | gemini | ollama per document / event
+//!                                    └─ Chat, or responses | anthropic | gemini | ollama | mcp per document / event
 //! ```
 
 pub mod anthropic;
@@ -20,6 +20,7 @@ pub mod gemini;
 pub mod ollama;
 pub mod inject;
 pub mod list;
+pub mod mcp;
 pub mod live;
 pub mod recorded;
 pub mod request;

@@ -23,7 +23,7 @@ pub struct Rewriter {
 }
 
 /// The transformations of `dialect`'s quirks; `None` for Chat (see the module doc) and for a
-/// dialect with no quirks yet (Bedrock, MCP).
+/// dialect with no quirks yet (Bedrock).
 pub fn rewriter(dialect: Dialect) -> Option<Rewriter> {
     match dialect {
         Dialect::Chat => None,
@@ -43,6 +43,10 @@ pub fn rewriter(dialect: Dialect) -> Option<Rewriter> {
             buffered: super::ollama::buffered,
             event: super::ollama::event,
         }),
-        Dialect::Bedrock | Dialect::Mcp => None,
+        Dialect::Bedrock => None,
+        Dialect::Mcp => Some(Rewriter {
+            buffered: super::mcp::buffered,
+            event: super::mcp::event,
+        }),
     }
 }

@@ -155,6 +155,30 @@ impl QuirkId {
                 "an Ollama-API emulator (done_reason \"tool_calls\", calls on the done line)",
                 "https://github.com/kooshi/llama-swappo/issues/13",
             ),
+            QuirkId::McpStructuredContentDropped => seen(
+                "a Wasm component host declared outputSchema on every tool and returned text only (Inspector: no structured content)",
+                "https://github.com/microsoft/wassette/issues/263",
+            ),
+            QuirkId::McpOutputOffSchema => seen(
+                "the NestJS MCP integration sent structuredContent its own outputSchema rejects",
+                "https://github.com/rekog-labs/MCP-Nest/issues/189",
+            ),
+            QuirkId::McpIdAsString => seen(
+                "Python SDK 1.9.4 answered string id \"1\" with integer 1 (Copilot Studio stops after initialize)",
+                "https://github.com/modelcontextprotocol/python-sdk/issues/961",
+            ),
+            QuirkId::McpInputSchemaUntyped => seen(
+                "@modelcontextprotocol/server-filesystem 2025.8.21: every inputSchema only {\"$schema\": ...}",
+                "https://github.com/modelcontextprotocol/servers/issues/3051",
+            ),
+            QuirkId::McpUnknownToolAsResult => seen(
+                "the official TypeScript 1.x McpServer (and Python 2.x MCPServer) wrap \"tool not found\" into isError",
+                "https://github.com/modelcontextprotocol/typescript-sdk/issues/1510",
+            ),
+            QuirkId::McpContentTypeUnknown => seen(
+                "{type: \"json\"} content blocks (Claude Code: \"Invalid tools/call result\")",
+                "https://github.com/ElliotPadfield/unpaywall-mcp/issues/4",
+            ),
         }
     }
 }

@@ -31,6 +31,23 @@ const OTHER_STREAMS: [(EngineDialect, &str, &str); 2] = [
     ),
 ];
 
+/// MCP answers as SSE (CRLF, `event: message`, as the Python SDK frames them): a tool list, a
+/// call with `structuredContent`, an unknown tool's error.
+const MCP_STREAMS: [(&str, &str); 3] = [
+    (
+        include_str!("../../tests/fixtures/mcp_pass_quirkbase_list_sse/request.json"),
+        include_str!("../../tests/fixtures/mcp_pass_quirkbase_list_sse/response.sse"),
+    ),
+    (
+        include_str!("../../tests/fixtures/mcp_pass_quirkbase_call_sse/request.json"),
+        include_str!("../../tests/fixtures/mcp_pass_quirkbase_call_sse/response.sse"),
+    ),
+    (
+        include_str!("../../tests/fixtures/mcp_pass_quirkbase_unknown_tool_sse/request.json"),
+        include_str!("../../tests/fixtures/mcp_pass_quirkbase_unknown_tool_sse/response.sse"),
+    ),
+];
+
 /// A Gemini stream (data-only SSE, CRLF): text, then two parallel calls in the finishing event.
 const GEMINI_REQUEST: &str = r#"{"contents":[{"role":"user","parts":[{"text":"Weather?"}]}],"tools":[{"functionDeclarations":[{"name":"get_weather","parametersJsonSchema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}]}]}"#;
 const GEMINI_SSE: &str = "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"Checking.\"}]},\"index\":0}]}\r\n\r\ndata: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"functionCall\":{\"name\":\"get_weather\",\"args\":{\"city\":\"Paris\"}}},{\"functionCall\":{\"name\":\"get_weather\",\"args\":{\"city\":\"Oslo\"}}}]},\"finishReason\":\"STOP\",\"index\":0}]}\r\n\r\n";
@@ -81,6 +98,10 @@ fn live_and_recorded_send_the_same_bytes_for_every_quirk() {
         GEMINI_REQUEST.as_bytes().to_vec(),
         frames_split(GEMINI_SSE, "\r\n\r\n"),
     ));
+    for (request, sse) in MCP_STREAMS {
+        let frames = frames_split(sse, "\r\n\r\n");
+        exchanges.push((EngineDialect::Mcp, request.as_bytes().to_vec(), frames));
+    }
     let mut applied = std::collections::BTreeSet::new();
     for (dialect, request, frames) in &exchanges {
         for quirk in QuirkId::ALL {

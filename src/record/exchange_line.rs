@@ -63,6 +63,7 @@ pub fn read(line: &str) -> Option<Meta> {
         },
         redacted,
         injected: Vec::new(),
+        credential: None,
     })
 }
 
@@ -215,6 +216,7 @@ mod tests {
             },
             redacted: vec![],
             injected: Vec::new(),
+            credential: None,
         }
     }
 
@@ -339,6 +341,7 @@ mod tests {
                 response: ResponsePart { status, headers },
                 redacted,
                 injected: Vec::new(),
+                credential: None,
             };
             let line = written(&meta);
             prop_assert_eq!(read(&line), Some(meta));

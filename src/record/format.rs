@@ -60,6 +60,12 @@ pub struct Meta {
     /// The quirk ids `--inject` applied to this response; absent when none was.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub injected: Vec<String>,
+    /// MCP exchanges: a keyed digest of the request's credential headers
+    /// (`hmac-sha256:<key id>:<hex>`, see `redact::digest`), never the credential, so that the
+    /// conversation a 2026-07-28 exchange belongs to can be told again offline. Absent for
+    /// other dialects and for requests without a credential.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credential: Option<String>,
 }
 
 impl Meta {

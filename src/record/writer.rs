@@ -200,6 +200,9 @@ impl Recorder {
             },
             redacted,
             injected: Vec::new(),
+            credential: is_mcp(dialect)
+                .then(|| self.shared.redactor.credential_digest(request_headers))
+                .flatten(),
         };
         Some(RecordingHandle {
             paths: RecordingPaths::new(&self.shared.dir, route, started, id),
@@ -224,6 +227,11 @@ impl Recorder {
     pub async fn flush(&self) {
         self.thread.flush().await;
     }
+}
+
+/// MCP recordings keep a credential digest (the conversation key of the 2026-07-28 era).
+fn is_mcp(dialect: crate::engine::Dialect) -> bool {
+    dialect == crate::engine::Dialect::Mcp
 }
 
 /// One exchange being recorded. Not `Clone`: one owner feeds it in order.

@@ -379,6 +379,7 @@ fn note(redacted: &mut Vec<String>, entry: String) {
     }
 }
 
+mod digest;
 mod fields;
 mod uri;
 

@@ -87,6 +87,9 @@ pub enum BodyEnding {
     Clean,
     /// The recorded upstream broke off: fail the body, as it did.
     Break,
+    /// Stay open after the last frame until the client goes (an MCP `GET` stream: a live
+    /// server keeps it open for later messages; its end would make the client reconnect).
+    Hold,
 }
 
 /// The error a [`BodyEnding::Break`] body ends with.
@@ -142,6 +145,11 @@ impl Body for ReplayBody {
         let Some(frame) = this.frames.get(this.next) else {
             return match this.ending.take() {
                 Some(BodyEnding::Break) => Poll::Ready(Some(Err(RecordedBreak))),
+                // Never woken: the body ends when the client (or the server's shutdown) drops it.
+                Some(BodyEnding::Hold) => {
+                    this.ending = Some(BodyEnding::Hold);
+                    Poll::Pending
+                }
                 Some(BodyEnding::Clean) | None => Poll::Ready(None),
             };
         };
@@ -166,7 +174,8 @@ impl Body for ReplayBody {
 
     fn is_end_stream(&self) -> bool {
         // A breaking body is not at its end until the break was delivered.
-        self.next >= self.frames.len() && self.ending != Some(BodyEnding::Break)
+        self.next >= self.frames.len()
+            && !matches!(self.ending, Some(BodyEnding::Break | BodyEnding::Hold))
     }
 
     fn size_hint(&self) -> SizeHint {

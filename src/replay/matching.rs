@@ -13,6 +13,10 @@
 //! ([`tool_call_ids`]). A body that is not JSON is compared byte for byte; a recording whose
 //! request body was not captured matches any body on its method and path.
 //!
+//! A JSON-RPC body (MCP) is matched by method and params, without the client's `id` and
+//! progress token (its own counters); request headers are never part of the key, so MCP's
+//! `Mcp-Session-Id` and `MCP-Protocol-Version` cannot break a match.
+//!
 //! The query string is part of the key too, without its credentials ([`query_key`]): Gemini's
 //! `?alt=sse` is what makes the same request a server-sent-event stream rather than a JSON
 //! array, so the two must not answer each other; its `key=` (redacted in a recording, in clear
@@ -129,6 +133,7 @@ impl MatchRules {
     /// `None` when `body` is not JSON.
     pub fn normalize(&self, body: &[u8]) -> Option<Value> {
         let mut value: Value = serde_json::from_slice(body).ok()?;
+        strip_json_rpc_counters(&mut value);
         for pattern in &self.patterns {
             pattern.remove_from(&mut value);
         }
@@ -165,6 +170,30 @@ impl MatchRules {
             query: query_key(query),
             body,
         }
+    }
+}
+
+/// A JSON-RPC message (MCP: an object with a `jsonrpc` member) without the client's own
+/// counters: its `id` (the answer echoes the client's, see [`crate::replay::mcp`]) and
+/// `params._meta.progressToken` (`_meta` goes too when nothing else is left in it). Other
+/// bodies are untouched: no provider API has a top-level `jsonrpc`.
+fn strip_json_rpc_counters(value: &mut Value) {
+    let Some(object) = value.as_object_mut() else {
+        return;
+    };
+    if !object.contains_key("jsonrpc") {
+        return;
+    }
+    object.remove("id");
+    let Some(params) = object.get_mut("params").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let Some(meta) = params.get_mut("_meta").and_then(Value::as_object_mut) else {
+        return;
+    };
+    meta.remove("progressToken");
+    if meta.is_empty() {
+        params.remove("_meta");
     }
 }
 

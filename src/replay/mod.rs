@@ -22,6 +22,7 @@ pub mod body;
 pub mod capture;
 pub mod library;
 pub mod matching;
+pub mod mcp;
 pub mod quirks;
 pub mod remember;
 pub mod respond;
@@ -123,6 +124,8 @@ pub struct ReplayState {
     pub redactor: crate::redact::Redactor,
     /// True while accepting; false once shutdown began (`/readyz` answers 503 then).
     pub accepting: std::sync::atomic::AtomicBool,
+    /// The MCP session ids this server mints (see [`mcp`]).
+    pub mcp_sessions: mcp::Sessions,
 }
 
 impl ReplayState {
@@ -199,6 +202,7 @@ impl ReplayState {
             quirks: quirks.clone(),
             redactor,
             accepting: std::sync::atomic::AtomicBool::new(true),
+            mcp_sessions: mcp::Sessions::default(),
         })
     }
 }

@@ -108,6 +108,7 @@ fn recording(
             },
             redacted: Vec::new(),
             injected: Vec::new(),
+            credential: None,
         },
         frames,
         end: None,

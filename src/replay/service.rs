@@ -81,6 +81,8 @@ async fn answer(
         Err(response) => return response,
     };
     let method = parts.method.as_str();
+    let mcp = super::mcp::is_mcp(ctx.dialect);
+    let call = mcp.then(|| super::mcp::Call::parse(&body)).flatten();
     let found = {
         let library = state.library.read().unwrap_or_else(PoisonError::into_inner);
         let as_recorded = state.redactor.as_recorded(&body);
@@ -102,11 +104,18 @@ async fn answer(
                 entry.ending,
                 entry.recording.meta.injected_quirks(),
                 entry.recording.meta.dialect(),
+                entry
+                    .recording
+                    .meta
+                    .request
+                    .body
+                    .bytes()
+                    .map(std::borrow::Cow::into_owned),
             )
         })
     };
     match found {
-        Ok((name, status, mut headers, frames, ending, injected, dialect)) => {
+        Ok((name, status, mut headers, frames, ending, injected, dialect, recorded_request)) => {
             // Judged as the recording says it was.
             ctx.dialect = Some(dialect);
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
@@ -119,6 +128,18 @@ async fn answer(
                      (proxy --inject): its violations are the injected quirk's, not the provider's"
                 );
             }
+            let (frames, ending) = match super::mcp::is_mcp(Some(dialect)) {
+                true => fit_mcp(
+                    state,
+                    &parts,
+                    call.as_ref(),
+                    recorded_request,
+                    &mut headers,
+                    frames,
+                    ending,
+                ),
+                false => (frames, ending),
+            };
             let head = crate::inspect::head::response_head(status.as_u16(), &headers);
             let frames = match state.quirks.is_empty() {
                 true => frames,
@@ -146,16 +167,50 @@ async fn answer(
             response
         }
         Err(miss) => {
+            if mcp && let Some(answer) = super::mcp::unmatched(&parts.method, call.as_ref()) {
+                tracing::info!(
+                    status = answer.status().as_u16(),
+                    "no recording matches; answered as an MCP server without one would"
+                );
+                return answer;
+            }
             let message = respond::miss_message(method, &ctx.path, &miss);
             let shown = state.redactor.body_for_log(&body, LOGGED_BODY);
             tracing::warn!(body = %shown, "{message}");
             match &state.forward {
                 Some(forward) => capture::forward(state, forward, &ctx, parts, body).await,
+                None if mcp => super::mcp::miss(call.as_ref(), &message),
                 None => respond::error_response(StatusCode::NOT_FOUND, "replay_no_match", &message)
                     .map(proxy_body::full),
             }
         }
     }
+}
+
+/// A matched MCP recording fitted to this client (ids, session, event ids; see
+/// [`super::mcp`]); a recorded `GET` stream stays open after its events.
+fn fit_mcp(
+    state: &ReplayState,
+    parts: &http::request::Parts,
+    call: Option<&super::mcp::Call>,
+    recorded_request: Option<Vec<u8>>,
+    headers: &mut http::HeaderMap,
+    frames: Arc<[crate::record::RecordedFrame]>,
+    ending: super::body::BodyEnding,
+) -> (Arc<[crate::record::RecordedFrame]>, super::body::BodyEnding) {
+    let frames = super::mcp::Fit {
+        sessions: &state.mcp_sessions,
+        sent_headers: &parts.headers,
+        call,
+        recorded_request: recorded_request.as_deref(),
+        headers,
+    }
+    .apply(frames);
+    let ending = match (parts.method == http::Method::GET, ending) {
+        (true, super::body::BodyEnding::Clean) => super::body::BodyEnding::Hold,
+        (_, ending) => ending,
+    };
+    (frames, ending)
 }
 
 /// A probe's plain-text answer, as the proxy's admin listener gives it.

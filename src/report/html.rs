@@ -164,6 +164,7 @@ mod tests {
             skipped: Vec::new(),
             omitted: 0,
             cut: Default::default(),
+            mcp: Vec::new(),
             filter_aliases: crate::report::filter_aliases(),
         })
         .unwrap_or_default();

@@ -15,6 +15,7 @@
 pub mod bound;
 pub mod dialect;
 mod html;
+pub mod mcp;
 pub mod model;
 pub mod pieces;
 
@@ -91,6 +92,9 @@ pub struct ReportData {
     pub omitted: usize,
     /// What the page budget (`--max-page-bytes`) and the per-exchange bounds left out.
     pub cut: PageCut,
+    /// MCP conversations: catalogue, then calls on a timeline (none without MCP exchanges).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mcp: Vec<mcp::ConversationView>,
     /// Old spellings a `#f=` link may hold, by filter: `{"dialect": {"chat_completions":
     /// "chat", ...}}`, so a link kept from an older page still selects its rows.
     pub filter_aliases: FilterAliases,
@@ -147,6 +151,7 @@ pub fn collect(args: &ReportArgs) -> ReportData {
         ..PageCut::default()
     };
     let max_bytes = inputs::DEFAULT_MAX_INPUT_BYTES;
+    let mut conversations = Vec::new();
     // A segment file holds many exchanges: the bound counts exchanges, not files. Past it the
     // rest are only counted, by their exchange lines, not read.
     for file in &files {
@@ -171,9 +176,19 @@ pub fn collect(args: &ReportArgs) -> ReportData {
                         &mut tools,
                         &mut pointers,
                     );
+                    let conversation = (view.dialect == "mcp").then(|| {
+                        let rules = view.violations.iter();
+                        let errors = rules
+                            .clone()
+                            .filter(|v| v.violation.severity == crate::engine::Severity::Error)
+                            .count();
+                        let rules = rules.map(|v| v.violation.rule.as_str().to_owned());
+                        mcp::Conversations::read(&recording, rules.collect(), errors)
+                    });
                     drop(recording);
                     if let Some(view) = cut.fit(view, marks, &mut tools, &mut pointers) {
                         exchanges.push(view);
+                        conversations.extend(conversation);
                     }
                 }
                 Err(error) => unreadable.push(error.to_string()),
@@ -190,6 +205,13 @@ pub fn collect(args: &ReportArgs) -> ReportData {
         skipped,
         omitted,
         cut,
+        mcp: {
+            let mut gathered = mcp::Conversations::new(args.max_shown_bytes);
+            conversations
+                .into_iter()
+                .for_each(|entry| gathered.push(entry));
+            gathered.finish()
+        },
         filter_aliases: filter_aliases(),
     }
 }

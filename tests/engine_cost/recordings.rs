@@ -259,6 +259,7 @@ fn lines(exchange: &Exchange<'_>) -> Vec<Line> {
         },
         redacted: Vec::new(),
         injected: Vec::new(),
+        credential: None,
     };
     let mut lines = vec![Line::Exchange(Box::new(meta))];
     for (seq, bytes) in exchange.frames.iter().enumerate() {

@@ -29,6 +29,7 @@ fn recording(method: &str, path: &str, body: RecordedBody) -> Recording {
             },
             redacted: vec![],
             injected: Vec::new(),
+            credential: None,
         },
         frames: vec![],
         end: None,

@@ -351,3 +351,36 @@ fn the_query_key_keeps_what_selects_the_answer_and_drops_credentials() {
         "an SSE stream and a JSON-array stream of the same request are different answers"
     );
 }
+
+#[test]
+fn json_rpc_requests_match_by_method_and_params_whatever_their_id_and_progress_token() {
+    let rules = MatchRules::default();
+    let key = |body: &str| rules.key("POST", "/mcp", Some(body.as_bytes()));
+    let recorded = key(
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"Paris"}}}"#,
+    );
+    let sent = key(
+        r#"{"jsonrpc":"2.0","id":"c-1","method":"tools/call","params":{"name":"get_weather","arguments":{"location":"Paris"},"_meta":{"progressToken":"c-1"}}}"#,
+    );
+    assert_eq!(recorded, sent);
+    // Another argument, another page, another method: other keys.
+    let other = key(
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"Oslo"}}}"#,
+    );
+    assert_ne!(recorded, other);
+    let page = |cursor: &str| {
+        key(&format!(
+            r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{{"cursor":"{cursor}"}}}}"#
+        ))
+    };
+    assert_ne!(page("p-2"), page("p-3"));
+    // Other `_meta` members still count; a body without `jsonrpc` keeps its `id`.
+    let meta = key(
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"Paris"},"_meta":{"trace":"x"}}}"#,
+    );
+    assert_ne!(recorded, meta);
+    assert_ne!(
+        key(r#"{"id":1,"model":"m"}"#),
+        key(r#"{"id":2,"model":"m"}"#)
+    );
+}

@@ -169,6 +169,33 @@
     document.getElementById("next").onclick = function () { state.page++; list(); };
   }
 
+  // MCP conversations: the catalogue, then every exchange on a timeline; a violating message's
+  // row is marked and links to its exchange.
+  function mcpConversations() {
+    var conversations = data.mcp || [];
+    if (!conversations.length) return;
+    document.getElementById("mcp-box").hidden = false;
+    document.getElementById("mcp").innerHTML = conversations.map(function (c) {
+      var catalog = c.catalog.map(function (t) {
+        return "<tr><td><code>" + esc(t.name) + '</code></td><td class="schema">' + esc(t.input_schema) + '</td><td class="schema">' +
+          (t.output_schema === undefined ? "none" : esc(t.output_schema)) + "</td></tr>";
+      }).join("");
+      var calls = c.calls.map(function (k) {
+        var marked = k.rules.length ? ' class="violating"' : "";
+        return "<tr" + marked + ' data-exchange="' + esc(k.exchange) + '"><td>+' + k.t_ms + ' ms</td><td><a href="#exchange=' + encodeURIComponent(k.exchange) + '">' + esc(k.exchange) +
+          "</a></td><td>" + esc(k.http) + " " + k.status + "</td><td>" + esc(k.method || "") + "</td><td>" + esc(k.name || "") + "</td><td>" +
+          esc(k.id === undefined ? "" : JSON.stringify(k.id)) + "</td><td>" + esc(k.outcome) + '</td><td class="rules">' +
+          (k.rules.length ? "⚠ " + k.rules.map(esc).join(", ") : "") + "</td></tr>";
+      }).join("");
+      return '<div class="mcp-conversation"><h3>' + esc(c.key) + " · " + esc(c.upstream) + (c.version ? " · " + esc(c.version) : "") + "</h3>" +
+        "<h4>Catalogue (" + (c.catalog_complete ? "complete" : "incomplete: no tools/list page without nextCursor") + ")</h4>" +
+        '<table class="mcp-catalog"><tr><th>tool</th><th>inputSchema</th><th>outputSchema</th></tr>' + catalog + "</table>" +
+        (c.tools_not_listed ? cutNote(c.tools_not_listed, "tools not listed") : "") +
+        '<h4>Timeline</h4><table class="mcp-calls"><tr><th>at</th><th>exchange</th><th>HTTP</th><th>method</th><th>tool / cursor</th><th>id</th><th>outcome</th><th>violations</th></tr>' +
+        calls + "</table>" + (c.calls_not_listed ? cutNote(c.calls_not_listed, "exchanges not listed") : "") + "</div>";
+    }).join("");
+  }
+
   function update() {
     filtered = all.filter(matches);
     overview();
@@ -401,6 +428,7 @@
       u.textContent = "Unreadable inputs:\n" + data.unreadable.join("\n");
     }
     buildFilters();
+    mcpConversations();
     filtersFromHash();
     update();
     window.addEventListener("hashchange", route);

@@ -9,7 +9,8 @@
 //! `inspection` (violations from replayed traffic reach the violations file), `examples` (the
 //! bundled recordings parse and the engine judges them as documented), `forward` (misses sent
 //! upstream), `clients` (the seed suite and the Python SDK against the examples), `quirks` (`--quirk`: headers,
-//! the seed suite failing on its compatibility line, what the Python SDK does with a few quirks).
+//! the seed suite failing on its compatibility line, what the Python SDK does with a few quirks),
+//! `mcp` (a Python MCP server recorded through the proxy, replayed to the Python MCP client).
 
 mod agent_loop;
 mod clients;
@@ -20,6 +21,7 @@ mod gemini;
 mod inspection;
 mod layout;
 mod matching;
+mod mcp;
 mod pacing;
 mod quirks;
 mod redaction;

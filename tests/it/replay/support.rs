@@ -90,6 +90,7 @@ impl Fixture {
             },
             redacted: vec![],
             injected: Vec::new(),
+            credential: None,
         };
         let mut lines = vec![Line::Exchange(Box::new(meta))];
         for (seq, (t_us, bytes)) in self.frames.iter().enumerate() {

@@ -6,5 +6,6 @@
 mod examples;
 mod bounds;
 mod kinds;
+mod mcp;
 mod scale;
 pub mod support;

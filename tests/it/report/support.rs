@@ -192,6 +192,7 @@ pub fn write_recording_for(path: &Path, rec: &Rec<'_>, request_path: &str) {
         },
         redacted: Vec::new(),
         injected: Vec::new(),
+        credential: None,
     };
     let mut lines = vec![Line::Exchange(Box::new(meta))];
     for (seq, bytes) in rec.frames.iter().enumerate() {
