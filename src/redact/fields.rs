@@ -51,8 +51,9 @@ const SECRET_BODY_NAMES: &[&str] = &[
 /// `access_key`, `basic_auth`): a singular `token` or `key` names one value, while the
 /// counters end in `tokens`.
 const SECRET_BODY_ENDINGS: &[&str] = &["token", "key", "_auth"];
-/// Names with a credential's ending that are ordinary request fields.
-const ORDINARY_BODY_NAMES: &[&str] = &["prompt_cache_key"];
+/// Names with a credential's ending that are ordinary request fields (MCP's `progressToken`
+/// is the client's own correlation id, spelled `progresstoken` or `progress_token` here).
+const ORDINARY_BODY_NAMES: &[&str] = &["prompt_cache_key", "progresstoken", "progress_token"];
 /// Top-level request fields never walked for credential-named fields: they hold schemas.
 const SCHEMA_FIELDS: &[&str] = &["tools", "functions", "response_format"];
 /// Credential-named body fields listed one by one in `redacted`; the rest as `body:...`.

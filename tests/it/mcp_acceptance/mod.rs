@@ -6,8 +6,12 @@
 //!   stateless) and the TypeScript SDK 1.x server (JSON and SSE), each listed and called by
 //!   the Python `Client` (legacy and auto modes), the OpenAI Agents SDK's
 //!   `MCPServerStreamableHttp` and the TypeScript `Client`: the printed tool lists and results
-//!   equal as JSON, and the server answered the same requests (GET streams and DELETE
-//!   included) with the same statuses.
+//!   equal as JSON direct, through tooltap and from `tooltap replay` of the recordings, and
+//!   the server answered the same requests (GET streams and DELETE included) with the same
+//!   statuses; every exchange judged as `mcp` with no error-severity violation.
+//! * `judged`: the same servers with a quirk injected into their answers (`structuredContent`
+//!   dropped, or off its `outputSchema`): the rule that needs the tool catalog of the live
+//!   `tools/list` fires, live and by `tooltap check`, and the SDK client rejects the answer.
 //! * `conformance`: `@modelcontextprotocol/conformance` 0.1.16's server scenarios against the
 //!   suite's own test server, direct and through tooltap.
 //!
@@ -16,16 +20,19 @@
 
 mod clients;
 mod conformance;
+mod judged;
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::support::binary::{Running, recording_args, start_proxy};
-use crate::support::check::error_lines;
+use crate::support::check::{check_json, error_lines, live_verdicts, offline_verdicts};
 use crate::support::client::{exchange, request};
 use crate::support::mcp::{McpServer, python_client, ts_client};
 use crate::support::metrics::metric_sum;
+use crate::support::proxy::start_replay;
 use crate::support::temp::{TempDir, json_lines, jsonl_under};
 use crate::support::{quiescent, within};
 
@@ -71,12 +78,18 @@ pub struct Tap {
 
 impl Tap {
     pub async fn start(server: &McpServer) -> Tap {
+        Tap::start_with(server, &[]).await
+    }
+
+    /// [`Tap::start`] with `extra` command-line arguments (e.g. `--inject`).
+    pub async fn start_with(server: &McpServer, extra: &[&str]) -> Tap {
         let dir = TempDir::new("mcp-tap");
-        let args = recording_args(
+        let mut args = recording_args(
             &server.origin(),
             &dir.join("recordings"),
             &dir.join("violations.jsonl"),
         );
+        args.extend(extra.iter().map(std::ffi::OsString::from));
         let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
         let running = start_proxy(&args, "info").await;
         Tap { running, dir }
@@ -116,10 +129,11 @@ impl Tap {
     }
 
     /// Stops tooltap, then asserts that it recorded `count` exchanges (or any number, with
-    /// `None`), each labelled `mcp`, and that no violation it logged has error severity.
-    /// Returns how many it recorded.
+    /// `None`), each labelled `mcp`, that no violation it logged has error severity, and that
+    /// `tooltap check` of the recordings gives every exchange its live verdict. Returns how
+    /// many it recorded.
     pub async fn stop_and_check(&mut self, count: Option<usize>) -> usize {
-        self.running.stop_and_drain().await;
+        self.stop_and_compare_with_check().await;
         let errors = error_lines(&self.violations());
         assert!(errors.is_empty(), "errors on good MCP traffic: {errors:#?}");
         let recordings = jsonl_under(&self.recordings());
@@ -138,9 +152,49 @@ impl Tap {
     }
 }
 
+impl Tap {
+    /// Stops tooltap and asserts that `tooltap check` of its recordings gives each exchange the
+    /// rule ids it had live; returns the live verdicts.
+    pub async fn stop_and_compare_with_check(&mut self) -> BTreeMap<String, Vec<String>> {
+        self.running.stop_and_drain().await;
+        let live = live_verdicts(&self.violations(), "mcp");
+        let checked = check_json(&self.recordings());
+        assert_eq!(
+            offline_verdicts(&checked.report),
+            live,
+            "tooltap check judged the recordings otherwise than live: {}",
+            checked.stderr
+        );
+        live
+    }
+}
+
 /// The inspected-exchanges counter and the label of MCP exchanges on it.
 const INSPECTED: &str = "tooltap_exchanges_inspected_total";
 const MCP_LABEL: &str = "dialect=\"mcp\"";
+
+/// `tooltap replay` of what `tap` recorded serves each of `clients` what it `got` direct, with
+/// no error-severity violation (the replay judges what it serves).
+async fn replay_gives_the_same(tap: &Tap, clients: &[McpClient], got: &[Value]) {
+    let violations = tap.dir.join("replay-violations.jsonl");
+    let replay = start_replay(tap.recordings(), Some(violations.clone())).await;
+    let url = format!("http://{}/mcp", replay.local_addr());
+    for (client, direct_got) in clients.iter().zip(got) {
+        let replayed = client.run(&url).await;
+        assert_eq!(
+            &replayed, direct_got,
+            "{client:?} got something else from tooltap replay"
+        );
+    }
+    within(Duration::from_secs(20), replay.shutdown())
+        .await
+        .expect("replay stops");
+    let errors = error_lines(&violations);
+    assert!(
+        errors.is_empty(),
+        "errors on replayed MCP traffic: {errors:#?}"
+    );
+}
 
 /// The server's requests once its log stopped growing (a GET stream's line is written when
 /// the stream ends, which may be just after the client exits).
@@ -163,7 +217,7 @@ pub struct RoundTrip {
 /// Runs `clients` against `server` direct, then through tooltap: each client's output must be
 /// the same both ways, and the server must have answered the same requests with the same
 /// statuses. Every exchange was inspected and recorded as `mcp`, with no error-severity
-/// violation.
+/// violation, and `tooltap replay` of the recordings serves every client the same again.
 pub async fn round_trip(server: &McpServer, clients: &[McpClient]) -> RoundTrip {
     let mut got = Vec::new();
     for client in clients {
@@ -193,5 +247,6 @@ pub async fn round_trip(server: &McpServer, clients: &[McpClient]) -> RoundTrip 
         "every exchange inspected as mcp: {metrics}"
     );
     tap.stop_and_check(Some(requests.len())).await;
+    replay_gives_the_same(&tap, clients, &got).await;
     RoundTrip { got, requests }
 }
