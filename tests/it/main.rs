@@ -21,7 +21,9 @@
 //!   tooltap and its replay), `ollama_clients` (the `ollama` Python client against aimock's `/api/chat`,
 //!   direct, through tooltap and its replay), `bedrock_clients` (boto3's `bedrock-runtime` client
 //!   against aimock's Converse API, SigV4 and Bearer, direct, through tooltap and its replay),
-//!   `sdk_endings`, and the clients in `replay`.
+//!   `sdk_endings`, the clients in `replay`, and `mcp_acceptance` (the Python and TypeScript MCP
+//!   SDKs' servers and clients, the OpenAI Agents SDK and the MCP conformance suite, direct and
+//!   through the tooltap binary).
 //! * Deployment: `image` (the container image `scripts/image` builds, run with runc; the
 //!   Dockerfile agrees with it), `kubernetes` (the manifests built, schema-validated, and their
 //!   probes and grace period checked).
@@ -70,6 +72,7 @@ mod interop;
 mod layout;
 mod legacy_clients;
 mod log_secrets;
+mod mcp_acceptance;
 mod mcp_conversation;
 mod mcp_conversation_fixtures;
 mod memory;

@@ -9,6 +9,7 @@ pub mod client;
 pub mod clients;
 pub mod command;
 pub mod gemini;
+pub mod mcp;
 pub mod metrics;
 pub mod oversized;
 pub mod pki;
