@@ -67,6 +67,7 @@ mod log_secrets;
 mod memory;
 mod memory_rss;
 mod monitoring;
+mod packages;
 mod passthrough;
 mod protocol;
 mod quirk_selfcheck;

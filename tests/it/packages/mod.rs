@@ -1,0 +1,108 @@
+//! The packages users install (issue 36), acceptance by the real tools: the wheel
+//! `scripts/package --dev` builds, installed into a fresh venv, runs a pytest suite through its
+//! plugin ([`pytest`]); the npm tarballs, installed with `npm install` from the files, run a
+//! vitest suite through `tooltap/vitest` ([`vitest`]). Each records its suite against aimock in
+//! `once` mode, replays it in `none` mode with aimock stopped, and fails a never-recorded test
+//! (naming the closest recording and the differing pointer) and a recorded violation (naming the
+//! rule). The suites live in `tests/clients/package-suites`.
+//!
+//! Input: `TOOLTAP_TEST_DIST` (else `target/dist-dev`), the folder `scripts/package --dev`
+//! fills; `scripts/test` builds it before the tests. A missing or stale folder fails loudly,
+//! naming that command.
+
+mod pytest;
+mod vitest;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use crate::support::within;
+
+/// Each suite run (one pytest or vitest process) may take this long.
+const RUN_LIMIT: Duration = Duration::from_secs(120);
+
+/// `tests/clients/package-suites/<name>`.
+fn suite(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/clients/package-suites")
+        .join(name)
+}
+
+/// The one file in the dist folder whose name starts with `prefix` and ends with `suffix`,
+/// checked to be no older than the binary the tests built (else it packs an old tooltap).
+fn dist_file(prefix: &str, suffix: &str) -> PathBuf {
+    let dir = std::env::var_os("TOOLTAP_TEST_DIST").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("target/dist-dev"),
+        PathBuf::from,
+    );
+    let found: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| {
+            panic!(
+                "{}: {e}: run scripts/package --dev (scripts/test does, and sets TOOLTAP_TEST_DIST)",
+                dir.display()
+            )
+        })
+        .map(|entry| entry.expect("dist entry").path())
+        .filter(|path| {
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            name.starts_with(prefix)
+                && name.ends_with(suffix)
+                && !name[prefix.len()..].starts_with("linux")
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "one {prefix}*{suffix} in {}", dir.display());
+    let built = std::fs::metadata(env!("CARGO_BIN_EXE_tooltap"))
+        .and_then(|m| m.modified())
+        .expect("binary mtime");
+    let packed = std::fs::metadata(&found[0])
+        .and_then(|m| m.modified())
+        .expect("package mtime");
+    assert!(
+        packed >= built,
+        "{} is older than the tooltap the tests built: run scripts/package --dev",
+        found[0].display()
+    );
+    found[0].clone()
+}
+
+/// Copies the files of `from` (not its sub-folders; symlinks followed) into `to`.
+fn copy_files(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).expect("suite folder") {
+        let path = entry.expect("suite entry").path();
+        if path.is_file() {
+            std::fs::copy(&path, to.join(path.file_name().expect("name"))).expect("copy");
+        }
+    }
+}
+
+/// Runs `command` to its end (failing the test after [`RUN_LIMIT`]); its output, its stdout and
+/// stderr as one text, and the seconds it took.
+async fn run(mut command: tokio::process::Command) -> (Output, String, f64) {
+    let started = Instant::now();
+    let output = within(RUN_LIMIT, command.output())
+        .await
+        .expect("the command runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output, text, started.elapsed().as_secs_f64())
+}
+
+/// The environment variables a suite run must not inherit from the one running the tests.
+const CLEARED: [&str; 12] = [
+    "TOOLTAP_MODE",
+    "TOOLTAP_RECORDINGS",
+    "TOOLTAP_UPSTREAM",
+    "TOOLTAP_FAIL_ON",
+    "TOOLTAP_BIN",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GOOGLE_GEMINI_BASE_URL",
+    "GEMINI_API_KEY",
+    "OLLAMA_HOST",
+];

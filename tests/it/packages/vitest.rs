@@ -1,0 +1,145 @@
+//! The npm packages and `tooltap/vitest`: both tarballs installed with `npm install --offline`
+//! from the files (the launcher finds the executable in the platform package), vitest and the
+//! openai and @anthropic-ai/sdk Node SDKs linked in from the folders `scripts/test` installs,
+//! run `package-suites/vitest` against aimock in `once` mode, then offline in `none` mode; a
+//! never-recorded test and a recorded violation fail the run, named.
+
+use std::path::{Path, PathBuf};
+
+use super::{CLEARED, copy_files, dist_file, run, suite};
+use crate::support::TempDir;
+use crate::support::aimock::{aimock_dir, start_aimock_with};
+
+/// The seed suite's folder, whose node_modules hold vitest and the openai Node SDK.
+fn seed_suite() -> PathBuf {
+    let dir = std::env::var_os("TOOLTAP_TEST_SEED_SUITE").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/seed-suite"),
+        PathBuf::from,
+    );
+    assert!(
+        dir.join("node_modules/vitest/package.json").exists(),
+        "vitest is missing in {}: run scripts/test (it runs npm ci there and sets \
+         TOOLTAP_TEST_SEED_SUITE)",
+        dir.display()
+    );
+    dir
+}
+
+/// A project with the suite's files and the two tarballs installed; the clients linked in.
+async fn project(root: &Path) -> PathBuf {
+    let dir = root.join("project");
+    std::fs::create_dir_all(&dir).expect("project dir");
+    copy_files(&suite("vitest"), &dir);
+    std::fs::write(
+        dir.join("package.json"),
+        r#"{"name":"suite","private":true,"type":"module"}"#,
+    )
+    .expect("package.json");
+    let mut install = tokio::process::Command::new("npm");
+    install
+        .current_dir(&dir)
+        .args([
+            "install",
+            "--offline",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+        ])
+        .arg(dist_file("tooltap-linux-x64-gnu-", ".tgz"))
+        .arg(dist_file("tooltap-", ".tgz"));
+    let (out, text, seconds) = run(install).await;
+    assert!(out.status.success(), "npm install of the tarballs: {text}");
+    eprintln!("tarballs installed in {seconds:.1} s");
+    let modules = dir.join("node_modules");
+    let links = [
+        (seed_suite().join("node_modules/vitest"), "vitest"),
+        (seed_suite().join("node_modules/openai"), "openai"),
+        (
+            aimock_dir().join("node_modules/@anthropic-ai/sdk"),
+            "@anthropic-ai/sdk",
+        ),
+    ];
+    std::fs::create_dir_all(modules.join("@anthropic-ai")).expect("scope dir");
+    for (target, name) in links {
+        std::os::unix::fs::symlink(target, modules.join(name)).expect("link a client");
+    }
+    dir
+}
+
+fn vitest(dir: &Path, files: &[&str]) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new("node");
+    command
+        .current_dir(dir)
+        .args(["node_modules/vitest/vitest.mjs", "run"])
+        .args(files)
+        .env("NO_COLOR", "1")
+        .env("FORCE_COLOR", "0");
+    for name in CLEARED {
+        command.env_remove(name);
+    }
+    command
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tarballs_record_once_replay_offline_and_fail_misses_and_violations() {
+    let root = TempDir::new("vitest-setup");
+    let dir = project(&root).await;
+    let recordings = root.join("recordings");
+
+    // The launcher runs the platform package's executable.
+    let mut version = tokio::process::Command::new("node");
+    version
+        .current_dir(&dir)
+        .args(["node_modules/.bin/tooltap", "--version"]);
+    let (out, text, _) = run(version).await;
+    assert!(
+        out.status.success() && text.contains(env!("CARGO_PKG_VERSION")),
+        "tooltap --version through the launcher: {text}"
+    );
+
+    let (mut aimock, port) = start_aimock_with(&suite("aimock")).await;
+    let mut once = vitest(&dir, &["providers.test.js", "violation.test.js"]);
+    once.env("TOOLTAP_MODE", "once")
+        .env("TOOLTAP_RECORDINGS", &recordings)
+        .env("TOOLTAP_UPSTREAM", format!("http://127.0.0.1:{port}"))
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("ANTHROPIC_API_KEY", "sk-ant-test");
+    let (out, text, seconds) = run(once).await;
+    eprintln!("vitest once: {seconds:.1} s");
+    assert!(text.contains("8 passed"), "once: {text}");
+    assert!(
+        !out.status.success()
+            && text.contains(
+                "tooltap violation tool_call.arguments_schema (error) at \
+                 /choices/0/message/tool_calls/0/function/arguments"
+            )
+            && text.contains("(test violation.test.js::violation)"),
+        "the recorded violation fails the run, naming the rule and the test: {text}"
+    );
+    aimock.kill().await.expect("aimock stops");
+
+    let mut none = vitest(&dir, &["providers.test.js"]);
+    none.env("TOOLTAP_RECORDINGS", &recordings);
+    let (out, text, seconds) = run(none).await;
+    eprintln!("vitest none: {seconds:.1} s");
+    assert!(
+        out.status.success() && text.contains("7 passed"),
+        "offline: {text}"
+    );
+
+    let mut failing = vitest(&dir, &["new.test.js", "violation.test.js"]);
+    failing.env("TOOLTAP_RECORDINGS", &recordings);
+    let (out, text, _) = run(failing).await;
+    assert!(!out.status.success(), "{text}");
+    assert!(
+        text.contains(
+            "replay miss: tooltap replay: no recording matches POST /v1/chat/completions"
+        ) && text.contains("closest recording: ")
+            && text.contains("which differs at /messages/0/content"),
+        "the miss names the closest recording and the pointer: {text}"
+    );
+    assert!(
+        text.contains("tooltap violation tool_call.arguments_schema (error)"),
+        "the replayed violation fails the run: {text}"
+    );
+}
