@@ -1,7 +1,8 @@
 //! Where a recording lives on disk and how its files and folders are created.
 //!
 //! Input: the route name, the exchange id and start time from the recorder. Output: the
-//! `<dir>/<route>/<yyyy-mm-dd>/<id>.jsonl` path, its temporary sibling `.<id>~<random>.jsonl.tmp`
+//! `<dir>/<route>/<yyyy-mm-dd>/<id>.jsonl` path (`<dir>/<cassette folder>/<id>.jsonl` for a request
+//! that named a cassette, see [`super::cassette`]), its temporary sibling `.<id>~<random>.jsonl.tmp`
 //! (which `tooltap check` never picks up: it is hidden and does not end in `.jsonl`; the random
 //! part, drawn once per process, makes the name unguessable), and owner-only files (0600) and
 //! folders (0700). Path segments come from the route and the id only, each reduced to
@@ -31,7 +32,16 @@ pub struct RecordingPaths {
 
 impl RecordingPaths {
     pub fn new(root: &Path, route: &str, started: SystemTime, id: &str) -> RecordingPaths {
-        let folder = root.join(segment(route)).join(utc_date(started));
+        RecordingPaths::in_folder(root.join(segment(route)).join(utc_date(started)), id)
+    }
+
+    /// The paths of a recording whose request named a cassette: `<dir>/<cassette folder>/<id>.jsonl`
+    /// (see [`super::cassette::folder`]), so a test's recordings sit together under its name.
+    pub fn in_cassette(root: &Path, cassette: &str, id: &str) -> RecordingPaths {
+        RecordingPaths::in_folder(root.join(super::cassette::folder(cassette)), id)
+    }
+
+    fn in_folder(folder: PathBuf, id: &str) -> RecordingPaths {
         let id = segment(id);
         RecordingPaths {
             temp: folder.join(format!(

@@ -11,6 +11,7 @@
 //! `begin` → `request_body` → `response_head` → `frame`... → `finish`. None of these block or
 //! await; all are cheap (a header redaction, a `Bytes` clone and a channel send per frame).
 
+pub mod cassette;
 mod config;
 mod disk;
 mod end_line;

@@ -3,7 +3,8 @@
 //! Input: the recordings folder, before the recorder writes anything. Output: the stale
 //! temporary files deleted, and their count (logged by the caller). Only tooltap's own
 //! temporary names are touched (hidden, ending `.jsonl.tmp`), only where the layout puts them
-//! (`<dir>/<route>/<date>/`), only plain files (never a link or what it points to). A name
+//! (`<dir>/<route>/<date>/` and the cassette folders, at most eight levels down, never the top),
+//! only plain files (never a link or what it points to). A name
 //! of this version (`.<id>~<random>.jsonl.tmp`, see [`super::layout`]) is locked by its
 //! process while it lives, so it is stale when its lock can be taken; an older version's name
 //! (`.<id>.jsonl.tmp`), which no lock protects, when unmodified for [`LEGACY_AGE`]. A crash, a
@@ -17,29 +18,37 @@ use super::layout::{TEMP_RANDOM_MARK, TEMP_SUFFIX};
 
 /// How long an older version's temporary file must have been left unmodified to be stale.
 pub const LEGACY_AGE: Duration = Duration::from_secs(3600);
+/// The deepest folder searched: a cassette's folder (see [`super::cassette::folder`]).
+const MAX_DEPTH: usize = super::cassette::MAX_FOLDER_DEPTH;
 
 /// Deletes the stale temporary files under `dir`; returns how many. Unreadable folders and
 /// files that cannot be removed are skipped: the sweep never stops a start.
 pub fn stale_temps(dir: &Path) -> usize {
     let mut swept = 0;
-    for route in subfolders(dir) {
-        for day in subfolders(&route) {
-            let Ok(items) = std::fs::read_dir(&day) else {
+    // Below the top: `<route>/<date>/` and the cassette folders, at most this deep.
+    let mut folders: Vec<(std::path::PathBuf, usize)> = subfolders(dir)
+        .into_iter()
+        .map(|folder| (folder, 1))
+        .collect();
+    while let Some((folder, depth)) = folders.pop() {
+        if depth < MAX_DEPTH {
+            folders.extend(subfolders(&folder).into_iter().map(|sub| (sub, depth + 1)));
+        }
+        let Ok(items) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for item in items.flatten() {
+            let name = item.file_name();
+            let Some(name) = name.to_str() else {
                 continue;
             };
-            for item in items.flatten() {
-                let name = item.file_name();
-                let Some(name) = name.to_str() else {
-                    continue;
-                };
-                let plain = item.file_type().is_ok_and(|kind| kind.is_file());
-                if plain
-                    && is_temp_name(name)
-                    && is_stale(&item.path(), name)
-                    && std::fs::remove_file(item.path()).is_ok()
-                {
-                    swept += 1;
-                }
+            let plain = item.file_type().is_ok_and(|kind| kind.is_file());
+            if plain
+                && is_temp_name(name)
+                && is_stale(&item.path(), name)
+                && std::fs::remove_file(item.path()).is_ok()
+            {
+                swept += 1;
             }
         }
     }

@@ -201,8 +201,13 @@ impl Recorder {
             redacted,
             injected: Vec::new(),
         };
+        // A test's recordings go to its cassette's folder; the header is recorded with the rest.
+        let paths = match super::cassette::of_request(request_headers) {
+            Some(cassette) => RecordingPaths::in_cassette(&self.shared.dir, &cassette, id),
+            None => RecordingPaths::new(&self.shared.dir, route, started, id),
+        };
         Some(RecordingHandle {
-            paths: RecordingPaths::new(&self.shared.dir, route, started, id),
+            paths,
             key: self.shared.next_key.fetch_add(1, Ordering::Relaxed),
             shared: self.shared.clone(),
             thread: self.thread.clone(),

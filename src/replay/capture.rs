@@ -9,7 +9,9 @@
 //!
 //! The inspector also writes the forwarded exchange into the recordings directory through the
 //! recorder (`src/record/`, mode `all`, with its redaction), as
-//! `<recordings>/replay/<yyyy-mm-dd>/<id>.jsonl`: the next start loads it like any fixture.
+//! `<recordings>/replay/<yyyy-mm-dd>/<id>.jsonl`, or `<recordings>/<cassette folder>/<id>.jsonl`
+//! when the request named a cassette (see [`crate::record::cassette`]; the header is recorded
+//! and never sent upstream): the next start loads it like any fixture.
 
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -67,6 +69,7 @@ pub async fn forward(
     ctx: &ExchangeCtx,
     parts: Parts,
     body: Bytes,
+    cassette: Option<String>,
 ) -> Response<ProxyBody> {
     let (route, _rest) = forward.config.routes.resolve(&ctx.path);
     // Recorded (by the recorder, when `--recordings` is writable) exactly like a proxied exchange.
@@ -102,6 +105,7 @@ pub async fn forward(
                 request_body: body.to_vec(),
                 status: parts.status,
                 headers: detached(&parts.headers),
+                cassette,
             };
             tokio::spawn(
                 remember::remember(state.clone(), ctx.clone(), forwarded, kept).in_current_span(),

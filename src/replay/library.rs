@@ -11,6 +11,11 @@
 //! (`call-2.jsonl` before `call-10.jsonl`), cycling: the third request for a key with two
 //! recordings gets the first again. Cycling (not exhausting) keeps a long-lived replay server
 //! usable by a suite that runs twice; the `x-tooltap-recording` header says which file answered.
+//!
+//! A request that names a cassette (`x-tooltap-cassette`, see [`crate::record::cassette`]) is
+//! matched against that cassette's recordings only — those whose recorded request named it —
+//! with turns of its own; a request that names none is matched against every recording, as
+//! before cassettes existed.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -38,6 +43,8 @@ pub struct Entry {
     /// `Break` when the recorded upstream broke off mid-body.
     pub ending: BodyEnding,
     pub key: MatchKey,
+    /// The cassette its recorded request named, if any.
+    pub cassette: Option<Arc<str>>,
     /// The request body after ignoring, for the miss diagnosis; `None` when not JSON.
     normalized: Option<Value>,
 }
@@ -66,6 +73,10 @@ pub struct Miss {
     pub wildcards: Vec<String>,
     /// The closest recording would match with `--match-tool-call-ids loose`.
     pub loose_ids_would_match: bool,
+    /// The cassette the request named, if any.
+    pub cassette: Option<String>,
+    /// The named cassette has no recordings at all: the candidates are other cassettes'.
+    pub cassette_empty: bool,
 }
 
 /// One recording near a missed request.
@@ -100,6 +111,8 @@ pub struct Sent<'a> {
     pub body: &'a [u8],
     /// The body as the recorder would have redacted it, when that differs.
     pub as_recorded: Option<&'a [u8]>,
+    /// The cassette the request named (`x-tooltap-cassette`): only its recordings answer.
+    pub cassette: Option<&'a str>,
 }
 
 /// The recordings, indexed.
@@ -107,6 +120,16 @@ pub struct Sent<'a> {
 pub struct Library {
     rules: MatchRules,
     entries: Vec<Entry>,
+    /// Every recording, for requests that name no cassette.
+    turns: HashMap<MatchKey, Turns>,
+    /// Each cassette's own recordings and turns.
+    cassettes: HashMap<Arc<str>, Cassette>,
+}
+
+/// One cassette's recordings (indexes into `entries`) and their turns.
+#[derive(Debug, Default)]
+struct Cassette {
+    entries: Vec<usize>,
     turns: HashMap<MatchKey, Turns>,
 }
 
@@ -158,6 +181,7 @@ impl Library {
             rules,
             entries: Vec::new(),
             turns: HashMap::new(),
+            cassettes: HashMap::new(),
         }
     }
 
@@ -172,11 +196,24 @@ impl Library {
             body.as_deref(),
         );
         let normalized = body.as_deref().and_then(|b| self.rules.normalize(b));
+        let index = self.entries.len();
         self.turns
             .entry(key.clone())
             .or_default()
             .entries
-            .push(self.entries.len());
+            .push(index);
+        let cassette = crate::record::cassette::of_recorded(&meta.request.headers)
+            .map(|name| Arc::<str>::from(name.as_str()));
+        if let Some(name) = &cassette {
+            let cassette = self.cassettes.entry(name.clone()).or_default();
+            cassette.entries.push(index);
+            cassette
+                .turns
+                .entry(key.clone())
+                .or_default()
+                .entries
+                .push(index);
+        }
         let ending = ending_of(&name, &recording);
         let mut recording = recording;
         let frames = served_frames(&mut recording);
@@ -186,6 +223,7 @@ impl Library {
             frames,
             recording,
             key,
+            cassette,
             normalized,
         });
     }
@@ -210,6 +248,7 @@ impl Library {
             query: None,
             body,
             as_recorded: None,
+            cassette: None,
         })
     }
 
@@ -226,7 +265,19 @@ impl Library {
             query,
             body,
             as_recorded,
+            cassette,
         } = sent;
+        // A named cassette's own turns; an unknown one has none (every request misses).
+        let (all_turns, among) = match cassette {
+            None => (Some(&self.turns), None),
+            Some(name) => {
+                let found = self.cassettes.get(name);
+                (
+                    found.map(|c| &c.turns),
+                    Some(found.map(|c| c.entries.as_slice())),
+                )
+            }
+        };
         let key = |body| self.rules.key_with_query(method, path, query, body);
         let keys: Vec<MatchKey> = std::iter::once(body)
             .chain(as_recorded)
@@ -234,7 +285,7 @@ impl Library {
             .chain(std::iter::once(key(None)))
             .collect();
         let turns = keys.iter().find_map(|key| {
-            self.turns
+            all_turns?
                 .get(key)
                 .filter(|turns| !turns.entries.is_empty())
         });
@@ -245,7 +296,12 @@ impl Library {
             }
             None => {
                 let body = as_recorded.unwrap_or(body);
-                Err(self.closest(&key(Some(body)), body))
+                // An empty cassette is explained by the nearest recordings of any other.
+                let among = among.flatten().filter(|among| !among.is_empty());
+                let mut miss = self.closest(&key(Some(body)), body, among);
+                miss.cassette = cassette.map(str::to_owned);
+                miss.cassette_empty = cassette.is_some() && among.is_none();
+                Err(miss)
             }
         }
     }
@@ -253,12 +309,15 @@ impl Library {
     /// The recordings nearest the request, nearest first: a different method or path weighs
     /// more than any body difference; then fewer arrays of another length (a recording of an
     /// earlier turn of the same conversation is a prefix, not a near miss); then fewer
-    /// differing leaves; then the name.
-    fn closest(&self, key: &MatchKey, body: &[u8]) -> Miss {
+    /// differing leaves; then the name. `among`: only these entries (a cassette's); all when
+    /// `None`.
+    fn closest(&self, key: &MatchKey, body: &[u8], among: Option<&[usize]>) -> Miss {
         let sent = self.rules.normalize(body);
-        let mut ranked: Vec<Ranked> = self
-            .entries
-            .iter()
+        let entries: Box<dyn Iterator<Item = &Entry>> = match among {
+            Some(among) => Box::new(among.iter().map(|&index| &self.entries[index])),
+            None => Box::new(self.entries.iter()),
+        };
+        let mut ranked: Vec<Ranked> = entries
             .map(|entry| {
                 let head = head_differences(&entry.key, key);
                 let body = match (&entry.normalized, &sent) {
@@ -303,6 +362,8 @@ impl Library {
             candidates,
             wildcards,
             loose_ids_would_match,
+            cassette: None,
+            cassette_empty: false,
         }
     }
 

@@ -8,7 +8,8 @@
 //! upstream error) or whose tap overflowed is not kept: a fixture with a hole would replay a
 //! stream the upstream never sent.
 //!
-//! Nothing is written to disk here and no request headers are kept (so no credentials are held);
+//! Nothing is written to disk here and no request headers are kept but the cassette's (so no
+//! credentials are held; the recording belongs to the request's cassette, if it named one);
 //! persisting the exchange is the recorder's job (`src/record/`).
 
 use std::path::PathBuf;
@@ -20,6 +21,7 @@ use http::StatusCode;
 use super::ReplayState;
 use crate::proxy::exchange::ExchangeCtx;
 use crate::proxy::tee::{Ending, TapReceiver};
+use crate::record::cassette::CASSETTE_HEADER;
 use crate::record::format::{RequestPart, ResponsePart};
 use crate::record::{Meta, RecordedBody, RecordedFrame, Recording, VERSION};
 
@@ -30,6 +32,8 @@ pub struct Forwarded {
     pub request_body: Vec<u8>,
     pub status: StatusCode,
     pub headers: HeaderMap,
+    /// The cassette the request named: the kept recording belongs to it.
+    pub cassette: Option<String>,
 }
 
 /// Drain `tap` and, when the body ended whole, add the exchange to the library.
@@ -78,6 +82,7 @@ fn recording(
         request_body,
         status,
         headers,
+        cassette,
     } = forwarded;
     let now = std::time::SystemTime::now();
     let head_at = now.checked_sub(ctx.started.elapsed()).unwrap_or(now);
@@ -99,7 +104,10 @@ fn recording(
             dialect: ctx.dialect,
             query: None,
             request: RequestPart {
-                headers: Vec::new(),
+                headers: cassette
+                    .map(|name| (CASSETTE_HEADER.to_owned(), name))
+                    .into_iter()
+                    .collect(),
                 body: RecordedBody::from_bytes(&request_body),
             },
             response: ResponsePart {

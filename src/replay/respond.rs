@@ -14,6 +14,7 @@ use http::{Response, StatusCode};
 
 use super::library::Miss;
 use crate::proxy::forward::headers::strip_hop_by_hop;
+use crate::record::cassette::CASSETTE_HEADER;
 
 pub use crate::proxy::exchange::EXCHANGE_HEADER;
 pub const RECORDING_HEADER: &str = "x-tooltap-recording";
@@ -45,12 +46,23 @@ pub fn replay_headers(recorded: &[(String, String)], exchange: &str, recording: 
     headers
 }
 
-/// The human message for a miss: the request, the two closest recordings with what differs
-/// (at most [`MAX_LISTED`] places each), and a flag that would have matched the closest.
+/// The human message for a miss: the request (and its cassette), the two closest recordings
+/// with what differs (at most [`MAX_LISTED`] places each), and a flag that would have matched
+/// the closest.
 pub fn miss_message(method: &str, path: &str, miss: &Miss) -> String {
-    let mut message = format!("tooltap replay: no recording matches {method} {path}");
+    let mut message = match &miss.cassette {
+        Some(cassette) => {
+            format!("tooltap replay: no recording of cassette {cassette} matches {method} {path}")
+        }
+        None => format!("tooltap replay: no recording matches {method} {path}"),
+    };
     if miss.candidates.is_empty() {
         message.push_str("; the recordings directory holds no recordings");
+    } else if let (true, Some(cassette)) = (miss.cassette_empty, &miss.cassette) {
+        message.push_str(&format!(
+            "; cassette {cassette} has no recordings (none was recorded with \
+             {CASSETTE_HEADER}: {cassette})"
+        ));
     }
     for (rank, candidate) in miss.candidates.iter().enumerate() {
         let label = if rank == 0 { "closest" } else { "next closest" };
@@ -142,6 +154,8 @@ mod tests {
             candidates: vec![candidate("seed/a.jsonl", 10), candidate("seed/b.jsonl", 2)],
             wildcards: vec!["/messages/*/id".into()],
             loose_ids_would_match: false,
+            cassette: None,
+            cassette_empty: false,
         };
         let message = miss_message("POST", "/v1/chat/completions", &miss);
         assert!(
@@ -162,11 +176,35 @@ mod tests {
             message.ends_with("--match-tool-call-ids loose matches it"),
             "{message}"
         );
-        let none = Miss {
+        let mut none = Miss {
             candidates: vec![],
             wildcards: vec![],
             loose_ids_would_match: false,
+            cassette: None,
+            cassette_empty: false,
         };
         assert!(miss_message("GET", "/", &none).contains("holds no recordings"));
+        miss.cassette = Some("t.py::a".into());
+        let message = miss_message("POST", "/v1/chat/completions", &miss);
+        assert!(
+            message.starts_with(
+                "tooltap replay: no recording of cassette t.py::a matches POST \
+                 /v1/chat/completions; closest recording: seed/a.jsonl"
+            ),
+            "{message}"
+        );
+        miss.cassette_empty = true;
+        let message = miss_message("POST", "/v1/chat/completions", &miss);
+        assert!(
+            message.contains(
+                "cassette t.py::a has no recordings (none was recorded with \
+                 x-tooltap-cassette: t.py::a); closest recording: seed/a.jsonl"
+            ),
+            "{message}"
+        );
+        none.cassette = Some("t.py::b".into());
+        none.cassette_empty = true;
+        let message = miss_message("GET", "/", &none);
+        assert!(message.contains("holds no recordings"), "{message}");
     }
 }

@@ -81,6 +81,7 @@ async fn answer(
         Err(response) => return response,
     };
     let method = parts.method.as_str();
+    let cassette = crate::record::cassette::of_request(&parts.headers);
     let found = {
         let library = state.library.read().unwrap_or_else(PoisonError::into_inner);
         let as_recorded = state.redactor.as_recorded(&body);
@@ -90,6 +91,7 @@ async fn answer(
             query: parts.uri.query(),
             body: &body,
             as_recorded: as_recorded.as_deref(),
+            cassette: cassette.as_deref(),
         });
         found.map(|entry| {
             let response = &entry.recording.meta.response;
@@ -154,7 +156,9 @@ async fn answer(
             let shown = state.redactor.body_for_log(&body, LOGGED_BODY);
             tracing::warn!(body = %shown, "{message}");
             match &state.forward {
-                Some(forward) => capture::forward(state, forward, &ctx, parts, body).await,
+                Some(forward) => {
+                    capture::forward(state, forward, &ctx, parts, body, cassette).await
+                }
                 None => respond::error_response(StatusCode::NOT_FOUND, "replay_no_match", &message)
                     .map(proxy_body::full),
             }

@@ -10,7 +10,8 @@
 //! `Proxy-Connection`, `Keep-Alive`, `TE`, `Transfer-Encoding` and `Upgrade`. Also dropped:
 //! `Proxy-Authenticate` and `Proxy-Authorization` (§11.7), which address the proxy itself;
 //! tooltap demands no proxy credentials, so they are not meant for the upstream. `Trailer` is
-//! end-to-end (§6.6.2) and passes.
+//! end-to-end (§6.6.2) and passes. `x-tooltap-cassette` (a test's name, for tooltap's recordings,
+//! see [`crate::record::cassette`]) is addressed to tooltap too, and dropped as well.
 //!
 //! One framing fix on responses: an upstream head with both `Transfer-Encoding` and
 //! `Content-Length` is framed by the transfer coding (RFC 9112 §6.3: it overrides the length, and
@@ -56,6 +57,7 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
 /// Prepare a client request's headers for the upstream.
 pub fn prepare_request(headers: &mut HeaderMap, upstream: &Authority) -> Result<(), http::Error> {
     strip_hop_by_hop(headers);
+    headers.remove(crate::record::cassette::CASSETTE_HEADER);
     let host = HeaderValue::from_str(upstream.as_str())?;
     headers.insert(header::HOST, host);
     Ok(())
@@ -155,11 +157,15 @@ mod tests {
     }
 
     #[test]
-    fn host_is_replaced_by_the_upstream_authority() {
-        let mut headers = map(&[("host", "127.0.0.1:8787")]);
+    fn host_is_replaced_by_the_upstream_authority_and_the_cassette_goes() {
+        let mut headers = map(&[
+            ("host", "127.0.0.1:8787"),
+            ("x-tooltap-cassette", "tests/t.py::test_a"),
+        ]);
         let authority = Authority::from_static("api.groq.com");
         prepare_request(&mut headers, &authority).expect("valid host");
         assert_eq!(headers.get_all(header::HOST).iter().count(), 1);
         assert_eq!(headers[header::HOST], "api.groq.com");
+        assert_eq!(headers.len(), 1, "{headers:?}");
     }
 }

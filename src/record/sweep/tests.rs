@@ -19,13 +19,19 @@ fn only_a_dead_processs_temporary_files_inside_the_layout_are_swept() {
     file.set_modified(SystemTime::now() - LEGACY_AGE - Duration::from_secs(60))
         .expect("mtime");
     drop(file);
-    // Never touched: a finished recording, other hidden files, temporary names outside the
-    // `<route>/<date>/` level, and a link named like a temporary file (nor what it points to).
+    // A cassette's folder is in the layout too, one level down or several.
+    let cassette = RecordingPaths::in_cassette(&dir, "tests/t.py::test_a", "t1-cassette");
+    let shallow = RecordingPaths::in_cassette(&dir, "weather", "t1-shallow");
+    for paths in [&cassette, &shallow] {
+        create_folder(&paths.folder).expect("folder");
+        drop(create_file(&paths.temp).expect("create"));
+    }
+    // Never touched: a finished recording, other hidden files, temporary names at the top
+    // of the folder, and a link named like a temporary file (nor what it points to).
     let kept = [
         dead.done.clone(),
         dead.folder.join(".notes"),
         dir.join(".t2~0123456789abcdef.jsonl.tmp"),
-        dir.join("default").join(".t3~0123456789abcdef.jsonl.tmp"),
     ];
     for path in &kept {
         std::fs::write(path, "keep").expect("write");
@@ -35,8 +41,13 @@ fn only_a_dead_processs_temporary_files_inside_the_layout_are_swept() {
     let link = dead.folder.join(".t4~0123456789abcdef.jsonl.tmp");
     std::os::unix::fs::symlink(&target, &link).expect("symlink");
 
-    assert_eq!(stale_temps(&dir), 2, "the dead one and the old stale one");
+    assert_eq!(
+        stale_temps(&dir),
+        4,
+        "the dead one, the old stale one and the two cassettes'"
+    );
     assert!(!dead.temp.exists());
+    assert!(!cassette.temp.exists() && !shallow.temp.exists());
     assert!(!old_stale.exists());
     assert!(live.temp.exists(), "a live process's file is locked, kept");
     assert!(old_recent.exists());

@@ -209,6 +209,7 @@ fn the_query_selects_the_recording_and_its_credentials_do_not() {
                 query,
                 body: br#"{"contents":[]}"#,
                 as_recorded: None,
+                cassette: None,
             })
             .map(|entry| entry.name.clone())
     };

@@ -3,7 +3,8 @@
 //! real clients (a raw hyper client, the seed's vitest suite, the openai Python SDK), a timeout on
 //! every network await.
 //!
-//! Modules, by what they prove: `agent_loop` (tool-call ids invented per run: the miss message,
+//! Modules, by what they prove: `cassettes` (per-test recordings: the `x-tooltap-cassette`
+//! header through the real binary and the openai SDK), `agent_loop` (tool-call ids invented per run: the miss message,
 //! `--match-tool-call-ids loose`, wildcard ignores), `frames` (byte-identical frames with the recorded boundaries,
 //! headers), `pacing` (recorded gaps and factors), `matching` (misses, turns, ignored fields),
 //! `inspection` (violations from replayed traffic reach the violations file), `examples` (the
@@ -12,6 +13,7 @@
 //! the seed suite failing on its compatibility line, what the Python SDK does with a few quirks).
 
 mod agent_loop;
+mod cassettes;
 mod clients;
 mod examples;
 mod forward;

@@ -47,6 +47,30 @@ pub async fn start_proxy_under(
     extra: &[&std::ffi::OsStr],
     rust_log: &str,
 ) -> Running {
+    let listen = [
+        "proxy",
+        "--listen",
+        "127.0.0.1:0",
+        "--admin-listen",
+        "127.0.0.1:0",
+    ];
+    start_binary(wrapper, &listen, extra, rust_log, "tooltap proxy ready").await
+}
+
+/// Starts `tooltap replay` on an ephemeral port with JSON logs and `extra` arguments (which
+/// must hold `--recordings`), and waits for its ready line.
+pub async fn start_replay(extra: &[&std::ffi::OsStr], rust_log: &str) -> Running {
+    let listen = ["replay", "--listen", "127.0.0.1:0"];
+    start_binary(None, &listen, extra, rust_log, "tooltap replay ready").await
+}
+
+async fn start_binary(
+    wrapper: Option<(&str, &[&str])>,
+    listen: &[&str],
+    extra: &[&std::ffi::OsStr],
+    rust_log: &str,
+    ready: &str,
+) -> Running {
     let binary = env!("CARGO_BIN_EXE_tooltap");
     let mut command = match wrapper {
         Some((program, args)) => {
@@ -57,13 +81,7 @@ pub async fn start_proxy_under(
         None => Command::new(binary),
     };
     let mut child = command
-        .args([
-            "proxy",
-            "--listen",
-            "127.0.0.1:0",
-            "--admin-listen",
-            "127.0.0.1:0",
-        ])
+        .args(listen)
         .args(["--log-format", "json"])
         .args(extra)
         .env("RUST_LOG", rust_log)
@@ -92,7 +110,7 @@ pub async fn start_proxy_under(
             if let Some(address) = value["fields"]["admin"].as_str() {
                 admin = Some(address.parse().expect("admin address"));
             }
-            if value["fields"]["message"] == "tooltap proxy ready" {
+            if value["fields"]["message"] == ready {
                 let listen = value["fields"]["listen"].as_str().expect("listen field");
                 return listen.parse().expect("address");
             }
