@@ -1,7 +1,9 @@
-"""What each ``--tooltap-mode`` runs for one test, given its cassette folder.
+"""What each ``--tooltap-mode`` runs for one test, given its cassette.
 
-The modes carry pytest-recording's (vcrpy's) meanings, per cassette; a cassette is the folder of
-one test's recordings:
+A test's cassette is its node id, sent as the ``x-tooltap-cassette`` header; its recordings are
+``<recordings>/<cassette folder>/<exchange id>.jsonl``, the folder as tooltap renders the name
+(``tests/test_weather.py::test_loop`` → ``tests/test_weather.py/test_loop``). The modes carry
+pytest-recording's (vcrpy's) meanings, per cassette:
 
 - ``none``: replay only (``tooltap replay --on-miss error``); a request no recording matches
   is a miss and fails the test. A test without a cassette replays against every recording of
@@ -21,6 +23,7 @@ import os
 import re
 import shutil
 from typing import Dict, List, Optional, Tuple
+from urllib.parse import quote
 
 MODES = ("none", "once", "new_episodes", "all", "rewrite")
 
@@ -44,8 +47,11 @@ PROVIDERS: Tuple[Tuple[str, str, str, str, str], ...] = (
 PLACEHOLDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY")
 
 CASSETTE_HEADER = "x-tooltap-cassette"
-_UNSAFE = re.compile(r"[^A-Za-z0-9._\[\]=,+-]")
-_MAX_SEGMENT = 120
+# tooltap's rendering of a cassette name as a folder (src/record/cassette.rs, layout::segment).
+_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+_MAX_SEGMENT = 96
+_MAX_DEPTH = 8
+_MAX_NAME = 1024
 
 
 def base_urls(url: str) -> Dict[str, str]:
@@ -53,18 +59,34 @@ def base_urls(url: str) -> Dict[str, str]:
     return {variable: url + suffix for _, _, _, variable, suffix in PROVIDERS}
 
 
-def cassette_dir(recordings: str, nodeid: str) -> str:
-    """``<recordings>/<module>/<test>``: pytest-recording's layout, one folder per test. Each
-    segment keeps letters, digits and ``._[]=,+-``, anything else becomes ``_``, and is cut
-    to a safe length, so a node id never escapes the recordings folder."""
-    path, _, name = nodeid.partition("::")
-    module = os.path.splitext(os.path.basename(path))[0] or "tests"
-    return os.path.join(recordings, _segment(module), _segment(name.replace("::", ".") or "test"))
+def cassette_name(nodeid: str) -> str:
+    """The ``x-tooltap-cassette`` value for a test: its node id, non-ASCII characters
+    percent-encoded (a header value is ASCII), cut as tooltap cuts it."""
+    encoded = "".join(c if " " <= c <= "~" else quote(c, safe="") for c in nodeid).strip()
+    return encoded.encode("ascii")[:_MAX_NAME].decode("ascii").strip()
+
+
+def cassette_folder(name: str) -> str:
+    """The folder tooltap files a cassette's recordings in, relative to the recordings folder:
+    ``tests/test_weather.py::test_loop`` is ``tests/test_weather.py/test_loop``. Split at
+    ``/``, ``\\`` and ``::``; each part keeps ``[A-Za-z0-9._-]`` (anything else, and a leading
+    dot, becomes ``_``), at most 96 characters; empty parts and ``.`` go; at most 8 levels."""
+    parts = [p.strip() for piece in re.split(r"[/\\]", name) for p in piece.split("::")]
+    parts = [p for p in parts if p and p != "."]
+    kept = min(len(parts), _MAX_DEPTH)
+    folders = []
+    for index in range(kept):
+        last = index + 1 == kept
+        part = "_".join(parts[index:]) if last and len(parts) > kept else parts[index]
+        folders.append(_segment(part))
+    return os.path.join(*folders) if folders else "_"
 
 
 def _segment(text: str) -> str:
-    cleaned = _UNSAFE.sub("_", text)[:_MAX_SEGMENT]
-    return "_" + cleaned if cleaned in ("", ".", "..") or cleaned.startswith(".") else cleaned
+    clean = "".join(c if c in _SAFE else "_" for c in text[:_MAX_SEGMENT])
+    if clean.startswith("."):
+        clean = "_" + clean[1:]
+    return clean or "_"
 
 
 def has_recordings(folder: str) -> bool:
@@ -72,6 +94,21 @@ def has_recordings(folder: str) -> bool:
         if any(name.endswith(".jsonl") for name in files):
             return True
     return False
+
+
+def remove_if_empty(folder: str) -> None:
+    """Removes a cassette folder that holds no file (a recording test that sent nothing), so
+    that ``once`` records it again and ``none`` does not count it as recorded."""
+    if not os.path.isdir(folder):
+        return
+    for _, _, files in os.walk(folder):
+        if files:
+            return
+    shutil.rmtree(folder, ignore_errors=True)
+    try:
+        os.rmdir(os.path.dirname(folder))  # the module's folder, when this was its only test
+    except OSError:
+        pass
 
 
 def proxy_config(upstream: Optional[str]) -> str:
@@ -112,7 +149,8 @@ def plan(
     upstream: Optional[str],
     scratch: str,
 ) -> Plan:
-    """What to run for one test in ``mode``; writes the proxy config into ``scratch``."""
+    """What to run for one test in ``mode``, ``cassette`` being its folder of recordings;
+    writes the proxy config into ``scratch``."""
     if mode not in MODES:
         raise ValueError("--tooltap-mode must be one of %s, not %r" % (", ".join(MODES), mode))
     violations = os.path.join(scratch, "violations.jsonl")
@@ -121,7 +159,8 @@ def plan(
         shutil.rmtree(cassette)
     recorded = has_recordings(cassette)
     if mode == "none" or (mode == "once" and recorded):
-        # Without its own recordings, the whole folder answers, so a miss names the closest.
+        # Without its own recordings, the whole folder is loaded, so that the miss names the
+        # closest recording of any test (the cassette header keeps them from answering).
         source = cassette if recorded else recordings
         if not os.path.isdir(source):
             source = os.path.join(scratch, "empty")
@@ -160,3 +199,28 @@ def plan(
         return Plan([router, replay], recording=True, no_cassette=False)
     record = proxy + ["--record", "all", "--recordings", cassette, *common]
     return Plan([record], recording=True, no_cassette=False)
+
+
+def flatten(cassette: str) -> None:
+    """Moves the recordings tooltap filed below a test's folder (``<cassette folder>/`` when
+    the request named its cassette, ``<route>/<date>/`` or ``replay/<date>/`` when it did not)
+    up into the folder itself, so a test's recordings are always ``<folder>/<id>.jsonl``."""
+    if not os.path.isdir(cassette):
+        return
+    for top, folders, files in os.walk(cassette, topdown=False):
+        if top == cassette:
+            continue
+        for name in files:
+            if not name.endswith(".jsonl"):
+                continue
+            target = os.path.join(cassette, name)
+            stem, suffix = os.path.splitext(name)
+            n = 1
+            while os.path.exists(target):
+                n += 1
+                target = os.path.join(cassette, "%s-%d%s" % (stem, n, suffix))
+            os.replace(os.path.join(top, name), target)
+        try:
+            os.rmdir(top)
+        except OSError:
+            pass

@@ -13,7 +13,7 @@ import threading
 from typing import List, Optional
 
 READY_MESSAGES = ("tooltap proxy ready", "tooltap replay ready")
-MISS_PREFIX = "tooltap replay: no recording matches"
+MISS_PREFIX = "tooltap replay: no recording "
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 30.0
 
@@ -94,6 +94,10 @@ class Server:
             if message and message.startswith(MISS_PREFIX):
                 found.append(message)
         return found
+
+    def replayed(self) -> int:
+        """How many requests replay answered from a recording."""
+        return sum(1 for line in self.lines if _message(line) == "replaying")
 
     def violations(self) -> List[dict]:
         """The violations lines tooltap wrote (docs/violations-file.md), summary lines left out."""

@@ -3,14 +3,16 @@
 A test that asks for the ``tooltap`` fixture (or carries ``@pytest.mark.tooltap``) runs against
 its own tooltap, started on a free loopback port before the test and stopped cleanly after it:
 ``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``, ``GOOGLE_GEMINI_BASE_URL`` and ``OLLAMA_HOST`` point
-at it for the test, so SDK clients made inside the test go through it. Its recordings live in
-``<--tooltap-recordings>/<module>/<test>/`` (one folder per test, so neighbouring tests and test
-order never matter). The test fails when replay missed a request (the message names the closest
+at it for the test, so SDK clients made inside the test go through it, and requests to it carry
+the test's node id in the ``x-tooltap-cassette`` header. Its recordings live in
+``<--tooltap-recordings>/<cassette folder>/`` (``tests/test_weather.py/test_loop``: one folder
+per test, so neighbouring tests and test order never matter). The test fails when replay missed a request (the message names the closest
 recording and the JSON pointers that differ) or when tooltap found a violation at or above
 ``--tooltap-fail-on`` (default ``error``), naming the rule. See docs/testing.md.
 """
 
 import os
+import shutil
 import tempfile
 from typing import List, Optional
 
@@ -18,6 +20,7 @@ import pytest
 
 from tooltap import _modes
 from tooltap._bin import find_tooltap_bin
+from tooltap._headers import tag_requests
 from tooltap._server import Server, TooltapError
 
 _SEVERITIES = {"error": ("error",), "warning": ("error", "warning"), "never": ()}
@@ -74,14 +77,15 @@ def pytest_collection_modifyitems(items):
 class Tooltap:
     """What the ``tooltap`` fixture yields: the running tooltap and the test's cassette."""
 
-    def __init__(self, mode: str, cassette: str, nodeid: str, fail_on: str):
+    def __init__(self, mode: str, cassette: str, name: str, fail_on: str):
         self.mode = mode
         self.cassette = cassette
-        self.nodeid = nodeid
+        self.name = name
         self.fail_on = fail_on
         self.url = ""
         self.servers: List[Server] = []
         self.no_cassette = False
+        self.recording = False
         self._findings: Optional[List[str]] = None
 
     @property
@@ -91,9 +95,9 @@ class Tooltap:
 
     @property
     def headers(self):
-        """The cassette header tooltap files this test's exchanges under; hand it to a client
-        as default headers when it talks to tooltap by other means than these variables."""
-        return {_modes.CASSETTE_HEADER: self.nodeid}
+        """The cassette header this test's requests carry (added to httpx and httpx2 requests
+        on their own); hand it to other clients as default headers."""
+        return {_modes.CASSETTE_HEADER: self.name}
 
     def start(self, commands: List[List[str]], env) -> None:
         upstream = None
@@ -124,11 +128,15 @@ class Tooltap:
             for line in server.violations():
                 if line.get("severity") in _SEVERITIES[self.fail_on]:
                     findings.append(_describe(line))
-        if self.no_cassette:
+        # A test that sent nothing needs no recordings; one that did needs its own.
+        if self.no_cassette and any(s.replayed() or s.misses() for s in self.servers):
             findings.append(
                 "no recordings for this test in %s (--tooltap-mode none): record them with "
                 "--tooltap-mode once" % self.cassette
             )
+        if self.recording:
+            _modes.flatten(self.cassette)
+        _modes.remove_if_empty(self.cassette)
         self._findings = findings
         return findings
 
@@ -165,8 +173,8 @@ def tooltap(request, monkeypatch):
     )
     if fail_on not in _SEVERITIES:
         raise pytest.UsageError("tooltap fail_on must be one of %s" % ", ".join(_SEVERITIES))
-    nodeid = request.node.nodeid
-    cassette = _modes.cassette_dir(recordings, nodeid)
+    name = _modes.cassette_name(request.node.nodeid)
+    cassette = os.path.join(recordings, _modes.cassette_folder(name))
     scratch = tempfile.mkdtemp(prefix="tooltap-")
     plan = _modes.plan(
         find_tooltap_bin(),
@@ -176,22 +184,29 @@ def tooltap(request, monkeypatch):
         config.getoption("--tooltap-upstream"),
         scratch,
     )
-    session = Tooltap(mode, cassette, nodeid, fail_on)
+    session = Tooltap(mode, cassette, name, fail_on)
     session.no_cassette = plan.no_cassette
+    session.recording = plan.recording
     request.node.stash[_STASH] = session
     try:
         session.start(plan.commands, None)
     except TooltapError:
         session.stop()
+        shutil.rmtree(scratch, ignore_errors=True)
         raise
     for variable, value in session.base_urls.items():
         monkeypatch.setenv(variable, value)
+    tag_requests(monkeypatch, session.url, name)
     if not plan.recording:
         for variable in _modes.PLACEHOLDER_KEYS:
             if not os.environ.get(variable):
                 monkeypatch.setenv(variable, "tooltap-replay")
-    yield session
-    findings = session.stop()
+    try:
+        yield session
+        findings = session.stop()
+    finally:
+        session.stop()
+        shutil.rmtree(scratch, ignore_errors=True)
     if findings and not getattr(request.node, "_tooltap_reported", False):
         pytest.fail(_report(session, findings), pytrace=False)
 

@@ -35,7 +35,7 @@ export const PROVIDERS = [
 export const PLACEHOLDER_KEYS = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"];
 
 const READY = new Set(["tooltap proxy ready", "tooltap replay ready"]);
-const MISS_PREFIX = "tooltap replay: no recording matches";
+const MISS_PREFIX = "tooltap replay: no recording ";
 const START_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 30_000;
 

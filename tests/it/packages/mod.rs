@@ -30,7 +30,8 @@ fn suite(name: &str) -> PathBuf {
 }
 
 /// The one file in the dist folder whose name starts with `prefix` and ends with `suffix`,
-/// checked to be no older than the binary the tests built (else it packs an old tooltap).
+/// checked to be no older than the sources it packs (else it holds an old tooltap). The sources,
+/// not the test binary: cargo builds the binary the tests use and maturin its own copy.
 fn dist_file(prefix: &str, suffix: &str) -> PathBuf {
     let dir = std::env::var_os("TOOLTAP_TEST_DIST").map_or_else(
         || Path::new(env!("CARGO_MANIFEST_DIR")).join("target/dist-dev"),
@@ -52,18 +53,43 @@ fn dist_file(prefix: &str, suffix: &str) -> PathBuf {
         })
         .collect();
     assert_eq!(found.len(), 1, "one {prefix}*{suffix} in {}", dir.display());
-    let built = std::fs::metadata(env!("CARGO_BIN_EXE_tooltap"))
-        .and_then(|m| m.modified())
-        .expect("binary mtime");
     let packed = std::fs::metadata(&found[0])
         .and_then(|m| m.modified())
         .expect("package mtime");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let sources = [
+        "src",
+        "python",
+        "npm",
+        "Cargo.toml",
+        "Cargo.lock",
+        "pyproject.toml",
+    ];
+    let newest = sources
+        .iter()
+        .filter_map(|source| newest_mtime(&root.join(source)))
+        .max()
+        .expect("the sources exist");
     assert!(
-        packed >= built,
-        "{} is older than the tooltap the tests built: run scripts/package --dev",
+        packed >= newest,
+        "{} is older than the sources it packs: run scripts/package --dev",
         found[0].display()
     );
     found[0].clone()
+}
+
+/// The newest modification time of `path` or anything below it.
+fn newest_mtime(path: &Path) -> Option<std::time::SystemTime> {
+    let meta = std::fs::metadata(path).ok()?;
+    let own = meta.modified().ok();
+    if !meta.is_dir() {
+        return own;
+    }
+    std::fs::read_dir(path)
+        .ok()?
+        .filter_map(|entry| newest_mtime(&entry.ok()?.path()))
+        .chain(own)
+        .max()
 }
 
 /// Copies the files of `from` (not its sub-folders; symlinks followed) into `to`.

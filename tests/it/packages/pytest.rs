@@ -1,7 +1,9 @@
 //! `pip install tooltap` and its pytest plugin: the wheel alone in a fresh venv (pytest and the
 //! openai and anthropic SDKs come from the test interpreter's site-packages through a `.pth`
-//! file, so nothing is downloaded) runs `package-suites/pytest` against aimock in `once` mode,
-//! then offline in `none` mode; a never-recorded test and a recorded violation fail, named.
+//! file, so nothing is downloaded) runs `package-suites/pytest` against aimock in `once` mode
+//! (each test's recordings in its cassette's folder, the SDKs' requests tagged with the
+//! `x-tooltap-cassette` header), then offline in `none` mode; a never-recorded test and a
+//! recorded violation fail, named.
 
 use std::path::Path;
 
@@ -98,16 +100,30 @@ async fn the_wheel_records_once_replays_offline_and_fails_misses_and_violations(
             && text.contains("tooltap violation tool_call.arguments_schema (error)"),
         "the violation fails its test, naming the rule: {text}"
     );
+    // Each test's recordings in its cassette's folder, its node id in their recorded header.
+    let folder = recordings.join("test_providers.py");
     for test in [
-        "test_chat[streamed]",
-        "test_anthropic[buffered]",
+        "test_chat_streamed_",
+        "test_anthropic_buffered_",
         "test_tool_loop",
     ] {
         assert!(
-            recordings.join("test_providers").join(test).is_dir(),
+            folder.join(test).is_dir(),
             "{test} recorded into its own folder"
         );
     }
+    let loop_recordings: Vec<String> = std::fs::read_dir(folder.join("test_tool_loop"))
+        .expect("the loop's folder")
+        .map(|entry| std::fs::read_to_string(entry.expect("entry").path()).expect("read"))
+        .collect();
+    assert_eq!(loop_recordings.len(), 2, "two turns, two recordings");
+    assert!(
+        loop_recordings
+            .iter()
+            .all(|text| text
+                .contains(r#"["x-tooltap-cassette","test_providers.py::test_tool_loop"]"#)),
+        "the cassette header was sent by the SDK's requests and recorded"
+    );
     aimock.kill().await.expect("aimock stops");
 
     // Offline: the recorded suite passes; the never-recorded test and the violation fail.
@@ -134,7 +150,9 @@ async fn the_wheel_records_once_replays_offline_and_fails_misses_and_violations(
         "{text}"
     );
     assert!(
-        text.contains("closest recording: test_providers/test_chat[buffered]/")
+        text.contains("replay miss: tooltap replay: no recording of cassette test_new.py")
+            && text.contains("cassette test_new.py::test_new_city has no recordings")
+            && text.contains("closest recording: test_providers.py/test_chat_buffered_/")
             && text.contains("which differs at /messages/0/content"),
         "the miss names the closest recording and the pointer: {text}"
     );

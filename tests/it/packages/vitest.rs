@@ -116,6 +116,17 @@ async fn the_tarballs_record_once_replay_offline_and_fail_misses_and_violations(
             && text.contains("(test violation.test.js::violation)"),
         "the recorded violation fails the run, naming the rule and the test: {text}"
     );
+    // The setup file's fetch tagged each request with its test: tooltap filed them by cassette.
+    for folder in [
+        "stream_true___chat",
+        "stream_false___anthropic",
+        "tool_loop",
+    ] {
+        assert!(
+            recordings.join("providers.test.js").join(folder).is_dir(),
+            "{folder} recorded in its cassette's folder"
+        );
+    }
     aimock.kill().await.expect("aimock stops");
 
     let mut none = vitest(&dir, &["providers.test.js"]);
@@ -133,8 +144,9 @@ async fn the_tarballs_record_once_replay_offline_and_fail_misses_and_violations(
     assert!(!out.status.success(), "{text}");
     assert!(
         text.contains(
-            "replay miss: tooltap replay: no recording matches POST /v1/chat/completions"
-        ) && text.contains("closest recording: ")
+            "replay miss: tooltap replay: no recording of cassette new.test.js::new city \
+             matches POST /v1/chat/completions"
+        ) && text.contains("closest recording: providers.test.js/stream_false___chat/")
             && text.contains("which differs at /messages/0/content"),
         "the miss names the closest recording and the pointer: {text}"
     );
