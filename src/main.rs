@@ -151,8 +151,12 @@ fn run_replay(args: ReplayArgs) -> anyhow::Result<()> {
         let recordings = state.library.read().map_or(0, |library| library.len());
         let shutdown = tooltap::proxy::shutdown::signal();
         tracing::info!(listen = %local, recordings, dir = %settings.recordings.display(), "tooltap replay ready");
-        replay::serve(state, listener, shutdown).await;
+        replay::serve(state.clone(), listener, shutdown).await;
         tracing::info!("stopped");
+        let unused = state.library.read().map_or(0, |library| library.usage().unused);
+        if settings.fail_on_unused && unused > 0 {
+            anyhow::bail!("{unused} recordings were never used (--fail-on-unused)");
+        }
         Ok(())
     })
 }

@@ -1,10 +1,12 @@
 //! `tooltap export --format vcr|har RECORDINGS -o DIR`: recordings as other tools' fixtures.
 //!
 //! Input: recording files and folders (tooltap's own; cassettes and HAR files are read too), the
-//! format and the output folder. Output: for `vcr`, one cassette per folder of recordings,
-//! `DIR/<folder relative to the argument>.yaml` (a file named on the command line gives
-//! `DIR/<its name>.yaml`), interactions in the order the exchanges started: pytest-recording's
-//! `cassettes/<module>/<test>.yaml` when the folder is a test's; for `har`, one file,
+//! format and the output folder. Output: for `vcr`, one cassette per test — per
+//! `x-tooltap-cassette` header recorded, in pytest-recording's layout,
+//! `DIR/<module>/<test>.yaml` (see [`cassette_file`]) — and, for recordings without the
+//! header, one per folder of recordings, `DIR/<folder relative to the argument>.yaml` (a file
+//! named on the command line gives `DIR/<its name>.yaml`), interactions in the order the
+//! exchanges started; for `har`, one file,
 //! `DIR/tooltap.har`, with every exchange. A message per file that could not be read on
 //! `stderr`; exit code 0, or 2 when any input was unreadable (the rest is still written).
 
@@ -15,6 +17,7 @@ use std::path::{Path, PathBuf};
 use super::Format;
 use crate::check::inputs::{self, DEFAULT_MAX_INPUT_BYTES};
 use crate::record::Recording;
+use crate::record::cassette;
 use crate::record::format::Meta;
 use crate::record::read::each_recording;
 use crate::redact::{REDACTED, Redactor};
@@ -25,7 +28,8 @@ pub struct ExportArgs {
     /// Recording files or folders (folders are walked for `*.jsonl`, cassettes and HAR files).
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
-    /// `vcr`: vcrpy cassettes (YAML), one per folder of recordings. `har`: one HAR 1.2 file.
+    /// `vcr`: vcrpy cassettes (YAML), one per test (x-tooltap-cassette header), else one per
+    /// folder of recordings. `har`: one HAR 1.2 file.
     #[arg(long, value_enum)]
     pub format: Format,
     /// The folder written into (created when missing; files of the same name are replaced).
@@ -51,14 +55,19 @@ pub fn run(args: &ExportArgs, stderr: &mut dyn Write) -> u8 {
         let (files, missing) = inputs::collect(std::slice::from_ref(root), args.max_input_bytes);
         problems.extend(missing);
         for file in files {
-            let group = group_of(root, &file);
+            let folder = group_of(root, &file);
             let read =
                 each_recording(
                     &file,
                     args.max_input_bytes,
                     &mut buffer,
                     |recording| match recording {
-                        Ok(recording) => groups.entry(group.clone()).or_default().push(recording),
+                        Ok(recording) => {
+                            // A test's recordings make its own cassette, wherever they were filed.
+                            let group = cassette::of_recorded(&recording.meta.request.headers)
+                                .map_or_else(|| folder.clone(), |name| cassette_file(&name));
+                            groups.entry(group).or_default().push(recording);
+                        }
                         Err(error) => problems.push(error.to_string()),
                     },
                 );
@@ -114,6 +123,52 @@ fn group_of(root: &Path, file: &Path) -> PathBuf {
                 .to_owned(),
         ),
     }
+}
+
+/// Where a test's cassette goes, without `.yaml`, in pytest-recording's layout
+/// (`cassettes/<module>/<test>.yaml`, its `{cls}.{test}` for a method):
+/// `tests/test_weather.py::test_loop` → `test_weather/test_loop`,
+/// `tests/t.py::TestA::test_b[1]` → `t/TestA.test_b[1]`. A name without `::` (another runner's)
+/// goes to its cassette folder ([`cassette::folder`]). Each part is one safe file name: never
+/// empty, never `..`, no separator, at most [`MAX_FILE_PART`] bytes.
+pub fn cassette_file(name: &str) -> PathBuf {
+    let Some((file, test)) = name.split_once("::") else {
+        return cassette::folder(name);
+    };
+    let base = file.rsplit(['/', '\\']).next().unwrap_or(file).trim();
+    let module = match base.rsplit_once('.') {
+        Some((stem, _extension)) if !stem.is_empty() => stem,
+        _ => base,
+    };
+    let test: Vec<&str> = test.split("::").map(str::trim).collect();
+    PathBuf::from(file_part(module)).join(file_part(&test.join(".")))
+}
+
+/// The most bytes of one part of a cassette's path.
+const MAX_FILE_PART: usize = 200;
+
+/// `text` as one file name: separators, control characters and NUL become `_`, as does a
+/// leading `.`; cut to [`MAX_FILE_PART`] bytes at a character boundary; `_` when empty.
+fn file_part(text: &str) -> String {
+    let mut part = String::with_capacity(text.len().min(MAX_FILE_PART));
+    for c in text.chars() {
+        let c = if c == '/' || c == '\\' || c.is_control() {
+            '_'
+        } else {
+            c
+        };
+        if part.len() + c.len_utf8() > MAX_FILE_PART {
+            break;
+        }
+        part.push(c);
+    }
+    if part.starts_with('.') {
+        part.replace_range(0..1, "_");
+    }
+    if part.is_empty() {
+        part.push('_');
+    }
+    part
 }
 
 /// A folder's last name (`recordings` for `.` or `/`).
@@ -248,4 +303,51 @@ pub fn response_headers(
         })
         .cloned()
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Component;
+
+    #[test]
+    fn a_pytest_id_becomes_pytest_recordings_module_and_test() {
+        let cases = [
+            ("tests/test_weather.py::test_loop", "test_weather/test_loop"),
+            ("tests/t.py::TestA::test_b[1-x]", "t/TestA.test_b[1-x]"),
+            ("test_flat.py::test_a", "test_flat/test_a"),
+            ("weather > loop", "weather___loop"),
+            ("src/a.test.ts/loop", "src/a.test.ts/loop"),
+        ];
+        for (name, file) in cases {
+            assert_eq!(cassette_file(name), PathBuf::from(file), "{name}");
+        }
+    }
+
+    #[test]
+    fn no_cassette_name_leaves_the_export_folder() {
+        let long = format!("{}::{}", "m".repeat(5000), "é".repeat(5000));
+        let attacks = [
+            "../../x.py::../../y",
+            "..::..",
+            "::",
+            "/etc/passwd::/etc/shadow",
+            "a.py::b\0c",
+            ".py::.hidden",
+            long.as_str(),
+        ];
+        for attack in attacks {
+            let file = cassette_file(attack);
+            assert!(file.is_relative(), "{attack:?} → {file:?}");
+            for component in file.components() {
+                let Component::Normal(part) = component else {
+                    panic!("{attack:?} → {file:?}");
+                };
+                let part = part.to_string_lossy();
+                assert!(!part.starts_with('.'), "{attack:?} → {file:?}");
+                assert!(part.len() <= MAX_FILE_PART, "{attack:?}");
+                assert!(!part.contains(['/', '\\', '\0']), "{attack:?}");
+            }
+        }
+    }
 }

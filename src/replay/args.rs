@@ -70,6 +70,10 @@ pub struct ReplayArgs {
     /// e.g. args-as-object or index-all-zero,done-missing
     #[arg(long, value_name = "ID[,ID...]")]
     pub quirk: Option<String>,
+    /// Exit non-zero at the end when any recording was never used (a CI gate); the unused ones
+    /// are logged by cassette, and served live on GET /__tooltap/usage
+    #[arg(long)]
+    pub fail_on_unused: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -108,6 +112,7 @@ impl ReplayArgs {
             severity,
             log_format,
             quirk,
+            fail_on_unused,
         } = self;
         let quirks = match quirk {
             Some(list) => crate::quirk::parse_quirk_list(&list).map_err(ArgsError::Quirk)?,
@@ -134,6 +139,7 @@ impl ReplayArgs {
             severity: severity.unwrap_or_default(),
             max_request_body: DEFAULT_MAX_REQUEST_BODY,
             quirks,
+            fail_on_unused,
         };
         Ok((settings, log_format.unwrap_or_default()))
     }

@@ -20,8 +20,8 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering as AtomicOrdering};
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use serde_json::Value;
@@ -47,6 +47,10 @@ pub struct Entry {
     pub cassette: Option<Arc<str>>,
     /// The request body after ignoring, for the miss diagnosis; `None` when not JSON.
     normalized: Option<Value>,
+    /// How many requests it answered.
+    hits: AtomicU64,
+    /// Made from a forwarded miss while serving (`--on-miss forward`): never reported unused.
+    captured: bool,
 }
 
 /// Why the recordings could not be loaded.
@@ -93,6 +97,9 @@ pub struct Candidate {
 /// How many recordings a miss names.
 pub const CANDIDATES: usize = 2;
 
+mod usage;
+pub use usage::{CassetteUsage, MAX_UNKNOWN_CASSETTES, Usage};
+
 impl Miss {
     /// The closest recording's name, if there is any recording at all.
     pub fn closest(&self) -> Option<&str> {
@@ -124,6 +131,10 @@ pub struct Library {
     turns: HashMap<MatchKey, Turns>,
     /// Each cassette's own recordings and turns.
     cassettes: HashMap<Arc<str>, Cassette>,
+    /// Misses of requests that named no cassette.
+    unscoped_misses: AtomicU64,
+    /// Misses of requests naming a cassette no recording belongs to (bounded).
+    unknown: Mutex<usage::UnknownCassettes>,
 }
 
 /// One cassette's recordings (indexes into `entries`) and their turns.
@@ -131,6 +142,7 @@ pub struct Library {
 struct Cassette {
     entries: Vec<usize>,
     turns: HashMap<MatchKey, Turns>,
+    misses: AtomicU64,
 }
 
 /// The recordings under one key, and whose turn is next.
@@ -182,11 +194,23 @@ impl Library {
             entries: Vec::new(),
             turns: HashMap::new(),
             cassettes: HashMap::new(),
+            unscoped_misses: AtomicU64::new(0),
+            unknown: Mutex::default(),
         }
     }
 
     /// Add a recording; it takes its turn after those already under its key.
     pub fn insert(&mut self, name: String, recording: Recording) {
+        self.insert_as(name, recording, false);
+    }
+
+    /// [`Library::insert`] for an exchange captured while serving (a forwarded miss), which
+    /// the usage report never counts as unused.
+    pub fn insert_captured(&mut self, name: String, recording: Recording) {
+        self.insert_as(name, recording, true);
+    }
+
+    fn insert_as(&mut self, name: String, recording: Recording, captured: bool) {
         let body = recording.meta.request.body.bytes();
         let meta = &recording.meta;
         let key = self.rules.key_with_query(
@@ -225,6 +249,8 @@ impl Library {
             key,
             cassette,
             normalized,
+            hits: AtomicU64::new(0),
+            captured,
         });
     }
 
@@ -238,6 +264,30 @@ impl Library {
 
     pub fn rules(&self) -> &MatchRules {
         &self.rules
+    }
+
+    /// Starts turns over, as between two tests that replay one cassette: that cassette's, or
+    /// every turn (cassettes' and unscoped) when `None`. Returns how many recordings it covered
+    /// (0 for a cassette without recordings).
+    pub fn reset(&self, cassette: Option<&str>) -> usize {
+        let reset = |turns: &HashMap<MatchKey, Turns>| {
+            turns
+                .values()
+                .map(|turns| {
+                    turns.next.store(0, AtomicOrdering::Relaxed);
+                    turns.entries.len()
+                })
+                .sum()
+        };
+        match cassette {
+            None => {
+                self.cassettes.values().for_each(|c| {
+                    reset(&c.turns);
+                });
+                reset(&self.turns)
+            }
+            Some(name) => self.cassettes.get(name).map_or(0, |c| reset(&c.turns)),
+        }
     }
 
     /// The recording whose turn it is for this request, or why there is none.
@@ -268,15 +318,13 @@ impl Library {
             cassette,
         } = sent;
         // A named cassette's own turns; an unknown one has none (every request misses).
-        let (all_turns, among) = match cassette {
+        let scope = cassette.map(|name| self.cassettes.get(name));
+        let (all_turns, among) = match scope {
             None => (Some(&self.turns), None),
-            Some(name) => {
-                let found = self.cassettes.get(name);
-                (
-                    found.map(|c| &c.turns),
-                    Some(found.map(|c| c.entries.as_slice())),
-                )
-            }
+            Some(found) => (
+                found.map(|c| &c.turns),
+                Some(found.map(|c| c.entries.as_slice())),
+            ),
         };
         let key = |body| self.rules.key_with_query(method, path, query, body);
         let keys: Vec<MatchKey> = std::iter::once(body)
@@ -292,9 +340,12 @@ impl Library {
         match turns {
             Some(turns) => {
                 let turn = turns.next.fetch_add(1, AtomicOrdering::Relaxed);
-                Ok(&self.entries[turns.entries[turn % turns.entries.len()]])
+                let entry = &self.entries[turns.entries[turn % turns.entries.len()]];
+                entry.hits.fetch_add(1, AtomicOrdering::Relaxed);
+                Ok(entry)
             }
             None => {
+                self.count_miss(cassette, scope.flatten());
                 let body = as_recorded.unwrap_or(body);
                 // An empty cassette is explained by the nearest recordings of any other.
                 let among = among.flatten().filter(|among| !among.is_empty());

@@ -14,9 +14,10 @@
 //!
 //! [`matching`] is pure (canonical JSON, ignored pointers, differences); [`library`] loads and
 //! indexes; [`body`] paces and frames; [`respond`] builds heads and errors; [`service`] answers
-//! one request; [`capture`] forwards misses and [`remember`] keeps them for replay; [`server`]
-//! accepts connections; [`args`] is the CLI.
+//! one request; [`capture`] forwards misses and [`remember`] keeps them for replay; [`admin`]
+//! resets turns and reports usage; [`server`] accepts connections; [`args`] is the CLI.
 
+pub mod admin;
 pub mod args;
 pub mod body;
 pub mod capture;
@@ -74,6 +75,8 @@ pub struct ReplaySettings {
     pub max_request_body: usize,
     /// Quirks applied to every replayed exchange (`--quirk`), in order; see [`crate::quirk`].
     pub quirks: Vec<crate::quirk::QuirkId>,
+    /// Exit non-zero when a recording was never used (`--fail-on-unused`); read by the binary.
+    pub fail_on_unused: bool,
 }
 
 impl ReplaySettings {
@@ -89,6 +92,7 @@ impl ReplaySettings {
             severity: SeverityOverrides::default(),
             max_request_body: DEFAULT_MAX_REQUEST_BODY,
             quirks: Vec::new(),
+            fail_on_unused: false,
         }
     }
 }
@@ -138,6 +142,7 @@ impl ReplayState {
             severity,
             max_request_body,
             quirks,
+            fail_on_unused: _,
         } = settings;
         let library = Library::load(recordings, rules.clone())?;
         let forward = match on_miss {

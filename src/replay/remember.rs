@@ -66,7 +66,7 @@ pub async fn remember(
         .library
         .write()
         .unwrap_or_else(PoisonError::into_inner);
-    library.insert(name.clone(), recording);
+    library.insert_captured(name.clone(), recording);
     tracing::info!(recording = %name, "forwarded exchange kept; identical requests now replay it");
 }
 

@@ -9,13 +9,14 @@
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+use super::library::Usage;
 use super::{ReplayError, ReplaySettings, ReplayState, service};
 use crate::proxy::accept_loop::{self, ListenSettings};
 use crate::proxy::server::DRAIN_FLOOR;
@@ -25,7 +26,8 @@ pub const GRACE: Duration = Duration::from_secs(5);
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Serve until `shutdown` completes, then drain for [`GRACE`]: connections, then the
-/// inspections in flight and the writers (forwarded misses' recordings, the violations file).
+/// inspections in flight and the writers (forwarded misses' recordings, the violations file);
+/// then log the usage report (hits, misses, recordings never used).
 pub async fn serve(
     state: Arc<ReplayState>,
     listener: TcpListener,
@@ -54,6 +56,49 @@ pub async fn serve(
     let began = began.get().copied().unwrap_or_else(Instant::now);
     let deadline = crate::proxy::taps::drain_deadline(began, GRACE, DRAIN_FLOOR);
     crate::proxy::server::log_drained(&state.watch.drain(deadline).await);
+    log_usage(
+        &state
+            .library
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .usage(),
+    );
+}
+
+/// How many unused recordings the exit log names; the rest are counted.
+const LOGGED_UNUSED: usize = 20;
+
+/// The exit report: hits and misses, and the recordings never used, by name.
+fn log_usage(usage: &Usage) {
+    tracing::info!(
+        recordings = usage.recordings,
+        hits = usage.hits,
+        misses = usage.misses,
+        unused = usage.unused,
+        "replay usage"
+    );
+    if usage.unused == 0 {
+        return;
+    }
+    for cassette in usage.cassettes.iter().filter(|c| !c.unused.is_empty()) {
+        let named: Vec<&str> = cassette
+            .unused
+            .iter()
+            .take(LOGGED_UNUSED)
+            .map(String::as_str)
+            .collect();
+        let more = cassette.unused.len() - named.len();
+        let mut list = named.join(", ");
+        if more > 0 {
+            list.push_str(&format!(" and {more} more"));
+        }
+        tracing::warn!(
+            cassette = cassette.cassette.as_deref().unwrap_or("(none)"),
+            unused = cassette.unused.len(),
+            recordings = %list,
+            "recordings never used"
+        );
+    }
 }
 
 /// A replay server on a Tokio task.

@@ -7,7 +7,7 @@
 //! 404 `replay_no_match` for a miss (or the upstream's answer with `--on-miss forward`), 413 /
 //! 400 for a request body that is too large or broken. `GET /healthz` answers `ok`, and
 //! `GET /readyz` `ready` while accepting and 503 once shutdown began, as the proxy's admin
-//! listener does (a probe is not a miss).
+//! listener does (a probe is not a miss); paths under `/__tooltap/` go to [`admin`].
 
 use std::convert::Infallible;
 use std::sync::atomic::Ordering;
@@ -21,6 +21,7 @@ use hyper::body::Incoming;
 use tracing::Instrument;
 
 use super::ReplayState;
+use super::admin;
 use super::body::ReplayBody;
 use super::capture;
 use super::library::Sent;
@@ -44,6 +45,11 @@ pub async fn handle(
     state: Arc<ReplayState>,
     request: Request<Incoming>,
 ) -> Result<Response<ProxyBody>, Infallible> {
+    // Admin requests (a test harness's) are answered, never matched or forwarded.
+    if request.uri().path().starts_with(admin::PREFIX) {
+        let (method, path) = (request.method(), request.uri().path());
+        return Ok(admin::answer(&state, method, path, request.headers()));
+    }
     // Probes (a container's, a test harness's) are answered, never matched or logged.
     if request.method() == http::Method::GET {
         match request.uri().path() {

@@ -244,3 +244,134 @@ fn a_json_array_cut_serves_the_kept_bytes_then_the_closing() {
     let whole = kept_then(&recorded, 12, closing);
     assert_eq!(whole.iter().map(|f| f.t_us).collect::<Vec<_>>(), [10, 20]);
 }
+
+/// A library of `(name, cassette, user message)` recordings.
+fn cassettes(items: &[(&str, Option<&str>, &str)]) -> Library {
+    let mut library = Library::empty(MatchRules::default());
+    for (name, cassette, content) in items {
+        let mut recorded = recording(
+            "POST",
+            "/v1/chat/completions",
+            RecordedBody::json(&chat(content)),
+        );
+        if let Some(cassette) = cassette {
+            let header = ("X-Tooltap-Cassette".to_owned(), (*cassette).to_owned());
+            recorded.meta.request.headers.push(header);
+        }
+        library.insert((*name).into(), recorded);
+    }
+    library
+}
+
+fn ask_in(library: &Library, cassette: Option<&str>, content: &str) -> Result<String, Miss> {
+    let body = chat(content).to_string();
+    library
+        .next_for_sent(Sent {
+            method: "POST",
+            path: "/v1/chat/completions",
+            query: None,
+            body: body.as_bytes(),
+            as_recorded: None,
+            cassette,
+        })
+        .map(|entry| entry.name.clone())
+}
+
+#[test]
+fn a_cassette_cycles_its_own_recordings_in_order_and_a_reset_starts_it_over() {
+    let library = cassettes(&[
+        ("a/1.jsonl", Some("t.py::a"), "hi"),
+        ("a/2.jsonl", Some("t.py::a"), "hi"),
+        ("b/1.jsonl", Some("t.py::b"), "hi"),
+        ("plain.jsonl", None, "hi"),
+    ]);
+    let a = Some("t.py::a");
+    assert_eq!(ask_in(&library, a, "hi").expect("hit"), "a/1.jsonl");
+    assert_eq!(ask_in(&library, a, "hi").expect("hit"), "a/2.jsonl");
+    assert_eq!(ask_in(&library, a, "hi").expect("cycles"), "a/1.jsonl");
+    // Another cassette's turns and the unscoped ones are their own.
+    assert_eq!(
+        ask_in(&library, Some("t.py::b"), "hi").expect("hit"),
+        "b/1.jsonl"
+    );
+    assert_eq!(ask_in(&library, None, "hi").expect("hit"), "a/1.jsonl");
+    assert_eq!(library.reset(a), 2);
+    assert_eq!(ask_in(&library, a, "hi").expect("hit"), "a/1.jsonl");
+    assert_eq!(
+        ask_in(&library, None, "hi").expect("not reset"),
+        "a/2.jsonl"
+    );
+    assert_eq!(library.reset(Some("t.py::unknown")), 0);
+    assert_eq!(library.reset(None), 4);
+    assert_eq!(ask_in(&library, a, "hi").expect("hit"), "a/1.jsonl");
+    assert_eq!(ask_in(&library, None, "hi").expect("hit"), "a/1.jsonl");
+    // Matching is never widened: an unknown cassette misses even a recorded request.
+    let miss = ask_in(&library, Some("t.py::c"), "hi").expect_err("miss");
+    assert!(miss.cassette_empty);
+    assert_eq!(miss.closest(), Some("a/1.jsonl"));
+}
+
+#[test]
+fn usage_counts_hits_misses_and_unused_recordings_by_cassette() {
+    let mut library = cassettes(&[
+        ("a/1.jsonl", Some("t.py::a"), "hi"),
+        ("a/2.jsonl", Some("t.py::a"), "bye"),
+        ("b/1.jsonl", Some("t.py::b"), "hi"),
+        ("plain.jsonl", None, "other"),
+    ]);
+    ask_in(&library, Some("t.py::a"), "hi").expect("hit");
+    ask_in(&library, Some("t.py::a"), "hi").expect("hit");
+    ask_in(&library, Some("t.py::a"), "nope").expect_err("miss");
+    ask_in(&library, None, "nope").expect_err("miss");
+    ask_in(&library, Some("t.py::new"), "hi").expect_err("miss");
+    let captured = recording(
+        "POST",
+        "/v1/chat/completions",
+        RecordedBody::json(&chat("x")),
+    );
+    library.insert_captured("captured/t1-9".into(), captured);
+    let usage = library.usage();
+    assert_eq!(
+        (usage.recordings, usage.hits, usage.misses, usage.unused),
+        (5, 2, 3, 3)
+    );
+    type Row<'a> = (Option<&'a str>, usize, u64, u64, Vec<&'a str>);
+    let summary: Vec<Row> = usage
+        .cassettes
+        .iter()
+        .map(|c| {
+            let unused = c.unused.iter().map(String::as_str).collect();
+            (
+                c.cassette.as_deref(),
+                c.recordings,
+                c.hits,
+                c.misses,
+                unused,
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (None, 2, 0, 1, vec!["plain.jsonl"]),
+            (Some("t.py::a"), 2, 2, 1, vec!["a/2.jsonl"]),
+            (Some("t.py::b"), 1, 0, 0, vec!["b/1.jsonl"]),
+            (Some("t.py::new"), 0, 0, 1, vec![]),
+        ]
+    );
+}
+
+#[test]
+fn misses_of_cassettes_without_recordings_are_bounded_by_name() {
+    let library = cassettes(&[("a.jsonl", Some("t.py::a"), "hi")]);
+    let extra = 50;
+    for n in 0..MAX_UNKNOWN_CASSETTES + extra {
+        ask_in(&library, Some(&format!("t.py::new_{n}")), "hi").expect_err("miss");
+    }
+    ask_in(&library, Some("t.py::new_0"), "hi").expect_err("miss");
+    let usage = library.usage();
+    // The table holds the recordings' cassettes and the first names; the rest are counted.
+    assert_eq!(usage.cassettes.len(), 1 + MAX_UNKNOWN_CASSETTES);
+    assert_eq!(usage.unknown_cassettes_left_out, extra as u64);
+    assert_eq!(usage.misses, (MAX_UNKNOWN_CASSETTES + extra + 1) as u64);
+}

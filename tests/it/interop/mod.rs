@@ -4,6 +4,7 @@
 //! by vcrpy itself over the openai and anthropic SDKs, tooltap's cassettes replayed by vcrpy,
 //! tooltap's HAR read by haralyzer).
 
+mod by_cassette;
 mod round_trip;
 mod vcrpy;
 

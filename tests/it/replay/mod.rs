@@ -4,7 +4,9 @@
 //! every network await.
 //!
 //! Modules, by what they prove: `cassettes` (per-test recordings: the `x-tooltap-cassette`
-//! header through the real binary and the openai SDK), `agent_loop` (tool-call ids invented per run: the miss message,
+//! header through the real binary and the openai SDK), `usage` (per-cassette turns, the reset and
+//! usage endpoints, `--fail-on-unused`), `pydantic_ai` (the agent-loop acceptance with a real
+//! framework whose tool-call ids change per run), `agent_loop` (tool-call ids invented per run: the miss message,
 //! `--match-tool-call-ids loose`, wildcard ignores), `frames` (byte-identical frames with the recorded boundaries,
 //! headers), `pacing` (recorded gaps and factors), `matching` (misses, turns, ignored fields),
 //! `inspection` (violations from replayed traffic reach the violations file), `examples` (the
@@ -13,7 +15,7 @@
 //! the seed suite failing on its compatibility line, what the Python SDK does with a few quirks).
 
 mod agent_loop;
-mod cassettes;
+pub mod cassettes;
 mod clients;
 mod examples;
 mod forward;
@@ -25,4 +27,6 @@ mod matching;
 mod pacing;
 mod quirks;
 mod redaction;
-mod support;
+mod pydantic_ai;
+pub mod support;
+pub mod usage;

@@ -66,6 +66,19 @@ impl Fixture {
 
     /// As [`Fixture::write`], recorded as posted to `path` (e.g. `/v1/responses`).
     pub fn write_at(&self, dir: &Path, name: &str, path: &str) {
+        self.write_with(dir, name, path, None);
+    }
+
+    /// As [`Fixture::write`], its request recorded with `x-tooltap-cassette: <cassette>`.
+    pub fn write_in_cassette(&self, dir: &Path, name: &str, cassette: &str) {
+        self.write_with(dir, name, CHAT, Some(cassette));
+    }
+
+    fn write_with(&self, dir: &Path, name: &str, path: &str, cassette: Option<&str>) {
+        let mut request_headers = vec![("content-type".into(), "application/json".into())];
+        if let Some(cassette) = cassette {
+            request_headers.push(("x-tooltap-cassette".into(), cassette.into()));
+        }
         let meta = Meta {
             v: 1,
             id: name.replace(['/', '.'], "-"),
@@ -77,7 +90,7 @@ impl Fixture {
             dialect: None,
             query: None,
             request: RequestPart {
-                headers: vec![("content-type".into(), "application/json".into())],
+                headers: request_headers,
                 body: RecordedBody::json(&self.request),
             },
             response: ResponsePart {
@@ -198,8 +211,22 @@ pub async fn post_with(
     body: &[u8],
     headers: &[(&str, &str)],
 ) -> Received {
+    send(addr, http::Method::POST, path, body, headers).await
+}
+
+/// A request with this method, path, body and extra headers on a fresh HTTP/1.1 connection,
+/// every frame of its answer read.
+pub async fn send(
+    addr: SocketAddr,
+    method: http::Method,
+    path: &str,
+    body: &[u8],
+    headers: &[(&str, &str)],
+) -> Received {
     let (mut sender, driver) = connect(addr).await;
-    let mut request = Request::post(path)
+    let mut request = Request::builder()
+        .method(method)
+        .uri(path)
         .header("host", addr.to_string())
         .header("content-type", "application/json");
     for (name, value) in headers {

@@ -130,6 +130,16 @@ impl Running {
     /// Stops the process with SIGTERM, asserts it exited cleanly, and reads the rest of its log
     /// (stdout) and its stderr into [`Running::log`].
     pub async fn stop_and_drain(&mut self) {
+        let status = self.stop().await;
+        assert!(
+            status.success(),
+            "tooltap exited with {status} after SIGTERM"
+        );
+    }
+
+    /// Stops the process with SIGTERM, reads the rest of its log (stdout) and its stderr into
+    /// [`Running::log`], and returns how it exited.
+    pub async fn stop(&mut self) -> std::process::ExitStatus {
         let pid = self.child.id().expect("pid").to_string();
         let killed = std::process::Command::new("kill")
             .args(["-TERM", &pid])
@@ -139,10 +149,6 @@ impl Running {
         let status = within(Duration::from_secs(20), self.child.wait())
             .await
             .expect("wait");
-        assert!(
-            status.success(),
-            "tooltap exited with {status} after SIGTERM"
-        );
         while let Ok(Some(line)) = self.lines.next_line().await {
             self.log.push(line);
         }
@@ -152,6 +158,7 @@ impl Running {
                 self.log.push(line);
             }
         }
+        status
     }
 
     /// Reads log lines until one contains `needle`.
