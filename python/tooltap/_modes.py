@@ -148,9 +148,11 @@ def plan(
     cassette: str,
     upstream: Optional[str],
     scratch: str,
+    fail_on_unused: bool = False,
 ) -> Plan:
     """What to run for one test in ``mode``, ``cassette`` being its folder of recordings;
-    writes the proxy config into ``scratch``."""
+    writes the proxy config into ``scratch``. With ``fail_on_unused``, a replay of the test's
+    own recordings exits 1 when one of them answered nothing."""
     if mode not in MODES:
         raise ValueError("--tooltap-mode must be one of %s, not %r" % (", ".join(MODES), mode))
     violations = os.path.join(scratch, "violations.jsonl")
@@ -166,6 +168,8 @@ def plan(
             source = os.path.join(scratch, "empty")
             os.makedirs(source, exist_ok=True)
         replay = [binary, "replay", "--recordings", source, "--on-miss", "error", *common]
+        if recorded and fail_on_unused:
+            replay.append("--fail-on-unused")
         return Plan([replay], recording=False, no_cassette=not recorded)
     config = os.path.join(scratch, "tooltap.toml")
     with open(config, "w", encoding="utf-8") as file:
@@ -196,6 +200,8 @@ def plan(
         ]
         # The front's --upstream is filled in with the router's URL once it is ready.
         replay = [binary, "replay", "--recordings", cassette, "--on-miss", "forward", *common]
+        if fail_on_unused:
+            replay.append("--fail-on-unused")
         return Plan([router, replay], recording=True, no_cassette=False)
     record = proxy + ["--record", "all", "--recordings", cassette, *common]
     return Plan([record], recording=True, no_cassette=False)

@@ -99,6 +99,22 @@ class Server:
         """How many requests replay answered from a recording."""
         return sum(1 for line in self.lines if _message(line) == "replaying")
 
+    def unused(self) -> List[str]:
+        """The recordings replay reported never used at its exit, one line per cassette; only
+        when it ran with ``--fail-on-unused`` (it logs them as a warning either way)."""
+        if "--fail-on-unused" not in self.argv:
+            return []
+        found = []
+        for line in self.lines:
+            value = _parse(line)
+            fields = (value or {}).get("fields") or {}
+            if fields.get("message") == "recordings never used":
+                found.append(
+                    "recordings never used (cassette %s): %s"
+                    % (fields.get("cassette"), fields.get("recordings"))
+                )
+        return found
+
     def violations(self) -> List[dict]:
         """The violations lines tooltap wrote (docs/violations-file.md), summary lines left out."""
         if not self.violations_path or not os.path.exists(self.violations_path):

@@ -52,6 +52,13 @@ def pytest_addoption(parser):
         "provider's public API; TOOLTAP_UPSTREAM)",
     )
     group.addoption(
+        "--tooltap-fail-on-unused",
+        action="store_true",
+        default=os.environ.get("TOOLTAP_FAIL_ON_UNUSED", "") not in ("", "0"),
+        help="fail a replayed test when one of its recordings answered no request "
+        "(TOOLTAP_FAIL_ON_UNUSED=1)",
+    )
+    group.addoption(
         "--tooltap-fail-on",
         choices=tuple(_SEVERITIES),
         default="error",
@@ -119,7 +126,9 @@ class Tooltap:
             except TooltapError as error:
                 findings.append(str(error))
                 continue
-            if status != 0:
+            unused = server.unused()
+            findings += unused
+            if status != 0 and not (status == 1 and unused):
                 findings.append(
                     "tooltap exited with status %s:\n%s" % (status, server.output())
                 )
@@ -183,6 +192,7 @@ def tooltap(request, monkeypatch):
         cassette,
         config.getoption("--tooltap-upstream"),
         scratch,
+        config.getoption("--tooltap-fail-on-unused"),
     )
     session = Tooltap(mode, cassette, name, fail_on)
     session.no_cassette = plan.no_cassette

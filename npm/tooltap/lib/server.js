@@ -56,7 +56,7 @@ function proxyConfig(upstream) {
 }
 
 /** The commands to run, the one the SDKs talk to last. */
-export function plan({ binary, mode, recordings, upstream, scratch }) {
+export function plan({ binary, mode, recordings, upstream, scratch, failOnUnused = false }) {
   if (!MODES.includes(mode)) {
     throw new Error(`tooltap: TOOLTAP_MODE must be one of ${MODES.join(", ")}, not ${JSON.stringify(mode)}`);
   }
@@ -70,7 +70,9 @@ export function plan({ binary, mode, recordings, upstream, scratch }) {
       source = path.join(scratch, "empty");
       mkdirSync(source, { recursive: true });
     }
-    return { recording: false, commands: [[binary, "replay", "--recordings", source, "--on-miss", "error", ...common]] };
+    const replay = [binary, "replay", "--recordings", source, "--on-miss", "error", ...common];
+    if (recorded && failOnUnused) replay.push("--fail-on-unused");
+    return { recording: false, replay: true, commands: [replay] };
   }
   const config = path.join(scratch, "tooltap.toml");
   writeFileSync(config, proxyConfig(upstream));
@@ -79,9 +81,10 @@ export function plan({ binary, mode, recordings, upstream, scratch }) {
   if (mode === "new_episodes") {
     const router = [...proxy, "--listen", "127.0.0.1:0", "--log-format", "json", "--record", "off", "--inspect", "false", "--violations", "off"];
     const replay = [binary, "replay", "--recordings", recordings, "--on-miss", "forward", ...common];
-    return { recording: true, commands: [router, replay] };
+    if (failOnUnused) replay.push("--fail-on-unused");
+    return { recording: true, replay: true, commands: [router, replay] };
   }
-  return { recording: true, commands: [[...proxy, "--record", "all", "--recordings", recordings, ...common]] };
+  return { recording: true, replay: false, commands: [[...proxy, "--record", "all", "--recordings", recordings, ...common]] };
 }
 
 function parse(line) {
@@ -167,7 +170,19 @@ class Child {
       return [`tooltap did not stop within ${STOP_TIMEOUT_MS} ms of SIGTERM: ${this.argv.join(" ")}\n${this.output()}`];
     }
     await this.closed;
-    return exit.code === 0 ? [] : [`tooltap exited with status ${exit.code ?? exit.signal}:\n${this.output()}`];
+    const unused = this.unused();
+    if (exit.code === 0 || (exit.code === 1 && unused.length > 0)) return unused;
+    return [...unused, `tooltap exited with status ${exit.code ?? exit.signal}:\n${this.output()}`];
+  }
+
+  /** The recordings replay reported never used at its exit, one line per cassette; only with
+   * --fail-on-unused (it logs them as a warning either way). */
+  unused() {
+    if (!this.argv.includes("--fail-on-unused")) return [];
+    return this.lines
+      .map((line) => parse(line)?.fields)
+      .filter((fields) => fields?.message === "recordings never used")
+      .map((fields) => `recordings never used (cassette ${fields.cassette}): ${fields.recordings}`);
   }
 
   misses() {
@@ -209,8 +224,9 @@ function testsByExchange(file) {
 /**
  * Starts tooltap for a run. Options (each defaults to its environment variable): `mode`
  * (TOOLTAP_MODE, default none), `recordings` (TOOLTAP_RECORDINGS, default tests/recordings),
- * `upstream` (TOOLTAP_UPSTREAM), `failOn` (TOOLTAP_FAIL_ON: error, warning or never).
- * Resolves to `{ url, baseUrls, mode, recordings, recording, exchanges, stop }` (`exchanges`: the
+ * `upstream` (TOOLTAP_UPSTREAM), `failOn` (TOOLTAP_FAIL_ON: error, warning or never),
+ * `failOnUnused` (TOOLTAP_FAIL_ON_UNUSED=1: a recording that answered nothing is a finding).
+ * Resolves to `{ url, baseUrls, mode, recordings, recording, replay, exchanges, stop }` (`exchanges`: the
  * file the setup file appends `{"exchange", "test"}` lines to); `stop()` resolves to the
  * list of findings (misses, violations at or above failOn, an unclean exit), empty when all is well.
  */
@@ -220,12 +236,13 @@ export async function startTooltap(options = {}) {
   const recordings = path.resolve(options.recordings ?? env.TOOLTAP_RECORDINGS ?? "tests/recordings");
   const upstream = options.upstream ?? env.TOOLTAP_UPSTREAM ?? null;
   const failOn = options.failOn ?? env.TOOLTAP_FAIL_ON ?? "error";
+  const failOnUnused = options.failOnUnused ?? !["", "0", undefined].includes(env.TOOLTAP_FAIL_ON_UNUSED);
   if (!(failOn in FAIL_ON)) {
     throw new Error(`tooltap: TOOLTAP_FAIL_ON must be one of ${Object.keys(FAIL_ON).join(", ")}`);
   }
   const binary = options.binary ?? findTooltapBin();
   const scratch = mkdtempSync(path.join(tmpdir(), "tooltap-"));
-  const steps = plan({ binary, mode, recordings, upstream, scratch });
+  const steps = plan({ binary, mode, recordings, upstream, scratch, failOnUnused });
   const exchanges = path.join(scratch, "exchanges.jsonl");
   const children = [];
   const stopAll = async () => {
@@ -260,6 +277,7 @@ export async function startTooltap(options = {}) {
     mode,
     recordings,
     recording: steps.recording,
+    replay: steps.replay,
     exchanges,
     stop: () => (stopped ??= stopAll()),
   };

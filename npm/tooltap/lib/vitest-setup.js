@@ -2,10 +2,11 @@
 // in each test worker, points the provider variables at the run's tooltap and tags every fetch to
 // it with the x-tooltap-cassette header `<test file>::<test name>`, so that replay scopes its
 // matching to that test's recordings and names its captures after it; the x-tooltap-exchange
-// id of each answer is noted for the global setup, so that a violation names its test.
+// id of each answer is noted for the global setup, so that a violation names its test; before
+// each test, a replaying tooltap starts that test's recordings over (POST /__tooltap/reset).
 import { appendFileSync } from "node:fs";
 import path from "node:path";
-import { expect, inject } from "vitest";
+import { beforeEach, expect, inject } from "vitest";
 import { CASSETTE_HEADER } from "./server.js";
 
 const tooltap = inject("tooltap");
@@ -39,4 +40,17 @@ if (tooltap) {
       return response;
     });
   };
+
+  // A test run again (vitest's retry, repeats) gets its recordings from the first again.
+  if (tooltap.replay) {
+    beforeEach(async () => {
+      const name = cassetteName();
+      if (!name) return;
+      const reset = await original(`${tooltap.url}/__tooltap/reset`, {
+        method: "POST",
+        headers: { [CASSETTE_HEADER]: name },
+      });
+      if (!reset.ok) throw new Error(`tooltap: POST /__tooltap/reset answered ${reset.status}: ${await reset.text()}`);
+    });
+  }
 }

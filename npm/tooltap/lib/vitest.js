@@ -1,11 +1,12 @@
 // `tooltap/vitest`: a vitest globalSetup that runs one tooltap for the whole run, configured by
 // TOOLTAP_MODE (none, once, new_episodes, all, rewrite: pytest-recording's meanings),
 // TOOLTAP_RECORDINGS (default tests/recordings), TOOLTAP_UPSTREAM (where recording modes
-// forward; default each provider's public API) and TOOLTAP_FAIL_ON (error, warning, never).
+// forward; default each provider's public API), TOOLTAP_FAIL_ON (error, warning, never) and
+// TOOLTAP_FAIL_ON_UNUSED (1: a recording that answered nothing fails the run).
 // It points OPENAI_BASE_URL, ANTHROPIC_BASE_URL, GOOGLE_GEMINI_BASE_URL and OLLAMA_HOST at it,
 // hands the same to the test files through `provide("tooltap", ...)` (read by
-// `tooltap/vitest/setup`), and at the end stops tooltap cleanly and fails the run on a replay miss
-// or a violation at or above TOOLTAP_FAIL_ON, naming each.
+// `tooltap/vitest/setup`), and at the end stops tooltap cleanly and fails the run on a replay miss,
+// a violation at or above TOOLTAP_FAIL_ON or an unused recording, naming each.
 import { startTooltap, PLACEHOLDER_KEYS } from "./server.js";
 
 export default async function setup(project) {
@@ -16,7 +17,14 @@ export default async function setup(project) {
   }
   const saved = Object.fromEntries(Object.keys(env).map((key) => [key, process.env[key]]));
   Object.assign(process.env, env);
-  const provided = { url: tooltap.url, env, mode: tooltap.mode, recordings: tooltap.recordings, exchanges: tooltap.exchanges };
+  const provided = {
+    url: tooltap.url,
+    env,
+    mode: tooltap.mode,
+    recordings: tooltap.recordings,
+    replay: tooltap.replay,
+    exchanges: tooltap.exchanges,
+  };
   (project?.provide ?? (() => {}))("tooltap", provided);
   return async function teardown() {
     for (const [key, value] of Object.entries(saved)) {

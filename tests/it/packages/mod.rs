@@ -10,6 +10,7 @@
 //! fills; `scripts/test` builds it before the tests. A missing or stale folder fails loudly,
 //! naming that command.
 
+mod cassette_names;
 mod pytest;
 mod vitest;
 

@@ -126,12 +126,22 @@ async fn the_wheel_records_once_replays_offline_and_fails_misses_and_violations(
     );
     aimock.kill().await.expect("aimock stops");
 
-    // Offline: the recorded suite passes; the never-recorded test and the violation fail.
+    // Offline: the recorded suite passes, every recording used; the never-recorded test and
+    // the violation fail, the latter also for a second copy of its recording that nothing asks.
+    let violation = recordings.join("test_violation.py/test_violation");
+    let recorded = std::fs::read_dir(&violation)
+        .expect("the violation's folder")
+        .next()
+        .expect("one recording")
+        .expect("entry")
+        .path();
+    std::fs::copy(&recorded, violation.join("zz-copy.jsonl")).expect("copy a recording");
     let none = pytest(
         &venv,
         &dir,
         &[
             &recordings_arg,
+            "--tooltap-fail-on-unused",
             "-rf",
             "test_providers.py",
             "test_new.py",
@@ -163,5 +173,11 @@ async fn the_wheel_records_once_replays_offline_and_fails_misses_and_violations(
     assert!(
         text.contains("tooltap violation tool_call.arguments_schema (error)"),
         "the replayed violation fails its test: {text}"
+    );
+    assert!(
+        text.contains(
+            "recordings never used (cassette test_violation.py::test_violation): zz-copy.jsonl"
+        ),
+        "--tooltap-fail-on-unused names the recording nothing asked for: {text}"
     );
 }

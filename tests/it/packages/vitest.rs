@@ -129,6 +129,7 @@ async fn the_tarballs_record_once_replay_offline_and_fail_misses_and_violations(
     }
     aimock.kill().await.expect("aimock stops");
 
+    // Offline, each test's turns reset before it (POST /__tooltap/reset answered 200).
     let mut none = vitest(&dir, &["providers.test.js"]);
     none.env("TOOLTAP_RECORDINGS", &recordings);
     let (out, text, seconds) = run(none).await;
@@ -138,8 +139,12 @@ async fn the_tarballs_record_once_replay_offline_and_fail_misses_and_violations(
         "offline: {text}"
     );
 
+    // Without providers.test.js, its recordings answer nothing: with TOOLTAP_FAIL_ON_UNUSED
+    // that is named too.
     let mut failing = vitest(&dir, &["new.test.js", "violation.test.js"]);
-    failing.env("TOOLTAP_RECORDINGS", &recordings);
+    failing
+        .env("TOOLTAP_RECORDINGS", &recordings)
+        .env("TOOLTAP_FAIL_ON_UNUSED", "1");
     let (out, text, _) = run(failing).await;
     assert!(!out.status.success(), "{text}");
     assert!(
@@ -153,5 +158,13 @@ async fn the_tarballs_record_once_replay_offline_and_fail_misses_and_violations(
     assert!(
         text.contains("tooltap violation tool_call.arguments_schema (error)"),
         "the replayed violation fails the run: {text}"
+    );
+    assert!(
+        text.contains("recordings never used (cassette providers.test.js::tool loop): "),
+        "the recordings no test asked for are named: {text}"
+    );
+    assert!(
+        !text.contains("recordings never used (cassette violation.test.js"),
+        "a used recording is not: {text}"
     );
 }
