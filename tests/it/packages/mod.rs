@@ -118,12 +118,20 @@ async fn run(mut command: tokio::process::Command) -> (Output, String, f64) {
     (output, text, started.elapsed().as_secs_f64())
 }
 
+/// Keeps a suite run from inheriting [`CLEARED`] from the environment running the tests.
+fn clear_inherited(command: &mut tokio::process::Command) {
+    for name in CLEARED {
+        command.env_remove(name);
+    }
+}
+
 /// The environment variables a suite run must not inherit from the one running the tests.
-const CLEARED: [&str; 12] = [
+const CLEARED: [&str; 13] = [
     "TOOLTAP_MODE",
     "TOOLTAP_RECORDINGS",
     "TOOLTAP_UPSTREAM",
     "TOOLTAP_FAIL_ON",
+    "TOOLTAP_FAIL_ON_UNUSED",
     "TOOLTAP_BIN",
     "OPENAI_BASE_URL",
     "ANTHROPIC_BASE_URL",

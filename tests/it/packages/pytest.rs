@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use super::{CLEARED, copy_files, dist_file, run, suite};
+use super::{clear_inherited, copy_files, dist_file, run, suite};
 use crate::support::TempDir;
 use crate::support::aimock::start_aimock_with;
 use crate::support::clients::python;
@@ -65,9 +65,7 @@ fn pytest(venv: &Path, dir: &Path, args: &[&str]) -> tokio::process::Command {
         .args(["-W", "ignore::DeprecationWarning"])
         .args(args)
         .env("PYTHONDONTWRITEBYTECODE", "1");
-    for name in CLEARED {
-        command.env_remove(name);
-    }
+    clear_inherited(&mut command);
     command
 }
 
@@ -90,10 +88,11 @@ async fn the_wheel_records_once_replays_offline_and_fails_misses_and_violations(
     );
     once.args(["test_providers.py", "test_violation.py"])
         .env("OPENAI_API_KEY", "sk-test")
-        .env("ANTHROPIC_API_KEY", "sk-ant-test");
+        .env("ANTHROPIC_API_KEY", "sk-ant-test")
+        .env("GEMINI_API_KEY", "gemini-test");
     let (out, text, seconds) = run(once).await;
     eprintln!("pytest once: {seconds:.1} s");
-    assert!(text.contains("1 failed, 7 passed"), "once: {text}");
+    assert!(text.contains("1 failed, 9 passed"), "once: {text}");
     assert!(!out.status.success());
     assert!(
         text.contains("FAILED test_violation.py::test_violation")
@@ -151,7 +150,7 @@ async fn the_wheel_records_once_replays_offline_and_fails_misses_and_violations(
     let (out, text, seconds) = run(none).await;
     eprintln!("pytest none: {seconds:.1} s");
     assert!(
-        !out.status.success() && text.contains("2 failed, 7 passed"),
+        !out.status.success() && text.contains("2 failed, 9 passed"),
         "offline: {text}"
     );
     assert!(

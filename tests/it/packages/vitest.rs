@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{CLEARED, copy_files, dist_file, run, suite};
+use super::{clear_inherited, copy_files, dist_file, run, suite};
 use crate::support::TempDir;
 use crate::support::aimock::{aimock_dir, start_aimock_with};
 
@@ -74,9 +74,7 @@ fn vitest(dir: &Path, files: &[&str]) -> tokio::process::Command {
         .args(files)
         .env("NO_COLOR", "1")
         .env("FORCE_COLOR", "0");
-    for name in CLEARED {
-        command.env_remove(name);
-    }
+    clear_inherited(&mut command);
     command
 }
 

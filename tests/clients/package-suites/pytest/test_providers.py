@@ -1,5 +1,6 @@
-"""Chat Completions, the Responses API and Anthropic Messages, buffered and streamed, and a
-two-turn tool loop: recorded once through tooltap, then replayed offline."""
+"""Chat Completions, the Responses API and Anthropic Messages, buffered and streamed, a
+two-turn tool loop, and the Gemini API and Ollama (each SDK finds tooltap through the variable
+the plugin sets): recorded once through tooltap, then replayed offline."""
 
 import json
 
@@ -82,3 +83,34 @@ def test_tool_loop():
     messages.append({"role": "tool", "tool_call_id": call.id, "content": "sunny, 24 degrees"})
     second = client.chat.completions.create(model=MODEL, messages=messages, tools=TOOLS)
     assert second.choices[0].message.content == "Lyon: sunny, 24 degrees."
+
+
+def test_gemini():
+    from google import genai
+    from google.genai import types
+
+    client = genai.Client(http_options=types.HttpOptions(api_version="v1beta"))
+    declaration = types.FunctionDeclaration(
+        name="get_weather",
+        description="Current weather in a city",
+        parameters_json_schema=TOOLS[0]["function"]["parameters"],
+    )
+    response = client.models.generate_content(
+        model="gemini-2.5-flash",
+        contents="Suite gemini: weather in Turin",
+        config=types.GenerateContentConfig(tools=[types.Tool(function_declarations=[declaration])]),
+    )
+    calls = [(c.name, c.args) for c in response.function_calls or []]
+    assert calls == [("get_weather", {"city": "Turin"})]
+
+
+def test_ollama():
+    import ollama
+
+    answer = ollama.Client().chat(
+        model="llama3.2",
+        messages=[{"role": "user", "content": "Suite ollama: weather in Bern"}],
+        tools=TOOLS,
+    )
+    calls = [(c.function.name, dict(c.function.arguments)) for c in answer.message.tool_calls]
+    assert calls == [("get_weather", {"city": "Bern"})]
