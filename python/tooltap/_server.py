@@ -87,7 +87,10 @@ class Server:
         self.returncode = self._process.wait()
 
     def misses(self) -> List[str]:
-        """The miss messages replay logged (each names the two closest recordings)."""
+        """The miss messages replay logged (each names the two closest recordings); none with
+        ``--on-miss forward``, where a miss is forwarded and recorded, as asked."""
+        if "forward" in self.argv:
+            return []
         found = []
         for line in self.lines:
             message = _message(line)

@@ -165,4 +165,30 @@ async fn the_tarballs_record_once_replay_offline_and_fail_misses_and_violations(
         !text.contains("recordings never used (cassette violation.test.js"),
         "a used recording is not: {text}"
     );
+
+    // new_episodes: the known requests replay, the missing one is forwarded (through the
+    // pass-through router) and recorded in its cassette's folder; offline it then replays.
+    let (mut aimock, port) = start_aimock_with(&suite("aimock")).await;
+    let mut episodes = vitest(&dir, &["providers.test.js", "new.test.js"]);
+    episodes
+        .env("TOOLTAP_MODE", "new_episodes")
+        .env("TOOLTAP_RECORDINGS", &recordings)
+        .env("TOOLTAP_UPSTREAM", format!("http://127.0.0.1:{port}"))
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("ANTHROPIC_API_KEY", "sk-ant-test");
+    let (out, text, seconds) = run(episodes).await;
+    eprintln!("vitest new_episodes: {seconds:.1} s");
+    assert!(
+        out.status.success() && text.contains("8 passed"),
+        "new_episodes: {text}"
+    );
+    assert!(
+        recordings.join("new.test.js/new_city").is_dir(),
+        "the miss recorded in its cassette's folder"
+    );
+    aimock.kill().await.expect("aimock stops");
+    let mut offline = vitest(&dir, &["new.test.js"]);
+    offline.env("TOOLTAP_RECORDINGS", &recordings);
+    let (out, text, _) = run(offline).await;
+    assert!(out.status.success(), "the new episode replays: {text}");
 }
