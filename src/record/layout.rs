@@ -28,22 +28,29 @@ pub struct RecordingPaths {
     pub folder: PathBuf,
     pub temp: PathBuf,
     pub done: PathBuf,
+    /// Which open segment it may append to (`record.layout = "segments"`): its route's folder,
+    /// or, for every cassette, the recordings folder itself, so the open segments stay one per
+    /// route and one for cassettes, however many cassette names traffic brings.
+    pub segment_slot: PathBuf,
 }
 
 impl RecordingPaths {
     pub fn new(root: &Path, route: &str, started: SystemTime, id: &str) -> RecordingPaths {
-        RecordingPaths::in_folder(root.join(segment(route)).join(utc_date(started)), id)
+        let route = root.join(segment(route));
+        RecordingPaths::in_folder(route.join(utc_date(started)), route, id)
     }
 
     /// The paths of a recording whose request named a cassette: `<dir>/<cassette folder>/<id>.jsonl`
     /// (see [`super::cassette::folder`]), so a test's recordings sit together under its name.
     pub fn in_cassette(root: &Path, cassette: &str, id: &str) -> RecordingPaths {
-        RecordingPaths::in_folder(root.join(super::cassette::folder(cassette)), id)
+        let folder = root.join(super::cassette::folder(cassette));
+        RecordingPaths::in_folder(folder, root.to_path_buf(), id)
     }
 
-    fn in_folder(folder: PathBuf, id: &str) -> RecordingPaths {
+    fn in_folder(folder: PathBuf, segment_slot: PathBuf, id: &str) -> RecordingPaths {
         let id = segment(id);
         RecordingPaths {
+            segment_slot,
             temp: folder.join(format!(
                 ".{id}{TEMP_RANDOM_MARK}{}{TEMP_SUFFIX}",
                 process_random()

@@ -24,7 +24,8 @@ const BUFFER: usize = 64 * 1024;
 /// Name variants tried when `segment-<id>.jsonl` is taken (another process, a restart).
 const NAME_ATTEMPTS: usize = 16;
 
-/// The open segments, one per route folder.
+/// The open segments, one per route folder and one for every cassette folder together (see
+/// `RecordingPaths::segment_slot`): a recording for another folder of the same slot closes it.
 #[derive(Debug)]
 pub(super) struct Segments {
     max_bytes: u64,
@@ -57,7 +58,7 @@ impl Segments {
 
     /// Appends one whole recording to its route's segment, closing that segment first (into
     /// `closed`) when the recording would take it past the size bound or belongs to another
-    /// day, and opening the next one named after this recording. A segment that fails to write
+    /// day (or another cassette), and opening the next one named after this recording. A segment that fails to write
     /// is dropped (the next recording starts a new one) and the error returned.
     pub(super) fn append(
         &mut self,
@@ -65,7 +66,7 @@ impl Segments {
         recording: &[u8],
         closed: &mut Vec<Closed>,
     ) -> std::io::Result<()> {
-        let route = paths.folder.parent().unwrap_or(&paths.folder);
+        let route = paths.segment_slot.as_path();
         let cut = self.open.get(route).is_some_and(|segment| {
             segment.folder != paths.folder
                 || (segment.written > 0
@@ -258,5 +259,28 @@ mod tests {
             std::fs::read(first.folder.join("segment-t-2.jsonl")).expect("read"),
             b"y\n"
         );
+    }
+
+    #[test]
+    fn every_cassette_shares_one_open_segment_however_many_names_come() {
+        let dir = crate::test_dir::TestDir::new("segments-cassettes");
+        let mut segments = Segments::new(1 << 20);
+        let mut closed = Vec::new();
+        for n in 0..200 {
+            let paths = RecordingPaths::in_cassette(&dir, &format!("t_{n}.py::test"), "t-1");
+            segments
+                .append(&paths, b"x\n", &mut closed)
+                .expect("append");
+        }
+        segments
+            .append(&paths(&dir, "t-2", 0), b"y\n", &mut closed)
+            .expect("append");
+        // One open for the cassettes, one for the route: the 199 others were closed in turn.
+        assert_eq!(segments.open.len(), 2);
+        assert_eq!(closed.len(), 199);
+        assert!(segments.flush().is_empty());
+        let last = RecordingPaths::in_cassette(&dir, "t_199.py::test", "t-1");
+        let written = std::fs::read(last.folder.join("segment-t-1.jsonl")).expect("read");
+        assert_eq!(written, b"x\n");
     }
 }

@@ -66,20 +66,11 @@ pub fn miss_message(method: &str, path: &str, miss: &Miss) -> String {
     }
     for (rank, candidate) in miss.candidates.iter().enumerate() {
         let label = if rank == 0 { "closest" } else { "next closest" };
-        let listed: Vec<&str> = candidate
-            .differing
-            .iter()
-            .take(MAX_LISTED)
-            .map(String::as_str)
-            .collect();
         message.push_str(&format!("; {label} recording: {}", candidate.name));
-        if !listed.is_empty() {
-            message.push_str(&format!(", which differs at {}", listed.join(", ")));
+        if !candidate.differing.is_empty() {
+            message.push_str(", which differs at ");
         }
-        if candidate.total > listed.len() {
-            let more = candidate.total - listed.len();
-            message.push_str(&format!(" and {more} more"));
-        }
+        message.push_str(&first_of(&candidate.differing, MAX_LISTED, candidate.total));
     }
     if miss.loose_ids_would_match {
         message.push_str(
@@ -97,6 +88,16 @@ pub fn miss_message(method: &str, path: &str, miss: &Miss) -> String {
         ));
     }
     message
+}
+
+/// The first `max` of `items` joined with `, `, then ` and N more` for the rest of `total`.
+pub fn first_of(items: &[String], max: usize, total: usize) -> String {
+    let shown = items.len().min(max);
+    let mut list = items[..shown].join(", ");
+    if total > shown {
+        list.push_str(&format!(" and {} more", total - shown));
+    }
+    list
 }
 
 /// A complete error response in the OpenAI shape, `type` `tooltap_error`.

@@ -81,17 +81,8 @@ fn log_usage(usage: &Usage) {
         return;
     }
     for cassette in usage.cassettes.iter().filter(|c| !c.unused.is_empty()) {
-        let named: Vec<&str> = cassette
-            .unused
-            .iter()
-            .take(LOGGED_UNUSED)
-            .map(String::as_str)
-            .collect();
-        let more = cassette.unused.len() - named.len();
-        let mut list = named.join(", ");
-        if more > 0 {
-            list.push_str(&format!(" and {more} more"));
-        }
+        let unused = &cassette.unused;
+        let list = super::respond::first_of(unused, LOGGED_UNUSED, unused.len());
         tracing::warn!(
             cassette = cassette.cassette.as_deref().unwrap_or("(none)"),
             unused = cassette.unused.len(),
