@@ -25,6 +25,12 @@ pub fn aimock_dir() -> PathBuf {
 
 /// Starts aimock on a free loopback port; the child is killed when dropped.
 pub async fn start_aimock() -> (tokio::process::Child, u16) {
+    start_aimock_with(Path::new("fixtures")).await
+}
+
+/// Starts aimock serving the fixture files in `fixtures` (relative to aimock's folder, or
+/// absolute) on a free loopback port; the child is killed when dropped.
+pub async fn start_aimock_with(fixtures: &Path) -> (tokio::process::Child, u16) {
     let dir = aimock_dir();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -33,7 +39,8 @@ pub async fn start_aimock() -> (tokio::process::Child, u16) {
     let child = tokio::process::Command::new("node")
         .current_dir(&dir)
         .arg("node_modules/@copilotkit/aimock/dist/cli.js")
-        .args(["-p", &port.to_string(), "-h", "127.0.0.1", "-f", "fixtures"])
+        .args(["-p", &port.to_string(), "-h", "127.0.0.1", "-f"])
+        .arg(fixtures)
         .args(["--log-level", "warn"])
         .kill_on_drop(true)
         .spawn()

@@ -1,0 +1,194 @@
+//! The npm packages and `tooltap/vitest`: both tarballs installed with `npm install --offline`
+//! from the files (the launcher finds the executable in the platform package), vitest and the
+//! openai and @anthropic-ai/sdk Node SDKs linked in from the folders `scripts/test` installs,
+//! run `package-suites/vitest` against aimock in `once` mode, then offline in `none` mode; a
+//! never-recorded test and a recorded violation fail the run, named.
+
+use std::path::{Path, PathBuf};
+
+use super::{clear_inherited, copy_files, dist_file, run, suite};
+use crate::support::TempDir;
+use crate::support::aimock::{aimock_dir, start_aimock_with};
+
+/// The seed suite's folder, whose node_modules hold vitest and the openai Node SDK.
+fn seed_suite() -> PathBuf {
+    let dir = std::env::var_os("TOOLTAP_TEST_SEED_SUITE").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/seed-suite"),
+        PathBuf::from,
+    );
+    assert!(
+        dir.join("node_modules/vitest/package.json").exists(),
+        "vitest is missing in {}: run scripts/test (it runs npm ci there and sets \
+         TOOLTAP_TEST_SEED_SUITE)",
+        dir.display()
+    );
+    dir
+}
+
+/// A project with the suite's files and the two tarballs installed; the clients linked in.
+async fn project(root: &Path) -> PathBuf {
+    let dir = root.join("project");
+    std::fs::create_dir_all(&dir).expect("project dir");
+    copy_files(&suite("vitest"), &dir);
+    std::fs::write(
+        dir.join("package.json"),
+        r#"{"name":"suite","private":true,"type":"module"}"#,
+    )
+    .expect("package.json");
+    let mut install = tokio::process::Command::new("npm");
+    install
+        .current_dir(&dir)
+        .args([
+            "install",
+            "--offline",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+        ])
+        .arg(dist_file("tooltap-linux-x64-gnu-", ".tgz"))
+        .arg(dist_file("tooltap-", ".tgz"));
+    let (out, text, seconds) = run(install).await;
+    assert!(out.status.success(), "npm install of the tarballs: {text}");
+    eprintln!("tarballs installed in {seconds:.1} s");
+    let modules = dir.join("node_modules");
+    let links = [
+        (seed_suite().join("node_modules/vitest"), "vitest"),
+        (seed_suite().join("node_modules/openai"), "openai"),
+        (
+            aimock_dir().join("node_modules/@anthropic-ai/sdk"),
+            "@anthropic-ai/sdk",
+        ),
+    ];
+    std::fs::create_dir_all(modules.join("@anthropic-ai")).expect("scope dir");
+    for (target, name) in links {
+        std::os::unix::fs::symlink(target, modules.join(name)).expect("link a client");
+    }
+    dir
+}
+
+fn vitest(dir: &Path, files: &[&str]) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new("node");
+    command
+        .current_dir(dir)
+        .args(["node_modules/vitest/vitest.mjs", "run"])
+        .args(files)
+        .env("NO_COLOR", "1")
+        .env("FORCE_COLOR", "0");
+    clear_inherited(&mut command);
+    command
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tarballs_record_once_replay_offline_and_fail_misses_and_violations() {
+    let root = TempDir::new("vitest-setup");
+    let dir = project(&root).await;
+    let recordings = root.join("recordings");
+
+    // The launcher runs the platform package's executable.
+    let mut version = tokio::process::Command::new("node");
+    version
+        .current_dir(&dir)
+        .args(["node_modules/.bin/tooltap", "--version"]);
+    let (out, text, _) = run(version).await;
+    assert!(
+        out.status.success() && text.contains(env!("CARGO_PKG_VERSION")),
+        "tooltap --version through the launcher: {text}"
+    );
+
+    let (mut aimock, port) = start_aimock_with(&suite("aimock")).await;
+    let mut once = vitest(&dir, &["providers.test.js", "violation.test.js"]);
+    once.env("TOOLTAP_MODE", "once")
+        .env("TOOLTAP_RECORDINGS", &recordings)
+        .env("TOOLTAP_UPSTREAM", format!("http://127.0.0.1:{port}"))
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("ANTHROPIC_API_KEY", "sk-ant-test");
+    let (out, text, seconds) = run(once).await;
+    eprintln!("vitest once: {seconds:.1} s");
+    assert!(text.contains("8 passed"), "once: {text}");
+    assert!(
+        !out.status.success()
+            && text.contains(
+                "tooltap violation tool_call.arguments_schema (error) at \
+                 /choices/0/message/tool_calls/0/function/arguments"
+            )
+            && text.contains("(test violation.test.js::violation)"),
+        "the recorded violation fails the run, naming the rule and the test: {text}"
+    );
+    // The setup file's fetch tagged each request with its test: tooltap filed them by cassette.
+    for folder in [
+        "stream_true___chat",
+        "stream_false___anthropic",
+        "tool_loop",
+    ] {
+        assert!(
+            recordings.join("providers.test.js").join(folder).is_dir(),
+            "{folder} recorded in its cassette's folder"
+        );
+    }
+    aimock.kill().await.expect("aimock stops");
+
+    // Offline, each test's turns reset before it (POST /__tooltap/reset answered 200).
+    let mut none = vitest(&dir, &["providers.test.js"]);
+    none.env("TOOLTAP_RECORDINGS", &recordings);
+    let (out, text, seconds) = run(none).await;
+    eprintln!("vitest none: {seconds:.1} s");
+    assert!(
+        out.status.success() && text.contains("7 passed"),
+        "offline: {text}"
+    );
+
+    // Without providers.test.js, its recordings answer nothing: with TOOLTAP_FAIL_ON_UNUSED
+    // that is named too.
+    let mut failing = vitest(&dir, &["new.test.js", "violation.test.js"]);
+    failing
+        .env("TOOLTAP_RECORDINGS", &recordings)
+        .env("TOOLTAP_FAIL_ON_UNUSED", "1");
+    let (out, text, _) = run(failing).await;
+    assert!(!out.status.success(), "{text}");
+    assert!(
+        text.contains(
+            "replay miss: tooltap replay: no recording of cassette new.test.js::new city \
+             matches POST /v1/chat/completions"
+        ) && text.contains("closest recording: providers.test.js/stream_false___chat/")
+            && text.contains("which differs at /messages/0/content"),
+        "the miss names the closest recording and the pointer: {text}"
+    );
+    assert!(
+        text.contains("tooltap violation tool_call.arguments_schema (error)"),
+        "the replayed violation fails the run: {text}"
+    );
+    assert!(
+        text.contains("recordings never used (cassette providers.test.js::tool loop): "),
+        "the recordings no test asked for are named: {text}"
+    );
+    assert!(
+        !text.contains("recordings never used (cassette violation.test.js"),
+        "a used recording is not: {text}"
+    );
+
+    // new_episodes: the known requests replay, the missing one is forwarded (through the
+    // pass-through router) and recorded in its cassette's folder; offline it then replays.
+    let (mut aimock, port) = start_aimock_with(&suite("aimock")).await;
+    let mut episodes = vitest(&dir, &["providers.test.js", "new.test.js"]);
+    episodes
+        .env("TOOLTAP_MODE", "new_episodes")
+        .env("TOOLTAP_RECORDINGS", &recordings)
+        .env("TOOLTAP_UPSTREAM", format!("http://127.0.0.1:{port}"))
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("ANTHROPIC_API_KEY", "sk-ant-test");
+    let (out, text, seconds) = run(episodes).await;
+    eprintln!("vitest new_episodes: {seconds:.1} s");
+    assert!(
+        out.status.success() && text.contains("8 passed"),
+        "new_episodes: {text}"
+    );
+    assert!(
+        recordings.join("new.test.js/new_city").is_dir(),
+        "the miss recorded in its cassette's folder"
+    );
+    aimock.kill().await.expect("aimock stops");
+    let mut offline = vitest(&dir, &["new.test.js"]);
+    offline.env("TOOLTAP_RECORDINGS", &recordings);
+    let (out, text, _) = run(offline).await;
+    assert!(out.status.success(), "the new episode replays: {text}");
+}
