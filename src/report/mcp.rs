@@ -11,7 +11,9 @@
 //! `tools/list` walk (pages accumulate until one without `nextCursor`), else the pages seen,
 //! marked incomplete. Bounded: at most [`bound::MAX_LISTED`] calls and tools per conversation
 //! (the rest counted), and the catalogues' schemas of the whole page share [`CATALOG_SHARE`]
-//! times `--max-shown-bytes` (a schema past it is cut, with the cut marker).
+//! times `--max-shown-bytes` (a schema past it is cut, with the cut marker); the conversations
+//! are charged to the page budget (`--max-page-bytes`) after the exchanges, and past it their
+//! tools and calls are counted, not listed ([`fit`]).
 
 use std::collections::BTreeMap;
 
@@ -295,6 +297,40 @@ fn conversation(
         calls_not_listed,
         tools_not_listed,
     }
+}
+
+/// Room each conversation keeps for the counters [`fit`] may set after measuring it.
+const COUNTERS: u64 = 64;
+
+/// The conversations as they fit `left` bytes of the page budget (`--max-page-bytes`): tools and
+/// calls past it are counted, not listed, as those past [`MAX_LISTED`] are. Returns the bytes
+/// they take, which the caller charges to the page.
+pub fn fit(views: &mut [ConversationView], left: u64) -> u64 {
+    let mut used = 0u64;
+    for view in views.iter_mut() {
+        let catalog = std::mem::take(&mut view.catalog);
+        let calls = std::mem::take(&mut view.calls);
+        used += bound::json_size(view) + COUNTERS;
+        for tool in catalog {
+            let size = bound::json_size(&tool) + 1;
+            if used + size <= left {
+                used += size;
+                view.catalog.push(tool);
+            } else {
+                view.tools_not_listed += 1;
+            }
+        }
+        for call in calls {
+            let size = bound::json_size(&call) + 1;
+            if used + size <= left {
+                used += size;
+                view.calls.push(call);
+            } else {
+                view.calls_not_listed += 1;
+            }
+        }
+    }
+    used
 }
 
 /// A schema as compact JSON, cut to what is left of the budget, with the cut marker.

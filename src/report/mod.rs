@@ -196,6 +196,12 @@ pub fn collect(args: &ReportArgs) -> ReportData {
         });
         skipped.extend(read.note(file));
     }
+    let mut gathered = mcp::Conversations::new(args.max_shown_bytes);
+    conversations
+        .into_iter()
+        .for_each(|entry| gathered.push(entry));
+    let mut conversations = gathered.finish();
+    cut.used += mcp::fit(&mut conversations, cut.budget.saturating_sub(cut.used));
     ReportData {
         generated_by: format!("tooltap {}", env!("CARGO_PKG_VERSION")),
         exchanges,
@@ -205,13 +211,7 @@ pub fn collect(args: &ReportArgs) -> ReportData {
         skipped,
         omitted,
         cut,
-        mcp: {
-            let mut gathered = mcp::Conversations::new(args.max_shown_bytes);
-            conversations
-                .into_iter()
-                .for_each(|entry| gathered.push(entry));
-            gathered.finish()
-        },
+        mcp: conversations,
         filter_aliases: filter_aliases(),
     }
 }
