@@ -76,14 +76,6 @@ struct Exchange {
     units: Vec<Value>,
 }
 
-fn fixture(name: &str, file: &str) -> String {
-    let path = format!(
-        "{}/tests/fixtures/{name}/{file}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{path}: {error}"))
-}
-
 /// The JSON units of a body: each SSE event's data, each NDJSON line, or the document.
 fn units_of(body: &str, format: Format) -> Vec<Value> {
     let texts: Vec<&str> = match format {
@@ -126,65 +118,65 @@ fn exchanges() -> Vec<Exchange> {
     let fixtures = [
         (
             EngineDialect::Responses,
-            "responses_pass_single_call_sse",
-            "response.sse",
+            include_str!("../../tests/fixtures/responses_pass_single_call_sse/request.json"),
+            include_str!("../../tests/fixtures/responses_pass_single_call_sse/response.sse"),
             Format::Sse,
         ),
         (
             EngineDialect::Responses,
-            "responses_pass_second_turn_json",
-            "response.json",
+            include_str!("../../tests/fixtures/responses_pass_second_turn_json/request.json"),
+            include_str!("../../tests/fixtures/responses_pass_second_turn_json/response.json"),
             Format::Json,
         ),
         (
             EngineDialect::Anthropic,
-            "anthropic_pair_parallel_sse",
-            "response.sse",
+            include_str!("../../tests/fixtures/anthropic_pair_parallel_sse/request.json"),
+            include_str!("../../tests/fixtures/anthropic_pair_parallel_sse/response.sse"),
             Format::Sse,
         ),
         (
             EngineDialect::Anthropic,
-            "anthropic_pair_parallel_json",
-            "response.json",
+            include_str!("../../tests/fixtures/anthropic_pair_parallel_json/request.json"),
+            include_str!("../../tests/fixtures/anthropic_pair_parallel_json/response.json"),
             Format::Json,
         ),
         (
             EngineDialect::Gemini,
-            "gemini_pair_parallel_sse",
-            "response.sse",
+            include_str!("../../tests/fixtures/gemini_pair_parallel_sse/request.json"),
+            include_str!("../../tests/fixtures/gemini_pair_parallel_sse/response.sse"),
             Format::Sse,
         ),
         (
             EngineDialect::Gemini,
-            "gemini_pair_parallel_json",
-            "response.json",
+            include_str!("../../tests/fixtures/gemini_pair_parallel_json/request.json"),
+            include_str!("../../tests/fixtures/gemini_pair_parallel_json/response.json"),
             Format::Json,
         ),
         (
             EngineDialect::Ollama,
-            "ollama_pair_parallel_calls_ndjson",
-            "response.json",
+            include_str!("../../tests/fixtures/ollama_pair_parallel_calls_ndjson/request.json"),
+            include_str!("../../tests/fixtures/ollama_pair_parallel_calls_ndjson/response.json"),
             Format::Ndjson,
         ),
         (
             EngineDialect::Ollama,
-            "ollama_pair_parallel_calls_json",
-            "response.json",
+            include_str!("../../tests/fixtures/ollama_pair_parallel_calls_json/request.json"),
+            include_str!("../../tests/fixtures/ollama_pair_parallel_calls_json/response.json"),
             Format::Json,
         ),
         (
             EngineDialect::Bedrock,
-            "bedrock_pair_parallel_json",
-            "response.json",
+            include_str!("../../tests/fixtures/bedrock_pair_parallel_json/request.json"),
+            include_str!("../../tests/fixtures/bedrock_pair_parallel_json/response.json"),
             Format::Json,
         ),
     ];
-    for (dialect, name, file, format) in fixtures {
+    for (dialect, request, body, format) in fixtures {
         all.push(Exchange {
             dialect,
-            request: fixture(name, "request.json"),
+            request: request.to_owned(),
             format,
-            units: units_of(&fixture(name, file), format),
+            units: units_of(body, format),
         });
     }
     all

@@ -165,6 +165,19 @@ pub fn write_recording(path: &Path, rec: &Rec<'_>) {
 
 /// [`write_recording`] for a request to `request_path`.
 pub fn write_recording_for(path: &Path, rec: &Rec<'_>, request_path: &str) {
+    let json = vec![("content-type".into(), "application/json".into())];
+    write_recording_as(path, rec, request_path, "POST", json);
+}
+
+/// [`write_recording_for`] with the request's method and headers as given (an MCP fixture's
+/// GET or DELETE, its session and version headers); the response keeps `rec.head`'s headers.
+pub fn write_recording_as(
+    path: &Path,
+    rec: &Rec<'_>,
+    request_path: &str,
+    method: &str,
+    request_headers: Vec<(String, String)>,
+) {
     let mut headers = Vec::new();
     if let Some(t) = &rec.head.content_type {
         headers.push(("content-type".to_string(), t.clone()));
@@ -172,18 +185,19 @@ pub fn write_recording_for(path: &Path, rec: &Rec<'_>, request_path: &str) {
     if let Some(e) = &rec.head.content_encoding {
         headers.push(("content-encoding".to_string(), e.clone()));
     }
+    headers.extend(rec.head.headers.iter().cloned());
     let meta = Meta {
         v: tooltap::record::VERSION,
         id: rec.id.to_string(),
         started: rec.started.to_string(),
         route: "default".into(),
         upstream: "http://127.0.0.1:1".into(),
-        method: "POST".into(),
+        method: method.into(),
         path: request_path.into(),
         dialect: None,
         query: None,
         request: RequestPart {
-            headers: vec![("content-type".into(), "application/json".into())],
+            headers: request_headers,
             body: RecordedBody::from_bytes(rec.request),
         },
         response: ResponsePart {
@@ -350,7 +364,11 @@ pub fn write_fixtures(recs: &Path) -> Vec<crate::engine_support::Fixture> {
     let fixtures = crate::engine_support::load_all();
     for fixture in &fixtures {
         let frames = crate::engine_support::natural_frames(fixture);
-        write_recording_for(
+        let mut request_headers = fixture.request_headers.clone();
+        if request_headers.is_empty() {
+            request_headers.push(("content-type".into(), "application/json".into()));
+        }
+        write_recording_as(
             &recs.join(format!("{}.jsonl", fixture.name)),
             &Rec {
                 id: &fixture.name,
@@ -361,6 +379,8 @@ pub fn write_fixtures(recs: &Path) -> Vec<crate::engine_support::Fixture> {
                 end: Some((Outcome::Complete, 0)),
             },
             fixture.path(),
+            &fixture.method,
+            request_headers,
         );
     }
     fixtures
