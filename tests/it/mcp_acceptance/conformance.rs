@@ -11,9 +11,11 @@
 //!
 //! The scenarios where the server sends a request to the client during a tool call (sampling,
 //! elicitation) now and then end with the SDK client's "MCP error -32001: Request timed out"
-//! after 60 s, far more often through tooltap (with inspection off too) than direct: an open
-//! tooltap issue, see docs/mcp-acceptance.md. A failing scenario is run alone again (up to
-//! twice) before its verdict counts, and each retry is printed.
+//! after 60 s, far more often through a proxy than direct: the server sends that request on the
+//! session's GET stream, which the client opens concurrently with its `tools/call` and which a
+//! proxy's two upstream connections can deliver second (docs/mcp-acceptance.md). A failing
+//! scenario is run alone again (up to twice) before its verdict counts, and each retry is
+//! printed.
 
 use std::collections::BTreeMap;
 
