@@ -7,48 +7,29 @@
 //! bearer token, never the token.
 
 use std::ffi::OsStr;
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 
 use crate::replay::support::{TempDir, settings, start, within};
 use crate::support::binary::{recording_args, start_proxy};
 use crate::support::clients::{python, python_script, run_python, script_json};
+use crate::support::mcp::{McpServer, spawn_server};
 use crate::support::temp::{json_lines, jsonl_under};
 
 const CLIENT_LIMIT: Duration = Duration::from_secs(60);
 const TOKEN: &str = "sk-mcp-test-token-0123456789";
 
-/// `mcp_replay_server.py` running on an ephemeral port (killed on drop).
-struct Server {
-    _child: Child,
-    port: u16,
-}
-
-async fn start_server(body: &str, state: &str) -> Server {
-    let mut child = Command::new(python())
+/// `mcp_replay_server.py` running on an ephemeral port (killed on drop); it keeps no access log.
+async fn start_server(body: &str, state: &str) -> McpServer {
+    let dir = TempDir::new(&format!("mcp-replay-{body}-{state}"));
+    let access_log = dir.join("access.log");
+    let mut command = Command::new(python());
+    command
         .arg(python_script("mcp_replay_server.py"))
-        .args([body, state])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the MCP server starts");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut lines = BufReader::new(stdout).lines();
-    let line = within(Duration::from_secs(30), lines.next_line())
-        .await
-        .expect("read")
-        .expect("the server prints its port");
-    let port: Value = serde_json::from_str(&line).expect("JSON");
-    let port = port["port"].as_u64().expect("a port") as u16;
-    Server {
-        _child: child,
-        port,
-    }
+        .args([body, state]);
+    spawn_server(command, dir, access_log).await
 }
 
 /// What the Python client got from the MCP endpoint `url`.

@@ -85,7 +85,7 @@ impl McpServer {
 }
 
 /// Spawns `command` (a server that prints `{"port": N}` first) and waits for that line.
-async fn spawn_server(mut command: Command, dir: TempDir, access_log: PathBuf) -> McpServer {
+pub async fn spawn_server(mut command: Command, dir: TempDir, access_log: PathBuf) -> McpServer {
     let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
