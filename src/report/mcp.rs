@@ -311,26 +311,42 @@ pub fn fit(views: &mut [ConversationView], left: u64) -> u64 {
         let catalog = std::mem::take(&mut view.catalog);
         let calls = std::mem::take(&mut view.calls);
         used += bound::json_size(view) + COUNTERS;
-        for tool in catalog {
-            let size = bound::json_size(&tool) + 1;
-            if used + size <= left {
-                used += size;
-                view.catalog.push(tool);
-            } else {
-                view.tools_not_listed += 1;
-            }
-        }
-        for call in calls {
-            let size = bound::json_size(&call) + 1;
-            if used + size <= left {
-                used += size;
-                view.calls.push(call);
-            } else {
-                view.calls_not_listed += 1;
-            }
-        }
+        keep_fitting(
+            catalog,
+            &mut used,
+            left,
+            &mut view.catalog,
+            &mut view.tools_not_listed,
+        );
+        keep_fitting(
+            calls,
+            &mut used,
+            left,
+            &mut view.calls,
+            &mut view.calls_not_listed,
+        );
     }
     used
+}
+
+/// Moves into `kept` each of `items` whose JSON (and its comma) still fits `left` with `used`
+/// already taken, charging it to `used`; counts the others in `not_listed`.
+fn keep_fitting<T: Serialize>(
+    items: Vec<T>,
+    used: &mut u64,
+    left: u64,
+    kept: &mut Vec<T>,
+    not_listed: &mut u64,
+) {
+    for item in items {
+        let size = bound::json_size(&item) + 1;
+        if *used + size <= left {
+            *used += size;
+            kept.push(item);
+        } else {
+            *not_listed += 1;
+        }
+    }
 }
 
 /// A schema as compact JSON, cut to what is left of the budget, with the cut marker.
