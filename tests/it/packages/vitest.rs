@@ -2,9 +2,14 @@
 //! from the files (the launcher finds the executable in the platform package), vitest and the
 //! openai and @anthropic-ai/sdk Node SDKs linked in from the folders `scripts/test` installs,
 //! run `package-suites/vitest` against aimock in `once` mode, then offline in `none` mode; a
-//! never-recorded test and a recorded violation fail the run, named.
+//! never-recorded test and a recorded violation fail the run, named, and the violation fails
+//! its own test (vitest's JSON report: that test failed naming the rule, its neighbours passed),
+//! whether tooltap records (the proxy's admin listener answers the verdicts) or replays.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+use serde_json::Value;
 
 use super::{clear_inherited, copy_files, dist_file, run, suite};
 use crate::support::TempDir;
@@ -71,11 +76,66 @@ fn vitest(dir: &Path, files: &[&str]) -> tokio::process::Command {
     command
         .current_dir(dir)
         .args(["node_modules/vitest/vitest.mjs", "run"])
+        .args(["--reporter=default", "--reporter=json"])
+        .arg(format!("--outputFile.json={}", dir.join(REPORT).display()))
         .args(files)
         .env("NO_COLOR", "1")
         .env("FORCE_COLOR", "0");
     clear_inherited(&mut command);
     command
+}
+
+/// The JSON reporter's file, in the project folder.
+const REPORT: &str = "vitest-report.json";
+
+/// Each test's status in the last run's JSON report (`<file>::<full name>` → status, failure
+/// messages joined).
+fn statuses(dir: &Path) -> BTreeMap<String, (String, String)> {
+    let text = std::fs::read_to_string(dir.join(REPORT)).expect("the JSON report");
+    let report: Value = serde_json::from_str(&text).expect("JSON report");
+    let mut found = BTreeMap::new();
+    for file in report["testResults"].as_array().expect("testResults") {
+        let name = file["name"].as_str().expect("file name");
+        let base = Path::new(name).file_name().expect("base").to_string_lossy();
+        for test in file["assertionResults"]
+            .as_array()
+            .expect("assertionResults")
+        {
+            let messages: Vec<&str> = test["failureMessages"]
+                .as_array()
+                .map(|m| m.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            found.insert(
+                format!("{base}::{}", test["fullName"].as_str().expect("fullName")),
+                (
+                    test["status"].as_str().expect("status").to_owned(),
+                    messages.join("\n"),
+                ),
+            );
+        }
+    }
+    found
+}
+
+/// The violation's test failed naming the rule, its neighbours passed (the JSON report).
+fn assert_only_the_violating_test_failed(dir: &Path) {
+    let statuses = statuses(dir);
+    let status = |name: &str| {
+        statuses
+            .get(&format!("violation.test.js::{name}"))
+            .unwrap_or_else(|| panic!("{name} in the report: {statuses:?}"))
+    };
+    assert_eq!(status("neighbour before").0, "passed", "{statuses:?}");
+    assert_eq!(status("neighbour after").0, "passed", "{statuses:?}");
+    let (state, message) = status("violation");
+    assert_eq!(state, "failed", "{statuses:?}");
+    assert!(
+        message.contains(
+            "tooltap violation tool_call.arguments_schema (error) at \
+             /choices/0/message/tool_calls/0/function/arguments"
+        ),
+        "the test's failure names the rule: {message}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -104,7 +164,8 @@ async fn the_tarballs_record_once_replay_offline_and_fail_misses_and_violations(
         .env("ANTHROPIC_API_KEY", "sk-ant-test");
     let (out, text, seconds) = run(once).await;
     eprintln!("vitest once: {seconds:.1} s");
-    assert!(text.contains("8 passed"), "once: {text}");
+    assert!(text.contains("1 failed | 9 passed"), "once: {text}");
+    assert_only_the_violating_test_failed(&dir);
     assert!(
         !out.status.success()
             && text.contains(
@@ -157,6 +218,7 @@ async fn the_tarballs_record_once_replay_offline_and_fail_misses_and_violations(
         text.contains("tooltap violation tool_call.arguments_schema (error)"),
         "the replayed violation fails the run: {text}"
     );
+    assert_only_the_violating_test_failed(&dir);
     assert!(
         text.contains("recordings never used (cassette providers.test.js::tool loop): "),
         "the recordings no test asked for are named: {text}"
