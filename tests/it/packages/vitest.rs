@@ -4,7 +4,9 @@
 //! run `package-suites/vitest` against aimock in `once` mode, then offline in `none` mode; a
 //! never-recorded test and a recorded violation fail the run, named, and the violation fails
 //! its own test (vitest's JSON report: that test failed naming the rule, its neighbours passed),
-//! whether tooltap records (the proxy's admin listener answers the verdicts) or replays.
+//! whether tooltap records (the proxy's admin listener answers the verdicts) or replays. The
+//! Vercel AI SDK (`ai`, `@ai-sdk/openai`, installed in the suite's folder) runs its own
+//! two-turn tool loop through the same setup, recorded then replayed.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -30,11 +32,25 @@ fn seed_suite() -> PathBuf {
     dir
 }
 
+/// The suite folder's node_modules, with the Vercel AI SDK (`ai`, `@ai-sdk/openai`).
+fn ai_sdk() -> PathBuf {
+    let modules = suite("vitest").join("node_modules");
+    assert!(
+        modules.join("ai/package.json").exists() && modules.join("@ai-sdk/openai").exists(),
+        "the AI SDK is missing in {}: run scripts/test (it runs npm ci in \
+         tests/clients/package-suites/vitest)",
+        modules.display()
+    );
+    modules
+}
+
 /// A project with the suite's files and the two tarballs installed; the clients linked in.
 async fn project(root: &Path) -> PathBuf {
     let dir = root.join("project");
     std::fs::create_dir_all(&dir).expect("project dir");
     copy_files(&suite("vitest"), &dir);
+    // The suite folder's lockfile pins its own clients (linked below), not this project's.
+    std::fs::remove_file(dir.join("package-lock.json")).expect("the suite's lockfile");
     std::fs::write(
         dir.join("package.json"),
         r#"{"name":"suite","private":true,"type":"module"}"#,
@@ -56,6 +72,7 @@ async fn project(root: &Path) -> PathBuf {
     assert!(out.status.success(), "npm install of the tarballs: {text}");
     eprintln!("tarballs installed in {seconds:.1} s");
     let modules = dir.join("node_modules");
+    let ai_sdk = ai_sdk();
     let links = [
         (seed_suite().join("node_modules/vitest"), "vitest"),
         (seed_suite().join("node_modules/openai"), "openai"),
@@ -63,8 +80,12 @@ async fn project(root: &Path) -> PathBuf {
             aimock_dir().join("node_modules/@anthropic-ai/sdk"),
             "@anthropic-ai/sdk",
         ),
+        (ai_sdk.join("ai"), "ai"),
+        (ai_sdk.join("@ai-sdk/openai"), "@ai-sdk/openai"),
     ];
-    std::fs::create_dir_all(modules.join("@anthropic-ai")).expect("scope dir");
+    for scope in ["@anthropic-ai", "@ai-sdk"] {
+        std::fs::create_dir_all(modules.join(scope)).expect("scope dir");
+    }
     for (target, name) in links {
         std::os::unix::fs::symlink(target, modules.join(name)).expect("link a client");
     }
@@ -156,7 +177,10 @@ async fn the_tarballs_record_once_replay_offline_and_fail_misses_and_violations(
     );
 
     let (mut aimock, port) = start_aimock_with(&suite("aimock")).await;
-    let mut once = vitest(&dir, &["providers.test.js", "violation.test.js"]);
+    let mut once = vitest(
+        &dir,
+        &["providers.test.js", "violation.test.js", "aisdk.test.js"],
+    );
     once.env("TOOLTAP_MODE", "once")
         .env("TOOLTAP_RECORDINGS", &recordings)
         .env("TOOLTAP_UPSTREAM", format!("http://127.0.0.1:{port}"))
@@ -164,7 +188,7 @@ async fn the_tarballs_record_once_replay_offline_and_fail_misses_and_violations(
         .env("ANTHROPIC_API_KEY", "sk-ant-test");
     let (out, text, seconds) = run(once).await;
     eprintln!("vitest once: {seconds:.1} s");
-    assert!(text.contains("1 failed | 9 passed"), "once: {text}");
+    assert!(text.contains("1 failed | 10 passed"), "once: {text}");
     assert_only_the_violating_test_failed(&dir);
     assert!(
         !out.status.success()
@@ -186,15 +210,21 @@ async fn the_tarballs_record_once_replay_offline_and_fail_misses_and_violations(
             "{folder} recorded in its cassette's folder"
         );
     }
+    // The AI SDK's loop: two turns, both in its test's folder.
+    let loop_folder = recordings.join("aisdk.test.js/ai_sdk_tool_loop");
+    let turns = std::fs::read_dir(&loop_folder)
+        .map(|entries| entries.count())
+        .unwrap_or(0);
+    assert_eq!(turns, 2, "two recordings in {}", loop_folder.display());
     aimock.kill().await.expect("aimock stops");
 
-    // Offline, each test's turns reset before it (POST /__tooltap/reset answered 200).
-    let mut none = vitest(&dir, &["providers.test.js"]);
+    // Offline (the AI SDK's loop too), each test's turns reset before it (POST /__tooltap/reset answered 200).
+    let mut none = vitest(&dir, &["providers.test.js", "aisdk.test.js"]);
     none.env("TOOLTAP_RECORDINGS", &recordings);
     let (out, text, seconds) = run(none).await;
     eprintln!("vitest none: {seconds:.1} s");
     assert!(
-        out.status.success() && text.contains("7 passed"),
+        out.status.success() && text.contains("8 passed"),
         "offline: {text}"
     );
 
