@@ -119,7 +119,8 @@ pub struct InspectJob {
 }
 
 /// Run one inspection to its end. Spawned by the service; never awaited by the client path.
-pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
+/// Returns what it found for the verdict board, `None` when it judged nothing.
+pub async fn run(shared: Arc<Inspection>, job: InspectJob) -> Option<verdicts::Findings> {
     let InspectJob {
         label,
         head: request_head,
@@ -133,7 +134,7 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
         shared
             .metrics
             .incomplete(&label.route, IncompleteReason::MemoryBudget);
-        return;
+        return None;
     };
     let mut recording = match (&shared.recorder, &seed) {
         (Some(recorder), Some(seed)) => Tape::start(recorder, &label, seed, &shared.hold),
@@ -152,7 +153,7 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
     }
     let Ok(mut part) = response.await else {
         // The upstream never answered (its error went to the client and the log): nothing to judge.
-        return;
+        return None;
     };
     shared.metrics.upstream_ttfb(&label.route, part.ttfb);
     let head_at = Instant::now();
@@ -205,6 +206,10 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
         tape.finish(verdict, &shared.analysis, &shared.metrics)
             .await;
     }
+    let findings = match &outcome {
+        Outcome::Judged { report, .. } => Some(verdicts::Findings::of(report)),
+        Outcome::Panicked => None,
+    };
     let request = report::RequestSeen {
         end: request_end.as_ref(),
         too_large: request_too_large,
@@ -218,6 +223,7 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
         cut.is_some(),
         quirk.as_deref(),
     );
+    findings
 }
 
 /// The inspector's copy of the request body.
@@ -274,6 +280,7 @@ mod offload;
 mod recording;
 mod report;
 mod spill;
+pub mod verdicts;
 pub mod violation_line;
 
 pub use memory::{Charge, DEFAULT_MAX_MEMORY, MemoryBudget};

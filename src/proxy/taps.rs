@@ -21,6 +21,7 @@ use tracing::Instrument;
 
 use crate::config::Config;
 use crate::engine::{EngineConfig, SchemaCache};
+use crate::inspect::verdicts::{FinishGuard, Verdicts};
 use crate::inspect::{
     self, ExchangeLabel, HoldSettings, InspectJob, Inspection, RecordingSeed, RequestHead,
     ResponsePart, Spill,
@@ -50,6 +51,8 @@ pub struct Watch {
     /// a signal a test can read the moment its response arrives, where the inspected count
     /// would still be racing the inspector.
     begun: AtomicU64,
+    /// The last exchanges' verdicts, for `GET /__tooltap/verdicts`.
+    verdicts: Arc<Verdicts>,
 }
 
 /// An exchange being watched: the service hands it the upstream's response.
@@ -121,7 +124,13 @@ impl Watch {
             tap_frames,
             tap_bytes: tee::DEFAULT_TAP_BYTES,
             begun: AtomicU64::new(0),
+            verdicts: Arc::default(),
         }
+    }
+
+    /// The verdict board of this server's inspections.
+    pub fn verdicts(&self) -> &Arc<Verdicts> {
+        &self.verdicts
     }
 
     pub fn inspection(&self) -> &Arc<Inspection> {
@@ -221,7 +230,9 @@ impl Watch {
             request: request_rx,
             response: response_rx,
         };
-        spawn(self.inspection.clone(), job, permit);
+        // On the board before the response goes out: a client holding the id finds it there.
+        let verdict = FinishGuard::begin(self.verdicts.clone(), job.label.id.clone());
+        spawn(self.inspection.clone(), job, permit, verdict);
         let watching = Watching {
             response: response_tx,
             tap_frames: self.tap_frames,
@@ -247,10 +258,16 @@ impl Watching {
     }
 }
 
-fn spawn(inspection: Arc<Inspection>, job: InspectJob, permit: OwnedSemaphorePermit) {
+fn spawn(
+    inspection: Arc<Inspection>,
+    job: InspectJob,
+    permit: OwnedSemaphorePermit,
+    verdict: FinishGuard,
+) {
     let task = async move {
-        inspect::run(inspection, job).await;
+        let findings = inspect::run(inspection, job).await;
         drop(permit);
+        verdict.judged(findings);
     };
     // Boxed where it is made: the inspector's future is large (2,760 bytes), and each move on
     // the way into the task's cell, and its stage changes there, copied it whole (~2 k

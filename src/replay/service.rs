@@ -46,6 +46,9 @@ pub async fn handle(
     request: Request<Incoming>,
 ) -> Result<Response<ProxyBody>, Infallible> {
     // Admin requests (a test harness's) are answered, never matched or forwarded.
+    if request.uri().path() == admin::VERDICTS {
+        return Ok(admin::verdicts(&state, request.method(), request.uri().query()).await);
+    }
     if request.uri().path().starts_with(admin::PREFIX) {
         let (method, path) = (request.method(), request.uri().path());
         return Ok(admin::answer(&state, method, path, request.headers()));
