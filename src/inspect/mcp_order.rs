@@ -214,6 +214,8 @@ mod tests {
             protocol_header: None,
             credential: 0,
             resumed: false,
+            last_event_id: None,
+            param_headers: Vec::new(),
             sent: vec![msg(sent)],
             received: received.into_iter().map(msg).collect(),
             whole: true,

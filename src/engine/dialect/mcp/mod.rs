@@ -189,6 +189,19 @@ fn asked(parts: &RequestParts<'_>, body: Option<&Value>, version: Version) -> As
     asked
 }
 
+/// The request's `Mcp-Param-{Name}` headers: `(Name, value)`.
+fn param_headers(headers: &[(String, String)]) -> Vec<(String, String)> {
+    const PREFIX: &str = "mcp-param-";
+    headers
+        .iter()
+        .filter(|(name, _)| {
+            name.len() > PREFIX.len()
+                && name.as_bytes()[..PREFIX.len()].eq_ignore_ascii_case(PREFIX.as_bytes())
+        })
+        .map(|(name, value)| (name[PREFIX.len()..].to_owned(), value.clone()))
+        .collect()
+}
+
 /// The request body parsed; `None` when empty, and `mcp.jsonrpc.not_json` when not JSON.
 fn request_body(body: &[u8], sink: &mut ViolationSink) -> Option<Value> {
     if body.iter().all(u8::is_ascii_whitespace) {
@@ -221,6 +234,7 @@ impl DialectRules for McpState {
             request_session: header(headers, "mcp-session-id").map(str::to_owned),
             protocol_version_header: header(headers, "mcp-protocol-version").map(str::to_owned),
             last_event_id: header(headers, "last-event-id").map(str::to_owned),
+            param_headers: param_headers(headers),
             ..McpObservation::default()
         };
         let max_observed = observe::DEFAULT_MAX_OBSERVED;

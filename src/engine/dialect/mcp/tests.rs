@@ -214,3 +214,89 @@ fn a_null_id_error_is_fine_on_a_4xx_refusal_only() {
     );
     assert_eq!(rules(&report), ["mcp.jsonrpc.error_id_invalid"]);
 }
+
+const V4: [(&str, &str); 3] = [ACCEPT, JSON, ("MCP-Protocol-Version", "2026-07-28")];
+const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+
+#[test]
+fn progress_on_a_listen_stream_is_wrong_wherever_the_frames_split() {
+    let listen = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{{{META},"notifications":{{"toolsListChanged":true}}}}}}"#
+    );
+    let stream = "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/subscriptions/acknowledged\",\"params\":{\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":1}}}\n\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"p\",\"progress\":1}}\n\n";
+    let mut headers = V4.to_vec();
+    headers.push(("Mcp-Method", "subscriptions/listen"));
+    let sse = || {
+        head(
+            200,
+            Some("text/event-stream"),
+            &[("X-Accel-Buffering", "no")],
+        )
+    };
+    for cut in [1, stream.len() / 2, stream.len() - 1] {
+        let (a, b) = stream.as_bytes().split_at(cut);
+        let report = run("POST", &headers, &listen, sse(), &[a, b]);
+        assert_eq!(rules(&report), ["mcp.progress.wrong_stream"], "cut {cut}");
+        assert_eq!(report.violations[0].path, "/method");
+        assert_eq!(report.violations[0].seq, Some(1));
+    }
+    // The same progress on a tools/call stream is where it belongs.
+    let call = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"x","arguments":{{}},{META}}}}}"#
+    );
+    let mut headers = V4.to_vec();
+    headers.extend([("Mcp-Method", "tools/call"), ("Mcp-Name", "x")]);
+    let answered = format!(
+        "data: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{{\"progressToken\":\"p\",\"progress\":1}}}}\n\ndata: {}\n\n",
+        r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[]}}"#
+    );
+    let report = run("POST", &headers, &call, sse(), &[answered.as_bytes()]);
+    assert!(report.violations.is_empty(), "{:?}", report.violations);
+}
+
+#[test]
+fn param_headers_and_mrtr_members_are_observed() {
+    let retry = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"login","arguments":{{"user":"octo"}},"inputResponses":{{"k":{{"action":"accept"}}}},"requestState":"S1",{META}}}}}"#
+    );
+    let mut headers = V4.to_vec();
+    headers.extend([
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "login"),
+        ("MCP-PARAM-User", "octo"),
+    ]);
+    let body = r#"{"jsonrpc":"2.0","id":2,"result":{"resultType":"input_required","inputRequests":{"k2":{"method":"elicitation/create","params":{}}},"requestState":"S2"}}"#;
+    let report = run(
+        "POST",
+        &headers,
+        &retry,
+        head(200, Some("application/json"), &[]),
+        &[body.as_bytes()],
+    );
+    let seen = report.mcp.expect("an observation");
+    assert_eq!(seen.param_headers, [("User".to_owned(), "octo".to_owned())]);
+    let Parts::ToolsCallRequest {
+        input_responses,
+        request_state,
+        ..
+    } = &seen.request[0].parts
+    else {
+        panic!("a call: {:?}", seen.request[0].parts);
+    };
+    assert_eq!(input_responses, &Some(json!({"k":{"action":"accept"}})));
+    assert_eq!(request_state, &Some(json!("S1")));
+    let Parts::ToolsCallResult {
+        input_requests,
+        request_state,
+        ..
+    } = &seen.response[0].parts
+    else {
+        panic!("a call result: {:?}", seen.response[0].parts);
+    };
+    assert!(
+        input_requests
+            .as_ref()
+            .is_some_and(|r| r.get("k2").is_some())
+    );
+    assert_eq!(request_state, &Some(json!("S2")));
+}
