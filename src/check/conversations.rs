@@ -50,7 +50,7 @@ impl Pending {
                 upstream: &meta.route,
                 start_us: started,
                 end_us: started.saturating_add(end_us),
-                credential: 0,
+                credential: crate::redact::credential_key(meta.credential.as_deref()),
             },
         );
         let id_number = meta
