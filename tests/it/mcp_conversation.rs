@@ -157,6 +157,11 @@ async fn conversation(sse: bool) {
         within(Duration::from_secs(10), send(addr, method, body, session)).await;
     }
     let checked = live_equals_check(&tooltap, count, &violations, &recordings).await;
+    // The session id is recorded as a pseudonym, in the headers and in the verdicts that quote it.
+    for file in crate::support::temp::files_under(&recordings) {
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        assert!(!text.contains(SESSION), "{file:?} holds the session id");
+    }
     let mut state_rules = BTreeMap::new();
     for violation in checked.values().flatten() {
         let rule = violation["rule"].as_str().unwrap_or_default().to_owned();
