@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::UNIX_EPOCH;
 
 use crate::engine::mcp_conversation::observed::{Context, seen_of};
-use crate::engine::mcp_conversation::{ConversationStore, SeenOwned, StoreLimits};
+use crate::engine::mcp_conversation::{ConversationStore, SeenOwned, Settled, StoreLimits};
 use crate::engine::{EngineConfig, Report, SchemaCache};
 use crate::record::Recording;
 
@@ -21,7 +21,7 @@ use super::judge::{Checked, Item};
 /// One MCP exchange waiting for its turn.
 #[derive(Debug)]
 pub struct Pending {
-    /// Its place among the items of the run.
+    /// Its place among the items of the run (`tooltap report`: among the page's exchanges).
     pub index: usize,
     id_number: u64,
     seen: SeenOwned,
@@ -68,19 +68,8 @@ impl Pending {
 }
 
 /// Settles every pending exchange in order and merges each verdict into its item.
-pub fn settle_all(items: &mut [Item], mut pending: Vec<Pending>, engine: &EngineConfig) {
-    if pending.is_empty() {
-        return;
-    }
-    pending.sort_by_key(|p| (p.seen.order_us(), p.id_number, p.index));
-    let mut store = ConversationStore::new(
-        StoreLimits::default(),
-        Arc::new(SchemaCache::default()),
-        engine.severity.clone(),
-        engine.max_violations,
-    );
-    for Pending { index, seen, .. } in pending {
-        let settled = store.settle(&seen.seen());
+pub fn settle_all(items: &mut [Item], pending: Vec<Pending>, engine: &EngineConfig) {
+    settle_in_order(pending, engine, |index, settled| {
         if let Some(Item::Checked(checked)) = items.get_mut(index) {
             let Checked { violations, .. } = &mut **checked;
             let mut not_listed = 0;
@@ -92,5 +81,28 @@ pub fn settle_all(items: &mut [Item], mut pending: Vec<Pending>, engine: &Engine
                 engine.max_violations,
             );
         }
+    });
+}
+
+/// Settles every pending exchange through one store in order (see the module doc) and hands
+/// each verdict to `each` with the exchange's `index`. `tooltap check` and `tooltap report`
+/// both settle this way, so they show the same conversation verdicts.
+pub fn settle_in_order(
+    mut pending: Vec<Pending>,
+    engine: &EngineConfig,
+    mut each: impl FnMut(usize, Settled),
+) {
+    if pending.is_empty() {
+        return;
+    }
+    pending.sort_by_key(|p| (p.seen.order_us(), p.id_number, p.index));
+    let mut store = ConversationStore::new(
+        StoreLimits::default(),
+        Arc::new(SchemaCache::default()),
+        engine.severity.clone(),
+        engine.max_violations,
+    );
+    for Pending { index, seen, .. } in pending {
+        each(index, store.settle(&seen.seen()));
     }
 }
