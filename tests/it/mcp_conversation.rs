@@ -20,6 +20,7 @@ use crate::support::upstream::{Received, Script, Upstream};
 use crate::support::{TempDir, proxy, within};
 
 mod credentials;
+mod quirked;
 
 const SESSION: &str = "sess-7f1c";
 
