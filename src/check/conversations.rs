@@ -106,3 +106,38 @@ pub fn settle_in_order(
         each(index, store.settle(&seen.seen()));
     }
 }
+
+/// The engine's report of one recording, as `tooltap check` makes it.
+pub fn engine_report(
+    recording: &Recording,
+    engine: &Arc<EngineConfig>,
+    cache: &SchemaCache,
+) -> Report {
+    super::judge::engine_report(recording, engine, cache)
+}
+
+/// Each recording's violations: its report's (`reports[i]` is `recordings[i]`'s), then what
+/// the MCP exchanges' conversation settles add, settled through one store in order as
+/// `tooltap check` settles them. What a property test drives the store with, offline.
+pub fn settled_in_order(
+    recordings: &[Recording],
+    reports: &[Report],
+    engine: &EngineConfig,
+) -> Vec<Vec<crate::engine::Violation>> {
+    let mut pending = Vec::new();
+    let mut found: Vec<Vec<crate::engine::Violation>> = recordings
+        .iter()
+        .zip(reports)
+        .enumerate()
+        .map(|(index, (recording, report))| {
+            pending.extend(Pending::of(index, recording, report));
+            report.violations.clone()
+        })
+        .collect();
+    settle_in_order(pending, engine, |index, settled| {
+        if let Some(violations) = found.get_mut(index) {
+            settled.merge_into(violations, &mut 0, &mut Vec::new(), engine.max_violations);
+        }
+    });
+    found
+}
