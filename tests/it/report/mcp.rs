@@ -99,6 +99,24 @@ fn write_exchange(
     std::fs::write(dir.join(format!("{id}.jsonl")), text).expect("written");
 }
 
+/// Writes the `initialize` exchange that mints session `s-1` (2025-11-25, a tools server).
+fn write_initialize(dir: &std::path::Path, id: &str, started: &str) {
+    write_exchange(
+        dir,
+        id,
+        started,
+        None,
+        Some(
+            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}),
+        ),
+        200,
+        Some((
+            "json",
+            json!({"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"w","version":"1"}}}),
+        )),
+    );
+}
+
 #[test]
 fn an_mcp_session_shows_its_catalogue_then_its_calls_in_arrival_order() {
     let dir = TempDir::new("mcp-report");
@@ -156,20 +174,7 @@ fn an_mcp_session_shows_its_catalogue_then_its_calls_in_arrival_order() {
         202,
         None,
     );
-    write_exchange(
-        &recs,
-        "t-2",
-        &at(1),
-        None,
-        Some(
-            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}),
-        ),
-        200,
-        Some((
-            "json",
-            json!({"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"w","version":"1"}}}),
-        )),
-    );
+    write_initialize(&recs, "t-2", &at(1));
     write_exchange(
         &recs,
         "t-1",
@@ -237,20 +242,7 @@ fn a_conversation_rule_is_marked_with_its_conversation() {
     std::fs::create_dir_all(&recs).expect("dir");
     let s = Some("s-1");
     let at = |second: u32| format!("2026-12-06T10:00:{second:02}.000Z");
-    write_exchange(
-        &recs,
-        "t-1",
-        &at(0),
-        None,
-        Some(
-            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}),
-        ),
-        200,
-        Some((
-            "json",
-            json!({"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"w","version":"1"}}}),
-        )),
-    );
+    write_initialize(&recs, "t-1", &at(0));
     write_exchange(
         &recs,
         "t-2",
