@@ -46,6 +46,22 @@ pub struct Inspection {
     pub mcp: Option<Arc<mcp_order::McpSettle>>,
 }
 
+impl Inspection {
+    /// The head of a request of `dialect` ([`RequestHead::of`]), with an MCP request's
+    /// credential key when the conversation store is on.
+    pub fn request_head(
+        &self,
+        dialect: Option<Dialect>,
+        parts: &http::request::Parts,
+    ) -> RequestHead {
+        let mut head = RequestHead::of(dialect, parts);
+        if let (Some(Dialect::Mcp), Some(mcp)) = (dialect, &self.mcp) {
+            head.credential = mcp.credential_key(&parts.headers);
+        }
+        head
+    }
+}
+
 /// Who the exchange is, for reports.
 #[derive(Debug, Clone)]
 pub struct ExchangeLabel {
@@ -81,6 +97,9 @@ pub struct RequestHead {
     /// The headers the engine reads for the exchange's dialect
     /// ([`crate::engine::head::kept_request_headers`]: none but MCP's; never a credential).
     pub headers: Vec<(String, String)>,
+    /// An MCP request's credential key ([`mcp_order::McpSettle::credential_key`]; `0` without a
+    /// credential or for other dialects): 2026-07-28 conversations are keyed by it.
+    pub credential: u64,
 }
 
 impl RequestHead {
@@ -99,6 +118,7 @@ impl RequestHead {
             headers: dialect
                 .map(|dialect| crate::engine::head::kept_request_headers(dialect, headers))
                 .unwrap_or_default(),
+            credential: 0,
         }
     }
 }

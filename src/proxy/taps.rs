@@ -100,6 +100,7 @@ impl Watch {
                 Arc::clone(&schemas),
                 settings.severity.clone(),
                 settings.max_violations,
+                crate::redact::Redactor::new(&config.record.redact),
             )),
             engine: Arc::new(engine),
             schemas,
@@ -160,7 +161,7 @@ impl Watch {
             query: head.uri.query().map(str::to_string),
             headers: DetachedHeaders::of(&head.headers),
         });
-        let request_head = RequestHead::of(ctx.dialect, head);
+        let request_head = self.inspection.request_head(ctx.dialect, head);
         match self.start(ctx, request_head, recording) {
             Some((tap, watching)) => (
                 body::from_client_tee(TeeBody::new(request, tap)),
@@ -180,7 +181,7 @@ impl Watch {
         recording: Option<RecordingSeed>,
         body: &Bytes,
     ) -> Option<Watching> {
-        let request_head = RequestHead::of(ctx.dialect, head);
+        let request_head = self.inspection.request_head(ctx.dialect, head);
         let (tap, watching) = self.start(ctx, request_head, recording)?;
         let copied = TeeBody::new(Full::new(body.clone()), tap).collect().await;
         if let Err(never) = copied {

@@ -173,6 +173,7 @@ impl Recorder {
         let upstream = redact::url(upstream, &mut redacted);
         let raw_query = query;
         let query = query.map(|q| self.shared.redactor.query(q, &mut redacted));
+        let pseudonyms = self.shared.redactor.pseudonyms(request_headers);
         let mut secrets = self.shared.redactor.secret_values(request_headers);
         let echoed = raw_query.map(|q| self.shared.redactor.query_secret_values(q));
         for value in echoed.into_iter().flatten() {
@@ -224,6 +225,7 @@ impl Recorder {
             finished: false,
             held: (self.shared.mode == RecordMode::Violations).then(Vec::new),
             secrets,
+            pseudonyms,
         })
     }
 
@@ -261,6 +263,9 @@ pub struct RecordingHandle {
     held: Option<Vec<Msg>>,
     /// The request's credential values, redacted wherever a response header repeats them.
     secrets: Vec<String>,
+    /// The session ids of the request and response with their pseudonyms
+    /// ([`Redactor::pseudonyms`]): the end line's verdicts quote them by pseudonym too.
+    pseudonyms: Vec<(String, String)>,
 }
 
 mod handle;

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -18,6 +19,9 @@ use crate::support::check::check_json;
 use crate::support::client::exchange;
 use crate::support::upstream::{Received, Script, Upstream};
 use crate::support::{TempDir, proxy, within};
+
+mod credentials;
+mod quirked;
 
 const SESSION: &str = "sess-7f1c";
 
@@ -154,16 +158,46 @@ async fn conversation(sse: bool) {
     for (method, body, session) in steps {
         within(Duration::from_secs(10), send(addr, method, body, session)).await;
     }
-    settle(&tooltap, count).await;
+    let checked = live_equals_check(&tooltap, count, &violations, &recordings).await;
+    // The session id is recorded as a pseudonym, in the headers and in the verdicts that quote it.
+    for file in crate::support::temp::files_under(&recordings) {
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        assert!(!text.contains(SESSION), "{file:?} holds the session id");
+    }
+    let mut state_rules = BTreeMap::new();
+    for violation in checked.values().flatten() {
+        let rule = violation["rule"].as_str().unwrap_or_default().to_owned();
+        *state_rules.entry(rule).or_insert(0) += 1;
+    }
+    for rule in [
+        "mcp.tools_call.arguments_schema",
+        "mcp.tools_call.structured_content_missing",
+        "mcp.tools_call.name_unlisted",
+        "mcp.session.stale_not_404",
+    ] {
+        assert_eq!(state_rules.get(rule), Some(&1), "{rule} in {state_rules:?}");
+    }
+}
+
+/// Waits until the proxy inspected `count` exchanges and wrote their recordings, runs
+/// `tooltap check` on them and asserts that each exchange has the violations live that `check`
+/// finds, `seq` included. Returns `check`'s (comparable) violations by exchange id.
+pub(crate) async fn live_equals_check(
+    tooltap: &tooltap::proxy::server::RunningProxy,
+    count: u64,
+    violations: &PathBuf,
+    recordings: &Path,
+) -> BTreeMap<String, Vec<Value>> {
+    settle(tooltap, count).await;
     if let Some(recorder) = &tooltap.state().watch.inspection().recorder {
         within(Duration::from_secs(20), recorder.flush()).await;
     }
-    let live = violations_by_exchange(&violations);
-    let checked = check_json(&recordings);
+    let live = violations_by_exchange(violations);
+    let checked = check_json(recordings);
     assert!(checked.code <= 1, "check failed: {}", checked.stderr);
     let exchanges = checked.report["exchanges"].as_array().expect("exchanges");
     assert_eq!(exchanges.len() as u64, count, "one recording per exchange");
-    let mut state_rules = BTreeMap::new();
+    let mut by_exchange = BTreeMap::new();
     for exchange in exchanges {
         let id = exchange["id"].as_str().expect("id");
         let offline: Vec<Value> = exchange["violations"]
@@ -177,19 +211,9 @@ async fn conversation(sse: bool) {
             .map(|l| l.iter().map(|v| comparable(v, true)).collect())
             .unwrap_or_default();
         assert_eq!(sorted(offline.clone()), sorted(online), "exchange {id}");
-        for violation in offline {
-            let rule = violation["rule"].as_str().unwrap_or_default().to_owned();
-            *state_rules.entry(rule).or_insert(0) += 1;
-        }
+        by_exchange.insert(id.to_owned(), offline);
     }
-    for rule in [
-        "mcp.tools_call.arguments_schema",
-        "mcp.tools_call.structured_content_missing",
-        "mcp.tools_call.name_unlisted",
-        "mcp.session.stale_not_404",
-    ] {
-        assert_eq!(state_rules.get(rule), Some(&1), "{rule} in {state_rules:?}");
-    }
+    by_exchange
 }
 
 /// A 2026-07-28 server: one listed tool marks `location` for `Mcp-Param-Location`; `login`

@@ -20,6 +20,8 @@ use tooltap::engine::mcp_conversation::RULES;
 use crate::support::TempDir;
 use crate::support::check::check_json;
 
+mod splits;
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conversations")
 }
