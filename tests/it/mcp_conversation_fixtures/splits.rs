@@ -5,12 +5,8 @@
 //! order; only the split exchange is re-judged per cut). The body in one piece gives the fixture's
 //! `expected.jsonl`. `seq` numbers frames, so it moves with the split and is not compared.
 //!
-//! Every offset of every body up to [`EVERY_OFFSET_UP_TO`] bytes is cut; a longer body at its
-//! first and last [`EDGE`] offsets, each side of every line end (where an SSE field or event
-//! ends) and [`SAMPLED`] offsets spread over it, which keeps the run within a few seconds where
-//! every offset of every body would take several times that.
+//! Every body is cut at every offset, as the single-exchange fixtures are in `engine_splits`.
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -22,13 +18,6 @@ use tooltap::record::read::{RecordedFrame, Recording, each_recording};
 
 use super::{cases, expected, segment};
 use crate::support::TempDir;
-
-/// Bodies up to this many bytes are cut at every offset.
-const EVERY_OFFSET_UP_TO: usize = 64;
-/// Offsets spread evenly over a longer body.
-const SAMPLED: usize = 24;
-/// Offsets a longer body is cut at from each end (its SSE field name, its last event's end).
-const EDGE: usize = 8;
 
 /// The fixture's recordings, each response body in one frame.
 fn recordings(case: &std::path::Path) -> Vec<Recording> {
@@ -88,28 +77,11 @@ fn verdicts(recordings: &[Recording], reports: &[Report], engine: &EngineConfig)
     lines
 }
 
-/// Where to cut a body: every offset of a short one; else both ends' first
-/// [`EDGE`] offsets, each side of every line end (where SSE fields and events end), and
-/// [`SAMPLED`] offsets spread evenly over the rest.
-fn offsets(body: &[u8]) -> Vec<usize> {
-    if body.len() <= EVERY_OFFSET_UP_TO {
-        return (0..=body.len()).collect();
-    }
-    let mut cuts: BTreeSet<usize> = (0..=SAMPLED).map(|k| k * body.len() / SAMPLED).collect();
-    cuts.extend((0..EDGE).chain(body.len() - EDGE..=body.len()));
-    for (at, byte) in body.iter().enumerate() {
-        if *byte == b'\n' {
-            cuts.extend([at, at + 1]);
-        }
-    }
-    cuts.into_iter().collect()
-}
-
 #[test]
 fn every_conversation_fixture_split_anywhere_gives_its_verdicts() {
     let engine = Arc::new(EngineConfig::default());
     let started = std::time::Instant::now();
-    let (mut cuts, mut every, mut sampled) = (0usize, 0usize, 0usize);
+    let (mut cuts, mut bodies) = (0usize, 0usize);
     for case in cases() {
         let name = case
             .file_name()
@@ -137,13 +109,8 @@ fn every_conversation_fixture_split_anywhere_gives_its_verdicts() {
                 continue;
             }
             let whole = (recordings[k].frames.clone(), reports[k].clone());
-            let at = offsets(&body);
-            if at.len() > body.len() {
-                every += 1;
-            } else {
-                sampled += 1;
-            }
-            for cut in at {
+            bodies += 1;
+            for cut in 0..=body.len() {
                 recordings[k].frames = framed(&[&body[..cut], &body[cut..]]);
                 reports[k] = engine_report(&recordings[k], &engine, &cache);
                 let split = verdicts(&recordings, &reports, &engine);
@@ -159,8 +126,8 @@ fn every_conversation_fixture_split_anywhere_gives_its_verdicts() {
         }
     }
     eprintln!(
-        "{cuts} splits ({every} bodies at every offset, {sampled} sampled) in {:?}",
+        "{cuts} splits of {bodies} bodies in {:?}",
         started.elapsed()
     );
-    assert!(cuts >= 800, "only {cuts} splits");
+    assert!(cuts >= 6000, "only {cuts} splits");
 }
