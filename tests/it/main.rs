@@ -98,5 +98,6 @@ mod stopping;
 mod streaming;
 mod support;
 mod tls;
+mod tree_shape;
 mod two_processes;
 mod verdicts;
