@@ -97,7 +97,8 @@ pub struct ConnectionLimits {
     pub proxy: usize,
     pub admin: usize,
     /// Idle pooled upstream connections kept per upstream host; more are closed when their
-    /// exchange ends (0: no pooling). Each idle one holds hyper's buffers, ~40 KiB.
+    /// exchange ends (0: no pooling). Each idle one holds hyper's buffers (see
+    /// docs/benchmarks.md#upstream-idle).
     pub upstream_idle: usize,
 }
 

@@ -360,8 +360,8 @@ async fn analyse(
     let mut charged_reassembly = 0usize;
     // The engine starts (the request parsed, its schemas compiled) on the first trip to the
     // pool, together with the first frames; a buffered response whose end is already known
-    // then costs one trip in all (each trip is two cross-thread wake-ups, measured as a large
-    // part of the CPU per request).
+    // then costs one trip in all (each trip is two cross-thread wake-ups, a large part of the
+    // CPU per request; see docs/benchmarks.md#analysis-pool).
     let mut exchange = Engine::Pending(Start {
         engine: Arc::clone(&shared.engine),
         schemas: Arc::clone(&shared.schemas),

@@ -270,9 +270,9 @@ fn spawn(
         drop(permit);
         verdict.judged(findings);
     };
-    // Boxed where it is made: the inspector's future is large (2,760 bytes), and each move on
-    // the way into the task's cell, and its stage changes there, copied it whole (~2 k
-    // instructions of `memcpy` per exchange; callgrind).
+    // Boxed where it is made: the inspector's future is large, and each move on the way into
+    // the task's cell, and its stage changes there, would copy it whole (see
+    // docs/benchmarks.md#inspector-boxed).
     tokio::spawn(Box::pin(task).instrument(tracing::Span::current()));
 }
 

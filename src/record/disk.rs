@@ -421,14 +421,14 @@ fn create_recording_file(paths: &RecordingPaths) -> std::io::Result<File> {
 }
 
 /// Makes a pruned recording's file the new recording's: renamed to `paths.temp`, so its inode is
-/// reused; returns it with its current length. Measured at the file limit of `--record all` on
-/// ext4, creating a file per recording while deleting the oldest one cost ~30% of tooltap's
-/// CPU, nearly all of it in the kernel's inode allocator walking past recently deleted inodes.
-/// The file is overwritten from the start and cut to its new length at the end, never emptied
-/// first: ext4 writes a file emptied by a truncation to zero back to disk when it is closed
-/// (`auto_da_alloc`), which measured another ~15%. `None` (the caller then deletes `old`) when
-/// the file is gone, is not a plain file, or has another name (a hard link someone made to keep
-/// it: overwriting it would overwrite theirs).
+/// reused; returns it with its current length. At the file limit of `--record all` on ext4,
+/// creating a file per recording while deleting the oldest one costs much of tooltap's CPU in
+/// the kernel's inode allocator walking past recently deleted inodes. The file is overwritten
+/// from the start and cut to its new length at the end, never emptied first: ext4 writes a
+/// file emptied by a truncation to zero back to disk when it is closed (`auto_da_alloc`; see
+/// docs/benchmarks.md#record-inode-reuse for both costs). `None` (the caller then deletes
+/// `old`) when the file is gone, is not a plain file, or has another name (a hard link someone
+/// made to keep it: overwriting it would overwrite theirs).
 #[cfg(unix)]
 fn take_over(old: &std::path::Path, paths: &RecordingPaths) -> Option<(File, u64)> {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -462,8 +462,8 @@ fn take_over(_old: &std::path::Path, _paths: &RecordingPaths) -> Option<(File, u
 
 /// Writes one line and its newline; returns the bytes written. Serialised into `scratch` first
 /// (measured, serialising straight into the `BufWriter` through a counting adapter cost more, as
-/// serde_json writes many tiny pieces), a buffer kept between lines: a fresh `Vec` per line was
-/// regrown four or five times per exchange (~10 k instructions per buffered request).
+/// serde_json writes many tiny pieces), a buffer kept between lines: a fresh `Vec` per line is
+/// regrown four or five times per exchange (see docs/benchmarks.md#record-line-scratch).
 fn write_line(out: &mut Sink, line: &Line, scratch: &mut Vec<u8>) -> std::io::Result<u64> {
     let out = match out {
         Sink::File(out) => out,

@@ -75,8 +75,8 @@ impl Pruner {
         };
         // The first scan already sees the new file: don't count it twice. Later files are new
         // by construction (ids are unique and a name is never replaced), so no search: a
-        // search per added file made `--record all` quadratic in the folder's size (measured:
-        // 96 k instructions per request after 2,000 recordings).
+        // search per added file would make `--record all` quadratic in the folder's size (see
+        // docs/benchmarks.md#prune).
         if !scanned_now || !files.iter().any(|(p, _)| *p == path) {
             files.push_back((path, size));
             self.total += size;

@@ -22,8 +22,9 @@
 //! ends the recording as `truncated` (kept only in `all` mode).
 //!
 //! In `violations` mode a handle holds its messages until `finish` knows the verdict, and sends
-//! them only when the exchange has violations: measured, writing every exchange to a temporary
-//! file and deleting the clean ones nearly doubled tooltap's CPU per request.
+//! them only when the exchange has violations: writing every exchange to a temporary file and
+//! deleting the clean ones would cost far more CPU per request (see
+//! docs/benchmarks.md#violations-mode-holds).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

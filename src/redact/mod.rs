@@ -337,8 +337,8 @@ impl Redactor {
 }
 
 /// Whether a lowercase header name holds one of [`SECRET_FRAGMENTS`]: one pass of a prebuilt
-/// automaton (a window scan per fragment measured ~450 instructions per header, and headers are
-/// checked three times per recorded exchange).
+/// automaton, cheaper than a window scan per fragment, since headers are checked three times per
+/// recorded exchange (see docs/benchmarks.md#redact-header-scan).
 fn has_secret_fragment(name: &str) -> bool {
     static FRAGMENTS: std::sync::LazyLock<Option<aho_corasick::AhoCorasick>> =
         std::sync::LazyLock::new(|| {

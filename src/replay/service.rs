@@ -31,8 +31,6 @@ use crate::proxy::exchange::ExchangeCtx;
 use crate::proxy::forward::body::{self as proxy_body, BodyError, ProxyBody};
 use crate::proxy::forward::flush_first::FlushFirst;
 
-/// Frames that may wait for the inspector before it counts the exchange as lossy.
-pub const TAP_CAPACITY: usize = 1024;
 /// A client that takes longer than this to send its request body gets a 400.
 const BODY_READ_TIMEOUT: Duration = Duration::from_secs(60);
 /// How much of an unmatched request body the miss log line shows (redacted).

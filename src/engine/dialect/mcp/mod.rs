@@ -25,7 +25,7 @@ use self::answer::{Answer, Asked};
 use self::envelope::At;
 use self::observe::{McpObservation, MessageKind, Where};
 use self::version::Version;
-use super::common::StreamEnd;
+use super::common::{Declared, StreamEnd};
 use super::pieces::DialectTables;
 use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
@@ -271,14 +271,13 @@ impl DialectRules for McpState {
         }
     }
 
-    fn admit_tools(&self) {}
-
-    fn facts(&self) -> &RequestFacts {
-        &self.facts
+    /// No tools are declared in an MCP request: a `tools/list` answer brings them.
+    fn declared_request(&self) -> Declared<'_> {
+        Declared::new(&self.facts, None)
     }
 
-    fn into_facts(self: Box<Self>) -> RequestFacts {
-        self.facts
+    fn facts_mut(&mut self) -> &mut RequestFacts {
+        &mut self.facts
     }
 
     /// Every status: a 4xx refusal carries a JSON-RPC error the rules read.

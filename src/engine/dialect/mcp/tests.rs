@@ -166,53 +166,78 @@ fn get_and_delete_exchanges_are_judged_by_their_status() {
     );
 }
 
-#[test]
-fn a_notification_answered_202_is_clean_and_200_with_a_body_is_not() {
-    let request = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-    let version = ("MCP-Protocol-Version", "2025-11-25");
-    let report = run(
-        "POST",
-        &[ACCEPT, JSON, version],
-        request,
-        head(202, None, &[]),
-        &[],
-    );
-    assert!(report.violations.is_empty(), "{:?}", report.violations);
-    let report = run(
-        "POST",
-        &[ACCEPT, JSON, version],
-        request,
-        head(200, Some("application/json"), &[]),
-        &[br#"{"jsonrpc":"2.0","id":null}"#],
-    );
-    assert!(
-        rules(&report).contains(&"mcp.http.notification_status"),
-        "{:?}",
-        rules(&report)
-    );
+/// What a case expects: no violation, the rules exactly, or a rule among others.
+enum Expect {
+    Clean,
+    Exactly(&'static [&'static str]),
+    Includes(&'static str),
+}
+
+/// A POST and its answer: the request, the answer's status, content type and body.
+struct Case {
+    what: &'static str,
+    request: &'static str,
+    status: u16,
+    content_type: Option<&'static str>,
+    body: &'static [&'static [u8]],
+    expect: Expect,
 }
 
 #[test]
-fn a_null_id_error_is_fine_on_a_4xx_refusal_only() {
-    let request = r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#;
+fn a_post_answer_is_judged_by_its_status() {
+    const NOTIFICATION: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    const LIST: &str = r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#;
+    const NULL_ID_ERROR: &[u8] = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}"#;
     let version = ("MCP-Protocol-Version", "2025-11-25");
-    let error = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}"#;
-    let report = run(
-        "POST",
-        &[ACCEPT, JSON, version],
-        request,
-        head(400, Some("application/json"), &[]),
-        &[error],
-    );
-    assert!(report.violations.is_empty(), "{:?}", report.violations);
-    let report = run(
-        "POST",
-        &[ACCEPT, JSON, version],
-        request,
-        head(200, Some("application/json"), &[]),
-        &[error],
-    );
-    assert_eq!(rules(&report), ["mcp.jsonrpc.error_id_invalid"]);
+    let cases = [
+        Case {
+            what: "a notification answered 202",
+            request: NOTIFICATION,
+            status: 202,
+            content_type: None,
+            body: &[],
+            expect: Expect::Clean,
+        },
+        Case {
+            what: "a notification answered 200 with a body",
+            request: NOTIFICATION,
+            status: 200,
+            content_type: Some("application/json"),
+            body: &[br#"{"jsonrpc":"2.0","id":null}"#],
+            expect: Expect::Includes("mcp.http.notification_status"),
+        },
+        Case {
+            what: "a null-id error on a 4xx refusal",
+            request: LIST,
+            status: 400,
+            content_type: Some("application/json"),
+            body: &[NULL_ID_ERROR],
+            expect: Expect::Clean,
+        },
+        Case {
+            what: "a null-id error on a 200",
+            request: LIST,
+            status: 200,
+            content_type: Some("application/json"),
+            body: &[NULL_ID_ERROR],
+            expect: Expect::Exactly(&["mcp.jsonrpc.error_id_invalid"]),
+        },
+    ];
+    for case in cases {
+        let report = run(
+            "POST",
+            &[ACCEPT, JSON, version],
+            case.request,
+            head(case.status, case.content_type, &[]),
+            case.body,
+        );
+        let (what, found) = (case.what, rules(&report));
+        match case.expect {
+            Expect::Clean => assert!(found.is_empty(), "{what}: {found:?}"),
+            Expect::Exactly(expected) => assert_eq!(found, expected, "{what}"),
+            Expect::Includes(rule) => assert!(found.contains(&rule), "{what}: {found:?}"),
+        }
+    }
 }
 
 const V4: [(&str, &str); 3] = [ACCEPT, JSON, ("MCP-Protocol-Version", "2026-07-28")];
