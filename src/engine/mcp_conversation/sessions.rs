@@ -57,7 +57,7 @@ fn missing(store: &ConversationStore, seen: &Seen<'_>, upstream: &Arc<str>, out:
     }
     if !store
         .minted
-        .contains_key(&(Arc::clone(upstream), seen.credential))
+        .contains(&(Arc::clone(upstream), seen.credential))
     {
         return;
     }

@@ -7,6 +7,7 @@
 //!
 //! Every body is cut at every offset, as the single-exchange fixtures are in `engine_splits`.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use bytes::Bytes;
