@@ -20,6 +20,7 @@ use crate::support::binary::{self, Running};
 use crate::support::client::{exchange, request};
 use crate::support::clients::{python, python_script};
 use crate::support::temp::jsonl_under;
+use crate::support::upstream::Upstream;
 use crate::support::{TempDir, within};
 use tooltap::record::store::{S3Settings, StoreUrl};
 
@@ -277,14 +278,20 @@ async fn live_verdicts(configs: &[&Path], exchanges: usize) -> BTreeMap<String, 
     }
 }
 
-/// `(exchanges per replica before the stop, while it is down, after the restart)`.
-async fn two_replicas_share_one_bucket(before: usize, down: usize, after: usize) {
-    let dir = TempDir::new("s3");
+/// The two fixtures, and a loopback upstream answering each.
+async fn fixtures_and_upstream() -> (Vec<Fixture>, Upstream) {
     let fixtures: Vec<Fixture> = FIXTURES
         .iter()
         .map(|n| engine_support::fixture(n))
         .collect();
     let upstream = fixture_upstream(&fixtures).await;
+    (fixtures, upstream)
+}
+
+/// `(exchanges per replica before the stop, while it is down, after the restart)`.
+async fn two_replicas_share_one_bucket(before: usize, down: usize, after: usize) {
+    let dir = TempDir::new("s3");
+    let (fixtures, upstream) = fixtures_and_upstream().await;
     let mut moto = Moto::start(dir.path(), 0).await;
     let (config_a, spool_a) = replica_config(dir.path(), "a", &moto.endpoint(), "");
     let (config_b, spool_b) = replica_config(dir.path(), "b", &moto.endpoint(), "");
@@ -411,11 +418,7 @@ async fn two_replicas_record_a_thousand_exchanges_each_to_one_bucket() {
 #[tokio::test]
 async fn segments_are_stored_as_whole_objects_by_the_time_the_replica_stops() {
     let dir = TempDir::new("s3seg");
-    let fixtures: Vec<Fixture> = FIXTURES
-        .iter()
-        .map(|n| engine_support::fixture(n))
-        .collect();
-    let upstream = fixture_upstream(&fixtures).await;
+    let (fixtures, upstream) = fixtures_and_upstream().await;
     let moto = Moto::start(dir.path(), 0).await;
     let (config, spool) = replica_config(dir.path(), "seg", &moto.endpoint(), "");
     let mut replica = start_replica(&config, &upstream.url(), "segments").await;
@@ -438,11 +441,7 @@ async fn segments_are_stored_as_whole_objects_by_the_time_the_replica_stops() {
 #[tokio::test]
 async fn the_spool_stays_within_its_bound_while_the_store_is_down() {
     let dir = TempDir::new("s3spool");
-    let fixtures: Vec<Fixture> = FIXTURES
-        .iter()
-        .map(|n| engine_support::fixture(n))
-        .collect();
-    let upstream = fixture_upstream(&fixtures).await;
+    let (fixtures, upstream) = fixtures_and_upstream().await;
     // A port nothing listens on: every upload is refused.
     let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let dead = format!("http://{}", closed.local_addr().expect("addr"));

@@ -33,7 +33,6 @@ use tokio::task::JoinSet;
 
 use super::{StoreConfig, StoreUrl};
 use crate::metrics::Metrics;
-use crate::record::layout::is_recording;
 
 /// Notices waiting for the uploader; past this many, a notice is dropped (the file stays in the
 /// spool, counted `spilled`, and the next rescan finds it).
@@ -53,9 +52,6 @@ const QUIET: Duration = Duration::from_secs(15);
 const UPLOAD_TIMEOUT: Duration = Duration::from_secs(30);
 const BACKOFF_MIN: Duration = Duration::from_millis(500);
 const BACKOFF_MAX: Duration = Duration::from_secs(30);
-
-/// Deepest folder level a rescan walks (`<route>/<date>/<file>`, or a nested cassette folder).
-const MAX_DEPTH: usize = 6;
 
 /// What the writer thread and the recorder send.
 enum Notice {
@@ -316,7 +312,7 @@ impl Uploader {
     /// Walks the spool: takes what fits of the files no notice brought (oldest first), and
     /// deletes the oldest waiting files while the spool is over its bound.
     fn rescan(&mut self) {
-        let found = walk(&self.spool);
+        let found = crate::record::prune::recordings_under(&self.spool, 0);
         let now = SystemTime::now();
         let mut total: u64 = found.iter().map(|(_, _, size)| size).sum();
         let mut kept = Vec::new();
@@ -403,29 +399,4 @@ fn variant_key(key: &object_store::path::Path) -> object_store::path::Path {
         "{stem}-p{}.jsonl",
         crate::record::layout::process_random()
     ))
-}
-
-/// Every finished recording under `root` with its modification time and size, oldest first.
-fn walk(root: &Path) -> Vec<(SystemTime, PathBuf, u64)> {
-    let mut found = Vec::new();
-    let mut stack = vec![(root.to_path_buf(), 0)];
-    while let Some((dir, depth)) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let Ok(meta) = entry.metadata() else {
-                continue;
-            };
-            if meta.is_dir() && depth < MAX_DEPTH {
-                stack.push((path, depth + 1));
-            } else if meta.is_file() && is_recording(&path) {
-                let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
-                found.push((modified, path, meta.len()));
-            }
-        }
-    }
-    found.sort();
-    found
 }
