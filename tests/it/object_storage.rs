@@ -288,8 +288,39 @@ async fn fixtures_and_upstream() -> (Vec<Fixture>, Upstream) {
     (fixtures, upstream)
 }
 
-/// `(exchanges per replica before the stop, while it is down, after the restart)`.
-async fn two_replicas_share_one_bucket(before: usize, down: usize, after: usize) {
+/// [`send`] from `clients` concurrent clients, `count / clients` exchanges each.
+async fn send_from(
+    replica: &Running,
+    fixtures: &[Fixture],
+    count: usize,
+    clients: usize,
+) -> (Vec<String>, Duration) {
+    let sent = futures_util::future::join_all(
+        (0..clients).map(|_| send(replica, fixtures, count / clients)),
+    )
+    .await;
+    let slowest = sent.iter().map(|(_, slowest)| *slowest).max();
+    let ids = sent.into_iter().flat_map(|(ids, _)| ids).collect();
+    (ids, slowest.unwrap_or_default())
+}
+
+/// A process's peak and current resident memory (`VmHWM`, `VmRSS`), in KiB.
+fn memory_kib(replica: &Running) -> (u64, u64) {
+    let pid = replica.child.id().unwrap_or_default();
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| -> u64 {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+            .unwrap_or_default()
+    };
+    (field("VmHWM:"), field("VmRSS:"))
+}
+
+/// `(exchanges per replica before the stop, while it is down, after the restart)`, sent by
+/// `clients` concurrent clients per replica before the stop.
+async fn two_replicas_share_one_bucket(before: usize, down: usize, after: usize, clients: usize) {
     let dir = TempDir::new("s3");
     let (fixtures, upstream) = fixtures_and_upstream().await;
     let mut moto = Moto::start(dir.path(), 0).await;
@@ -301,16 +332,22 @@ async fn two_replicas_share_one_bucket(before: usize, down: usize, after: usize)
         start_replica(&config_b, &url, "files")
     );
     let began = Instant::now();
-    let ((ids_a, slow_a), (ids_b, slow_b)) =
-        tokio::join!(send(&a, &fixtures, before), send(&b, &fixtures, before));
+    let ((ids_a, slow_a), (ids_b, slow_b)) = tokio::join!(
+        send_from(&a, &fixtures, before, clients),
+        send_from(&b, &fixtures, before, clients)
+    );
+    let answered = began.elapsed();
     let mut expected = ids_a.clone();
     expected.extend(ids_b.iter().cloned());
-    let keys = moto.wait_for(2 * before, Duration::from_secs(30)).await;
+    let keys = moto.wait_for(2 * before, Duration::from_secs(60)).await;
     eprintln!(
-        "{} exchanges through two replicas stored in {:?} (slowest exchange {:?})",
+        "{} exchanges through two replicas ({clients} clients each) answered in {answered:?}, \
+         stored in {:?} (slowest exchange {:?}); replica memory (peak, now) KiB: {:?} {:?}",
         2 * before,
         began.elapsed(),
-        slow_a.max(slow_b)
+        slow_a.max(slow_b),
+        memory_kib(&a),
+        memory_kib(&b)
     );
     // Also: the folder's max_files = 1 pruned nothing. Pruning the store is a bucket
     // lifecycle rule's job (docs/deploy.md), not tooltap's.
@@ -345,10 +382,17 @@ async fn two_replicas_share_one_bucket(before: usize, down: usize, after: usize)
     let mut replay =
         binary::start_replay_with(&["--recordings".as_ref(), location.as_ref()], &envs, "info")
             .await;
+    // Both fixtures' requests are the same (the upstream tells them apart by a header replay
+    // does not match on): each is answered with one of the recorded bodies.
     for fixture in &fixtures {
         let got = exchange(replay.addr, fixture_request(replay.addr, fixture)).await;
         assert_eq!(got.status, 200, "{}", fixture.name);
-        assert_eq!(got.body, fixture.body, "{}", fixture.name);
+        assert!(
+            fixtures.iter().any(|recorded| got.body == recorded.body),
+            "{}: {:?}",
+            fixture.name,
+            got.body
+        );
     }
     replay.stop_and_drain().await;
 
@@ -404,14 +448,14 @@ async fn two_replicas_share_one_bucket(before: usize, down: usize, after: usize)
 
 #[tokio::test]
 async fn two_replicas_record_to_one_bucket_and_survive_the_store_going_down() {
-    two_replicas_share_one_bucket(24, 5, 5).await;
+    two_replicas_share_one_bucket(24, 5, 5, 2).await;
 }
 
 /// The acceptance figure: 1,000 exchanges through each replica.
 #[tokio::test]
 #[ignore = "about a minute: run with --ignored"]
 async fn two_replicas_record_a_thousand_exchanges_each_to_one_bucket() {
-    two_replicas_share_one_bucket(1000, 50, 50).await;
+    two_replicas_share_one_bucket(1000, 50, 50, 4).await;
 }
 
 /// The segments layout stores whole segment objects: closed by age, or at shutdown.
