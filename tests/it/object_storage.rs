@@ -92,14 +92,7 @@ impl Moto {
             bucket: BUCKET.into(),
             prefix: PREFIX.into(),
         };
-        let settings = S3Settings {
-            endpoint: Some(self.endpoint()),
-            region: Some("us-east-1".into()),
-            access_key_id: Some("testing".into()),
-            secret_access_key: Some("testing".into()),
-            session_token: None,
-        };
-        let store = tooltap::record::store::open(&url, &settings).expect("store");
+        let store = tooltap::record::store::open(&url, &self.settings()).expect("store");
         let prefix = url.prefix_path();
         let listed: Vec<_> = within(
             Duration::from_secs(20),
@@ -110,6 +103,54 @@ impl Moto {
             .into_iter()
             .map(|meta| meta.expect("listed").location.to_string())
             .collect()
+    }
+
+    /// A create-only put (as the uploader makes) on an existing key fails on this server, and
+    /// the object is unchanged: what makes "never overwritten" true of the store itself.
+    async fn refuses_to_overwrite(&self, key: &str) {
+        use object_store::{ObjectStoreExt, PutMode, PutOptions, PutPayload};
+        let url = StoreUrl {
+            bucket: BUCKET.into(),
+            prefix: String::new(),
+        };
+        let store = tooltap::record::store::open(&url, &self.settings()).expect("store");
+        let key = object_store::path::Path::from(key);
+        let before = store
+            .get(&key)
+            .await
+            .expect("get")
+            .bytes()
+            .await
+            .expect("bytes");
+        let options = PutOptions {
+            mode: PutMode::Create,
+            ..PutOptions::default()
+        };
+        let put = store
+            .put_opts(&key, PutPayload::from_static(b"overwritten"), options)
+            .await;
+        assert!(
+            matches!(put, Err(object_store::Error::AlreadyExists { .. })),
+            "{put:?}"
+        );
+        let after = store
+            .get(&key)
+            .await
+            .expect("get")
+            .bytes()
+            .await
+            .expect("bytes");
+        assert_eq!(before, after);
+    }
+
+    fn settings(&self) -> S3Settings {
+        S3Settings {
+            endpoint: Some(self.endpoint()),
+            region: Some("us-east-1".into()),
+            access_key_id: Some("testing".into()),
+            secret_access_key: Some("testing".into()),
+            session_token: None,
+        }
     }
 
     /// Waits until the prefix holds `count` objects; returns their keys.
@@ -356,6 +397,7 @@ async fn two_replicas_share_one_bucket(before: usize, down: usize, after: usize,
         uploads(&a, "renamed").await + uploads(&b, "renamed").await,
         0
     );
+    moto.refuses_to_overwrite(&keys[0]).await;
 
     // `check` on the bucket judges as the live inspectors did.
     let checked = check(&moto);

@@ -400,3 +400,34 @@ fn variant_key(key: &object_store::path::Path) -> object_store::path::Path {
         crate::record::layout::process_random()
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use object_store::ObjectStoreExt;
+    use object_store::memory::InMemory;
+
+    #[tokio::test]
+    async fn a_taken_key_is_never_overwritten() {
+        let dir = crate::test_dir::TestDir::new("upload-taken");
+        let file = dir.join("t1.jsonl");
+        std::fs::write(&file, "ours").expect("write");
+        let store = InMemory::new();
+        let key = object_store::path::Path::from("p/r/2026-12-06/t1.jsonl");
+        store
+            .put(&key, PutPayload::from_static(b"theirs"))
+            .await
+            .expect("put");
+        let outcome = upload(&store, &file, &key).await;
+        assert!(matches!(outcome, Ok(Outcome::Renamed)));
+        let kept = store.get(&key).await.expect("get").bytes().await;
+        assert_eq!(kept.expect("bytes").as_ref(), b"theirs", "not replaced");
+        let variant = variant_key(&key);
+        assert!(variant.as_ref().starts_with("p/r/2026-12-06/t1-p"));
+        let ours = store.get(&variant).await.expect("get").bytes().await;
+        assert_eq!(ours.expect("bytes").as_ref(), b"ours");
+        // Uploaded again (a crash before the local copy was deleted): nothing is replaced.
+        let again = upload(&store, &file, &key).await;
+        assert!(matches!(again, Ok(Outcome::AlreadyStored)));
+    }
+}
