@@ -282,6 +282,8 @@ impl Uploader {
                 self.backoff = BACKOFF_MIN;
                 let _ = std::fs::remove_file(&path);
             }
+            // Gone from the spool (deleted by hand): nothing left to store.
+            Err(_) if !path.exists() => {}
             Err(error) => {
                 self.metrics.recording_upload("failed");
                 self.metrics.recording_failure("recordings_upload");
