@@ -555,5 +555,9 @@ async fn the_spool_stays_within_its_bound_while_the_store_is_down() {
     eprintln!("spool: {before} bytes after the traffic, {after} one rescan later (bound {bound})");
     assert!(after <= bound, "{after} bytes spooled, bound {bound}");
     assert!(uploads(&replica, "dropped").await >= 1);
+    assert!(
+        uploads(&replica, "spilled").await >= 1,
+        "max_queued_bytes = 1 takes one file at a time: the others are spilled"
+    );
     replica.stop_and_drain().await;
 }
