@@ -108,20 +108,14 @@ impl Moto {
     /// A create-only put (as the uploader makes) on an existing key fails on this server, and
     /// the object is unchanged: what makes "never overwritten" true of the store itself.
     async fn refuses_to_overwrite(&self, key: &str) {
-        use object_store::{ObjectStoreExt, PutMode, PutOptions, PutPayload};
+        use object_store::{PutMode, PutOptions, PutPayload};
         let url = StoreUrl {
             bucket: BUCKET.into(),
             prefix: String::new(),
         };
         let store = tooltap::record::store::open(&url, &self.settings()).expect("store");
         let key = object_store::path::Path::from(key);
-        let before = store
-            .get(&key)
-            .await
-            .expect("get")
-            .bytes()
-            .await
-            .expect("bytes");
+        let before = read(&*store, &key).await;
         let options = PutOptions {
             mode: PutMode::Create,
             ..PutOptions::default()
@@ -133,13 +127,7 @@ impl Moto {
             matches!(put, Err(object_store::Error::AlreadyExists { .. })),
             "{put:?}"
         );
-        let after = store
-            .get(&key)
-            .await
-            .expect("get")
-            .bytes()
-            .await
-            .expect("bytes");
+        let after = read(&*store, &key).await;
         assert_eq!(before, after);
     }
 
@@ -317,6 +305,13 @@ async fn live_verdicts(configs: &[&Path], exchanges: usize) -> BTreeMap<String, 
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// One object's bytes.
+async fn read(store: &dyn ObjectStore, key: &object_store::path::Path) -> bytes::Bytes {
+    use object_store::ObjectStoreExt;
+    let got = store.get(key).await.expect("get");
+    got.bytes().await.expect("bytes")
 }
 
 /// The two fixtures, and a loopback upstream answering each.
