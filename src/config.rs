@@ -311,7 +311,12 @@ impl Config {
                 }
             })?;
         let or = |value: Option<HumanDuration>, default| value.map_or(default, |d| d.0);
-        let (record, violations_file) = record::validate(record, redact);
+        let (record, violations_file) =
+            record::validate(record, redact).map_err(|error| ConfigError::Value {
+                key: "record.dir",
+                origin: origin.map(Path::to_path_buf),
+                message: error.to_string(),
+            })?;
         let positive = |value: Option<usize>, default: fn() -> usize, key| match value {
             Some(0) => Err(ConfigError::Zero {
                 key,

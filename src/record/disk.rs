@@ -24,6 +24,7 @@ use super::format::{EndLine, FrameData, FrameLine, Line, Meta};
 use super::layout::{RecordingPaths, create_file, create_folder};
 use super::prune::Pruner;
 use super::segment::{Closed, Segments};
+use super::store::upload::{Notifier, SEGMENT_AGE};
 use crate::metrics::Metrics;
 use crate::writer_thread::Drain;
 
@@ -65,6 +66,9 @@ pub(super) enum Msg {
         end: Box<EndLine>,
         keep: bool,
     },
+    /// Nothing to write: wakes the thread so that `idle` closes segments that reached their
+    /// age (sent by the uploader, see `store::upload`).
+    Tick,
 }
 
 impl Msg {
@@ -72,7 +76,7 @@ impl Msg {
     pub(super) fn cost(&self) -> usize {
         match self {
             Msg::Frame { bytes, .. } => bytes.len() + MSG_OVERHEAD,
-            Msg::Open { .. } | Msg::Finish { .. } => MSG_OVERHEAD,
+            Msg::Open { .. } | Msg::Finish { .. } | Msg::Tick => MSG_OVERHEAD,
         }
     }
 }
@@ -116,6 +120,8 @@ pub(super) struct Disk {
     failures_since_log: u64,
     /// Where each line is serialised before it is written (see [`write_line`]).
     scratch: Vec<u8>,
+    /// When recording to object storage: told of each published recording and closed segment.
+    upload: Option<Notifier>,
 }
 
 impl Drain for Disk {
@@ -138,6 +144,10 @@ impl Drain for Disk {
             self.abandon(key, &error);
         }
         self.idle();
+        // Uploading: a flush (shutdown) hands every segment to the uploader now.
+        if self.upload.is_some() {
+            self.close_segments(Duration::ZERO);
+        }
     }
 
     /// Writes out the segments' buffers, which hold only finished recordings: a recording is
@@ -148,6 +158,9 @@ impl Drain for Disk {
         for (path, error) in broken.into_iter().flatten() {
             self.failed_at(&error, &path);
         }
+        if self.upload.is_some() {
+            self.close_segments(SEGMENT_AGE);
+        }
     }
 }
 
@@ -157,6 +170,7 @@ impl Disk {
         pruner: Pruner,
         layout: RecordLayout,
         segment_bytes: u64,
+        upload: Option<Notifier>,
     ) -> Disk {
         Disk {
             metrics,
@@ -167,6 +181,24 @@ impl Disk {
             last_logged: None,
             failures_since_log: 0,
             scratch: Vec::new(),
+            upload,
+        }
+    }
+
+    /// Closes the segments at least `age` old and hands them to the uploader.
+    fn close_segments(&mut self, age: Duration) {
+        let Some(segments) = self.segments.as_mut() else {
+            return;
+        };
+        let mut closed = Vec::new();
+        let broken = segments.close_older_than(age, &mut closed);
+        for (path, error) in broken {
+            self.failed_at(&error, &path);
+        }
+        if let Some(upload) = &self.upload {
+            for Closed { path, size } in closed {
+                upload.ready(path, size);
+            }
         }
     }
 
@@ -224,6 +256,7 @@ impl Disk {
                 }
             }
             Msg::Finish { key, end, keep } => self.finish(key, end, keep),
+            Msg::Tick => {}
         }
     }
 
@@ -310,6 +343,9 @@ impl Disk {
             .and_then(|()| publish(&recording.paths.temp, &recording.paths.done));
         match finished {
             Ok(published) => {
+                if let Some(upload) = &self.upload {
+                    upload.ready(published.clone(), recording.written);
+                }
                 for deleted in self.pruner.added(published, recording.written) {
                     self.count_pruned(&deleted);
                 }
@@ -330,6 +366,9 @@ impl Disk {
         let mut closed = Vec::new();
         let appended = segments.append(paths, lines, &mut closed);
         for Closed { path, size } in closed {
+            if let Some(upload) = &self.upload {
+                upload.ready(path.clone(), size);
+            }
             for deleted in self.pruner.added_segment(path, size) {
                 if let Some(segments) = self.segments.as_mut() {
                     segments.forget(&deleted);

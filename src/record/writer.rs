@@ -33,12 +33,13 @@ use std::time::{Instant, SystemTime};
 use http::HeaderMap;
 
 use super::config::{RecordMode, RecorderConfig};
-use super::disk::{Disk, FAILURE_TARGET, GATHER, Msg};
+use super::disk::{Disk, FAILURE_TARGET, GATHER, MSG_OVERHEAD, Msg};
 use super::format::{
     EnforcedLine, Meta, Outcome, RecordedBody, RequestPart, ResponsePart, VERSION,
 };
 use super::layout::RecordingPaths;
 use super::prune::{PruneLimits, Pruner};
+use super::store::upload::Notifier;
 use crate::engine::{Completeness, Violation};
 use crate::metrics::Metrics;
 use crate::redact::{self, Redactor};
@@ -62,6 +63,10 @@ struct Shared {
 pub struct Recorder {
     shared: Arc<Shared>,
     thread: WriterThread<Msg>,
+    /// Recording to object storage: the uploader's side.
+    upload: Option<Notifier>,
+    /// The writer's sender as the uploader's ticks reach it (weakly; see `spawn`).
+    _ticked: Arc<std::sync::OnceLock<WriterThread<Msg>>>,
 }
 
 /// Who the exchange is and what was asked: everything known when the request head arrives.
@@ -112,6 +117,7 @@ impl Recorder {
             max_files,
             max_queued_bytes,
             redact,
+            store,
         } = config;
         // Before anything is written: what a killed process left under temporary names.
         let swept = super::sweep::stale_temps(&dir);
@@ -122,13 +128,42 @@ impl Recorder {
                 "deleted temporary recording files a stopped tooltap left unfinished"
             );
         }
-        let limits = PruneLimits {
-            max_total_bytes,
-            max_files,
+        // Uploading, the spool is bounded by the uploader and the store by the bucket's own
+        // lifecycle rules (docs/deploy.md): the folder's limits do not apply.
+        let limits = match store {
+            Some(_) => PruneLimits {
+                max_total_bytes: None,
+                max_files: None,
+            },
+            None => PruneLimits {
+                max_total_bytes,
+                max_files,
+            },
         };
         let pruner = Pruner::new(dir.clone(), limits);
-        let disk = Disk::new(metrics.clone(), pruner, layout, segment_bytes);
+        // The uploader wakes the writer thread every second (closing segments by age); the
+        // writer tells it of every finished file. The writer's sender is handed over once the
+        // thread exists.
+        let writer: Arc<std::sync::OnceLock<WriterThread<Msg>>> = Arc::default();
+        // It holds the sender weakly: once every `Recorder` is gone, the writer thread can end,
+        // and with it the notifier that keeps the uploader going.
+        let upload = store.map(|store| {
+            let writer = Arc::downgrade(&writer);
+            super::store::upload::spawn(store, metrics.clone(), move || {
+                if let Some(thread) = writer.upgrade().as_deref().and_then(|lock| lock.get()) {
+                    thread.try_send(Msg::Tick, MSG_OVERHEAD);
+                }
+            })
+        });
+        let disk = Disk::new(
+            metrics.clone(),
+            pruner,
+            layout,
+            segment_bytes,
+            upload.clone(),
+        );
         let thread = WriterThread::spawn("recorder", max_queued_bytes, GATHER, disk);
+        let _ = writer.set(thread.clone());
         let shared = Shared {
             dir,
             mode,
@@ -140,6 +175,8 @@ impl Recorder {
         Recorder {
             shared: Arc::new(shared),
             thread,
+            upload,
+            _ticked: writer,
         }
     }
 
@@ -231,9 +268,13 @@ impl Recorder {
     }
 
     /// Waits until everything queued so far is on disk (buffers flushed; unfinished recordings
-    /// stay under their temporary names).
+    /// stay under their temporary names) and, recording to object storage, uploaded (or left in
+    /// the spool when the store fails).
     pub async fn flush(&self) {
         self.thread.flush().await;
+        if let Some(upload) = &self.upload {
+            upload.flush().await;
+        }
     }
 }
 

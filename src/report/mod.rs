@@ -47,7 +47,7 @@ pub const EXIT_USAGE: u8 = 2;
 )]
 pub struct ReportArgs {
     /// Recording files, or folders walked recursively for *.jsonl (and vcrpy cassettes *.yaml,
-    /// *.yml, *.yaml.gz and HAR files *.har, see docs/interop.md)
+    /// *.yml, *.yaml.gz and HAR files *.har, see docs/interop.md), or s3://bucket/prefix
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
     /// Where to write the page

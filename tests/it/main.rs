@@ -79,6 +79,7 @@ mod mcp_conversation_fixtures;
 mod memory;
 mod memory_rss;
 mod monitoring;
+mod object_storage;
 mod packages;
 mod passthrough;
 mod protocol;
