@@ -139,6 +139,11 @@ const KNOWN_BACK_EDGES: &[(&str, &str, &str)] = &[
         "export writes the frames replay would serve (replay::library::served_frames)",
     ),
     (
+        "record",
+        "proxy",
+        "record::store's connector reuses proxy::tls::client_config, so object storage adds no second TLS stack",
+    ),
+    (
         "replay",
         "cli",
         "replay's arguments reuse cli::listen_address",
