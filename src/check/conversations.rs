@@ -69,19 +69,24 @@ impl Pending {
 
 /// Settles every pending exchange in order and merges each verdict into its item.
 pub fn settle_all(items: &mut [Item], pending: Vec<Pending>, engine: &EngineConfig) {
-    settle_in_order(pending, engine, |index, settled| {
-        if let Some(Item::Checked(checked)) = items.get_mut(index) {
-            let Checked { violations, .. } = &mut **checked;
-            let mut not_listed = 0;
-            let mut notes = Vec::new();
-            settled.merge_into(
-                violations,
-                &mut not_listed,
-                &mut notes,
-                engine.max_violations,
-            );
-        }
-    });
+    settle_in_order(
+        pending,
+        engine,
+        &Arc::new(SchemaCache::default()),
+        |index, settled| {
+            if let Some(Item::Checked(checked)) = items.get_mut(index) {
+                let Checked { violations, .. } = &mut **checked;
+                let mut not_listed = 0;
+                let mut notes = Vec::new();
+                settled.merge_into(
+                    violations,
+                    &mut not_listed,
+                    &mut notes,
+                    engine.max_violations,
+                );
+            }
+        },
+    );
 }
 
 /// Settles every pending exchange through one store in order (see the module doc) and hands
@@ -90,6 +95,7 @@ pub fn settle_all(items: &mut [Item], pending: Vec<Pending>, engine: &EngineConf
 pub fn settle_in_order(
     mut pending: Vec<Pending>,
     engine: &EngineConfig,
+    cache: &Arc<SchemaCache>,
     mut each: impl FnMut(usize, Settled),
 ) {
     if pending.is_empty() {
@@ -98,7 +104,7 @@ pub fn settle_in_order(
     pending.sort_by_key(|p| (p.seen.order_us(), p.id_number, p.index));
     let mut store = ConversationStore::new(
         StoreLimits::default(),
-        Arc::new(SchemaCache::default()),
+        Arc::clone(cache),
         engine.severity.clone(),
         engine.max_violations,
     );
@@ -134,10 +140,15 @@ pub fn settled_in_order(
             report.violations.clone()
         })
         .collect();
-    settle_in_order(pending, engine, |index, settled| {
-        if let Some(violations) = found.get_mut(index) {
-            settled.merge_into(violations, &mut 0, &mut Vec::new(), engine.max_violations);
-        }
-    });
+    settle_in_order(
+        pending,
+        engine,
+        &Arc::new(SchemaCache::default()),
+        |index, settled| {
+            if let Some(violations) = found.get_mut(index) {
+                settled.merge_into(violations, &mut 0, &mut Vec::new(), engine.max_violations);
+            }
+        },
+    );
     found
 }

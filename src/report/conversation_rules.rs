@@ -1,5 +1,6 @@
 //! The report's conversation pass: the page's MCP exchanges settled through one conversation
-//! store in the order `tooltap check` settles them ([`settle_in_order`]), so the page shows the
+//! store in the order `tooltap check` settles them ([`settle_in_order`]), sharing the page's
+//! schema cache (a catalog the exchanges' judging compiled is not compiled again), so the page shows the
 //! conversation rules (`engine::mcp_conversation::RULES`) `check` finds. Each such violation
 //! is added to its exchange marked with the conversation it belongs to, and to that exchange's
 //! row on the conversation's timeline.
@@ -10,11 +11,12 @@
 //! at most the engine's `max_violations` per exchange, the rest dropped as `check` counts them.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::mcp::Entry;
 use super::model::{ExchangeView, ViolationView};
 use crate::check::conversations::{Pending, settle_in_order};
-use crate::engine::{EngineConfig, Severity};
+use crate::engine::{EngineConfig, SchemaCache, Severity};
 
 /// The MCP exchanges of a page waiting for the conversation pass.
 #[derive(Debug, Default)]
@@ -41,11 +43,12 @@ impl Waiting {
         exchanges: &mut [ExchangeView],
         entries: &mut [Entry],
         engine: &EngineConfig,
+        cache: &Arc<SchemaCache>,
         docs_base: &str,
     ) -> u64 {
         let Waiting { pending, entry_of } = self;
         let mut added = 0u64;
-        settle_in_order(pending, engine, |index, settled| {
+        settle_in_order(pending, engine, cache, |index, settled| {
             let entry = entry_of.get(&index).and_then(|at| entries.get_mut(*at));
             let (Some(view), Some(entry)) = (exchanges.get_mut(index), entry) else {
                 return;

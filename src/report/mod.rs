@@ -142,7 +142,7 @@ pub fn collect(args: &ReportArgs) -> ReportData {
         engine.severity = severity.clone();
     }
     let engine = std::sync::Arc::new(engine);
-    let cache = SchemaCache::default();
+    let cache = std::sync::Arc::new(SchemaCache::default());
     let mut exchanges = Vec::with_capacity(files.len().min(args.max_exchanges));
     let mut tools = model::ToolTable::default();
     let mut pointers = model::ToolTable::default();
@@ -208,7 +208,13 @@ pub fn collect(args: &ReportArgs) -> ReportData {
         skipped.extend(read.note(file));
     }
     // The conversation rules, as `tooltap check` settles them, on the exchanges shown.
-    cut.used += waiting.settle(&mut exchanges, &mut conversations, &engine, &args.docs_base);
+    cut.used += waiting.settle(
+        &mut exchanges,
+        &mut conversations,
+        &engine,
+        &cache,
+        &args.docs_base,
+    );
     let mut gathered = mcp::Conversations::new(args.max_shown_bytes);
     conversations
         .into_iter()
