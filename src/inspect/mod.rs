@@ -44,6 +44,8 @@ pub struct Inspection {
     /// The MCP conversation store and its settling order; `None`: MCP exchanges are judged one
     /// by one only.
     pub mcp: Option<Arc<mcp_order::McpSettle>>,
+    /// OpenTelemetry export of one span per exchange (`[otlp]`); `None` when off.
+    pub otlp: Option<crate::otlp::Spans>,
 }
 
 /// Who the exchange is, for reports.
@@ -81,6 +83,9 @@ pub struct RequestHead {
     /// The headers the engine reads for the exchange's dialect
     /// ([`crate::engine::head::kept_request_headers`]: none but MCP's; never a credential).
     pub headers: Vec<(String, String)>,
+    /// The client's W3C trace context (`traceparent`, `tracestate`), when valid: the exchange's
+    /// OpenTelemetry span continues that trace.
+    pub parent: Option<Box<crate::otlp::TraceParent>>,
 }
 
 impl RequestHead {
@@ -99,6 +104,14 @@ impl RequestHead {
             headers: dialect
                 .map(|dialect| crate::engine::head::kept_request_headers(dialect, headers))
                 .unwrap_or_default(),
+            parent: parts.headers.get("traceparent").and_then(|traceparent| {
+                let state = parts.headers.get("tracestate");
+                crate::otlp::TraceParent::parse(
+                    traceparent.to_str().ok()?,
+                    state.and_then(|value| value.to_str().ok()),
+                )
+                .map(Box::new)
+            }),
         }
     }
 }
@@ -122,7 +135,7 @@ pub struct InspectJob {
 pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
     let InspectJob {
         label,
-        head: request_head,
+        head: mut request_head,
         request,
         response,
         enforced,
@@ -150,10 +163,18 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
     if let Some(handle) = recording.as_mut() {
         handle.request_body(request_body.as_deref());
     }
+    let mut trace = otlp_span::TraceSeed {
+        parent: request_head.parent.take().map(|parent| *parent),
+        ..otlp_span::TraceSeed::default()
+    };
     let Ok(mut part) = response.await else {
         // The upstream never answered (its error went to the client and the log): nothing to judge.
+        if let Some(spans) = &shared.otlp {
+            otlp_span::send_unjudged(spans, &label, &trace, "no_response");
+        }
         return;
     };
+    trace.ttfb = Some(part.ttfb);
     shared.metrics.upstream_ttfb(&label.route, part.ttfb);
     let head_at = Instant::now();
     let status = part.head.status;
@@ -172,6 +193,7 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
         part,
         &mut recording,
         &mut charge,
+        &mut trace.first_chunk,
     )
     .await;
     shared
@@ -202,8 +224,12 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
                 enforced: cut.as_ref().map(recording::enforced_line),
             },
         };
-        tape.finish(verdict, &shared.analysis, &shared.metrics)
+        trace.recorded = tape
+            .finish(verdict, &shared.analysis, &shared.metrics)
             .await;
+    }
+    if let Outcome::Judged { end: Some(end), .. } = &outcome {
+        trace.ended = Some(end.at);
     }
     let request = report::RequestSeen {
         end: request_end.as_ref(),
@@ -217,6 +243,7 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
         outcome,
         cut.is_some(),
         quirk.as_deref(),
+        &trace,
     );
 }
 
@@ -271,6 +298,7 @@ pub mod mcp_order;
 mod mcp_live;
 mod memory;
 mod offload;
+mod otlp_span;
 mod recording;
 mod report;
 mod spill;
@@ -314,6 +342,7 @@ async fn analyse(
     part: ResponsePart,
     recording: &mut Option<Tape>,
     charge: &mut Charge,
+    first_chunk: &mut Option<Instant>,
 ) -> (Outcome, bool) {
     let ResponsePart { head, mut body, .. } = part;
     let pool = &shared.analysis;
@@ -351,6 +380,9 @@ async fn analyse(
             break;
         };
         closed = over;
+        if first_chunk.is_none() {
+            *first_chunk = batch.first().map(|event| event.at);
+        }
         // Held frames and framing buffers are bounded per exchange; counted so that new
         // exchanges see the total.
         let bytes: usize = batch.iter().map(|event| event.bytes.len()).sum();

@@ -35,6 +35,7 @@ fn inspection() -> Arc<Inspection> {
         analysis: AnalysisPool::default(),
         memory: MemoryBudget::default(),
         mcp: None,
+        otlp: None,
     })
 }
 

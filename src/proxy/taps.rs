@@ -79,7 +79,11 @@ impl Watch {
         let recorder = (config.record.mode != RecordMode::Off)
             .then(|| Recorder::spawn(config.record.clone(), metrics.clone()));
         let schemas = Arc::new(SchemaCache::new(256, settings.schema));
+        let otlp = crate::proxy::tls::client_config(config.tls.extra_ca.as_deref())
+            .ok()
+            .and_then(|tls| crate::otlp::Spans::start(&config.otlp, tls, metrics.clone()));
         let inspection = Arc::new(Inspection {
+            otlp,
             recorder,
             hold: HoldSettings {
                 max: config
