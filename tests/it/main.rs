@@ -78,6 +78,7 @@ mod mcp_conversation_fixtures;
 mod memory;
 mod memory_rss;
 mod monitoring;
+mod otlp;
 mod packages;
 mod passthrough;
 mod protocol;
