@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::engine_support::{self, Fixture};
-use crate::inspect::{fixture_request, fixture_upstream};
+use crate::inspect::{exchange_unchanged, fixture_request, fixture_upstream};
 use crate::support::client::exchange;
 use crate::support::metrics::{assert_metric, metric_sum, metrics};
 use crate::support::otlp::{OtelSink, Received, id_hex, int, text};
@@ -51,22 +51,7 @@ async fn send(tooltap: &RunningProxy, fixture: &Fixture, traced: bool) -> String
             .headers_mut()
             .insert("tracestate", "vendor=abc".parse().expect("value"));
     }
-    let collected = within(LIMIT, exchange(addr, request)).await;
-    assert_eq!(
-        collected.status.as_u16(),
-        fixture.head.status,
-        "{}",
-        fixture.name
-    );
-    assert_eq!(
-        collected.body, fixture.body,
-        "{}: bytes changed",
-        fixture.name
-    );
-    collected.headers["x-tooltap-exchange"]
-        .to_str()
-        .expect("id")
-        .to_owned()
+    exchange_unchanged(addr, request, fixture).await
 }
 
 fn by_exchange<'a>(spans: &'a [Received], id: &str) -> Vec<&'a Received> {
@@ -393,4 +378,59 @@ async fn a_collector_that_never_answers_fills_the_bounded_queue_and_clients_neve
         "{EXCHANGES} exchanges took {elapsed:?} with a hung collector"
     );
     held.abort();
+}
+
+#[tokio::test]
+async fn the_binary_reads_the_standard_otel_variables_and_sends_queued_spans_before_it_exits() {
+    let violating = fixture("stream_parallel_all_on_index_0");
+    let upstream = fixture_upstream(std::slice::from_ref(&violating)).await;
+    let sink = OtelSink::start().await;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_tooltap"))
+        .args(["proxy", "--listen", "127.0.0.1:0", "--admin-listen", "off"])
+        .args([
+            "--upstream",
+            &upstream.url(),
+            "--violations",
+            "off",
+            "--record",
+            "off",
+        ])
+        .args(["--log-format", "json"])
+        .env_remove("TOOLTAP_CONFIG")
+        .env("RUST_LOG", "info")
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", sink.url())
+        .env("OTEL_SERVICE_NAME", "staging-gateway")
+        .env("OTEL_RESOURCE_ATTRIBUTES", "k8s.pod.name=tooltap-0")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the tooltap binary starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
+    let mut log = Vec::new();
+    let (addr, _) = crate::support::binary::ready_line(&mut lines, &mut log)
+        .await
+        .expect("the proxy's ready line");
+    let collected = within(LIMIT, exchange(addr, fixture_request(addr, &violating))).await;
+    assert_eq!(collected.body, violating.body);
+    // SIGTERM at once: the span waits in a batch (`otlp.interval`, 2 s by default) and is sent
+    // by the shutdown drain, before the process exits.
+    let mut running = crate::support::binary::Running {
+        child,
+        addr,
+        admin: None,
+        lines,
+        log,
+    };
+    running.stop_and_drain().await;
+    let spans = sink.spans(1, LIMIT).await;
+    assert_eq!(spans.len(), 1, "{spans:#?}");
+    let resource = &spans[0].resource["attributes"];
+    assert_eq!(text(resource, "service.name"), Some("staging-gateway"));
+    assert_eq!(text(resource, "k8s.pod.name"), Some("tooltap-0"));
+    assert_eq!(
+        int(&spans[0].span["attributes"], "tooltap.violations"),
+        Some(3)
+    );
 }

@@ -35,6 +35,10 @@ class Lines(RequestHandler):
 
 def main():
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    # No access-log line per request on stderr (the test's output).
+    import http.server
+
+    http.server.BaseHTTPRequestHandler.log_message = lambda *args: None
     listening = threading.Event()
     sink = HttpSink(Lines(), logging.getLogger("otelsink"), port=0)
     # HttpSink binds inside its thread; wrap its server loop to learn the bound port first.
