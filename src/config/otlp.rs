@@ -15,6 +15,8 @@ use crate::otlp::OtlpSettings;
 
 /// Spans waiting for the exporter, unless `otlp.max_queue` says otherwise.
 pub const DEFAULT_MAX_QUEUE: usize = 2048;
+/// Bytes the queued and in-flight spans may hold (as `SpanData::weight` counts them).
+pub const DEFAULT_MAX_QUEUE_BYTES: usize = 16 * 1024 * 1024;
 /// Spans sent in one request.
 pub const DEFAULT_MAX_BATCH: usize = 512;
 /// The longest a span waits for its batch to fill before the batch is sent.
@@ -41,6 +43,7 @@ pub struct RawOtlp {
     /// `key=value,...` added to the resource (`OTEL_RESOURCE_ATTRIBUTES`).
     pub resource_attributes: Option<String>,
     pub max_queue: Option<usize>,
+    pub max_queue_bytes: Option<usize>,
     pub max_batch: Option<usize>,
     pub interval: Option<HumanDuration>,
     pub timeout: Option<HumanDuration>,
@@ -64,6 +67,7 @@ impl RawOtlp {
             service_name: higher.service_name.or(self.service_name),
             resource_attributes: higher.resource_attributes.or(self.resource_attributes),
             max_queue: higher.max_queue.or(self.max_queue),
+            max_queue_bytes: higher.max_queue_bytes.or(self.max_queue_bytes),
             max_batch: higher.max_batch.or(self.max_batch),
             interval: higher.interval.or(self.interval),
             timeout: higher.timeout.or(self.timeout),
@@ -161,6 +165,11 @@ pub fn validate(raw: RawOtlp) -> Result<OtlpSettings, OtlpConfigError> {
             .unwrap_or_else(|| DEFAULT_SERVICE_NAME.to_owned()),
         resource,
         max_queue,
+        max_queue_bytes: positive(
+            raw.max_queue_bytes,
+            DEFAULT_MAX_QUEUE_BYTES,
+            "otlp.max_queue_bytes",
+        )?,
         max_batch: positive(raw.max_batch, DEFAULT_MAX_BATCH, "otlp.max_batch")?.min(max_queue),
         interval: raw.interval.map_or(DEFAULT_INTERVAL, |d| d.0),
         timeout: raw.timeout.map_or(DEFAULT_TIMEOUT, |d| d.0),

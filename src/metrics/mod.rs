@@ -180,7 +180,7 @@ impl Default for Metrics {
             ),
             otlp_dropped: CounterVec::new(
                 "tooltap_otlp_spans_dropped_total",
-                "Exchange spans not delivered, by reason: queue_full (otlp.max_queue), export_failed (the collector refused or could not be reached), exporter_gone.",
+                "Exchange spans not delivered, by reason: queue_full (otlp.max_queue), queue_bytes (otlp.max_queue_bytes), export_failed (the collector refused or could not be reached), exporter_gone.",
                 &["reason"],
             ),
             otlp_failures: CounterVec::new(

@@ -6,6 +6,7 @@
 //! export succeeds again (then at DEBUG), so a collector that is down does not flood the log.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -124,13 +125,16 @@ impl Exporter {
 
     /// Until every sender is gone: wait for a span, gather more for up to `interval` (or until
     /// `max_batch`, or a flush), send the batch, repeat.
-    pub async fn run(self, mut queue: mpsc::Receiver<Queued>) {
+    /// `held`: what queued spans weigh; each batch's weight is given back once it was posted.
+    pub async fn run(self, mut queue: mpsc::Receiver<Queued>, held: Arc<AtomicUsize>) {
         let mut failing = false;
         let mut batch = Vec::with_capacity(self.max_batch);
         while let Some(first) = queue.recv().await {
+            let mut weight = 0usize;
             let mut flush = match first {
-                Queued::Span(span) => {
+                Queued::Span(span, bytes) => {
                     batch.push(span);
+                    weight += bytes;
                     None
                 }
                 Queued::Flush(done) => Some(done),
@@ -138,7 +142,10 @@ impl Exporter {
             let deadline = tokio::time::Instant::now() + self.interval;
             while flush.is_none() && batch.len() < self.max_batch {
                 match tokio::time::timeout_at(deadline, queue.recv()).await {
-                    Ok(Some(Queued::Span(span))) => batch.push(span),
+                    Ok(Some(Queued::Span(span, bytes))) => {
+                        batch.push(span);
+                        weight += bytes;
+                    }
                     Ok(Some(Queued::Flush(done))) => flush = Some(done),
                     Ok(None) | Err(_) => break,
                 }
@@ -146,6 +153,7 @@ impl Exporter {
             if !batch.is_empty() {
                 failing = self.deliver(&batch, failing).await;
                 batch.clear();
+                held.fetch_sub(weight, Ordering::Relaxed);
             }
             if let Some(done) = flush {
                 let _ = done.send(());

@@ -6,7 +6,9 @@
 //! `ExportTraceServiceRequest`s, and counters on `/metrics`. [`Spans::send`] never waits: the
 //! span goes into a bounded queue (`otlp.max_queue` spans) or, when that is full, is dropped and
 //! counted; one task drains the queue in batches (`otlp.max_batch` spans, or what arrived within
-//! `otlp.interval`) and sends each batch once, within `otlp.timeout`. A batch the collector
+//! `otlp.interval`) and sends each batch once, within `otlp.timeout`. The queue is bounded in
+//! bytes too (`otlp.max_queue_bytes`, the spans' [`SpanData::weight`] until their batch was
+//! posted), since one span may carry up to `otlp.max_events` events of bounded texts. A batch the collector
 //! refuses, or cannot be reached for, is dropped and counted: no retry, so a collector that is
 //! down costs one bounded request per batch and nothing else.
 //!
@@ -21,6 +23,7 @@ pub mod proto;
 pub mod trace_context;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -39,6 +42,8 @@ pub struct OtlpSettings {
     /// Resource attributes besides `service.name` and `service.version`.
     pub resource: Vec<(String, String)>,
     pub max_queue: usize,
+    /// Bytes the queued and in-flight spans may hold together, as [`SpanData::weight`] counts.
+    pub max_queue_bytes: usize,
     pub max_batch: usize,
     pub interval: Duration,
     pub timeout: Duration,
@@ -60,7 +65,8 @@ pub struct SpanLimits {
 
 /// What goes through the exporter's queue.
 pub enum Queued {
-    Span(SpanData),
+    /// A span and its weight, charged to the queue's byte bound until its batch was posted.
+    Span(SpanData, usize),
     /// Send what is batched now, then answer (the shutdown drain).
     Flush(tokio::sync::oneshot::Sender<()>),
 }
@@ -68,6 +74,9 @@ pub enum Queued {
 /// The inspectors' handle on the exporter: a bounded queue.
 pub struct Spans {
     queue: mpsc::Sender<Queued>,
+    /// What the queued and in-flight spans weigh; the exporter gives it back after each post.
+    held: Arc<AtomicUsize>,
+    max_bytes: usize,
     pub limits: SpanLimits,
     metrics: Arc<Metrics>,
 }
@@ -86,10 +95,13 @@ impl Spans {
             return None;
         };
         let (queue, receiver) = mpsc::channel(settings.max_queue);
+        let held = Arc::new(AtomicUsize::new(0));
         let exporter = export::Exporter::new(settings, endpoint, tls, metrics.clone());
-        runtime.spawn(exporter.run(receiver));
+        runtime.spawn(exporter.run(receiver, held.clone()));
         Some(Spans {
             queue,
+            held,
+            max_bytes: settings.max_queue_bytes,
             limits: SpanLimits {
                 max_events: settings.max_events,
                 content: settings.content,
@@ -99,9 +111,18 @@ impl Spans {
         })
     }
 
-    /// Queue one span for export, or drop and count it when the queue is full. Never waits.
+    /// Queue one span for export, or drop and count it when the queue is full (by count:
+    /// `queue_full`; by bytes: `queue_bytes`). Never waits.
     pub fn send(&self, span: SpanData) {
-        if let Err(refused) = self.queue.try_send(Queued::Span(span)) {
+        let weight = span.weight();
+        let before = self.held.fetch_add(weight, Ordering::Relaxed);
+        if before.saturating_add(weight) > self.max_bytes {
+            self.held.fetch_sub(weight, Ordering::Relaxed);
+            self.metrics.otlp_spans_dropped("queue_bytes", 1);
+            return;
+        }
+        if let Err(refused) = self.queue.try_send(Queued::Span(span, weight)) {
+            self.held.fetch_sub(weight, Ordering::Relaxed);
             let reason = match refused {
                 mpsc::error::TrySendError::Full(_) => "queue_full",
                 mpsc::error::TrySendError::Closed(_) => "exporter_gone",

@@ -80,6 +80,28 @@ pub struct SpanData {
     pub error: Option<String>,
 }
 
+impl SpanData {
+    /// The bytes this span holds, roughly: its structs and every string in it. The exporter's
+    /// queue is bounded by the sum (`otlp.max_queue_bytes`).
+    pub fn weight(&self) -> usize {
+        let attributes = |list: &[KeyValue]| -> usize {
+            list.iter()
+                .map(|attribute| std::mem::size_of::<KeyValue>() + attribute.weight())
+                .sum()
+        };
+        std::mem::size_of::<SpanData>()
+            + self.name.len()
+            + self.trace_state.as_ref().map_or(0, String::len)
+            + self.error.as_ref().map_or(0, String::len)
+            + attributes(&self.attributes)
+            + self
+                .events
+                .iter()
+                .map(|event| std::mem::size_of::<SpanEvent>() + attributes(&event.attributes))
+                .sum::<usize>()
+    }
+}
+
 /// The instrumentation scope every span is sent under.
 pub struct Scope<'a> {
     pub name: &'a str,

@@ -434,3 +434,31 @@ async fn the_binary_reads_the_standard_otel_variables_and_sends_queued_spans_bef
         Some(3)
     );
 }
+
+#[tokio::test]
+async fn spans_past_the_queue_byte_bound_are_dropped_and_counted_never_queued() {
+    let violating = fixture("stream_parallel_all_on_index_0");
+    let upstream = fixture_upstream(std::slice::from_ref(&violating)).await;
+    // A collector that would refuse: nothing may even be tried, since no span fits.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let endpoint = format!("http://{}", closed.local_addr().expect("addr"));
+    drop(closed);
+    let mut raw = exporting(&upstream.url(), &endpoint);
+    // Less than one span weighs (its structs alone take more).
+    raw.otlp.max_queue_bytes = Some(64);
+    let tooltap = proxy::start(raw).await;
+    const EXCHANGES: u64 = 5;
+    for _ in 0..EXCHANGES {
+        send(&tooltap, &violating, false).await;
+    }
+    let text_metrics = metrics_when(&tooltap, |text| {
+        metric_sum(text, "tooltap_otlp_spans_dropped_total", &[]) >= EXCHANGES
+    })
+    .await;
+    assert_metric!(
+        text_metrics,
+        "tooltap_otlp_spans_dropped_total",
+        ["reason=\"queue_bytes\""] == EXCHANGES
+    );
+    assert_metric!(text_metrics, "tooltap_otlp_export_failures_total", [] == 0);
+}
