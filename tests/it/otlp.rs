@@ -75,6 +75,26 @@ async fn metrics_when(tooltap: &RunningProxy, done: impl Fn(&str) -> bool) -> St
     .await
 }
 
+/// A port nobody listens on: every export to it is refused.
+fn refusing_endpoint() -> String {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let endpoint = format!("http://{}", closed.local_addr().expect("addr"));
+    drop(closed);
+    endpoint
+}
+
+/// Sends `fixture` (traced) `count` times, then waits until `count` spans were dropped for
+/// any reason; returns `/metrics` then.
+async fn send_until_dropped(tooltap: &RunningProxy, fixture: &Fixture, count: u64) -> String {
+    for _ in 0..count {
+        send(tooltap, fixture, true).await;
+    }
+    metrics_when(tooltap, |text| {
+        metric_sum(text, "tooltap_otlp_spans_dropped_total", &[]) >= count
+    })
+    .await
+}
+
 #[tokio::test]
 async fn otelsink_receives_one_span_per_exchange_with_its_attributes_parent_and_violation_events() {
     let violating = fixture("stream_parallel_all_on_index_0");
@@ -294,19 +314,9 @@ async fn events_past_max_events_are_counted_and_content_is_sent_only_when_asked(
 async fn with_the_collector_refusing_connections_clients_get_their_bytes_and_drops_are_counted() {
     let violating = fixture("stream_parallel_all_on_index_0");
     let upstream = fixture_upstream(std::slice::from_ref(&violating)).await;
-    // A port nobody listens on: every export is refused.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let endpoint = format!("http://{}", closed.local_addr().expect("addr"));
-    drop(closed);
-    let tooltap = proxy::start(exporting(&upstream.url(), &endpoint)).await;
+    let tooltap = proxy::start(exporting(&upstream.url(), &refusing_endpoint())).await;
     const EXCHANGES: u64 = 20;
-    for _ in 0..EXCHANGES {
-        send(&tooltap, &violating, true).await;
-    }
-    let text_metrics = metrics_when(&tooltap, |text| {
-        metric_sum(text, "tooltap_otlp_spans_dropped_total", &[]) >= EXCHANGES
-    })
-    .await;
+    let text_metrics = send_until_dropped(&tooltap, &violating, EXCHANGES).await;
     assert_metric!(
         text_metrics,
         "tooltap_otlp_spans_dropped_total",
@@ -440,21 +450,12 @@ async fn spans_past_the_queue_byte_bound_are_dropped_and_counted_never_queued() 
     let violating = fixture("stream_parallel_all_on_index_0");
     let upstream = fixture_upstream(std::slice::from_ref(&violating)).await;
     // A collector that would refuse: nothing may even be tried, since no span fits.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let endpoint = format!("http://{}", closed.local_addr().expect("addr"));
-    drop(closed);
-    let mut raw = exporting(&upstream.url(), &endpoint);
+    let mut raw = exporting(&upstream.url(), &refusing_endpoint());
     // Less than one span weighs (its structs alone take more).
     raw.otlp.max_queue_bytes = Some(64);
     let tooltap = proxy::start(raw).await;
     const EXCHANGES: u64 = 5;
-    for _ in 0..EXCHANGES {
-        send(&tooltap, &violating, false).await;
-    }
-    let text_metrics = metrics_when(&tooltap, |text| {
-        metric_sum(text, "tooltap_otlp_spans_dropped_total", &[]) >= EXCHANGES
-    })
-    .await;
+    let text_metrics = send_until_dropped(&tooltap, &violating, EXCHANGES).await;
     assert_metric!(
         text_metrics,
         "tooltap_otlp_spans_dropped_total",
