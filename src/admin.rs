@@ -1,4 +1,6 @@
-//! The admin listener: `/metrics` (Prometheus text format), `/healthz` and `/readyz`.
+//! The admin listener: `/metrics` (Prometheus text format), `/healthz`, `/readyz`, and
+//! `/__tooltap/verdicts` (the last exchanges' verdicts, waiting for pending ones:
+//! [`crate::inspect::verdicts`]; what a test harness asks after each test).
 //!
 //! It listens on its own address (loopback by default), separate from the proxied traffic, so a
 //! scrape can never be confused with a client request and the proxy's routes stay transparent.
@@ -21,6 +23,7 @@ use tokio::net::TcpListener;
 
 use crate::proxy::accept_loop::{self, ListenSettings};
 
+use crate::inspect::verdicts::Verdicts;
 use crate::metrics::Metrics;
 
 /// What the admin endpoints read.
@@ -29,7 +32,12 @@ pub struct AdminState {
     pub metrics: Arc<Metrics>,
     /// False once shutdown has begun.
     pub ready: Arc<AtomicBool>,
+    /// The proxy's verdict board, served on [`VERDICTS`].
+    pub verdicts: Arc<Verdicts>,
 }
+
+/// The path of the verdicts query, the same as `tooltap replay`'s.
+pub const VERDICTS: &str = "/__tooltap/verdicts";
 
 /// How long an in-flight scrape may finish after shutdown began.
 pub const GRACE: std::time::Duration = std::time::Duration::from_secs(1);
@@ -44,7 +52,14 @@ pub async fn serve(
     let state = Arc::new(state);
     let handle = move |req: Request<Incoming>| {
         let state = state.clone();
-        async move { Ok::<_, Infallible>(answer(&state, &req)) }
+        async move {
+            if req.uri().path() == VERDICTS && req.method() == Method::GET {
+                return Ok::<_, Infallible>(
+                    verdicts_answer(&state.verdicts, req.uri().query()).await,
+                );
+            }
+            Ok(answer(&state, &req))
+        }
     };
     accept_loop::serve(listener, settings, shutdown, handle).await;
 }
@@ -67,9 +82,23 @@ fn answer(state: &AdminState, req: &Request<Incoming>) -> Response<Full<Bytes>> 
         "/readyz" => text(StatusCode::SERVICE_UNAVAILABLE, "shutting down\n"),
         _ => text(
             StatusCode::NOT_FOUND,
-            "not found: the admin listener serves /metrics, /healthz and /readyz\n",
+            "not found: the admin listener serves /metrics, /healthz, /readyz and GET \
+             /__tooltap/verdicts\n",
         ),
     }
+}
+
+async fn verdicts_answer(verdicts: &Verdicts, query: Option<&str>) -> Response<Full<Bytes>> {
+    let response = match crate::inspect::verdicts::answer(verdicts, query).await {
+        Ok(body) => crate::proxy::error::json_response(StatusCode::OK, &body),
+        Err(message) => crate::proxy::error::error_response(
+            StatusCode::BAD_REQUEST,
+            "tooltap_error",
+            "bad_verdicts_query",
+            &format!("tooltap: {message}"),
+        ),
+    };
+    response.map(Full::new)
 }
 
 fn text(status: StatusCode, body: &str) -> Response<Full<Bytes>> {

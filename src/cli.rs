@@ -125,7 +125,8 @@ pub struct ProxyArgs {
     /// [default: files] [env: TOOLTAP_RECORD_LAYOUT]
     #[arg(long, value_name = "LAYOUT")]
     pub record_layout: Option<crate::record::RecordLayout>,
-    /// Folder for recordings, laid out as <route>/<yyyy-mm-dd>/<exchange-id>.jsonl
+    /// Folder for recordings, laid out as <route>/<yyyy-mm-dd>/<exchange-id>.jsonl, or
+    /// s3://bucket/prefix for object storage (AWS_* variables or [record.s3], docs/deploy.md)
     /// [default: recordings] [env: TOOLTAP_RECORDINGS]
     #[arg(long, value_name = "DIR")]
     pub recordings: Option<PathBuf>,

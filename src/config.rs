@@ -100,7 +100,8 @@ pub struct ConnectionLimits {
     pub proxy: usize,
     pub admin: usize,
     /// Idle pooled upstream connections kept per upstream host; more are closed when their
-    /// exchange ends (0: no pooling). Each idle one holds hyper's buffers, ~40 KiB.
+    /// exchange ends (0: no pooling). Each idle one holds hyper's buffers (see
+    /// docs/benchmarks.md#upstream-idle).
     pub upstream_idle: usize,
 }
 
@@ -323,7 +324,12 @@ impl Config {
                 }
             })?;
         let or = |value: Option<HumanDuration>, default| value.map_or(default, |d| d.0);
-        let (record, violations_file) = record::validate(record, redact);
+        let (record, violations_file) =
+            record::validate(record, redact).map_err(|error| ConfigError::Value {
+                key: "record.dir",
+                origin: origin.map(Path::to_path_buf),
+                message: error.to_string(),
+            })?;
         let positive = |value: Option<usize>, default: fn() -> usize, key| match value {
             Some(0) => Err(ConfigError::Zero {
                 key,

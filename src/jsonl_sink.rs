@@ -1,14 +1,15 @@
 //! An append-only JSON Lines file written off the client path: the violations file.
 //!
-//! Inspector tasks hand finished lines to [`JsonlSink::append`], which never blocks: lines go
-//! to one writer thread ([`WriterThread`], bounded by queued batches) that owns the file (opened with `O_APPEND`,
-//! created readable by its owner only, never truncated or rewritten). A full channel drops the
-//! batch and counts it; a write error (full disk, read-only directory, a path that is a
-//! directory) is counted in metrics and logged at most once a minute, and the thread keeps
-//! trying on later batches, so a disk that comes back is used again. Traffic never waits on it.
+//! Inspector tasks hand finished lines to [`JsonlSink::append`], which never blocks: lines go to
+//! one writer thread ([`WriterThread`], bounded by queued batches) that owns the file (opened with
+//! `O_APPEND`, created readable by its owner only, never truncated or rewritten). A full channel
+//! drops the batch (logged at `debug`; no metric counts it); a write error (full disk, read-only
+//! directory, a path that is a directory) is counted in metrics and logged at most once a minute,
+//! and the thread keeps trying on later batches, so a disk that comes back is used again. Traffic
+//! never waits on it.
 //! Each batch is one write; one that fails part-way (a full disk) is cut back to the last whole
 //! line, or, failing that, the next batch starts with a newline: the file stays JSON Lines
-//! (the part-written line and the next one used to be glued together).
+//! (the part-written line and the next one are never glued together).
 //!
 //! The file is bounded by [`Rotation`]: once a batch would take it past `max_bytes` it is
 //! renamed `<path>.1` (older ones shift to `.2` ... `.keep`, the oldest beyond `keep` is
@@ -96,7 +97,7 @@ impl JsonlSink {
         }
     }
 
-    /// Queue whole lines (without their newline). Never blocks; drops and counts when full.
+    /// Queue whole lines (without their newline). Never blocks; drops the batch when full.
     pub fn append(&self, lines: Vec<String>) {
         if lines.is_empty() {
             return;
@@ -305,7 +306,7 @@ fn ends_whole(file: &File, len: u64) -> bool {
         .is_ok_and(|read| read == 1 && last[0] == b'\n')
 }
 
-/// Without positioned reads the file is assumed whole, as before.
+/// Without positioned reads the file is assumed whole.
 #[cfg(not(unix))]
 fn ends_whole(_file: &File, _len: u64) -> bool {
     true

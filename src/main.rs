@@ -15,6 +15,7 @@ use tooltap::cli::{Cli, Command, ProxyArgs};
 use tooltap::config::{Config, EnvLayer, LogFormat};
 use tooltap::proxy::server;
 use tooltap::proxy::service::ProxyState;
+use tooltap::record::store::fetch::{self, Fetched};
 use tooltap::replay::{self, ReplayState, args::ReplayArgs};
 
 fn main() -> ExitCode {
@@ -26,14 +27,23 @@ fn main() -> ExitCode {
             print!("{}", tooltap::quirk::list::render(args.format));
             return ExitCode::SUCCESS;
         }
-        Command::Check(args) => {
+        Command::Check(mut args) => {
+            let Some(_fetched) = localize_all(&mut args.paths) else {
+                return ExitCode::from(tooltap::check::EXIT_USAGE);
+            };
             let code = tooltap::check::run(&args, &mut std::io::stdout(), &mut std::io::stderr());
             return ExitCode::from(code);
         }
-        Command::Report(args) => {
+        Command::Report(mut args) => {
+            let Some(_fetched) = localize_all(&mut args.paths) else {
+                return ExitCode::from(2);
+            };
             return ExitCode::from(tooltap::report::run(&args, &mut std::io::stderr()));
         }
-        Command::Export(args) => {
+        Command::Export(mut args) => {
+            let Some(_fetched) = localize_all(&mut args.paths) else {
+                return ExitCode::from(2);
+            };
             let code = tooltap::interop::export::run(&args, &mut std::io::stderr());
             return ExitCode::from(code);
         }
@@ -114,11 +124,19 @@ fn run_proxy(args: ProxyArgs) -> anyhow::Result<()> {
                 )
             })?;
         }
-        tracing::info!(
-            mode = %config.record.mode,
-            dir = %config.record.dir.display(),
-            "recordings"
-        );
+        match &config.record.store {
+            Some(store) => tracing::info!(
+                mode = %config.record.mode,
+                store = %store.url,
+                spool = %config.record.dir.display(),
+                "recordings"
+            ),
+            None => tracing::info!(
+                mode = %config.record.mode,
+                dir = %config.record.dir.display(),
+                "recordings"
+            ),
+        }
         // Handlers first: a SIGTERM sent as soon as "ready" is seen must drain, not kill.
         let shutdown = tooltap::proxy::shutdown::signal();
         tracing::info!(listen = %local, "tooltap proxy ready");
@@ -134,9 +152,38 @@ fn run_proxy(args: ProxyArgs) -> anyhow::Result<()> {
     })
 }
 
+/// Copies each `s3://bucket/prefix` among `paths` into a temporary folder and puts that folder
+/// in its place; the copies are deleted when the returned list is dropped. `None` (the error
+/// printed) when a location cannot be read.
+fn localize_all(paths: &mut [std::path::PathBuf]) -> Option<Vec<Fetched>> {
+    let mut fetched = Vec::new();
+    for path in paths {
+        match fetch::localize(path) {
+            Ok(Some(copy)) => {
+                *path = copy.path().to_path_buf();
+                fetched.push(copy);
+            }
+            Ok(None) => {}
+            Err(error) => {
+                eprintln!("tooltap: {error}");
+                return None;
+            }
+        }
+    }
+    Some(fetched)
+}
+
 fn run_replay(args: ReplayArgs) -> anyhow::Result<()> {
-    let (settings, log_format) = args.into_settings()?;
+    let (mut settings, log_format) = args.into_settings()?;
     init_logging(log_format);
+    // Before the runtime: an `s3://` location is copied once, and served from the copy.
+    let location = settings.recordings.display().to_string();
+    let _fetched = fetch::localize(&settings.recordings)?.inspect(|copy| {
+        tracing::info!(%location, objects = copy.objects, "recordings copied from object storage");
+    });
+    if let Some(copy) = &_fetched {
+        settings.recordings = copy.path().to_path_buf();
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -40,7 +40,7 @@ pub enum FailOn {
 )]
 pub struct CheckArgs {
     /// Recording files, or folders walked recursively for *.jsonl (and vcrpy cassettes *.yaml,
-    /// *.yml, *.yaml.gz and HAR files *.har, see docs/interop.md)
+    /// *.yml, *.yaml.gz and HAR files *.har, see docs/interop.md), or s3://bucket/prefix
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Output format

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::UNIX_EPOCH;
 
 use crate::engine::mcp_conversation::observed::{Context, seen_of};
-use crate::engine::mcp_conversation::{ConversationStore, SeenOwned, StoreLimits};
+use crate::engine::mcp_conversation::{ConversationStore, SeenOwned, Settled, StoreLimits};
 use crate::engine::{EngineConfig, Report, SchemaCache};
 use crate::record::Recording;
 
@@ -21,7 +21,7 @@ use super::judge::{Checked, Item};
 /// One MCP exchange waiting for its turn.
 #[derive(Debug)]
 pub struct Pending {
-    /// Its place among the items of the run.
+    /// Its place among the items of the run (`tooltap report`: among the page's exchanges).
     pub index: usize,
     id_number: u64,
     seen: SeenOwned,
@@ -50,7 +50,7 @@ impl Pending {
                 upstream: &meta.route,
                 start_us: started,
                 end_us: started.saturating_add(end_us),
-                credential: 0,
+                credential: crate::redact::credential_key(meta.credential.as_deref()),
             },
         );
         let id_number = meta
@@ -68,19 +68,8 @@ impl Pending {
 }
 
 /// Settles every pending exchange in order and merges each verdict into its item.
-pub fn settle_all(items: &mut [Item], mut pending: Vec<Pending>, engine: &EngineConfig) {
-    if pending.is_empty() {
-        return;
-    }
-    pending.sort_by_key(|p| (p.seen.order_us(), p.id_number, p.index));
-    let mut store = ConversationStore::new(
-        StoreLimits::default(),
-        Arc::new(SchemaCache::default()),
-        engine.severity.clone(),
-        engine.max_violations,
-    );
-    for Pending { index, seen, .. } in pending {
-        let settled = store.settle(&seen.seen());
+pub fn settle_all(items: &mut [Item], pending: Vec<Pending>, engine: &EngineConfig) {
+    settle_in_order(pending, engine, |index, settled| {
         if let Some(Item::Checked(checked)) = items.get_mut(index) {
             let Checked { violations, .. } = &mut **checked;
             let mut not_listed = 0;
@@ -92,5 +81,63 @@ pub fn settle_all(items: &mut [Item], mut pending: Vec<Pending>, engine: &Engine
                 engine.max_violations,
             );
         }
+    });
+}
+
+/// Settles every pending exchange through one store in order (see the module doc) and hands
+/// each verdict to `each` with the exchange's `index`. `tooltap check` and `tooltap report`
+/// both settle this way, so they show the same conversation verdicts.
+pub fn settle_in_order(
+    mut pending: Vec<Pending>,
+    engine: &EngineConfig,
+    mut each: impl FnMut(usize, Settled),
+) {
+    if pending.is_empty() {
+        return;
     }
+    pending.sort_by_key(|p| (p.seen.order_us(), p.id_number, p.index));
+    let mut store = ConversationStore::new(
+        StoreLimits::default(),
+        Arc::new(SchemaCache::default()),
+        engine.severity.clone(),
+        engine.max_violations,
+    );
+    for Pending { index, seen, .. } in pending {
+        each(index, store.settle(&seen.seen()));
+    }
+}
+
+/// The engine's report of one recording, as `tooltap check` makes it.
+pub fn engine_report(
+    recording: &Recording,
+    engine: &Arc<EngineConfig>,
+    cache: &SchemaCache,
+) -> Report {
+    super::judge::engine_report(recording, engine, cache)
+}
+
+/// Each recording's violations: its report's (`reports[i]` is `recordings[i]`'s), then what
+/// the MCP exchanges' conversation settles add, settled through one store in order as
+/// `tooltap check` settles them. What a property test drives the store with, offline.
+pub fn settled_in_order(
+    recordings: &[Recording],
+    reports: &[Report],
+    engine: &EngineConfig,
+) -> Vec<Vec<crate::engine::Violation>> {
+    let mut pending = Vec::new();
+    let mut found: Vec<Vec<crate::engine::Violation>> = recordings
+        .iter()
+        .zip(reports)
+        .enumerate()
+        .map(|(index, (recording, report))| {
+            pending.extend(Pending::of(index, recording, report));
+            report.violations.clone()
+        })
+        .collect();
+    settle_in_order(pending, engine, |index, settled| {
+        if let Some(violations) = found.get_mut(index) {
+            settled.merge_into(violations, &mut 0, &mut Vec::new(), engine.max_violations);
+        }
+    });
+    found
 }

@@ -6,8 +6,8 @@
 //! every string and number in it goes through serde_json (so escaping is serde's), and the
 //! nested values that vary in shape (a completeness other than `complete`, a non-empty
 //! violations list) through serde_json's pretty printer, indented to their place.
-//! Why: through serde's derived serializers the report was ~10 k instructions per exchange,
-//! ~11 % of `tooltap check --format json` on 1.5 KB recordings (callgrind, `--jobs 1`). The
+//! Why: serde's derived serializers make the report a visible share of `tooltap check --format
+//! json` (see docs/benchmarks.md#check-reading). The
 //! tests compare this writer with serde's on every shape an exchange can take.
 
 use std::io::{self, Write};

@@ -24,6 +24,7 @@ pub struct RawMcpState {
     pub ids: Option<usize>,
     pub pending: Option<usize>,
     pub settle_wait: Option<HumanDuration>,
+    pub cancel_grace: Option<HumanDuration>,
 }
 
 impl RawMcpState {
@@ -34,6 +35,7 @@ impl RawMcpState {
             ids: higher.ids.or(self.ids),
             pending: higher.pending.or(self.pending),
             settle_wait: higher.settle_wait.or(self.settle_wait),
+            cancel_grace: higher.cancel_grace.or(self.cancel_grace),
         }
     }
 }
@@ -62,6 +64,7 @@ pub fn validate(raw: Option<RawMcpState>) -> Result<McpStateSettings, InspectCon
         ids,
         pending,
         settle_wait,
+        cancel_grace,
     } = raw.unwrap_or_default();
     let defaults = McpStateSettings::default();
     let positive = |value: Option<usize>, default, key| match value {
@@ -81,6 +84,9 @@ pub fn validate(raw: Option<RawMcpState>) -> Result<McpStateSettings, InspectCon
                 "mcp.catalog_bytes",
             )?,
             max_ids: positive(ids, defaults.limits.max_ids, "mcp.ids")?,
+            cancel_grace_us: cancel_grace.map_or(defaults.limits.cancel_grace_us, |d| {
+                u64::try_from(d.0.as_micros()).unwrap_or(u64::MAX)
+            }),
         },
         pending: positive(pending, defaults.pending, "mcp.pending")?,
         settle_wait: settle_wait.map_or(defaults.settle_wait, |d| d.0),
@@ -94,13 +100,15 @@ mod tests {
     #[test]
     fn the_keys_parse_overlay_and_refuse_zero() {
         let raw: RawMcpState =
-            toml::from_str("conversations = 5\nsettle_wait = \"2s\"").expect("parses");
+            toml::from_str("conversations = 5\nsettle_wait = \"2s\"\ncancel_grace = \"250ms\"")
+                .expect("parses");
         let higher: RawMcpState = toml::from_str("ids = 7").expect("parses");
         let settings = validate(Some(raw.overlay(higher))).expect("valid");
         assert_eq!(settings.limits.max_conversations, 5);
         assert_eq!(settings.limits.max_ids, 7);
         assert_eq!(settings.settle_wait, Duration::from_secs(2));
         assert_eq!(settings.pending, DEFAULT_PENDING);
+        assert_eq!(settings.limits.cancel_grace_us, 250_000);
         let zero: RawMcpState = toml::from_str("catalog_bytes = 0").expect("parses");
         assert!(validate(Some(zero)).is_err());
         assert!(toml::from_str::<RawMcpState>("bogus = 1").is_err());

@@ -10,6 +10,10 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use crate::jsonl_sink::Rotation;
+use crate::record::store::{
+    BadStoreUrl, DEFAULT_MAX_QUEUED_BYTES, DEFAULT_MAX_SPOOL_BYTES, S3Settings, StoreConfig,
+    StoreUrl,
+};
 use crate::record::{RecordLayout, RecordMode, RecorderConfig, RedactionConfig};
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -31,6 +35,40 @@ pub struct RawRecord {
     pub violations_max_bytes: Option<u64>,
     /// Rotated violations files kept.
     pub violations_keep: Option<usize>,
+    /// `[record.s3]`: reaching the store when `dir` is `s3://bucket/prefix`.
+    pub s3: Option<RawS3>,
+}
+
+/// `[record.s3]`; every key left out takes the AWS environment variable of the same meaning.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawS3 {
+    pub endpoint: Option<String>,
+    pub region: Option<String>,
+    pub access_key_id: Option<String>,
+    pub secret_access_key: Option<String>,
+    pub session_token: Option<String>,
+    /// Local folder recordings are written to before upload.
+    pub spool: Option<PathBuf>,
+    /// Bytes of recordings accepted for upload at once.
+    pub max_queued_bytes: Option<u64>,
+    /// Bytes the spool may hold while the store is slow or down.
+    pub max_spool_bytes: Option<u64>,
+}
+
+impl RawS3 {
+    fn overlay(self, higher: RawS3) -> RawS3 {
+        RawS3 {
+            endpoint: higher.endpoint.or(self.endpoint),
+            region: higher.region.or(self.region),
+            access_key_id: higher.access_key_id.or(self.access_key_id),
+            secret_access_key: higher.secret_access_key.or(self.secret_access_key),
+            session_token: higher.session_token.or(self.session_token),
+            spool: higher.spool.or(self.spool),
+            max_queued_bytes: higher.max_queued_bytes.or(self.max_queued_bytes),
+            max_spool_bytes: higher.max_spool_bytes.or(self.max_spool_bytes),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -62,6 +100,10 @@ impl RawRecord {
             max_files: higher.max_files.or(self.max_files),
             violations_max_bytes: higher.violations_max_bytes.or(self.violations_max_bytes),
             violations_keep: higher.violations_keep.or(self.violations_keep),
+            s3: match (self.s3, higher.s3) {
+                (Some(lower), Some(higher)) => Some(lower.overlay(higher)),
+                (lower, higher) => higher.or(lower),
+            },
         }
     }
 }
@@ -83,7 +125,12 @@ pub const DEFAULT_MAX_TOTAL_BYTES: u64 = 1024 * 1024 * 1024;
 /// ... or 10,000 recordings, whichever is reached first (oldest deleted first).
 pub const DEFAULT_MAX_FILES: usize = 10_000;
 
-pub fn validate(record: RawRecord, redact: RawRedact) -> (RecorderConfig, Rotation) {
+/// Validates the sections; an `s3://` location that names no bucket is the one error (the AWS
+/// variables `[record.s3]` leaves unset are read when the store is opened).
+pub fn validate(
+    record: RawRecord,
+    redact: RawRedact,
+) -> Result<(RecorderConfig, Rotation), BadStoreUrl> {
     let RawRecord {
         mode,
         layout,
@@ -94,6 +141,7 @@ pub fn validate(record: RawRecord, redact: RawRedact) -> (RecorderConfig, Rotati
         max_files,
         violations_max_bytes,
         violations_keep,
+        s3,
     } = record;
     let RawRedact {
         headers,
@@ -109,8 +157,13 @@ pub fn validate(record: RawRecord, redact: RawRedact) -> (RecorderConfig, Rotati
             .max(1),
         keep: violations_keep.unwrap_or(Rotation::default().keep),
     };
+    let dir = dir.unwrap_or(defaults.dir);
+    let store = match dir.to_str().and_then(StoreUrl::parse) {
+        Some(url) => Some(store_config(url?, s3.unwrap_or_default())),
+        None => None,
+    };
     let config = RecorderConfig {
-        dir: dir.unwrap_or(defaults.dir),
+        dir: store.as_ref().map_or(dir, |store| store.spool.clone()),
         mode: mode.unwrap_or(defaults.mode),
         layout: layout.unwrap_or(defaults.layout),
         segment_bytes: segment_bytes.unwrap_or(defaults.segment_bytes).max(1),
@@ -128,6 +181,34 @@ pub fn validate(record: RawRecord, redact: RawRedact) -> (RecorderConfig, Rotati
             query_params: query_params.unwrap_or_default(),
             allow_query_params: allow_query_params.unwrap_or_default(),
         },
+        store,
     };
-    (config, rotation)
+    Ok((config, rotation))
+}
+
+fn store_config(url: StoreUrl, s3: RawS3) -> StoreConfig {
+    let RawS3 {
+        endpoint,
+        region,
+        access_key_id,
+        secret_access_key,
+        session_token,
+        spool,
+        max_queued_bytes,
+        max_spool_bytes,
+    } = s3;
+    let settings = S3Settings {
+        endpoint,
+        region,
+        access_key_id,
+        secret_access_key,
+        session_token,
+    };
+    StoreConfig {
+        spool: spool.unwrap_or_else(|| StoreConfig::default_spool(&url)),
+        url,
+        settings,
+        max_queued_bytes: max_queued_bytes.unwrap_or(DEFAULT_MAX_QUEUED_BYTES).max(1),
+        max_spool_bytes: max_spool_bytes.unwrap_or(DEFAULT_MAX_SPOOL_BYTES),
+    }
 }

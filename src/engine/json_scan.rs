@@ -12,8 +12,8 @@
 //! Stricter than serde is safe (serde reads it again); laxer never is, and the tests of each
 //! reader compare it with serde's read on every shape they take and on the ones they refuse.
 //! Why: serde_json's derived reads go through generic machinery for every key, field name and
-//! skipped member: 6.9 k instructions for the benchmark's 230-byte chunk, 4.9 k scanned (with
-//! the same allocations); strings are searched eight bytes at a time (callgrind).
+//! skipped member, which a direct scan with the same allocations avoids; strings are searched
+//! eight bytes at a time (see docs/benchmarks.md#json-scan).
 
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -48,7 +48,7 @@ static CLASS: [u8; 256] = {
 
 /// How many bytes of `bytes` come before the first that ends a string's plain run (`None`:
 /// there is none). Eight bytes at a time: the plain runs are keys and short values, and a
-/// byte-by-byte search cost ~10 instructions a byte (callgrind).
+/// byte-by-byte search costs several instructions a byte (see docs/benchmarks.md#json-scan).
 #[inline]
 fn plain_run(bytes: &[u8]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;

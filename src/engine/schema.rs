@@ -22,8 +22,8 @@ use super::schema_plain::PlainCount;
 
 /// How many distinct `tools` arrays stay compiled; the oldest is evicted first.
 const DEFAULT_CAPACITY: usize = 256;
-/// Compiled validators take about 13 times the bytes of their schema text (measured: an 8 MiB
-/// `tools` array left ~104 MiB); entries are weighed at 16 times their text.
+/// Compiled validators take many times the bytes of their schema text (see
+/// docs/benchmarks.md#schema-weight); entries are weighed at this many times their text.
 pub const BYTES_PER_SCHEMA_BYTE: usize = 16;
 /// Backtracking steps one `pattern` match may take before it counts as over budget.
 const BACKTRACK_LIMIT: usize = 100_000;

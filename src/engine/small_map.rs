@@ -2,8 +2,8 @@
 //! sorted `Vec` until it holds more than [`FEW`] entries, then a `BTreeMap`.
 //!
 //! A `BTreeMap` allocates a whole leaf (eleven slots) for its first entry: for the one choice
-//! and one or two tool calls of a typical stream that was ~3 KiB per stream of reassembly
-//! state (measured with massif at 300 concurrent streams), most of it empty slots. The `Vec`
+//! and one or two tool calls of a typical stream that is mostly empty slots (see
+//! docs/benchmarks.md#small-map). The `Vec`
 //! holds what is there. Past [`FEW`] keys the map becomes a `BTreeMap`, so a stream that sends
 //! thousands of indexes in any order costs O(log n) per key, never a quadratic shuffle.
 //! Iteration is in key order either way.

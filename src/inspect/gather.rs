@@ -1,9 +1,9 @@
 //! Gathers an exchange's frames into one batch per trip to the analysis pool.
 //!
 //! Each trip costs two cross-thread hand-offs (the job to a pool thread, its result back to the
-//! inspector): with a pool that keeps up, a trip per frame is the common case. Gathering took
-//! full inspection of 100 concurrent 1,000-event streams (an event every 5 ms) from 4.02 to 3.51
-//! CPU-seconds (`bench_memory`). So a batch takes whatever is already queued, then sleeps until
+//! inspector): with a pool that keeps up, a trip per frame is the common case, and gathering
+//! saves CPU (see docs/benchmarks.md#gather). So a batch takes whatever is already queued, then
+//! sleeps until
 //! its exchange's [`window`] (at most [`GATHER`]) has passed since its first frame or the tap
 //! wakes it ([`TapData::woken`]: the body ended, [`BATCH`] frames or half of a bound are
 //! waiting), and takes what has queued meanwhile, at most [`BATCH`] frames. The inspector is
@@ -33,8 +33,9 @@ const SPREAD_STEPS: u32 = 16;
 /// Streams that start together (a burst of requests, or the benchmark's lock-stepped waves)
 /// would otherwise gather their batches at the same instants, and their trips would reach the
 /// analysis pool as one burst that the worker thread, forwarding the next events, waits behind
-/// on a shared core. With windows 1 ms apart their trips stay apart (one trip of 25 events is
-/// ~0.1 ms of engine work here). Batches that fill by count ([`BATCH`]) are not affected.
+/// on a shared core. With windows 1 ms apart their trips stay apart (a trip's engine work is
+/// shorter than that; see docs/benchmarks.md#gather). Batches that fill by count ([`BATCH`])
+/// are not affected.
 pub fn window() -> Duration {
     static NEXT: AtomicU32 = AtomicU32::new(0);
     window_for(NEXT.fetch_add(1, Ordering::Relaxed))

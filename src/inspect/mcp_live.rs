@@ -23,6 +23,7 @@ pub(super) struct Turn {
     /// `None` for a GET stream, which takes its place when it ends.
     ticket: Option<Ticket>,
     start_ms_us: u64,
+    credential: u64,
 }
 
 /// The turn of an MCP exchange (`None` for other dialects, or with no store).
@@ -51,6 +52,7 @@ pub(super) fn begin(
         settle,
         ticket,
         start_ms_us,
+        credential: head.credential,
     })
 }
 
@@ -76,7 +78,7 @@ pub(super) async fn settle(
             upstream: &label.route,
             start_us: turn.start_ms_us,
             end_us,
-            credential: 0,
+            credential: turn.credential,
         },
     );
     let ticket = match turn.ticket {

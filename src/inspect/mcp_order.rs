@@ -19,6 +19,7 @@ use tokio::sync::Notify;
 
 use crate::engine::mcp_conversation::{ConversationStore, SeenOwned, Settled};
 use crate::metrics::Metrics;
+use crate::redact::Redactor;
 
 use super::AnalysisPool;
 
@@ -40,6 +41,10 @@ pub struct McpSettle {
     turn: Notify,
     max_pending: usize,
     settle_wait: Duration,
+    /// Names the credential headers whose digest keys 2026-07-28 conversations: the recorder's
+    /// redaction settings, so the live key and `tooltap check`'s (from the recording's
+    /// `credential`) come from the same headers.
+    credentials: Redactor,
 }
 
 /// An exchange's place in the order; dropping it (settled, or the inspection ended early)
@@ -66,22 +71,29 @@ impl McpSettle {
             turn: Notify::new(),
             max_pending: max_pending.max(1),
             settle_wait,
+            credentials: Redactor::default(),
         }
     }
 
-    /// The live store for these settings, its schemas compiled through `schemas`.
+    /// The live store for these settings, its schemas compiled through `schemas`, credentials
+    /// named by `credentials` (the recorder's redactor).
     pub fn for_settings(
         settings: crate::config::mcp_state::McpStateSettings,
         schemas: Arc<crate::engine::SchemaCache>,
         severity: crate::engine::SeverityOverrides,
         max_violations: usize,
+        credentials: Redactor,
     ) -> Arc<McpSettle> {
         let store = ConversationStore::new(settings.limits, schemas, severity, max_violations);
-        Arc::new(McpSettle::new(
-            store,
-            settings.pending,
-            settings.settle_wait,
-        ))
+        let mut settle = McpSettle::new(store, settings.pending, settings.settle_wait);
+        settle.credentials = credentials;
+        Arc::new(settle)
+    }
+
+    /// The conversation store's credential key of a request: the first 64 bits of the digest
+    /// its recording keeps as `credential` (`0` without a credential header).
+    pub fn credential_key(&self, headers: &http::HeaderMap) -> u64 {
+        crate::redact::credential_key(self.credentials.credential_digest(headers).as_deref())
     }
 
     fn lock_order(&self) -> MutexGuard<'_, Order> {
@@ -214,6 +226,8 @@ mod tests {
             protocol_header: None,
             credential: 0,
             resumed: false,
+            last_event_id: None,
+            param_headers: Vec::new(),
             sent: vec![msg(sent)],
             received: received.into_iter().map(msg).collect(),
             whole: true,

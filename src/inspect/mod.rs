@@ -48,6 +48,22 @@ pub struct Inspection {
     pub otlp: Option<crate::otlp::Spans>,
 }
 
+impl Inspection {
+    /// The head of a request of `dialect` ([`RequestHead::of`]), with an MCP request's
+    /// credential key when the conversation store is on.
+    pub fn request_head(
+        &self,
+        dialect: Option<Dialect>,
+        parts: &http::request::Parts,
+    ) -> RequestHead {
+        let mut head = RequestHead::of(dialect, parts);
+        if let (Some(Dialect::Mcp), Some(mcp)) = (dialect, &self.mcp) {
+            head.credential = mcp.credential_key(&parts.headers);
+        }
+        head
+    }
+}
+
 /// Who the exchange is, for reports.
 #[derive(Debug, Clone)]
 pub struct ExchangeLabel {
@@ -83,9 +99,9 @@ pub struct RequestHead {
     /// The headers the engine reads for the exchange's dialect
     /// ([`crate::engine::head::kept_request_headers`]: none but MCP's; never a credential).
     pub headers: Vec<(String, String)>,
-    /// The client's W3C trace context (`traceparent`, `tracestate`), when valid: the exchange's
-    /// OpenTelemetry span continues that trace.
-    pub parent: Option<Box<crate::otlp::TraceParent>>,
+    /// An MCP request's credential key ([`mcp_order::McpSettle::credential_key`]; `0` without a
+    /// credential or for other dialects): 2026-07-28 conversations are keyed by it.
+    pub credential: u64,
 }
 
 impl RequestHead {
@@ -104,14 +120,7 @@ impl RequestHead {
             headers: dialect
                 .map(|dialect| crate::engine::head::kept_request_headers(dialect, headers))
                 .unwrap_or_default(),
-            parent: parts.headers.get("traceparent").and_then(|traceparent| {
-                let state = parts.headers.get("tracestate");
-                crate::otlp::TraceParent::parse(
-                    traceparent.to_str().ok()?,
-                    state.and_then(|value| value.to_str().ok()),
-                )
-                .map(Box::new)
-            }),
+            credential: 0,
         }
     }
 }
@@ -129,24 +138,29 @@ pub struct InspectJob {
     pub enforced: CutReceiver,
     /// What a recording needs, when a recorder is on.
     pub recording: Option<RecordingSeed>,
+    /// The client's W3C trace context (`traceparent`, `tracestate`), when OpenTelemetry export
+    /// is on and it sent a valid one: the exchange's span continues that trace.
+    pub trace: Option<Box<crate::otlp::TraceParent>>,
 }
 
 /// Run one inspection to its end. Spawned by the service; never awaited by the client path.
-pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
+/// Returns what it found for the verdict board, `None` when it judged nothing.
+pub async fn run(shared: Arc<Inspection>, job: InspectJob) -> Option<verdicts::Findings> {
     let InspectJob {
         label,
-        head: mut request_head,
+        head: request_head,
         request,
         response,
         enforced,
         recording: seed,
+        trace: trace_parent,
     } = job;
     let Some(mut charge) = shared.memory.charge() else {
         // Dropping the taps makes the tees stop copying; the client is not affected.
         shared
             .metrics
             .incomplete(&label.route, IncompleteReason::MemoryBudget);
-        return;
+        return None;
     };
     let mut recording = match (&shared.recorder, &seed) {
         (Some(recorder), Some(seed)) => Tape::start(recorder, &label, seed, &shared.hold),
@@ -164,7 +178,7 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
         handle.request_body(request_body.as_deref());
     }
     let mut trace = otlp_span::TraceSeed {
-        parent: request_head.parent.take().map(|parent| *parent),
+        parent: trace_parent.map(|parent| *parent),
         ..otlp_span::TraceSeed::default()
     };
     let Ok(mut part) = response.await else {
@@ -172,7 +186,7 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
         if let Some(spans) = &shared.otlp {
             otlp_span::send_unjudged(spans, &label, &trace, "no_response");
         }
-        return;
+        return None;
     };
     trace.ttfb = Some(part.ttfb);
     shared.metrics.upstream_ttfb(&label.route, part.ttfb);
@@ -231,6 +245,10 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
     if let Outcome::Judged { end: Some(end), .. } = &outcome {
         trace.ended = Some(end.at);
     }
+    let findings = match &outcome {
+        Outcome::Judged { report, .. } => Some(verdicts::Findings::of(report)),
+        Outcome::Panicked => None,
+    };
     let request = report::RequestSeen {
         end: request_end.as_ref(),
         too_large: request_too_large,
@@ -245,6 +263,7 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) {
         quirk.as_deref(),
         &trace,
     );
+    findings
 }
 
 /// The inspector's copy of the request body.
@@ -302,6 +321,7 @@ mod otlp_span;
 mod recording;
 mod report;
 mod spill;
+pub mod verdicts;
 pub mod violation_line;
 
 pub use memory::{Charge, DEFAULT_MAX_MEMORY, MemoryBudget};
@@ -362,8 +382,8 @@ async fn analyse(
     let mut charged_reassembly = 0usize;
     // The engine starts (the request parsed, its schemas compiled) on the first trip to the
     // pool, together with the first frames; a buffered response whose end is already known
-    // then costs one trip in all (each trip is two cross-thread wake-ups, measured as a large
-    // part of the CPU per request).
+    // then costs one trip in all (each trip is two cross-thread wake-ups, a large part of the
+    // CPU per request; see docs/benchmarks.md#analysis-pool).
     let mut exchange = Engine::Pending(Start {
         engine: Arc::clone(&shared.engine),
         schemas: Arc::clone(&shared.schemas),

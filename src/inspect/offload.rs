@@ -8,12 +8,11 @@
 //! per inspector (each awaits its job before sending the next), so it is bounded by
 //! `inspect.max_concurrent`.
 //!
-//! Why not tokio's blocking pool behind a semaphore, as before: a released permit went to the
-//! next waiting inspector *task*, which then had to be scheduled on a worker thread before it
-//! could start its job. With the workers busy forwarding (hundreds of streams), the permits sat
-//! idle in the run queue and the inspectors fell behind: measured with `bench_memory` on 300
-//! concurrent 200-event streams, 23 to 118 of the 300 were judged when the last client was done,
-//! and the frames waiting for them were most of the resident memory per stream. Here a pool
+//! Why not tokio's blocking pool behind a semaphore: a released permit goes to the next
+//! waiting inspector *task*, which then has to be scheduled on a worker thread before it can
+//! start its job. With the workers busy forwarding (hundreds of streams), the permits sit idle
+//! in the run queue and the inspectors fall behind, the frames waiting for them becoming most
+//! of the resident memory per stream (see docs/benchmarks.md#analysis-pool). Here a pool
 //! thread that finishes a job takes the next one itself. [`Engine`] starts an exchange's engine
 //! lazily, on its first trip, so that a buffered response costs one trip. A small trip whose
 //! schemas are cached and plain runs where the inspector is instead ([`AnalysisPool::run_where`],
@@ -41,10 +40,10 @@ pub struct AnalysisPool {
 }
 
 /// The jobs waiting, and how many pool threads sleep until one comes. A job wakes one sleeping
-/// thread, and none when every thread is busy (a busy thread takes the next job itself). Measured
-/// with the queue the pool had before, a channel's receiver behind a lock that the waiting thread
-/// held: every job woke two threads, the one that took it and the one that then took the lock to
-/// wait, ~1.8 context switches per buffered request on the analysis threads.
+/// thread, and none when every thread is busy (a busy thread takes the next job itself). A
+/// channel's receiver behind a lock that the waiting thread holds would wake two threads per
+/// job, the one that takes it and the one that then takes the lock to wait (see
+/// docs/benchmarks.md#analysis-pool).
 #[derive(Debug, Default)]
 struct Queue {
     state: Mutex<QueueState>,
@@ -218,9 +217,9 @@ pub(super) struct StartRequest {
 }
 
 /// The most bytes a trip may feed (and a request may hold, for the trip that starts the
-/// engine) to run on the inspector's own thread rather than the pool. Measured closed loop on
-/// one core, a buffered request's trip to the pool and back cost ~15 µs of its ~60 (two context
-/// switches, a wake-up, the job's boxing); the engine's work for 8 KiB is in the tens of µs.
+/// engine) to run on the inspector's own thread rather than the pool: a trip to the pool and
+/// back (two context switches, a wake-up, the job's boxing) costs more than the engine's work
+/// for this many bytes (see docs/benchmarks.md#analysis-pool).
 pub(super) const HERE_BYTES: usize = 8 * 1024;
 
 /// The engine for one exchange: not started yet, or started.

@@ -158,8 +158,8 @@ pub(super) fn emit(
     // One line per exchange: at INFO when there is something to read in it (violations, an
     // incomplete inspection, an enforced cut), at DEBUG when the exchange was clean. A clean
     // exchange's facts are in the metrics (`tooltap_exchanges_inspected_total`,
-    // `tooltap_requests_total`, `tooltap_response_duration_seconds`); formatting its line cost
-    // ~16k instructions, a tenth of a fully inspected request (callgrind, `bench/profile`).
+    // `tooltap_requests_total`, `tooltap_response_duration_seconds`); formatting its line is a
+    // noticeable share of a fully inspected request (see docs/benchmarks.md#summary-line).
     let at_info =
         !report.violations.is_empty() || not_listed > 0 || !incomplete.is_empty() || enforced;
     if !at_info && !tracing::enabled!(tracing::Level::DEBUG) {

@@ -25,7 +25,8 @@ use crate::redact::{REDACTED, Redactor};
 /// Flags of `tooltap export`.
 #[derive(Debug, clap::Args)]
 pub struct ExportArgs {
-    /// Recording files or folders (folders are walked for `*.jsonl`, cassettes and HAR files).
+    /// Recording files or folders (folders are walked for `*.jsonl`, cassettes and HAR files),
+    /// or `s3://bucket/prefix`.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
     /// `vcr`: vcrpy cassettes (YAML), one per test (x-tooltap-cassette header), else one per

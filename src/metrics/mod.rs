@@ -45,6 +45,7 @@ pub struct Metrics {
     analysis_here: AtomicU64,
     analysis_pool: AtomicU64,
     recording_failures: CounterVec,
+    recording_uploads: CounterVec,
     limit_hits: CounterVec,
     mcp_unjudged: CounterVec,
     upstream_ttfb: HistogramVec,
@@ -137,6 +138,11 @@ impl Default for Metrics {
                 "tooltap_recording_failures_total",
                 "Failures writing the violations file or recordings (traffic is unaffected).",
                 &["target"],
+            ),
+            recording_uploads: CounterVec::new(
+                "tooltap_recording_uploads_total",
+                "Recordings bound for object storage, by outcome: uploaded, renamed (its key was taken), spilled (left in the spool for a later rescan), failed (an attempt; the file waits in the spool), dropped (deleted past record.s3.max_spool_bytes).",
+                &["outcome"],
             ),
             limit_hits: CounterVec::new(
                 "tooltap_limit_hits_total",
@@ -262,6 +268,10 @@ impl Metrics {
     pub fn recording_failure(&self, target: &str) {
         self.recording_failures.add(&[target], 1);
     }
+    /// A recording bound for object storage: `outcome` as in the metric's help.
+    pub fn recording_upload(&self, outcome: &str) {
+        self.recording_uploads.add(&[outcome], 1);
+    }
     /// A bound was hit: `limit` names it (docs/reliability.md), `scope` says where.
     pub fn limit_hit(&self, limit: &str, scope: &str) {
         self.limit_hits.add(&[limit, scope], 1);
@@ -335,6 +345,7 @@ impl Metrics {
             ));
         }
         self.recording_failures.render(&mut out);
+        self.recording_uploads.render(&mut out);
         self.limit_hits.render(&mut out);
         self.mcp_unjudged.render(&mut out);
         self.upstream_ttfb.render(&mut out);

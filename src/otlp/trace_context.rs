@@ -21,6 +21,15 @@ pub struct TraceParent {
 pub const MAX_TRACE_STATE: usize = 512;
 
 impl TraceParent {
+    /// The `traceparent` and `tracestate` of a request's headers, when the first is valid.
+    pub fn from_headers(headers: &http::HeaderMap) -> Option<TraceParent> {
+        let traceparent = headers.get("traceparent")?.to_str().ok()?;
+        let state = headers
+            .get("tracestate")
+            .and_then(|value| value.to_str().ok());
+        TraceParent::parse(traceparent, state)
+    }
+
     /// `00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>`; all-zero ids and version `ff`
     /// are invalid, as the W3C recommendation says.
     pub fn parse(traceparent: &str, tracestate: Option<&str>) -> Option<TraceParent> {

@@ -3,10 +3,10 @@
 //!
 //! hyper parses each header value as a `Bytes` slice of the connection's read buffer, so a
 //! plain `HeaderMap::clone` keeps that whole buffer (8 KiB or more) alive for as long as the
-//! copy lives, and hyper allocates a new one at its next read. Measured at 300 concurrent
-//! 200-event streams in `violations` mode: the response head kept for the verdict pinned one
-//! upstream read buffer per stream, 8 KiB of the ~12 KiB per stream that recording cost over
-//! `--record off`. [`DetachedHeaders`] keeps the names and values encoded in one small buffer
+//! copy lives, and hyper allocates a new one at its next read. In `violations` mode the
+//! response head kept for the verdict would pin one upstream read buffer per stream, most of
+//! what recording costs per stream (see docs/benchmarks.md#detached-headers).
+//! [`DetachedHeaders`] keeps the names and values encoded in one small buffer
 //! instead (one allocation, no hashing), and builds a `HeaderMap` back only when a recording is
 //! actually written: in `violations` mode most exchanges are clean and never need one.
 

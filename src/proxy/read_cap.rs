@@ -5,8 +5,8 @@
 //! up in the kernel, every read fills, and the upstream connection's read buffer grows to that
 //! maximum (1 MiB for [`super::forward::UPSTREAM_MAX_HEAD_BYTES`], which one large response
 //! head needs). Every forwarded frame is a slice of that buffer and keeps it alive until the
-//! client has taken it: measured with `bench_memory`, 1,000 concurrent 2,000-event streams held
-//! ~390 KiB each in plain pass-through. Capping each read at the socket (here, below hyper)
+//! client has taken it, so a late reader's stream pins up to that maximum in plain pass-through
+//! (see docs/benchmarks.md#read-cap). Capping each read at the socket (here, below hyper)
 //! keeps hyper's buffer at twice the cap, while a large head still parses: hyper keeps reading,
 //! 8 KiB at a time, up to its own limit.
 //!

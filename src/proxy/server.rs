@@ -209,6 +209,7 @@ pub async fn start_admin(
     let admin_state = admin::AdminState {
         metrics: state.metrics.clone(),
         ready: state.ready.clone(),
+        verdicts: state.watch.verdicts().clone(),
     };
     let settings = ListenSettings {
         name: "admin",

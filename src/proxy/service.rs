@@ -74,8 +74,8 @@ pub async fn handle(
     let quirks = crate::proxy::inject::draw(&state.config, &route.name);
     // The span is at `info` only where its events need it (enforce's and the quirks' lines
     // say which exchange through it); otherwise at `debug`, so that default logging does not
-    // build one per exchange: measured closed loop on one core, an `info` span cost ~4.6 µs of
-    // a fully inspected request's ~40. The lines an ordinary exchange can log at `info` and
+    // build one per exchange, a noticeable share of a request's CPU (see
+    // docs/benchmarks.md#exchange-span). The lines an ordinary exchange can log at `info` and
     // above (`exchange failed`, the inspector's) carry the exchange id themselves.
     let span = if enforce || !quirks.is_empty() {
         exchange_span!(tracing::Level::INFO, ctx)

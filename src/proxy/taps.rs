@@ -21,6 +21,7 @@ use tracing::Instrument;
 
 use crate::config::Config;
 use crate::engine::{EngineConfig, SchemaCache};
+use crate::inspect::verdicts::{FinishGuard, Verdicts};
 use crate::inspect::{
     self, ExchangeLabel, HoldSettings, InspectJob, Inspection, RecordingSeed, RequestHead,
     ResponsePart, Spill,
@@ -50,6 +51,8 @@ pub struct Watch {
     /// a signal a test can read the moment its response arrives, where the inspected count
     /// would still be racing the inspector.
     begun: AtomicU64,
+    /// The last exchanges' verdicts, for `GET /__tooltap/verdicts`.
+    verdicts: Arc<Verdicts>,
 }
 
 /// An exchange being watched: the service hands it the upstream's response.
@@ -101,6 +104,7 @@ impl Watch {
                 Arc::clone(&schemas),
                 settings.severity.clone(),
                 settings.max_violations,
+                crate::redact::Redactor::new(&config.record.redact),
             )),
             engine: Arc::new(engine),
             schemas,
@@ -125,7 +129,13 @@ impl Watch {
             tap_frames,
             tap_bytes: tee::DEFAULT_TAP_BYTES,
             begun: AtomicU64::new(0),
+            verdicts: Arc::default(),
         }
+    }
+
+    /// The verdict board of this server's inspections.
+    pub fn verdicts(&self) -> &Arc<Verdicts> {
+        &self.verdicts
     }
 
     pub fn inspection(&self) -> &Arc<Inspection> {
@@ -155,8 +165,9 @@ impl Watch {
             query: head.uri.query().map(str::to_string),
             headers: DetachedHeaders::of(&head.headers),
         });
-        let request_head = RequestHead::of(ctx.dialect, head);
-        match self.start(ctx, request_head, recording) {
+        let request_head = self.inspection.request_head(ctx.dialect, head);
+        let trace = self.trace_parent(head);
+        match self.start(ctx, request_head, trace, recording) {
             Some((tap, watching)) => (
                 body::from_client_tee(TeeBody::new(request, tap)),
                 Some(watching),
@@ -175,8 +186,9 @@ impl Watch {
         recording: Option<RecordingSeed>,
         body: &Bytes,
     ) -> Option<Watching> {
-        let request_head = RequestHead::of(ctx.dialect, head);
-        let (tap, watching) = self.start(ctx, request_head, recording)?;
+        let request_head = self.inspection.request_head(ctx.dialect, head);
+        let trace = self.trace_parent(head);
+        let (tap, watching) = self.start(ctx, request_head, trace, recording)?;
         let copied = TeeBody::new(Full::new(body.clone()), tap).collect().await;
         if let Err(never) = copied {
             match never {}
@@ -185,10 +197,17 @@ impl Watch {
     }
 
     /// Take a permit and spawn the inspector; `None` (counted `skipped`) when none is free.
+    /// The client's trace context, read only when OpenTelemetry export is on.
+    fn trace_parent(&self, head: &http::request::Parts) -> Option<Box<crate::otlp::TraceParent>> {
+        self.inspection.otlp.as_ref()?;
+        crate::otlp::TraceParent::from_headers(&head.headers).map(Box::new)
+    }
+
     fn start(
         &self,
         ctx: &ExchangeCtx,
         request_head: RequestHead,
+        trace: Option<Box<crate::otlp::TraceParent>>,
         recording: Option<RecordingSeed>,
     ) -> Option<(tee::Tap, Watching)> {
         let Some(dialect) = ctx.dialect else {
@@ -213,6 +232,7 @@ impl Watch {
         let (cut, cut_rx) = crate::proxy::enforce::verdict::channel();
         let records = recording.is_some();
         let job = InspectJob {
+            trace,
             recording,
             enforced: cut_rx,
             label: ExchangeLabel {
@@ -225,7 +245,9 @@ impl Watch {
             request: request_rx,
             response: response_rx,
         };
-        spawn(self.inspection.clone(), job, permit);
+        // On the board before the response goes out: a client holding the id finds it there.
+        let verdict = FinishGuard::begin(self.verdicts.clone(), job.label.id.clone());
+        spawn(self.inspection.clone(), job, permit, verdict);
         let watching = Watching {
             response: response_tx,
             tap_frames: self.tap_frames,
@@ -251,14 +273,20 @@ impl Watching {
     }
 }
 
-fn spawn(inspection: Arc<Inspection>, job: InspectJob, permit: OwnedSemaphorePermit) {
+fn spawn(
+    inspection: Arc<Inspection>,
+    job: InspectJob,
+    permit: OwnedSemaphorePermit,
+    verdict: FinishGuard,
+) {
     let task = async move {
-        inspect::run(inspection, job).await;
+        let findings = inspect::run(inspection, job).await;
         drop(permit);
+        verdict.judged(findings);
     };
-    // Boxed where it is made: the inspector's future is large (2,760 bytes), and each move on
-    // the way into the task's cell, and its stage changes there, copied it whole (~2 k
-    // instructions of `memcpy` per exchange; callgrind).
+    // Boxed where it is made: the inspector's future is large, and each move on the way into
+    // the task's cell, and its stage changes there, would copy it whole (see
+    // docs/benchmarks.md#inspector-boxed).
     tokio::spawn(Box::pin(task).instrument(tracing::Span::current()));
 }
 

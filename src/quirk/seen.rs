@@ -112,11 +112,11 @@ impl QuirkId {
                 "https://github.com/maximhq/bifrost/issues/6419",
             ),
             QuirkId::ResponsesArgsAsObject => seen(
-                "Chat→Responses translating shims that forward parsed arguments (issue 13)",
+                "Chat→Responses translating shims that forward parsed arguments",
                 "docs/rules.md#responsesoutputarguments_not_string",
             ),
             QuirkId::ResponsesNameEmptied => seen(
-                "Responses shims that fill a function_call item before its name is known (issue 13)",
+                "Responses shims that fill a function_call item before its name is known",
                 "docs/rules.md#responsesoutputname_unknown",
             ),
             QuirkId::AnthropicInputAsString => seen(

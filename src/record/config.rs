@@ -126,6 +126,9 @@ pub struct RecorderConfig {
     /// then `lossy`). Bounds memory when the disk is slower than the traffic. Default 32 MiB.
     pub max_queued_bytes: usize,
     pub redact: RedactionConfig,
+    /// `Some` for `--recordings s3://bucket/prefix`: `dir` is then the local spool, and what
+    /// is finished there is uploaded ([`crate::record::store`]). Default `None`.
+    pub store: Option<crate::record::store::StoreConfig>,
 }
 
 impl Default for RecorderConfig {
@@ -140,6 +143,7 @@ impl Default for RecorderConfig {
             max_files: None,
             max_queued_bytes: 32 * 1024 * 1024,
             redact: RedactionConfig::default(),
+            store: None,
         }
     }
 }

@@ -24,6 +24,7 @@ use super::format::{EndLine, FrameData, FrameLine, Line, Meta};
 use super::layout::{RecordingPaths, create_file, create_folder};
 use super::prune::Pruner;
 use super::segment::{Closed, Segments};
+use super::store::upload::{Notifier, SEGMENT_AGE};
 use crate::metrics::Metrics;
 use crate::writer_thread::Drain;
 
@@ -65,6 +66,9 @@ pub(super) enum Msg {
         end: Box<EndLine>,
         keep: bool,
     },
+    /// Nothing to write: wakes the thread so that `idle` closes segments that reached their
+    /// age (sent by the uploader, see `store::upload`).
+    Tick,
 }
 
 impl Msg {
@@ -72,7 +76,7 @@ impl Msg {
     pub(super) fn cost(&self) -> usize {
         match self {
             Msg::Frame { bytes, .. } => bytes.len() + MSG_OVERHEAD,
-            Msg::Open { .. } | Msg::Finish { .. } => MSG_OVERHEAD,
+            Msg::Open { .. } | Msg::Finish { .. } | Msg::Tick => MSG_OVERHEAD,
         }
     }
 }
@@ -116,6 +120,8 @@ pub(super) struct Disk {
     failures_since_log: u64,
     /// Where each line is serialised before it is written (see [`write_line`]).
     scratch: Vec<u8>,
+    /// When recording to object storage: told of each published recording and closed segment.
+    upload: Option<Notifier>,
 }
 
 impl Drain for Disk {
@@ -138,6 +144,10 @@ impl Drain for Disk {
             self.abandon(key, &error);
         }
         self.idle();
+        // Uploading: a flush (shutdown) hands every segment to the uploader now.
+        if self.upload.is_some() {
+            self.close_segments(Duration::ZERO);
+        }
     }
 
     /// Writes out the segments' buffers, which hold only finished recordings: a recording is
@@ -148,6 +158,9 @@ impl Drain for Disk {
         for (path, error) in broken.into_iter().flatten() {
             self.failed_at(&error, &path);
         }
+        if self.upload.is_some() {
+            self.close_segments(SEGMENT_AGE);
+        }
     }
 }
 
@@ -157,6 +170,7 @@ impl Disk {
         pruner: Pruner,
         layout: RecordLayout,
         segment_bytes: u64,
+        upload: Option<Notifier>,
     ) -> Disk {
         Disk {
             metrics,
@@ -167,6 +181,24 @@ impl Disk {
             last_logged: None,
             failures_since_log: 0,
             scratch: Vec::new(),
+            upload,
+        }
+    }
+
+    /// Closes the segments at least `age` old and hands them to the uploader.
+    fn close_segments(&mut self, age: Duration) {
+        let Some(segments) = self.segments.as_mut() else {
+            return;
+        };
+        let mut closed = Vec::new();
+        let broken = segments.close_older_than(age, &mut closed);
+        for (path, error) in broken {
+            self.failed_at(&error, &path);
+        }
+        if let Some(upload) = &self.upload {
+            for Closed { path, size } in closed {
+                upload.ready(path, size);
+            }
         }
     }
 
@@ -224,6 +256,7 @@ impl Disk {
                 }
             }
             Msg::Finish { key, end, keep } => self.finish(key, end, keep),
+            Msg::Tick => {}
         }
     }
 
@@ -310,6 +343,9 @@ impl Disk {
             .and_then(|()| publish(&recording.paths.temp, &recording.paths.done));
         match finished {
             Ok(published) => {
+                if let Some(upload) = &self.upload {
+                    upload.ready(published.clone(), recording.written);
+                }
                 for deleted in self.pruner.added(published, recording.written) {
                     self.count_pruned(&deleted);
                 }
@@ -330,6 +366,9 @@ impl Disk {
         let mut closed = Vec::new();
         let appended = segments.append(paths, lines, &mut closed);
         for Closed { path, size } in closed {
+            if let Some(upload) = &self.upload {
+                upload.ready(path.clone(), size);
+            }
             for deleted in self.pruner.added_segment(path, size) {
                 if let Some(segments) = self.segments.as_mut() {
                     segments.forget(&deleted);
@@ -421,14 +460,14 @@ fn create_recording_file(paths: &RecordingPaths) -> std::io::Result<File> {
 }
 
 /// Makes a pruned recording's file the new recording's: renamed to `paths.temp`, so its inode is
-/// reused; returns it with its current length. Measured at the file limit of `--record all` on
-/// ext4, creating a file per recording while deleting the oldest one cost ~30% of tooltap's
-/// CPU, nearly all of it in the kernel's inode allocator walking past recently deleted inodes.
-/// The file is overwritten from the start and cut to its new length at the end, never emptied
-/// first: ext4 writes a file emptied by a truncation to zero back to disk when it is closed
-/// (`auto_da_alloc`), which measured another ~15%. `None` (the caller then deletes `old`) when
-/// the file is gone, is not a plain file, or has another name (a hard link someone made to keep
-/// it: overwriting it would overwrite theirs).
+/// reused; returns it with its current length. At the file limit of `--record all` on ext4,
+/// creating a file per recording while deleting the oldest one costs much of tooltap's CPU in
+/// the kernel's inode allocator walking past recently deleted inodes. The file is overwritten
+/// from the start and cut to its new length at the end, never emptied first: ext4 writes a
+/// file emptied by a truncation to zero back to disk when it is closed (`auto_da_alloc`; see
+/// docs/benchmarks.md#record-inode-reuse for both costs). `None` (the caller then deletes
+/// `old`) when the file is gone, is not a plain file, or has another name (a hard link someone
+/// made to keep it: overwriting it would overwrite theirs).
 #[cfg(unix)]
 fn take_over(old: &std::path::Path, paths: &RecordingPaths) -> Option<(File, u64)> {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -462,8 +501,8 @@ fn take_over(_old: &std::path::Path, _paths: &RecordingPaths) -> Option<(File, u
 
 /// Writes one line and its newline; returns the bytes written. Serialised into `scratch` first
 /// (measured, serialising straight into the `BufWriter` through a counting adapter cost more, as
-/// serde_json writes many tiny pieces), a buffer kept between lines: a fresh `Vec` per line was
-/// regrown four or five times per exchange (~10 k instructions per buffered request).
+/// serde_json writes many tiny pieces), a buffer kept between lines: a fresh `Vec` per line is
+/// regrown four or five times per exchange (see docs/benchmarks.md#record-line-scratch).
 fn write_line(out: &mut Sink, line: &Line, scratch: &mut Vec<u8>) -> std::io::Result<u64> {
     let out = match out {
         Sink::File(out) => out,

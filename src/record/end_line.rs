@@ -6,8 +6,8 @@
 //! Input: one line of a recording. Output: the [`EndLine`] serde would read from it, or `None`
 //! for any other line (violations, another completeness, `enforced`, another key order, white
 //! space, a number that is not a plain integer); the caller then reads the line with serde.
-//! Why: serde's derived read of this line was ~3.9 k instructions per recording in
-//! `tooltap check` (callgrind, `--jobs 1` over 1.5 KB recordings), and most lines look so.
+//! Why: serde's derived read of this line is a visible cost per recording in `tooltap check`
+//! (see docs/benchmarks.md#check-reading), and most lines look so.
 
 use super::format::{EndLine, Outcome};
 use crate::engine::Completeness;

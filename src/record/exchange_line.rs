@@ -8,9 +8,9 @@
 //! key, white space, a body kind written another way, a number that is not a plain integer, an
 //! escape JSON does not allow); the caller then reads the line with serde, which also words the
 //! errors. The request body's JSON is read by serde_json alone, as the `RawValue` it is.
-//! Why: through serde the exchange line was ~25 k of the ~93 k instructions `tooltap check`
-//! spent on a 1.5 KB recording (callgrind, `--jobs 1`): a derived visitor per struct, a
-//! scratch buffer per string and a generic skip over the request body.
+//! Why: through serde the exchange line is a large share of what `tooltap check` spends on a
+//! recording (see docs/benchmarks.md#check-reading): a derived visitor per struct, a scratch
+//! buffer per string and a generic skip over the request body.
 
 use serde_json::value::RawValue;
 

@@ -46,7 +46,7 @@ pub struct Meta {
     /// The client's path, without the query.
     pub path: String,
     /// The tool-calling dialect the exchange was judged as (`chat`, `responses`). Recordings
-    /// made before dialects existed lack it: [`Meta::dialect`] derives it from `path`.
+    /// that lack it: [`Meta::dialect`] derives it from `path`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dialect: Option<crate::engine::Dialect>,
     /// The query string with credential-like parameter values redacted; `None` when absent.

@@ -6,8 +6,8 @@
 //! number that is not a plain integer, an escape or control character JSON does not allow, a
 //! lone surrogate); the caller then reads the line with serde, which also words the errors.
 //! Why: a frame's text is the body as a JSON string, whose escaped quotes serde_json stops at
-//! one by one, and whose scratch buffer it grows again for every line: ~30 % of `tooltap
-//! check`'s instructions on 1.5 KB recordings (callgrind).
+//! one by one, and whose scratch buffer it grows again for every line: a large share of
+//! `tooltap check`'s work (see docs/benchmarks.md#check-reading).
 
 use super::format::{FrameData, FrameLine};
 use crate::engine::json_scan::{plain_integer, string_body};

@@ -130,7 +130,7 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
 
 /// Sixteen hex digits drawn once per process from std's `RandomState` (keyed from the OS's
 /// randomness), the pid mixed in.
-fn process_random() -> &'static str {
+pub(crate) fn process_random() -> &'static str {
     static RANDOM: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     RANDOM.get_or_init(|| {
         use std::hash::BuildHasher;

@@ -22,6 +22,7 @@ pub mod layout;
 mod prune;
 pub mod read;
 mod segment;
+pub mod store;
 pub mod sweep;
 mod writer;
 

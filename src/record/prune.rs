@@ -75,8 +75,8 @@ impl Pruner {
         };
         // The first scan already sees the new file: don't count it twice. Later files are new
         // by construction (ids are unique and a name is never replaced), so no search: a
-        // search per added file made `--record all` quadratic in the folder's size (measured:
-        // 96 k instructions per request after 2,000 recordings).
+        // search per added file would make `--record all` quadratic in the folder's size (see
+        // docs/benchmarks.md#prune).
         if !scanned_now || !files.iter().any(|(p, _)| *p == path) {
             files.push_back((path, size));
             self.total += size;
@@ -194,6 +194,15 @@ fn over(limits: PruneLimits, count: usize, total: u64) -> bool {
 
 /// Every finished recording under `root`, oldest (by modification time, then path) first.
 fn scan(root: &Path) -> VecDeque<(PathBuf, u64)> {
+    recordings_under(root, RECORDING_DEPTH)
+        .into_iter()
+        .map(|(_, path, size)| (path, size))
+        .collect()
+}
+
+/// Every finished recording at least `min_depth` folders below `root` (and at most
+/// [`MAX_DEPTH`]), with its modification time and size, oldest first (then by path).
+pub(super) fn recordings_under(root: &Path, min_depth: usize) -> Vec<(SystemTime, PathBuf, u64)> {
     let mut found: Vec<(SystemTime, PathBuf, u64)> = Vec::new();
     let mut stack = vec![(root.to_path_buf(), 0)];
     while let Some((dir, depth)) = stack.pop() {
@@ -207,7 +216,7 @@ fn scan(root: &Path) -> VecDeque<(PathBuf, u64)> {
             };
             if meta.is_dir() && depth < MAX_DEPTH {
                 stack.push((path, depth + 1));
-            } else if meta.is_file() && depth >= RECORDING_DEPTH && is_recording(&path) {
+            } else if meta.is_file() && depth >= min_depth && is_recording(&path) {
                 let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
                 found.push((modified, path, meta.len()));
             }
@@ -215,9 +224,6 @@ fn scan(root: &Path) -> VecDeque<(PathBuf, u64)> {
     }
     found.sort();
     found
-        .into_iter()
-        .map(|(_, path, size)| (path, size))
-        .collect()
 }
 
 /// Removes the date and route folders a deletion emptied (never `root` itself).

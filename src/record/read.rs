@@ -310,7 +310,7 @@ fn parse_lines(
     };
     let ends_whole = text.last() == Some(&b'\n');
     // Split as `text.split(|b| *b == b'\n')` would, found with memchr: a byte-at-a-time split
-    // was ~9k of the ~57k instructions it took to read a 1.5 KB recording.
+    // is a large share of reading a recording (see docs/benchmarks.md#check-reading).
     let mut raw_lines: Vec<(usize, usize)> = Vec::new();
     let mut start = 0;
     for end in memchr::memchr_iter(b'\n', text) {
@@ -319,7 +319,7 @@ fn parse_lines(
     }
     raw_lines.push((start, text.len()));
     // UTF-8 checked once for the whole file: lines read as text then skip serde_json's check of
-    // every string (~10k of ~145k instructions per 1.5 KB recording; callgrind, `check --jobs 1`).
+    // every string (see docs/benchmarks.md#text-not-bytes).
     // A line split at '\n' of valid UTF-8 is valid UTF-8.
     let whole = std::str::from_utf8(text).ok();
     let count = raw_lines.len();

@@ -39,6 +39,8 @@ struct Segment {
     path: PathBuf,
     out: BufWriter<File>,
     written: u64,
+    /// When its first recording was written (segments are closed by age when uploading).
+    opened: std::time::Instant,
 }
 
 /// A segment that was closed: its final size, for the pruner.
@@ -107,6 +109,32 @@ impl Segments {
         broken
     }
 
+    /// Closes the segments opened at least `age` ago (`Duration::ZERO`: all of them), into
+    /// `closed`; a segment that fails to flush is dropped, its error returned.
+    pub(super) fn close_older_than(
+        &mut self,
+        age: std::time::Duration,
+        closed: &mut Vec<Closed>,
+    ) -> Vec<(PathBuf, std::io::Error)> {
+        let old: Vec<PathBuf> = self
+            .open
+            .iter()
+            .filter(|(_, segment)| segment.opened.elapsed() >= age)
+            .map(|(slot, _)| slot.clone())
+            .collect();
+        let mut broken = Vec::new();
+        for slot in old {
+            if let Some(segment) = self.open.remove(&slot) {
+                let path = segment.path.clone();
+                match segment.close() {
+                    Ok(done) => closed.push(done),
+                    Err(error) => broken.push((path, error)),
+                }
+            }
+        }
+        broken
+    }
+
     /// A segment the pruner deleted: stop writing to it (the next recording starts a new one).
     pub(super) fn forget(&mut self, path: &Path) {
         self.open.retain(|_, segment| segment.path != path);
@@ -155,6 +183,7 @@ impl Segment {
             path: linked?,
             out: BufWriter::with_capacity(BUFFER, file),
             written: first.len() as u64,
+            opened: std::time::Instant::now(),
         })
     }
 

@@ -22,8 +22,9 @@
 //! ends the recording as `truncated` (kept only in `all` mode).
 //!
 //! In `violations` mode a handle holds its messages until `finish` knows the verdict, and sends
-//! them only when the exchange has violations: measured, writing every exchange to a temporary
-//! file and deleting the clean ones nearly doubled tooltap's CPU per request.
+//! them only when the exchange has violations: writing every exchange to a temporary file and
+//! deleting the clean ones would cost far more CPU per request (see
+//! docs/benchmarks.md#violations-mode-holds).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -32,12 +33,13 @@ use std::time::{Instant, SystemTime};
 use http::HeaderMap;
 
 use super::config::{RecordMode, RecorderConfig};
-use super::disk::{Disk, FAILURE_TARGET, GATHER, Msg};
+use super::disk::{Disk, FAILURE_TARGET, GATHER, MSG_OVERHEAD, Msg};
 use super::format::{
     EnforcedLine, Meta, Outcome, RecordedBody, RequestPart, ResponsePart, VERSION,
 };
 use super::layout::RecordingPaths;
 use super::prune::{PruneLimits, Pruner};
+use super::store::upload::Notifier;
 use crate::engine::{Completeness, Violation};
 use crate::metrics::Metrics;
 use crate::redact::{self, Redactor};
@@ -61,6 +63,10 @@ struct Shared {
 pub struct Recorder {
     shared: Arc<Shared>,
     thread: WriterThread<Msg>,
+    /// Recording to object storage: the uploader's side.
+    upload: Option<Notifier>,
+    /// The writer's sender as the uploader's ticks reach it (weakly; see `spawn`).
+    _ticked: Arc<std::sync::OnceLock<WriterThread<Msg>>>,
 }
 
 /// Who the exchange is and what was asked: everything known when the request head arrives.
@@ -111,6 +117,7 @@ impl Recorder {
             max_files,
             max_queued_bytes,
             redact,
+            store,
         } = config;
         // Before anything is written: what a killed process left under temporary names.
         let swept = super::sweep::stale_temps(&dir);
@@ -121,13 +128,42 @@ impl Recorder {
                 "deleted temporary recording files a stopped tooltap left unfinished"
             );
         }
-        let limits = PruneLimits {
-            max_total_bytes,
-            max_files,
+        // Uploading, the spool is bounded by the uploader and the store by the bucket's own
+        // lifecycle rules (docs/deploy.md): the folder's limits do not apply.
+        let limits = match store {
+            Some(_) => PruneLimits {
+                max_total_bytes: None,
+                max_files: None,
+            },
+            None => PruneLimits {
+                max_total_bytes,
+                max_files,
+            },
         };
         let pruner = Pruner::new(dir.clone(), limits);
-        let disk = Disk::new(metrics.clone(), pruner, layout, segment_bytes);
+        // The uploader wakes the writer thread every second (closing segments by age); the
+        // writer tells it of every finished file. The writer's sender is handed over once the
+        // thread exists.
+        let writer: Arc<std::sync::OnceLock<WriterThread<Msg>>> = Arc::default();
+        // It holds the sender weakly: once every `Recorder` is gone, the writer thread can end,
+        // and with it the notifier that keeps the uploader going.
+        let upload = store.map(|store| {
+            let writer = Arc::downgrade(&writer);
+            super::store::upload::spawn(store, metrics.clone(), move || {
+                if let Some(thread) = writer.upgrade().as_deref().and_then(|lock| lock.get()) {
+                    thread.try_send(Msg::Tick, MSG_OVERHEAD);
+                }
+            })
+        });
+        let disk = Disk::new(
+            metrics.clone(),
+            pruner,
+            layout,
+            segment_bytes,
+            upload.clone(),
+        );
         let thread = WriterThread::spawn("recorder", max_queued_bytes, GATHER, disk);
+        let _ = writer.set(thread.clone());
         let shared = Shared {
             dir,
             mode,
@@ -139,6 +175,8 @@ impl Recorder {
         Recorder {
             shared: Arc::new(shared),
             thread,
+            upload,
+            _ticked: writer,
         }
     }
 
@@ -173,6 +211,7 @@ impl Recorder {
         let upstream = redact::url(upstream, &mut redacted);
         let raw_query = query;
         let query = query.map(|q| self.shared.redactor.query(q, &mut redacted));
+        let pseudonyms = self.shared.redactor.pseudonyms(request_headers);
         let mut secrets = self.shared.redactor.secret_values(request_headers);
         let echoed = raw_query.map(|q| self.shared.redactor.query_secret_values(q));
         for value in echoed.into_iter().flatten() {
@@ -224,13 +263,18 @@ impl Recorder {
             finished: false,
             held: (self.shared.mode == RecordMode::Violations).then(Vec::new),
             secrets,
+            pseudonyms,
         })
     }
 
     /// Waits until everything queued so far is on disk (buffers flushed; unfinished recordings
-    /// stay under their temporary names).
+    /// stay under their temporary names) and, recording to object storage, uploaded (or left in
+    /// the spool when the store fails).
     pub async fn flush(&self) {
         self.thread.flush().await;
+        if let Some(upload) = &self.upload {
+            upload.flush().await;
+        }
     }
 }
 
@@ -261,6 +305,9 @@ pub struct RecordingHandle {
     held: Option<Vec<Msg>>,
     /// The request's credential values, redacted wherever a response header repeats them.
     secrets: Vec<String>,
+    /// The session ids of the request and response with their pseudonyms
+    /// ([`Redactor::pseudonyms`]): the end line's verdicts quote them by pseudonym too.
+    pseudonyms: Vec<(String, String)>,
 }
 
 mod handle;

@@ -22,7 +22,7 @@ use std::sync::LazyLock;
 use http::HeaderMap;
 use ring::hmac;
 
-use super::Redactor;
+use super::{PSEUDONYMOUS_HEADERS, Redactor};
 
 /// Headers that are secrets but not a stable credential.
 const NOT_CREDENTIALS: &[&str] = &["cookie", "set-cookie"];
@@ -61,6 +61,39 @@ impl Redactor {
         let tag = context.sign();
         Some(format!("hmac-sha256:{id}:{}", hex(&tag.as_ref()[..KEPT])))
     }
+
+    /// The request's (or response's) values of [`PSEUDONYMOUS_HEADERS`] that are not secrets
+    /// here, each with its pseudonym: what [`Redactor::headers`] writes instead of them, and what
+    /// the recorder replaces in the verdicts' details that quote them.
+    pub fn pseudonyms(&self, headers: &HeaderMap) -> Vec<(String, String)> {
+        PSEUDONYMOUS_HEADERS
+            .iter()
+            .filter(|name| !self.is_secret_header(name))
+            .flat_map(|name| headers.get_all(*name))
+            .filter_map(|value| {
+                let clear = String::from_utf8_lossy(value.as_bytes()).into_owned();
+                let pseudonym = pseudonym(value.as_bytes())?;
+                Some((clear, pseudonym))
+            })
+            .collect()
+    }
+}
+
+/// A header value's pseudonym (see [`PSEUDONYMOUS_HEADERS`]): `tt-` and 32 hex digits of the
+/// value's HMAC under this process's key, so one value gets one pseudonym within a run and
+/// different values different ones, and nobody holding a recording can reverse it or confirm
+/// a guess. A value MCP would refuse as a session id (empty, or bytes outside 0x21-0x7E) gets
+/// ` (not visible ASCII)` after it, a pseudonym MCP refuses alike, so `tooltap check` judges the
+/// recorded value as the live inspector judged the real one. `None` without a key.
+pub fn pseudonym(value: &[u8]) -> Option<String> {
+    let (key, _) = KEY.as_ref()?;
+    let mut context = hmac::Context::with_key(key);
+    context.update(b"tooltap header pseudonym\0");
+    context.update(value);
+    let tag = context.sign();
+    let visible = !value.is_empty() && value.iter().all(|b| (0x21..=0x7e).contains(b));
+    let flaw = if visible { "" } else { " (not visible ASCII)" };
+    Some(format!("tt-{}{flaw}", hex(&tag.as_ref()[..KEPT])))
 }
 
 /// The conversation store's credential key of a digest (`0` without one): the digest's first 64
@@ -119,5 +152,38 @@ mod tests {
             key,
             credential_key(redactor.credential_digest(&b).as_deref())
         );
+    }
+
+    #[test]
+    fn a_session_id_is_recorded_as_a_stable_pseudonym_that_keeps_its_validity() {
+        let redactor = Redactor::default();
+        let map = |id: &'static str| headers(&[("mcp-session-id", id), ("accept", "*/*")]);
+        let recorded = |id| redactor.headers(&map(id), &mut Vec::new())[0].1.clone();
+        let one = recorded("3f6b0c2a-session-one");
+        assert_eq!(one, recorded("3f6b0c2a-session-one"), "stable within a run");
+        assert_ne!(one, recorded("3f6b0c2a-session-two"));
+        assert!(!one.contains("3f6b0c2a"), "{one}");
+        assert!(one.starts_with("tt-") && one.len() == 35, "{one}");
+        assert!(crate::engine::dialect::mcp::request::session_id_ok(&one));
+        // An id MCP refuses is recorded as a pseudonym MCP refuses.
+        let spaced = recorded("bad id");
+        assert!(!crate::engine::dialect::mcp::request::session_id_ok(
+            &spaced
+        ));
+        assert!(!spaced.contains("bad"), "{spaced}");
+        assert_eq!(
+            redactor.pseudonyms(&map("3f6b0c2a-session-one")),
+            [("3f6b0c2a-session-one".to_owned(), one)]
+        );
+        // Configured as a secret, it is redacted instead.
+        let strict = Redactor::new(&super::super::RedactionConfig {
+            headers: vec!["mcp-session-id".into()],
+            ..Default::default()
+        });
+        let mut redacted = Vec::new();
+        let out = strict.headers(&map("3f6b0c2a-session-one"), &mut redacted);
+        assert_eq!(out[0].1, super::super::REDACTED);
+        assert_eq!(redacted, ["header:mcp-session-id"]);
+        assert!(strict.pseudonyms(&map("x")).is_empty());
     }
 }

@@ -58,16 +58,22 @@ const SECRET_WORDS: &[&str] = &["sig", "pwd", "pass", "passwd", "jwt", "bearer"]
 /// Query parameter names (lowercase, `-` read as `_`) that are credentials outright although
 /// no fragment or word matches (OAuth's authorization code).
 const SECRET_PARAMS: &[&str] = &["code"];
-/// Header names that match a fragment but carry no secret: rate-limit counters, and MCP's
-/// session id (it names a conversation and is no credential: the spec forbids servers to
-/// authenticate by it), which `tooltap check` and `replay` need to rebuild a conversation.
-/// Allowed unless configured otherwise.
+/// Header names that match a fragment but carry no credential: rate-limit counters, and MCP's
+/// session id (it names a conversation; the spec forbids servers to authenticate by it), which
+/// is recorded as its pseudonym instead ([`PSEUDONYMOUS_HEADERS`]). Allowed unless configured
+/// otherwise.
 pub const DEFAULT_ALLOWED_HEADERS: &[&str] = &[
     "x-ratelimit-limit-tokens",
     "x-ratelimit-remaining-tokens",
     "x-ratelimit-reset-tokens",
     "mcp-session-id",
 ];
+/// Headers whose values are written as a keyed pseudonym ([`pseudonym`]): MCP's session id is
+/// bearer-like on some servers (who holds it continues the session), yet `tooltap check` needs
+/// to tell one session from another and `tooltap replay` that a session was minted; the
+/// pseudonym keeps both (same id, same pseudonym within a run) and not the id. Configured in
+/// `redact.headers`, the value is redacted instead.
+pub const PSEUDONYMOUS_HEADERS: &[&str] = &["mcp-session-id"];
 /// Request credential values shorter than this are not searched for in response headers.
 const MIN_ECHO: usize = 8;
 
@@ -296,7 +302,8 @@ impl Redactor {
         self.has_body_pointers() || fields::may_hold_secret(raw)
     }
 
-    /// Headers as `(lowercase name, value)` pairs in order, secrets replaced. Values that are
+    /// Headers as `(lowercase name, value)` pairs in order, secrets replaced, the values of
+    /// [`PSEUDONYMOUS_HEADERS`] by their pseudonyms (redacted when no key). Values that are
     /// not UTF-8 are kept lossily: a recording is for reading, not for re-sending byte-exact.
     pub fn headers(&self, map: &HeaderMap, redacted: &mut Vec<String>) -> Vec<(String, String)> {
         map.iter()
@@ -305,6 +312,9 @@ impl Redactor {
                 if self.is_secret_header(&name) {
                     note(redacted, format!("header:{name}"));
                     (name, REDACTED.to_string())
+                } else if PSEUDONYMOUS_HEADERS.contains(&name.as_str()) {
+                    let value = pseudonym(value.as_bytes()).unwrap_or_else(|| REDACTED.to_string());
+                    (name, value)
                 } else {
                     (name, String::from_utf8_lossy(value.as_bytes()).into_owned())
                 }
@@ -327,8 +337,8 @@ impl Redactor {
 }
 
 /// Whether a lowercase header name holds one of [`SECRET_FRAGMENTS`]: one pass of a prebuilt
-/// automaton (a window scan per fragment measured ~450 instructions per header, and headers are
-/// checked three times per recorded exchange).
+/// automaton, cheaper than a window scan per fragment, since headers are checked three times per
+/// recorded exchange (see docs/benchmarks.md#redact-header-scan).
 fn has_secret_fragment(name: &str) -> bool {
     static FRAGMENTS: std::sync::LazyLock<Option<aho_corasick::AhoCorasick>> =
         std::sync::LazyLock::new(|| {
@@ -383,7 +393,7 @@ mod digest;
 mod fields;
 mod uri;
 
-pub use digest::credential_key;
+pub use digest::{credential_key, pseudonym};
 pub use uri::{is_secret_param, query, url};
 use uri::{percent_decode, query_with};
 

@@ -10,6 +10,10 @@
 //!   `{"reset": "<cassette>"|null, "recordings": <n>}`.
 //! - `GET /__tooltap/usage` answers the [`Usage`](super::library::Usage) so far: hits, misses
 //!   and the recordings never used, by cassette.
+//! - `GET /__tooltap/verdicts?exchange=<id>&wait_ms=<n>` answers the verdicts of the named
+//!   exchanges (their `x-tooltap-exchange` ids), waiting up to `wait_ms` for those still being
+//!   inspected ([`crate::inspect::verdicts`]): a harness asks it after each test, so that the
+//!   test whose exchange broke the contract fails, not only the run.
 //!
 //! Another method on those paths gets 405, another path under the prefix 404, both in the
 //! OpenAI error shape.
@@ -26,6 +30,33 @@ use crate::proxy::forward::body::{self as proxy_body, ProxyBody};
 pub const PREFIX: &str = "/__tooltap/";
 pub const RESET: &str = "/__tooltap/reset";
 pub const USAGE: &str = "/__tooltap/usage";
+pub const VERDICTS: &str = "/__tooltap/verdicts";
+
+/// Answer `GET /__tooltap/verdicts` (another method gets 405).
+pub async fn verdicts(
+    state: &ReplayState,
+    method: &Method,
+    query: Option<&str>,
+) -> Response<ProxyBody> {
+    if method != Method::GET {
+        let message = format!("tooltap replay: {VERDICTS} takes GET");
+        let response = error_response(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+            &message,
+        );
+        return response.map(proxy_body::full);
+    }
+    let response = match crate::inspect::verdicts::answer(state.watch.verdicts(), query).await {
+        Ok(body) => crate::proxy::error::json_response(StatusCode::OK, &body),
+        Err(message) => error_response(
+            StatusCode::BAD_REQUEST,
+            "bad_verdicts_query",
+            &format!("tooltap replay: {message}"),
+        ),
+    };
+    response.map(proxy_body::full)
+}
 
 /// Answer an admin request (its path starts with [`PREFIX`]).
 pub fn answer(
@@ -59,7 +90,10 @@ pub fn answer(
         _ => error_response(
             StatusCode::NOT_FOUND,
             "unknown_admin_path",
-            &format!("tooltap replay: {path} is not an admin path; there are {RESET} and {USAGE}"),
+            &format!(
+                "tooltap replay: {path} is not an admin path; there are {RESET}, {USAGE} and \
+                 {VERDICTS}"
+            ),
         ),
     };
     response.map(proxy_body::full)

@@ -23,7 +23,8 @@ use crate::config::LogFormat;
 )]
 pub struct ReplayArgs {
     /// Directory of recordings (*.jsonl, and vcrpy cassettes and HAR files, see docs/interop.md;
-    /// read recursively; one unreadable file stops the start)
+    /// read recursively; one unreadable file stops the start), or s3://bucket/prefix (copied
+    /// once at start)
     #[arg(long, value_name = "DIR")]
     pub recordings: PathBuf,
     /// Address to listen on

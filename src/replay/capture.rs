@@ -25,7 +25,6 @@ use tracing::Instrument;
 use super::ReplayState;
 use super::remember::{self, Forwarded};
 use super::respond::EXCHANGE_HEADER;
-use super::service::TAP_CAPACITY;
 use crate::config::{Config, ConfigError, RawConfig};
 use crate::inspect::RecordingSeed;
 use crate::proxy::detached::{DetachedHeaders, detached};
@@ -34,6 +33,10 @@ use crate::proxy::forward::Forwarder;
 use crate::proxy::forward::body::{self as proxy_body, BodyError, ProxyBody};
 use crate::proxy::tee::{self, TeeBody};
 use crate::proxy::tls::TlsError;
+
+/// Frames of a forwarded miss's response that may wait for [`remember`] before its tap counts
+/// as overflowed (the exchange is then not kept for replay; the client's bytes are untouched).
+const TAP_CAPACITY: usize = 1024;
 
 /// The forwarding half of a replay server in `--on-miss forward` mode.
 #[derive(Debug)]

@@ -17,7 +17,7 @@
 //! when none did, the interactions of a vcrpy cassette without the header at the path
 //! pytest-recording gives that test (`test_weather/test_loop.yaml` for
 //! `tests/test_weather.py::test_loop`) — with turns of their own; a request that names none is
-//! matched against every recording, as before cassettes existed.
+//! matched against every recording.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;

@@ -189,6 +189,8 @@ impl ReplayState {
                 Arc::clone(&schemas),
                 severity.clone(),
                 EngineConfig::default().max_violations,
+                // As the recorder of forwarded misses names credentials.
+                crate::redact::Redactor::new(&RecorderConfig::default().redact),
             )),
             schemas,
             metrics: metrics.clone(),

@@ -31,8 +31,6 @@ use crate::proxy::exchange::ExchangeCtx;
 use crate::proxy::forward::body::{self as proxy_body, BodyError, ProxyBody};
 use crate::proxy::forward::flush_first::FlushFirst;
 
-/// Frames that may wait for the inspector before it counts the exchange as lossy.
-pub const TAP_CAPACITY: usize = 1024;
 /// A client that takes longer than this to send its request body gets a 400.
 const BODY_READ_TIMEOUT: Duration = Duration::from_secs(60);
 /// How much of an unmatched request body the miss log line shows (redacted).
@@ -46,6 +44,9 @@ pub async fn handle(
     request: Request<Incoming>,
 ) -> Result<Response<ProxyBody>, Infallible> {
     // Admin requests (a test harness's) are answered, never matched or forwarded.
+    if request.uri().path() == admin::VERDICTS {
+        return Ok(admin::verdicts(&state, request.method(), request.uri().query()).await);
+    }
     if request.uri().path().starts_with(admin::PREFIX) {
         let (method, path) = (request.method(), request.uri().path());
         return Ok(admin::answer(&state, method, path, request.headers()));

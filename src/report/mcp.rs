@@ -48,6 +48,14 @@ pub struct ConversationView {
     pub tools_not_listed: u64,
 }
 
+/// Which conversation a conversation rule's violation belongs to: its [`ConversationView`]'s
+/// `key` and `upstream` (the page links the violation to that conversation).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConversationMark {
+    pub key: String,
+    pub upstream: String,
+}
+
 /// One tool of the catalogue.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CatalogTool {
@@ -99,6 +107,22 @@ pub struct Entry {
     version: Option<String>,
     /// A `tools/list` page: (sent a cursor, its tools, has a `nextCursor`).
     page: Option<(bool, Vec<Value>, bool)>,
+}
+
+impl Entry {
+    /// The conversation this exchange belongs to.
+    pub fn mark(&self) -> ConversationMark {
+        ConversationMark {
+            key: self.key.clone(),
+            upstream: self.upstream.clone(),
+        }
+    }
+
+    /// Adds a conversation rule's violation to the exchange's row.
+    pub fn add_rule(&mut self, rule: &str, error: bool) {
+        self.call.rules.push(rule.to_owned());
+        self.call.errors += usize::from(error);
+    }
 }
 
 /// Gathers the MCP exchanges of one report.

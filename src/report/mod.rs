@@ -2,7 +2,8 @@
 //!
 //! Input: [`ReportArgs`] (recording files and folders, read exactly as `tooltap check` reads
 //! them: `check::inputs::collect`, [`crate::record::read::each_recording`] and
-//! `check::judge::engine_report`). Output: an HTML file with inline CSS and script and
+//! `check::judge::engine_report`; the MCP exchanges shown then go through `check`'s
+//! conversation pass, `conversation_rules`). Output: an HTML file with inline CSS and script and
 //! the data as JSON in a `<script type="application/json">` element (`html`); problems with
 //! inputs on `stderr`. Exit code: 0 written, 2 usage errors, unreadable input (the file is
 //! still written, listing them) or a file that could not be written.
@@ -13,6 +14,7 @@
 //! ```
 
 pub mod bound;
+mod conversation_rules;
 pub mod dialect;
 mod html;
 pub mod mcp;
@@ -24,6 +26,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use crate::check::conversations::Pending;
 use crate::check::{inputs, judge};
 use crate::engine::{EngineConfig, SchemaCache, SeverityOverrides};
 use crate::record::read::count_recordings;
@@ -44,7 +47,7 @@ pub const EXIT_USAGE: u8 = 2;
 )]
 pub struct ReportArgs {
     /// Recording files, or folders walked recursively for *.jsonl (and vcrpy cassettes *.yaml,
-    /// *.yml, *.yaml.gz and HAR files *.har, see docs/interop.md)
+    /// *.yml, *.yaml.gz and HAR files *.har, see docs/interop.md), or s3://bucket/prefix
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
     /// Where to write the page
@@ -152,6 +155,7 @@ pub fn collect(args: &ReportArgs) -> ReportData {
     };
     let max_bytes = inputs::DEFAULT_MAX_INPUT_BYTES;
     let mut conversations = Vec::new();
+    let mut waiting = conversation_rules::Waiting::default();
     // A segment file holds many exchanges: the bound counts exchanges, not files. Past it the
     // rest are only counted, by their exchange lines, not read.
     for file in &files {
@@ -183,12 +187,19 @@ pub fn collect(args: &ReportArgs) -> ReportData {
                             .filter(|v| v.violation.severity == crate::engine::Severity::Error)
                             .count();
                         let rules = rules.map(|v| v.violation.rule.as_str().to_owned());
-                        mcp::Conversations::read(&recording, rules.collect(), errors)
+                        let pending = Pending::of(exchanges.len(), &recording, &report);
+                        (
+                            mcp::Conversations::read(&recording, rules.collect(), errors),
+                            pending,
+                        )
                     });
                     drop(recording);
                     if let Some(view) = cut.fit(view, marks, &mut tools, &mut pointers) {
+                        if let Some((entry, pending)) = conversation {
+                            waiting.add(exchanges.len(), pending, conversations.len());
+                            conversations.push(entry);
+                        }
                         exchanges.push(view);
-                        conversations.extend(conversation);
                     }
                 }
                 Err(error) => unreadable.push(error.to_string()),
@@ -196,6 +207,8 @@ pub fn collect(args: &ReportArgs) -> ReportData {
         });
         skipped.extend(read.note(file));
     }
+    // The conversation rules, as `tooltap check` settles them, on the exchanges shown.
+    cut.used += waiting.settle(&mut exchanges, &mut conversations, &engine, &args.docs_base);
     let mut gathered = mcp::Conversations::new(args.max_shown_bytes);
     conversations
         .into_iter()

@@ -165,6 +165,10 @@ pub struct ViolationView {
     #[serde(flatten)]
     pub violation: Violation,
     pub doc: String,
+    /// The MCP conversation whose state found it (a conversation rule, judged across the
+    /// exchanges of that conversation); `None` for a rule judged on this exchange alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conversation: Option<super::mcp::ConversationMark>,
 }
 
 /// One recorded frame, exactly as recorded.
@@ -256,6 +260,7 @@ pub fn view(
             .map(|v| ViolationView {
                 doc: format!("{docs_base}{}", v.rule.docs_anchor()),
                 violation: v.clone(),
+                conversation: None,
             })
             .collect(),
         fragments: fragments

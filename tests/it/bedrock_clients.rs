@@ -43,7 +43,7 @@ use serde_json::Value;
 use crate::inspect::{metric_sum, settle, temp_file};
 use crate::record::flush;
 use crate::support::aimock::start_aimock;
-use crate::support::check::{self, check_json, error_lines as errors, offline_verdicts};
+use crate::support::check::{self, error_lines as errors};
 use crate::support::clients::run_sdk_script;
 use crate::support::proxy;
 use crate::support::temp::{TempFile, files_under};
@@ -189,23 +189,12 @@ impl Trip {
             );
         }
         let live = live_verdicts(&self.violations);
-        let checked = check_json(&self.recordings);
-        assert_eq!(
-            checked.code,
+        check::assert_check_judges_as_live(
+            &self.recordings,
+            &live,
             u8::from(!live.is_empty()),
-            "{}",
-            checked.stderr
-        );
-        assert_eq!(
-            checked.report["exchanges"]
-                .as_array()
-                .map(|e| e.len() as u64),
-            Some(exchanges)
-        );
-        assert_eq!(
-            offline_verdicts(&checked.report),
-            live,
-            "check judged the recordings otherwise than live"
+            Some(exchanges),
+            "bedrock",
         );
         assert_eq!(
             verdict_multiset(&self.replay_violations),

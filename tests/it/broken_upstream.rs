@@ -191,7 +191,8 @@ async fn run(how: Break, inspect: bool, h2: bool, rounds: usize) {
     }
 }
 
-/// Rounds per case: before the fix, four of the five first cases failed within 20 rounds.
+/// Rounds per case: a flush that loses the last frames failed four of the five first cases
+/// within 20 rounds.
 const ROUNDS: usize = 60;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

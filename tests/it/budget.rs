@@ -293,12 +293,12 @@ async fn twenty_thousand_undeclared_calls_give_a_capped_list_and_a_count() {
     );
 }
 
-/// Issue 33: a schema failure's message quotes the whole argument value, so one 8 MiB argument
-/// made an 8.4 MB violations line (and log line), and 25 such exchanges rotated every earlier
-/// line out of the violations file. The sink cuts each violation's texts (and the line's
+/// A schema failure's message quotes the whole argument value, so one 8 MiB argument would
+/// make an 8.4 MB violations line (and log line), and 25 such exchanges would rotate every
+/// earlier line out of the violations file. The sink cuts each violation's texts (and the line's
 /// model) to 1 KiB and says so. Here one 8 MiB argument, then 24 of 1 MiB under a 4 MiB
-/// rotation size (kept small so the test stays quick: before, the 8 MiB line alone passed it,
-/// and the next four rotations deleted it): every line stays, none rotated.
+/// rotation size (kept small so the test stays quick: uncut, the 8 MiB line alone would pass
+/// it, and the next four rotations would delete it): every line stays, none rotated.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn huge_arguments_give_short_violation_lines_that_never_rotate_the_file() {
     const EXCHANGES: u64 = 25;

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use tooltap::engine::{RuleId, Severity};
 
-fn root() -> &'static Path {
+/// The package's folder (the tests read its source and docs).
+pub(crate) fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
@@ -53,7 +54,8 @@ fn rules_doc_and_rule_ids_agree() {
     );
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+/// Every `.rs` file below `dir`.
+pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("readable dir") {
         let path = entry.expect("entry").path();
         if path.is_dir() {

@@ -35,7 +35,7 @@ use serde_json::Value;
 use crate::inspect::{metric_sum, settle, temp_file};
 use crate::record::flush;
 use crate::support::aimock::start_aimock;
-use crate::support::check::{check_json, error_lines, offline_verdicts};
+use crate::support::check::{assert_check_judges_as_live, error_lines};
 use crate::support::clients::run_sdk_script;
 use crate::support::proxy;
 use crate::support::temp::{files_under, json_lines};
@@ -114,19 +114,8 @@ async fn faithful_round_trip(sdk: &str, exchanges: u64) -> Value {
 
     flush(&tooltap).await;
     assert_eq!(recorded_as_gemini(&recordings) as u64, exchanges);
-    let checked = check_json(&recordings);
-    assert_eq!(checked.code, 0, "{}", checked.stderr);
-    assert_eq!(
-        checked.report["exchanges"]
-            .as_array()
-            .map(|e| e.len() as u64),
-        Some(exchanges)
-    );
-    assert_eq!(
-        offline_verdicts(&checked.report),
-        live_verdicts_of(&violations),
-        "{sdk}: check judged the recordings otherwise than live"
-    );
+    let live = live_verdicts_of(&violations);
+    assert_check_judges_as_live(&recordings, &live, 0, Some(exchanges), sdk);
 
     let replay_violations = temp_file(&format!("gemini-{sdk}-replay-violations.jsonl"));
     let replay = proxy::start_replay(recordings.clone(), Some(replay_violations.clone())).await;
@@ -255,13 +244,7 @@ async fn aimocks_default_finish_reason_is_reported_live_by_check_and_raised_in_e
 
     flush(&tooltap).await;
     assert_eq!(recorded_as_gemini(&recordings), 4);
-    let checked = check_json(&recordings);
-    assert_eq!(checked.code, 1, "{}", checked.stderr);
-    assert_eq!(
-        offline_verdicts(&checked.report),
-        live,
-        "check judged the recordings otherwise than live"
-    );
+    assert_check_judges_as_live(&recordings, &live, 1, None, "unknown finish reasons");
     drop(tooltap);
 
     // Enforce mode: each call raises, buffered (a 502) and streamed (the stream's error object),

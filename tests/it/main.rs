@@ -5,7 +5,8 @@
 //! * The engine alone (sans-IO, no sockets): `engine_fixtures` (the fixture corpus and its
 //!   expected verdicts), `engine_splits` and `engine_props` (any chunking gives the same verdict),
 //!   `engine_exchange`, `engine_docs` (docs/rules.md and `RuleId::ALL` agree; the engine imports
-//!   no I/O), `robustness` (hostile bytes), `quirk_selfcheck` (each quirk trips its rule).
+//!   no I/O), `robustness` (hostile bytes), `quirk_selfcheck` (each quirk trips its rule),
+//!   `tree_shape` (rooms import one way; the docs anchors comments link to exist).
 //! * The proxy: `passthrough`, `protocol`, `streaming`, `failures`, `tls`, `config`, `shutdown`,
 //!   `connections`, `budget`, `memory`, `edges`, `broken_upstream`, `faults`, `bad_input`, `soak`.
 //! * What it reports: `inspect`, `verdicts`, `enforce`, `enforce_record`, `enforce_status`,
@@ -78,6 +79,7 @@ mod mcp_conversation_fixtures;
 mod memory;
 mod memory_rss;
 mod monitoring;
+mod object_storage;
 mod otlp;
 mod packages;
 mod passthrough;
@@ -99,5 +101,7 @@ mod stopping;
 mod streaming;
 mod support;
 mod tls;
+mod tree_shape;
 mod two_processes;
+mod verdict_board;
 mod verdicts;

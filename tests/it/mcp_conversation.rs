@@ -2,10 +2,12 @@
 //! `tools/list` in two pages, a good and a bad `tools/call`, a call on a closed session,
 //! DELETE) through the in-process proxy against a real loopback MCP upstream, recorded; the
 //! conversation rules (state S) the live inspector wrote equal what `tooltap check` finds in
-//! the recordings, violation by violation, `seq` included.
+//! the recordings, violation by violation, `seq` included. A 2026-07-28 conversation
+//! (`Mcp-Param-*` headers against the listed marks, an MRTR retry) likewise.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -17,6 +19,9 @@ use crate::support::check::check_json;
 use crate::support::client::exchange;
 use crate::support::upstream::{Received, Script, Upstream};
 use crate::support::{TempDir, proxy, within};
+
+mod credentials;
+mod quirked;
 
 const SESSION: &str = "sess-7f1c";
 
@@ -153,6 +158,158 @@ async fn conversation(sse: bool) {
     for (method, body, session) in steps {
         within(Duration::from_secs(10), send(addr, method, body, session)).await;
     }
+    let checked = live_equals_check(&tooltap, count, &violations, &recordings).await;
+    // The session id is recorded as a pseudonym, in the headers and in the verdicts that quote it.
+    for file in crate::support::temp::files_under(&recordings) {
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        assert!(!text.contains(SESSION), "{file:?} holds the session id");
+    }
+    let mut state_rules = BTreeMap::new();
+    for violation in checked.values().flatten() {
+        let rule = violation["rule"].as_str().unwrap_or_default().to_owned();
+        *state_rules.entry(rule).or_insert(0) += 1;
+    }
+    for rule in [
+        "mcp.tools_call.arguments_schema",
+        "mcp.tools_call.structured_content_missing",
+        "mcp.tools_call.name_unlisted",
+        "mcp.session.stale_not_404",
+    ] {
+        assert_eq!(state_rules.get(rule), Some(&1), "{rule} in {state_rules:?}");
+    }
+}
+
+/// Waits until the proxy inspected `count` exchanges and wrote their recordings, runs
+/// `tooltap check` on them and asserts that each exchange has the violations live that `check`
+/// finds, `seq` included. Returns `check`'s (comparable) violations by exchange id.
+pub(crate) async fn live_equals_check(
+    tooltap: &tooltap::proxy::server::RunningProxy,
+    count: u64,
+    violations: &PathBuf,
+    recordings: &Path,
+) -> BTreeMap<String, Vec<Value>> {
+    settle(tooltap, count).await;
+    if let Some(recorder) = &tooltap.state().watch.inspection().recorder {
+        within(Duration::from_secs(20), recorder.flush()).await;
+    }
+    let live = violations_by_exchange(violations);
+    let checked = check_json(recordings);
+    assert!(checked.code <= 1, "check failed: {}", checked.stderr);
+    let exchanges = checked.report["exchanges"].as_array().expect("exchanges");
+    assert_eq!(exchanges.len() as u64, count, "one recording per exchange");
+    let mut by_exchange = BTreeMap::new();
+    for exchange in exchanges {
+        let id = exchange["id"].as_str().expect("id");
+        let offline: Vec<Value> = exchange["violations"]
+            .as_array()
+            .expect("violations")
+            .iter()
+            .map(|v| comparable(v, true))
+            .collect();
+        let online: Vec<Value> = live
+            .get(id)
+            .map(|l| l.iter().map(|v| comparable(v, true)).collect())
+            .unwrap_or_default();
+        assert_eq!(sorted(offline.clone()), sorted(online), "exchange {id}");
+        by_exchange.insert(id.to_owned(), offline);
+    }
+    by_exchange
+}
+
+/// A 2026-07-28 server: one listed tool marks `location` for `Mcp-Param-Location`; `login`
+/// asks for input (MRTR) until a retry brings `inputResponses`.
+fn answer_v4(request: &Received) -> Script {
+    let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+    let id = body.get("id").cloned().unwrap_or(Value::Null);
+    let result = match body["method"].as_str().unwrap_or_default() {
+        "tools/list" => {
+            json!({"resultType":"complete","ttlMs":300000,"cacheScope":"public","tools":[
+                {"name":"get_weather_data","inputSchema":{"type":"object","properties":{"location":{"type":"string","x-mcp-header":"Location"}}}},
+                {"name":"login","inputSchema":{"type":"object"}}]})
+        }
+        "tools/call"
+            if body.pointer("/params/inputResponses").is_none()
+                && body.pointer("/params/name") == Some(&json!("login")) =>
+        {
+            json!({"resultType":"input_required","inputRequests":{"github_login":{"method":"elicitation/create","params":{}}},"requestState":"state-1"})
+        }
+        _ => json!({"resultType":"complete","content":[{"type":"text","text":"ok"}]}),
+    };
+    message(json!({"jsonrpc":"2.0","id":id,"result":result}), false)
+}
+
+async fn send_v4(addr: SocketAddr, body: Value, param: Option<&str>) -> u16 {
+    let method = body["method"].as_str().unwrap_or_default().to_owned();
+    let mut builder = http::Request::builder()
+        .method("POST")
+        .uri("/mcp")
+        .header("host", addr.to_string())
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", method);
+    if let Some(name) = body.pointer("/params/name").and_then(Value::as_str) {
+        builder = builder.header("mcp-name", name);
+    }
+    if let Some(value) = param {
+        builder = builder.header("Mcp-Param-Location", value);
+    }
+    let request = builder
+        .body(Full::new(Bytes::from(body.to_string())))
+        .expect("request");
+    exchange(addr, request).await.status.as_u16()
+}
+
+#[tokio::test]
+async fn param_headers_and_mrtr_retries_are_judged_live_as_check_judges_them() {
+    let upstream = Upstream::start(answer_v4, None).await;
+    let dir = TempDir::new("mcp-conversation-v4");
+    let recordings = dir.join("recordings");
+    let violations = dir.join("violations.jsonl");
+    let tooltap = proxy::start_recording(&upstream.url(), &violations, &recordings).await;
+    let addr = tooltap.local_addr();
+    let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}});
+    let call = |id: &str, name: &str, args: Value, more: Value| {
+        let mut params = json!({"name":name,"arguments":args,"_meta":meta});
+        if let (Some(params), Some(more)) = (params.as_object_mut(), more.as_object()) {
+            params.extend(more.clone());
+        }
+        json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":params})
+    };
+    let retry =
+        json!({"inputResponses":{"github_login":{"action":"accept"}},"requestState":"state-1"});
+    let steps: Vec<(Value, Option<&str>)> = vec![
+        (
+            json!({"jsonrpc":"2.0","id":"l-1","method":"tools/list","params":{"_meta":meta}}),
+            None,
+        ),
+        (
+            call(
+                "c-1",
+                "get_weather_data",
+                json!({"location":"Paris"}),
+                json!({}),
+            ),
+            Some("Paris"),
+        ),
+        (
+            call(
+                "c-2",
+                "get_weather_data",
+                json!({"location":"Paris"}),
+                json!({}),
+            ),
+            Some("London"),
+        ),
+        (call("c-3", "login", json!({}), json!({})), None),
+        (call("c-3", "login", json!({}), retry.clone()), None),
+        (call("c-4", "login", json!({}), retry), None),
+    ];
+    let count = steps.len() as u64;
+    for (body, param) in steps {
+        let status = within(Duration::from_secs(10), send_v4(addr, body, param)).await;
+        assert_eq!(status, 200);
+    }
     settle(&tooltap, count).await;
     if let Some(recorder) = &tooltap.state().watch.inspection().recorder {
         within(Duration::from_secs(20), recorder.flush()).await;
@@ -160,10 +317,8 @@ async fn conversation(sse: bool) {
     let live = violations_by_exchange(&violations);
     let checked = check_json(&recordings);
     assert!(checked.code <= 1, "check failed: {}", checked.stderr);
-    let exchanges = checked.report["exchanges"].as_array().expect("exchanges");
-    assert_eq!(exchanges.len() as u64, count, "one recording per exchange");
-    let mut state_rules = BTreeMap::new();
-    for exchange in exchanges {
+    let mut fired = BTreeMap::new();
+    for exchange in checked.report["exchanges"].as_array().expect("exchanges") {
         let id = exchange["id"].as_str().expect("id");
         let offline: Vec<Value> = exchange["violations"]
             .as_array()
@@ -178,15 +333,18 @@ async fn conversation(sse: bool) {
         assert_eq!(sorted(offline.clone()), sorted(online), "exchange {id}");
         for violation in offline {
             let rule = violation["rule"].as_str().unwrap_or_default().to_owned();
-            *state_rules.entry(rule).or_insert(0) += 1;
+            *fired.entry(rule).or_insert(0) += 1;
         }
     }
-    for rule in [
-        "mcp.tools_call.arguments_schema",
-        "mcp.tools_call.structured_content_missing",
-        "mcp.tools_call.name_unlisted",
-        "mcp.session.stale_not_404",
-    ] {
-        assert_eq!(state_rules.get(rule), Some(&1), "{rule} in {state_rules:?}");
-    }
+    assert_eq!(
+        fired.get("mcp.http.param_header_mismatch"),
+        Some(&1),
+        "{fired:?}"
+    );
+    assert_eq!(
+        fired.get("mcp.tools_call.retry_same_id"),
+        Some(&1),
+        "{fired:?}"
+    );
+    assert_eq!(fired.get("mcp.tools_call.input_responses_mismatch"), None);
 }

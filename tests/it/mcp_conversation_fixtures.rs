@@ -5,7 +5,8 @@
 //! rewrites them). `mcp_pass_*` cases must be clean. Every conversation rule fires in some case.
 //!
 //! One exchange of `conversation.json`: `method`; `session`, `version` and `last_event_id` (the
-//! request's `Mcp-Session-Id`, `MCP-Protocol-Version`, `Last-Event-ID`); `body` (the request's
+//! request's `Mcp-Session-Id`, `MCP-Protocol-Version`, `Last-Event-ID`); `headers` (more
+//! request headers, `[name, value]` pairs: `Mcp-Param-*`); `body` (the request's
 //! JSON); `status` (default 200, or 202 with no `events`); `response_session`; `events` (each
 //! `{"id"?, "data"}`); `start_ms` and `end_ms` (default 10 ms apart, 5 ms long).
 
@@ -18,6 +19,8 @@ use tooltap::engine::mcp_conversation::RULES;
 
 use crate::support::TempDir;
 use crate::support::check::check_json;
+
+mod splits;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conversations")
@@ -48,6 +51,9 @@ fn segment(conversation: &[Value]) -> String {
             if let Some(value) = exchange[key].as_str() {
                 request_headers.push(json!([name, value]));
             }
+        }
+        if let Some(more) = exchange["headers"].as_array() {
+            request_headers.extend(more.iter().cloned());
         }
         let events = exchange["events"].as_array().cloned().unwrap_or_default();
         let status =

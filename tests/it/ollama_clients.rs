@@ -28,7 +28,7 @@ use crate::engine_support::{Fixture, fixture};
 use crate::inspect::{fixture_upstream, metric_sum, settle, temp_file};
 use crate::record::flush;
 use crate::support::aimock::start_aimock;
-use crate::support::check::{check_json, error_lines, offline_verdicts};
+use crate::support::check::{assert_check_judges_as_live, error_lines};
 use crate::support::clients::{run_python, run_sdk_script, script_json};
 use crate::support::proxy;
 use crate::support::temp::files_under;
@@ -111,19 +111,8 @@ async fn the_ollama_python_client_gets_the_same_through_tooltap_and_its_replay()
         let text = std::fs::read_to_string(file).unwrap_or_default();
         assert!(text.contains(r#""dialect":"ollama""#), "{}", file.display());
     }
-    let checked = check_json(&recordings);
-    assert_eq!(checked.code, 0, "{}", checked.stderr);
-    assert_eq!(
-        checked.report["exchanges"]
-            .as_array()
-            .map(|e| e.len() as u64),
-        Some(EXCHANGES)
-    );
-    assert_eq!(
-        offline_verdicts(&checked.report),
-        live_verdicts_of(&violations),
-        "check judged the recordings otherwise than live"
-    );
+    let live = live_verdicts_of(&violations);
+    assert_check_judges_as_live(&recordings, &live, 0, Some(EXCHANGES), "ollama");
 
     let replay_violations = temp_file("ollama-replay-violations.jsonl");
     let replay = proxy::start_replay(recordings.clone(), Some(replay_violations.clone())).await;

@@ -224,7 +224,7 @@ fn a_segment_reads_as_every_recording_with_a_broken_one_in_its_place() {
 }
 
 /// A segment with no whole line (a process killed as it began it, or an older tooltap's empty
-/// segment) holds no recording, where it used to be an error that refused the folder; any other
+/// segment) holds no recording, and does not refuse the folder as an error would; any other
 /// empty file is still an error, and a segment whose last recording was cut keeps the others.
 #[test]
 fn a_segment_with_no_whole_line_holds_no_recording_and_other_empty_files_are_errors() {

@@ -35,6 +35,7 @@ export const PROVIDERS = [
 export const PLACEHOLDER_KEYS = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"];
 
 const READY = new Set(["tooltap proxy ready", "tooltap replay ready"]);
+const ADMIN_READY = "admin listener ready";
 const MISS_PREFIX = "tooltap replay: no recording ";
 const START_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 30_000;
@@ -76,15 +77,17 @@ export function plan({ binary, mode, recordings, upstream, scratch, failOnUnused
   }
   const config = path.join(scratch, "tooltap.toml");
   writeFileSync(config, proxyConfig(upstream));
-  const proxy = [binary, "proxy", "--config", config, "--upstream", upstream || PROVIDERS[0][2], "--admin-listen", "off"];
+  const proxy = [binary, "proxy", "--config", config, "--upstream", upstream || PROVIDERS[0][2]];
   mkdirSync(recordings, { recursive: true });
   if (mode === "new_episodes") {
-    const router = [...proxy, "--listen", "127.0.0.1:0", "--log-format", "json", "--record", "off", "--inspect", "false", "--violations", "off"];
+    const router = [...proxy, "--admin-listen", "off", "--listen", "127.0.0.1:0", "--log-format", "json", "--record", "off", "--inspect", "false", "--violations", "off"];
     const replay = [binary, "replay", "--recordings", recordings, "--on-miss", "forward", ...common];
     if (failOnUnused) replay.push("--fail-on-unused");
     return { recording: true, replay: true, commands: [router, replay] };
   }
-  return { recording: true, replay: false, commands: [[...proxy, "--record", "all", "--recordings", recordings, ...common]] };
+  // The proxy's admin listener (on a free port) answers /__tooltap/verdicts.
+  const record = [...proxy, "--admin-listen", "127.0.0.1:0", "--record", "all", "--recordings", recordings, ...common];
+  return { recording: true, replay: false, commands: [record] };
 }
 
 function parse(line) {
@@ -104,6 +107,8 @@ class Child {
     this.violationsPath = at >= 0 && argv[at + 1] !== "off" ? argv[at + 1] : null;
     this.lines = [];
     this.url = "";
+    // The proxy's admin listener, when it runs one (replay answers admin paths on `url`).
+    this.adminUrl = "";
     this.exit = null;
     this.process = spawn(argv[0], argv.slice(1), { stdio: ["ignore", "pipe", "pipe"] });
     this.exited = new Promise((resolve) => {
@@ -130,6 +135,9 @@ class Child {
     this.lines.push(line);
     if (this.url) return;
     const fields = parse(line)?.fields;
+    if (fields?.message?.startsWith?.(ADMIN_READY) && typeof fields.admin === "string") {
+      this.adminUrl = `http://${fields.admin}`;
+    }
     if (fields && READY.has(fields.message) && typeof fields.listen === "string") {
       this.url = `http://${fields.listen}`;
       this.onReady?.();
@@ -228,8 +236,9 @@ function testsByExchange(file) {
  * (TOOLTAP_MODE, default none), `recordings` (TOOLTAP_RECORDINGS, default tests/recordings),
  * `upstream` (TOOLTAP_UPSTREAM), `failOn` (TOOLTAP_FAIL_ON: error, warning or never),
  * `failOnUnused` (TOOLTAP_FAIL_ON_UNUSED=1: a recording that answered nothing is a finding).
- * Resolves to `{ url, baseUrls, mode, recordings, recording, replay, exchanges, stop }` (`exchanges`: the
- * file the setup file appends `{"exchange", "test"}` lines to); `stop()` resolves to the
+ * Resolves to `{ url, verdicts, failOn, baseUrls, mode, recordings, recording, replay, exchanges, stop }`
+ * (`verdicts`: the URL of tooltap's `GET /__tooltap/verdicts`; `failOn`: the severities that fail;
+ * `exchanges`: the file the setup file appends `{"exchange", "test"}` lines to); `stop()` resolves to the
  * list of findings (misses, violations at or above failOn, an unclean exit), empty when all is well.
  */
 export async function startTooltap(options = {}) {
@@ -271,10 +280,13 @@ export async function startTooltap(options = {}) {
     await stopAll();
     throw error;
   }
-  const url = children[children.length - 1].url;
+  const front = children[children.length - 1];
+  const url = front.url;
   let stopped = null;
   return {
     url,
+    verdicts: `${front.adminUrl || url}/__tooltap/verdicts`,
+    failOn: FAIL_ON[failOn],
     baseUrls: baseUrls(url),
     mode,
     recordings,

@@ -24,6 +24,8 @@ export default async function setup(project) {
     recordings: tooltap.recordings,
     replay: tooltap.replay,
     exchanges: tooltap.exchanges,
+    verdicts: tooltap.verdicts,
+    failOn: tooltap.failOn,
   };
   (project?.provide ?? (() => {}))("tooltap", provided);
   return async function teardown() {

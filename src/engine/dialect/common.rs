@@ -13,7 +13,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::seam::EnforceError;
-pub use super::seam::StreamEnd;
+pub use super::seam::{Declared, StreamEnd};
 use crate::engine::report::{ChoiceOutcome, RequestFacts};
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, ToolSchema};
@@ -65,8 +65,8 @@ pub fn read_object<T: DeserializeOwned>(body: &[u8]) -> Option<T> {
 }
 
 /// `serde_json::from_slice`, with the same result: bytes that are UTF-8 (checked once, whole)
-/// are read as text, so serde_json does not check every string it reads again (~90
-/// instructions per key or string; callgrind).
+/// are read as text, so serde_json does not check every string it reads again (see
+/// docs/benchmarks.md#text-not-bytes).
 pub fn from_json_bytes<T: DeserializeOwned>(bytes: &[u8]) -> serde_json::Result<T> {
     match std::str::from_utf8(bytes) {
         Ok(text) => serde_json::from_str(text),

@@ -7,6 +7,8 @@
 //! body and the stream's error event in the dialect's shape ([`EnforceError`]). Nothing here names a
 //! dialect: `super::register` maps each [`super::Dialect`] to its implementation.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::mcp::observe::McpObservation;
@@ -16,7 +18,7 @@ use crate::engine::head::ResponseHead;
 use crate::engine::report::BodyKind;
 use crate::engine::report::ChoiceOutcome;
 use crate::engine::report::RequestFacts;
-use crate::engine::schema::SchemaCache;
+use crate::engine::schema::{CompiledTools, SchemaCache};
 use crate::engine::violation::ViolationSink;
 
 /// The request a dialect's state is started from.
@@ -36,6 +38,31 @@ pub struct RequestParts<'a> {
     pub headers: &'a [(String, String)],
 }
 
+/// What a request declared, borrowed from a dialect's state: the facts the report shows and the
+/// compiled tool arrays the schema cache keeps once the head is a 2xx (most dialects have one;
+/// Chat has two, `tools` and legacy `functions`; MCP none: its tools come in answers).
+#[derive(Debug, Clone, Copy)]
+pub struct Declared<'a> {
+    pub facts: &'a RequestFacts,
+    pub schemas: [Option<&'a Arc<CompiledTools>>; 2],
+}
+
+impl<'a> Declared<'a> {
+    /// The facts and the one compiled `tools` array of a dialect that has one.
+    pub fn new(facts: &'a RequestFacts, schemas: Option<&'a Arc<CompiledTools>>) -> Self {
+        Declared {
+            facts,
+            schemas: [schemas, None],
+        }
+    }
+
+    /// The same with a second compiled array (Chat's legacy `functions`).
+    pub fn and(mut self, more: Option<&'a Arc<CompiledTools>>) -> Self {
+        self.schemas[1] = more;
+        self
+    }
+}
+
 /// One dialect's reading of one exchange: its request facts, its reading of each SSE event from
 /// the shared framer, its reassembly and its rules. The engine holds it as a trait object
 /// (`super::DialectState`) and calls nothing else on a dialect.
@@ -51,15 +78,31 @@ pub trait DialectRules: std::fmt::Debug + Send {
     where
         Self: Sized;
 
+    /// What the request declared, where this state keeps it: its facts and its compiled tools.
+    /// [`DialectRules::admit_tools`] and [`DialectRules::facts`] are written once over it.
+    fn declared_request(&self) -> Declared<'_>;
+
+    /// The request's facts, to move out for the report ([`DialectRules::into_facts`]).
+    fn facts_mut(&mut self) -> &mut RequestFacts;
+
     /// Keeps the request's compiled tools in the schema cache: called once the response head
     /// is a 2xx (an array that never gets an answer pins no memory).
-    fn admit_tools(&self);
+    fn admit_tools(&self) {
+        for tools in self.declared_request().schemas.into_iter().flatten() {
+            tools.admit();
+        }
+    }
 
     /// The request's facts as the report shows them.
-    fn facts(&self) -> &RequestFacts;
+    fn facts(&self) -> &RequestFacts {
+        self.declared_request().facts
+    }
 
-    /// The request's facts, moved out for the report (the state is dropped right after).
-    fn into_facts(self: Box<Self>) -> RequestFacts;
+    /// The request's facts, moved out for the report (the state is dropped right after, so
+    /// they are taken, not cloned).
+    fn into_facts(mut self: Box<Self>) -> RequestFacts {
+        std::mem::take(self.facts_mut())
+    }
 
     /// How the response body is framed, from its head. By default (every dialect today) the
     /// content type says it, and the request's `stream` flag when the head names none (see

@@ -215,15 +215,8 @@ proptest! {
         cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..6),
     ) {
         let whole = decode_all(&[&body], 1 << 16);
-        let mut offsets: Vec<usize> = cuts.iter().map(|cut| cut.index(body.len() + 1)).collect();
-        offsets.sort_unstable();
-        let mut chunks = Vec::new();
-        let mut last = 0;
-        for offset in offsets {
-            chunks.push(&body[last..offset]);
-            last = offset;
-        }
-        chunks.push(&body[last..]);
+        let offsets = cuts.iter().map(|cut| cut.index(body.len() + 1));
+        let chunks = crate::engine::framing::split_driver::cut_at(&body, offsets);
         prop_assert_eq!(decode_all(&chunks, 1 << 16), whole.clone());
         let bytes: Vec<&[u8]> = body.chunks(1).collect();
         prop_assert_eq!(decode_all(&bytes, 1 << 16), whole);

@@ -12,6 +12,9 @@ pub mod json;
 pub mod json_array;
 pub mod ndjson;
 pub mod sse;
+#[cfg(test)]
+#[path = "split_driver_tests.rs"]
+mod split_driver;
 
 pub use event_stream::{EventStreamDecoder, MessageTooLarge};
 pub use json::{BodyTooLarge, JsonFramer};

@@ -3,6 +3,7 @@
 use proptest::prelude::*;
 
 use super::*;
+use crate::engine::framing::split_driver::{self, push_all};
 
 fn frame_with(
     max: usize,
@@ -10,13 +11,7 @@ fn frame_with(
 ) -> (Vec<String>, Result<(), NdjsonLineTooLong>, NdjsonEnd, u64) {
     let mut framer = NdjsonFramer::new(max);
     let mut lines = Vec::new();
-    let mut result = Ok(());
-    for chunk in chunks {
-        result = framer.push(chunk, &mut lines);
-        if result.is_err() {
-            break;
-        }
-    }
+    let result = push_all(chunks, |chunk| framer.push(chunk, &mut lines));
     let end = framer.finish(&mut lines);
     (lines, result, end, framer.blank_lines().0)
 }
@@ -29,17 +24,7 @@ fn frame(chunks: &[&[u8]]) -> (Vec<String>, NdjsonEnd, u64) {
 
 /// Frames `bytes` whole, cut at every offset, and one byte at a time; all must agree.
 fn frame_every_way(bytes: &[u8]) -> (Vec<String>, NdjsonEnd, u64) {
-    let whole = frame(&[bytes]);
-    for cut in 0..=bytes.len() {
-        assert_eq!(
-            frame(&[&bytes[..cut], &bytes[cut..]]),
-            whole,
-            "cut at {cut}"
-        );
-    }
-    let bytewise: Vec<&[u8]> = bytes.chunks(1).collect();
-    assert_eq!(frame(&bytewise), whole, "one byte at a time");
-    whole
+    split_driver::frame_every_way(bytes, frame)
 }
 
 #[test]
@@ -150,15 +135,7 @@ proptest! {
     ) {
         let whole = frame(&[&body]);
         prop_assert_eq!(&whole.0, &expected);
-        let mut cuts: Vec<usize> = raw_cuts.into_iter().map(|c| c % (body.len() + 1)).collect();
-        cuts.sort_unstable();
-        let mut chunks = Vec::new();
-        let mut from = 0;
-        for cut in cuts {
-            chunks.push(&body[from..cut]);
-            from = cut;
-        }
-        chunks.push(&body[from..]);
+        let chunks = split_driver::cut_at(&body, raw_cuts);
         prop_assert_eq!(frame(&chunks), whole.clone());
         let bytewise: Vec<&[u8]> = body.chunks(1).collect();
         prop_assert_eq!(frame(&bytewise), whole);

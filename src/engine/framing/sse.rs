@@ -145,8 +145,8 @@ impl SseFramer {
         };
         match field {
             b"data" => {
-                // `from_utf8` first: its ASCII fast path costs ~1.4k instructions less per
-                // event than `from_utf8_lossy`'s chunked scan (callgrind), for the same result.
+                // `from_utf8` first: its ASCII fast path is cheaper than `from_utf8_lossy`'s
+                // chunked scan, for the same result (see docs/benchmarks.md#sse-data-utf8).
                 match std::str::from_utf8(value) {
                     Ok(text) => self.data.push_str(text),
                     Err(_) => self.data.push_str(&String::from_utf8_lossy(value)),

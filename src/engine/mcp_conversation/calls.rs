@@ -2,7 +2,8 @@
 //! `arguments_schema`, `argument_json_string`, `structured_content_missing`,
 //! `structured_content_schema`, and the SDK habits that stay warnings (§8.8):
 //! `unknown_tool_as_result`, `unknown_tool_error_code`, `input_validation_as_protocol_error`,
-//! `execution_error_as_protocol_error`. Without a complete, fresh catalog they stay silent and
+//! `execution_error_as_protocol_error`; and 2026-07-28's `mcp.http.param_header_mismatch`
+//! ([`super::params`]). Without a complete, fresh catalog they stay silent and
 //! say why ([`super::Unjudged`]).
 
 use serde_json::{Map, Value};
@@ -37,7 +38,18 @@ pub(super) fn judge(conversation: &Conversation, seen: &Seen<'_>, out: &mut Out)
             continue;
         }
         match conversation.catalog.judge_by(seen.start_us) {
-            Ok(listed) => judge_call(conversation, listed, &call, out),
+            Ok(listed) => {
+                judge_call(conversation, listed, &call, out);
+                if let Some(tool) = listed.tool(call.name).filter(|_| seen.modern()) {
+                    super::params::judge(
+                        tool,
+                        call.request,
+                        &call.arguments,
+                        seen.param_headers,
+                        out,
+                    );
+                }
+            }
             Err(why) => out.unjudged(why),
         }
     }

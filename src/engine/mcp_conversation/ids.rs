@@ -94,6 +94,7 @@ fn sent(
         id,
         IdState {
             answered_us: None,
+            responded_us: None,
             progress_token: token,
             initialize: method_of(msg.value) == Some("initialize"),
         },
@@ -149,11 +150,7 @@ fn other(
 /// A client's `notifications/cancelled`: of its `initialize` (an error), or of an id it never
 /// sent (a warning, only where the conversation's ids are all known).
 fn cancelled(conversation: &Conversation, msg: &Msg<'_>, out: &mut Out) {
-    let Some(id) = msg
-        .value
-        .pointer("/params/requestId")
-        .and_then(RpcId::from_value)
-    else {
+    let Some(id) = RpcId::cancelled(msg.value) else {
         return;
     };
     match conversation.ids.get(&id) {

@@ -129,6 +129,9 @@ fn learn(conversation: &mut Conversation, seen: &Seen<'_>) {
     conversation.capabilities = Some(Capabilities {
         tools: tools.is_some_and(Value::is_object),
         list_changed: tools.and_then(|t| t.get("listChanged")) == Some(&Value::Bool(true)),
+        tasks_tools_call: result
+            .pointer("/capabilities/tasks/requests/tools/call")
+            .is_some_and(Value::is_object),
     });
 }
 

@@ -8,8 +8,8 @@
 //! ([`Cuts`], for metrics). No I/O, no clock: times come in the [`Seen`].
 //!
 //! Bounded by [`StoreLimits`]: conversations (the oldest evicted first), catalog bytes per
-//! conversation, request ids / progress tokens / SSE event ids per conversation, and the ended
-//! and minted session tables.
+//! conversation, request ids / progress tokens / SSE event ids and streams / cancelled ids /
+//! `input_required` answers per conversation, and the ended and minted session tables.
 
 use std::sync::Arc;
 
@@ -21,18 +21,25 @@ use super::{RuleId, SeverityOverrides};
 
 mod bounded;
 mod calls;
+mod cancel;
 mod catalog;
 mod conversation;
 mod ids;
 mod key;
 mod lifecycle;
 mod listing;
+mod mrtr;
 pub mod observed;
+mod params;
 mod progress;
+mod resume;
 mod seen;
 mod sessions;
+mod tasks;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_calls_and_streams;
 
 use bounded::Bounded;
 use conversation::Conversation;
@@ -40,14 +47,16 @@ pub use key::ConversationKey;
 pub use seen::{HttpMethod, Msg, MsgOwned, RpcId, Seen, SeenOwned};
 
 /// The rules the store judges (the reference's state S), in docs/rules.md order.
-pub const RULES: [RuleId; 31] = [
+pub const RULES: [RuleId; 37] = [
     RuleId::McpJsonrpcRequestIdReused,
     RuleId::McpJsonrpcResponseIdUnknown,
     RuleId::McpJsonrpcResponseDuplicate,
     RuleId::McpHttpProtocolVersionHeaderMissing,
     RuleId::McpHttpProtocolVersionHeaderMismatch,
+    RuleId::McpHttpParamHeaderMismatch,
     RuleId::McpSseResponseOnGetStream,
     RuleId::McpSseEventIdReused,
+    RuleId::McpSseResumeWrongStream,
     RuleId::McpSessionIdMissingOnRequest,
     RuleId::McpSessionIdChanged,
     RuleId::McpSessionStaleNot404,
@@ -61,6 +70,9 @@ pub const RULES: [RuleId; 31] = [
     RuleId::McpToolsCallNameUnlisted,
     RuleId::McpToolsCallArgumentsSchema,
     RuleId::McpToolsCallArgumentJsonString,
+    RuleId::McpToolsCallTaskNotAllowed,
+    RuleId::McpToolsCallRetrySameId,
+    RuleId::McpToolsCallInputResponsesMismatch,
     RuleId::McpToolsCallStructuredContentMissing,
     RuleId::McpToolsCallStructuredContentSchema,
     RuleId::McpToolsCallUnknownToolAsResult,
@@ -72,6 +84,7 @@ pub const RULES: [RuleId; 31] = [
     RuleId::McpProgressAfterCompletion,
     RuleId::McpCancelInitialize,
     RuleId::McpCancelUnknownRequest,
+    RuleId::McpCancelResponseAfterCancel,
 ];
 
 /// Whether `rule` is judged only here, across exchanges: every rule of [`RULES`] but
@@ -89,8 +102,12 @@ pub struct StoreLimits {
     pub max_conversations: usize,
     /// Bytes of listed tool objects per conversation; a listing past it is dropped.
     pub max_catalog_bytes: usize,
-    /// Request ids, progress tokens and SSE event ids kept per conversation (each).
+    /// Request ids, progress tokens, SSE event ids and streams, cancelled ids and
+    /// `input_required` answers kept per conversation (each).
     pub max_ids: usize,
+    /// How long after a `notifications/cancelled` a response for that request may still
+    /// arrive (µs) before `mcp.cancel.response_after_cancel`.
+    pub cancel_grace_us: u64,
 }
 
 impl Default for StoreLimits {
@@ -99,6 +116,7 @@ impl Default for StoreLimits {
             max_conversations: 10_000,
             max_catalog_bytes: 4 * 1024 * 1024,
             max_ids: 4096,
+            cancel_grace_us: 5_000_000,
         }
     }
 }
@@ -292,9 +310,13 @@ impl ConversationStore {
         }
         lifecycle::judge(conversation, seen, modern, &mut out);
         ids::judge(conversation, seen, modern, &mut out);
-        progress::judge(conversation, seen, &mut out);
+        cancel::judge(conversation, seen, limits.cancel_grace_us, &mut out);
+        let stream = resume::judge(conversation, seen, &mut out);
+        progress::judge(conversation, seen, stream, &mut out);
         listing::judge(conversation, seen, &limits, &schemas, &mut out);
         calls::judge(conversation, seen, &mut out);
+        tasks::judge(conversation, seen, &mut out);
+        mrtr::judge(conversation, seen, &mut out);
         if !modern {
             sessions::after(self, seen, &upstream);
         }

@@ -58,6 +58,8 @@ pub fn seen_of(observation: &McpObservation, context: Context<'_>) -> SeenOwned 
         protocol_header: observation.protocol_version_header.clone(),
         credential,
         resumed: observation.last_event_id.is_some(),
+        last_event_id: observation.last_event_id.clone(),
+        param_headers: observation.param_headers.clone(),
         sent,
         received,
         whole: !observation.truncated,
@@ -195,16 +197,26 @@ fn members(parts: &Parts) -> (Into, Vec<(&'static str, &Option<Value>)>) {
             name,
             arguments,
             task,
+            input_responses,
+            request_state,
             ..
         } => (
             Into::Params,
-            vec![("name", name), ("arguments", arguments), ("task", task)],
+            vec![
+                ("name", name),
+                ("arguments", arguments),
+                ("task", task),
+                ("inputResponses", input_responses),
+                ("requestState", request_state),
+            ],
         ),
         Parts::ToolsCallResult {
             content,
             structured_content,
             is_error,
             result_type,
+            input_requests,
+            request_state,
         } => (
             Into::Result,
             vec![
@@ -212,6 +224,8 @@ fn members(parts: &Parts) -> (Into, Vec<(&'static str, &Option<Value>)>) {
                 ("structuredContent", structured_content),
                 ("isError", is_error),
                 ("resultType", result_type),
+                ("inputRequests", input_requests),
+                ("requestState", request_state),
             ],
         ),
         Parts::Progress {

@@ -9,12 +9,20 @@ use super::seen::{HttpMethod, Msg, RpcId, is_response, method_of};
 use super::{Out, Seen};
 use crate::engine::RuleId;
 
-pub(super) fn judge(conversation: &mut Conversation, seen: &Seen<'_>, out: &mut Out) {
+/// `stream`: the number of the stream the exchange's events belong to ([`super::resume`]).
+pub(super) fn judge(
+    conversation: &mut Conversation,
+    seen: &Seen<'_>,
+    stream: Option<u64>,
+    out: &mut Out,
+) {
     register_tokens(conversation, seen, out);
     let legacy = !seen.modern() && !conversation.shared;
     for msg in &seen.received {
         if legacy {
-            event_id(conversation, seen, msg, out);
+            if let Some(stream) = stream {
+                event_id(conversation, seen, msg, stream, out);
+            }
             on_get_stream(seen, msg, out);
         }
         if method_of(msg.value) == Some("notifications/progress") {
@@ -100,20 +108,26 @@ fn complete(conversation: &mut Conversation, msg: &Msg<'_>) {
     }
 }
 
-/// An SSE event id used twice in one session (a resumption replays, and is skipped).
-fn event_id(conversation: &mut Conversation, seen: &Seen<'_>, msg: &Msg<'_>, out: &mut Out) {
+/// An SSE event id used twice in one session (a resumption replays: not judged, and its new
+/// ids are remembered); each new id is remembered with its `stream`.
+fn event_id(
+    conversation: &mut Conversation,
+    seen: &Seen<'_>,
+    msg: &Msg<'_>,
+    stream: u64,
+    out: &mut Out,
+) {
     let Some(id) = msg.event_id.filter(|id| !id.is_empty()) else {
         return;
     };
-    if seen.resumed {
-        return;
-    }
     if conversation.event_ids.contains(&Box::from(id)) {
-        let detail = format!("SSE event id {id:?} was already used in this session");
-        out.push(RuleId::McpSseEventIdReused, Some(msg), "", detail);
+        if !seen.resumed {
+            let detail = format!("SSE event id {id:?} was already used in this session");
+            out.push(RuleId::McpSseEventIdReused, Some(msg), "", detail);
+        }
         return;
     }
-    let evicted = conversation.event_ids.insert(id.into(), ());
+    let evicted = conversation.event_ids.insert(id.into(), stream);
     if evicted > 0 {
         conversation.evicted = true;
         out.cuts.ids_evicted += evicted as u64;

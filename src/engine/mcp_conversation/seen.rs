@@ -60,6 +60,10 @@ pub struct Seen<'a> {
     pub credential: u64,
     /// The request carried `Last-Event-ID` (a resumption).
     pub resumed: bool,
+    /// Its value, when it carried one.
+    pub last_event_id: Option<&'a str>,
+    /// The request's `Mcp-Param-{Name}` headers: `(Name, value)` as sent.
+    pub param_headers: &'a [(String, String)],
     /// Client-to-server messages (the POST body).
     pub sent: Vec<Msg<'a>>,
     /// Server-to-client messages (the JSON body, or the SSE events in order).
@@ -137,6 +141,11 @@ impl RpcId {
         })
     }
 
+    /// The request a `notifications/cancelled` names (`params.requestId`).
+    pub fn cancelled(value: &Value) -> Option<RpcId> {
+        RpcId::from_value(value.pointer("/params/requestId")?)
+    }
+
     /// Bytes this key holds, for the conversation's weight.
     pub fn weight(&self) -> usize {
         match self {
@@ -190,6 +199,8 @@ pub struct SeenOwned {
     pub protocol_header: Option<String>,
     pub credential: u64,
     pub resumed: bool,
+    pub last_event_id: Option<String>,
+    pub param_headers: Vec<(String, String)>,
     pub sent: Vec<MsgOwned>,
     pub received: Vec<MsgOwned>,
     pub whole: bool,
@@ -208,6 +219,8 @@ impl SeenOwned {
             protocol_header: self.protocol_header.as_deref(),
             credential: self.credential,
             resumed: self.resumed,
+            last_event_id: self.last_event_id.as_deref(),
+            param_headers: &self.param_headers,
             sent: self.sent.iter().map(MsgOwned::borrow).collect(),
             received: self.received.iter().map(MsgOwned::borrow).collect(),
             whole: self.whole,

@@ -34,14 +34,12 @@ fn ended(store: &ConversationStore, seen: &Seen<'_>, upstream: &Arc<str>, id: &s
         return;
     }
     if end.by_404 {
-        let detail = format!(
-            "the client sent session id {id:?} again after the server answered it with 404; it must re-initialize"
-        );
+        let detail = "the client sent a session id again after the server answered it with 404; it must re-initialize".to_owned();
         out.push(RuleId::McpSessionNoReinitAfter404, None, "", detail);
     }
     if seen.status != 404 && seen.status != 0 {
         let detail = format!(
-            "session {id:?} was ended (by {}) and this request carrying it was answered {}, not 404",
+            "the session was ended (by {}) and this request carrying its id was answered {}, not 404",
             if end.by_404 { "a 404" } else { "a DELETE" },
             seen.status
         );
@@ -57,12 +55,13 @@ fn missing(store: &ConversationStore, seen: &Seen<'_>, upstream: &Arc<str>, out:
     if seen.method == HttpMethod::Post && seen.sent.is_empty() {
         return;
     }
-    let Some(id) = store.minted.get(&(Arc::clone(upstream), seen.credential)) else {
+    if !store
+        .minted
+        .contains(&(Arc::clone(upstream), seen.credential))
+    {
         return;
-    };
-    let detail = format!(
-        "the server minted session id {id:?} on initialize; this request does not carry it (Mcp-Session-Id)"
-    );
+    }
+    let detail = "the server minted a session id on initialize; this request does not carry it (Mcp-Session-Id)".to_owned();
     if seen.credential == 0 {
         // No credential digest: the request may be another client's, so at most a warning.
         out.warn(RuleId::McpSessionIdMissingOnRequest, None, "", detail);
@@ -77,8 +76,7 @@ fn changed(seen: &Seen<'_>, out: &mut Out) {
         && asked != answered
         && !seen.sent_method("initialize")
     {
-        let detail =
-            format!("the request carried session id {asked:?}; the response names {answered:?}");
+        let detail = "the response names another session id than the request carried".to_owned();
         out.push(RuleId::McpSessionIdChanged, None, "", detail);
     }
 }

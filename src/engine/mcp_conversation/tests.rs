@@ -8,20 +8,22 @@ use serde_json::{Value, json};
 use super::*;
 
 /// One exchange under construction: owned messages, borrowed into a [`Seen`] to settle.
-struct Ex {
-    method: HttpMethod,
-    status: u16,
-    start: u64,
-    end: u64,
-    req_sid: Option<String>,
-    resp_sid: Option<String>,
-    header: Option<String>,
-    resumed: bool,
-    sent: Vec<Value>,
-    received: Vec<(Value, Option<String>)>,
+pub(super) struct Ex {
+    pub(super) method: HttpMethod,
+    pub(super) status: u16,
+    pub(super) start: u64,
+    pub(super) end: u64,
+    pub(super) req_sid: Option<String>,
+    pub(super) resp_sid: Option<String>,
+    pub(super) header: Option<String>,
+    pub(super) resumed: bool,
+    pub(super) last_event: Option<String>,
+    pub(super) params: Vec<(String, String)>,
+    pub(super) sent: Vec<Value>,
+    pub(super) received: Vec<(Value, Option<String>)>,
 }
 
-fn post(at: u64, sent: Value, received: Vec<Value>) -> Ex {
+pub(super) fn post(at: u64, sent: Value, received: Vec<Value>) -> Ex {
     Ex {
         method: HttpMethod::Post,
         status: if received.is_empty() { 202 } else { 200 },
@@ -31,13 +33,15 @@ fn post(at: u64, sent: Value, received: Vec<Value>) -> Ex {
         resp_sid: None,
         header: Some("2025-11-25".into()),
         resumed: false,
+        last_event: None,
+        params: Vec::new(),
         sent: vec![sent],
         received: received.into_iter().map(|v| (v, None)).collect(),
     }
 }
 
 impl Ex {
-    fn settle(&self, store: &mut ConversationStore) -> Settled {
+    pub(super) fn settle(&self, store: &mut ConversationStore) -> Settled {
         let paths: Vec<String> = (0..self.received.len()).map(|_| String::new()).collect();
         let seen = Seen {
             upstream: "http://127.0.0.1:1/mcp",
@@ -50,6 +54,8 @@ impl Ex {
             protocol_header: self.header.as_deref(),
             credential: 7,
             resumed: self.resumed,
+            last_event_id: self.last_event.as_deref(),
+            param_headers: &self.params,
             sent: self
                 .sent
                 .iter()
@@ -78,11 +84,11 @@ impl Ex {
     }
 }
 
-fn store() -> ConversationStore {
+pub(super) fn store() -> ConversationStore {
     store_with(StoreLimits::default())
 }
 
-fn store_with(limits: StoreLimits) -> ConversationStore {
+pub(super) fn store_with(limits: StoreLimits) -> ConversationStore {
     ConversationStore::new(
         limits,
         Arc::new(crate::engine::SchemaCache::default()),
@@ -91,11 +97,11 @@ fn store_with(limits: StoreLimits) -> ConversationStore {
     )
 }
 
-fn rules(settled: &Settled) -> Vec<&'static str> {
+pub(super) fn rules(settled: &Settled) -> Vec<&'static str> {
     settled.violations.iter().map(|v| v.rule.as_str()).collect()
 }
 
-fn initialize(store: &mut ConversationStore, capabilities: Value) {
+pub(super) fn initialize(store: &mut ConversationStore, capabilities: Value) {
     let mut ex = post(
         0,
         json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
@@ -115,7 +121,7 @@ fn initialize(store: &mut ConversationStore, capabilities: Value) {
     assert_eq!(rules(&note.settle(store)), Vec::<&str>::new());
 }
 
-fn weather_tool() -> Value {
+pub(super) fn weather_tool() -> Value {
     json!({"name":"get_weather_data","inputSchema":{"type":"object","properties":{"location":{"type":"string"},"filters":{"type":"object"}},"required":["location"],"additionalProperties":false},"outputSchema":{"type":"object","properties":{"temperature":{"type":"number"}},"required":["temperature"]}})
 }
 
@@ -138,7 +144,7 @@ fn list_two_pages(store: &mut ConversationStore) {
     assert!(rules(&page2.settle(store)).is_empty());
 }
 
-fn call(at: u64, id: u64, name: &str, args: Value, answer: Value) -> Ex {
+pub(super) fn call(at: u64, id: u64, name: &str, args: Value, answer: Value) -> Ex {
     post(
         at,
         json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":name,"arguments":args}}),

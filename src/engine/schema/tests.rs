@@ -155,7 +155,7 @@ fn a_backtracking_pattern_is_refused_and_thousands_of_strings_cost_nothing() {
         SchemaCheck::Checked(failures) => assert_eq!(failures.len(), 4),
         other => panic!("expected failures, got {other:?}"),
     }
-    // A pattern neither engine takes is invalid, as before.
+    // A pattern neither engine takes makes the schema invalid.
     let broken = cache.tools_for(
         &tools_with(json!({"properties":{"s":{"pattern":"("}}})),
         &TOOLS,

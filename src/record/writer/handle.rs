@@ -71,6 +71,11 @@ impl RecordingHandle {
             self.shared
                 .redactor
                 .response_headers(headers, &self.secrets, &mut meta.redacted);
+        for pair in self.shared.redactor.pseudonyms(headers) {
+            if !self.pseudonyms.contains(&pair) {
+                self.pseudonyms.push(pair);
+            }
+        }
         let paths = self.paths.clone();
         self.send(Msg::Open {
             key: self.key,
@@ -137,6 +142,15 @@ impl RecordingHandle {
             mut violations,
             enforced,
         } = end;
+        // A verdict quotes a session id as `{id:?}`: the recording's quotes its pseudonym.
+        for (clear, pseudonym) in &self.pseudonyms {
+            let (quoted, replacement) = (format!("{clear:?}"), format!("{pseudonym:?}"));
+            for violation in &mut violations {
+                if violation.detail.contains(&quoted) {
+                    violation.detail = violation.detail.replace(&quoted, &replacement);
+                }
+            }
+        }
         // The end line counts against the cap like any frame: list only the violations that fit.
         let room = self
             .shared

@@ -103,8 +103,9 @@ fn a_body_the_prefilter_passes_has_nothing_to_redact() {
     assert!(pointed.may_redact_body(clean[0].as_bytes()));
 }
 
-/// The names issue 33 found in clear, each in the spellings the matcher reads alike (case,
-/// `-` for `_`, camel case): the walk redacts every one and the prefilter sends each to it.
+/// Body field names that real traffic carries credentials in, each in the spellings the matcher
+/// reads alike (case, `-` for `_`, camel case): the walk redacts every one and the prefilter
+/// sends each to it.
 #[test]
 fn every_body_name_found_in_clear_is_redacted_in_any_spelling() {
     let names = [
@@ -184,9 +185,9 @@ fn a_body_for_a_log_line_is_redacted_cut_or_only_sized() {
     assert!(shown.contains("28 bytes"), "{shown}");
 }
 
-/// 30 levels of 8 KiB names over 20,000 siblings and a credential: a 455 KB body. The walk
-/// once built each value's pointer as it went (~246 KB for each sibling, ~4.9 GB in all: it
-/// aborted under a 3 GB address-space limit); it now spells only the listed pointer.
+/// 30 levels of 8 KiB names over 20,000 siblings and a credential: a 455 KB body. Spelling each
+/// value's pointer as the walk goes would take ~246 KB for each sibling, ~4.9 GB in all; the
+/// walk spells only the listed pointer.
 #[test]
 fn a_deep_body_with_long_names_is_walked_in_proportion_to_its_size() {
     let name = "n".repeat(8192);

@@ -175,7 +175,7 @@
     var conversations = data.mcp || [];
     if (!conversations.length) return;
     document.getElementById("mcp-box").hidden = false;
-    document.getElementById("mcp").innerHTML = conversations.map(function (c) {
+    document.getElementById("mcp").innerHTML = conversations.map(function (c, ci) {
       var catalog = c.catalog.map(function (t) {
         return "<tr><td><code>" + esc(t.name) + '</code></td><td class="schema">' + esc(t.input_schema) + '</td><td class="schema">' +
           (t.output_schema === undefined ? "none" : esc(t.output_schema)) + "</td></tr>";
@@ -187,7 +187,7 @@
           esc(k.id === undefined ? "" : JSON.stringify(k.id)) + "</td><td>" + esc(k.outcome) + '</td><td class="rules">' +
           (k.rules.length ? "⚠ " + k.rules.map(esc).join(", ") : "") + "</td></tr>";
       }).join("");
-      return '<div class="mcp-conversation"><h3>' + esc(c.key) + " · " + esc(c.upstream) + (c.version ? " · " + esc(c.version) : "") + "</h3>" +
+      return '<div class="mcp-conversation" id="mcp-' + ci + '"><h3>' + esc(c.key) + " · " + esc(c.upstream) + (c.version ? " · " + esc(c.version) : "") + "</h3>" +
         "<h4>Catalogue (" + (c.catalog_complete ? "complete" : "incomplete: no tools/list page without nextCursor") + ")</h4>" +
         '<table class="mcp-catalog"><tr><th>tool</th><th>inputSchema</th><th>outputSchema</th></tr>' + catalog + "</table>" +
         (c.tools_not_listed ? cutNote(c.tools_not_listed, "tools not listed") : "") +
@@ -300,11 +300,21 @@
     return html + "</div>";
   }
 
+  // A conversation rule's violation (judged across the exchanges of its MCP conversation):
+  // marked as such, naming its conversation and linking to it in the overview.
+  function conversationMark(v) {
+    if (!v.conversation) return "";
+    var at = (data.mcp || []).findIndex(function (c) { return c.key === v.conversation.key && c.upstream === v.conversation.upstream; });
+    var name = esc(v.conversation.key) + " · " + esc(v.conversation.upstream);
+    return '<br><span class="conversation-rule">conversation rule, in ' +
+      (at < 0 ? name : '<a href="#mcp-' + at + '" data-conversation="' + at + '">' + name + "</a>") + "</span>";
+  }
+
   function violationsTable(x) {
     if (!x.violations.length) return '<p class="no-violations">No violations.</p>';
     return '<table class="violations"><tr><th>rule</th><th>severity</th><th>stage</th><th>JSON path</th><th>seq</th><th>tool call</th><th>detail</th></tr>' +
       x.violations.map(function (v) {
-        return '<tr class="violation" data-rule="' + esc(v.rule) + '"><td><a href="' + esc(v.doc) + '">' + esc(v.rule) + '</a></td><td class="sev-' + v.severity + '">' + v.severity +
+        return '<tr class="violation" data-rule="' + esc(v.rule) + '"><td><a href="' + esc(v.doc) + '">' + esc(v.rule) + "</a>" + conversationMark(v) + '</td><td class="sev-' + v.severity + '">' + v.severity +
           "</td><td>" + v.stage + "</td><td><code>" + esc(v.path || "(root)") + (v.schema_path ? "</code><br>schema <code>" + esc(v.schema_path) : "") + "</code></td><td>" +
           (v.seq === null || v.seq === undefined ? "" : '<a href="#" data-frame="' + v.seq + '">#' + v.seq + "</a>") + "</td><td>" +
           (v.tool_call === null || v.tool_call === undefined ? "" : v.tool_call) + "</td><td>" + esc(v.detail) + "</td></tr>";
@@ -384,7 +394,14 @@
     var m = /^#exchange=(.*)$/.exec(location.hash);
     var ids = m ? m[1].split(",").map(decodeURIComponent).filter(function (id) { return byId[id] !== undefined; }) : [];
     var overviewBox = document.getElementById("overview"), box = document.getElementById("exchange");
-    if (!ids.length) { box.hidden = true; overviewBox.hidden = false; return; }
+    if (!ids.length) {
+      box.hidden = true;
+      overviewBox.hidden = false;
+      // #mcp-N (a conversation rule's link): that conversation, once the overview shows.
+      var conversation = /^#mcp-\d+$/.test(location.hash) && document.getElementById(location.hash.slice(1));
+      if (conversation) conversation.scrollIntoView();
+      return;
+    }
     box.innerHTML = '<a class="back" href="#">← all exchanges</a>';
     ids.forEach(function (id) { box.appendChild(detail(all[byId[id]])); });
     overviewBox.hidden = true;

@@ -3,8 +3,13 @@
 //! file, so nothing is downloaded) runs `package-suites/pytest` against aimock in `once` mode
 //! (each test's recordings in its cassette's folder, the SDKs' requests tagged with the
 //! `x-tooltap-cassette` header), then offline in `none` mode; a never-recorded test and a
-//! recorded violation fail, named.
+//! recorded violation fail, named. The recording run uses two pytest-xdist workers (`-n 2`),
+//! whose recordings must land in each test's own folder as without them. Then the
+//! other modes on one test: `new_episodes` replays its recorded request and records only the
+//! new one, `all` records both again beside the old, `rewrite` replaces them, and `none`
+//! replays the rewritten one offline.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use super::{clear_inherited, copy_files, dist_file, run, suite};
@@ -81,10 +86,11 @@ async fn the_wheel_records_once_replays_offline_and_fails_misses_and_violations(
 
     let (mut aimock, port) = start_aimock_with(&suite("aimock")).await;
     let upstream = format!("--tooltap-upstream=http://127.0.0.1:{port}");
+    // Two pytest-xdist workers, each test still with its own tooltap and cassette folder.
     let mut once = pytest(
         &venv,
         &dir,
-        &["--tooltap-mode=once", &recordings_arg, &upstream],
+        &["--tooltap-mode=once", &recordings_arg, &upstream, "-n", "2"],
     );
     once.args(["test_providers.py", "test_violation.py"])
         .env("OPENAI_API_KEY", "sk-test")
@@ -179,4 +185,86 @@ async fn the_wheel_records_once_replays_offline_and_fails_misses_and_violations(
         ),
         "--tooltap-fail-on-unused names the recording nothing asked for: {text}"
     );
+
+    modes(&venv, &dir, &recordings).await;
+}
+
+/// The `.jsonl` files of a cassette folder.
+fn files(folder: &Path) -> BTreeSet<String> {
+    std::fs::read_dir(folder)
+        .map(|entries| {
+            entries
+                .map(|entry| {
+                    entry
+                        .expect("entry")
+                        .file_name()
+                        .to_string_lossy()
+                        .into_owned()
+                })
+                .filter(|name| name.ends_with(".jsonl"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `new_episodes`, `all` and `rewrite` (pytest-recording's meanings) on `test_modes.py`, whose
+/// second request is sent only with SUITE_SECOND_TURN=1, against aimock; then offline.
+async fn modes(venv: &Path, dir: &Path, recordings: &Path) {
+    let (mut aimock, port) = start_aimock_with(&suite("aimock")).await;
+    let recordings_arg = format!("--tooltap-recordings={}", recordings.display());
+    let upstream = format!("--tooltap-upstream=http://127.0.0.1:{port}");
+    let episode = recordings.join("test_modes.py/test_episode");
+    let suite_run = |mode: &str, second_turn: bool| {
+        let mode = format!("--tooltap-mode={mode}");
+        let mut command = pytest(venv, dir, &[&mode, &recordings_arg, &upstream]);
+        command
+            .arg("test_modes.py")
+            .env("OPENAI_API_KEY", "sk-test");
+        if second_turn {
+            command.env("SUITE_SECOND_TURN", "1");
+        }
+        command
+    };
+    let mut seconds = Vec::new();
+    let mut passes = |(out, text, took): (std::process::Output, String, f64), what: &str| {
+        assert!(
+            out.status.success() && text.contains("1 passed"),
+            "{what}: {text}"
+        );
+        seconds.push(format!("{what} {took:.1} s"));
+    };
+
+    passes(run(suite_run("once", false)).await, "once");
+    let once = files(&episode);
+    assert_eq!(once.len(), 1, "once records the first request: {once:?}");
+
+    // new_episodes: the recorded request replays (it is not recorded again), the new one is
+    // forwarded and recorded beside it.
+    passes(run(suite_run("new_episodes", true)).await, "new_episodes");
+    let episodes = files(&episode);
+    assert!(
+        episodes.len() == 2 && episodes.is_superset(&once),
+        "new_episodes adds only the new request: {once:?} then {episodes:?}"
+    );
+
+    // all: both requests forwarded and recorded again, beside the old recordings.
+    passes(run(suite_run("all", true)).await, "all");
+    let all = files(&episode);
+    assert!(
+        all.len() == 4 && all.is_superset(&episodes),
+        "all records every request: {episodes:?} then {all:?}"
+    );
+
+    // rewrite: the test's recordings replaced by what it sends now.
+    passes(run(suite_run("rewrite", false)).await, "rewrite");
+    let rewritten = files(&episode);
+    assert!(
+        rewritten.len() == 1 && rewritten.is_disjoint(&all),
+        "rewrite replaces the recordings: {all:?} then {rewritten:?}"
+    );
+    aimock.kill().await.expect("aimock stops");
+
+    // Offline, the rewritten recording answers.
+    passes(run(suite_run("none", false)).await, "none after rewrite");
+    eprintln!("pytest modes: {}", seconds.join(", "));
 }

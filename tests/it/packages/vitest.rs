@@ -2,9 +2,16 @@
 //! from the files (the launcher finds the executable in the platform package), vitest and the
 //! openai and @anthropic-ai/sdk Node SDKs linked in from the folders `scripts/test` installs,
 //! run `package-suites/vitest` against aimock in `once` mode, then offline in `none` mode; a
-//! never-recorded test and a recorded violation fail the run, named.
+//! never-recorded test and a recorded violation fail the run, named, and the violation fails
+//! its own test (vitest's JSON report: that test failed naming the rule, its neighbours passed),
+//! whether tooltap records (the proxy's admin listener answers the verdicts) or replays. The
+//! Vercel AI SDK (`ai`, `@ai-sdk/openai`, installed in the suite's folder) runs its own
+//! two-turn tool loop through the same setup, recorded then replayed.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+use serde_json::Value;
 
 use super::{clear_inherited, copy_files, dist_file, run, suite};
 use crate::support::TempDir;
@@ -25,11 +32,25 @@ fn seed_suite() -> PathBuf {
     dir
 }
 
+/// The suite folder's node_modules, with the Vercel AI SDK (`ai`, `@ai-sdk/openai`).
+fn ai_sdk() -> PathBuf {
+    let modules = suite("vitest").join("node_modules");
+    assert!(
+        modules.join("ai/package.json").exists() && modules.join("@ai-sdk/openai").exists(),
+        "the AI SDK is missing in {}: run scripts/test (it runs npm ci in \
+         tests/clients/package-suites/vitest)",
+        modules.display()
+    );
+    modules
+}
+
 /// A project with the suite's files and the two tarballs installed; the clients linked in.
 async fn project(root: &Path) -> PathBuf {
     let dir = root.join("project");
     std::fs::create_dir_all(&dir).expect("project dir");
     copy_files(&suite("vitest"), &dir);
+    // The suite folder's lockfile pins its own clients (linked below), not this project's.
+    std::fs::remove_file(dir.join("package-lock.json")).expect("the suite's lockfile");
     std::fs::write(
         dir.join("package.json"),
         r#"{"name":"suite","private":true,"type":"module"}"#,
@@ -51,6 +72,7 @@ async fn project(root: &Path) -> PathBuf {
     assert!(out.status.success(), "npm install of the tarballs: {text}");
     eprintln!("tarballs installed in {seconds:.1} s");
     let modules = dir.join("node_modules");
+    let ai_sdk = ai_sdk();
     let links = [
         (seed_suite().join("node_modules/vitest"), "vitest"),
         (seed_suite().join("node_modules/openai"), "openai"),
@@ -58,8 +80,12 @@ async fn project(root: &Path) -> PathBuf {
             aimock_dir().join("node_modules/@anthropic-ai/sdk"),
             "@anthropic-ai/sdk",
         ),
+        (ai_sdk.join("ai"), "ai"),
+        (ai_sdk.join("@ai-sdk/openai"), "@ai-sdk/openai"),
     ];
-    std::fs::create_dir_all(modules.join("@anthropic-ai")).expect("scope dir");
+    for scope in ["@anthropic-ai", "@ai-sdk"] {
+        std::fs::create_dir_all(modules.join(scope)).expect("scope dir");
+    }
     for (target, name) in links {
         std::os::unix::fs::symlink(target, modules.join(name)).expect("link a client");
     }
@@ -71,11 +97,66 @@ fn vitest(dir: &Path, files: &[&str]) -> tokio::process::Command {
     command
         .current_dir(dir)
         .args(["node_modules/vitest/vitest.mjs", "run"])
+        .args(["--reporter=default", "--reporter=json"])
+        .arg(format!("--outputFile.json={}", dir.join(REPORT).display()))
         .args(files)
         .env("NO_COLOR", "1")
         .env("FORCE_COLOR", "0");
     clear_inherited(&mut command);
     command
+}
+
+/// The JSON reporter's file, in the project folder.
+const REPORT: &str = "vitest-report.json";
+
+/// Each test's status in the last run's JSON report (`<file>::<full name>` → status, failure
+/// messages joined).
+fn statuses(dir: &Path) -> BTreeMap<String, (String, String)> {
+    let text = std::fs::read_to_string(dir.join(REPORT)).expect("the JSON report");
+    let report: Value = serde_json::from_str(&text).expect("JSON report");
+    let mut found = BTreeMap::new();
+    for file in report["testResults"].as_array().expect("testResults") {
+        let name = file["name"].as_str().expect("file name");
+        let base = Path::new(name).file_name().expect("base").to_string_lossy();
+        for test in file["assertionResults"]
+            .as_array()
+            .expect("assertionResults")
+        {
+            let messages: Vec<&str> = test["failureMessages"]
+                .as_array()
+                .map(|m| m.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            found.insert(
+                format!("{base}::{}", test["fullName"].as_str().expect("fullName")),
+                (
+                    test["status"].as_str().expect("status").to_owned(),
+                    messages.join("\n"),
+                ),
+            );
+        }
+    }
+    found
+}
+
+/// The violation's test failed naming the rule, its neighbours passed (the JSON report).
+fn assert_only_the_violating_test_failed(dir: &Path) {
+    let statuses = statuses(dir);
+    let status = |name: &str| {
+        statuses
+            .get(&format!("violation.test.js::{name}"))
+            .unwrap_or_else(|| panic!("{name} in the report: {statuses:?}"))
+    };
+    assert_eq!(status("neighbour before").0, "passed", "{statuses:?}");
+    assert_eq!(status("neighbour after").0, "passed", "{statuses:?}");
+    let (state, message) = status("violation");
+    assert_eq!(state, "failed", "{statuses:?}");
+    assert!(
+        message.contains(
+            "tooltap violation tool_call.arguments_schema (error) at \
+             /choices/0/message/tool_calls/0/function/arguments"
+        ),
+        "the test's failure names the rule: {message}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -96,7 +177,10 @@ async fn the_tarballs_record_once_replay_offline_and_fail_misses_and_violations(
     );
 
     let (mut aimock, port) = start_aimock_with(&suite("aimock")).await;
-    let mut once = vitest(&dir, &["providers.test.js", "violation.test.js"]);
+    let mut once = vitest(
+        &dir,
+        &["providers.test.js", "violation.test.js", "aisdk.test.js"],
+    );
     once.env("TOOLTAP_MODE", "once")
         .env("TOOLTAP_RECORDINGS", &recordings)
         .env("TOOLTAP_UPSTREAM", format!("http://127.0.0.1:{port}"))
@@ -104,7 +188,8 @@ async fn the_tarballs_record_once_replay_offline_and_fail_misses_and_violations(
         .env("ANTHROPIC_API_KEY", "sk-ant-test");
     let (out, text, seconds) = run(once).await;
     eprintln!("vitest once: {seconds:.1} s");
-    assert!(text.contains("8 passed"), "once: {text}");
+    assert!(text.contains("1 failed | 10 passed"), "once: {text}");
+    assert_only_the_violating_test_failed(&dir);
     assert!(
         !out.status.success()
             && text.contains(
@@ -125,15 +210,21 @@ async fn the_tarballs_record_once_replay_offline_and_fail_misses_and_violations(
             "{folder} recorded in its cassette's folder"
         );
     }
+    // The AI SDK's loop: two turns, both in its test's folder.
+    let loop_folder = recordings.join("aisdk.test.js/ai_sdk_tool_loop");
+    let turns = std::fs::read_dir(&loop_folder)
+        .map(|entries| entries.count())
+        .unwrap_or(0);
+    assert_eq!(turns, 2, "two recordings in {}", loop_folder.display());
     aimock.kill().await.expect("aimock stops");
 
-    // Offline, each test's turns reset before it (POST /__tooltap/reset answered 200).
-    let mut none = vitest(&dir, &["providers.test.js"]);
+    // Offline (the AI SDK's loop too), each test's turns reset before it (POST /__tooltap/reset answered 200).
+    let mut none = vitest(&dir, &["providers.test.js", "aisdk.test.js"]);
     none.env("TOOLTAP_RECORDINGS", &recordings);
     let (out, text, seconds) = run(none).await;
     eprintln!("vitest none: {seconds:.1} s");
     assert!(
-        out.status.success() && text.contains("7 passed"),
+        out.status.success() && text.contains("8 passed"),
         "offline: {text}"
     );
 
@@ -157,6 +248,7 @@ async fn the_tarballs_record_once_replay_offline_and_fail_misses_and_violations(
         text.contains("tooltap violation tool_call.arguments_schema (error)"),
         "the replayed violation fails the run: {text}"
     );
+    assert_only_the_violating_test_failed(&dir);
     assert!(
         text.contains("recordings never used (cassette providers.test.js::tool loop): "),
         "the recordings no test asked for are named: {text}"

@@ -2,7 +2,7 @@
 //! pytest plugin sends it) to the real `tooltap` binary. Captures land in the cassette's folder,
 //! never outside the recordings folder whatever the name; the header never reaches the
 //! upstream; on replay a cassette answers from its own recordings only, in order, while a request
-//! without the header is matched against every recording as before.
+//! without the header is matched against every recording.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -196,7 +196,7 @@ async fn captures_land_in_the_cassette_folder_and_replay_answers_per_cassette() 
         "{message}"
     );
     assert!(message.contains("closest recording: tests/"), "{message}");
-    // Without the header, every recording is a candidate, as before: `weather?` cycles
+    // Without the header, every recording is a candidate: `weather?` cycles
     // through both tests' recordings.
     let mut seen: Vec<&str> = got[5..7]
         .iter()

@@ -3,8 +3,9 @@
 //! tool with an `outputSchema`, one without) and its `Client`
 //! (`tests/clients/python/mcp_replay_client.py`: list the tools, call each, call an unknown
 //! one). The client gets the same tool list and results direct, through the proxy and from
-//! replay once the server is gone; the recordings hold the session id and a digest of the
-//! bearer token, never the token.
+//! replay once the server is gone; the recordings hold a pseudonym of the session id and a
+//! digest of the bearer token, never the token, and `tooltap check` finds in them what the
+//! proxy found live.
 
 use std::ffi::OsStr;
 use std::time::Duration;
@@ -14,6 +15,7 @@ use tokio::process::Command;
 
 use crate::replay::support::{TempDir, settings, start, within};
 use crate::support::binary::{recording_args, start_proxy};
+use crate::support::check::check_json;
 use crate::support::clients::{python, python_script, run_python, script_json};
 use crate::support::mcp::{McpServer, spawn_server};
 use crate::support::temp::{json_lines, jsonl_under};
@@ -136,11 +138,39 @@ async fn a_python_mcp_server_recorded_through_the_proxy_replays_to_its_client_as
             .expect("a tools/call recording");
         assert!(header(call, "accept").is_some(), "{call}");
         if mode == "legacy" {
-            let session = header(call, "mcp-session-id").expect("the session id, in clear");
-            assert_ne!(session, "[REDACTED]");
+            // A pseudonym (`tt-` and 32 hex digits), one per session: replay serves ids of its own.
+            let session = header(call, "mcp-session-id").expect("the session id's pseudonym");
+            assert!(
+                session.starts_with("tt-") && session.len() == 35,
+                "{session}"
+            );
+            let sessions: std::collections::BTreeSet<String> = metas
+                .iter()
+                .filter_map(|meta| header(meta, "mcp-session-id"))
+                .collect();
+            assert_eq!(
+                sessions.len(),
+                1,
+                "{body}/{mode}: one session: {sessions:?}"
+            );
             assert!(header(call, "mcp-protocol-version").is_some(), "{call}");
             assert!(metas.iter().any(|meta| meta["method"] == "DELETE"));
         }
+
+        // `check` rebuilds the conversation from the pseudonyms: the same one error.
+        let checked = check_json(recordings.path());
+        let offline: Vec<Value> = checked.report["exchanges"]
+            .as_array()
+            .expect("exchanges")
+            .iter()
+            .flat_map(|exchange| {
+                exchange["violations"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .collect();
+        assert_only_the_unlisted_call(&offline, &format!("{body}/{mode} by check"));
 
         let mut replaying = settings(recordings.path());
         let replay_violations = violations.path().join("replay.jsonl");

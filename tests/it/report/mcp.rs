@@ -99,6 +99,24 @@ fn write_exchange(
     std::fs::write(dir.join(format!("{id}.jsonl")), text).expect("written");
 }
 
+/// Writes the `initialize` exchange that mints session `s-1` (2025-11-25, a tools server).
+fn write_initialize(dir: &std::path::Path, id: &str, started: &str) {
+    write_exchange(
+        dir,
+        id,
+        started,
+        None,
+        Some(
+            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}),
+        ),
+        200,
+        Some((
+            "json",
+            json!({"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"w","version":"1"}}}),
+        )),
+    );
+}
+
 #[test]
 fn an_mcp_session_shows_its_catalogue_then_its_calls_in_arrival_order() {
     let dir = TempDir::new("mcp-report");
@@ -156,20 +174,7 @@ fn an_mcp_session_shows_its_catalogue_then_its_calls_in_arrival_order() {
         202,
         None,
     );
-    write_exchange(
-        &recs,
-        "t-2",
-        &at(1),
-        None,
-        Some(
-            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}),
-        ),
-        200,
-        Some((
-            "json",
-            json!({"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"w","version":"1"}}}),
-        )),
-    );
+    write_initialize(&recs, "t-2", &at(1));
     write_exchange(
         &recs,
         "t-1",
@@ -224,4 +229,124 @@ fn an_mcp_session_shows_its_catalogue_then_its_calls_in_arrival_order() {
         "{other}"
     );
     assert!(other.contains("incomplete"), "{other}");
+}
+
+/// A call of a tool the session's catalogue does not list is found by the conversation store
+/// (`mcp.tools_call.name_unlisted` needs the earlier `tools/list`): the page shows it on the
+/// exchange marked as a conversation rule, naming and linking its conversation, and lists it
+/// on that exchange's row of the conversation's timeline. The same verdict as `tooltap check`.
+#[test]
+fn a_conversation_rule_is_marked_with_its_conversation() {
+    let dir = TempDir::new("mcp-report-conversation-rule");
+    let recs = dir.join("recs");
+    std::fs::create_dir_all(&recs).expect("dir");
+    let s = Some("s-1");
+    let at = |second: u32| format!("2026-12-06T10:00:{second:02}.000Z");
+    write_initialize(&recs, "t-1", &at(0));
+    write_exchange(
+        &recs,
+        "t-2",
+        &at(1),
+        s,
+        Some(json!({"jsonrpc":"2.0","method":"notifications/initialized"})),
+        202,
+        None,
+    );
+    write_exchange(
+        &recs,
+        "t-3",
+        &at(2),
+        s,
+        Some(json!({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}})),
+        200,
+        Some((
+            "json",
+            json!({"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"get_weather","inputSchema":{"type":"object"}}]}}),
+        )),
+    );
+    write_exchange(
+        &recs,
+        "t-4",
+        &at(3),
+        s,
+        Some(
+            json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_wether","arguments":{}}}),
+        ),
+        200,
+        Some((
+            "json",
+            json!({"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"ok"}]}}),
+        )),
+    );
+    let page = dir.join("report.html");
+    let data = build(std::slice::from_ref(&recs), &page);
+    const RULE: &str = "mcp.tools_call.name_unlisted";
+    let marked: Vec<(&str, Value)> = data
+        .exchanges
+        .iter()
+        .flat_map(|x| {
+            x.violations.iter().map(move |v| {
+                let v = serde_json::to_value(v).expect("serializes");
+                (x.id.as_str(), v)
+            })
+        })
+        .filter(|(_, v)| v.get("conversation").is_some())
+        .collect();
+    assert_eq!(marked.len(), 1, "{marked:?}");
+    let (exchange, violation) = &marked[0];
+    assert_eq!((*exchange, violation["rule"].as_str()), ("t-4", Some(RULE)));
+    assert_eq!(
+        violation["conversation"],
+        json!({"key": "session s-1", "upstream": "http://127.0.0.1:9"})
+    );
+    // `check` finds the same conversation verdict in the same recordings.
+    let checked = crate::support::check::check_json(&recs);
+    let found: Vec<(String, String)> = checked.report["exchanges"]
+        .as_array()
+        .expect("exchanges")
+        .iter()
+        .flat_map(|x| {
+            let id = x["id"].as_str().unwrap_or_default().to_owned();
+            let rules: Vec<String> = x["violations"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|v| v["rule"].as_str().map(str::to_owned))
+                .collect();
+            rules.into_iter().map(move |rule| (id.clone(), rule))
+        })
+        .filter(|(_, rule)| {
+            tooltap::engine::mcp_conversation::RULES
+                .iter()
+                .any(|r| r.as_str() == rule)
+        })
+        .collect();
+    assert_eq!(found, [("t-4".to_owned(), RULE.to_owned())]);
+    // The exchange's page marks it and links its conversation, which the overview lists.
+    let dom = dump_dom(&page, "#exchange=t-4");
+    assert_clean(&dom);
+    let row = dom
+        .split("<tr class=\"violation\"")
+        .skip(1)
+        .filter_map(|row| row.split("</tr>").next())
+        .find(|row| row.contains(RULE))
+        .expect("the violation's row");
+    assert!(
+        row.contains("conversation rule, in") && row.contains("href=\"#mcp-0\""),
+        "{row}"
+    );
+    assert!(row.contains("session s-1 · http://127.0.0.1:9"), "{row}");
+    let overview = dump_dom(&page, "#mcp-0");
+    assert_clean(&overview);
+    let conversation = overview
+        .split("id=\"mcp-0\"")
+        .nth(1)
+        .expect("the conversation the link names");
+    let timeline_row = conversation
+        .split("data-exchange=\"t-4\"")
+        .nth(1)
+        .and_then(|rest| rest.split("</tr>").next())
+        .expect("t-4 on the timeline");
+    assert!(timeline_row.contains(RULE), "{timeline_row}");
 }

@@ -54,20 +54,38 @@ pub async fn start_proxy_under(
         "--admin-listen",
         "127.0.0.1:0",
     ];
-    start_binary(wrapper, &listen, extra, rust_log, "tooltap proxy ready").await
+    start_binary(
+        wrapper,
+        &listen,
+        extra,
+        &[],
+        rust_log,
+        "tooltap proxy ready",
+    )
+    .await
 }
 
 /// Starts `tooltap replay` on an ephemeral port with JSON logs and `extra` arguments (which
 /// must hold `--recordings`), and waits for its ready line.
 pub async fn start_replay(extra: &[&std::ffi::OsStr], rust_log: &str) -> Running {
+    start_replay_with(extra, &[], rust_log).await
+}
+
+/// [`start_replay`] with environment variables `envs` set for the process.
+pub async fn start_replay_with(
+    extra: &[&std::ffi::OsStr],
+    envs: &[(&str, &str)],
+    rust_log: &str,
+) -> Running {
     let listen = ["replay", "--listen", "127.0.0.1:0"];
-    start_binary(None, &listen, extra, rust_log, "tooltap replay ready").await
+    start_binary(None, &listen, extra, envs, rust_log, "tooltap replay ready").await
 }
 
 async fn start_binary(
     wrapper: Option<(&str, &[&str])>,
     listen: &[&str],
     extra: &[&std::ffi::OsStr],
+    envs: &[(&str, &str)],
     rust_log: &str,
     ready: &str,
 ) -> Running {
@@ -84,6 +102,7 @@ async fn start_binary(
         .args(listen)
         .args(["--log-format", "json"])
         .args(extra)
+        .envs(envs.iter().copied())
         .env("RUST_LOG", rust_log)
         .env_remove("TOOLTAP_CONFIG")
         .stdout(Stdio::piped())

@@ -71,6 +71,34 @@ pub fn offline_verdicts(report: &Value) -> BTreeMap<String, Vec<String>> {
         .collect()
 }
 
+/// `tooltap check` over `recordings` judges them as live did: exit code `code`, `exchanges`
+/// exchanges (where given), and the same rule ids per exchange as `live`. `what` names the run
+/// in the failure messages.
+pub fn assert_check_judges_as_live(
+    recordings: &Path,
+    live: &BTreeMap<String, Vec<String>>,
+    code: u8,
+    exchanges: Option<u64>,
+    what: &str,
+) {
+    let checked = check_json(recordings);
+    assert_eq!(checked.code, code, "{what}: {}", checked.stderr);
+    if let Some(exchanges) = exchanges {
+        assert_eq!(
+            checked.report["exchanges"]
+                .as_array()
+                .map(|e| e.len() as u64),
+            Some(exchanges),
+            "{what}"
+        );
+    }
+    assert_eq!(
+        &offline_verdicts(&checked.report),
+        live,
+        "{what}: check judged the recordings otherwise than live"
+    );
+}
+
 /// The violations in a violations file at error severity.
 pub fn error_lines(violations: &Path) -> Vec<Value> {
     super::temp::json_lines(violations)

@@ -26,7 +26,7 @@ use message::{Context, check_content};
 use request::AnthropicRequest;
 use stream::{StreamState, Terminal};
 
-use super::common::{self, StreamEnd};
+use super::common::{self, Declared, StreamEnd};
 use super::pieces::DialectTables;
 use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
@@ -196,18 +196,12 @@ impl DialectRules for AnthropicState {
         (vec![outcome], self.stream.usage.clone())
     }
 
-    fn admit_tools(&self) {
-        if let Some(tools) = &self.schemas {
-            tools.admit();
-        }
+    fn declared_request(&self) -> Declared<'_> {
+        Declared::new(&self.request.facts, self.schemas.as_ref())
     }
 
-    fn facts(&self) -> &RequestFacts {
-        &self.request.facts
-    }
-
-    fn into_facts(self: Box<Self>) -> RequestFacts {
-        self.request.facts
+    fn facts_mut(&mut self) -> &mut RequestFacts {
+        &mut self.request.facts
     }
 
     /// Reads the whole document as a tree and judges it as one outcome.

@@ -23,7 +23,7 @@ use serde_json::Value;
 use request::BedrockRequest;
 use stream::StreamState;
 
-use super::common::{self, StreamEnd};
+use super::common::{self, Declared, StreamEnd};
 use super::pieces::DialectTables;
 use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
@@ -146,18 +146,12 @@ impl DialectRules for BedrockState {
         }
     }
 
-    fn admit_tools(&self) {
-        if let Some(tools) = &self.schemas {
-            tools.admit();
-        }
+    fn declared_request(&self) -> Declared<'_> {
+        Declared::new(&self.request.facts, self.schemas.as_ref())
     }
 
-    fn facts(&self) -> &RequestFacts {
-        &self.request.facts
-    }
-
-    fn into_facts(self: Box<Self>) -> RequestFacts {
-        self.request.facts
+    fn facts_mut(&mut self) -> &mut RequestFacts {
+        &mut self.request.facts
     }
 
     /// A `converse-stream` is an event stream whatever its head says (a missing or wrong

@@ -87,19 +87,14 @@ impl DialectRules for ChatState {
         }
     }
 
-    /// Keeps the request's compiled `tools` and `functions` in the schema cache (on a 2xx head).
-    fn admit_tools(&self) {
-        for tools in self.tools.iter().chain(self.surface.functions.iter()) {
-            tools.admit();
-        }
+    /// The facts, and both compiled arrays: `tools` and the legacy `functions`.
+    fn declared_request(&self) -> common::Declared<'_> {
+        common::Declared::new(&self.request.facts, self.tools.as_ref())
+            .and(self.surface.functions.as_ref())
     }
 
-    fn facts(&self) -> &RequestFacts {
-        &self.request.facts
-    }
-
-    fn into_facts(self: Box<Self>) -> RequestFacts {
-        self.request.facts
+    fn facts_mut(&mut self) -> &mut RequestFacts {
+        &mut self.request.facts
     }
 
     /// What the stream's reassembly holds, as [`crate::engine::weigh`] counts it.

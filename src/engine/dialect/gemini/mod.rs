@@ -28,7 +28,7 @@ use candidate::Context;
 use request::GeminiRequest;
 use stream::StreamState;
 
-use super::common::{self, StreamEnd};
+use super::common::{self, Declared, StreamEnd};
 use super::pieces::DialectTables;
 use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
@@ -195,18 +195,12 @@ impl DialectRules for GeminiState {
         }
     }
 
-    fn admit_tools(&self) {
-        if let Some(tools) = &self.schemas {
-            tools.admit();
-        }
+    fn declared_request(&self) -> Declared<'_> {
+        Declared::new(&self.request.facts, self.schemas.as_ref())
     }
 
-    fn facts(&self) -> &RequestFacts {
-        &self.request.facts
-    }
-
-    fn into_facts(self: Box<Self>) -> RequestFacts {
-        self.request.facts
+    fn facts_mut(&mut self) -> &mut RequestFacts {
+        &mut self.request.facts
     }
 
     /// `:generateContent` is a buffered JSON body. `:streamGenerateContent` is SSE when the head

@@ -244,7 +244,26 @@ pub fn message(
         MessageKind::Result | MessageKind::Error => {
             response(asked, answer, message, kind, at, cache, sink)
         }
+        MessageKind::Notification => listen_stream(asked, message, at, sink),
         _ => {}
+    }
+}
+
+/// Progress on a 2026-07-28 `subscriptions/listen` stream: request-scoped notifications flow
+/// only on the stream of the request they are about (one exchange shows it: the listen
+/// request is this exchange's).
+fn listen_stream(asked: &Asked, message: &Value, at: &At, sink: &mut ViolationSink) {
+    let listen = asked
+        .requests
+        .iter()
+        .any(|(_, method)| method == "subscriptions/listen");
+    if listen && message.get("method").and_then(Value::as_str) == Some("notifications/progress") {
+        at.push(
+            sink,
+            RuleId::McpProgressWrongStream,
+            "/method",
+            "notifications/progress on a subscriptions/listen stream; progress flows on the stream of the request it is about".to_owned(),
+        );
     }
 }
 
@@ -436,7 +455,11 @@ pub fn end(asked: &Asked, answer: &Answer, ended_mid_event: bool, sink: &mut Vio
         let missing: Vec<String> = asked
             .requests
             .iter()
-            .filter(|(id, _)| !answer.answered.contains(&id.to_string()))
+            // A 2026-07-28 `subscriptions/listen` stream ends without a response (the server
+            // tears it down with `notifications/cancelled`, or the client closes it).
+            .filter(|(id, method)| {
+                method != "subscriptions/listen" && !answer.answered.contains(&id.to_string())
+            })
             .map(|(id, method)| format!("{} ({method})", shown(id)))
             .collect();
         if !missing.is_empty() {

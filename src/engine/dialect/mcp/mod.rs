@@ -25,7 +25,7 @@ use self::answer::{Answer, Asked};
 use self::envelope::At;
 use self::observe::{McpObservation, MessageKind, Where};
 use self::version::Version;
-use super::common::StreamEnd;
+use super::common::{Declared, StreamEnd};
 use super::pieces::DialectTables;
 use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
@@ -189,6 +189,19 @@ fn asked(parts: &RequestParts<'_>, body: Option<&Value>, version: Version) -> As
     asked
 }
 
+/// The request's `Mcp-Param-{Name}` headers: `(Name, value)`.
+fn param_headers(headers: &[(String, String)]) -> Vec<(String, String)> {
+    const PREFIX: &str = "mcp-param-";
+    headers
+        .iter()
+        .filter(|(name, _)| {
+            name.len() > PREFIX.len()
+                && name.as_bytes()[..PREFIX.len()].eq_ignore_ascii_case(PREFIX.as_bytes())
+        })
+        .map(|(name, value)| (name[PREFIX.len()..].to_owned(), value.clone()))
+        .collect()
+}
+
 /// The request body parsed; `None` when empty, and `mcp.jsonrpc.not_json` when not JSON.
 fn request_body(body: &[u8], sink: &mut ViolationSink) -> Option<Value> {
     if body.iter().all(u8::is_ascii_whitespace) {
@@ -221,6 +234,7 @@ impl DialectRules for McpState {
             request_session: header(headers, "mcp-session-id").map(str::to_owned),
             protocol_version_header: header(headers, "mcp-protocol-version").map(str::to_owned),
             last_event_id: header(headers, "last-event-id").map(str::to_owned),
+            param_headers: param_headers(headers),
             ..McpObservation::default()
         };
         let max_observed = observe::DEFAULT_MAX_OBSERVED;
@@ -257,14 +271,13 @@ impl DialectRules for McpState {
         }
     }
 
-    fn admit_tools(&self) {}
-
-    fn facts(&self) -> &RequestFacts {
-        &self.facts
+    /// No tools are declared in an MCP request: a `tools/list` answer brings them.
+    fn declared_request(&self) -> Declared<'_> {
+        Declared::new(&self.facts, None)
     }
 
-    fn into_facts(self: Box<Self>) -> RequestFacts {
-        self.facts
+    fn facts_mut(&mut self) -> &mut RequestFacts {
+        &mut self.facts
     }
 
     /// Every status: a 4xx refusal carries a JSON-RPC error the rules read.

@@ -40,6 +40,10 @@ pub struct McpObservation {
     pub protocol_version_header: Option<String>,
     /// The request's `Last-Event-ID` header (a GET resuming a stream).
     pub last_event_id: Option<String>,
+    /// The request's `Mcp-Param-{Name}` headers (2026-07-28), `Name` as sent (compare it
+    /// case-insensitively) and the value as sent (maybe `=?base64?…?=`), in arrival order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub param_headers: Vec<(String, String)>,
     /// The request body was a JSON array (a batch: legal in 2025-03-26 only).
     pub request_batch: bool,
     /// The response body (or one SSE event's data) was a JSON array.
@@ -126,20 +130,30 @@ pub enum Parts {
         cache_scope: Option<Value>,
     },
     /// A `tools/call` request: `params.name`, `params.arguments`, `params._meta.progressToken`,
-    /// `params.task` (2025-11-25 task augmentation).
+    /// `params.task` (2025-11-25 task augmentation), and a 2026-07-28 retry's
+    /// `params.inputResponses` and `params.requestState`.
     ToolsCallRequest {
         name: Option<Value>,
         arguments: Option<Value>,
         progress_token: Option<Value>,
         task: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        input_responses: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        request_state: Option<Value>,
     },
     /// The result of this exchange's `tools/call`: `content`, `structuredContent`, `isError`,
-    /// and 2026-07-28's `resultType`.
+    /// and 2026-07-28's `resultType`, and an `input_required` result's `inputRequests` and
+    /// `requestState`.
     ToolsCallResult {
         content: Option<Value>,
         structured_content: Option<Value>,
         is_error: Option<Value>,
         result_type: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        input_requests: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        request_state: Option<Value>,
     },
     /// `notifications/progress`: `progressToken`, `progress`, `total`.
     Progress {
@@ -300,6 +314,8 @@ fn read_parts(
             name: budget.keep(param("name")),
             arguments: budget.keep(param("arguments")),
             task: budget.keep(param("task")),
+            input_responses: budget.keep(param("inputResponses")),
+            request_state: budget.keep(param("requestState")),
             progress_token: budget.keep(
                 param("_meta")
                     .as_mut()
@@ -334,6 +350,8 @@ fn read_parts(
                     structured_content: budget.keep(member("structuredContent")),
                     is_error: budget.keep(member("isError")),
                     result_type: budget.keep(member("resultType")),
+                    input_requests: budget.keep(member("inputRequests")),
+                    request_state: budget.keep(member("requestState")),
                 },
                 _ => Parts::Result {
                     result: budget.keep(object.remove("result")),

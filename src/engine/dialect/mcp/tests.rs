@@ -166,51 +166,162 @@ fn get_and_delete_exchanges_are_judged_by_their_status() {
     );
 }
 
-#[test]
-fn a_notification_answered_202_is_clean_and_200_with_a_body_is_not() {
-    let request = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-    let version = ("MCP-Protocol-Version", "2025-11-25");
-    let report = run(
-        "POST",
-        &[ACCEPT, JSON, version],
-        request,
-        head(202, None, &[]),
-        &[],
-    );
-    assert!(report.violations.is_empty(), "{:?}", report.violations);
-    let report = run(
-        "POST",
-        &[ACCEPT, JSON, version],
-        request,
-        head(200, Some("application/json"), &[]),
-        &[br#"{"jsonrpc":"2.0","id":null}"#],
-    );
-    assert!(
-        rules(&report).contains(&"mcp.http.notification_status"),
-        "{:?}",
-        rules(&report)
-    );
+/// What a case expects: no violation, the rules exactly, or a rule among others.
+enum Expect {
+    Clean,
+    Exactly(&'static [&'static str]),
+    Includes(&'static str),
+}
+
+/// A POST and its answer: the request, the answer's status, content type and body.
+struct Case {
+    what: &'static str,
+    request: &'static str,
+    status: u16,
+    content_type: Option<&'static str>,
+    body: &'static [&'static [u8]],
+    expect: Expect,
 }
 
 #[test]
-fn a_null_id_error_is_fine_on_a_4xx_refusal_only() {
-    let request = r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#;
+fn a_post_answer_is_judged_by_its_status() {
+    const NOTIFICATION: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    const LIST: &str = r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#;
+    const NULL_ID_ERROR: &[u8] = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}"#;
     let version = ("MCP-Protocol-Version", "2025-11-25");
-    let error = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}"#;
-    let report = run(
-        "POST",
-        &[ACCEPT, JSON, version],
-        request,
-        head(400, Some("application/json"), &[]),
-        &[error],
+    let cases = [
+        Case {
+            what: "a notification answered 202",
+            request: NOTIFICATION,
+            status: 202,
+            content_type: None,
+            body: &[],
+            expect: Expect::Clean,
+        },
+        Case {
+            what: "a notification answered 200 with a body",
+            request: NOTIFICATION,
+            status: 200,
+            content_type: Some("application/json"),
+            body: &[br#"{"jsonrpc":"2.0","id":null}"#],
+            expect: Expect::Includes("mcp.http.notification_status"),
+        },
+        Case {
+            what: "a null-id error on a 4xx refusal",
+            request: LIST,
+            status: 400,
+            content_type: Some("application/json"),
+            body: &[NULL_ID_ERROR],
+            expect: Expect::Clean,
+        },
+        Case {
+            what: "a null-id error on a 200",
+            request: LIST,
+            status: 200,
+            content_type: Some("application/json"),
+            body: &[NULL_ID_ERROR],
+            expect: Expect::Exactly(&["mcp.jsonrpc.error_id_invalid"]),
+        },
+    ];
+    for case in cases {
+        let report = run(
+            "POST",
+            &[ACCEPT, JSON, version],
+            case.request,
+            head(case.status, case.content_type, &[]),
+            case.body,
+        );
+        let (what, found) = (case.what, rules(&report));
+        match case.expect {
+            Expect::Clean => assert!(found.is_empty(), "{what}: {found:?}"),
+            Expect::Exactly(expected) => assert_eq!(found, expected, "{what}"),
+            Expect::Includes(rule) => assert!(found.contains(&rule), "{what}: {found:?}"),
+        }
+    }
+}
+
+const V4: [(&str, &str); 3] = [ACCEPT, JSON, ("MCP-Protocol-Version", "2026-07-28")];
+const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+
+#[test]
+fn progress_on_a_listen_stream_is_wrong_wherever_the_frames_split() {
+    let listen = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{{{META},"notifications":{{"toolsListChanged":true}}}}}}"#
     );
+    let stream = "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/subscriptions/acknowledged\",\"params\":{\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":1}}}\n\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"p\",\"progress\":1}}\n\n";
+    let mut headers = V4.to_vec();
+    headers.push(("Mcp-Method", "subscriptions/listen"));
+    let sse = || {
+        head(
+            200,
+            Some("text/event-stream"),
+            &[("X-Accel-Buffering", "no")],
+        )
+    };
+    for cut in [1, stream.len() / 2, stream.len() - 1] {
+        let (a, b) = stream.as_bytes().split_at(cut);
+        let report = run("POST", &headers, &listen, sse(), &[a, b]);
+        assert_eq!(rules(&report), ["mcp.progress.wrong_stream"], "cut {cut}");
+        assert_eq!(report.violations[0].path, "/method");
+        assert_eq!(report.violations[0].seq, Some(1));
+    }
+    // The same progress on a tools/call stream is where it belongs.
+    let call = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"x","arguments":{{}},{META}}}}}"#
+    );
+    let mut headers = V4.to_vec();
+    headers.extend([("Mcp-Method", "tools/call"), ("Mcp-Name", "x")]);
+    let answered = format!(
+        "data: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{{\"progressToken\":\"p\",\"progress\":1}}}}\n\ndata: {}\n\n",
+        r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[]}}"#
+    );
+    let report = run("POST", &headers, &call, sse(), &[answered.as_bytes()]);
     assert!(report.violations.is_empty(), "{:?}", report.violations);
+}
+
+#[test]
+fn param_headers_and_mrtr_members_are_observed() {
+    let retry = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"login","arguments":{{"user":"octo"}},"inputResponses":{{"k":{{"action":"accept"}}}},"requestState":"S1",{META}}}}}"#
+    );
+    let mut headers = V4.to_vec();
+    headers.extend([
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "login"),
+        ("MCP-PARAM-User", "octo"),
+    ]);
+    let body = r#"{"jsonrpc":"2.0","id":2,"result":{"resultType":"input_required","inputRequests":{"k2":{"method":"elicitation/create","params":{}}},"requestState":"S2"}}"#;
     let report = run(
         "POST",
-        &[ACCEPT, JSON, version],
-        request,
+        &headers,
+        &retry,
         head(200, Some("application/json"), &[]),
-        &[error],
+        &[body.as_bytes()],
     );
-    assert_eq!(rules(&report), ["mcp.jsonrpc.error_id_invalid"]);
+    let seen = report.mcp.expect("an observation");
+    assert_eq!(seen.param_headers, [("User".to_owned(), "octo".to_owned())]);
+    let Parts::ToolsCallRequest {
+        input_responses,
+        request_state,
+        ..
+    } = &seen.request[0].parts
+    else {
+        panic!("a call: {:?}", seen.request[0].parts);
+    };
+    assert_eq!(input_responses, &Some(json!({"k":{"action":"accept"}})));
+    assert_eq!(request_state, &Some(json!("S1")));
+    let Parts::ToolsCallResult {
+        input_requests,
+        request_state,
+        ..
+    } = &seen.response[0].parts
+    else {
+        panic!("a call result: {:?}", seen.response[0].parts);
+    };
+    assert!(
+        input_requests
+            .as_ref()
+            .is_some_and(|r| r.get("k2").is_some())
+    );
+    assert_eq!(request_state, &Some(json!("S2")));
 }

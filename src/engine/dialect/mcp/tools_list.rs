@@ -471,6 +471,6 @@ fn x_mcp_headers(schema: &Value, pointer: &str, at: &At, sink: &mut ViolationSin
 }
 
 /// An RFC 9110 token character.
-fn tchar(byte: u8) -> bool {
+pub(crate) fn tchar(byte: u8) -> bool {
     byte.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&byte)
 }

@@ -22,7 +22,7 @@ use request::OllamaRequest;
 use stream::StreamState;
 use turn::{Context, Turn};
 
-use super::common::{self, StreamEnd};
+use super::common::{self, Declared, StreamEnd};
 use super::pieces::DialectTables;
 use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
@@ -113,18 +113,12 @@ impl DialectRules for OllamaState {
         }
     }
 
-    fn admit_tools(&self) {
-        if let Some(tools) = &self.schemas {
-            tools.admit();
-        }
+    fn declared_request(&self) -> Declared<'_> {
+        Declared::new(&self.request.facts, self.schemas.as_ref())
     }
 
-    fn facts(&self) -> &RequestFacts {
-        &self.request.facts
-    }
-
-    fn into_facts(self: Box<Self>) -> RequestFacts {
-        self.request.facts
+    fn facts_mut(&mut self) -> &mut RequestFacts {
+        &mut self.request.facts
     }
 
     /// `application/x-ndjson` is a stream whatever was asked. A stream asked for (the default)

@@ -24,7 +24,7 @@ use output::{Context, check_output};
 use request::ResponsesRequest;
 use stream::StreamState;
 
-use super::common::{self, StreamEnd, has_tool_markup};
+use super::common::{self, Declared, StreamEnd, has_tool_markup};
 use super::pieces::DialectTables;
 use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
@@ -235,18 +235,12 @@ impl DialectRules for ResponsesState {
         (vec![outcome], usage)
     }
 
-    fn admit_tools(&self) {
-        if let Some(tools) = &self.schemas {
-            tools.admit();
-        }
+    fn declared_request(&self) -> Declared<'_> {
+        Declared::new(&self.request.facts, self.schemas.as_ref())
     }
 
-    fn facts(&self) -> &RequestFacts {
-        &self.request.facts
-    }
-
-    fn into_facts(self: Box<Self>) -> RequestFacts {
-        self.request.facts
+    fn facts_mut(&mut self) -> &mut RequestFacts {
+        &mut self.request.facts
     }
 
     /// Reads the whole document as a tree and judges it as one outcome.

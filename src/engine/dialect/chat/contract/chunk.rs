@@ -6,8 +6,8 @@
 //! contract walks as [`ChoiceView`]s, and whose `tool_calls` items the fragment rules read as
 //! [`super::view::CallView`]s. The typed read builds no tree for the choices, deltas and
 //! fragments: as `Value`s they cost an allocation per map and per key, and as much again to
-//! drop, on every event (callgrind, `bench/profile norec`: with the framer's and the pointers'
-//! savings, 35.1k → 22.6k instructions per SSE event). It refuses what a full `Value` reads
+//! drop, on every event (see docs/benchmarks.md#chunk-typed-read). It refuses what a full
+//! `Value` reads
 //! differently (not an object, a choice, delta, fragment, `function` or `custom` that is
 //! neither an object nor `null`, `choices` or `tool_calls` that is not an array, a member given
 //! twice, a `function` or `custom` member other than `name`, `arguments` and `input`, so that a

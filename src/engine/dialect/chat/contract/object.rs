@@ -63,7 +63,7 @@ struct Typed<C> {
 impl<C: ChoiceRead> Object<C> {
     /// The typed read of `text`; `None` when it refuses (see the module doc) or `text` is not
     /// JSON. Text, not bytes: serde_json then skips checking each string it reads for UTF-8
-    /// (~90 instructions per string, ~1.3k per SSE event; callgrind, `bench/profile full`).
+    /// (see docs/benchmarks.md#text-not-bytes).
     pub fn typed(text: &str) -> Option<Object<C>> {
         // A derived struct would also accept an array of its members: objects only.
         if text.trim_ascii_start().as_bytes().first() != Some(&b'{') {

@@ -23,8 +23,8 @@ use crate::engine::violation::{Site, Stage, ViolationSink};
 use crate::engine::weigh;
 
 /// Where a value sits in one chunk. The JSON pointer is written out only when a violation is
-/// reported: most events report none, and formatting four pointers per event cost ~3k
-/// instructions (callgrind, `bench/profile norec`).
+/// reported: most events report none, and formatting four pointers per event would be a
+/// noticeable share of an event's cost (see docs/benchmarks.md#chunk-pointers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChunkAt {
     /// `/choices/{position}`
