@@ -147,6 +147,15 @@ pub struct ProxyArgs {
     /// [default: 0]
     #[arg(long, value_name = "N")]
     pub inject_seed: Option<u64>,
+    /// Export one OpenTelemetry span per inspected exchange to this OTLP/HTTP collector
+    /// (protobuf), e.g. http://127.0.0.1:4318; `/v1/traces` is appended when the URL has no path
+    /// [default: off] [env: OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT]
+    #[arg(long, value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
+    /// Put the response's messages (text and tool calls) on the exported spans as
+    /// `gen_ai.output.messages`, at most otlp.max_content_bytes [default: off]
+    #[arg(long)]
+    pub otlp_content: bool,
 }
 
 impl ProxyArgs {
@@ -177,6 +186,8 @@ impl ProxyArgs {
             severity,
             inject,
             inject_seed,
+            otlp_endpoint,
+            otlp_content,
         } = self;
         let mut raw = RawConfig::default();
         raw.proxy.listen = listen;
@@ -201,6 +212,8 @@ impl ProxyArgs {
         raw.runtime.worker_threads = worker_threads;
         raw.inject.quirks = inject;
         raw.inject.seed = inject_seed;
+        raw.otlp.endpoint = otlp_endpoint;
+        raw.otlp.content = otlp_content.then_some(true);
         raw.inspect.severity = severity.map(|list| {
             // Validated with the rest of the config; a malformed item is kept whole so the
             // error message can name it.

@@ -9,6 +9,7 @@ mod duration;
 mod env;
 pub mod inspect;
 pub mod mcp_state;
+pub mod otlp;
 mod raw;
 pub mod record;
 
@@ -70,6 +71,8 @@ pub struct Config {
     pub worker_threads: Option<usize>,
     /// Quirks injected into live responses (`--inject`); empty unless asked for.
     pub inject: crate::quirk::InjectSettings,
+    /// OpenTelemetry export of exchange spans (`[otlp]`); off unless an endpoint is given.
+    pub otlp: crate::otlp::OtlpSettings,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,6 +180,11 @@ pub enum ConfigError {
         origin: Option<PathBuf>,
         cause: RouteError,
     },
+    #[error("{cause}{}", origin_suffix(origin.as_deref()))]
+    Otlp {
+        origin: Option<PathBuf>,
+        cause: otlp::OtlpConfigError,
+    },
     #[error("{key}{}: {cause}", origin_suffix(origin.as_deref()))]
     Dialect {
         key: String,
@@ -225,8 +233,13 @@ impl Config {
             record,
             redact,
             inject: raw_inject,
+            otlp: raw_otlp,
             routes,
         } = raw;
+        let otlp = otlp::validate(raw_otlp).map_err(|cause| ConfigError::Otlp {
+            origin: origin.map(Path::to_path_buf),
+            cause,
+        })?;
         let inject_error = |key: String| {
             let origin = origin.map(Path::to_path_buf);
             move |cause| ConfigError::Inject { key, origin, cause }
@@ -380,6 +393,7 @@ impl Config {
                 other => other,
             },
             inject,
+            otlp,
         })
     }
 }

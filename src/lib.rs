@@ -32,6 +32,7 @@ pub mod record;
 pub mod writer_thread;
 pub mod jsonl_sink;
 pub mod metrics;
+pub mod otlp;
 pub mod admin;
 // Offline: re-judging, replaying and showing recordings; quirks on purpose.
 pub mod check;

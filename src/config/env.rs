@@ -36,6 +36,21 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ("TOOLTAP_RECORD_LAYOUT", "record.layout"),
     ("TOOLTAP_WORKER_THREADS", "runtime.worker_threads"),
     ("TOOLTAP_RECORDINGS", "record.dir"),
+    (
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "otlp.endpoint (with /v1/traces appended)",
+    ),
+    (
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        "otlp.endpoint (as written)",
+    ),
+    ("OTEL_EXPORTER_OTLP_HEADERS", "otlp.headers"),
+    ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "otlp.headers"),
+    ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf only"),
+    ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/protobuf only"),
+    ("OTEL_SERVICE_NAME", "otlp.service_name"),
+    ("OTEL_RESOURCE_ATTRIBUTES", "otlp.resource_attributes"),
+    ("OTEL_SDK_DISABLED", "true: no OTLP export"),
 ];
 
 /// What the environment contributes.
@@ -76,6 +91,7 @@ impl EnvLayer {
         raw.record.layout = parse(&get, "TOOLTAP_RECORD_LAYOUT")?;
         raw.runtime.worker_threads = parse(&get, "TOOLTAP_WORKER_THREADS")?;
         raw.record.dir = get("TOOLTAP_RECORDINGS").map(PathBuf::from);
+        raw.otlp = super::otlp::read_env(&get);
         raw.log.format = match get("TOOLTAP_LOG_FORMAT") {
             None => None,
             Some(text) => Some(parse_log_format(&text).ok_or_else(|| ConfigError::Env {

@@ -14,6 +14,7 @@ use serde::Deserialize;
 
 use super::duration::HumanDuration;
 use super::inspect::{RawAdmin, RawEnforce, RawInspect};
+use super::otlp::RawOtlp;
 use super::record::{RawRecord, RawRedact};
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -43,6 +44,9 @@ pub struct RawConfig {
     pub redact: RawRedact,
     #[serde(default)]
     pub inject: RawInject,
+    /// `[otlp]`: OpenTelemetry export of exchange spans.
+    #[serde(default)]
+    pub otlp: RawOtlp,
     #[serde(default)]
     pub routes: Vec<RawRoute>,
 }
@@ -157,6 +161,7 @@ impl RawConfig {
             record,
             redact,
             inject,
+            otlp,
             routes,
         } = higher;
         RawConfig {
@@ -205,6 +210,7 @@ impl RawConfig {
                 seed: inject.seed.or(self.inject.seed),
                 max_hold: inject.max_hold.or(self.inject.max_hold),
             },
+            otlp: self.otlp.overlay(otlp),
             routes: if routes.is_empty() {
                 self.routes
             } else {

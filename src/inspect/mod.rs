@@ -44,6 +44,8 @@ pub struct Inspection {
     /// The MCP conversation store and its settling order; `None`: MCP exchanges are judged one
     /// by one only.
     pub mcp: Option<Arc<mcp_order::McpSettle>>,
+    /// OpenTelemetry export of one span per exchange (`[otlp]`); `None` when off.
+    pub otlp: Option<crate::otlp::Spans>,
 }
 
 impl Inspection {
@@ -136,6 +138,9 @@ pub struct InspectJob {
     pub enforced: CutReceiver,
     /// What a recording needs, when a recorder is on.
     pub recording: Option<RecordingSeed>,
+    /// The client's W3C trace context (`traceparent`, `tracestate`), when OpenTelemetry export
+    /// is on and it sent a valid one: the exchange's span continues that trace.
+    pub trace: Option<Box<crate::otlp::TraceParent>>,
 }
 
 /// Run one inspection to its end. Spawned by the service; never awaited by the client path.
@@ -148,6 +153,7 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) -> Option<verdicts::F
         response,
         enforced,
         recording: seed,
+        trace: trace_parent,
     } = job;
     let Some(mut charge) = shared.memory.charge() else {
         // Dropping the taps makes the tees stop copying; the client is not affected.
@@ -171,10 +177,18 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) -> Option<verdicts::F
     if let Some(handle) = recording.as_mut() {
         handle.request_body(request_body.as_deref());
     }
+    let mut trace = otlp_span::TraceSeed {
+        parent: trace_parent.map(|parent| *parent),
+        ..otlp_span::TraceSeed::default()
+    };
     let Ok(mut part) = response.await else {
         // The upstream never answered (its error went to the client and the log): nothing to judge.
+        if let Some(spans) = &shared.otlp {
+            otlp_span::send_unjudged(spans, &label, &trace, "no_response");
+        }
         return None;
     };
+    trace.ttfb = Some(part.ttfb);
     shared.metrics.upstream_ttfb(&label.route, part.ttfb);
     let head_at = Instant::now();
     let status = part.head.status;
@@ -193,6 +207,7 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) -> Option<verdicts::F
         part,
         &mut recording,
         &mut charge,
+        &mut trace.first_chunk,
     )
     .await;
     shared
@@ -223,8 +238,12 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) -> Option<verdicts::F
                 enforced: cut.as_ref().map(recording::enforced_line),
             },
         };
-        tape.finish(verdict, &shared.analysis, &shared.metrics)
+        trace.recorded = tape
+            .finish(verdict, &shared.analysis, &shared.metrics)
             .await;
+    }
+    if let Outcome::Judged { end: Some(end), .. } = &outcome {
+        trace.ended = Some(end.at);
     }
     let findings = match &outcome {
         Outcome::Judged { report, .. } => Some(verdicts::Findings::of(report)),
@@ -242,6 +261,7 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) -> Option<verdicts::F
         outcome,
         cut.is_some(),
         quirk.as_deref(),
+        &trace,
     );
     findings
 }
@@ -297,6 +317,7 @@ pub mod mcp_order;
 mod mcp_live;
 mod memory;
 mod offload;
+mod otlp_span;
 mod recording;
 mod report;
 mod spill;
@@ -341,6 +362,7 @@ async fn analyse(
     part: ResponsePart,
     recording: &mut Option<Tape>,
     charge: &mut Charge,
+    first_chunk: &mut Option<Instant>,
 ) -> (Outcome, bool) {
     let ResponsePart { head, mut body, .. } = part;
     let pool = &shared.analysis;
@@ -378,6 +400,9 @@ async fn analyse(
             break;
         };
         closed = over;
+        if first_chunk.is_none() {
+            *first_chunk = batch.first().map(|event| event.at);
+        }
         // Held frames and framing buffers are bounded per exchange; counted so that new
         // exchanges see the total.
         let bytes: usize = batch.iter().map(|event| event.bytes.len()).sum();

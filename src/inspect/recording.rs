@@ -181,21 +181,29 @@ impl Tape {
 
     /// Finish: a live recording ends; a held one is written only when there are violations,
     /// its spilled frames read back on the analysis pool.
-    pub(super) async fn finish(self, verdict: Verdict<'_>, pool: &AnalysisPool, metrics: &Metrics) {
+    pub(super) async fn finish(
+        self,
+        verdict: Verdict<'_>,
+        pool: &AnalysisPool,
+        metrics: &Metrics,
+    ) -> bool {
         let held = match self {
-            Tape::Live(handle) => return handle.finish(verdict.end),
+            Tape::Live(handle) => {
+                handle.finish(verdict.end);
+                return true;
+            }
             Tape::Held(held) => held,
         };
         let mut verdict = verdict;
         if verdict.end.violations.is_empty() {
-            return;
+            return false;
         }
         let cut = held.cut();
         if cut == Some(Cut::SpillFull) {
             metrics.limit_hit("held_spill", "inspect");
         }
         let Some((frames, failed)) = pool.run(move || held.load()).await else {
-            return;
+            return false;
         };
         if let Some(error) = &failed {
             tracing::warn!(
@@ -206,7 +214,7 @@ impl Tape {
             );
         }
         let Some(mut handle) = begin(verdict.recorder, verdict.label, verdict.seed) else {
-            return;
+            return false;
         };
         handle.request_body(verdict.request_body);
         let headers = verdict
@@ -221,5 +229,6 @@ impl Tape {
             verdict.end.outcome = Outcome::Truncated;
         }
         handle.finish(verdict.end);
+        true
     }
 }

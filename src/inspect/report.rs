@@ -5,6 +5,7 @@
 //! The violations-file lines are typed in [`super::violation_line`] (the documented public shape
 //! of docs/violations-file.md).
 
+use super::otlp_span::{self, Judged, TraceSeed};
 use super::violation_line::{LineHead, NotListedLine, ViolationLine, to_line};
 use super::{ExchangeLabel, Inspection, Outcome};
 use crate::engine::violation::{MAX_TEXT_BYTES, bounded_str};
@@ -61,6 +62,7 @@ pub(super) fn emit(
     outcome: Outcome,
     enforced: bool,
     quirk: Option<&str>,
+    trace: &TraceSeed,
 ) {
     let route = &*label.route;
     let metrics = &shared.metrics;
@@ -68,6 +70,9 @@ pub(super) fn emit(
         Outcome::Judged { report, end } => (report, end),
         Outcome::Panicked => {
             metrics.incomplete(route, IncompleteReason::InspectionFailed);
+            if let Some(spans) = &shared.otlp {
+                otlp_span::send_unjudged(spans, label, trace, "inspection_failed");
+            }
             tracing::error!(
                 exchange = &*label.id,
                 route,
@@ -141,6 +146,14 @@ pub(super) fn emit(
     metrics.schema_cache_bytes(shared.schemas.bytes());
     if let Some(sink) = &shared.violations {
         sink.append(lines);
+    }
+    if let Some(spans) = &shared.otlp {
+        let judged = Judged {
+            report: &report,
+            incomplete: &incomplete,
+            enforced,
+        };
+        otlp_span::send_judged(spans, label, trace, judged);
     }
     // One line per exchange: at INFO when there is something to read in it (violations, an
     // incomplete inspection, an enforced cut), at DEBUG when the exchange was clean. A clean

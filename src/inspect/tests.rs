@@ -35,6 +35,7 @@ fn inspection() -> Arc<Inspection> {
         analysis: AnalysisPool::default(),
         memory: MemoryBudget::default(),
         mcp: None,
+        otlp: None,
     })
 }
 
@@ -64,6 +65,7 @@ async fn exchange_with(
         response: response_rx,
         enforced: crate::proxy::enforce::verdict::channel().1,
         recording: None,
+        trace: None,
     };
     let task = tokio::spawn(run(shared.clone(), job));
     let request = TeeBody::new(Full::new(Bytes::from_static(request_body)), request_tap);
@@ -247,6 +249,7 @@ async fn a_stalled_inspector_makes_the_report_lossy_while_the_client_gets_every_
         response: response_rx,
         enforced: crate::proxy::enforce::verdict::channel().1,
         recording: None,
+        trace: None,
     };
     run(shared.clone(), job).await;
     let text = shared.metrics.render();

@@ -53,6 +53,12 @@ pub struct Metrics {
     request_overhead: HistogramVec,
     frame_overhead: HistogramVec,
     models: Mutex<BTreeSet<String>>,
+    /// OpenTelemetry export (`[otlp]`): spans sent, dropped (by reason), failed requests and
+    /// violation events left out of spans.
+    otlp_exported: CounterVec,
+    otlp_dropped: CounterVec,
+    otlp_failures: CounterVec,
+    otlp_events_dropped: CounterVec,
 }
 
 /// Why an exchange's inspection is incomplete: our own limits, never contract violations.
@@ -173,6 +179,26 @@ impl Default for Metrics {
                 OVERHEAD_BUCKETS,
             ),
             models: Mutex::new(BTreeSet::new()),
+            otlp_exported: CounterVec::new(
+                "tooltap_otlp_spans_exported_total",
+                "Exchange spans the OTLP collector accepted.",
+                &[],
+            ),
+            otlp_dropped: CounterVec::new(
+                "tooltap_otlp_spans_dropped_total",
+                "Exchange spans not delivered, by reason: queue_full (otlp.max_queue), queue_bytes (otlp.max_queue_bytes), export_failed (the collector refused or could not be reached), exporter_gone.",
+                &["reason"],
+            ),
+            otlp_failures: CounterVec::new(
+                "tooltap_otlp_export_failures_total",
+                "OTLP export requests that failed, by reason: status (a non-2xx answer), transport, timeout (otlp.timeout).",
+                &["reason"],
+            ),
+            otlp_events_dropped: CounterVec::new(
+                "tooltap_otlp_events_dropped_total",
+                "Violation events left out of exchange spans (past otlp.max_events).",
+                &[],
+            ),
         }
     }
 }
@@ -272,6 +298,20 @@ impl Metrics {
     pub fn frame_overhead(&self, route: &str, d: Duration) {
         self.frame_overhead.observe(&[route], d.as_secs_f64());
     }
+    pub fn otlp_spans_exported(&self, count: u64) {
+        self.otlp_exported.add(&[], count);
+    }
+    pub fn otlp_spans_dropped(&self, reason: &str, count: u64) {
+        self.otlp_dropped.add(&[reason], count);
+    }
+    pub fn otlp_export_failure(&self, reason: &str) {
+        self.otlp_failures.add(&[reason], 1);
+    }
+    pub fn otlp_events_dropped(&self, count: u64) {
+        if count > 0 {
+            self.otlp_events_dropped.add(&[], count);
+        }
+    }
 
     /// The whole registry in the Prometheus text exposition format (version 0.0.4).
     pub fn render(&self) -> String {
@@ -312,6 +352,10 @@ impl Metrics {
         self.stream_duration.render(&mut out);
         self.request_overhead.render(&mut out);
         self.frame_overhead.render(&mut out);
+        self.otlp_exported.render(&mut out);
+        self.otlp_dropped.render(&mut out);
+        self.otlp_failures.render(&mut out);
+        self.otlp_events_dropped.render(&mut out);
         out
     }
 }

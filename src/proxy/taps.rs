@@ -82,7 +82,11 @@ impl Watch {
         let recorder = (config.record.mode != RecordMode::Off)
             .then(|| Recorder::spawn(config.record.clone(), metrics.clone()));
         let schemas = Arc::new(SchemaCache::new(256, settings.schema));
+        let otlp = crate::proxy::tls::client_config(config.tls.extra_ca.as_deref())
+            .ok()
+            .and_then(|tls| crate::otlp::Spans::start(&config.otlp, tls, metrics.clone()));
         let inspection = Arc::new(Inspection {
+            otlp,
             recorder,
             hold: HoldSettings {
                 max: config
@@ -162,7 +166,8 @@ impl Watch {
             headers: DetachedHeaders::of(&head.headers),
         });
         let request_head = self.inspection.request_head(ctx.dialect, head);
-        match self.start(ctx, request_head, recording) {
+        let trace = self.trace_parent(head);
+        match self.start(ctx, request_head, trace, recording) {
             Some((tap, watching)) => (
                 body::from_client_tee(TeeBody::new(request, tap)),
                 Some(watching),
@@ -182,7 +187,8 @@ impl Watch {
         body: &Bytes,
     ) -> Option<Watching> {
         let request_head = self.inspection.request_head(ctx.dialect, head);
-        let (tap, watching) = self.start(ctx, request_head, recording)?;
+        let trace = self.trace_parent(head);
+        let (tap, watching) = self.start(ctx, request_head, trace, recording)?;
         let copied = TeeBody::new(Full::new(body.clone()), tap).collect().await;
         if let Err(never) = copied {
             match never {}
@@ -191,10 +197,17 @@ impl Watch {
     }
 
     /// Take a permit and spawn the inspector; `None` (counted `skipped`) when none is free.
+    /// The client's trace context, read only when OpenTelemetry export is on.
+    fn trace_parent(&self, head: &http::request::Parts) -> Option<Box<crate::otlp::TraceParent>> {
+        self.inspection.otlp.as_ref()?;
+        crate::otlp::TraceParent::from_headers(&head.headers).map(Box::new)
+    }
+
     fn start(
         &self,
         ctx: &ExchangeCtx,
         request_head: RequestHead,
+        trace: Option<Box<crate::otlp::TraceParent>>,
         recording: Option<RecordingSeed>,
     ) -> Option<(tee::Tap, Watching)> {
         let Some(dialect) = ctx.dialect else {
@@ -219,6 +232,7 @@ impl Watch {
         let (cut, cut_rx) = crate::proxy::enforce::verdict::channel();
         let records = recording.is_some();
         let job = InspectJob {
+            trace,
             recording,
             enforced: cut_rx,
             label: ExchangeLabel {

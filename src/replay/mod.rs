@@ -175,6 +175,7 @@ impl ReplayState {
         });
         let schemas = Arc::new(SchemaCache::default());
         let inspection = Arc::new(Inspection {
+            otlp: None,
             recorder,
             hold: crate::inspect::HoldSettings::in_memory(
                 RecorderConfig::default().max_bytes_per_recording,

@@ -63,6 +63,31 @@ pub fn fixture_request(addr: SocketAddr, fixture: &Fixture) -> Request<Full<Byte
     req
 }
 
+/// Sends `request` (a request for `fixture`) to `addr`, asserts the client got the fixture's
+/// status and bytes unchanged, and returns the exchange id tooltap gave it.
+pub async fn exchange_unchanged(
+    addr: SocketAddr,
+    request: Request<Full<Bytes>>,
+    fixture: &Fixture,
+) -> String {
+    let collected = within(LIMIT, exchange(addr, request)).await;
+    assert_eq!(
+        collected.status.as_u16(),
+        fixture.head.status,
+        "{}",
+        fixture.name
+    );
+    assert_eq!(
+        collected.body, fixture.body,
+        "{}: bytes changed",
+        fixture.name
+    );
+    collected.headers["x-tooltap-exchange"]
+        .to_str()
+        .expect("id")
+        .to_string()
+}
+
 /// An upstream that answers each request with the fixture named in its `x-fixture` header.
 pub async fn fixture_upstream(fixtures: &[Fixture]) -> Upstream {
     fixture_upstream_ending(fixtures, false).await
@@ -178,22 +203,7 @@ async fn every_fixture_through_the_proxy_reports_exactly_its_expected_violations
     let mut ids = BTreeMap::new();
     for fixture in &fixtures {
         let addr = tooltap.local_addr();
-        let collected = within(LIMIT, exchange(addr, fixture_request(addr, fixture))).await;
-        assert_eq!(
-            collected.status.as_u16(),
-            fixture.head.status,
-            "{}",
-            fixture.name
-        );
-        assert_eq!(
-            collected.body, fixture.body,
-            "{}: bytes changed",
-            fixture.name
-        );
-        let id = collected.headers["x-tooltap-exchange"]
-            .to_str()
-            .expect("id")
-            .to_string();
+        let id = exchange_unchanged(addr, fixture_request(addr, fixture), fixture).await;
         ids.insert(fixture.name.clone(), id);
     }
     let text = settle(&tooltap, fixtures.len() as u64).await;

@@ -80,6 +80,7 @@ mod memory;
 mod memory_rss;
 mod monitoring;
 mod object_storage;
+mod otlp;
 mod packages;
 mod passthrough;
 mod protocol;

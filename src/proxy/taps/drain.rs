@@ -6,7 +6,7 @@
 //! every permit waits for every inspection, the verdicts, violations lines and recordings it
 //! sends included; then the violations file and the recorder (both layouts, held recordings'
 //! spill read back on the way) are flushed, each waiting until what was queued before it is on
-//! disk. Without this the process exited with inspections and queued writes still in memory.
+//! disk; so is the OpenTelemetry exporter (`[otlp]`), until its queued spans were sent. Without this the process exited with inspections and queued writes still in memory.
 
 use std::time::{Duration, Instant};
 
@@ -63,6 +63,9 @@ impl Watch {
         }
         if let Some(recorder) = &inspection.recorder {
             tally(&mut drained, within(deadline, recorder.flush()).await);
+        }
+        if let Some(spans) = &inspection.otlp {
+            tally(&mut drained, within(deadline, spans.flush()).await);
         }
         drained
     }
@@ -125,6 +128,7 @@ mod tests {
             analysis: AnalysisPool::default(),
             memory: MemoryBudget::default(),
             mcp: None,
+            otlp: None,
         });
         let watch = Watch::with(inspection, 4, 16);
         let running = watch.permits.clone().try_acquire_owned().expect("a permit");

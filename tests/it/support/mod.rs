@@ -11,6 +11,7 @@ pub mod command;
 pub mod gemini;
 pub mod mcp;
 pub mod metrics;
+pub mod otlp;
 pub mod oversized;
 pub mod pki;
 pub mod proxy;
