@@ -51,6 +51,7 @@ pub struct Metrics {
     stream_duration: HistogramVec,
     request_overhead: HistogramVec,
     frame_overhead: HistogramVec,
+    upstream_pool: crate::proxy::upstream::PoolCounters,
     models: Mutex<BTreeSet<String>>,
 }
 
@@ -166,6 +167,7 @@ impl Default for Metrics {
                 &["route"],
                 OVERHEAD_BUCKETS,
             ),
+            upstream_pool: crate::proxy::upstream::PoolCounters::default(),
             models: Mutex::new(BTreeSet::new()),
         }
     }
@@ -262,6 +264,10 @@ impl Metrics {
     pub fn frame_overhead(&self, route: &str, d: Duration) {
         self.frame_overhead.observe(&[route], d.as_secs_f64());
     }
+    /// The upstream client's connection counters (atomics the pools update).
+    pub fn upstream_pool(&self) -> &crate::proxy::upstream::PoolCounters {
+        &self.upstream_pool
+    }
 
     /// The whole registry in the Prometheus text exposition format (version 0.0.4).
     pub fn render(&self) -> String {
@@ -301,7 +307,52 @@ impl Metrics {
         self.stream_duration.render(&mut out);
         self.request_overhead.render(&mut out);
         self.frame_overhead.render(&mut out);
+        self.render_upstream_pool(&mut out);
         out
+    }
+
+    fn render_upstream_pool(&self, out: &mut String) {
+        use crate::proxy::upstream::Closed;
+        use std::fmt::Write as _;
+        let pool = &self.upstream_pool;
+        for (name, kind, help, value) in [
+            (
+                "tooltap_upstream_connections_opened_total",
+                "counter",
+                "Upstream connections opened.",
+                &pool.opened,
+            ),
+            (
+                "tooltap_upstream_connections_reused_total",
+                "counter",
+                "Requests sent on a pooled upstream connection (an idle HTTP/1.1 one, or the shared HTTP/2 one).",
+                &pool.reused,
+            ),
+            (
+                "tooltap_upstream_connections_idle",
+                "gauge",
+                "Idle upstream connections held in the pools.",
+                &pool.idle,
+            ),
+        ] {
+            let _ = writeln!(out, "# HELP {name} {help}");
+            let _ = writeln!(out, "# TYPE {name} {kind}");
+            let _ = writeln!(out, "{name} {}", value.load(Ordering::Relaxed));
+        }
+        let name = "tooltap_upstream_connections_closed_total";
+        let _ = writeln!(
+            out,
+            "# HELP {name} Idle upstream connections the pools closed, by reason (idle_timeout, idle_cap, stale: closed by the upstream)."
+        );
+        let _ = writeln!(out, "# TYPE {name} counter");
+        for (why, value) in Closed::ALL.iter().zip(&pool.closed) {
+            let _ = writeln!(
+                out,
+                "{name}{{reason=\"{}\"}} {}",
+                why.as_str(),
+                value.load(Ordering::Relaxed)
+            );
+        }
     }
 }
 

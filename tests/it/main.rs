@@ -99,4 +99,5 @@ mod streaming;
 mod support;
 mod tls;
 mod two_processes;
+mod upstream_pool;
 mod verdicts;
