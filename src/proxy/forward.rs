@@ -102,8 +102,7 @@ impl Forwarder {
         parts.uri = route.target_uri(&parts.uri).map_err(|error| {
             ProxyError::BadRequest(format!("cannot build the upstream URI: {error}"))
         })?;
-        headers::prepare_request(&mut parts.headers, route.upstream.authority())
-            .map_err(|error| ProxyError::Internal(format!("upstream authority: {error}")))?;
+        headers::prepare_request(&mut parts.headers, route.upstream.host_header());
         // The client may speak h2c to us while the upstream only speaks HTTP/1.1 (or the
         // reverse): the pooled connection picks the wire version, ALPN decides for HTTPS.
         parts.version = Version::HTTP_11;
