@@ -343,12 +343,7 @@ impl Pool {
                 .handshake(io)
                 .await
                 .map_err(UpstreamError::Handshake)?;
-            tokio::spawn(async move {
-                if let Err(error) = connection.await {
-                    tracing::debug!(%error, "upstream HTTP/2 connection ended");
-                }
-                drop(permit);
-            });
+            drive(connection, permit, "HTTP/2");
             *lock(&self.h2) = Some(sender.clone());
             Conn::H2(sender)
         } else {
@@ -358,12 +353,7 @@ impl Pool {
                 .handshake(io)
                 .await
                 .map_err(UpstreamError::Handshake)?;
-            tokio::spawn(async move {
-                if let Err(error) = connection.await {
-                    tracing::debug!(%error, "upstream HTTP/1.1 connection ended");
-                }
-                drop(permit);
-            });
+            drive(connection, permit, "HTTP/1.1");
             Conn::H1(sender)
         };
         Ok(Checkout {
@@ -371,6 +361,20 @@ impl Pool {
             reused: false,
         })
     }
+}
+
+/// Run a connection's task, holding `permit` until the connection ends.
+fn drive(
+    connection: impl std::future::Future<Output = hyper::Result<()>> + Send + 'static,
+    permit: OwnedSemaphorePermit,
+    protocol: &'static str,
+) {
+    tokio::spawn(async move {
+        if let Err(error) = connection.await {
+            tracing::debug!(%error, protocol, "upstream connection ended");
+        }
+        drop(permit);
+    });
 }
 
 /// The pool's reaper: closes idle connections as they expire, and ends when none is idle (or
