@@ -47,7 +47,14 @@ pub struct PoolSettings {
 #[derive(Clone)]
 pub struct UpstreamClient {
     shared: Arc<Shared>,
-    pools: Arc<Mutex<Vec<Arc<Pool>>>>,
+    pools: Arc<Mutex<Vec<PoolEntry>>>,
+}
+
+/// A pool under the scheme and authority a route names it by.
+struct PoolEntry {
+    https: bool,
+    authority: http::uri::Authority,
+    pool: Arc<Pool>,
 }
 
 impl std::fmt::Debug for UpstreamClient {
@@ -83,30 +90,38 @@ impl UpstreamClient {
     }
 
     /// The pool for `upstream`, made on first use (there is one per distinct upstream of the
-    /// configured routes: a short list scanned under a lock held for the scan only).
+    /// configured routes: a short list scanned under a lock held for the scan only). The list
+    /// is keyed by scheme and authority as the route spells them, so the common case compares
+    /// two short strings; an authority seen for the first time is resolved to its target (host
+    /// and port, `example.com` and `example.com:80` being one upstream) once.
     fn pool(&self, upstream: &UpstreamUrl) -> Arc<Pool> {
         let authority = upstream.authority();
         let https = upstream.is_https();
-        let host = authority
-            .host()
-            .trim_start_matches('[')
-            .trim_end_matches(']');
-        let port = authority.port_u16().unwrap_or(if https { 443 } else { 80 });
         let mut pools = self.pools.lock().unwrap_or_else(PoisonError::into_inner);
-        let found = pools.iter().find(|pool| {
-            let target = pool.target();
-            target.https == https && target.port == port && target.host.eq_ignore_ascii_case(host)
-        });
-        if let Some(pool) = found {
-            return pool.clone();
+        let known = pools
+            .iter()
+            .find(|entry| entry.https == https && entry.authority == *authority);
+        if let Some(entry) = known {
+            return entry.pool.clone();
         }
         let target = Target {
             https,
-            host: host.to_owned(),
-            port,
+            host: authority
+                .host()
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_owned(),
+            port: authority.port_u16().unwrap_or(if https { 443 } else { 80 }),
         };
-        let pool = Pool::new(target, self.shared.clone());
-        pools.push(pool.clone());
+        let pool = match pools.iter().find(|entry| *entry.pool.target() == target) {
+            Some(entry) => entry.pool.clone(),
+            None => Pool::new(target, self.shared.clone()),
+        };
+        pools.push(PoolEntry {
+            https,
+            authority: authority.clone(),
+            pool: pool.clone(),
+        });
         pool
     }
 
