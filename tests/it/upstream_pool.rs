@@ -15,8 +15,6 @@ use tokio::net::TcpStream;
 
 use crate::support::client::{exchange, request};
 use crate::support::metrics::{metric_sum, metrics};
-use crate::support::pki::TestPki;
-use crate::support::upstream::{Script, Upstream};
 use crate::support::{proxy, within};
 use tooltap::config::HumanDuration;
 
@@ -315,16 +313,8 @@ async fn past_the_cap_and_the_wait_a_request_gets_503_upstream_busy() {
 
 #[tokio::test]
 async fn over_tls_alpn_h2_carries_every_request_on_one_connection() {
-    let pki = TestPki::new();
-    let upstream = Upstream::start(
-        |_| Script::full(200, "text/plain", "ok"),
-        Some(pki.server_config.clone()),
-    )
-    .await;
-    let ca_path = pki.write_ca();
-    let mut raw = proxy::raw_config(&upstream.url());
-    raw.tls.extra_ca = Some(ca_path.clone());
-    let tooltap = proxy::start(raw).await;
+    let (_upstream, tooltap, ca_path) =
+        crate::tls::private_ca_upstream_and_proxy("text/plain", "ok").await;
     let addr = tooltap.local_addr();
     let mut set = tokio::task::JoinSet::new();
     get_ok(addr, "/v1/models/first").await;
