@@ -103,6 +103,9 @@ pub struct ConnectionLimits {
     /// exchange ends (0: no pooling). Each idle one holds hyper's buffers (see
     /// docs/benchmarks.md#upstream-idle).
     pub upstream_idle: usize,
+    /// Upstream connections open at once per upstream host; at the cap a request waits up to
+    /// `timeouts.connect` for one to be handed back, then gets 503 `upstream_busy`.
+    pub upstream_max: usize,
 }
 
 impl ConnectionLimits {
@@ -337,18 +340,29 @@ impl Config {
             }),
             other => Ok(other.unwrap_or_else(default)),
         };
+        let proxy_max = positive(
+            proxy.max_connections,
+            ConnectionLimits::default_proxy,
+            "proxy.max_connections",
+        )?;
         let connections = ConnectionLimits {
-            proxy: positive(
-                proxy.max_connections,
-                ConnectionLimits::default_proxy,
-                "proxy.max_connections",
-            )?,
+            proxy: proxy_max,
             admin: positive(
                 proxy.admin_max_connections,
                 || DEFAULT_ADMIN_MAX_CONNECTIONS,
                 "proxy.admin_max_connections",
             )?,
             upstream_idle: proxy.upstream_max_idle.unwrap_or(DEFAULT_UPSTREAM_MAX_IDLE),
+            // Each HTTP/1.1 client connection holds at most one upstream connection at a time:
+            // the client cap is the natural default, and the bound matters for h2 clients.
+            upstream_max: match proxy.upstream_max_connections {
+                None => proxy_max,
+                set => positive(
+                    set,
+                    ConnectionLimits::default_proxy,
+                    "proxy.upstream_max_connections",
+                )?,
+            },
         };
         Ok(Config {
             listen: proxy.listen.unwrap_or_else(default_listen),

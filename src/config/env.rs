@@ -24,6 +24,10 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ("TOOLTAP_REQUEST_BODY_TIMEOUT", "timeouts.request_body"),
     ("TOOLTAP_MAX_CONNECTIONS", "proxy.max_connections"),
     ("TOOLTAP_UPSTREAM_MAX_IDLE", "proxy.upstream_max_idle"),
+    (
+        "TOOLTAP_UPSTREAM_MAX_CONNECTIONS",
+        "proxy.upstream_max_connections",
+    ),
     ("TOOLTAP_SHUTDOWN_GRACE", "shutdown.grace"),
     ("TOOLTAP_EXTRA_CA", "tls.extra_ca"),
     ("TOOLTAP_LOG_FORMAT", "log.format"),
@@ -80,6 +84,7 @@ impl EnvLayer {
         raw.timeouts.request_body = parse(&get, "TOOLTAP_REQUEST_BODY_TIMEOUT")?;
         raw.proxy.max_connections = parse(&get, "TOOLTAP_MAX_CONNECTIONS")?;
         raw.proxy.upstream_max_idle = parse(&get, "TOOLTAP_UPSTREAM_MAX_IDLE")?;
+        raw.proxy.upstream_max_connections = parse(&get, "TOOLTAP_UPSTREAM_MAX_CONNECTIONS")?;
         raw.shutdown.grace = parse(&get, "TOOLTAP_SHUTDOWN_GRACE")?;
         raw.tls.extra_ca = get("TOOLTAP_EXTRA_CA").map(PathBuf::from);
         raw.inspect.enabled = parse_bool(&get, "TOOLTAP_INSPECT")?;

@@ -74,6 +74,8 @@ pub struct RawProxy {
     pub admin_max_connections: Option<usize>,
     /// Idle pooled upstream connections kept per upstream host.
     pub upstream_max_idle: Option<usize>,
+    /// Upstream connections open at once per upstream host.
+    pub upstream_max_connections: Option<usize>,
     /// The dialect the default route's inspected paths are judged as (`chat`, `responses`,
     /// `anthropic`); unset: the one the path names.
     pub dialect: Option<String>,
@@ -173,6 +175,9 @@ impl RawConfig {
                     .admin_max_connections
                     .or(self.proxy.admin_max_connections),
                 upstream_max_idle: proxy.upstream_max_idle.or(self.proxy.upstream_max_idle),
+                upstream_max_connections: proxy
+                    .upstream_max_connections
+                    .or(self.proxy.upstream_max_connections),
                 dialect: proxy.dialect.or(self.proxy.dialect),
             },
             timeouts: RawTimeouts {

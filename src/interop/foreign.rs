@@ -66,6 +66,10 @@ pub struct Extra {
     /// The violations tooltap found when it recorded the exchange.
     #[serde(default)]
     pub violations: Vec<Violation>,
+    /// The recording's credential digest (`meta.credential`, never the credential): MCP
+    /// conversations are keyed by it, so an exported conversation is judged as the original.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credential: Option<String>,
 }
 
 /// How the exchange ended.
@@ -104,6 +108,7 @@ impl Extra {
                 dropped_frames: end.map_or(0, |end| end.dropped_frames),
             },
             violations: end.map(|end| end.violations.clone()).unwrap_or_default(),
+            credential: meta.credential.clone(),
         }
     }
 }
@@ -172,6 +177,7 @@ impl Foreign {
             (meta.started, meta.dialect) = (extra.started, extra.dialect);
             (end.outcome, end.t_us) = (extra.end.outcome, extra.end.t_us);
             (end.dropped_frames, end.violations) = (extra.end.dropped_frames, extra.violations);
+            meta.credential = extra.credential;
         }
         let recording = Recording {
             path: path.to_path_buf(),

@@ -9,6 +9,7 @@
 //! a second rustls crypto provider, and what we need fits in this file.)
 
 mod family;
+pub mod upstream_pool;
 
 use std::collections::BTreeSet;
 use std::sync::Mutex;
@@ -52,6 +53,7 @@ pub struct Metrics {
     stream_duration: HistogramVec,
     request_overhead: HistogramVec,
     frame_overhead: HistogramVec,
+    upstream_pool: upstream_pool::PoolCounters,
     models: Mutex<BTreeSet<String>>,
     /// OpenTelemetry export (`[otlp]`): spans sent, dropped (by reason), failed requests and
     /// violation events left out of spans.
@@ -178,6 +180,7 @@ impl Default for Metrics {
                 &["route"],
                 OVERHEAD_BUCKETS,
             ),
+            upstream_pool: upstream_pool::PoolCounters::default(),
             models: Mutex::new(BTreeSet::new()),
             otlp_exported: CounterVec::new(
                 "tooltap_otlp_spans_exported_total",
@@ -312,6 +315,10 @@ impl Metrics {
             self.otlp_events_dropped.add(&[], count);
         }
     }
+    /// The upstream client's connection counters (atomics the pools update).
+    pub fn upstream_pool(&self) -> &upstream_pool::PoolCounters {
+        &self.upstream_pool
+    }
 
     /// The whole registry in the Prometheus text exposition format (version 0.0.4).
     pub fn render(&self) -> String {
@@ -356,7 +363,52 @@ impl Metrics {
         self.otlp_dropped.render(&mut out);
         self.otlp_failures.render(&mut out);
         self.otlp_events_dropped.render(&mut out);
+        self.render_upstream_pool(&mut out);
         out
+    }
+
+    fn render_upstream_pool(&self, out: &mut String) {
+        use std::fmt::Write as _;
+        use upstream_pool::Closed;
+        let pool = &self.upstream_pool;
+        for (name, kind, help, value) in [
+            (
+                "tooltap_upstream_connections_opened_total",
+                "counter",
+                "Upstream connections opened.",
+                &pool.opened,
+            ),
+            (
+                "tooltap_upstream_connections_reused_total",
+                "counter",
+                "Requests sent on a pooled upstream connection (an idle HTTP/1.1 one, or the shared HTTP/2 one).",
+                &pool.reused,
+            ),
+            (
+                "tooltap_upstream_connections_idle",
+                "gauge",
+                "Idle upstream connections held in the pools.",
+                &pool.idle,
+            ),
+        ] {
+            let _ = writeln!(out, "# HELP {name} {help}");
+            let _ = writeln!(out, "# TYPE {name} {kind}");
+            let _ = writeln!(out, "{name} {}", value.load(Ordering::Relaxed));
+        }
+        let name = "tooltap_upstream_connections_closed_total";
+        let _ = writeln!(
+            out,
+            "# HELP {name} Idle upstream connections the pools closed, by reason (idle_timeout, idle_cap, stale: closed by the upstream)."
+        );
+        let _ = writeln!(out, "# TYPE {name} counter");
+        for (why, value) in Closed::ALL.iter().zip(&pool.closed) {
+            let _ = writeln!(
+                out,
+                "{name}{{reason=\"{}\"}} {}",
+                why.as_str(),
+                value.load(Ordering::Relaxed)
+            );
+        }
     }
 }
 

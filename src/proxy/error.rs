@@ -53,6 +53,8 @@ pub enum ProxyError {
     },
     #[error("TLS handshake with upstream {upstream} failed: {detail}")]
     UpstreamTls { upstream: String, detail: String },
+    #[error("tooltap has no free connection to upstream {upstream}: {detail}")]
+    UpstreamBusy { upstream: String, detail: String },
     #[error("upstream {upstream} broke the exchange: {detail}")]
     UpstreamProtocol { upstream: String, detail: String },
     #[error("bad request: {0}")]
@@ -84,6 +86,7 @@ impl ProxyError {
             ProxyError::UpstreamUnreachable { .. } => "upstream_unreachable",
             ProxyError::UpstreamTimeout { .. } => "upstream_timeout",
             ProxyError::UpstreamTls { .. } => "upstream_tls",
+            ProxyError::UpstreamBusy { .. } => "upstream_busy",
             ProxyError::UpstreamProtocol { .. } => "upstream_protocol",
             ProxyError::BadRequest(_) => "bad_request",
             ProxyError::Internal(_) => "internal",
@@ -95,6 +98,7 @@ impl ProxyError {
             ProxyError::UpstreamUnreachable { .. } => StatusCode::BAD_GATEWAY,
             ProxyError::UpstreamTimeout { .. } => StatusCode::GATEWAY_TIMEOUT,
             ProxyError::UpstreamTls { .. } => StatusCode::BAD_GATEWAY,
+            ProxyError::UpstreamBusy { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ProxyError::UpstreamProtocol { .. } => StatusCode::BAD_GATEWAY,
             ProxyError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ProxyError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -108,7 +112,7 @@ impl ProxyError {
             | ProxyError::UpstreamTls { .. }
             | ProxyError::UpstreamProtocol { .. } => Fault::Upstream,
             ProxyError::BadRequest(_) => Fault::Client,
-            ProxyError::Internal(_) => Fault::Tooltap,
+            ProxyError::UpstreamBusy { .. } | ProxyError::Internal(_) => Fault::Tooltap,
         }
     }
 

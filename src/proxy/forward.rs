@@ -5,10 +5,10 @@
 //! [`ProxyError`] tagged with whose fault it is. The caller (the service) decides how to wrap the
 //! body before it reaches the client; this is where the tee attaches in the next issue.
 //!
-//! One hyper-util legacy client serves every route: pooled per upstream authority, HTTPS through
-//! hyper-rustls (certificates verified, ALPN h2 + http/1.1) and plain HTTP, `TCP_NODELAY` so
-//! small SSE frames are not held back by Nagle, reads capped small (`read_cap`), and a Tokio
-//! timer without which the pool's idle timeout would silently do nothing.
+//! tooltap's own client ([`crate::proxy::upstream`]) serves every route: pooled per upstream
+//! (scheme, host, port), HTTPS through rustls (certificates verified, ALPN h2 + http/1.1) and
+//! plain HTTP, `TCP_NODELAY` so small SSE frames are not held back by Nagle, reads capped small
+//! (`read_cap`).
 
 pub mod body;
 mod classify;
@@ -18,37 +18,21 @@ pub mod idle;
 pub mod slow_body;
 
 /// The upstream's response body as the rest of tooltap sees it: with its idle deadline.
-pub type UpstreamBody = idle::IdleBody<Incoming>;
+pub type UpstreamBody = idle::IdleBody<ResponseBody>;
 
 use std::time::Duration;
 
 use http::{Method, Request, Response, Version};
-use hyper::body::Incoming;
-use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 use crate::config::Config;
 use crate::proxy::error::{ProxyError, TimeoutPhase};
 use crate::proxy::exchange::ExchangeCtx;
-use crate::proxy::read_cap::ReadCappedConnector;
 use crate::proxy::route::Route;
 use crate::proxy::tls::{self, TlsError};
+use crate::proxy::upstream::{PoolSettings, ResponseBody, UpstreamClient};
 use body::RequestBody;
 
-pub type UpstreamClient = Client<HttpsConnector<ReadCappedConnector>, RequestBody>;
-
-/// Response headers accepted from an upstream (hyper's default is 100, which some gateways
-/// exceed; a direct client would get the answer, so tooltap must too). Bounded all the same, and
-/// not higher: hyper allocates and fills this many header slots for every response it parses,
-/// which at 1,000 cost ~10.7k instructions per request (callgrind, `bench/profile`), a sixth of
-/// the whole pass-through.
-pub const UPSTREAM_MAX_HEADERS: usize = 256;
-/// Bytes the upstream's response head may take (hyper's default is ~400 KiB, less than one
-/// 500 KiB header). The read buffer grows to this only when a head needs it: reads are capped
-/// at [`crate::proxy::read_cap::READ_CAP`], so a late reader does not grow it either.
-pub const UPSTREAM_MAX_HEAD_BYTES: usize = 1024 * 1024;
+pub use crate::proxy::upstream::{UPSTREAM_MAX_HEAD_BYTES, UPSTREAM_MAX_HEADERS};
 
 /// The shared, cloneable forwarding half of the proxy.
 #[derive(Clone, Debug)]
@@ -75,26 +59,13 @@ impl std::fmt::Debug for CutCounter {
 impl Forwarder {
     pub fn new(config: &Config) -> Result<Forwarder, TlsError> {
         let tls = tls::client_config(config.tls.extra_ca.as_deref())?;
-        let mut http = HttpConnector::new();
-        // The HTTPS connector decides per URI scheme; the inner connector must accept both.
-        http.enforce_http(false);
-        http.set_nodelay(true);
-        http.set_connect_timeout(Some(config.timeouts.connect));
-        let connector = HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
-            .https_or_http()
-            .enable_all_versions()
-            .wrap_connector(ReadCappedConnector(http));
-        let client = Client::builder(TokioExecutor::new())
-            .timer(TokioTimer::new())
-            .pool_timer(TokioTimer::new())
-            .pool_idle_timeout(config.timeouts.pool_idle)
-            .pool_max_idle_per_host(config.connections.upstream_idle)
-            .http1_max_headers(UPSTREAM_MAX_HEADERS)
-            .http1_max_buf_size(UPSTREAM_MAX_HEAD_BYTES)
-            // `headers::prepare_request` sets Host itself; the client must not add anything.
-            .set_host(false)
-            .build(connector);
+        let settings = PoolSettings {
+            connect_timeout: config.timeouts.connect,
+            idle_timeout: config.timeouts.pool_idle,
+            max_idle: config.connections.upstream_idle,
+            max_connections: config.connections.upstream_max,
+        };
+        let client = UpstreamClient::new(settings, tls);
         Ok(Forwarder {
             client,
             connect_timeout: config.timeouts.connect,
@@ -107,8 +78,9 @@ impl Forwarder {
     }
 
     /// Count what the forwarder cuts or mends (slow request bodies, an upstream head framed
-    /// twice) into `metrics`.
+    /// twice) and its pool's connections into `metrics`.
     pub fn counting(mut self, metrics: std::sync::Arc<crate::metrics::Metrics>) -> Forwarder {
+        self.client.count_into(metrics.clone());
         self.metrics = Some(CutCounter(metrics));
         self
     }
@@ -130,8 +102,7 @@ impl Forwarder {
         parts.uri = route.target_uri(&parts.uri).map_err(|error| {
             ProxyError::BadRequest(format!("cannot build the upstream URI: {error}"))
         })?;
-        headers::prepare_request(&mut parts.headers, route.upstream.authority())
-            .map_err(|error| ProxyError::Internal(format!("upstream authority: {error}")))?;
+        headers::prepare_request(&mut parts.headers, route.upstream.host_header());
         // The client may speak h2c to us while the upstream only speaks HTTP/1.1 (or the
         // reverse): the pooled connection picks the wire version, ALPN decides for HTTPS.
         parts.version = Version::HTTP_11;
@@ -147,14 +118,14 @@ impl Forwarder {
             self.request_body_min_rate,
             self.metrics.as_ref().map(|counter| counter.0.clone()),
         );
-        let pending = self.client.request(Request::from_parts(
-            parts,
-            http_body_util::BodyExt::boxed_unsync(request_body),
-        ));
+        let pending = self.client.send(
+            &route.upstream,
+            Request::from_parts(parts, http_body_util::BodyExt::boxed_unsync(request_body)),
+        );
         let response = match tokio::time::timeout(self.first_byte_timeout, pending).await {
             Ok(Ok(response)) => response,
             Ok(Err(error)) => {
-                return Err(classify::client_error(
+                return Err(classify::upstream_error(
                     &error,
                     &route.upstream,
                     self.connect_timeout,

@@ -14,16 +14,12 @@
 //! bytes per call. Writes are untouched. The cap costs nothing per read: tokio's
 //! `try_read_buf` reads into a window of the caller's buffer, uninitialised as hyper left it.
 
-use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use bytes::BufMut;
 
-use http::Uri;
-use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
-use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 
@@ -83,38 +79,6 @@ impl AsyncWrite for ReadCapped {
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.0).poll_shutdown(cx)
-    }
-}
-
-impl Connection for ReadCapped {
-    fn connected(&self) -> Connected {
-        self.0.connected()
-    }
-}
-
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-/// hyper-util's [`HttpConnector`], handing out [`ReadCapped`] sockets. Its errors keep their
-/// cause chain (boxed as they are), so forwarding still tells a refused connection from a
-/// timeout.
-#[derive(Clone, Debug)]
-pub struct ReadCappedConnector(pub HttpConnector);
-
-impl tower_service::Service<Uri> for ReadCappedConnector {
-    type Response = TokioIo<ReadCapped>;
-    type Error = BoxError;
-    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, BoxError>> + Send>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        self.0.poll_ready(cx).map_err(Into::into)
-    }
-
-    fn call(&mut self, uri: Uri) -> Self::Future {
-        let connecting = self.0.call(uri);
-        Box::pin(async move {
-            let socket = connecting.await?;
-            Ok(TokioIo::new(ReadCapped(socket.into_inner())))
-        })
     }
 }
 

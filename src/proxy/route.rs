@@ -68,6 +68,8 @@ pub struct UpstreamUrl {
     text: String,
     scheme: Scheme,
     authority: Authority,
+    /// The authority as the `Host` header every request to it carries, made once.
+    host: http::HeaderValue,
     /// Without a trailing slash; empty for a bare host.
     base_path: String,
 }
@@ -98,10 +100,13 @@ impl UpstreamUrl {
             return Err(RouteError::HasQuery(shown(text)));
         }
         let base_path = uri.path().trim_end_matches('/').to_owned();
+        let host = http::HeaderValue::from_str(authority.as_str())
+            .map_err(|_| RouteError::NotAUrl(shown(text)))?;
         Ok(UpstreamUrl {
             text: format!("{scheme}://{authority}{base_path}"),
             scheme,
             authority,
+            host,
             base_path,
         })
     }
@@ -114,6 +119,11 @@ impl UpstreamUrl {
     /// What the `Host` header (and h2 `:authority`) becomes.
     pub fn authority(&self) -> &Authority {
         &self.authority
+    }
+
+    /// The `Host` header value for requests to this upstream.
+    pub fn host_header(&self) -> &http::HeaderValue {
+        &self.host
     }
 
     pub fn is_https(&self) -> bool {

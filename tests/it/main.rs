@@ -104,4 +104,5 @@ mod tls;
 mod tree_shape;
 mod two_processes;
 mod verdict_board;
+mod upstream_pool;
 mod verdicts;

@@ -7,19 +7,30 @@ use crate::support::client::{exchange, request};
 use crate::support::pki::TestPki;
 use crate::support::proxy;
 use crate::support::upstream::{Script, Upstream};
+use tooltap::proxy::server::RunningProxy;
 
-#[tokio::test]
-async fn a_private_ca_upstream_is_verified_with_extra_ca_and_speaks_h2() {
+/// An HTTPS upstream answering `body` under a private CA, and tooltap trusting that CA; the
+/// CA file's path, for the caller to remove.
+pub async fn private_ca_upstream_and_proxy(
+    content_type: &'static str,
+    body: &'static str,
+) -> (Upstream, RunningProxy, std::path::PathBuf) {
     let pki = TestPki::new();
-    let mut upstream = Upstream::start(
-        |_| Script::full(200, "application/json", r#"{"ok":true}"#),
+    let upstream = Upstream::start(
+        move |_| Script::full(200, content_type, body),
         Some(pki.server_config.clone()),
     )
     .await;
     let ca_path = pki.write_ca();
     let mut raw = proxy::raw_config(&upstream.url());
     raw.tls.extra_ca = Some(ca_path.clone());
-    let tooltap = proxy::start(raw).await;
+    (upstream, proxy::start(raw).await, ca_path)
+}
+
+#[tokio::test]
+async fn a_private_ca_upstream_is_verified_with_extra_ca_and_speaks_h2() {
+    let (mut upstream, tooltap, ca_path) =
+        private_ca_upstream_and_proxy("application/json", r#"{"ok":true}"#).await;
     let addr = tooltap.local_addr();
 
     let response = exchange(addr, request(addr, "POST", "/v1/chat/completions", "{}")).await;
