@@ -15,18 +15,15 @@ use super::UpstreamBody;
 use super::flush_first::FlushFirst;
 use crate::proxy::tee::TeeBody;
 
-/// Errors inside a body stream. Boxed because hyper needs `Into<Box<dyn Error>>` anyway and a
-/// tee may add its own.
-pub type BodyError = Box<dyn std::error::Error + Send + Sync>;
+/// Errors inside a body stream, and what the upstream receives: defined beside the upstream
+/// client that sends it.
+pub use crate::proxy::upstream::{BodyError, RequestBody};
 
 /// What `poll_frame` returns in every body wrapper on the proxy path.
 pub type PolledFrame = std::task::Poll<Option<Result<http_body::Frame<Bytes>, BodyError>>>;
 
 /// What the client receives.
 pub type ProxyBody = UnsyncBoxBody<Bytes, BodyError>;
-
-/// What the upstream receives.
-pub type RequestBody = UnsyncBoxBody<Bytes, BodyError>;
 
 /// Marks a failure of the *client's* request body (it went away, or sent bad framing), so
 /// `forward` can blame the client instead of the upstream when the upstream request then fails.

@@ -16,8 +16,8 @@ use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
 use hyper::client::conn::http1;
 
+use super::RequestBody;
 use super::pool::Pool;
-use crate::proxy::forward::body::RequestBody;
 
 /// An HTTP/1.1 connection lent to one exchange; returned to `pool` when the exchange is done.
 pub(super) struct Lease {

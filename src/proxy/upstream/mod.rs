@@ -18,6 +18,13 @@ mod error;
 mod pool;
 
 pub use crate::metrics::upstream_pool::{Closed, PoolCounters};
+
+/// Errors inside a body stream. Boxed because hyper needs `Into<Box<dyn Error>>` anyway and a
+/// tee may add its own.
+pub type BodyError = Box<dyn std::error::Error + Send + Sync>;
+
+/// What the upstream receives.
+pub type RequestBody = http_body_util::combinators::UnsyncBoxBody<bytes::Bytes, BodyError>;
 pub use body::ResponseBody;
 pub use error::UpstreamError;
 pub use pool::{UPSTREAM_MAX_HEAD_BYTES, UPSTREAM_MAX_HEADERS};
@@ -29,7 +36,6 @@ use http::{Request, Response, Uri};
 use tokio_rustls::TlsConnector;
 
 use crate::metrics::Metrics;
-use crate::proxy::forward::body::RequestBody;
 use crate::proxy::route::UpstreamUrl;
 use body::Lease;
 use connect::Target;

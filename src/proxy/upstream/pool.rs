@@ -25,11 +25,11 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 use tokio_rustls::TlsConnector;
 
+use super::RequestBody;
 use super::connect::{Target, connect};
 use super::error::UpstreamError;
 use crate::metrics::Metrics;
 use crate::metrics::upstream_pool::{Closed, PoolCounters};
-use crate::proxy::forward::body::RequestBody;
 
 /// Response headers accepted from an upstream (hyper's default is 100, which some gateways
 /// exceed; a direct client would get the answer, so tooltap must too). Bounded all the same, and
