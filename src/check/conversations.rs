@@ -3,36 +3,39 @@
 //!
 //! Input: what [`super::judge`] kept of each MCP recording (its engine report's observation,
 //! its route, `started` and end time, its exchange id). Output: each exchange's S-rule verdict,
-//! merged into its [`Checked`] item. Order: [`SeenOwned::order_us`] (the request's start, a
+//! merged into its [`Checked`] item. Order: `SeenOwned::order_us` (the request's start, a
 //! GET stream's end, on the recording's clock: `started` to the millisecond plus `t_us`), then
 //! the exchange id's number (ids count up as requests arrive), then input order. What the pass
-//! holds is one observation per MCP recording, each bounded by the dialect's observation cap.
+//! holds is one observation per MCP recording, each bounded by the dialect's observation cap;
+//! the store's view of one (`SeenOwned`, the messages rebuilt) is built only when its turn
+//! comes, and dropped once it has settled.
 
 use std::sync::Arc;
 use std::time::UNIX_EPOCH;
 
+use crate::engine::dialect::mcp::observe::McpObservation;
 use crate::engine::mcp_conversation::observed::{Context, seen_of};
-use crate::engine::mcp_conversation::{ConversationStore, SeenOwned, Settled, StoreLimits};
+use crate::engine::mcp_conversation::{ConversationStore, HttpMethod, Settled, StoreLimits};
 use crate::engine::{EngineConfig, Report, SchemaCache};
 use crate::record::Recording;
 
 use super::judge::{Checked, Item};
 
-/// One MCP exchange waiting for its turn.
-#[derive(Debug)]
-pub struct Pending {
-    /// Its place among the items of the run (`tooltap report`: among the page's exchanges).
-    pub index: usize,
+/// What the pass takes from a recording besides its observation: its route, its times on the
+/// recording's clock, its credential's digest and its id's number.
+#[derive(Debug, Clone)]
+pub struct Stamp {
+    upstream: String,
+    start_us: u64,
+    end_us: u64,
+    credential: u64,
     id_number: u64,
-    seen: SeenOwned,
 }
 
-impl Pending {
-    /// What the pass needs of an MCP recording and its report (`None` for other dialects).
-    pub fn of(index: usize, recording: &Recording, report: &Report) -> Option<Pending> {
-        let observation = report.mcp.as_deref()?;
+impl Stamp {
+    pub fn of(recording: &Recording) -> Stamp {
         let meta = &recording.meta;
-        let started = humantime::parse_rfc3339_weak(&meta.started)
+        let start_us = humantime::parse_rfc3339_weak(&meta.started)
             .ok()
             .and_then(|at| at.duration_since(UNIX_EPOCH).ok())
             .map_or(0, |since| {
@@ -44,26 +47,70 @@ impl Pending {
             .map(|end| end.t_us)
             .or_else(|| recording.frames.last().map(|frame| frame.t_us))
             .unwrap_or(0);
-        let seen = seen_of(
-            observation,
-            Context {
-                upstream: &meta.route,
-                start_us: started,
-                end_us: started.saturating_add(end_us),
-                credential: crate::redact::credential_key(meta.credential.as_deref()),
-            },
-        );
         let id_number = meta
             .id
             .rsplit('-')
             .next()
             .and_then(|n| n.parse().ok())
             .unwrap_or(u64::MAX);
-        Some(Pending {
-            index,
+        Stamp {
+            upstream: meta.route.clone(),
+            start_us,
+            end_us: start_us.saturating_add(end_us),
+            credential: crate::redact::credential_key(meta.credential.as_deref()),
             id_number,
-            seen,
-        })
+        }
+    }
+
+    /// The exchange at `index`, waiting with its observation.
+    pub fn pending(self, index: usize, observation: Box<McpObservation>) -> Pending {
+        let method = observation.method.as_deref().unwrap_or("POST");
+        let get = HttpMethod::from_name(method) == HttpMethod::Get;
+        Pending {
+            index,
+            order_us: if get { self.end_us } else { self.start_us },
+            stamp: self,
+            observation,
+        }
+    }
+}
+
+/// One MCP exchange waiting for its turn: its observation as the engine kept it (the store's
+/// view of it is built when its turn comes, one exchange at a time).
+#[derive(Debug)]
+pub struct Pending {
+    /// Its place among the items of the run (`tooltap report`: among the page's exchanges).
+    pub index: usize,
+    /// Where it goes in the settling order: its request's start, a GET stream's end (as
+    /// `SeenOwned::order_us`).
+    order_us: u64,
+    stamp: Stamp,
+    observation: Box<McpObservation>,
+}
+
+impl Pending {
+    /// What the pass needs of an MCP recording and its report (`None` for other dialects).
+    pub fn of(index: usize, recording: &Recording, report: &Report) -> Option<Pending> {
+        let observation = report.mcp.clone()?;
+        Some(Stamp::of(recording).pending(index, observation))
+    }
+
+    /// Settles it through `store`.
+    fn settle(self, store: &mut ConversationStore) -> Settled {
+        let Pending {
+            stamp, observation, ..
+        } = self;
+        let seen = seen_of(
+            &observation,
+            Context {
+                upstream: &stamp.upstream,
+                start_us: stamp.start_us,
+                end_us: stamp.end_us,
+                credential: stamp.credential,
+            },
+        );
+        drop(observation);
+        store.settle(&seen.seen())
     }
 }
 
@@ -101,15 +148,16 @@ pub fn settle_in_order(
     if pending.is_empty() {
         return;
     }
-    pending.sort_by_key(|p| (p.seen.order_us(), p.id_number, p.index));
+    pending.sort_by_key(|p| (p.order_us, p.stamp.id_number, p.index));
     let mut store = ConversationStore::new(
         StoreLimits::default(),
         Arc::clone(cache),
         engine.severity.clone(),
         engine.max_violations,
     );
-    for Pending { index, seen, .. } in pending {
-        each(index, store.settle(&seen.seen()));
+    for pending in pending {
+        let index = pending.index;
+        each(index, pending.settle(&mut store));
     }
 }
 

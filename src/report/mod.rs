@@ -26,7 +26,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::check::conversations::Pending;
+use crate::check::conversations::Stamp;
 use crate::check::{inputs, judge};
 use crate::engine::{EngineConfig, SchemaCache, SeverityOverrides};
 use crate::record::read::count_recordings;
@@ -132,6 +132,16 @@ pub struct PageCut {
     pub left_out: usize,
     /// Bytes of decoded text and raw frames cut by `--max-shown-bytes`, all exchanges together.
     pub shown_bytes: u64,
+    /// MCP exchanges shown whose conversation rules were not judged: holding every MCP
+    /// observation until the conversation pass would have passed the page budget, or the
+    /// budget left an MCP exchange out.
+    pub conversations_unjudged: usize,
+    /// The most bytes of MCP observations held at once for the conversation pass (charged to
+    /// the budget while held, with the page's data).
+    pub most_held: u64,
+    /// Bytes of MCP observations held now.
+    #[serde(skip)]
+    held: u64,
 }
 
 /// Reads, re-judges and collects the exchanges under `args.paths`.
@@ -170,7 +180,7 @@ pub fn collect(args: &ReportArgs) -> ReportData {
             }
             match recording {
                 Ok(recording) => {
-                    let report = judge::engine_report(&recording, &engine, &cache);
+                    let mut report = judge::engine_report(&recording, &engine, &cache);
                     let marks = Marks::of(&tools, &pointers);
                     let view = model::view(
                         &recording,
@@ -187,19 +197,24 @@ pub fn collect(args: &ReportArgs) -> ReportData {
                             .filter(|v| v.violation.severity == crate::engine::Severity::Error)
                             .count();
                         let rules = rules.map(|v| v.violation.rule.as_str().to_owned());
-                        let pending = Pending::of(exchanges.len(), &recording, &report);
                         (
                             mcp::Conversations::read(&recording, rules.collect(), errors),
-                            pending,
+                            Stamp::of(&recording),
                         )
                     });
+                    // Only the observation waits for the conversation pass.
                     drop(recording);
+                    let observation = report.mcp.take();
+                    drop(report);
                     if let Some(view) = cut.fit(view, marks, &mut tools, &mut pointers) {
-                        if let Some((entry, pending)) = conversation {
-                            waiting.add(exchanges.len(), pending, conversations.len());
+                        if let Some((entry, stamp)) = conversation {
+                            let (at, entry_at) = (exchanges.len(), conversations.len());
+                            waiting.add(at, stamp, observation, entry_at, &mut cut);
                             conversations.push(entry);
                         }
                         exchanges.push(view);
+                    } else if conversation.is_some() {
+                        waiting.left_out(&mut cut);
                     }
                 }
                 Err(error) => unreadable.push(error.to_string()),
@@ -207,7 +222,9 @@ pub fn collect(args: &ReportArgs) -> ReportData {
         });
         skipped.extend(read.note(file));
     }
-    // The conversation rules, as `tooltap check` settles them, on the exchanges shown.
+    // The conversation rules, as `tooltap check` settles them, on the exchanges shown; the
+    // observations held for them are let go as they settle.
+    cut.held = 0;
     cut.used += waiting.settle(
         &mut exchanges,
         &mut conversations,
@@ -267,7 +284,8 @@ impl PageCut {
         let new_tools = tools.bytes() - marks.tools.1;
         let new_pointers = pointers.bytes() - marks.pointers.1;
         let whole = bound::json_size(&view) + new_tools + new_pointers;
-        if self.used + whole <= self.budget {
+        let used = self.used + self.held;
+        if used + whole <= self.budget {
             self.used += whole;
             return Some(view);
         }
@@ -278,7 +296,7 @@ impl PageCut {
         pointers.truncate(marks.pointers.0);
         view.cut.detail_bytes = whole;
         let summary = bound::json_size(&view) + new_tools;
-        if self.used + summary <= self.budget {
+        if used + summary <= self.budget {
             self.used += summary;
             self.without_detail += 1;
             self.detail_bytes += whole.saturating_sub(summary);
@@ -314,6 +332,15 @@ pub fn run(args: &ReportArgs, stderr: &mut dyn Write) -> u8 {
             "tooltap report: {} bytes of bodies and frames cut (--max-shown-bytes {} per \
              exchange)",
             cut.shown_bytes, args.max_shown_bytes
+        );
+    }
+    if cut.conversations_unjudged > 0 {
+        let _ = writeln!(
+            stderr,
+            "tooltap report: the page budget (--max-page-bytes {}) could not hold the MCP \
+             exchanges' observations until the conversation pass: the conversation rules of {} \
+             MCP exchanges were not judged",
+            cut.budget, cut.conversations_unjudged
         );
     }
     if data.omitted > 0 {

@@ -202,11 +202,13 @@ fn child_measures_one_report_case() {
     let (data, page) = report(&folder.0, budget.parse().expect("budget"));
     let peak = status_bytes("VmHWM:").saturating_sub(before);
     println!(
-        "MEASURED peak={peak} page={page} largest={largest} slack={} shown={} without_detail={} left_out={}",
+        "MEASURED peak={peak} page={page} largest={largest} slack={} shown={} without_detail={} left_out={} conversations_unjudged={} most_held={}",
         page_slack(&data),
         data.exchanges.len(),
         data.cut.without_detail,
-        data.cut.left_out
+        data.cut.left_out,
+        data.cut.conversations_unjudged,
+        data.cut.most_held
     );
 }
 

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::catalog::Listed;
 use super::conversation::Conversation;
 use super::seen::{Msg, RpcId, method_of};
-use super::{Out, Seen, Unjudged, answer, result_of};
+use super::{Out, Seen, Unjudged, result_of};
 use crate::engine::RuleId;
 use crate::engine::schema::{SchemaCheck, SchemaFailure};
 
@@ -67,7 +67,7 @@ fn call<'m, 'a>(seen: &'m Seen<'a>, request: &'m Msg<'a>) -> Option<Call<'m, 'a>
         Some(value) if !value.is_object() => return None,
         Some(value) => value.clone(),
     };
-    let answer = RpcId::of(request.value).and_then(|id| answer(&seen.received, &id));
+    let answer = RpcId::of(request.value).and_then(|id| seen.answer(&id));
     Some(Call {
         request,
         name,

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::conversation::{Capabilities, Conversation};
 use super::seen::{Msg, RpcId, method_of};
-use super::{Out, Seen, answer, result_of};
+use super::{Out, Seen, result_of};
 use crate::engine::RuleId;
 
 /// The first version whose clients must send `MCP-Protocol-Version`.
@@ -115,7 +115,7 @@ fn learn(conversation: &mut Conversation, seen: &Seen<'_>) {
         return;
     };
     let Some(result) = RpcId::of(request.value)
-        .and_then(|id| answer(&seen.received, &id))
+        .and_then(|id| seen.answer(&id))
         .and_then(|m| result_of(m.value))
     else {
         return;

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::conversation::Conversation;
 use super::seen::{RpcId, method_of};
-use super::{Out, Seen, StoreLimits, answer, result_of};
+use super::{Out, Seen, StoreLimits, result_of};
 use crate::engine::{RuleId, SchemaCache};
 
 pub(super) fn judge(
@@ -19,7 +19,7 @@ pub(super) fn judge(
         if method_of(request.value) != Some("tools/list") {
             continue;
         }
-        let Some(msg) = RpcId::of(request.value).and_then(|id| answer(&seen.received, &id)) else {
+        let Some(msg) = RpcId::of(request.value).and_then(|id| seen.answer(&id)) else {
             continue;
         };
         let Some(result) = result_of(msg.value) else {

@@ -44,7 +44,7 @@ mod tests_calls_and_streams;
 use bounded::Bounded;
 use conversation::Conversation;
 pub use key::ConversationKey;
-pub use seen::{HttpMethod, Msg, MsgOwned, RpcId, Seen, SeenOwned};
+pub use seen::{Answers, HttpMethod, Msg, MsgOwned, RpcId, Seen, SeenOwned};
 
 /// The rules the store judges (the reference's state S), in docs/rules.md order.
 pub const RULES: [RuleId; 37] = [
@@ -357,11 +357,4 @@ impl ConversationStore {
 /// The `result` of a response, when it is an object.
 fn result_of(value: &Value) -> Option<&Value> {
     value.get("result").filter(|r| r.is_object())
-}
-
-/// The response among `received` answering the request `id`.
-fn answer<'s, 'a>(received: &'s [Msg<'a>], id: &RpcId) -> Option<&'s Msg<'a>> {
-    received
-        .iter()
-        .find(|m| seen::is_response(m.value) && RpcId::of(m.value).as_ref() == Some(id))
 }

@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use super::conversation::Conversation;
 use super::seen::{Msg, RpcId, method_of};
-use super::{Out, Seen, answer, result_of};
+use super::{Out, Seen, result_of};
 use crate::engine::RuleId;
 
 /// Keys of an `inputRequests` map kept for the violation's detail.
@@ -91,7 +91,7 @@ pub(super) fn judge(conversation: &mut Conversation, seen: &Seen<'_>, out: &mut 
         };
         let params = request.value.get("params");
         let matched = retry(conversation, request, params, &id, out);
-        let Some(result) = answer(&seen.received, &id).and_then(|m| result_of(m.value)) else {
+        let Some(result) = seen.answer(&id).and_then(|m| result_of(m.value)) else {
             continue;
         };
         if result.get("resultType").and_then(Value::as_str) != Some("input_required") {

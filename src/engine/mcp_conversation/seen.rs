@@ -5,6 +5,9 @@
 //! store's rules. Times are microseconds on one wall clock (the request head's arrival plus the
 //! time since), so the live proxy and a recording order and compare them alike.
 
+use std::cell::OnceCell;
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 /// The HTTP method of the exchange, as far as MCP cares.
@@ -70,6 +73,31 @@ pub struct Seen<'a> {
     pub received: Vec<Msg<'a>>,
     /// The observation kept every value (none left out by its byte cap).
     pub whole: bool,
+    /// The responses among `received` by id, indexed the first time one is looked up.
+    pub answers: Answers,
+}
+
+/// Where the first response for each JSON-RPC id is among an exchange's `received` messages,
+/// so that finding the answers of a batch's requests takes one pass, not one per request.
+#[derive(Debug, Clone, Default)]
+pub struct Answers(OnceCell<HashMap<RpcId, usize>>);
+
+impl<'a> Seen<'a> {
+    /// The response among `received` answering the request `id` (the first, when several do).
+    pub fn answer(&self, id: &RpcId) -> Option<&Msg<'a>> {
+        let index = self.answers.0.get_or_init(|| {
+            let mut first = HashMap::new();
+            for (at, msg) in self.received.iter().enumerate() {
+                if is_response(msg.value)
+                    && let Some(id) = RpcId::of(msg.value)
+                {
+                    first.entry(id).or_insert(at);
+                }
+            }
+            first
+        });
+        index.get(id).and_then(|at| self.received.get(*at))
+    }
 }
 
 /// The 2026-07-28 revision: no sessions, no `initialize`.
@@ -224,6 +252,7 @@ impl SeenOwned {
             sent: self.sent.iter().map(MsgOwned::borrow).collect(),
             received: self.received.iter().map(MsgOwned::borrow).collect(),
             whole: self.whole,
+            answers: Answers::default(),
         }
     }
 

@@ -79,6 +79,7 @@ impl Ex {
                 })
                 .collect(),
             whole: true,
+            answers: Default::default(),
         };
         store.settle(&seen)
     }

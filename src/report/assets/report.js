@@ -430,13 +430,14 @@
     document.getElementById("summary").textContent = all.length + " exchanges · " + total + " violations · " + data.generated_by +
       (data.omitted ? " · " + data.omitted + " more not shown (--max-exchanges)" : "");
     var pageCut = data.cut || {};
-    if (pageCut.without_detail || pageCut.left_out || pageCut.shown_bytes) {
+    if (pageCut.without_detail || pageCut.left_out || pageCut.shown_bytes || pageCut.conversations_unjudged) {
       var note = document.getElementById("page-cut");
       note.hidden = false;
       note.textContent = "cut: " + [
         pageCut.without_detail ? pageCut.without_detail + " exchanges shown without their detail (" + pageCut.detail_bytes + " bytes not shown; page budget " + pageCut.budget + " bytes, --max-page-bytes)" : "",
         pageCut.left_out ? pageCut.left_out + " exchanges left out (page budget)" : "",
-        pageCut.shown_bytes ? pageCut.shown_bytes + " bytes of bodies and frames not shown (--max-shown-bytes)" : ""
+        pageCut.shown_bytes ? pageCut.shown_bytes + " bytes of bodies and frames not shown (--max-shown-bytes)" : "",
+        pageCut.conversations_unjudged ? "MCP conversation rules not judged on " + pageCut.conversations_unjudged + " exchanges (their observations did not fit the page budget, --max-page-bytes)" : ""
       ].filter(Boolean).join(" · ");
     }
     if (data.unreadable.length) {

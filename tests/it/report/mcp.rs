@@ -231,20 +231,15 @@ fn an_mcp_session_shows_its_catalogue_then_its_calls_in_arrival_order() {
     assert!(other.contains("incomplete"), "{other}");
 }
 
-/// A call of a tool the session's catalogue does not list is found by the conversation store
-/// (`mcp.tools_call.name_unlisted` needs the earlier `tools/list`): the page shows it on the
-/// exchange marked as a conversation rule, naming and linking its conversation, and lists it
-/// on that exchange's row of the conversation's timeline. The same verdict as `tooltap check`.
-#[test]
-fn a_conversation_rule_is_marked_with_its_conversation() {
-    let dir = TempDir::new("mcp-report-conversation-rule");
-    let recs = dir.join("recs");
-    std::fs::create_dir_all(&recs).expect("dir");
+/// An initialized session that lists one tool, then calls another name (t-4): a verdict only
+/// the conversation store finds (`mcp.tools_call.name_unlisted`).
+fn write_unlisted_call(recs: &std::path::Path) {
+    std::fs::create_dir_all(recs).expect("dir");
     let s = Some("s-1");
     let at = |second: u32| format!("2026-12-06T10:00:{second:02}.000Z");
-    write_initialize(&recs, "t-1", &at(0));
+    write_initialize(recs, "t-1", &at(0));
     write_exchange(
-        &recs,
+        recs,
         "t-2",
         &at(1),
         s,
@@ -253,7 +248,7 @@ fn a_conversation_rule_is_marked_with_its_conversation() {
         None,
     );
     write_exchange(
-        &recs,
+        recs,
         "t-3",
         &at(2),
         s,
@@ -265,7 +260,7 @@ fn a_conversation_rule_is_marked_with_its_conversation() {
         )),
     );
     write_exchange(
-        &recs,
+        recs,
         "t-4",
         &at(3),
         s,
@@ -278,6 +273,17 @@ fn a_conversation_rule_is_marked_with_its_conversation() {
             json!({"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"ok"}]}}),
         )),
     );
+}
+
+/// A call of a tool the session's catalogue does not list is found by the conversation store
+/// (`mcp.tools_call.name_unlisted` needs the earlier `tools/list`): the page shows it on the
+/// exchange marked as a conversation rule, naming and linking its conversation, and lists it
+/// on that exchange's row of the conversation's timeline. The same verdict as `tooltap check`.
+#[test]
+fn a_conversation_rule_is_marked_with_its_conversation() {
+    let dir = TempDir::new("mcp-report-conversation-rule");
+    let recs = dir.join("recs");
+    write_unlisted_call(&recs);
     let page = dir.join("report.html");
     let data = build(std::slice::from_ref(&recs), &page);
     const RULE: &str = "mcp.tools_call.name_unlisted";
@@ -349,4 +355,70 @@ fn a_conversation_rule_is_marked_with_its_conversation() {
         .and_then(|rest| rest.split("</tr>").next())
         .expect("t-4 on the timeline");
     assert!(timeline_row.contains(RULE), "{timeline_row}");
+}
+
+/// The observations the conversation pass holds are charged to the page budget: with a budget
+/// that holds the exchanges but not also their observations, the page judges no conversation
+/// rule (none marked, not a partial verdict), counts the MCP exchanges left unjudged and says so
+/// in its header; the observations held never pass the budget.
+#[test]
+fn past_the_page_budget_the_conversation_rules_are_not_judged_and_counted() {
+    const RULE: &str = "mcp.tools_call.name_unlisted";
+    let dir = TempDir::new("mcp-report-conversation-budget");
+    let recs = dir.join("recs");
+    write_unlisted_call(&recs);
+    let collect = |max_page_bytes| {
+        tooltap::report::collect(&tooltap::report::ReportArgs {
+            paths: vec![recs.clone()],
+            output: dir.join("unused.html"),
+            severity: None,
+            docs_base: String::new(),
+            max_exchanges: 100,
+            max_shown_bytes: tooltap::report::bound::DEFAULT_MAX_SHOWN_BYTES,
+            max_page_bytes,
+        })
+    };
+    let marked = |data: &tooltap::report::ReportData| {
+        data.exchanges
+            .iter()
+            .flat_map(|x| &x.violations)
+            .filter(|v| v.conversation.is_some())
+            .count()
+    };
+    let whole = collect(tooltap::report::bound::DEFAULT_MAX_PAGE_BYTES);
+    assert_eq!((whole.cut.conversations_unjudged, marked(&whole)), (0, 1));
+    assert!(whole.cut.most_held > 0);
+    let mut unjudged_with_every_exchange = None;
+    for budget in (1..=whole.cut.used + whole.cut.most_held).step_by(97) {
+        let data = collect(budget);
+        assert!(data.cut.most_held <= budget, "{:?}", data.cut);
+        if data.cut.conversations_unjudged > 0 {
+            assert_eq!(marked(&data), 0, "budget {budget}: {:?}", data.cut);
+            assert!(data.cut.conversations_unjudged <= data.exchanges.len());
+            if data.exchanges.len() == 4 {
+                unjudged_with_every_exchange.get_or_insert(data);
+            }
+        }
+    }
+    let data = unjudged_with_every_exchange
+        .expect("a budget that shows every exchange but holds not all their observations");
+    assert_eq!(data.cut.conversations_unjudged, 4, "{:?}", data.cut);
+    assert!(data.exchanges.iter().all(|x| {
+        x.violations
+            .iter()
+            .all(|v| v.violation.rule.as_str() != RULE)
+    }));
+    let page = dir.join("report.html");
+    std::fs::write(&page, tooltap::report::render(&data).expect("renders")).expect("written");
+    let dom = dump_dom(&page, "");
+    assert_clean(&dom);
+    let note = dom
+        .split("id=\"page-cut\"")
+        .nth(1)
+        .and_then(|rest| rest.split("</div>").next())
+        .expect("the page's cut note");
+    assert!(
+        note.contains("MCP conversation rules not judged on 4 exchanges"),
+        "{note}"
+    );
 }
