@@ -24,6 +24,7 @@ mod exchange;
 pub mod framing;
 pub mod head;
 pub mod json_scan;
+pub mod json_stream;
 pub mod mcp_conversation;
 pub mod report;
 pub mod rules;
