@@ -16,6 +16,7 @@
 //! body bytes ─► decode ─► framing { sse | json } ─► dialect { stream ─► reassemble, buffered, calls } ─► report
 //! ```
 
+pub mod arguments;
 pub mod config;
 pub mod custom_input;
 pub mod decode;

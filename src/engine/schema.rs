@@ -560,6 +560,12 @@ fn compile_one(parameters: &Value, max_steps: u64) -> ToolSchema {
     }
 }
 
+/// A tool schema compiled with no step budget, for the engine's unit tests.
+#[cfg(test)]
+pub(crate) fn compile_one_for_tests(parameters: &Value) -> ToolSchema {
+    compile_one(parameters, u64::MAX)
+}
+
 /// A schema compiled offline with `pattern`s on the linear-time `regex` engine.
 fn linear_validator(schema: &Value) -> Result<Validator, ValidationError<'_>> {
     let linear = PatternOptions::regex().size_limit(REGEX_SIZE_LIMIT);
