@@ -50,8 +50,13 @@ pub enum ArgumentVerdict {
     NotJson { broken: Broken, seq: Option<u64> },
     /// JSON, but not an object: the value when the text was held, else what it started with.
     NotObject(Option<Value>),
-    /// An object, judged against the schema (or not: [`SchemaCheck::Unchecked`]).
-    Object(ArgumentSchema),
+    /// An object, judged against the schema (or not: [`ArgumentSchema::Unchecked`]); its value
+    /// when the text was held whole (so a caller that keeps the parsed arguments, or judges
+    /// them with rules of its own, parses once).
+    Object {
+        value: Option<Value>,
+        schema: ArgumentSchema,
+    },
 }
 
 /// The schema verdict of object arguments.
@@ -129,6 +134,12 @@ impl ArgumentStream {
             + self.check.as_ref().map_or(0, StreamCheck::held_bytes)
     }
 
+    /// Whether the top-level value is an object, once its first byte came: a caller can
+    /// report arguments that are not an object at that fragment.
+    pub fn top_is_object(&self) -> Option<bool> {
+        self.top_is_object
+    }
+
     /// The text when it is still held whole, else its first bytes.
     pub fn text(&self) -> (&str, bool) {
         (&self.text, !self.dropped)
@@ -169,20 +180,22 @@ impl ArgumentStream {
         if self.top_is_object != Some(true) {
             return ArgumentVerdict::NotObject(None);
         }
-        if let Some(ToolSchema::OverBudget) = schema {
-            return ArgumentVerdict::Object(ArgumentSchema::OverBudget);
-        }
-        let Some(check) = self.check else {
-            return ArgumentVerdict::Object(if self.whole_only {
-                ArgumentSchema::Incomplete(Vec::new())
-            } else {
-                ArgumentSchema::Unchecked
-            });
+        let schema = if let Some(ToolSchema::OverBudget) = schema {
+            ArgumentSchema::OverBudget
+        } else {
+            match self.check {
+                Some(check) => match check.verdict() {
+                    StreamVerdict::Checked(failures) => ArgumentSchema::Checked(failures),
+                    StreamVerdict::Incomplete(failures) => ArgumentSchema::Incomplete(failures),
+                },
+                None if self.whole_only => ArgumentSchema::Incomplete(Vec::new()),
+                None => ArgumentSchema::Unchecked,
+            }
         };
-        ArgumentVerdict::Object(match check.verdict() {
-            StreamVerdict::Checked(failures) => ArgumentSchema::Checked(failures),
-            StreamVerdict::Incomplete(failures) => ArgumentSchema::Incomplete(failures),
-        })
+        ArgumentVerdict::Object {
+            value: None,
+            schema,
+        }
     }
 }
 
@@ -216,14 +229,15 @@ fn whole(text: &str, schema: Option<&ToolSchema>) -> ArgumentVerdict {
     if !value.is_object() {
         return ArgumentVerdict::NotObject(Some(value));
     }
-    let Some(schema) = schema else {
-        return ArgumentVerdict::Object(ArgumentSchema::Unchecked);
+    let schema = match schema.map(|schema| schema.check(&value, MAX_FAILURES)) {
+        None | Some(SchemaCheck::Unchecked) => ArgumentSchema::Unchecked,
+        Some(SchemaCheck::OverBudget) => ArgumentSchema::OverBudget,
+        Some(SchemaCheck::Checked(failures)) => ArgumentSchema::Checked(failures),
     };
-    ArgumentVerdict::Object(match schema.check(&value, MAX_FAILURES) {
-        SchemaCheck::Unchecked => ArgumentSchema::Unchecked,
-        SchemaCheck::OverBudget => ArgumentSchema::OverBudget,
-        SchemaCheck::Checked(failures) => ArgumentSchema::Checked(failures),
-    })
+    ArgumentVerdict::Object {
+        value: Some(value),
+        schema,
+    }
 }
 
 #[cfg(test)]

@@ -59,7 +59,10 @@ fn write_file_schema() -> ToolSchema {
 
 fn failures_of(verdict: &ArgumentVerdict) -> BTreeSet<(String, String)> {
     match verdict {
-        ArgumentVerdict::Object(ArgumentSchema::Checked(failures)) => paths(failures),
+        ArgumentVerdict::Object {
+            schema: ArgumentSchema::Checked(failures),
+            ..
+        } => paths(failures),
         other => panic!("not checked: {other:?}"),
     }
 }
@@ -137,7 +140,7 @@ fn past_the_text_bound_what_needs_the_whole_value_is_incomplete() {
     let pattern = compiled(&json!({"properties": {"content": {"pattern": "^x+$"}}}));
     let (verdict, _, _) = stream(&text, 1024, Some(&pattern), ArgumentLimits::default());
     assert!(
-        matches!(verdict, ArgumentVerdict::Object(ArgumentSchema::Incomplete(ref failures)) if failures.is_empty()),
+        matches!(verdict, ArgumentVerdict::Object { schema: ArgumentSchema::Incomplete(ref failures), value: None } if failures.is_empty()),
         "{verdict:?}"
     );
     let any_of = compiled(&json!({"anyOf": [{"type": "object"}]}));
@@ -145,7 +148,10 @@ fn past_the_text_bound_what_needs_the_whole_value_is_incomplete() {
     assert!(
         matches!(
             verdict,
-            ArgumentVerdict::Object(ArgumentSchema::Incomplete(_))
+            ArgumentVerdict::Object {
+                schema: ArgumentSchema::Incomplete(_),
+                ..
+            }
         ),
         "{verdict:?}"
     );
@@ -155,4 +161,57 @@ fn past_the_text_bound_what_needs_the_whole_value_is_incomplete() {
         matches!(verdict, ArgumentVerdict::NotObject(None)),
         "{verdict:?}"
     );
+}
+
+/// Not a check: the work one huge argument costs, for callgrind (docs/ARCHITECTURE.md's
+/// `engine::arguments` row). `TOOLTAP_ARGUMENT_PROBE` = `whole` (the text joined, parsed and
+/// validated whole, as the dialects do today), `streamed` (this driver) or unset (neither: the
+/// baseline to subtract); `TOOLTAP_ARGUMENT_PROBE_MB` its size (default 4).
+#[test]
+#[ignore = "a probe for callgrind, run by hand"]
+fn argument_cost_probe() {
+    let megabytes: usize = std::env::var("TOOLTAP_ARGUMENT_PROBE_MB")
+        .ok()
+        .and_then(|mb| mb.parse().ok())
+        .unwrap_or(4);
+    let line = "    let value = format!(\"{}\\n\", \"x\");\n";
+    let content = line.repeat(megabytes * 1024 * 1024 / line.len());
+    let text = json!({"path": "src/x.rs", "content": content, "mode": "create"}).to_string();
+    let schema = compiled(&json!({
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "minLength": 1},
+            "content": {"type": "string"},
+            "mode": {"enum": ["create", "overwrite"]}
+        },
+        "required": ["path", "content", "mode"],
+        "additionalProperties": false
+    }));
+    let fragments: Vec<&str> = text
+        .as_bytes()
+        .chunks(1024)
+        .map(|chunk| std::str::from_utf8(chunk).unwrap_or(""))
+        .collect();
+    match std::env::var("TOOLTAP_ARGUMENT_PROBE").as_deref() {
+        Ok("whole") => {
+            let mut joined = String::new();
+            for fragment in &fragments {
+                joined.push_str(fragment);
+            }
+            let value: Value = serde_json::from_str(&joined).unwrap_or_default();
+            assert!(
+                matches!(schema.check(&value, 16), SchemaCheck::Checked(failures) if failures.is_empty())
+            );
+        }
+        Ok("streamed") => {
+            let mut stream = ArgumentStream::new(Some(&schema), ArgumentLimits::default());
+            for (seq, fragment) in (1..).zip(&fragments) {
+                stream.push(fragment, seq);
+            }
+            assert!(
+                matches!(stream.finish(Some(&schema)), ArgumentVerdict::Object { schema: ArgumentSchema::Checked(failures), .. } if failures.is_empty())
+            );
+        }
+        _ => assert!(fragments.len() > 1),
+    }
 }

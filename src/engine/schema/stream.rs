@@ -15,6 +15,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
+use jsonschema::Validator;
 use serde_json::{Map, Value};
 
 use super::SchemaFailure;
@@ -323,17 +324,7 @@ impl StreamCheck {
             }
             _ => return self.incomplete = true,
         };
-        let failures: Vec<(String, String, String)> = validator
-            .iter_errors(&value)
-            .map(|error| {
-                (
-                    error.instance_path().as_str().to_owned(),
-                    format!("{}{}", rules.location, error.schema_path().as_str()),
-                    error.to_string(),
-                )
-            })
-            .collect();
-        for (instance, schema, message) in failures {
+        for (instance, schema, message) in judge(validator, &value, &rules.location) {
             self.fail(known, &instance, schema, message);
         }
     }
@@ -420,16 +411,7 @@ impl StreamCheck {
         let judged = match &self.held {
             Some(held) if held.generation == generation => held.last().map(|value| {
                 rules.value.as_ref().map_or_else(Vec::new, |validator| {
-                    validator
-                        .iter_errors(value)
-                        .map(|error| {
-                            (
-                                error.instance_path().as_str().to_owned(),
-                                format!("{}{}", rules.location, error.schema_path().as_str()),
-                                error.to_string(),
-                            )
-                        })
-                        .collect::<Vec<_>>()
+                    judge(validator, value, &rules.location)
                 })
             }),
             _ => None,
@@ -500,6 +482,21 @@ impl StreamCheck {
             });
         }
     }
+}
+
+/// A node's value keywords' failures on `value`: instance path below the value, schema path
+/// from the root, message.
+fn judge(validator: &Validator, value: &Value, location: &str) -> Vec<(String, String, String)> {
+    validator
+        .iter_errors(value)
+        .map(|error| {
+            (
+                error.instance_path().as_str().to_owned(),
+                format!("{location}{}", error.schema_path().as_str()),
+                error.to_string(),
+            )
+        })
+        .collect()
 }
 
 fn names(bits: u8) -> String {
