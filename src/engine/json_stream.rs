@@ -431,10 +431,7 @@ impl JsonStream {
             self.keep(&[byte], self.hold);
             return Ok(1);
         }
-        let run = bytes
-            .iter()
-            .position(|&b| b == b'"' || b == b'\\' || !(0x20..0x80).contains(&b))
-            .unwrap_or(bytes.len());
+        let run = plain_run(bytes);
         if run > 0 {
             self.text_chars += run as u64;
             self.keep(&bytes[..run], self.hold);
@@ -457,6 +454,13 @@ impl JsonStream {
                 }
             }
             b'\\' => {
+                // A one-character escape whole in this push is read at once (the common `\n`,
+                // `\"`); `\u` and a split escape go through the escape states.
+                if let Some(plain) = bytes.get(1).copied().and_then(simple_escape) {
+                    self.text_chars += 1;
+                    self.keep(&[plain], self.hold);
+                    return Ok(2);
+                }
                 self.state = State::Str {
                     key,
                     escape: Escape::Backslash,
@@ -488,16 +492,8 @@ impl JsonStream {
             Escape::None => Escape::None,
             Escape::Backslash => {
                 let plain = match byte {
-                    b'"' => b'"',
-                    b'\\' => b'\\',
-                    b'/' => b'/',
-                    b'b' => 0x08,
-                    b'f' => 0x0C,
-                    b'n' => b'\n',
-                    b'r' => b'\r',
-                    b't' => b'\t',
                     b'u' => 0,
-                    _ => return Err("invalid escape"),
+                    other => simple_escape(other).ok_or("invalid escape")?,
                 };
                 if byte == b'u' {
                     Escape::Hex {
@@ -560,6 +556,52 @@ impl JsonStream {
         self.keep(decoded.encode_utf8(&mut utf8).as_bytes(), self.hold);
         Ok(Escape::None)
     }
+}
+
+/// The byte a one-character escape (`\n`, `\"`...) stands for; `None` for `u` and the rest.
+fn simple_escape(byte: u8) -> Option<u8> {
+    Some(match byte {
+        b'"' => b'"',
+        b'\\' => b'\\',
+        b'/' => b'/',
+        b'b' => 0x08,
+        b'f' => 0x0C,
+        b'n' => b'\n',
+        b'r' => b'\r',
+        b't' => b'\t',
+        _ => return None,
+    })
+}
+
+/// How many bytes at the start of `bytes` are plain string bytes: not a quote, a backslash, a
+/// control character or a non-ASCII byte (which the UTF-8 states check one at a time). Eight
+/// bytes at a time: argument text is mostly such runs.
+fn plain_run(bytes: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut at = 0;
+    while let Some(word) = bytes
+        .get(at..at + 8)
+        .and_then(|word| <[u8; 8]>::try_from(word).ok())
+    {
+        let word = u64::from_le_bytes(word);
+        // A byte's high bit is set where it is a quote or a backslash (`word ^ '"'` zero), below
+        // 0x20 or non-ASCII; bits above the lowest may be set wrongly (a borrow starts only at
+        // a byte that stops the run), the lowest never is.
+        let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+        let stops = zero(word ^ (ONES * u64::from(b'"')))
+            | zero(word ^ (ONES * u64::from(b'\\')))
+            | (word.wrapping_sub(ONES * 0x20) & !word & HIGH)
+            | (word & HIGH);
+        if stops != 0 {
+            return at + (stops.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    at + bytes[at..]
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\' || !(0x20..0x80).contains(&b))
+        .unwrap_or(bytes.len() - at)
 }
 
 #[cfg(test)]
