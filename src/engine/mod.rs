@@ -16,6 +16,7 @@
 //! body bytes ─► decode ─► framing { sse | json } ─► dialect { stream ─► reassemble, buffered, calls } ─► report
 //! ```
 
+pub mod arguments;
 pub mod config;
 pub mod custom_input;
 pub mod decode;
@@ -24,6 +25,7 @@ mod exchange;
 pub mod framing;
 pub mod head;
 pub mod json_scan;
+pub mod json_stream;
 pub mod mcp_conversation;
 pub mod report;
 pub mod rules;

@@ -9,7 +9,7 @@
 use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{PatternOptions, ValidationError, Validator};
@@ -19,6 +19,12 @@ use serde_json::value::RawValue;
 use super::custom_input::{Grammars, RegexGrammar, regex_definition};
 use super::schema_cost::{self, OverBudget};
 use super::schema_plain::PlainCount;
+
+pub mod plan;
+pub mod stream;
+
+pub use plan::StreamPlan;
+pub use stream::{StreamCheck, StreamVerdict};
 
 /// How many distinct `tools` arrays stay compiled; the oldest is evicted first.
 const DEFAULT_CAPACITY: usize = 256;
@@ -345,6 +351,8 @@ pub struct CheckedSchema {
     validator: Validator,
     source: Value,
     max_steps: u64,
+    /// Laid out for streamed arguments on first need ([`ToolSchema::stream_plan`]).
+    plan: OnceLock<Arc<StreamPlan>>,
 }
 
 /// What checking one call's arguments against its tool's schema gave.
@@ -391,6 +399,20 @@ impl ToolSchema {
             });
         }
         SchemaCheck::Checked(failures)
+    }
+
+    /// The schema laid out for arguments judged as they stream ([`StreamCheck`]), built on
+    /// first need and kept; `None` when there is no schema to check against.
+    pub fn stream_plan(&self) -> Option<Arc<StreamPlan>> {
+        let ToolSchema::Valid(checked) = self else {
+            return None;
+        };
+        let plan = checked.plan.get_or_init(|| {
+            Arc::new(StreamPlan::new(&checked.source, &|alone| {
+                linear_validator(alone).ok()
+            }))
+        });
+        Some(Arc::clone(plan))
     }
 }
 
@@ -514,17 +536,13 @@ impl CompiledTools {
 /// A schema that compiles only with backtracking (backreferences, lookaround) is valid but not
 /// checked: [`ToolSchema::OverBudget`].
 fn compile_one(parameters: &Value, max_steps: u64) -> ToolSchema {
-    let linear = PatternOptions::regex().size_limit(REGEX_SIZE_LIMIT);
-    let error = match jsonschema::options()
-        .offline()
-        .with_pattern_options(linear)
-        .build(parameters)
-    {
+    let error = match linear_validator(parameters) {
         Ok(validator) => {
             return ToolSchema::Valid(Box::new(CheckedSchema {
                 validator,
                 source: parameters.clone(),
                 max_steps,
+                plan: OnceLock::new(),
             }));
         }
         Err(error) => explain_invalid_schema(&error),
@@ -540,6 +558,21 @@ fn compile_one(parameters: &Value, max_steps: u64) -> ToolSchema {
         Ok(_) => ToolSchema::OverBudget,
         Err(_) => ToolSchema::Invalid(error),
     }
+}
+
+/// A tool schema compiled with no step budget, for the engine's unit tests.
+#[cfg(test)]
+pub(crate) fn compile_one_for_tests(parameters: &Value) -> ToolSchema {
+    compile_one(parameters, u64::MAX)
+}
+
+/// A schema compiled offline with `pattern`s on the linear-time `regex` engine.
+fn linear_validator(schema: &Value) -> Result<Validator, ValidationError<'_>> {
+    let linear = PatternOptions::regex().size_limit(REGEX_SIZE_LIMIT);
+    jsonschema::options()
+        .offline()
+        .with_pattern_options(linear)
+        .build(schema)
 }
 
 /// jsonschema reports a bad schema with the error type of a bad instance (`"5" is not of type

@@ -3,7 +3,7 @@
 //! every network await. Each module opens with what it proves; they group by room:
 //!
 //! * The engine alone (sans-IO, no sockets): `engine_fixtures` (the fixture corpus and its
-//!   expected verdicts), `engine_splits` and `engine_props` (any chunking gives the same verdict),
+//!   expected verdicts), `engine_splits` and `engine_props` (any chunking gives the same verdict), `engine_stream_schema` (streamed and whole argument checks agree on the corpus),
 //!   `engine_exchange`, `engine_docs` (docs/rules.md and `RuleId::ALL` agree; the engine imports
 //!   no I/O), `robustness` (hostile bytes), `quirk_selfcheck` (each quirk trips its rule),
 //!   `tree_shape` (rooms import one way; the docs anchors comments link to exist).
@@ -56,6 +56,7 @@ mod engine_exchange;
 mod engine_fixtures;
 mod engine_props;
 mod engine_splits;
+mod engine_stream_schema;
 mod engine_support;
 mod failures;
 mod gemini_clients;
