@@ -338,6 +338,7 @@ mod tests {
                 dropped_frames: 0,
             },
             violations: Vec::new(),
+            credential: None,
         };
         let split = |frames: &[RecordedFrame]| -> Vec<(u64, Vec<u8>)> {
             frames.iter().map(|f| (f.t_us, f.bytes.to_vec())).collect()
