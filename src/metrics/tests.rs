@@ -67,3 +67,21 @@ fn incomplete_reasons_have_stable_names() {
         "tooltap_inspection_incomplete_total{route=\"default\",reason=\"client_gone\"} 1"
     ));
 }
+
+#[test]
+fn every_family_is_listed_in_the_monitoring_doc() {
+    let doc = include_str!("../../docs/monitoring.md");
+    let rendered = Metrics::default().render();
+    let families: Vec<&str> = rendered
+        .lines()
+        .filter_map(|line| line.strip_prefix("# HELP "))
+        .filter_map(|rest| rest.split(' ').next())
+        .collect();
+    assert!(families.len() >= 20, "{families:?}");
+    for family in families {
+        assert!(
+            doc.contains(&format!("| `{family}` |")),
+            "{family} is not in docs/monitoring.md's metrics table"
+        );
+    }
+}

@@ -148,8 +148,9 @@ async fn gemini_credentials_reach_the_upstream_and_no_artefact() {
     running.stop_and_drain().await;
     let log = running.log.join("\n");
     assert!(
-        log.contains("streamGenerateContent") && log.contains("TRACE"),
-        "the TRACE log speaks of the exchanges: too little logged to prove anything"
+        log.contains("streamGenerateContent") && log.contains("upstream_uri"),
+        "the TRACE log speaks of the exchanges and the upstream URI they were sent to (the \
+         forwarding line, tooltap's most detailed): too little logged to prove anything"
     );
     assert_clean("the proxy's log", &log);
 
