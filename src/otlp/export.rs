@@ -2,32 +2,36 @@
 //!
 //! Input: the queue's receiving half. Output: one `POST` per batch (`Content-Type:
 //! application/x-protobuf`, the configured headers), within `otlp.timeout`; counters for spans
-//! exported and dropped and for failed requests. A failure is logged once at WARN until an
+//! exported and dropped and for failed requests. The request goes out through a [`Collector`]
+//! the caller hands in (the proxy's own upstream client, `proxy::upstream::collector`), so this
+//! room holds no HTTP client of its own. A failure is logged once at WARN until an
 //! export succeeds again (then at DEBUG), so a collector that is down does not flood the log.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
 use tokio::sync::mpsc;
 
 use super::proto::{self, KeyValue, Scope, SpanData};
 use super::{AnyValue, OtlpSettings, Queued};
 use crate::metrics::Metrics;
 
-type ExportClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
+/// What a [`Collector`] answers: the collector's status, or why there was none.
+pub type Answer = Pin<Box<dyn Future<Output = Result<http::StatusCode, String>> + Send>>;
 
-/// Bytes of a collector's answer read (and ignored) before the connection is reused.
-const MAX_ANSWER_BYTES: usize = 64 * 1024;
+/// Sends one export request (an absolute `http`/`https` URI) and reads the answer's status,
+/// reading (a bounded part of) its body so that the connection can be reused. The exporter puts
+/// its own `otlp.timeout` around it.
+pub trait Collector: Send + Sync + 'static {
+    fn post(&self, request: http::Request<Bytes>) -> Answer;
+}
 
 pub struct Exporter {
-    client: ExportClient,
+    client: Box<dyn Collector>,
     endpoint: http::Uri,
     headers: Vec<(http::HeaderName, http::HeaderValue)>,
     resource: Vec<KeyValue>,
@@ -71,23 +75,9 @@ impl Exporter {
     pub fn new(
         settings: &OtlpSettings,
         endpoint: http::Uri,
-        tls: rustls::ClientConfig,
+        client: Box<dyn Collector>,
         metrics: Arc<Metrics>,
     ) -> Exporter {
-        let mut http = HttpConnector::new();
-        http.enforce_http(false);
-        http.set_nodelay(true);
-        http.set_connect_timeout(Some(settings.timeout));
-        let connector = HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
-            .https_or_http()
-            .enable_all_versions()
-            .wrap_connector(http);
-        let client = Client::builder(TokioExecutor::new())
-            .timer(TokioTimer::new())
-            .pool_timer(TokioTimer::new())
-            .pool_max_idle_per_host(1)
-            .build(connector);
         // Validated with the config; a pair that fails here is skipped.
         let headers = settings
             .headers
@@ -199,29 +189,19 @@ impl Exporter {
         let body = proto::export_request(&self.resource, &scope, batch);
         let mut request = http::Request::post(self.endpoint.clone())
             .header(http::header::CONTENT_TYPE, "application/x-protobuf")
-            .body(Full::new(Bytes::from(body)))
+            .body(Bytes::from(body))
             .map_err(|error| Failure::Transport(error.to_string()))?;
         for (name, value) in &self.headers {
             request.headers_mut().append(name.clone(), value.clone());
         }
-        let exchange = async {
-            let response = self
-                .client
-                .request(request)
-                .await
-                .map_err(|error| Failure::Transport(error.to_string()))?;
-            let status = response.status();
-            // Read (a bounded part of) the answer so that the connection can be reused.
-            let limited = http_body_util::Limited::new(response.into_body(), MAX_ANSWER_BYTES);
-            let _ = limited.collect().await;
-            if status.is_success() {
-                Ok(())
-            } else {
-                Err(Failure::Status(status.as_u16()))
-            }
-        };
-        tokio::time::timeout(self.timeout, exchange)
+        let status = tokio::time::timeout(self.timeout, self.client.post(request))
             .await
             .map_err(|_| Failure::Timeout)?
+            .map_err(Failure::Transport)?;
+        if status.is_success() {
+            Ok(())
+        } else {
+            Err(Failure::Status(status.as_u16()))
+        }
     }
 }

@@ -86,7 +86,7 @@ impl Spans {
     /// there is no runtime to run it on (said in the log).
     pub fn start(
         settings: &OtlpSettings,
-        tls: rustls::ClientConfig,
+        collector: Box<dyn export::Collector>,
         metrics: Arc<Metrics>,
     ) -> Option<Spans> {
         let endpoint = settings.endpoint.clone()?;
@@ -96,7 +96,7 @@ impl Spans {
         };
         let (queue, receiver) = mpsc::channel(settings.max_queue);
         let held = Arc::new(AtomicUsize::new(0));
-        let exporter = export::Exporter::new(settings, endpoint, tls, metrics.clone());
+        let exporter = export::Exporter::new(settings, endpoint, collector, metrics.clone());
         runtime.spawn(exporter.run(receiver, held.clone()));
         Some(Spans {
             queue,

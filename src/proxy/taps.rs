@@ -84,7 +84,10 @@ impl Watch {
         let schemas = Arc::new(SchemaCache::new(256, settings.schema));
         let otlp = crate::proxy::tls::client_config(config.tls.extra_ca.as_deref())
             .ok()
-            .and_then(|tls| crate::otlp::Spans::start(&config.otlp, tls, metrics.clone()));
+            .and_then(|tls| {
+                let collector = crate::proxy::upstream::collector::client(&config.otlp, tls);
+                crate::otlp::Spans::start(&config.otlp, Box::new(collector), metrics.clone())
+            });
         let inspection = Arc::new(Inspection {
             otlp,
             recorder,

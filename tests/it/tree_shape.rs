@@ -141,7 +141,7 @@ const KNOWN_BACK_EDGES: &[(&str, &str, &str)] = &[
     (
         "record",
         "proxy",
-        "record::store's connector reuses proxy::tls::client_config, so object storage adds no second TLS stack",
+        "record::store's connector sends through proxy::upstream's client and proxy::tls::client_config, so object storage adds no second HTTP or TLS stack",
     ),
     (
         "replay",

@@ -13,6 +13,7 @@
 //! whatever its method, since the upstream saw nothing of it.
 
 mod body;
+pub mod collector;
 mod connect;
 mod error;
 mod pool;
@@ -185,6 +186,21 @@ impl UpstreamClient {
             }
         }
     }
+}
+
+/// For tooltap's own senders that have no route (the OTLP exporter, object storage): the
+/// upstream (scheme and authority) that `request`'s absolute `http`/`https` URI names, after
+/// giving the request that authority as its `Host` header unless it has one. `None` when the URI
+/// is not absolute or names another scheme.
+pub fn absolute_upstream<B>(request: &mut Request<B>) -> Option<UpstreamUrl> {
+    let uri = request.uri();
+    let upstream =
+        UpstreamUrl::parse(&format!("{}://{}", uri.scheme_str()?, uri.authority()?)).ok()?;
+    request
+        .headers_mut()
+        .entry(http::header::HOST)
+        .or_insert_with(|| upstream.host_header().clone());
+    Some(upstream)
 }
 
 /// The path and query of `uri` (`/` when it has none), as HTTP/1.1 writes a request line.

@@ -1,55 +1,53 @@
-//! object_store's HTTP client, built on the same stack as the forwarder: hyper-util's pooled
-//! client over hyper-rustls with the `ring` provider and the webpki roots
-//! ([`crate::proxy::tls::client_config`]), so storing recordings adds no second TLS stack and
-//! no reqwest.
+//! object_store's HTTP client: tooltap's own upstream client ([`crate::proxy::upstream`]) with
+//! its own small pool (never the forwarder's), rustls with the `ring` provider and the webpki
+//! roots ([`crate::proxy::tls::client_config`]), so storing recordings adds no second HTTP or
+//! TLS stack and no reqwest.
 //!
 //! Input: object_store's [`HttpRequest`]s. Output: its [`HttpResponse`]s, the body streamed.
 //! Each request's head must arrive within [`HEAD_TIMEOUT`] (object_store's own timeout options
-//! configure reqwest, which is not used here); connecting has [`CONNECT_TIMEOUT`].
+//! configure reqwest, which is not used here); connecting has [`CONNECT_TIMEOUT`], and so has a
+//! wait for a connection when [`MAX_CONNECTIONS`] are busy.
 
 use std::time::Duration;
 
 use http_body_util::BodyExt;
-use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector as TcpConnector;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
 use object_store::ClientOptions;
 use object_store::client::{
-    HttpClient, HttpConnector, HttpError, HttpErrorKind, HttpRequest, HttpRequestBody,
-    HttpResponse, HttpResponseBody, HttpService,
+    HttpClient, HttpConnector, HttpError, HttpErrorKind, HttpRequest, HttpResponse,
+    HttpResponseBody, HttpService,
 };
+
+use crate::proxy::upstream::{self, PoolSettings, UpstreamClient, UpstreamError};
 
 /// Connecting to the store gives up after this long.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 /// A response head not received within this long fails the request (object_store retries it).
 const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
-
-type Https = Client<HttpsConnector<TcpConnector>, HttpRequestBody>;
+/// An idle connection to the store is closed after this long.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+/// Connections open to one store at once (the uploader runs a few uploads in parallel, each
+/// may send parts in parallel); idle ones kept.
+const MAX_CONNECTIONS: usize = 16;
+const MAX_IDLE: usize = 4;
 
 /// Hands object_store a client over hyper + rustls/ring.
 #[derive(Debug, Clone)]
 pub struct HyperConnector {
-    client: Https,
+    client: UpstreamClient,
 }
 
 impl HyperConnector {
     pub fn new() -> Result<HyperConnector, crate::proxy::tls::TlsError> {
         let tls = crate::proxy::tls::client_config(None)?;
-        let mut tcp = TcpConnector::new();
-        tcp.enforce_http(false);
-        tcp.set_nodelay(true);
-        tcp.set_connect_timeout(Some(CONNECT_TIMEOUT));
-        let connector = HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
-            .https_or_http()
-            .enable_http1()
-            .wrap_connector(tcp);
-        let client = Client::builder(TokioExecutor::new())
-            .timer(TokioTimer::new())
-            .pool_timer(TokioTimer::new())
-            .pool_idle_timeout(Duration::from_secs(30))
-            .build(connector);
+        let client = UpstreamClient::new(
+            PoolSettings {
+                connect_timeout: CONNECT_TIMEOUT,
+                idle_timeout: IDLE_TIMEOUT,
+                max_idle: MAX_IDLE,
+                max_connections: MAX_CONNECTIONS,
+            },
+            tls,
+        );
         Ok(HyperConnector { client })
     }
 }
@@ -64,20 +62,30 @@ impl HttpConnector for HyperConnector {
 
 #[derive(Debug)]
 struct HyperService {
-    client: Https,
+    client: UpstreamClient,
 }
 
 #[async_trait::async_trait]
 impl HttpService for HyperService {
     async fn call(&self, request: HttpRequest) -> Result<HttpResponse, HttpError> {
-        let sent = tokio::time::timeout(HEAD_TIMEOUT, self.client.request(request)).await;
+        let (parts, body) = request.into_parts();
+        let mut request = http::Request::from_parts(
+            parts,
+            body.map_err(upstream::BodyError::from).boxed_unsync(),
+        );
+        let Some(upstream) = upstream::absolute_upstream(&mut request) else {
+            return Err(HttpError::new(
+                HttpErrorKind::Request,
+                NotAbsolute(request.uri().to_string()),
+            ));
+        };
+        let sent = tokio::time::timeout(HEAD_TIMEOUT, self.client.send(&upstream, request)).await;
         let response = match sent {
             Err(elapsed) => return Err(HttpError::new(HttpErrorKind::Timeout, elapsed)),
             Ok(Err(error)) => {
-                let kind = if error.is_connect() {
-                    HttpErrorKind::Connect
-                } else {
-                    HttpErrorKind::Request
+                let kind = match error {
+                    UpstreamError::Request(_) => HttpErrorKind::Request,
+                    _ => HttpErrorKind::Connect,
                 };
                 return Err(HttpError::new(kind, error));
             }
@@ -88,3 +96,8 @@ impl HttpService for HyperService {
         Ok(HttpResponse::from_parts(parts, HttpResponseBody::new(body)))
     }
 }
+
+/// object_store handed over a request whose URI names no `http`/`https` upstream.
+#[derive(Debug, thiserror::Error)]
+#[error("{0} is not an http or https URL")]
+struct NotAbsolute(String);
