@@ -238,7 +238,9 @@ fn answer_v4(request: &Received) -> Script {
     message(json!({"jsonrpc":"2.0","id":id,"result":result}), false)
 }
 
-async fn send_v4(addr: SocketAddr, body: Value, param: Option<&str>) -> u16 {
+/// One 2026-07-28 POST of `body`, with the `Mcp-Method` (and, for a named call, `Mcp-Name`)
+/// headers that version requires, plus `extra` headers; the answer's status.
+pub(crate) async fn send_v4(addr: SocketAddr, body: Value, extra: &[(&str, String)]) -> u16 {
     let method = body["method"].as_str().unwrap_or_default().to_owned();
     let mut builder = http::Request::builder()
         .method("POST")
@@ -251,8 +253,8 @@ async fn send_v4(addr: SocketAddr, body: Value, param: Option<&str>) -> u16 {
     if let Some(name) = body.pointer("/params/name").and_then(Value::as_str) {
         builder = builder.header("mcp-name", name);
     }
-    if let Some(value) = param {
-        builder = builder.header("Mcp-Param-Location", value);
+    for (name, value) in extra {
+        builder = builder.header(*name, value.as_str());
     }
     let request = builder
         .body(Full::new(Bytes::from(body.to_string())))
@@ -307,7 +309,11 @@ async fn param_headers_and_mrtr_retries_are_judged_live_as_check_judges_them() {
     ];
     let count = steps.len() as u64;
     for (body, param) in steps {
-        let status = within(Duration::from_secs(10), send_v4(addr, body, param)).await;
+        let extra: Vec<(&str, String)> = param
+            .map(|value| ("Mcp-Param-Location", value.to_owned()))
+            .into_iter()
+            .collect();
+        let status = within(Duration::from_secs(10), send_v4(addr, body, &extra)).await;
         assert_eq!(status, 200);
     }
     let by_exchange = live_equals_check(&tooltap, count, &violations, &recordings).await;

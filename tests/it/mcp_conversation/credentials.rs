@@ -7,12 +7,9 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::Full;
 use serde_json::{Value, json};
 
-use super::live_equals_check;
-use crate::support::client::exchange;
+use super::{live_equals_check, send_v4};
 use crate::support::temp::files_under;
 use crate::support::upstream::{Received, Script, Upstream};
 use crate::support::{TempDir, proxy, within};
@@ -52,22 +49,7 @@ async fn send(addr: SocketAddr, who: &str, id: u64, tool: Option<&str>) -> u16 {
         None => ("tools/list", json!({"_meta": meta})),
     };
     let body = json!({"jsonrpc":"2.0","id":id,"method":method,"params":params});
-    let mut builder = http::Request::builder()
-        .method("POST")
-        .uri("/mcp")
-        .header("host", addr.to_string())
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .header("mcp-protocol-version", MODERN)
-        .header("mcp-method", method)
-        .header("authorization", format!("Bearer {who}"));
-    if let Some(name) = tool {
-        builder = builder.header("mcp-name", name);
-    }
-    let request = builder
-        .body(Full::new(Bytes::from(body.to_string())))
-        .expect("request");
-    exchange(addr, request).await.status.as_u16()
+    send_v4(addr, body, &[("authorization", format!("Bearer {who}"))]).await
 }
 
 /// The number at the end of an exchange id (ids count up as requests arrive).
