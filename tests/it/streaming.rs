@@ -236,3 +236,49 @@ async fn read_one_frame_then_leave(addr: std::net::SocketAddr) -> Instant {
     drop(conn);
     left
 }
+
+/// How soon a response head must reach the client when the upstream has sent it with no body
+/// byte yet (far less than the upstream's wait before its first event).
+const HEAD_BOUND: Duration = Duration::from_secs(3);
+
+/// An event stream is open for the client the moment the upstream answers its head: an MCP
+/// client's standalone `GET /mcp` stream (inspected as MCP) and a streamed completion alike get
+/// the head at once, not with the first event, which may come minutes later (an MCP server sends
+/// on its GET stream only when it has something to say).
+#[tokio::test]
+async fn an_event_stream_head_reaches_the_client_before_the_first_event() {
+    let first_event_after = Duration::from_secs(30);
+    let upstream = Upstream::serving(Script {
+        status: 200,
+        headers: vec![("content-type".into(), "text/event-stream".into())],
+        chunks: vec![(first_event_after, Bytes::from_static(b": late\n\n"))],
+        silent: false,
+        abort: false,
+    })
+    .await;
+    let tooltap = proxy::start(proxy::raw_config(&upstream.url())).await;
+    let addr = tooltap.local_addr();
+    for (method, path) in [("GET", "/mcp"), ("POST", "/v1/chat/completions")] {
+        let mut request = request(addr, method, path, "");
+        request.headers_mut().insert(
+            http::header::ACCEPT,
+            http::HeaderValue::from_static("text/event-stream"),
+        );
+        let started = Instant::now();
+        let (response, _conn) = send(addr, request).await;
+        let waited = started.elapsed();
+        assert!(
+            waited < HEAD_BOUND,
+            "{method} {path}: the head took {waited:?}, held back until a body byte"
+        );
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.headers()["content-type"], "text/event-stream");
+        let mut body = response.into_body();
+        assert!(
+            tokio::time::timeout(Duration::from_millis(200), body.frame())
+                .await
+                .is_err(),
+            "{method} {path}: a body frame arrived although the upstream sent none yet"
+        );
+    }
+}

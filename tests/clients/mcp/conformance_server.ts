@@ -1,9 +1,16 @@
 // tooltap: the conformance suite's own test server, copied from
 // modelcontextprotocol/conformance v0.1.16 examples/servers/typescript/everything-server.ts
 // (MIT, Anthropic, PBC). The server scenarios of `@modelcontextprotocol/conformance` need a
-// server with its test tools, resources and prompts; this is the one its authors run. One
-// change: the `app.listen` block at the end binds 127.0.0.1 on an ephemeral port and prints it
-// as JSON (upstream listens on every interface on PORT || 3000). Run with `node --import tsx`.
+// server with its test tools, resources and prompts; this is the one its authors run. Two
+// changes: the `app.listen` block at the end binds 127.0.0.1 on an ephemeral port and prints it
+// as JSON (upstream listens on every interface on PORT || 3000); and the upstream fix of
+// conformance#407 (commit 31119a0, #414, after v0.1.16) is applied: test_sampling,
+// test_elicitation, test_elicitation_sep1034_defaults and test_elicitation_sep1330_enums send
+// their request to the client with the tool handler's `sendRequest`, on the tools/call POST's
+// own SSE stream, instead of `mcpServer.server.request`, which the SDK puts on the standalone GET
+// stream and silently parks when the client has not opened that stream yet (a 60 s "Request
+// timed out" whenever the client's GET reaches the server after its tools/call POST; see
+// docs/mcp-acceptance.md). Run with `node --import tsx`.
 
 /**
  * MCP Everything Server - Conformance Test Server
@@ -403,10 +410,10 @@ function createMcpServer() {
         prompt: z.string().describe('The prompt to send to the LLM')
       }
     },
-    async (args: { prompt: string }) => {
+    async (args: { prompt: string }, { sendRequest }) => {
       try {
-        // Request sampling from client
-        const result = await mcpServer.server.request(
+        // Request sampling from client on the tool call's stream
+        const result = await sendRequest(
           {
             method: 'sampling/createMessage',
             params: {
@@ -463,10 +470,10 @@ function createMcpServer() {
         message: z.string().describe('The message to show the user')
       }
     },
-    async (args: { message: string }) => {
+    async (args: { message: string }, { sendRequest }) => {
       try {
-        // Request user input from client
-        const result = await mcpServer.server.request(
+        // Request user input from client on the tool call's stream
+        const result = await sendRequest(
           {
             method: 'elicitation/create',
             params: {
@@ -515,10 +522,10 @@ function createMcpServer() {
       description: 'Tests elicitation with default values per SEP-1034',
       inputSchema: {}
     },
-    async () => {
+    async (_args, { sendRequest }) => {
       try {
         // Request user input with default values for all primitive types
-        const result = await mcpServer.server.request(
+        const result = await sendRequest(
           {
             method: 'elicitation/create',
             params: {
@@ -590,10 +597,10 @@ function createMcpServer() {
         'Tests elicitation with enum schema improvements per SEP-1330',
       inputSchema: {}
     },
-    async () => {
+    async (_args, { sendRequest }) => {
       try {
         // Request user input with all 5 enum schema variants
-        const result = await mcpServer.server.request(
+        const result = await sendRequest(
           {
             method: 'elicitation/create',
             params: {
