@@ -19,9 +19,9 @@ use tokio::sync::oneshot;
 use crate::engine::{BodyEnd, Dialect, EngineConfig, Report, ResponseHead, SchemaCache};
 use crate::jsonl_sink::JsonlSink;
 use crate::metrics::{IncompleteReason, Metrics};
-use crate::proxy::enforce::CutReceiver;
-use crate::proxy::tee::{Ending, TapEnd, TapReceiver};
 use crate::record::{Recorder, RecordingEnd};
+use crate::tap::tee::{Ending, TapEnd, TapReceiver};
+use crate::tap::verdict::CutReceiver;
 
 /// Everything an inspector needs that outlives one exchange; shared by all of them.
 pub struct Inspection {
@@ -81,7 +81,7 @@ pub struct ResponsePart {
     /// Time from sending the request upstream to its response head.
     pub ttfb: Duration,
     /// The response headers as the client got them, when a recording wants them.
-    pub headers: Option<crate::proxy::detached::DetachedHeaders>,
+    pub headers: Option<crate::tap::detached::DetachedHeaders>,
     /// The quirks `--inject` applied to this response (its `x-tooltap-quirk` header), so the
     /// violations it caused say where they came from.
     pub quirk: Option<String>,
@@ -132,7 +132,7 @@ pub struct InspectJob {
     pub head: RequestHead,
     pub request: TapReceiver,
     pub response: oneshot::Receiver<ResponsePart>,
-    /// Enforce mode's verdict: an [`crate::proxy::enforce::EnforceCut`] when it cut the stream or refused the body on
+    /// Enforce mode's verdict: an [`crate::tap::verdict::EnforceCut`] when it cut the stream or refused the body on
     /// purpose (the end the tap then sees is tooltap's doing, not a client that went away);
     /// closed without one when it let the response pass or the route does not enforce.
     pub enforced: CutReceiver,
@@ -324,14 +324,13 @@ mod spill;
 pub mod verdicts;
 pub mod violation_line;
 
-pub use memory::{Charge, DEFAULT_MAX_MEMORY, MemoryBudget};
+pub use memory::{Charge, MemoryBudget};
 pub use offload::AnalysisPool;
 use offload::{Engine, HERE_BYTES, Start, StartRequest, feed};
 
-pub use held::DEFAULT_HELD_IN_MEMORY;
 pub use recording::{HoldSettings, RecordingSeed};
 use recording::{Tape, Verdict};
-pub use spill::{DEFAULT_MAX_SPILL, Spill};
+pub use spill::Spill;
 
 /// What inspecting the response gave.
 enum Outcome {
@@ -469,7 +468,7 @@ async fn finish(
     pool: &AnalysisPool,
     here: bool,
     exchange: Engine,
-    batch: Option<Vec<crate::proxy::tee::TapEvent>>,
+    batch: Option<Vec<crate::tap::tee::TapEvent>>,
     recording: &mut Option<Tape>,
     end: oneshot::Receiver<TapEnd>,
 ) -> (Outcome, bool) {

@@ -26,7 +26,7 @@ use bytes::Bytes;
 
 use super::recording::Tape;
 use crate::engine::{Dialect, EngineConfig, Exchange, RequestParts, ResponseHead, SchemaCache};
-use crate::proxy::tee::TapEvent;
+use crate::tap::tee::TapEvent;
 
 type Job = Box<dyn FnOnce() + Send>;
 

@@ -27,9 +27,9 @@ use http::{Method, Request, Response, Version};
 use crate::config::Config;
 use crate::proxy::error::{ProxyError, TimeoutPhase};
 use crate::proxy::exchange::ExchangeCtx;
-use crate::proxy::route::Route;
-use crate::proxy::tls::{self, TlsError};
 use crate::proxy::upstream::{PoolSettings, ResponseBody, UpstreamClient};
+use crate::route::Route;
+use crate::tls::{self, TlsError};
 use body::RequestBody;
 
 pub use crate::proxy::upstream::{UPSTREAM_MAX_HEAD_BYTES, UPSTREAM_MAX_HEADERS};

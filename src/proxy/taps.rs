@@ -28,13 +28,13 @@ use crate::inspect::{
 };
 use crate::jsonl_sink::JsonlSink;
 use crate::metrics::{IncompleteReason, Metrics};
-use crate::proxy::detached::DetachedHeaders;
-use crate::proxy::enforce::CutSender;
 use crate::proxy::exchange::ExchangeCtx;
 use crate::proxy::forward::UpstreamBody;
 use crate::proxy::forward::body::{self, ProxyBody, RequestBody};
-use crate::proxy::tee::{self, TeeBody};
 use crate::record::{RecordMode, Recorder};
+use crate::tap::detached::DetachedHeaders;
+use crate::tap::tee::{self, TeeBody};
+use crate::tap::verdict::CutSender;
 
 mod drain;
 pub use drain::{Drained, deadline as drain_deadline};
@@ -82,7 +82,7 @@ impl Watch {
         let recorder = (config.record.mode != RecordMode::Off)
             .then(|| Recorder::spawn(config.record.clone(), metrics.clone()));
         let schemas = Arc::new(SchemaCache::new(256, settings.schema));
-        let otlp = crate::proxy::tls::client_config(config.tls.extra_ca.as_deref())
+        let otlp = crate::tls::client_config(config.tls.extra_ca.as_deref())
             .ok()
             .and_then(|tls| {
                 let collector = crate::proxy::upstream::collector::client(&config.otlp, tls);
@@ -232,7 +232,7 @@ impl Watch {
         self.begun.fetch_add(1, Ordering::Relaxed);
         let (tap, request_rx) = tee::tap_bounded(self.tap_frames, self.tap_bytes);
         let (response_tx, response_rx) = oneshot::channel();
-        let (cut, cut_rx) = crate::proxy::enforce::verdict::channel();
+        let (cut, cut_rx) = crate::tap::verdict::channel();
         let records = recording.is_some();
         let job = InspectJob {
             trace,

@@ -13,7 +13,7 @@ use hyper::body::Incoming;
 
 use super::UpstreamBody;
 use super::flush_first::FlushFirst;
-use crate::proxy::tee::TeeBody;
+use crate::tap::tee::TeeBody;
 
 /// Errors inside a body stream, and what the upstream receives: defined beside the upstream
 /// client that sends it.

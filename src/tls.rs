@@ -1,4 +1,5 @@
-//! The rustls client configuration for HTTPS upstreams.
+//! The rustls client configuration for HTTPS upstreams: a leaf that the proxy's forwarder, the
+//! OTLP exporter's client and object storage's client all build from.
 //!
 //! Input: the optional extra CA bundle path from `[tls] extra_ca`. Output: a
 //! [`rustls::ClientConfig`] that verifies certificates against the bundled webpki roots plus that
