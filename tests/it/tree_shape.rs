@@ -143,11 +143,6 @@ const KNOWN_BACK_EDGES: &[(&str, &str, &str)] = &[
         "inspect::recording",
         "the analysis pool and the trip logic share a module; a trip appends to recording's Tape",
     ),
-    (
-        "quirk::catalogue",
-        "quirk::seen",
-        "QuirkId::seen is written in seen.rs beside the Seen type the catalogue names",
-    ),
 ];
 
 /// A file's module path below `src/` (`src/inspect/offload.rs` → `["inspect", "offload"]`).
