@@ -124,11 +124,6 @@ const KNOWN_BACK_EDGES: &[(&str, &str, &str)] = &[
         "record::store's connector sends through proxy::upstream's client, so object storage adds no second HTTP stack",
     ),
     (
-        "check::conversations",
-        "check::judge",
-        "conversations settles judge's Checked items, whose types live in judge",
-    ),
-    (
         "engine::head",
         "engine::dialect",
         "kept_request_headers takes a Dialect (dialect::label, a leaf inside dialect)",
