@@ -9,8 +9,8 @@
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use crate::engine::Dialect;
 use crate::engine::Report;
-use crate::engine::dialect::Dialect;
 use crate::engine::mcp_conversation::observed::{Context, seen_of};
 use crate::tap::tee::TapEnd;
 

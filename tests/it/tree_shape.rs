@@ -124,14 +124,9 @@ const KNOWN_BACK_EDGES: &[(&str, &str, &str)] = &[
         "record::store's connector sends through proxy::upstream's client, so object storage adds no second HTTP stack",
     ),
     (
-        "engine::head",
-        "engine::dialect",
-        "kept_request_headers takes a Dialect (dialect::label, a leaf inside dialect)",
-    ),
-    (
         "engine::report",
         "engine::dialect",
-        "a Report names its Dialect and carries dialect::mcp::observe's McpObservation",
+        "a Report carries dialect::mcp::observe's McpObservation",
     ),
     (
         "inspect::offload",
