@@ -321,12 +321,13 @@ mod otlp_span;
 mod recording;
 mod report;
 mod spill;
+mod trip;
 pub mod verdicts;
 pub mod violation_line;
 
 pub use memory::{Charge, MemoryBudget};
 pub use offload::AnalysisPool;
-use offload::{Engine, HERE_BYTES, Start, StartRequest, feed};
+use trip::{Engine, HERE_BYTES, Start, StartRequest, feed};
 
 pub use recording::{HoldSettings, RecordingSeed};
 use recording::{Tape, Verdict};
@@ -424,7 +425,7 @@ async fn analyse(
         charged_reassembly += grown;
         // A small trip runs on this task's thread when it needs no schema compiled, its
         // schemas are plain and its held frames stay in memory (a spill append is blocking
-        // I/O); anything else goes to the pool (see `offload::HERE_BYTES`).
+        // I/O); anything else goes to the pool (see `trip::HERE_BYTES`).
         let small = bytes <= HERE_BYTES
             && recording
                 .as_ref()

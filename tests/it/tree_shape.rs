@@ -128,11 +128,6 @@ const KNOWN_BACK_EDGES: &[(&str, &str, &str)] = &[
         "engine::dialect",
         "a Report carries dialect::mcp::observe's McpObservation",
     ),
-    (
-        "inspect::offload",
-        "inspect::recording",
-        "the analysis pool and the trip logic share a module; a trip appends to recording's Tape",
-    ),
 ];
 
 /// A file's module path below `src/` (`src/inspect/offload.rs` → `["inspect", "offload"]`).
