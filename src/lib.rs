@@ -28,6 +28,7 @@ pub mod config;
 // and inspection.
 pub mod route;
 pub mod tls;
+pub mod upstream;
 pub mod read_cap;
 pub mod accept_loop;
 pub mod answer;

@@ -85,7 +85,7 @@ impl Watch {
         let otlp = crate::tls::client_config(config.tls.extra_ca.as_deref())
             .ok()
             .and_then(|tls| {
-                let collector = crate::proxy::upstream::collector::client(&config.otlp, tls);
+                let collector = crate::upstream::collector::client(&config.otlp, tls);
                 crate::otlp::Spans::start(&config.otlp, Box::new(collector), metrics.clone())
             });
         let inspection = Arc::new(Inspection {

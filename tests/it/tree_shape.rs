@@ -119,11 +119,6 @@ const KNOWN_BACK_EDGES: &[(&str, &str, &str)] = &[
         "export writes the frames replay would serve (replay::library::served_frames)",
     ),
     (
-        "record",
-        "proxy",
-        "record::store's connector sends through proxy::upstream's client, so object storage adds no second HTTP stack",
-    ),
-    (
         "engine::report",
         "engine::dialect",
         "a Report carries dialect::mcp::observe's McpObservation",

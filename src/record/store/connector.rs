@@ -1,4 +1,4 @@
-//! object_store's HTTP client: tooltap's own upstream client ([`crate::proxy::upstream`]) with
+//! object_store's HTTP client: tooltap's own upstream client ([`crate::upstream`]) with
 //! its own small pool (never the forwarder's), rustls with the `ring` provider and the webpki
 //! roots ([`crate::tls::client_config`]), so storing recordings adds no second HTTP or
 //! TLS stack and no reqwest.
@@ -17,7 +17,7 @@ use object_store::client::{
     HttpResponseBody, HttpService,
 };
 
-use crate::proxy::upstream::{self, PoolSettings, UpstreamClient, UpstreamError};
+use crate::upstream::{self, PoolSettings, UpstreamClient, UpstreamError};
 
 /// Connecting to the store gives up after this long.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
