@@ -16,10 +16,12 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 use tokio::sync::oneshot;
 
+use crate::config::mcp_state::McpStateSettings;
 use crate::engine::{BodyEnd, Dialect, EngineConfig, Report, ResponseHead, SchemaCache};
 use crate::jsonl_sink::JsonlSink;
 use crate::metrics::{IncompleteReason, Metrics};
 use crate::record::{Recorder, RecordingEnd};
+use crate::redact::Redactor;
 use crate::tap::tee::{Ending, TapEnd, TapReceiver};
 use crate::tap::verdict::CutReceiver;
 
@@ -48,7 +50,65 @@ pub struct Inspection {
     pub otlp: Option<crate::otlp::Spans>,
 }
 
+/// What the proxy's inspection and replay's differ in, each given explicitly;
+/// [`Inspection::new`] assembles the rest the one way both use.
+pub struct InspectionParts {
+    /// Severity overrides and limits; the MCP conversation store judges with the same.
+    pub engine: EngineConfig,
+    pub schemas: Arc<SchemaCache>,
+    pub metrics: Arc<Metrics>,
+    pub violations: Option<JsonlSink>,
+    pub recorder: Option<Recorder>,
+    pub hold: HoldSettings,
+    pub max_request_body: usize,
+    /// What all inspections together may hold (`inspect.max_memory`).
+    pub max_memory: usize,
+    /// The MCP conversation store's bounds (`[inspect.mcp]`).
+    pub mcp: McpStateSettings,
+    /// How the MCP conversation store names credentials: as the recorder does.
+    pub credentials: Redactor,
+    pub otlp: Option<crate::otlp::Spans>,
+}
+
 impl Inspection {
+    /// The one assembly of inspection, for the proxy and for `tooltap replay`: the analysis
+    /// pool, the memory budget and the MCP conversation store are made here from `parts`.
+    pub fn new(parts: InspectionParts) -> Inspection {
+        let InspectionParts {
+            engine,
+            schemas,
+            metrics,
+            violations,
+            recorder,
+            hold,
+            max_request_body,
+            max_memory,
+            mcp,
+            credentials,
+            otlp,
+        } = parts;
+        let mcp = mcp_order::McpSettle::for_settings(
+            mcp,
+            Arc::clone(&schemas),
+            engine.severity.clone(),
+            engine.max_violations,
+            credentials,
+        );
+        Inspection {
+            engine: Arc::new(engine),
+            schemas,
+            metrics,
+            violations,
+            recorder,
+            hold,
+            max_request_body,
+            analysis: AnalysisPool::default(),
+            memory: MemoryBudget::new(max_memory),
+            mcp: Some(mcp),
+            otlp,
+        }
+    }
+
     /// The head of a request of `dialect` ([`RequestHead::of`]), with an MCP request's
     /// credential key when the conversation store is on.
     pub fn request_head(

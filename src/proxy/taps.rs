@@ -23,8 +23,8 @@ use crate::config::Config;
 use crate::engine::{EngineConfig, SchemaCache};
 use crate::inspect::verdicts::{FinishGuard, Verdicts};
 use crate::inspect::{
-    self, ExchangeLabel, HoldSettings, InspectJob, Inspection, RecordingSeed, RequestHead,
-    ResponsePart, Spill,
+    self, ExchangeLabel, HoldSettings, InspectJob, Inspection, InspectionParts, RecordingSeed,
+    RequestHead, ResponsePart, Spill,
 };
 use crate::jsonl_sink::JsonlSink;
 use crate::metrics::{IncompleteReason, Metrics};
@@ -88,8 +88,11 @@ impl Watch {
                 let collector = crate::upstream::collector::client(&config.otlp, tls);
                 crate::otlp::Spans::start(&config.otlp, Box::new(collector), metrics.clone())
             });
-        let inspection = Arc::new(Inspection {
-            otlp,
+        let inspection = Arc::new(Inspection::new(InspectionParts {
+            engine,
+            schemas,
+            metrics,
+            violations,
             recorder,
             hold: HoldSettings {
                 max: config
@@ -102,21 +105,12 @@ impl Watch {
                 spill: (config.record.mode == RecordMode::Violations && settings.max_spill > 0)
                     .then(|| Spill::new(config.record.dir.clone(), settings.max_spill)),
             },
-            mcp: Some(crate::inspect::mcp_order::McpSettle::for_settings(
-                settings.mcp,
-                Arc::clone(&schemas),
-                settings.severity.clone(),
-                settings.max_violations,
-                crate::redact::Redactor::new(&config.record.redact),
-            )),
-            engine: Arc::new(engine),
-            schemas,
-            metrics,
-            violations,
             max_request_body: settings.max_request_body,
-            analysis: crate::inspect::AnalysisPool::default(),
-            memory: crate::inspect::MemoryBudget::new(settings.max_memory),
-        });
+            max_memory: settings.max_memory,
+            mcp: settings.mcp,
+            credentials: crate::redact::Redactor::new(&config.record.redact),
+            otlp,
+        }));
         let mut watch = Watch::with(inspection, settings.max_concurrent, settings.tap_frames);
         watch.tap_bytes = settings.tap_bytes;
         watch
