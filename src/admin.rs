@@ -6,7 +6,7 @@
 //! scrape can never be confused with a client request and the proxy's routes stay transparent.
 //! `/healthz` answers while the process runs; `/readyz` answers 200 while the proxy accepts and
 //! 503 once shutdown has begun, so a load balancer stops sending new work first.
-//! Connections go through the same accept loop as the proxy's ([`crate::proxy::accept_loop`]), with a cap
+//! Connections go through the same accept loop as the proxy's ([`crate::accept_loop`]), with a cap
 //! of their own (`proxy.admin_max_connections`), so silent or piled-up scrapers cannot take
 //! the proxy's descriptors or keep `/metrics` from answering.
 
@@ -21,7 +21,7 @@ use http_body_util::Full;
 use hyper::body::Incoming;
 use tokio::net::TcpListener;
 
-use crate::proxy::accept_loop::{self, ListenSettings};
+use crate::accept_loop::{self, ListenSettings};
 
 use crate::inspect::verdicts::Verdicts;
 use crate::metrics::Metrics;
@@ -90,8 +90,8 @@ fn answer(state: &AdminState, req: &Request<Incoming>) -> Response<Full<Bytes>> 
 
 async fn verdicts_answer(verdicts: &Verdicts, query: Option<&str>) -> Response<Full<Bytes>> {
     let response = match crate::inspect::verdicts::answer(verdicts, query).await {
-        Ok(body) => crate::proxy::error::json_response(StatusCode::OK, &body),
-        Err(message) => crate::proxy::error::error_response(
+        Ok(body) => crate::answer::json_response(StatusCode::OK, &body),
+        Err(message) => crate::answer::error_response(
             StatusCode::BAD_REQUEST,
             "tooltap_error",
             "bad_verdicts_query",

@@ -56,7 +56,7 @@ pub struct ProxyArgs {
     #[arg(long, short = 'c', value_name = "PATH")]
     pub config: Option<PathBuf>,
     /// Address to listen on [default: 127.0.0.1:8787] [env: TOOLTAP_LISTEN]
-    #[arg(long, value_name = "ADDR", value_parser = listen_address)]
+    #[arg(long, value_name = "ADDR", value_parser = crate::accept_loop::listen_address)]
     pub listen: Option<SocketAddr>,
     /// Upstream base URL of the default route; may carry a path prefix such as
     /// https://api.groq.com/openai [default: https://api.openai.com] [env: TOOLTAP_UPSTREAM]
@@ -228,22 +228,6 @@ impl ProxyArgs {
         });
         (config, raw)
     }
-}
-
-/// A `--listen` value: an IP address and a port. A bare port (`4640`) or a host name is
-/// refused with the form that is wanted, not only "invalid socket address syntax".
-pub fn listen_address(value: &str) -> Result<SocketAddr, String> {
-    if let Ok(address) = value.parse::<SocketAddr>() {
-        return Ok(address);
-    }
-    let example = match value.parse::<u16>() {
-        Ok(port) => format!("127.0.0.1:{port}"),
-        Err(_) => "127.0.0.1:8787".to_owned(),
-    };
-    Err(format!(
-        "an address is wanted: an IP and a port, e.g. {example} (or [::1]:8787; port 0 picks \
-         a free one)"
-    ))
 }
 
 #[cfg(test)]

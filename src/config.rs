@@ -23,7 +23,7 @@ pub use raw::{
     LogFormat, RawConfig, RawLog, RawProxy, RawRoute, RawRuntime, RawShutdown, RawTimeouts, RawTls,
 };
 
-use crate::proxy::route::{Route, RouteError, RouteTable, UpstreamUrl};
+use crate::route::{Route, RouteError, RouteTable, UpstreamUrl};
 use inspect::{AdminSettings, InspectConfigError, InspectSettings, RoutePolicy};
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
@@ -44,7 +44,7 @@ pub const DEFAULT_REQUEST_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Every this many bytes of request body received extend the deadline by one second.
 pub const DEFAULT_REQUEST_BODY_MIN_RATE: u64 = 500;
 /// Client connections open at once on the proxy listener, unless `ulimit -n` allows fewer
-/// (see [`crate::proxy::accept_loop::cap_for_fds`]).
+/// (see [`crate::accept_loop::cap_for_fds`]).
 pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 /// Connections open at once on the admin listener: scrapers and probes, a handful.
 pub const DEFAULT_ADMIN_MAX_CONNECTIONS: usize = 64;
@@ -112,8 +112,8 @@ impl ConnectionLimits {
     /// The default proxy cap: [`DEFAULT_MAX_CONNECTIONS`], lowered to what `ulimit -n` leaves
     /// room for (a client socket and an upstream socket per connection).
     pub fn default_proxy() -> usize {
-        let fds = crate::proxy::accept_loop::open_files_limit().map_or(usize::MAX, |n| {
-            crate::proxy::accept_loop::cap_for_fds(n, crate::proxy::accept_loop::FD_RESERVE)
+        let fds = crate::accept_loop::open_files_limit().map_or(usize::MAX, |n| {
+            crate::accept_loop::cap_for_fds(n, crate::accept_loop::FD_RESERVE)
         });
         DEFAULT_MAX_CONNECTIONS.min(fds)
     }
@@ -278,7 +278,7 @@ impl Config {
         )?;
         if default_dialect.is_some() {
             policies.insert(
-                crate::proxy::route::DEFAULT_ROUTE.to_string(),
+                crate::route::DEFAULT_ROUTE.to_string(),
                 RoutePolicy {
                     dialect: default_dialect,
                     ..RoutePolicy::default()

@@ -4,12 +4,14 @@
 //! Data flows one way:
 //!
 //! ```text
-//! proxy { accept_loop → server → service → forward → tee } ──► client   (bytes unchanged, no delay)
-//!                                                    └─────► inspect → engine { framing → reassemble → contract } → report
+//! accept_loop → proxy { server → service → forward } → tap::tee ──► client   (bytes unchanged, no delay)
+//!                                                             └─────► inspect → engine { framing → reassemble → contract } → report
 //! ```
 //!
 //! * [`proxy`] is the path a request takes, in order, configured by [`config`]; [`cli`] serves
-//!   the binary.
+//!   the binary. The leaves it shares with the admin listener, replay, recording and inspection
+//!   are rooms of their own ([`accept_loop`], [`tap`], [`route`], [`tls`]...), so no room
+//!   imports another that imports it back.
 //! * [`engine`] is the sans-IO analysis core: it imports neither hyper nor tokio, is fed bytes in
 //!   arbitrary chunks and returns values (reassembled messages and [`engine::Violation`]s). The
 //!   live proxy, the offline checker and the replayer all drive it.
@@ -22,6 +24,15 @@
 // In flow order (rustfmt.toml: reorder_modules = false).
 // Configuration, and the proxy path a request takes.
 pub mod config;
+// Leaves of the client path that the proxy shares with the admin listener, replay, recording
+// and inspection.
+pub mod route;
+pub mod tls;
+pub mod upstream;
+pub mod read_cap;
+pub mod accept_loop;
+pub mod answer;
+pub mod tap;
 pub mod proxy;
 // The sans-IO analysis core, and the inspector that feeds it live traffic.
 pub mod engine;

@@ -19,7 +19,7 @@ use crate::engine::mcp_conversation::{ConversationStore, HttpMethod, Settled, St
 use crate::engine::{EngineConfig, Report, SchemaCache};
 use crate::record::Recording;
 
-use super::judge::{Checked, Item};
+use super::checked::{Checked, Item};
 
 /// What the pass takes from a recording besides its observation: its route, its times on the
 /// recording's clock, its credential's digest and its id's number.
@@ -167,7 +167,7 @@ pub fn engine_report(
     engine: &Arc<EngineConfig>,
     cache: &SchemaCache,
 ) -> Report {
-    super::judge::engine_report(recording, engine, cache)
+    super::checked::engine_report(recording, engine, cache)
 }
 
 /// Each recording's violations: its report's (`reports[i]` is `recordings[i]`'s), then what

@@ -12,7 +12,7 @@
 
 use std::io::{self, Write};
 
-use super::judge::{Checked, Item};
+use super::checked::{Checked, Item};
 use super::output::summarize;
 use crate::engine::Completeness;
 

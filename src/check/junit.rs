@@ -16,7 +16,7 @@
 use std::io::{self, Write};
 
 use super::FailOn;
-use super::judge::{Checked, Item};
+use super::checked::{Checked, Item};
 use super::output::{describe, injected_note};
 
 pub fn write(items: &[Item], fail_on: FailOn, out: &mut dyn Write) -> io::Result<()> {

@@ -9,6 +9,7 @@
 //! [`run`] takes its writers as arguments so tests drive it without spawning the binary.
 
 mod args;
+pub(crate) mod checked;
 pub mod conversations;
 pub(crate) mod inputs;
 pub(crate) mod judge;
@@ -19,7 +20,7 @@ mod output;
 use std::io::{IsTerminal, Write};
 
 pub use args::{CheckArgs, FailOn, OutputFormat};
-pub use judge::{Checked, Item};
+pub use checked::{Checked, Item};
 
 use crate::engine::Severity;
 

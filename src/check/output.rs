@@ -13,7 +13,7 @@
 use std::borrow::Cow;
 use std::io::{self, Write};
 
-use super::judge::{Checked, Item};
+use super::checked::{Checked, Item};
 use crate::engine::{Completeness, Severity, Violation};
 
 /// Counts for the summary line and the JSON summary.

@@ -23,6 +23,15 @@ pub const DEFAULT_TAP_FRAMES: usize = 1024;
 pub const DEFAULT_MAX_REQUEST_BODY: usize = 16 * 1024 * 1024;
 pub const DEFAULT_MAX_HELD_RECORDING: u64 = 1024 * 1024;
 pub const DEFAULT_MAX_VIOLATIONS: usize = crate::engine::config::DEFAULT_MAX_VIOLATIONS;
+/// Bytes all inspections may hold together, unless configured otherwise.
+pub const DEFAULT_MAX_MEMORY: usize = 512 * 1024 * 1024;
+/// Bytes one exchange keeps in memory before spilling, unless configured otherwise. Small,
+/// because appends gather in the spill's shared tail instead of costing a write each, and a
+/// larger block is the largest part of what `violations` mode adds per stream (see
+/// docs/benchmarks.md#held-block).
+pub const DEFAULT_HELD_IN_MEMORY: usize = 1024;
+/// Bytes of spill segments on disk, unless configured otherwise.
+pub const DEFAULT_MAX_SPILL: u64 = 1024 * 1024 * 1024;
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -313,7 +322,7 @@ pub fn validate(
             crate::engine::EngineConfig::default().max_reassembled,
             "max_reassembled",
         )?,
-        max_memory: positive(max_memory, crate::inspect::DEFAULT_MAX_MEMORY, "max_memory")?,
+        max_memory: positive(max_memory, DEFAULT_MAX_MEMORY, "max_memory")?,
         max_held_recording: match max_held_recording {
             Some(0) => {
                 return Err(InspectConfigError::Zero {
@@ -322,13 +331,9 @@ pub fn validate(
             }
             other => other.unwrap_or(DEFAULT_MAX_HELD_RECORDING),
         },
-        held_in_memory: positive(
-            held_in_memory,
-            crate::inspect::DEFAULT_HELD_IN_MEMORY,
-            "held_in_memory",
-        )?,
-        max_spill: max_spill.unwrap_or(crate::inspect::DEFAULT_MAX_SPILL),
-        tap_bytes: positive(tap_bytes, crate::proxy::tee::DEFAULT_TAP_BYTES, "tap_bytes")?,
+        held_in_memory: positive(held_in_memory, DEFAULT_HELD_IN_MEMORY, "held_in_memory")?,
+        max_spill: max_spill.unwrap_or(DEFAULT_MAX_SPILL),
+        tap_bytes: positive(tap_bytes, crate::tap::tee::DEFAULT_TAP_BYTES, "tap_bytes")?,
         schema: schema_limits(
             schema_budget,
             schema_compile_bytes,

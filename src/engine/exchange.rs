@@ -9,11 +9,12 @@ use std::sync::Arc;
 
 use super::config::EngineConfig;
 use super::decode::{BodyDecoder, DecodeError};
-use super::dialect::{Dialect, DialectRules, DialectState, Judged, RequestParts, StreamEnd};
+use super::dialect::{DialectRules, DialectState, Judged, RequestParts, StreamEnd};
 use super::framing::event_stream::{self, EventStreamDecoder, Message};
 use super::framing::{
     ArrayEnd, JsonArrayFramer, JsonFramer, NdjsonEnd, NdjsonFramer, SseEvent, SseFramer,
 };
+use super::label::Dialect;
 use super::report::{BodyKind, Completeness, LimitKind, Report};
 use super::rules::RuleId;
 use super::schema::SchemaCache;

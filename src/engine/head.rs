@@ -3,7 +3,7 @@
 //! `tooltap check`, replay, enforce), kept in a leaf so that the dialects can name them without
 //! importing the engine's root.
 
-use super::dialect::Dialect;
+use super::label::Dialect;
 
 /// The response headers the engine keeps besides the content type and encoding (lowercase):
 /// MCP's session id and the SSE buffering hint. Other dialects' upstreams send none, so their

@@ -26,6 +26,7 @@ pub mod framing;
 pub mod head;
 pub mod json_scan;
 pub mod json_stream;
+pub mod label;
 pub mod mcp_conversation;
 pub mod report;
 pub mod rules;
@@ -41,10 +42,11 @@ use std::sync::Arc;
 
 pub use config::{EngineConfig, Level, SeverityOverrides};
 
-pub use dialect::{Dialect, EnforceError, RequestParts, UnknownDialect};
+pub use dialect::{EnforceError, RequestParts};
 pub use exchange::Exchange;
 pub use framing::{SseEvent, SseFramer};
 pub use head::{BodyEnd, ResponseHead};
+pub use label::{Dialect, UnknownDialect};
 pub use report::{
     BodyKind, ChoiceOutcome, Completeness, LimitKind, Report, RequestFacts, ToolCallOutcome,
 };

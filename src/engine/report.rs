@@ -6,8 +6,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::dialect::label::Dialect;
 use super::dialect::mcp::observe::McpObservation;
+use super::label::Dialect;
 use super::violation::Violation;
 
 /// What the request asked for, as it goes into the report.

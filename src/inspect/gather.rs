@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use tokio::sync::mpsc::error::TryRecvError;
 
-pub use crate::proxy::tee::BATCH_FRAMES as BATCH;
-use crate::proxy::tee::{TapData, TapEvent};
+pub use crate::tap::tee::BATCH_FRAMES as BATCH;
+use crate::tap::tee::{TapData, TapEvent};
 
 /// The longest a batch waits for more frames after its first.
 pub const GATHER: Duration = Duration::from_millis(50);
@@ -80,7 +80,7 @@ fn take_waiting(data: &mut TapData, batch: &mut Vec<TapEvent>) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proxy::tee::{TapReceiver, TeeBody, tap_bounded};
+    use crate::tap::tee::{TapReceiver, TeeBody, tap_bounded};
     use bytes::Bytes;
     use http_body::{Body, Frame};
     use http_body_util::BodyExt;

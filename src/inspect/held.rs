@@ -18,12 +18,6 @@ use bytes::Bytes;
 
 use super::spill::{Extent, Spill, SpillError};
 
-/// Bytes one exchange keeps in memory before spilling, unless configured otherwise. Small,
-/// because appends gather in the spill's shared tail instead of costing a write each, and a
-/// larger block is the largest part of what `violations` mode adds per stream (see
-/// docs/benchmarks.md#held-block).
-pub const DEFAULT_HELD_IN_MEMORY: usize = 1024;
-
 /// Each frame is encoded as its length, its time since the tape began (µs), then its bytes.
 const HEADER: usize = 4 + 8;
 

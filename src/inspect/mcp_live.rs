@@ -9,10 +9,10 @@
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use crate::engine::Dialect;
 use crate::engine::Report;
-use crate::engine::dialect::Dialect;
 use crate::engine::mcp_conversation::observed::{Context, seen_of};
-use crate::proxy::tee::TapEnd;
+use crate::tap::tee::TapEnd;
 
 use super::mcp_order::{McpSettle, Ticket};
 use super::{ExchangeLabel, Inspection, RecordingSeed, RequestHead};

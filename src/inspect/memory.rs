@@ -10,8 +10,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Bytes all inspections may hold together, unless configured otherwise.
-pub const DEFAULT_MAX_MEMORY: usize = 512 * 1024 * 1024;
+use crate::config::inspect::DEFAULT_MAX_MEMORY;
 
 /// The global budget; cheap to clone.
 #[derive(Debug, Clone)]

@@ -16,12 +16,14 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 use tokio::sync::oneshot;
 
+use crate::config::mcp_state::McpStateSettings;
 use crate::engine::{BodyEnd, Dialect, EngineConfig, Report, ResponseHead, SchemaCache};
 use crate::jsonl_sink::JsonlSink;
 use crate::metrics::{IncompleteReason, Metrics};
-use crate::proxy::enforce::CutReceiver;
-use crate::proxy::tee::{Ending, TapEnd, TapReceiver};
 use crate::record::{Recorder, RecordingEnd};
+use crate::redact::Redactor;
+use crate::tap::tee::{Ending, TapEnd, TapReceiver};
+use crate::tap::verdict::CutReceiver;
 
 /// Everything an inspector needs that outlives one exchange; shared by all of them.
 pub struct Inspection {
@@ -48,7 +50,65 @@ pub struct Inspection {
     pub otlp: Option<crate::otlp::Spans>,
 }
 
+/// What the proxy's inspection and replay's differ in, each given explicitly;
+/// [`Inspection::new`] assembles the rest the one way both use.
+pub struct InspectionParts {
+    /// Severity overrides and limits; the MCP conversation store judges with the same.
+    pub engine: EngineConfig,
+    pub schemas: Arc<SchemaCache>,
+    pub metrics: Arc<Metrics>,
+    pub violations: Option<JsonlSink>,
+    pub recorder: Option<Recorder>,
+    pub hold: HoldSettings,
+    pub max_request_body: usize,
+    /// What all inspections together may hold (`inspect.max_memory`).
+    pub max_memory: usize,
+    /// The MCP conversation store's bounds (`[inspect.mcp]`).
+    pub mcp: McpStateSettings,
+    /// How the MCP conversation store names credentials: as the recorder does.
+    pub credentials: Redactor,
+    pub otlp: Option<crate::otlp::Spans>,
+}
+
 impl Inspection {
+    /// The one assembly of inspection, for the proxy and for `tooltap replay`: the analysis
+    /// pool, the memory budget and the MCP conversation store are made here from `parts`.
+    pub fn new(parts: InspectionParts) -> Inspection {
+        let InspectionParts {
+            engine,
+            schemas,
+            metrics,
+            violations,
+            recorder,
+            hold,
+            max_request_body,
+            max_memory,
+            mcp,
+            credentials,
+            otlp,
+        } = parts;
+        let mcp = mcp_order::McpSettle::for_settings(
+            mcp,
+            Arc::clone(&schemas),
+            engine.severity.clone(),
+            engine.max_violations,
+            credentials,
+        );
+        Inspection {
+            engine: Arc::new(engine),
+            schemas,
+            metrics,
+            violations,
+            recorder,
+            hold,
+            max_request_body,
+            analysis: AnalysisPool::default(),
+            memory: MemoryBudget::new(max_memory),
+            mcp: Some(mcp),
+            otlp,
+        }
+    }
+
     /// The head of a request of `dialect` ([`RequestHead::of`]), with an MCP request's
     /// credential key when the conversation store is on.
     pub fn request_head(
@@ -81,7 +141,7 @@ pub struct ResponsePart {
     /// Time from sending the request upstream to its response head.
     pub ttfb: Duration,
     /// The response headers as the client got them, when a recording wants them.
-    pub headers: Option<crate::proxy::detached::DetachedHeaders>,
+    pub headers: Option<crate::tap::detached::DetachedHeaders>,
     /// The quirks `--inject` applied to this response (its `x-tooltap-quirk` header), so the
     /// violations it caused say where they came from.
     pub quirk: Option<String>,
@@ -132,7 +192,7 @@ pub struct InspectJob {
     pub head: RequestHead,
     pub request: TapReceiver,
     pub response: oneshot::Receiver<ResponsePart>,
-    /// Enforce mode's verdict: an [`crate::proxy::enforce::EnforceCut`] when it cut the stream or refused the body on
+    /// Enforce mode's verdict: an [`crate::tap::verdict::EnforceCut`] when it cut the stream or refused the body on
     /// purpose (the end the tap then sees is tooltap's doing, not a client that went away);
     /// closed without one when it let the response pass or the route does not enforce.
     pub enforced: CutReceiver,
@@ -321,17 +381,17 @@ mod otlp_span;
 mod recording;
 mod report;
 mod spill;
+mod trip;
 pub mod verdicts;
 pub mod violation_line;
 
-pub use memory::{Charge, DEFAULT_MAX_MEMORY, MemoryBudget};
+pub use memory::{Charge, MemoryBudget};
 pub use offload::AnalysisPool;
-use offload::{Engine, HERE_BYTES, Start, StartRequest, feed};
+use trip::{Engine, HERE_BYTES, Start, StartRequest, feed};
 
-pub use held::DEFAULT_HELD_IN_MEMORY;
 pub use recording::{HoldSettings, RecordingSeed};
 use recording::{Tape, Verdict};
-pub use spill::{DEFAULT_MAX_SPILL, Spill};
+pub use spill::Spill;
 
 /// What inspecting the response gave.
 enum Outcome {
@@ -425,7 +485,7 @@ async fn analyse(
         charged_reassembly += grown;
         // A small trip runs on this task's thread when it needs no schema compiled, its
         // schemas are plain and its held frames stay in memory (a spill append is blocking
-        // I/O); anything else goes to the pool (see `offload::HERE_BYTES`).
+        // I/O); anything else goes to the pool (see `trip::HERE_BYTES`).
         let small = bytes <= HERE_BYTES
             && recording
                 .as_ref()
@@ -469,7 +529,7 @@ async fn finish(
     pool: &AnalysisPool,
     here: bool,
     exchange: Engine,
-    batch: Option<Vec<crate::proxy::tee::TapEvent>>,
+    batch: Option<Vec<crate::tap::tee::TapEvent>>,
     recording: &mut Option<Tape>,
     end: oneshot::Receiver<TapEnd>,
 ) -> (Outcome, bool) {

@@ -13,20 +13,13 @@
 //! start its job. With the workers busy forwarding (hundreds of streams), the permits sit idle
 //! in the run queue and the inspectors fall behind, the frames waiting for them becoming most
 //! of the resident memory per stream (see docs/benchmarks.md#analysis-pool). Here a pool
-//! thread that finishes a job takes the next one itself. [`Engine`] starts an exchange's engine
-//! lazily, on its first trip, so that a buffered response costs one trip. A small trip whose
-//! schemas are cached and plain runs where the inspector is instead ([`AnalysisPool::run_where`],
-//! [`HERE_BYTES`]): its work is in proportion to its bytes, and cheaper than the hand-offs.
+//! thread that finishes a job takes the next one itself. A small trip may run where the
+//! inspector is instead ([`AnalysisPool::run_where`]; what a trip is and when it is small is
+//! `super::trip`'s). The pool knows nothing of the engine.
 
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
-
-use bytes::Bytes;
-
-use super::recording::Tape;
-use crate::engine::{Dialect, EngineConfig, Exchange, RequestParts, ResponseHead, SchemaCache};
-use crate::proxy::tee::TapEvent;
 
 type Job = Box<dyn FnOnce() + Send>;
 
@@ -150,7 +143,7 @@ impl AnalysisPool {
     }
 
     /// Runs `work` right here, on the inspector's own thread, when `here` (a small trip, see
-    /// [`HERE_BYTES`]), else on a pool thread; `None` if it panicked.
+    /// [`super::trip::HERE_BYTES`]), else on a pool thread; `None` if it panicked.
     pub async fn run_where<T: Send + 'static>(
         &self,
         here: bool,
@@ -185,117 +178,6 @@ impl AnalysisPool {
 fn serve(queue: &Queue) {
     while let Some(job) = queue.next() {
         job();
-    }
-}
-
-pub(super) fn feed(exchange: &mut Exchange, batch: Vec<TapEvent>, tape: &mut Option<Tape>) {
-    for event in batch {
-        #[cfg(test)]
-        super::tests::panic_on_marker(&event.bytes);
-        if let Some(tape) = tape.as_mut() {
-            tape.frame(&event.bytes, event.at);
-        }
-        exchange.feed(&event.bytes);
-    }
-}
-
-/// What the engine needs to start, until the first trip to the analysis pool starts it.
-pub(super) struct Start {
-    pub engine: Arc<EngineConfig>,
-    pub schemas: Arc<SchemaCache>,
-    pub dialect: Dialect,
-    pub request: StartRequest,
-    pub head: ResponseHead,
-}
-
-/// The request an exchange is started from, as the inspector copied it.
-pub(super) struct StartRequest {
-    /// The body, when it was copied whole.
-    pub body: Option<Bytes>,
-    /// The target (never logged), method and read headers ([`super::RequestHead`]).
-    pub head: super::RequestHead,
-}
-
-/// The most bytes a trip may feed (and a request may hold, for the trip that starts the
-/// engine) to run on the inspector's own thread rather than the pool: a trip to the pool and
-/// back (two context switches, a wake-up, the job's boxing) costs more than the engine's work
-/// for this many bytes (see docs/benchmarks.md#analysis-pool).
-pub(super) const HERE_BYTES: usize = 8 * 1024;
-
-/// The engine for one exchange: not started yet, or started.
-pub(super) enum Engine {
-    Pending(Start),
-    Started {
-        exchange: Box<Exchange>,
-        /// Started with every schema it declares cached and plain (`engine::schema_plain`):
-        /// its checks cost in proportion to the arguments, so its small trips may run on the
-        /// inspector's thread. `false` when unknown (started on the pool).
-        plain: bool,
-    },
-}
-
-impl Engine {
-    /// The started exchange; starts it first when needed (compiling what the cache lacks).
-    /// Call on a pool thread, or on a started engine.
-    pub(super) fn get(self) -> Exchange {
-        match self {
-            Engine::Started { exchange, .. } => *exchange,
-            Engine::Pending(start) => {
-                let mut exchange = start.exchange();
-                exchange.response_head(start.head);
-                exchange
-            }
-        }
-    }
-
-    /// Starts a pending engine on this thread when that compiles nothing: a request of at most
-    /// [`HERE_BYTES`] whose declared tools are all in the schema cache. Otherwise (or when
-    /// already started) it is returned as it was. `None` when the start panicked.
-    pub(super) fn start_here(self) -> Option<Engine> {
-        let Engine::Pending(start) = self else {
-            return Some(self);
-        };
-        if start.request.body.as_ref().map_or(0, Bytes::len) > HERE_BYTES {
-            return Some(Engine::Pending(start));
-        }
-        let started = catch_unwind(AssertUnwindSafe(|| {
-            SchemaCache::lookup_only(|| start.exchange())
-        }));
-        let (mut exchange, facts) = started.ok()?;
-        if facts.missed {
-            // Built with stand-ins for the missing schemas: thrown away, started on the pool.
-            return Some(Engine::Pending(start));
-        }
-        exchange.response_head(start.head);
-        Some(Engine::Started {
-            exchange: Box::new(exchange),
-            plain: facts.plain,
-        })
-    }
-
-    /// What its stream's reassembly holds (`Exchange::reassembly_bytes`); 0 before it starts.
-    pub(super) fn reassembly_bytes(&self) -> usize {
-        match self {
-            Engine::Started { exchange, .. } => exchange.reassembly_bytes(),
-            Engine::Pending(_) => 0,
-        }
-    }
-
-    /// Whether this engine's small trips may run on the inspector's thread.
-    pub(super) fn plain(&self) -> bool {
-        matches!(self, Engine::Started { plain: true, .. })
-    }
-}
-
-impl Start {
-    fn exchange(&self) -> Exchange {
-        let request = RequestParts {
-            body: self.request.body.as_deref().unwrap_or_default(),
-            path: self.request.head.target.as_deref(),
-            method: self.request.head.method.as_ref().map(http::Method::as_str),
-            headers: &self.request.head.headers,
-        };
-        Exchange::start(&self.engine, &self.schemas, self.dialect, request)
     }
 }
 

@@ -14,13 +14,13 @@ use super::held::{Cut, HeldFrames};
 use super::offload::AnalysisPool;
 use super::spill::Spill;
 use crate::metrics::Metrics;
-use crate::proxy::detached::DetachedHeaders;
-use crate::proxy::enforce::EnforceCut;
-use crate::proxy::tee::{Ending, TapEnd, TapEvent};
 use crate::record::{
     EnforcedLine, FrameData, Outcome, RecordMode, Recorder, RecordingEnd, RecordingHandle,
     RecordingStart,
 };
+use crate::tap::detached::DetachedHeaders;
+use crate::tap::tee::{Ending, TapEnd, TapEvent};
+use crate::tap::verdict::EnforceCut;
 
 /// The request facts a recording's first line needs.
 #[derive(Debug, Clone)]
@@ -118,7 +118,7 @@ impl HoldSettings {
     pub fn in_memory(max: u64) -> HoldSettings {
         HoldSettings {
             max,
-            in_memory: super::held::DEFAULT_HELD_IN_MEMORY,
+            in_memory: crate::config::inspect::DEFAULT_HELD_IN_MEMORY,
             spill: None,
         }
     }

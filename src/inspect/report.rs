@@ -11,7 +11,7 @@ use super::{ExchangeLabel, Inspection, Outcome};
 use crate::engine::violation::{MAX_TEXT_BYTES, bounded_str};
 use crate::engine::{Completeness, Report};
 use crate::metrics::IncompleteReason;
-use crate::proxy::tee::{Ending, TapEnd};
+use crate::tap::tee::{Ending, TapEnd};
 
 /// The facts of an exchange's summary line.
 struct Summary<'a> {

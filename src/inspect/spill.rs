@@ -32,9 +32,6 @@ pub const SEGMENT_BYTES: u64 = 32 * 1024 * 1024;
 /// Bytes of appended blocks gathered in memory (shared by all exchanges) before one write.
 pub const PENDING_BYTES: usize = 64 * 1024;
 
-/// Bytes of spill segments on disk, unless configured otherwise.
-pub const DEFAULT_MAX_SPILL: u64 = 1024 * 1024 * 1024;
-
 /// Why an append did not happen.
 #[derive(Debug, thiserror::Error)]
 pub enum SpillError {

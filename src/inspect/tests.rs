@@ -13,7 +13,7 @@ use http_body_util::{BodyExt, Full};
 use tokio::sync::oneshot;
 
 use super::*;
-use crate::proxy::tee::{self, TeeBody};
+use crate::tap::tee::{self, TeeBody};
 
 const MARKER: &[u8] = b"\xde\xad-inject-panic";
 
@@ -63,7 +63,7 @@ async fn exchange_with(
         },
         request: request_rx,
         response: response_rx,
-        enforced: crate::proxy::enforce::verdict::channel().1,
+        enforced: crate::tap::verdict::channel().1,
         recording: None,
         trace: None,
     };
@@ -247,7 +247,7 @@ async fn a_stalled_inspector_makes_the_report_lossy_while_the_client_gets_every_
         },
         request: request_rx,
         response: response_rx,
-        enforced: crate::proxy::enforce::verdict::channel().1,
+        enforced: crate::tap::verdict::channel().1,
         recording: None,
         trace: None,
     };

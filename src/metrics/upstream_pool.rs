@@ -1,5 +1,5 @@
 //! The upstream pools' counters (`tooltap_upstream_connections_*`): atomics the pools in
-//! `proxy::upstream` update and the registry renders, kept here so the registry imports no
+//! `upstream` update and the registry renders, kept here so the registry imports no
 //! proxy code.
 
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -3,7 +3,7 @@
 //! Input: the queue's receiving half. Output: one `POST` per batch (`Content-Type:
 //! application/x-protobuf`, the configured headers), within `otlp.timeout`; counters for spans
 //! exported and dropped and for failed requests. The request goes out through a [`Collector`]
-//! the caller hands in (the proxy's own upstream client, `proxy::upstream::collector`), so this
+//! the caller hands in (the proxy's own upstream client, `upstream::collector`), so this
 //! room holds no HTTP client of its own. A failure is logged once at WARN until an
 //! export succeeds again (then at DEBUG), so a collector that is down does not flood the log.
 

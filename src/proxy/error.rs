@@ -10,7 +10,9 @@ use std::fmt;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{HeaderValue, Response, StatusCode, header};
+use http::{Response, StatusCode};
+
+use crate::answer::error_response;
 
 /// Who has to act to fix an error. Logged with every error so an operator knows where to look.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,33 +127,6 @@ impl ProxyError {
             &self.to_string(),
         )
     }
-}
-
-/// A complete JSON response in the OpenAI error shape,
-/// `{"error":{"message","type","code"}}`, which the official SDKs print as one clear line.
-pub fn error_response(
-    status: StatusCode,
-    kind: &str,
-    code: &str,
-    message: &str,
-) -> Response<Bytes> {
-    let body = serde_json::json!({
-        "error": { "message": message, "type": kind, "code": code }
-    });
-    json_response(status, &body)
-}
-
-/// A complete JSON response with this status and body. Every error tooltap answers itself goes
-/// through here (proxy and replay through [`error_response`]; enforce mode's 502, whose body
-/// follows the dialect's error shape, directly).
-pub fn json_response(status: StatusCode, body: &serde_json::Value) -> Response<Bytes> {
-    let mut response = Response::new(Bytes::from(body.to_string()));
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! [`ProxyError`] tagged with whose fault it is. The caller (the service) decides how to wrap the
 //! body before it reaches the client; this is where the tee attaches in the next issue.
 //!
-//! tooltap's own client ([`crate::proxy::upstream`]) serves every route: pooled per upstream
+//! tooltap's own client ([`crate::upstream`]) serves every route: pooled per upstream
 //! (scheme, host, port), HTTPS through rustls (certificates verified, ALPN h2 + http/1.1) and
 //! plain HTTP, `TCP_NODELAY` so small SSE frames are not held back by Nagle, reads capped small
 //! (`read_cap`).
@@ -27,12 +27,12 @@ use http::{Method, Request, Response, Version};
 use crate::config::Config;
 use crate::proxy::error::{ProxyError, TimeoutPhase};
 use crate::proxy::exchange::ExchangeCtx;
-use crate::proxy::route::Route;
-use crate::proxy::tls::{self, TlsError};
-use crate::proxy::upstream::{PoolSettings, ResponseBody, UpstreamClient};
+use crate::route::Route;
+use crate::tls::{self, TlsError};
+use crate::upstream::{PoolSettings, ResponseBody, UpstreamClient};
 use body::RequestBody;
 
-pub use crate::proxy::upstream::{UPSTREAM_MAX_HEAD_BYTES, UPSTREAM_MAX_HEADERS};
+pub use crate::upstream::{UPSTREAM_MAX_HEAD_BYTES, UPSTREAM_MAX_HEADERS};
 
 /// The shared, cloneable forwarding half of the proxy.
 #[derive(Clone, Debug)]

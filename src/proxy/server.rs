@@ -1,4 +1,4 @@
-//! Running the proxy: serving its listener through [`crate::proxy::accept_loop`], and stopping gracefully.
+//! Running the proxy: serving its listener through [`crate::accept_loop`], and stopping gracefully.
 //!
 //! Input: a bound [`TcpListener`], the [`ProxyState`] (built first, so a bad CA bundle fails
 //! before anything listens) and a shutdown future (signals in the binary, a
@@ -15,11 +15,11 @@ use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
+use crate::accept_loop::{self, ListenSettings};
 use crate::admin;
 use crate::config::Config;
-use crate::proxy::accept_loop::{self, ListenSettings};
 use crate::proxy::service::{self, ProxyState};
-use crate::proxy::tls::TlsError;
+use crate::tls::TlsError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -43,7 +43,7 @@ pub enum ServeError {
     Task(tokio::task::JoinError),
 }
 
-pub use crate::proxy::accept_loop::ServeReport;
+pub use crate::accept_loop::ServeReport;
 pub use crate::proxy::taps::Drained;
 
 /// How a proxy stopped: the connections its grace cut, and what inspection drained.

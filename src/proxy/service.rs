@@ -26,9 +26,9 @@ use crate::proxy::exchange::EXCHANGE_HEADER;
 use crate::proxy::exchange::ExchangeCtx;
 use crate::proxy::forward::Forwarder;
 use crate::proxy::forward::body::{self, ProxyBody};
-use crate::proxy::route::Route;
 use crate::proxy::taps::Watch;
-use crate::proxy::tls::TlsError;
+use crate::route::Route;
+use crate::tls::TlsError;
 
 /// [`EXCHANGE_HEADER`], parsed once.
 const EXCHANGE_HEADER_NAME: http::HeaderName = http::HeaderName::from_static(EXCHANGE_HEADER);

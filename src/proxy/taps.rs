@@ -23,18 +23,18 @@ use crate::config::Config;
 use crate::engine::{EngineConfig, SchemaCache};
 use crate::inspect::verdicts::{FinishGuard, Verdicts};
 use crate::inspect::{
-    self, ExchangeLabel, HoldSettings, InspectJob, Inspection, RecordingSeed, RequestHead,
-    ResponsePart, Spill,
+    self, ExchangeLabel, HoldSettings, InspectJob, Inspection, InspectionParts, RecordingSeed,
+    RequestHead, ResponsePart, Spill,
 };
 use crate::jsonl_sink::JsonlSink;
 use crate::metrics::{IncompleteReason, Metrics};
-use crate::proxy::detached::DetachedHeaders;
-use crate::proxy::enforce::CutSender;
 use crate::proxy::exchange::ExchangeCtx;
 use crate::proxy::forward::UpstreamBody;
 use crate::proxy::forward::body::{self, ProxyBody, RequestBody};
-use crate::proxy::tee::{self, TeeBody};
 use crate::record::{RecordMode, Recorder};
+use crate::tap::detached::DetachedHeaders;
+use crate::tap::tee::{self, TeeBody};
+use crate::tap::verdict::CutSender;
 
 mod drain;
 pub use drain::{Drained, deadline as drain_deadline};
@@ -82,14 +82,17 @@ impl Watch {
         let recorder = (config.record.mode != RecordMode::Off)
             .then(|| Recorder::spawn(config.record.clone(), metrics.clone()));
         let schemas = Arc::new(SchemaCache::new(256, settings.schema));
-        let otlp = crate::proxy::tls::client_config(config.tls.extra_ca.as_deref())
+        let otlp = crate::tls::client_config(config.tls.extra_ca.as_deref())
             .ok()
             .and_then(|tls| {
-                let collector = crate::proxy::upstream::collector::client(&config.otlp, tls);
+                let collector = crate::upstream::collector::client(&config.otlp, tls);
                 crate::otlp::Spans::start(&config.otlp, Box::new(collector), metrics.clone())
             });
-        let inspection = Arc::new(Inspection {
-            otlp,
+        let inspection = Arc::new(Inspection::new(InspectionParts {
+            engine,
+            schemas,
+            metrics,
+            violations,
             recorder,
             hold: HoldSettings {
                 max: config
@@ -102,21 +105,12 @@ impl Watch {
                 spill: (config.record.mode == RecordMode::Violations && settings.max_spill > 0)
                     .then(|| Spill::new(config.record.dir.clone(), settings.max_spill)),
             },
-            mcp: Some(crate::inspect::mcp_order::McpSettle::for_settings(
-                settings.mcp,
-                Arc::clone(&schemas),
-                settings.severity.clone(),
-                settings.max_violations,
-                crate::redact::Redactor::new(&config.record.redact),
-            )),
-            engine: Arc::new(engine),
-            schemas,
-            metrics,
-            violations,
             max_request_body: settings.max_request_body,
-            analysis: crate::inspect::AnalysisPool::default(),
-            memory: crate::inspect::MemoryBudget::new(settings.max_memory),
-        });
+            max_memory: settings.max_memory,
+            mcp: settings.mcp,
+            credentials: crate::redact::Redactor::new(&config.record.redact),
+            otlp,
+        }));
         let mut watch = Watch::with(inspection, settings.max_concurrent, settings.tap_frames);
         watch.tap_bytes = settings.tap_bytes;
         watch
@@ -232,7 +226,7 @@ impl Watch {
         self.begun.fetch_add(1, Ordering::Relaxed);
         let (tap, request_rx) = tee::tap_bounded(self.tap_frames, self.tap_bytes);
         let (response_tx, response_rx) = oneshot::channel();
-        let (cut, cut_rx) = crate::proxy::enforce::verdict::channel();
+        let (cut, cut_rx) = crate::tap::verdict::channel();
         let records = recording.is_some();
         let job = InspectJob {
             trace,

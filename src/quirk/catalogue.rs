@@ -11,8 +11,6 @@ use std::str::FromStr;
 
 use crate::engine::RuleId;
 
-pub use super::seen::Seen;
-
 /// The API dialect a quirk rewrites is the engine's [`Dialect`] (decided by the route's
 /// `dialect` or the request path): a quirk applies only to an exchange of its own dialect; each
 /// dialect has its own transformations (Chat in [`super::buffered`] and [`super::stream`], the

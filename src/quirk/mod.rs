@@ -31,7 +31,7 @@ pub mod seen;
 pub mod sse;
 pub mod stream;
 
-pub use catalogue::{Dialect, QuirkId, RequestKind, Seen, Shape, UnknownQuirk};
+pub use catalogue::{Dialect, QuirkId, RequestKind, Shape, UnknownQuirk};
 pub use inject::{InjectPlan, InjectSettings, InjectSpec, parse_quirk_list};
 pub use live::LiveQuirks;
 pub use recorded::{Applied, NotApplicable, TimedFrame, apply, shape_of};

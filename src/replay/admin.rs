@@ -48,7 +48,7 @@ pub async fn verdicts(
         return response.map(proxy_body::full);
     }
     let response = match crate::inspect::verdicts::answer(state.watch.verdicts(), query).await {
-        Ok(body) => crate::proxy::error::json_response(StatusCode::OK, &body),
+        Ok(body) => crate::answer::json_response(StatusCode::OK, &body),
         Err(message) => error_response(
             StatusCode::BAD_REQUEST,
             "bad_verdicts_query",
@@ -76,11 +76,11 @@ pub fn answer(
                 "replay turns reset"
             );
             let body = serde_json::json!({"reset": cassette, "recordings": recordings});
-            crate::proxy::error::json_response(StatusCode::OK, &body)
+            crate::answer::json_response(StatusCode::OK, &body)
         }
         (USAGE, &Method::GET) => {
             let usage = serde_json::to_value(library.usage()).unwrap_or_default();
-            crate::proxy::error::json_response(StatusCode::OK, &usage)
+            crate::answer::json_response(StatusCode::OK, &usage)
         }
         (RESET | USAGE, _) => error_response(
             StatusCode::METHOD_NOT_ALLOWED,

@@ -29,7 +29,7 @@ pub struct ReplayArgs {
     pub recordings: PathBuf,
     /// Address to listen on
     #[arg(long, value_name = "ADDR", default_value = super::DEFAULT_LISTEN,
-        value_parser = crate::cli::listen_address)]
+        value_parser = crate::accept_loop::listen_address)]
     pub listen: SocketAddr,
     /// instant (every frame at once, each its own write), recorded (the original gaps), or a
     /// factor from 0 to 1000 applied to the recorded timing (0.1 = ten times faster)

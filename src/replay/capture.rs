@@ -27,12 +27,12 @@ use super::remember::{self, Forwarded};
 use super::respond::EXCHANGE_HEADER;
 use crate::config::{Config, ConfigError, RawConfig};
 use crate::inspect::RecordingSeed;
-use crate::proxy::detached::{DetachedHeaders, detached};
 use crate::proxy::exchange::ExchangeCtx;
 use crate::proxy::forward::Forwarder;
 use crate::proxy::forward::body::{self as proxy_body, BodyError, ProxyBody};
-use crate::proxy::tee::{self, TeeBody};
-use crate::proxy::tls::TlsError;
+use crate::tap::detached::{DetachedHeaders, detached};
+use crate::tap::tee::{self, TeeBody};
+use crate::tls::TlsError;
 
 /// Frames of a forwarded miss's response that may wait for [`remember`] before its tap counts
 /// as overflowed (the exchange is then not kept for replay; the client's bytes are untouched).

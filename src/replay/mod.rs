@@ -40,9 +40,9 @@ pub use library::{Candidate, Library, LoadError, Miss};
 pub use matching::{MatchKey, MatchRules, ToolCallIds};
 pub use server::{RunningReplay, serve};
 
-use crate::config::inspect::{DEFAULT_MAX_CONCURRENT, DEFAULT_TAP_FRAMES};
+use crate::config::inspect::{DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_MEMORY, DEFAULT_TAP_FRAMES};
 use crate::engine::{EngineConfig, SchemaCache, SeverityOverrides};
-use crate::inspect::Inspection;
+use crate::inspect::{Inspection, InspectionParts};
 use crate::jsonl_sink::JsonlSink;
 use crate::metrics::Metrics;
 use crate::proxy::taps::Watch;
@@ -173,32 +173,27 @@ impl ReplayState {
             };
             Recorder::spawn(config, metrics.clone())
         });
-        let schemas = Arc::new(SchemaCache::default());
-        let inspection = Arc::new(Inspection {
-            otlp: None,
+        // Replay has no `[inspect]` settings: its own severity and request-body cap, defaults
+        // for the rest.
+        let inspection = Arc::new(Inspection::new(InspectionParts {
+            engine: EngineConfig {
+                severity: severity.clone(),
+                ..EngineConfig::default()
+            },
+            schemas: Arc::new(SchemaCache::default()),
+            metrics: metrics.clone(),
+            violations,
             recorder,
             hold: crate::inspect::HoldSettings::in_memory(
                 RecorderConfig::default().max_bytes_per_recording,
             ),
-            engine: Arc::new(EngineConfig {
-                severity: severity.clone(),
-                ..EngineConfig::default()
-            }),
-            mcp: Some(crate::inspect::mcp_order::McpSettle::for_settings(
-                crate::config::mcp_state::McpStateSettings::default(),
-                Arc::clone(&schemas),
-                severity.clone(),
-                EngineConfig::default().max_violations,
-                // As the recorder of forwarded misses names credentials.
-                crate::redact::Redactor::new(&RecorderConfig::default().redact),
-            )),
-            schemas,
-            metrics: metrics.clone(),
-            violations,
             max_request_body: *max_request_body,
-            analysis: crate::inspect::AnalysisPool::default(),
-            memory: crate::inspect::MemoryBudget::default(),
-        });
+            max_memory: DEFAULT_MAX_MEMORY,
+            mcp: crate::config::mcp_state::McpStateSettings::default(),
+            // As the recorder of forwarded misses names credentials.
+            credentials: crate::redact::Redactor::new(&RecorderConfig::default().redact),
+            otlp: None,
+        }));
         Ok(ReplayState {
             library: RwLock::new(library),
             pace: *pace,

@@ -20,10 +20,10 @@ use http::StatusCode;
 
 use super::ReplayState;
 use crate::proxy::exchange::ExchangeCtx;
-use crate::proxy::tee::{Ending, TapReceiver};
 use crate::record::cassette::CASSETTE_HEADER;
 use crate::record::format::{RequestPart, ResponsePart};
 use crate::record::{Meta, RecordedBody, RecordedFrame, Recording, VERSION};
+use crate::tap::tee::{Ending, TapReceiver};
 
 /// What is known of a forwarded exchange when its response head arrives.
 pub struct Forwarded {

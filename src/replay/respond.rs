@@ -102,7 +102,7 @@ pub fn first_of(items: &[String], max: usize, total: usize) -> String {
 
 /// A complete error response in the OpenAI shape, `type` `tooltap_error`.
 pub fn error_response(status: StatusCode, code: &str, message: &str) -> Response<Bytes> {
-    crate::proxy::error::error_response(status, "tooltap_error", code, message)
+    crate::answer::error_response(status, "tooltap_error", code, message)
 }
 
 #[cfg(test)]

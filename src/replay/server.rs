@@ -2,7 +2,7 @@
 //!
 //! Input: a bound listener, the [`ReplayState`] (recordings loaded before anything listens, so a
 //! bad file fails the start) and a shutdown future. Output: every connection served by the
-//! proxy's accept loop ([`crate::proxy::accept_loop`]: HTTP/1.1 and h2c, `TCP_NODELAY` so a small SSE frame
+//! proxy's accept loop ([`crate::accept_loop`]: HTTP/1.1 and h2c, `TCP_NODELAY` so a small SSE frame
 //! is not held back waiting for the next) with [`service::handle`]. [`RunningReplay`] runs it on
 //! a task, for tests and embedders. On shutdown, in-flight replays get [`GRACE`] to finish.
 
@@ -18,7 +18,7 @@ use tokio::task::JoinHandle;
 
 use super::library::Usage;
 use super::{ReplayError, ReplaySettings, ReplayState, service};
-use crate::proxy::accept_loop::{self, ListenSettings};
+use crate::accept_loop::{self, ListenSettings};
 use crate::proxy::server::DRAIN_FLOOR;
 
 /// How long in-flight replays may continue after shutdown is asked for.

@@ -2,7 +2,7 @@
 //! the recorded head and paced frames, and inspect the exchange exactly as the proxy does.
 //!
 //! Input: a client request from the accept loop in [`super::server`]. Output: a response with a
-//! [`ReplayBody`] wrapped in the proxy's [`TeeBody`](crate::proxy::tee::TeeBody), whose copies go to an [`inspect::run`](crate::inspect::run)
+//! [`ReplayBody`] wrapped in the proxy's [`TeeBody`](crate::tap::tee::TeeBody), whose copies go to an [`inspect::run`](crate::inspect::run)
 //! task (violations in the logs, metrics and the violations file), or an OpenAI-shaped error:
 //! 404 `replay_no_match` for a miss (or the upstream's answer with `--on-miss forward`), 413 /
 //! 400 for a request body that is too large or broken. `GET /healthz` answers `ok`, and

@@ -2,15 +2,15 @@
 //!
 //! Input: [`ReportArgs`] (recording files and folders, read exactly as `tooltap check` reads
 //! them: `check::inputs::collect`, [`crate::record::read::each_recording`] and
-//! `check::judge::engine_report`; the MCP exchanges shown then go through `check`'s
+//! `check::checked::engine_report`; the MCP exchanges shown then go through `check`'s
 //! conversation pass, `conversation_rules`). Output: an HTML file with inline CSS and script and
 //! the data as JSON in a `<script type="application/json">` element (`html`); problems with
 //! inputs on `stderr`. Exit code: 0 written, 2 usage errors, unreadable input (the file is
 //! still written, listing them) or a file that could not be written.
 //!
 //! ```text
-//! paths ─► check::inputs ─► record::read::each_recording ─► check::judge::engine_report ─┐
-//!                                       └─► pieces (dialect tables) ──────────────────────┴─► model ─► html
+//! paths ─► check::inputs ─► record::read::each_recording ─► check::checked::engine_report ─┐
+//!                                       └─► pieces (dialect tables) ────────────────────────┴─► model ─► html
 //! ```
 
 pub mod bound;
@@ -27,7 +27,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::check::conversations::Stamp;
-use crate::check::{inputs, judge};
+use crate::check::{checked, inputs};
 use crate::engine::{EngineConfig, SchemaCache, SeverityOverrides};
 use crate::record::read::count_recordings;
 use crate::record::read::each_recording;
@@ -180,7 +180,7 @@ pub fn collect(args: &ReportArgs) -> ReportData {
             }
             match recording {
                 Ok(recording) => {
-                    let mut report = judge::engine_report(&recording, &engine, &cache);
+                    let mut report = checked::engine_report(&recording, &engine, &cache);
                     let marks = Marks::of(&tools, &pointers);
                     let view = model::view(
                         &recording,

@@ -1,7 +1,7 @@
 //! The data the page renders: one [`ExchangeView`] per recording, serialized to JSON.
 //!
 //! Input: a [`Recording`] and the engine's [`Report`] for it (re-judged by
-//! `check::judge::engine_report`). Output: everything the page shows for one exchange,
+//! `check::checked::engine_report`). Output: everything the page shows for one exchange,
 //! already cut into fragments and pieces, so the page's script holds no dialect knowledge.
 
 use base64::Engine as _;

@@ -144,7 +144,7 @@ fn report_cpu(dir: &Path, runs: usize) -> (Duration, ReportData, u64) {
 }
 
 /// What the engine accounts for while judging the recordings under `dir`, fed as
-/// `check::judge::engine_report` feeds them: the most any one stream's reassembly held
+/// `check::checked::engine_report` feeds them: the most any one stream's reassembly held
 /// (`Exchange::reassembly_bytes`), and what the schema cache shared by all of them holds at the
 /// end (`SchemaCache::bytes`, bounded by its count and bytes).
 fn engine_accounted(dir: &Path) -> (usize, usize) {

@@ -104,26 +104,6 @@ fn a_heading_slug_is_github_s() {
 /// Removing the edge's cause removes its row: the test fails on a row whose edge is gone.
 const KNOWN_BACK_EDGES: &[(&str, &str, &str)] = &[
     (
-        "inspect",
-        "proxy",
-        "the tap's channel types (proxy::tee), the enforce verdict and detached headers live in proxy",
-    ),
-    (
-        "config",
-        "proxy",
-        "config validates routes into proxy::route's table and reads proxy's fd and tap defaults",
-    ),
-    (
-        "admin",
-        "proxy",
-        "the accept loop the admin listener runs on lives in proxy::accept_loop",
-    ),
-    (
-        "config",
-        "inspect",
-        "inspect owns the defaults of held_in_memory, max_memory and max_spill",
-    ),
-    (
         "interop",
         "check",
         "export walks its inputs with check::inputs, and foreign events end by its event_ends",
@@ -139,39 +119,9 @@ const KNOWN_BACK_EDGES: &[(&str, &str, &str)] = &[
         "export writes the frames replay would serve (replay::library::served_frames)",
     ),
     (
-        "record",
-        "proxy",
-        "record::store's connector sends through proxy::upstream's client and proxy::tls::client_config, so object storage adds no second HTTP or TLS stack",
-    ),
-    (
-        "replay",
-        "cli",
-        "replay's arguments reuse cli::listen_address",
-    ),
-    (
-        "check::conversations",
-        "check::judge",
-        "conversations settles judge's Checked items, whose types live in judge",
-    ),
-    (
-        "engine::head",
-        "engine::dialect",
-        "kept_request_headers takes a Dialect (dialect::label, a leaf inside dialect)",
-    ),
-    (
         "engine::report",
         "engine::dialect",
-        "a Report names its Dialect and carries dialect::mcp::observe's McpObservation",
-    ),
-    (
-        "inspect::offload",
-        "inspect::recording",
-        "the analysis pool and the trip logic share a module; a trip appends to recording's Tape",
-    ),
-    (
-        "quirk::catalogue",
-        "quirk::seen",
-        "QuirkId::seen is written in seen.rs beside the Seen type the catalogue names",
+        "a Report carries dialect::mcp::observe's McpObservation",
     ),
 ];
 

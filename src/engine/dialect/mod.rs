@@ -23,18 +23,17 @@ pub mod bedrock;
 pub mod chat;
 mod common;
 pub mod gemini;
-pub mod label;
 pub mod mcp;
 pub mod ollama;
 pub mod pieces;
 pub mod responses;
 mod seam;
 
-pub use label::{Dialect, UnknownDialect};
 pub use seam::{DialectRules, EnforceError, Judged, RequestParts, StreamEnd};
 
 use serde_json::Value;
 
+use super::label::Dialect;
 use super::report::RequestFacts;
 use super::schema::SchemaCache;
 use super::violation::ViolationSink;

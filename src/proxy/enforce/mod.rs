@@ -30,7 +30,6 @@ mod events;
 mod messages;
 mod hold;
 mod stream;
-pub mod verdict;
 mod whole;
 
 use std::sync::Arc;
@@ -40,16 +39,16 @@ use http::{HeaderValue, Response, StatusCode, header};
 
 use http_body_util::BodyExt;
 
+use crate::answer::json_response;
 use crate::engine::{
     BodyKind, Dialect, EnforceError, EngineConfig, RequestParts, ResponseHead, SchemaCache,
     Severity, Stage, Violation,
 };
-use crate::proxy::error::json_response;
 use crate::proxy::forward::body::{BodyError, ProxyBody, full};
+use crate::tap::verdict::{CutSender, EnforceCut};
 
 pub use hold::{Held, Prefixed, hold};
 pub use stream::EnforceBody;
-pub use verdict::{CutReceiver, CutSender, EnforceCut};
 
 /// The error `code` tooltap uses for an enforced violation.
 pub const CODE: &str = "contract_violation";

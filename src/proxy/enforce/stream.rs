@@ -10,11 +10,11 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 
-use super::verdict::{CutSender, EnforceCut};
 use super::whole::{Ends, Step, WholeUnits};
 use super::{errors, message, refusal};
 use crate::engine::{BodyEnd, Dialect, Exchange, Violation};
 use crate::proxy::forward::body::{BodyError, PolledFrame, ProxyBody};
+use crate::tap::verdict::{CutSender, EnforceCut};
 
 /// A stream body that checks each frame before forwarding it; see the module doc.
 pub struct EnforceBody {

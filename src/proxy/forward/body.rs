@@ -13,11 +13,11 @@ use hyper::body::Incoming;
 
 use super::UpstreamBody;
 use super::flush_first::FlushFirst;
-use crate::proxy::tee::TeeBody;
+use crate::tap::tee::TeeBody;
 
 /// Errors inside a body stream, and what the upstream receives: defined beside the upstream
 /// client that sends it.
-pub use crate::proxy::upstream::{BodyError, RequestBody};
+pub use crate::upstream::{BodyError, RequestBody};
 
 /// What `poll_frame` returns in every body wrapper on the proxy path.
 pub type PolledFrame = std::task::Poll<Option<Result<http_body::Frame<Bytes>, BodyError>>>;

@@ -18,8 +18,8 @@ use std::time::Duration;
 use super::body::ClientBodyError;
 use super::slow_body::SlowRequestBody;
 use crate::proxy::error::{ProxyError, TimeoutPhase};
-use crate::proxy::route::UpstreamUrl;
-use crate::proxy::upstream::UpstreamError;
+use crate::route::UpstreamUrl;
+use crate::upstream::UpstreamError;
 
 pub fn upstream_error(
     error: &UpstreamError,

@@ -1,6 +1,6 @@
-//! object_store's HTTP client: tooltap's own upstream client ([`crate::proxy::upstream`]) with
+//! object_store's HTTP client: tooltap's own upstream client ([`crate::upstream`]) with
 //! its own small pool (never the forwarder's), rustls with the `ring` provider and the webpki
-//! roots ([`crate::proxy::tls::client_config`]), so storing recordings adds no second HTTP or
+//! roots ([`crate::tls::client_config`]), so storing recordings adds no second HTTP or
 //! TLS stack and no reqwest.
 //!
 //! Input: object_store's [`HttpRequest`]s. Output: its [`HttpResponse`]s, the body streamed.
@@ -17,7 +17,7 @@ use object_store::client::{
     HttpResponseBody, HttpService,
 };
 
-use crate::proxy::upstream::{self, PoolSettings, UpstreamClient, UpstreamError};
+use crate::upstream::{self, PoolSettings, UpstreamClient, UpstreamError};
 
 /// Connecting to the store gives up after this long.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -37,8 +37,8 @@ pub struct HyperConnector {
 }
 
 impl HyperConnector {
-    pub fn new() -> Result<HyperConnector, crate::proxy::tls::TlsError> {
-        let tls = crate::proxy::tls::client_config(None)?;
+    pub fn new() -> Result<HyperConnector, crate::tls::TlsError> {
+        let tls = crate::tls::client_config(None)?;
         let client = UpstreamClient::new(
             PoolSettings {
                 connect_timeout: CONNECT_TIMEOUT,

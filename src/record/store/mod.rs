@@ -150,7 +150,7 @@ pub enum StoreError {
     #[error("object storage {url}: cannot set up TLS: {source}")]
     Tls {
         url: String,
-        source: crate::proxy::tls::TlsError,
+        source: crate::tls::TlsError,
     },
     #[error("object storage {url}: {source}")]
     Io { url: String, source: std::io::Error },

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::engine::dialect::{Dialect, EnforceError};
+use crate::engine::Dialect;
+use crate::engine::dialect::EnforceError;
 use crate::engine::report::{BodyKind, Report};
 use crate::engine::schema::SchemaCache;
 use crate::engine::{BodyEnd, EngineConfig, Exchange, ResponseHead};

@@ -19,7 +19,7 @@ use tokio_rustls::TlsConnector;
 use tokio_rustls::client::TlsStream;
 
 use super::error::UpstreamError;
-use crate::proxy::read_cap::ReadCapped;
+use crate::read_cap::ReadCapped;
 
 /// Where one pool connects.
 #[derive(Debug, Clone, PartialEq, Eq)]

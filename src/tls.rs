@@ -1,8 +1,9 @@
-//! The rustls client configuration for HTTPS upstreams.
+//! The rustls client configuration for HTTPS upstreams: a leaf that the proxy's forwarder, the
+//! OTLP exporter's client and object storage's client all build from.
 //!
 //! Input: the optional extra CA bundle path from `[tls] extra_ca`. Output: a
 //! [`rustls::ClientConfig`] that verifies certificates against the bundled webpki roots plus that
-//! bundle, for the upstream client (`proxy::upstream`, which sets ALPN to h2 + http/1.1).
+//! bundle, for the upstream client (`upstream`, which sets ALPN to h2 + http/1.1).
 //!
 //! The crypto provider is `ring`, chosen explicitly: with two providers compiled in, rustls
 //! panics at run time, and `aws-lc-rs` needs cmake and adds minutes to a clean build.

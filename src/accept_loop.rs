@@ -2,6 +2,7 @@
 //! auto builder (HTTP/1.1 and h2c), `TCP_NODELAY` on every accepted socket, a header-read
 //! timeout that also covers a connection's first byte, a cap on open connections, a backoff on
 //! accept errors, no `Date` header of tooltap's own, and graceful shutdown.
+//! [`listen_address`] reads every `--listen` flag (the proxy's, the admin listener's, replay's).
 //!
 //! Input: a bound listener, a per-request handler and a shutdown future. Output: every
 //! connection served until `shutdown` resolves; then no new connection is accepted, in-flight
@@ -14,6 +15,7 @@ mod guard;
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,7 +30,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use crate::metrics::Metrics;
-use crate::proxy::read_cap::ReadCapped;
+use crate::read_cap::ReadCapped;
 use guard::{Backoff, Opening, Throttle};
 pub use guard::{cap_for_fds, open_files_limit};
 
@@ -201,4 +203,20 @@ fn is_timeout(error: &(dyn std::error::Error + 'static)) -> bool {
     error
         .downcast_ref::<hyper::Error>()
         .is_some_and(hyper::Error::is_timeout)
+}
+
+/// A `--listen` value: an IP address and a port. A bare port (`4640`) or a host name is
+/// refused with the form that is wanted, not only "invalid socket address syntax".
+pub fn listen_address(value: &str) -> Result<SocketAddr, String> {
+    if let Ok(address) = value.parse::<SocketAddr>() {
+        return Ok(address);
+    }
+    let example = match value.parse::<u16>() {
+        Ok(port) => format!("127.0.0.1:{port}"),
+        Err(_) => "127.0.0.1:8787".to_owned(),
+    };
+    Err(format!(
+        "an address is wanted: an IP and a port, e.g. {example} (or [::1]:8787; port 0 picks \
+         a free one)"
+    ))
 }

@@ -27,7 +27,8 @@ pub struct EnforceCut {
     pub kept: Option<u64>,
 }
 
-/// The sending half, held by the code that may cut: [`super::EnforceBody`] or the buffered path.
+/// The sending half, held by the code that may cut: [`crate::proxy::enforce::EnforceBody`] or
+/// the buffered path.
 #[derive(Debug, Default)]
 pub struct CutSender(Option<oneshot::Sender<EnforceCut>>);
 

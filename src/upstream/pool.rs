@@ -37,7 +37,7 @@ use crate::metrics::upstream_pool::{Closed, PoolCounters};
 pub const UPSTREAM_MAX_HEADERS: usize = 256;
 /// Bytes the upstream's response head may take (hyper's default is ~400 KiB, less than one
 /// 500 KiB header). The read buffer grows to this only when a head needs it: reads are capped
-/// at [`crate::proxy::read_cap::READ_CAP`], so a late reader does not grow it either.
+/// at [`crate::read_cap::READ_CAP`], so a late reader does not grow it either.
 pub const UPSTREAM_MAX_HEAD_BYTES: usize = 1024 * 1024;
 
 /// What every pool of one client shares.

@@ -37,7 +37,7 @@ use http::{Request, Response, Uri};
 use tokio_rustls::TlsConnector;
 
 use crate::metrics::Metrics;
-use crate::proxy::route::UpstreamUrl;
+use crate::route::UpstreamUrl;
 use body::Lease;
 use connect::Target;
 use pool::{Checkout, Conn, Pool, Shared};

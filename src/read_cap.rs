@@ -3,7 +3,7 @@
 //! hyper sizes each read adaptively: a read that fills its buffer doubles the next one, up to
 //! the connection's `max_buf_size`. When a client reads a stream late, the upstream's events pile
 //! up in the kernel, every read fills, and the upstream connection's read buffer grows to that
-//! maximum (1 MiB for [`super::forward::UPSTREAM_MAX_HEAD_BYTES`], which one large response
+//! maximum (1 MiB for [`crate::upstream::UPSTREAM_MAX_HEAD_BYTES`], which one large response
 //! head needs). Every forwarded frame is a slice of that buffer and keeps it alive until the
 //! client has taken it, so a late reader's stream pins up to that maximum in plain pass-through
 //! (see docs/benchmarks.md#read-cap). Capping each read at the socket (here, below hyper)

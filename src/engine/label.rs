@@ -3,7 +3,7 @@
 //! Input: a label (a config value, a recording's `dialect`, a `--dialect` flag) or a request
 //! path. Output: a [`Dialect`]. A leaf: it imports nothing of the engine, so the report, the
 //! seam and each dialect can name a dialect without importing one another; what a dialect does
-//! is reached through the registration in `super` (`register`).
+//! is reached through the registration in `super::dialect` (`register`).
 
 use serde::{Deserialize, Serialize};
 

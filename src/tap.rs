@@ -1,0 +1,9 @@
+//! What the client path hands inspection, in a leaf that both sides import (the proxy and the
+//! replay server write into it, the inspector reads from it): the tee body and its bounded
+//! channel of frames and endings ([`tee`]), the response and request heads copied out of
+//! hyper's buffers for a recording ([`detached`]), and enforce mode's word on what it did to a
+//! response ([`verdict`]).
+
+pub mod tee;
+pub mod detached;
+pub mod verdict;
