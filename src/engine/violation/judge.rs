@@ -58,6 +58,12 @@ impl<'s> Judge<'s> {
         self
     }
 
+    /// The same judge, moved to the document at `pointer` below this place.
+    pub fn at(mut self, pointer: impl Display) -> Judge<'s> {
+        self.base = format!("{}{pointer}", self.base);
+        self
+    }
+
     /// A judge for the document at `pointer` below this place (same stage, choice, call and
     /// frame), borrowing the sink until it is dropped.
     pub fn under(&mut self, pointer: impl Display) -> Judge<'_> {

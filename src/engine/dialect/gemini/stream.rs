@@ -100,6 +100,16 @@ struct PartAt {
     partial_expected: bool,
 }
 
+/// A candidate's `content.parts` (none when absent or not an array).
+fn parts_of(candidate: &Value) -> &[Value] {
+    candidate
+        .get("content")
+        .and_then(|c| c.get("parts"))
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+}
+
 /// A part that carries content (not only a signature or an empty text).
 fn is_content(part: &Value) -> bool {
     let Some(members) = part.as_object() else {
@@ -201,12 +211,7 @@ impl StreamState {
         let mut judge = judge
             .under(format_args!("/candidates/{index}"))
             .choice(Some(index));
-        let parts = candidate
-            .get("content")
-            .and_then(|c| c.get("parts"))
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
+        let parts = parts_of(candidate);
         if let Some(finished_at) = state.finished_at
             && parts.iter().any(is_content)
         {

@@ -137,29 +137,7 @@ pub fn head(asked: &Asked, head: &ResponseHead, answer: &mut Answer, sink: &mut 
     }
     let mut push = |rule, detail: String| judge.flag(rule, "", detail);
     if asked.is_post() && ok {
-        if asked.only_notifications && head.status != 202 {
-            push(
-                RuleId::McpHttpNotificationStatus,
-                format!(
-                    "a POST of notifications or responses only is answered 202, got {}",
-                    head.status
-                ),
-            );
-        }
-        if asked.has_request()
-            && !matches!(
-                answer.mime.as_deref(),
-                Some("application/json" | "text/event-stream")
-            )
-        {
-            push(
-                RuleId::McpHttpResponseContentType,
-                format!(
-                    "a request is answered as application/json or text/event-stream, got {:?}",
-                    head.content_type.as_deref().unwrap_or("")
-                ),
-            );
-        }
+        post_answer(asked, head, answer, &mut push);
     }
     if version.is_modern()
         && answer.is_sse()
@@ -168,6 +146,38 @@ pub fn head(asked: &Asked, head: &ResponseHead, answer: &mut Answer, sink: &mut 
         push(
             RuleId::McpHttpSseNoBufferingHeader,
             "a 2026-07-28 SSE answer without X-Accel-Buffering: no".to_owned(),
+        );
+    }
+}
+
+/// A 2xx answer to a POST: 202 for notifications only, a JSON or SSE body for a request.
+fn post_answer(
+    asked: &Asked,
+    head: &ResponseHead,
+    answer: &Answer,
+    push: &mut impl FnMut(RuleId, String),
+) {
+    if asked.only_notifications && head.status != 202 {
+        push(
+            RuleId::McpHttpNotificationStatus,
+            format!(
+                "a POST of notifications or responses only is answered 202, got {}",
+                head.status
+            ),
+        );
+    }
+    if asked.has_request()
+        && !matches!(
+            answer.mime.as_deref(),
+            Some("application/json" | "text/event-stream")
+        )
+    {
+        push(
+            RuleId::McpHttpResponseContentType,
+            format!(
+                "a request is answered as application/json or text/event-stream, got {:?}",
+                head.content_type.as_deref().unwrap_or("")
+            ),
         );
     }
 }

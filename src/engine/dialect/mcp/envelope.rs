@@ -4,11 +4,50 @@
 //! SSE event's data). Output: `mcp.jsonrpc.*` and `mcp.progress.token_invalid` violations, and
 //! the message's kind.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::observe::{MessageKind, kind_of};
 use crate::engine::rules::RuleId;
 use crate::engine::violation::Judge;
+
+/// A message that is neither a request, a notification nor a response.
+fn invalid(object: &Map<String, Value>, judge: &mut Judge<'_>) {
+    let neither = !object.contains_key("method") && object.contains_key("id");
+    let (rule, detail) = match neither {
+        true => (
+            RuleId::McpJsonrpcResultAndError,
+            "a response with neither `result` nor `error`".to_owned(),
+        ),
+        false => (
+            RuleId::McpJsonrpcShape,
+            match object.get("method") {
+                Some(method) => format!("`method` is not a string: {}", shown(method)),
+                None => "neither a request, a notification nor a response".to_owned(),
+            },
+        ),
+    };
+    judge.flag(rule, "", detail);
+}
+
+/// A request's id (and that a notification has none) and its progress token.
+fn request(object: &Map<String, Value>, judge: &mut Judge<'_>) {
+    let id = object.get("id").unwrap_or(&Value::Null);
+    let method = object.get("method").and_then(Value::as_str).unwrap_or("");
+    if method.starts_with("notifications/") {
+        judge.flag(
+            RuleId::McpJsonrpcNotificationWithId,
+            "/id",
+            format!("notification {method:?} carries an id: {}", shown(id)),
+        );
+    } else if !valid_id(id) {
+        judge.flag(
+            RuleId::McpJsonrpcRequestIdInvalid,
+            "/id",
+            format!("a request id is a string or an integer, got {}", shown(id)),
+        );
+    }
+    progress_token(object.get("params"), "/params/_meta/progressToken", judge);
+}
 
 /// A JSON-RPC id MCP allows: a string or an integer (never `null`, a fraction, a boolean).
 pub fn valid_id(id: &Value) -> bool {
@@ -47,41 +86,8 @@ pub fn judge(message: &Value, judge: &mut Judge<'_>) -> MessageKind {
     }
     let kind = kind_of(Some(object));
     match kind {
-        MessageKind::Invalid => {
-            let neither = !object.contains_key("method") && object.contains_key("id");
-            let (rule, detail) = match neither {
-                true => (
-                    RuleId::McpJsonrpcResultAndError,
-                    "a response with neither `result` nor `error`".to_owned(),
-                ),
-                false => (
-                    RuleId::McpJsonrpcShape,
-                    match object.get("method") {
-                        Some(method) => format!("`method` is not a string: {}", shown(method)),
-                        None => "neither a request, a notification nor a response".to_owned(),
-                    },
-                ),
-            };
-            judge.flag(rule, "", detail);
-        }
-        MessageKind::Request => {
-            let id = object.get("id").unwrap_or(&Value::Null);
-            let method = object.get("method").and_then(Value::as_str).unwrap_or("");
-            if method.starts_with("notifications/") {
-                judge.flag(
-                    RuleId::McpJsonrpcNotificationWithId,
-                    "/id",
-                    format!("notification {method:?} carries an id: {}", shown(id)),
-                );
-            } else if !valid_id(id) {
-                judge.flag(
-                    RuleId::McpJsonrpcRequestIdInvalid,
-                    "/id",
-                    format!("a request id is a string or an integer, got {}", shown(id)),
-                );
-            }
-            progress_token(object.get("params"), "/params/_meta/progressToken", judge);
-        }
+        MessageKind::Invalid => invalid(object, judge),
+        MessageKind::Request => request(object, judge),
         MessageKind::Notification => {
             if object.get("method").and_then(Value::as_str) == Some("notifications/progress") {
                 let params = object.get("params");

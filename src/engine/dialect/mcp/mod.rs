@@ -32,7 +32,7 @@ use crate::engine::head::{ResponseHead, header};
 use crate::engine::report::RequestFacts;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::SchemaCache;
-use crate::engine::violation::{Judge, Site, Stage, ViolationSink};
+use crate::engine::violation::{Judge, Stage, ViolationSink};
 
 /// The JSON-RPC code enforce mode's refusal carries: internal error.
 const INTERNAL_ERROR: i64 = -32603;

@@ -104,6 +104,59 @@ fn judge_tool(
     version: Version,
     judge: &mut Judge<'_>,
 ) -> bool {
+    judge_members(tool, pointer, version, judge);
+    let schema_pointer = format!("{pointer}/inputSchema");
+    let schema = match tool.get("inputSchema") {
+        None | Some(Value::Null) => {
+            judge.flag(
+                RuleId::McpToolsListInputSchemaMissing,
+                &schema_pointer,
+                "inputSchema is required (and never null)".to_owned(),
+            );
+            return false;
+        }
+        Some(schema) if !object_schema(schema) => {
+            judge.flag(
+                RuleId::McpToolsListInputSchemaNotObject,
+                &schema_pointer,
+                format!(
+                    "inputSchema's root type must be \"object\", got {}",
+                    shown(schema)
+                ),
+            );
+            return false;
+        }
+        Some(schema) => schema,
+    };
+    if version.is_modern() {
+        x_mcp_headers(schema, &schema_pointer, judge);
+    }
+    let dialect_known = match schema.get("$schema") {
+        None => true,
+        Some(Value::String(dialect)) => {
+            let bare = dialect.trim_end_matches('#');
+            let known = DIALECTS.contains(&bare);
+            if !known && version >= Version::V3 {
+                judge.flag(RuleId::McpToolsListSchemaDialectUnsupported,
+                    format!("{schema_pointer}/$schema"),
+                    format!("$schema {dialect:?} names a dialect tooltap cannot validate: its schema rules are skipped"),
+                );
+            }
+            known
+        }
+        Some(_) => true,
+    };
+    let refs_ok = refs(schema, schema, &schema_pointer, judge);
+    dialect_known && refs_ok
+}
+
+/// A tool's name, annotations, outputSchema and taskSupport.
+fn judge_members(
+    tool: &Map<String, Value>,
+    pointer: &str,
+    version: Version,
+    judge: &mut Judge<'_>,
+) {
     match tool.get("name") {
         Some(Value::String(name)) => {
             if version >= Version::V3 && !name_ok(name) {
@@ -156,49 +209,6 @@ fn judge_tool(
             ),
         );
     }
-    let schema_pointer = format!("{pointer}/inputSchema");
-    let schema = match tool.get("inputSchema") {
-        None | Some(Value::Null) => {
-            judge.flag(
-                RuleId::McpToolsListInputSchemaMissing,
-                &schema_pointer,
-                "inputSchema is required (and never null)".to_owned(),
-            );
-            return false;
-        }
-        Some(schema) if !object_schema(schema) => {
-            judge.flag(
-                RuleId::McpToolsListInputSchemaNotObject,
-                &schema_pointer,
-                format!(
-                    "inputSchema's root type must be \"object\", got {}",
-                    shown(schema)
-                ),
-            );
-            return false;
-        }
-        Some(schema) => schema,
-    };
-    if version.is_modern() {
-        x_mcp_headers(schema, &schema_pointer, judge);
-    }
-    let dialect_known = match schema.get("$schema") {
-        None => true,
-        Some(Value::String(dialect)) => {
-            let bare = dialect.trim_end_matches('#');
-            let known = DIALECTS.contains(&bare);
-            if !known && version >= Version::V3 {
-                judge.flag(RuleId::McpToolsListSchemaDialectUnsupported,
-                    format!("{schema_pointer}/$schema"),
-                    format!("$schema {dialect:?} names a dialect tooltap cannot validate: its schema rules are skipped"),
-                );
-            }
-            known
-        }
-        Some(_) => true,
-    };
-    let refs_ok = refs(schema, schema, &schema_pointer, judge);
-    dialect_known && refs_ok
 }
 
 /// A schema whose root `type` is `"object"`.
