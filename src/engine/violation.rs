@@ -15,10 +15,6 @@ use super::config::{DEFAULT_MAX_VIOLATIONS, Level, SeverityOverrides};
 use super::rules::RuleId;
 pub use super::severity::Severity;
 
-// A rule function's view of the sink (a finding in one call).
-mod judge;
-pub use judge::Judge;
-
 /// The most bytes a violation's `detail`, `path` or `schema_path` keeps (before the marker
 /// saying how long it was).
 pub const MAX_TEXT_BYTES: usize = 1024;

@@ -16,8 +16,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::schema::SchemaCache;
-use super::violation::{Judge, Stage, Violation, ViolationSink};
+use super::violation::{Stage, Violation, ViolationSink};
 use super::{RuleId, SeverityOverrides};
+use crate::engine::judge::Judge;
 
 mod bounded;
 mod calls;

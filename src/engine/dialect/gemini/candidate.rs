@@ -12,10 +12,11 @@ use serde_json::Value;
 
 use super::request::{GeminiRequest, Mode};
 use crate::engine::dialect::common::preview;
+use crate::engine::judge::Judge;
 use crate::engine::report::{ChoiceOutcome, ToolCallOutcome};
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, SchemaCheck};
-use crate::engine::violation::{Judge, Stage, ViolationSink};
+use crate::engine::violation::{Stage, ViolationSink};
 
 /// Schema failures listed per call.
 const MAX_SCHEMA_ERRORS: usize = 8;

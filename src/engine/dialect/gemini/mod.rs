@@ -33,10 +33,11 @@ use super::pieces::DialectTables;
 use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
 use crate::engine::head::ResponseHead;
+use crate::engine::judge::Judge;
 use crate::engine::report::{BodyKind, ChoiceOutcome, RequestFacts};
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, SchemaCache};
-use crate::engine::violation::{Judge, Stage, ViolationSink};
+use crate::engine::violation::{Stage, ViolationSink};
 
 /// The HTTP status enforce mode answers with by default (`enforce.status`), which Google's error
 /// object repeats as its `code`.

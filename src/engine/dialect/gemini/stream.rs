@@ -17,8 +17,9 @@ use serde_json::Value;
 
 use super::candidate::{Call, Candidate, SERVER_TOOL_PARTS, reason_text, visible_text};
 use crate::engine::dialect::common::preview;
+use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
-use crate::engine::violation::{Judge, Stage, ViolationSink};
+use crate::engine::violation::{Stage, ViolationSink};
 use crate::engine::weigh;
 
 /// Accumulated text shorter than this is not compared for snapshots (a delta may start with a

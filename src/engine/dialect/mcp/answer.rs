@@ -17,9 +17,10 @@ use super::request::session_id_ok;
 use super::version::Version;
 use super::{tools_call, tools_list};
 use crate::engine::head::{ResponseHead, header};
+use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::SchemaCache;
-use crate::engine::violation::{Judge, Stage, ViolationSink};
+use crate::engine::violation::{Stage, ViolationSink};
 
 /// What the request asked, as the response rules read it.
 #[derive(Debug, Default)]

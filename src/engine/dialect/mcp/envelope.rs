@@ -7,8 +7,8 @@
 use serde_json::{Map, Value};
 
 use super::observe::{MessageKind, kind_of};
+use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
-use crate::engine::violation::Judge;
 
 /// A message that is neither a request, a notification nor a response.
 fn invalid(object: &Map<String, Value>, judge: &mut Judge<'_>) {

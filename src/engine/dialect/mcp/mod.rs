@@ -29,10 +29,11 @@ use super::pieces::DialectTables;
 use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
 use crate::engine::head::{ResponseHead, header};
+use crate::engine::judge::Judge;
 use crate::engine::report::RequestFacts;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::SchemaCache;
-use crate::engine::violation::{Judge, Stage, ViolationSink};
+use crate::engine::violation::{Stage, ViolationSink};
 
 /// The JSON-RPC code enforce mode's refusal carries: internal error.
 const INTERNAL_ERROR: i64 = -32603;

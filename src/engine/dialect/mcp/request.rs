@@ -13,8 +13,9 @@ use super::envelope::{self, shown};
 use super::observe::{MessageKind, kind_of};
 use super::version::Version;
 use crate::engine::head::header;
+use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
-use crate::engine::violation::{Judge, Site, Stage, ViolationSink};
+use crate::engine::violation::{Site, Stage, ViolationSink};
 
 /// What the request rules read.
 pub struct RequestView<'a> {

@@ -13,8 +13,8 @@ use serde_json::{Map, Value};
 
 use super::envelope::shown;
 use super::version::Version;
+use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
-use crate::engine::violation::Judge;
 
 /// Judges one result; `task`: the call carried `params.task`.
 pub fn judge(result: &Value, task: bool, version: Version, judge: &mut Judge<'_>) {

@@ -13,9 +13,9 @@ use serde_json::{Map, Value};
 
 use super::envelope::shown;
 use super::version::Version;
+use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{Declaration, SchemaCache, ToolReading, ToolSchema};
-use crate::engine::violation::Judge;
 
 /// How a `tools/list` page names its tools for the schema cache: `name` and `inputSchema`.
 pub const TOOLS: ToolReading = ToolReading {

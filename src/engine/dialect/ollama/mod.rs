@@ -27,10 +27,11 @@ use super::pieces::DialectTables;
 use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
 use crate::engine::head::ResponseHead;
+use crate::engine::judge::Judge;
 use crate::engine::report::{BodyKind, RequestFacts};
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, SchemaCache};
-use crate::engine::violation::{Judge, Stage, ViolationSink};
+use crate::engine::violation::{Stage, ViolationSink};
 
 /// The NDJSON content type Ollama streams with.
 const NDJSON: &str = "application/x-ndjson";

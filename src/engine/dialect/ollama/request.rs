@@ -13,10 +13,11 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::super::common;
+use crate::engine::judge::Judge;
 use crate::engine::report::RequestFacts;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{Declaration, ToolReading};
-use crate::engine::violation::{Judge, Stage, ViolationSink};
+use crate::engine::violation::{Stage, ViolationSink};
 
 /// How the schema cache reads Ollama's OpenAI-shaped `tools[]`:
 /// `{"type":"function","function":{"name","parameters"}}`.

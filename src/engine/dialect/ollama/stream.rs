@@ -15,8 +15,9 @@ use serde_json::Value;
 
 use super::super::common;
 use super::turn::{self, Call, Turn};
+use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
-use crate::engine::violation::{Judge, Stage, ViolationSink};
+use crate::engine::violation::{Stage, ViolationSink};
 use crate::engine::weigh;
 
 /// The `done` line's members the report shows as `usage`.

@@ -11,10 +11,11 @@ use serde_json::Value;
 
 use super::super::common;
 use super::request::OllamaRequest;
+use crate::engine::judge::Judge;
 use crate::engine::report::{ChoiceOutcome, ToolCallOutcome};
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, SchemaCheck};
-use crate::engine::violation::{Judge, Site, Stage, ViolationSink};
+use crate::engine::violation::{Site, Stage, ViolationSink};
 
 /// Schema failures listed per call.
 const MAX_SCHEMA_ERRORS: usize = 4;

@@ -16,8 +16,9 @@ use serde_json::Value;
 
 use super::keyed;
 use crate::engine::dialect::common::preview;
+use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
-use crate::engine::violation::{Judge, pointer_token};
+use crate::engine::violation::pointer_token;
 
 /// The longest name the docstring allows.
 const MAX_NAME: usize = 128;

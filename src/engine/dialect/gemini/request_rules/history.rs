@@ -25,8 +25,8 @@ use serde_json::Value;
 
 use super::keyed;
 use crate::engine::dialect::common::preview;
+use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
-use crate::engine::violation::Judge;
 
 /// A `functionCall` or `functionResponse` part: where it is and what it names.
 #[derive(Debug, Clone, Copy)]

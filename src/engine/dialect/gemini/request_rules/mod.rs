@@ -17,8 +17,9 @@ mod history;
 use serde_json::Value;
 
 use super::request::{GeminiRequest, Mode};
+use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
-use crate::engine::violation::{Judge, Stage, ViolationSink};
+use crate::engine::violation::{Stage, ViolationSink};
 
 /// Judges the request.
 pub(super) fn check(

@@ -7,8 +7,8 @@
 
 use std::fmt::Display;
 
-use super::{Site, Stage, ViolationSink};
 use crate::engine::rules::RuleId;
+use crate::engine::violation::{Site, Stage, ViolationSink};
 
 /// The sink, the stage and the site pieces shared by the findings of one place.
 #[derive(Debug)]
