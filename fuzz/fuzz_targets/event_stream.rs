@@ -23,9 +23,16 @@ fuzz_target!(|data: &[u8]| {
     let split = usize::from(split) % (body.len() + 1);
     let whole = decode(&[body]);
     let parts = decode(&[&body[..split], &body[split..]]);
-    assert_eq!(whole, parts, "split at {split} changed the messages or ending");
+    assert_eq!(
+        whole, parts,
+        "split at {split} changed the messages or ending"
+    );
     let bytes: Vec<&[u8]> = body.chunks(1).collect();
-    assert_eq!(whole, decode(&bytes), "byte by byte changed the messages or ending");
+    assert_eq!(
+        whole,
+        decode(&bytes),
+        "byte by byte changed the messages or ending"
+    );
     for message in whole.0 {
         let _ = tooltap::engine::framing::event_stream::to_event(message);
     }

@@ -24,7 +24,10 @@ fuzz_target!(|data: &[u8]| {
     let whole = frame(&[body]);
     let parts = frame(&[&body[..split], &body[split..]]);
     if let (Some(whole), Some(parts)) = (&whole, &parts) {
-        assert_eq!(whole, parts, "split at {split} changed the elements or ending");
+        assert_eq!(
+            whole, parts,
+            "split at {split} changed the elements or ending"
+        );
     }
     if let Some((elements, ArrayEnd::Closed)) = whole
         && let Ok(serde_json::Value::Array(parsed)) = serde_json::from_slice(body)

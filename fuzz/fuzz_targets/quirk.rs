@@ -26,6 +26,7 @@ fuzz_target!(|data: &[u8]| {
         status: 200,
         content_type: Some(content_type.to_owned()),
         content_encoding: None,
+        ..ResponseHead::default()
     };
     let cut = (usize::from(flags >> 2) * body.len() / 63).min(body.len());
     let frames: Vec<TimedFrame> = [&body[..cut], &body[cut..]]

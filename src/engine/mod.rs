@@ -26,6 +26,7 @@ pub mod framing;
 pub mod head;
 pub mod json_scan;
 pub mod json_stream;
+pub mod judge;
 pub mod label;
 pub mod mcp_conversation;
 pub mod report;

@@ -170,6 +170,24 @@ fn exchanges() -> Vec<Exchange> {
             include_str!("../../tests/fixtures/bedrock_pair_parallel_json/response.json"),
             Format::Json,
         ),
+        (
+            EngineDialect::Mcp,
+            include_str!("../../tests/fixtures/mcp_pass_quirkbase_call_sse/request.json"),
+            include_str!("../../tests/fixtures/mcp_pass_quirkbase_call_sse/response.sse"),
+            Format::Sse,
+        ),
+        (
+            EngineDialect::Mcp,
+            include_str!("../../tests/fixtures/mcp_pass_quirkbase_list_json/request.json"),
+            include_str!("../../tests/fixtures/mcp_pass_quirkbase_list_json/response.json"),
+            Format::Json,
+        ),
+        (
+            EngineDialect::Mcp,
+            include_str!("../../tests/fixtures/mcp_pass_quirkbase_unknown_tool_json/request.json"),
+            include_str!("../../tests/fixtures/mcp_pass_quirkbase_unknown_tool_json/response.json"),
+            Format::Json,
+        ),
     ];
     for (dialect, request, body, format) in fixtures {
         all.push(Exchange {
@@ -234,6 +252,23 @@ fn run_every_quirk(
             }
             let _ = live.finish();
         }
+    }
+}
+
+/// Both attacks reach every quirk: its dialect has healthy exchanges and arbitrary bodies.
+#[test]
+fn every_quirk_is_attacked() {
+    let attacked: Vec<EngineDialect> = exchanges().iter().map(|e| e.dialect).collect();
+    for quirk in QuirkId::ALL {
+        let dialect = quirk.dialect();
+        assert!(
+            attacked.contains(&dialect),
+            "{quirk}: no healthy exchange of its dialect"
+        );
+        assert!(
+            DIALECTS.contains(&dialect),
+            "{quirk}: its dialect gets no arbitrary bodies"
+        );
     }
 }
 
@@ -327,14 +362,27 @@ fn arbitrary_json() -> impl Strategy<Value = Value> {
     })
 }
 
-const DIALECTS: [EngineDialect; 6] = [
+const DIALECTS: [EngineDialect; 7] = [
     EngineDialect::Chat,
     EngineDialect::Responses,
     EngineDialect::Anthropic,
     EngineDialect::Gemini,
     EngineDialect::Ollama,
     EngineDialect::Bedrock,
+    EngineDialect::Mcp,
 ];
+
+/// A tools/call request: MCP's quirks rewrite only the answers to one.
+const MCP_REQUEST: &str =
+    include_str!("../../tests/fixtures/mcp_pass_quirkbase_call_sse/request.json");
+
+/// The request the arbitrary bodies answer: a JSON-RPC call for MCP, a Chat request otherwise.
+fn request_for(dialect: EngineDialect) -> &'static [u8] {
+    match dialect {
+        EngineDialect::Mcp => MCP_REQUEST.as_bytes(),
+        _ => CHAT_REQUEST.as_bytes(),
+    }
+}
 
 const FORMATS: [Format; 3] = [Format::Sse, Format::Ndjson, Format::Json];
 
@@ -348,7 +396,7 @@ proptest! {
         format in prop::sample::select(&FORMATS[..]),
     ) {
         let frames = format.frames(&units, dialect);
-        run_every_quirk(dialect, CHAT_REQUEST.as_bytes(), format.content_type(), &frames);
+        run_every_quirk(dialect, request_for(dialect), format.content_type(), &frames);
     }
 
     #[test]
@@ -361,8 +409,8 @@ proptest! {
             .into_iter()
             .map(|bytes| TimedFrame { t_us: 0, bytes: Bytes::from(bytes) })
             .collect();
-        run_every_quirk(dialect, CHAT_REQUEST.as_bytes(), format.content_type(), &frames);
+        run_every_quirk(dialect, request_for(dialect), format.content_type(), &frames);
         // Bedrock's event-stream body is binary: the quirks that read it see raw bytes too.
-        run_every_quirk(dialect, CHAT_REQUEST.as_bytes(), "application/vnd.amazon.eventstream", &frames);
+        run_every_quirk(dialect, request_for(dialect), "application/vnd.amazon.eventstream", &frames);
     }
 }

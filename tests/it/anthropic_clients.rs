@@ -12,12 +12,14 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::inspect::{metric_sum, settle, temp_file};
 use crate::record::flush;
 use crate::support::aimock::start_aimock;
 use crate::support::check::check_json;
 use crate::support::clients::run_sdk_script;
+use crate::support::fixtures::settle;
+use crate::support::metrics::metric_sum;
 use crate::support::proxy;
+use crate::support::temp::temp_file;
 use crate::support::temp::{files_under, json_lines};
 use crate::support::within;
 use tooltap::record::RecordMode;

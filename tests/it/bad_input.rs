@@ -7,8 +7,8 @@ use bytes::Bytes;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::inspect::settle;
 use crate::support::client::{exchange, request};
+use crate::support::fixtures::settle;
 use crate::support::metrics::assert_metric;
 use crate::support::oversized::{
     self, CONVERSE_REQUEST, CONVERSE_STREAM, EVENT_STREAM, NDJSON, OLLAMA_REQUEST,

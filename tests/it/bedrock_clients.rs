@@ -40,12 +40,14 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::inspect::{metric_sum, settle, temp_file};
 use crate::record::flush;
 use crate::support::aimock::start_aimock;
 use crate::support::check::{self, error_lines as errors};
 use crate::support::clients::run_sdk_script;
+use crate::support::fixtures::settle;
+use crate::support::metrics::metric_sum;
 use crate::support::proxy;
+use crate::support::temp::temp_file;
 use crate::support::temp::{TempFile, files_under};
 use crate::support::within;
 use tooltap::quirk::{QuirkId, Shape};

@@ -6,10 +6,10 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::engine_support;
-use crate::inspect::fixture_upstream;
 use crate::support::TempDir;
 use crate::support::binary::{self, Running};
 use crate::support::client::{exchange, request};
+use crate::support::fixtures::fixture_upstream;
 use crate::support::within;
 
 const SECRET: &str = "sk-planted-5b0e2d44";
@@ -189,7 +189,11 @@ async fn a_clean_exchanges_summary_is_at_debug_and_a_violating_ones_at_info() {
         // round trip each), so a clean line at INFO would be in the log by then.
         let mut ids = Vec::new();
         for fixture in [&clean, &broken, &broken] {
-            let got = exchange(addr, crate::inspect::fixture_request(addr, fixture)).await;
+            let got = exchange(
+                addr,
+                crate::support::fixtures::fixture_request(addr, fixture),
+            )
+            .await;
             assert_eq!(got.body, fixture.body);
             ids.push(
                 got.headers["x-tooltap-exchange"]

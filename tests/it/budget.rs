@@ -8,11 +8,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::inspect::{metric_sum, metrics, settle, temp_file};
 use crate::support::client::{exchange, request};
+use crate::support::fixtures::settle;
 use crate::support::metrics::assert_metric;
+use crate::support::metrics::{metric_sum, metrics};
 use crate::support::proxy;
 use crate::support::temp::files_under;
+use crate::support::temp::temp_file;
 use crate::support::upstream::{Script, Upstream};
 use crate::support::within;
 use tooltap::proxy::server::RunningProxy;

@@ -8,10 +8,10 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::engine_support::{self, Fixture, fixture};
-use crate::inspect::fixture_request;
-use crate::inspect::{fixture_upstream, settle};
 use crate::support::client::{Collected, exchange};
 use crate::support::clients::{run_python, script_json};
+use crate::support::fixtures::fixture_request;
+use crate::support::fixtures::{fixture_upstream, settle};
 use crate::support::metrics::assert_metric;
 use crate::support::proxy;
 use crate::support::within;

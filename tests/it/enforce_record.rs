@@ -9,10 +9,10 @@ use tooltap::record::{Outcome, RecordMode, read_file};
 use tooltap::replay::{ReplaySettings, RunningReplay};
 
 use crate::engine_support::{self, Fixture};
-use crate::inspect::fixture_request;
-use crate::inspect::{fixture_upstream, settle};
 use crate::support::TempDir;
 use crate::support::client::{Collected, exchange};
+use crate::support::fixtures::fixture_request;
+use crate::support::fixtures::{fixture_upstream, settle};
 use crate::support::temp::jsonl_under;
 use crate::support::{proxy, within};
 

@@ -12,7 +12,7 @@ use tooltap::config::{Config, EnvLayer, RawConfig};
 use crate::config::temp_toml;
 use crate::enforce::post_fixture;
 use crate::engine_support::fixture;
-use crate::inspect::fixture_upstream;
+use crate::support::fixtures::fixture_upstream;
 use crate::support::proxy;
 
 #[tokio::test]

@@ -5,9 +5,9 @@ use std::time::{Duration, Instant};
 
 use http_body_util::BodyExt;
 
-use crate::inspect::settle;
 use crate::support::TempDir;
 use crate::support::client::{request, send};
+use crate::support::fixtures::settle;
 use crate::support::metrics::assert_metric;
 use crate::support::proxy;
 use crate::support::upstream::{Script, Upstream};

@@ -32,12 +32,14 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::inspect::{metric_sum, settle, temp_file};
 use crate::record::flush;
 use crate::support::aimock::start_aimock;
 use crate::support::check::{assert_check_judges_as_live, error_lines};
 use crate::support::clients::run_sdk_script;
+use crate::support::fixtures::settle;
+use crate::support::metrics::metric_sum;
 use crate::support::proxy;
+use crate::support::temp::temp_file;
 use crate::support::temp::{files_under, json_lines};
 
 /// The rule aimock's default tool-call answer breaks: `finishReason: "FUNCTION_CALL"`.

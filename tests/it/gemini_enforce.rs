@@ -230,7 +230,7 @@ async fn an_element_past_the_bound_is_forwarded_before_its_end_and_unenforced() 
         past_bound_at.expect("more than the bound arrived") < last_chunk,
         "the held element went out once past the bound, before its end"
     );
-    let text = crate::inspect::settle(&tooltap, 1).await;
+    let text = crate::support::fixtures::settle(&tooltap, 1).await;
     crate::support::metrics::assert_metric!(
         text,
         "tooltap_inspection_incomplete_total",

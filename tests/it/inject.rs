@@ -11,9 +11,10 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use crate::engine_support::{self, Fixture, fixture};
-use crate::inspect::{settle, temp_file, violations_by_exchange};
 use crate::support::client::{exchange, request};
+use crate::support::fixtures::{settle, violations_by_exchange};
 use crate::support::proxy;
+use crate::support::temp::temp_file;
 use crate::support::upstream::{Script, Upstream};
 use tooltap::engine::RuleId;
 use tooltap::quirk::{self, QuirkId, RequestContext, Shape, TimedFrame};

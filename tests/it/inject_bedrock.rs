@@ -7,9 +7,9 @@ use std::collections::BTreeSet;
 
 use crate::engine_support::fixture;
 use crate::inject::{declared_rules, offline_body, rules_marked, script, send};
-use crate::inspect::settle;
 use crate::record::flush;
 use crate::support::check::{check_json, offline_verdicts};
+use crate::support::fixtures::settle;
 use crate::support::proxy;
 use crate::support::temp::TempDir;
 use crate::support::upstream::Upstream;

@@ -9,10 +9,10 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::engine_support;
-use crate::inspect::{fixture_request, fixture_upstream};
 use crate::layout::{start_proxy, start_replay, stop, wait_for_lines};
 use crate::support::TempDir;
 use crate::support::client::exchange;
+use crate::support::fixtures::{fixture_request, fixture_upstream};
 use crate::support::temp::files_under;
 use crate::support::within;
 

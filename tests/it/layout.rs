@@ -12,10 +12,10 @@ use tokio::io::{AsyncBufReadExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdout, Command};
 
 use crate::engine_support;
-use crate::inspect::fixture_request;
-use crate::inspect::fixture_upstream;
 use crate::support::TempDir;
 use crate::support::client::exchange;
+use crate::support::fixtures::fixture_request;
+use crate::support::fixtures::fixture_upstream;
 use crate::support::within;
 
 /// Start `tooltap <args>` in `cwd` with JSON logs; returns the child, its log lines and the

@@ -12,13 +12,15 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::engine_support::{self, Fixture, fixture};
-use crate::inspect::{fixture_request, fixture_upstream, metric_sum, settle, temp_file};
 use crate::record::flush;
 use crate::support::check::check_json;
 use crate::support::client::exchange;
 use crate::support::clients::{run_python, script_json};
+use crate::support::fixtures::{fixture_request, fixture_upstream, settle};
+use crate::support::metrics::metric_sum;
 use crate::support::proxy;
 use crate::support::temp::json_lines;
+use crate::support::temp::temp_file;
 use crate::support::within;
 
 const FIXTURES: [&str; 5] = [

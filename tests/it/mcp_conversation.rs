@@ -14,9 +14,9 @@ use bytes::Bytes;
 use http_body_util::Full;
 use serde_json::{Value, json};
 
-use crate::inspect::{comparable, settle, sorted, violations_by_exchange};
 use crate::support::check::check_json;
 use crate::support::client::exchange;
+use crate::support::fixtures::{comparable, settle, sorted, violations_by_exchange};
 use crate::support::upstream::{Received, Script, Upstream};
 use crate::support::{TempDir, proxy, within};
 

@@ -8,8 +8,9 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::budget::completion;
-use crate::inspect::{metric_sum, metrics, settle};
 use crate::support::client::{exchange, request};
+use crate::support::fixtures::settle;
+use crate::support::metrics::{metric_sum, metrics};
 use crate::support::proxy;
 use crate::support::temp::{files_under, jsonl_under};
 use crate::support::upstream::{Script, Upstream};

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::engine_support;
-use crate::inspect::fixture_upstream;
 use crate::support::client::{exchange, request};
+use crate::support::fixtures::fixture_upstream;
 use crate::support::proxy;
 
 fn pack() -> PathBuf {

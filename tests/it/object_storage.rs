@@ -15,10 +15,10 @@ use object_store::ObjectStore;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::engine_support::{self, Fixture};
-use crate::inspect::{fixture_request, fixture_upstream, violations_by_exchange};
 use crate::support::binary::{self, Running};
 use crate::support::client::{exchange, request};
 use crate::support::clients::{python, python_script};
+use crate::support::fixtures::{fixture_request, fixture_upstream, violations_by_exchange};
 use crate::support::temp::jsonl_under;
 use crate::support::upstream::Upstream;
 use crate::support::{TempDir, within};

@@ -25,13 +25,15 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::engine_support::{Fixture, fixture};
-use crate::inspect::{fixture_upstream, metric_sum, settle, temp_file};
 use crate::record::flush;
 use crate::support::aimock::start_aimock;
 use crate::support::check::{assert_check_judges_as_live, error_lines};
 use crate::support::clients::{run_python, run_sdk_script, script_json};
+use crate::support::fixtures::{fixture_upstream, settle};
+use crate::support::metrics::metric_sum;
 use crate::support::proxy;
 use crate::support::temp::files_under;
+use crate::support::temp::temp_file;
 
 /// Exchanges one run makes: three cases buffered and streamed, and two two-turn loops.
 const EXCHANGES: u64 = 6 + 4;

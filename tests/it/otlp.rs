@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::engine_support::{self, Fixture};
-use crate::inspect::{exchange_unchanged, fixture_request, fixture_upstream};
 use crate::support::client::exchange;
+use crate::support::fixtures::{exchange_unchanged, fixture_request, fixture_upstream};
 use crate::support::metrics::{assert_metric, metric_sum, metrics};
 use crate::support::otlp::{OtelSink, Received, id_hex, int, text};
 use crate::support::proxy;

@@ -8,11 +8,13 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::engine_support;
-use crate::inspect::fixture_request;
-use crate::inspect::{comparable, fixture_upstream, settle, sorted, violations_by_exchange};
 use crate::support::TempDir;
 use crate::support::check::check_json;
 use crate::support::client::{exchange, request};
+use crate::support::fixtures::fixture_request;
+use crate::support::fixtures::{
+    comparable, fixture_upstream, settle, sorted, violations_by_exchange,
+};
 use crate::support::metrics::assert_metric;
 use crate::support::proxy;
 use crate::support::temp::files_under;
@@ -154,7 +156,7 @@ async fn an_unwritable_recordings_folder_leaves_traffic_untouched_and_is_reporte
     }
     settle(&tooltap, 2).await;
     flush(&tooltap).await;
-    let text = crate::inspect::metrics(&tooltap).await;
+    let text = crate::support::metrics::metrics(&tooltap).await;
     assert_metric!(
         text,
         "tooltap_recording_failures_total",

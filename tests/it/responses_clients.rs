@@ -11,13 +11,14 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::inspect::{settle, temp_file};
 use crate::record::flush;
 use crate::support::aimock::{aimock_dir, start_aimock};
 use crate::support::check::check_json;
 use crate::support::clients::{run_python, script_json};
+use crate::support::fixtures::settle;
 use crate::support::metrics::assert_metric;
 use crate::support::proxy;
+use crate::support::temp::temp_file;
 use crate::support::within;
 
 async fn run_clients(base_url: &str) -> Value {

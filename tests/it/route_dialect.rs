@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::inspect::{metrics, settle};
 use crate::support::client::{exchange, request};
+use crate::support::fixtures::settle;
 use crate::support::metrics::assert_metric;
+use crate::support::metrics::metrics;
 use crate::support::proxy;
 use crate::support::temp::temp_file;
 use crate::support::upstream::{Script, Upstream};

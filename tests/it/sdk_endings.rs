@@ -8,8 +8,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use serde_json::Value;
 
-use crate::inspect::settle;
 use crate::support::clients::run_python;
+use crate::support::fixtures::settle;
 use crate::support::metrics::assert_metric;
 use crate::support::proxy;
 use crate::support::upstream::{Script, Upstream};

@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use crate::inspect::metric_sum;
 use crate::support::client::{exchange, request};
 use crate::support::metrics::assert_metric;
+use crate::support::metrics::metric_sum;
 use crate::support::proxy;
 use crate::support::upstream::{Script, Upstream};
 use crate::support::within;
@@ -72,7 +72,7 @@ async fn a_thousand_concurrent_streams_all_complete_and_are_all_accounted_for() 
 
     let text = within(Duration::from_secs(30), async {
         loop {
-            let text = crate::inspect::metrics(&tooltap).await;
+            let text = crate::support::metrics::metrics(&tooltap).await;
             let done = metric_sum(&text, "tooltap_exchanges_inspected_total", &[])
                 + metric_sum(
                     &text,

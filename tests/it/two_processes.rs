@@ -4,11 +4,11 @@
 use std::ffi::OsStr;
 
 use crate::engine_support;
-use crate::inspect::fixture_request;
-use crate::inspect::fixture_upstream;
 use crate::support::TempDir;
 use crate::support::binary;
 use crate::support::client::exchange;
+use crate::support::fixtures::fixture_request;
+use crate::support::fixtures::fixture_upstream;
 use crate::support::temp::jsonl_under;
 
 #[tokio::test]

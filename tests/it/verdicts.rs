@@ -17,11 +17,13 @@ use serde_json::Value;
 use tooltap::record::RecordMode;
 
 use crate::engine_support;
-use crate::inspect::fixture_request;
-use crate::inspect::{comparable, fixture_upstream_ending, settle, sorted, violations_by_exchange};
 use crate::support::TempDir;
 use crate::support::check::check_json;
 use crate::support::client::{request, send};
+use crate::support::fixtures::fixture_request;
+use crate::support::fixtures::{
+    comparable, fixture_upstream_ending, settle, sorted, violations_by_exchange,
+};
 use crate::support::metrics::assert_metric;
 use crate::support::{proxy, within};
 

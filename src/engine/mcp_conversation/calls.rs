@@ -278,11 +278,10 @@ fn structured(listed: &Listed, tool: &Value, call: &Call<'_, '_>, out: &mut Out)
 }
 
 fn schema_failure(rule: RuleId, msg: &Msg<'_>, base: &str, failure: &SchemaFailure, out: &mut Out) {
-    let pointer = format!("{base}{}", failure.instance_path);
-    let mut site = super::site(Some(msg), &pointer);
+    let mut judge = out.at(Some(msg));
+    let mut site = judge.site(format_args!("{base}{}", failure.instance_path));
     site.schema_path = Some(failure.schema_path.clone());
-    out.sink
-        .push(rule, super::stage(Some(msg)), site, failure.message.clone());
+    judge.flag_site(true, rule, site, failure.message.clone());
 }
 
 fn error_code(value: &Value) -> Option<i64> {

@@ -16,8 +16,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::schema::SchemaCache;
-use super::violation::{Site, Stage, Violation, ViolationSink};
+use super::violation::{Stage, Violation, ViolationSink};
 use super::{RuleId, SeverityOverrides};
+use crate::engine::judge::Judge;
 
 mod bounded;
 mod calls;
@@ -210,14 +211,26 @@ pub(crate) struct Out {
 }
 
 impl Out {
+    /// A judge at `msg` (the conversation as a whole when `None`): a message read from a
+    /// response stream is a fragment, anything else is judged complete.
+    fn at(&mut self, msg: Option<&Msg<'_>>) -> Judge<'_> {
+        let stage = match msg {
+            Some(msg) if msg.seq.is_some() => Stage::Fragment,
+            _ => Stage::Complete,
+        };
+        let base = msg.map_or("", |m| m.path);
+        Judge::new(&mut self.sink, stage)
+            .seq(msg.and_then(|m| m.seq))
+            .at(base)
+    }
+
     fn push(&mut self, rule: RuleId, msg: Option<&Msg<'_>>, pointer: &str, detail: String) {
-        self.sink.push(rule, stage(msg), site(msg, pointer), detail);
+        self.at(msg).flag(rule, pointer, detail);
     }
 
     /// At warning severity at most: the rule's basis is a SHOULD for this version.
     fn warn(&mut self, rule: RuleId, msg: Option<&Msg<'_>>, pointer: &str, detail: String) {
-        self.sink
-            .push_lenient(rule, stage(msg), site(msg, pointer), detail);
+        self.at(msg).warn(rule, pointer, detail);
     }
 
     fn unjudged(&mut self, why: Unjudged) {
@@ -225,18 +238,6 @@ impl Out {
             self.unjudged.push(why);
         }
     }
-}
-
-fn stage(msg: Option<&Msg<'_>>) -> Stage {
-    match msg {
-        Some(msg) if msg.seq.is_some() => Stage::Fragment,
-        _ => Stage::Complete,
-    }
-}
-
-fn site(msg: Option<&Msg<'_>>, pointer: &str) -> Site {
-    let base = msg.map_or("", |m| m.path);
-    Site::at(format!("{base}{pointer}")).seq(msg.and_then(|m| m.seq))
 }
 
 /// An ended 2025-era session: when, and whether by a 404 (else a DELETE).

@@ -13,8 +13,8 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::Value;
 
+use super::Out;
 use super::seen::Msg;
-use super::{Out, site, stage};
 use crate::engine::RuleId;
 use crate::engine::dialect::mcp::tools_list::tchar;
 use crate::engine::violation::pointer_token;
@@ -63,10 +63,10 @@ pub(super) fn judge(
                 .map(|key| format!("/{}", pointer_token(key)))
                 .collect();
             let pointer = format!("/params/arguments{pointer}");
-            out.sink.push(
+            out.push(
                 RuleId::McpHttpParamHeaderMismatch,
-                stage(Some(request)),
-                site(Some(request), &pointer),
+                Some(request),
+                &pointer,
                 detail,
             );
         }

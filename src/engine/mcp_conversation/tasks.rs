@@ -51,44 +51,52 @@ pub(super) fn judge(conversation: &Conversation, seen: &Seen<'_>, out: &mut Out)
             );
             continue;
         }
-        let Some(tool) = conversation
-            .catalog
-            .judge_by(seen.start_us)
-            .ok()
-            .and_then(|listed| listed.tool(name))
-        else {
-            continue;
-        };
-        // Absent means `forbidden`; a value outside the three is `task_support_invalid`'s.
-        let support = match tool.pointer("/execution/taskSupport") {
-            None => "forbidden",
-            Some(Value::String(s))
-                if matches!(s.as_str(), "forbidden" | "optional" | "required") =>
-            {
-                s.as_str()
-            }
-            Some(_) => continue,
-        };
-        let (pointer, detail) = match (task, support) {
-            (true, "forbidden") => (
-                "/params/task",
-                format!(
-                    "tools/call {name:?} carries params.task, but the tool's taskSupport is forbidden (or absent)"
-                ),
-            ),
-            (false, "required") => (
-                "/params",
-                format!(
-                    "tools/call {name:?} has no params.task, but the tool's taskSupport is required"
-                ),
-            ),
-            _ => continue,
-        };
-        out.push(
-            RuleId::McpToolsCallTaskNotAllowed,
-            Some(request),
-            pointer,
-            detail,
-        );
+        if let Some((pointer, detail)) = against_support(conversation, seen, name, task) {
+            out.push(
+                RuleId::McpToolsCallTaskNotAllowed,
+                Some(request),
+                pointer,
+                detail,
+            );
+        }
     }
+}
+
+/// A call with a task to a tool whose taskSupport is forbidden, or one without a task to a
+/// tool that requires it: where and why (`None` when the tool is unlisted or the call fits).
+fn against_support(
+    conversation: &Conversation,
+    seen: &Seen<'_>,
+    name: &str,
+    task: bool,
+) -> Option<(&'static str, String)> {
+    let tool = conversation
+        .catalog
+        .judge_by(seen.start_us)
+        .ok()
+        .and_then(|listed| listed.tool(name))?;
+    // Absent means `forbidden`; a value outside the three is `task_support_invalid`'s.
+    let support = match tool.pointer("/execution/taskSupport") {
+        None => "forbidden",
+        Some(Value::String(s)) if matches!(s.as_str(), "forbidden" | "optional" | "required") => {
+            s.as_str()
+        }
+        Some(_) => return None,
+    };
+    let (pointer, detail) = match (task, support) {
+        (true, "forbidden") => (
+            "/params/task",
+            format!(
+                "tools/call {name:?} carries params.task, but the tool's taskSupport is forbidden (or absent)"
+            ),
+        ),
+        (false, "required") => (
+            "/params",
+            format!(
+                "tools/call {name:?} has no params.task, but the tool's taskSupport is required"
+            ),
+        ),
+        _ => return None,
+    };
+    Some((pointer, detail))
 }

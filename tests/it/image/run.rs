@@ -14,10 +14,10 @@ use tokio::process::Command;
 
 use super::{built_image, require};
 use crate::engine_support;
-use crate::inspect::{fixture_request, fixture_upstream};
 use crate::support::binary::ready_line;
 use crate::support::client::{exchange, request};
 use crate::support::command::{sigterm, succeed};
+use crate::support::fixtures::{fixture_request, fixture_upstream};
 use crate::support::temp::jsonl_under;
 use crate::support::{TempDir, within};
 

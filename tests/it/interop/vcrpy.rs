@@ -18,14 +18,15 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{export, s};
-use crate::inspect::{settle, temp_file};
 use crate::record::flush;
 use crate::support::TempDir;
 use crate::support::aimock::start_aimock;
 use crate::support::check::check_json;
 use crate::support::clients::{run_python, script_json};
+use crate::support::fixtures::settle;
 use crate::support::proxy;
 use crate::support::temp::files_under;
+use crate::support::temp::temp_file;
 
 const SCRIPT: &str = "vcr_cassettes.py";
 const LIMIT: Duration = Duration::from_secs(90);

@@ -8,8 +8,8 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
 use super::*;
-use crate::inspect::fixture_upstream;
 use crate::support::TempDir;
+use crate::support::fixtures::fixture_upstream;
 
 const ROUNDS: usize = 10;
 const AT_ONCE: usize = 5;

@@ -6,9 +6,9 @@
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::inspect::fixture_upstream;
 use crate::support::TempDir;
 use crate::support::check::check_json;
+use crate::support::fixtures::fixture_upstream;
 use crate::support::proxy::start_replay;
 
 const EXCHANGES: usize = 39;

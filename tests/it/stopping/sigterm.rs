@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use super::*;
-use crate::inspect::fixture_upstream;
 use crate::support::TempDir;
+use crate::support::fixtures::fixture_upstream;
 
 /// Rounds of "one exchange, SIGTERM the moment its body ends", and how many run at once.
 const ROUNDS: usize = 20;

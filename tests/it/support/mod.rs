@@ -8,6 +8,7 @@ pub mod check;
 pub mod client;
 pub mod clients;
 pub mod command;
+pub mod fixtures;
 pub mod gemini;
 pub mod mcp;
 pub mod metrics;

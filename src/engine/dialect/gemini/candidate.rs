@@ -12,10 +12,11 @@ use serde_json::Value;
 
 use super::request::{GeminiRequest, Mode};
 use crate::engine::dialect::common::preview;
+use crate::engine::judge::Judge;
 use crate::engine::report::{ChoiceOutcome, ToolCallOutcome};
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, SchemaCheck};
-use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::violation::{Stage, ViolationSink};
 
 /// Schema failures listed per call.
 const MAX_SCHEMA_ERRORS: usize = 8;
@@ -158,164 +159,143 @@ pub struct Context<'a> {
 
 /// Judges one candidate (`base`: its pointer, `/candidates/{n}`).
 pub fn judge(candidate: &Candidate, base: &str, cx: Context<'_>, sink: &mut ViolationSink) {
-    let choice = Some(candidate.index);
-    let finish_seq = candidate.finish.as_ref().and_then(|(_, seq)| *seq);
-    let at_finish = || {
-        Site::at(format!("{base}/finishReason"))
-            .choice(choice)
-            .seq(finish_seq)
-    };
+    let mut judge = Judge::new(sink, Stage::Complete).choice(Some(candidate.index));
+    let mut judge = judge.under(base);
     let mut seen_ids: HashSet<&str> = HashSet::new();
     for (call, ordinal) in candidate.calls.iter().zip(0u32..) {
-        let at = |suffix: &str| {
-            Site::at(format!(
-                "{base}/content/parts/{}/functionCall{suffix}",
-                call.part
-            ))
-            .choice(choice)
+        let mut judge = judge
+            .under(format_args!("/content/parts/{}/functionCall", call.part))
             .tool_call(Some(ordinal))
-            .seq(call.seq)
-        };
+            .seq(call.seq);
         if let Some(id) = call.id.as_deref()
             && !seen_ids.insert(id)
         {
-            sink.push(
-                RuleId::GeminiResponseFunctionCallIdDuplicate,
-                Stage::Complete,
-                at("/id"),
-                format!("two calls of one answer share the id {id:?}"),
-            );
+            let detail = format!("two calls of one answer share the id {id:?}");
+            judge.flag(RuleId::GeminiResponseFunctionCallIdDuplicate, "/id", detail);
         }
-        judge_call(call, at, cx, sink);
+        judge_call(call, cx, &mut judge);
     }
+    let finish_seq = candidate.finish.as_ref().and_then(|(_, seq)| *seq);
+    judge_finish(
+        candidate,
+        cx,
+        &mut judge.under("/finishReason").seq(finish_seq),
+    );
+}
+
+/// The rules on the candidate's finish reason (`judge`: at `finishReason`).
+fn judge_finish(candidate: &Candidate, cx: Context<'_>, judge: &mut Judge<'_>) {
     let calls = candidate.calls.len();
     let Some(reason) = candidate.finish.as_ref().map(|(reason, _)| reason) else {
         return;
     };
+    let unknown = RuleId::GeminiResponseFinishReasonUnknown;
     match reason.as_str() {
         Some(text) if FINISH_REASONS.contains(&text) => {}
         Some(text) if FINISH_REASONS.contains(&text.to_ascii_uppercase().as_str()) => {
-            sink.push_lenient(
-                RuleId::GeminiResponseFinishReasonUnknown,
-                Stage::Complete,
-                at_finish(),
-                format!(
-                    "finishReason {text:?} is a lowercase spelling of {:?}: google-genai maps it, other readers may not",
-                    text.to_ascii_uppercase()
-                ),
-            );
+            let upper = text.to_ascii_uppercase();
+            judge.warn(unknown, "", format!("finishReason {text:?} is a lowercase spelling of {upper:?}: google-genai maps it, other readers may not"));
         }
         _ => {
-            sink.push(
-                RuleId::GeminiResponseFinishReasonUnknown,
-                Stage::Complete,
-                at_finish(),
-                format!(
-                    "finishReason {} is not a Gemini FinishReason (a tool-call turn finishes STOP)",
-                    preview(reason)
-                ),
-            );
+            let shown = preview(reason);
+            judge.flag(unknown, "", format!("finishReason {shown} is not a Gemini FinishReason (a tool-call turn finishes STOP)"));
         }
     }
     let reason = candidate.finish_reason().map(str::to_ascii_uppercase);
     let reason = reason.as_deref();
     if reason == Some("MALFORMED_FUNCTION_CALL") && calls > 0 {
-        sink.push(
-            RuleId::GeminiResponseMalformedWithCall,
-            Stage::Complete,
-            at_finish(),
-            format!(
-                "MALFORMED_FUNCTION_CALL with {calls} functionCall part(s): they must not be run"
-            ),
+        let detail = format!(
+            "MALFORMED_FUNCTION_CALL with {calls} functionCall part(s): they must not be run"
         );
+        judge.flag(RuleId::GeminiResponseMalformedWithCall, "", detail);
     }
     if let Some(reason) = reason.filter(|r| FAILED_CALL_REASONS.contains(r)) {
-        sink.push(
-            RuleId::GeminiResponseMalformedFunctionCall,
-            Stage::Complete,
-            at_finish(),
-            format!("finishReason {reason}: the tool-calling turn failed (not an empty answer)"),
-        );
+        let detail =
+            format!("finishReason {reason}: the tool-calling turn failed (not an empty answer)");
+        judge.flag(RuleId::GeminiResponseMalformedFunctionCall, "", detail);
     }
     if reason == Some("MAX_TOKENS") && calls > 0 {
-        sink.push(
-            RuleId::GeminiResponseMaxTokensWithCall,
-            Stage::Complete,
-            at_finish(),
-            "MAX_TOKENS with a functionCall: the call may be incomplete",
-        );
+        let detail = "MAX_TOKENS with a functionCall: the call may be incomplete";
+        judge.flag(RuleId::GeminiResponseMaxTokensWithCall, "", detail);
     }
     if reason == Some("STOP") && calls == 0 && cx.request.mode == Mode::Any && cx.request.declares {
-        sink.push(
-            RuleId::GeminiResponseNoCallUnderModeAny,
-            Stage::Complete,
-            at_finish(),
-            "mode ANY asks for function calls only, and the candidate finished STOP without one",
-        );
+        let detail =
+            "mode ANY asks for function calls only, and the candidate finished STOP without one";
+        judge.flag(RuleId::GeminiResponseNoCallUnderModeAny, "", detail);
     }
 }
 
-/// The rules on one call.
-fn judge_call(call: &Call, at: impl Fn(&str) -> Site, cx: Context<'_>, sink: &mut ViolationSink) {
+/// The rules on one call (`judge`: at its `functionCall`).
+fn judge_call(call: &Call, cx: Context<'_>, judge: &mut Judge<'_>) {
     let request = cx.request;
-    match &call.args {
-        None | Some(Value::Object(_)) => {}
-        Some(args) => {
-            let kind = match args {
-                Value::String(_) => "a string",
-                Value::Array(_) => "an array",
-                Value::Null => "null",
-                Value::Bool(_) => "a boolean",
-                _ => "a number",
-            };
-            sink.push(
-                RuleId::GeminiResponseFunctionCallArgsNotObject,
-                Stage::Complete,
-                at("/args"),
-                format!(
-                    "functionCall.args is {kind}, not a JSON object: {}",
-                    preview(args)
-                ),
-            );
-        }
+    if let Some(args) = call.args.as_ref().filter(|args| !args.is_object()) {
+        let kind = match args {
+            Value::String(_) => "a string",
+            Value::Array(_) => "an array",
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            _ => "a number",
+        };
+        let detail = format!(
+            "functionCall.args is {kind}, not a JSON object: {}",
+            preview(args)
+        );
+        judge.flag(
+            RuleId::GeminiResponseFunctionCallArgsNotObject,
+            "/args",
+            detail,
+        );
     }
     let Some(name) = call.name() else {
         let shown = call
             .name
             .as_ref()
             .map_or_else(|| "nothing".to_owned(), preview);
-        sink.push(
+        let detail = format!("a functionCall needs a non-empty string name, got {shown}");
+        judge.flag(
             RuleId::GeminiResponseFunctionCallNameMissing,
-            Stage::Complete,
-            at("/name"),
-            format!("a functionCall needs a non-empty string name, got {shown}"),
+            "/name",
+            detail,
         );
         return;
     };
+    judge_name(name, request, judge);
+    let empty = Value::Object(Default::default());
+    let args = match &call.args {
+        None => &empty,
+        Some(args @ Value::Object(_)) => args,
+        Some(_) => return,
+    };
+    check_schema(name, args, cx, judge);
+}
+
+/// The rules on a call's name (a non-empty string) against what the request declared and
+/// allowed.
+fn judge_name(name: &str, request: &GeminiRequest, judge: &mut Judge<'_>) {
     if request.mode == Mode::None {
-        sink.push(
+        let detail = format!("a call to {name:?} under mode NONE (as if nothing were declared)");
+        judge.flag(
             RuleId::GeminiResponseFunctionCallUnderModeNone,
-            Stage::Complete,
-            at("/name"),
-            format!("a call to {name:?} under mode NONE (as if nothing were declared)"),
+            "/name",
+            detail,
         );
     }
     // A request that declares no function may still have some: in its `cachedContent`.
     if request.declares && !request.declared.contains_key(name) {
-        sink.push(
+        let detail = format!("{name:?} is not among the request's functionDeclarations");
+        judge.flag(
             RuleId::GeminiResponseFunctionCallUndeclared,
-            Stage::Complete,
-            at("/name"),
-            format!("{name:?} is not among the request's functionDeclarations"),
+            "/name",
+            detail,
         );
         if let Some((_, suffix)) = name.rsplit_once('.')
             && request.declared.contains_key(suffix)
         {
-            sink.push(
+            let detail = format!("{name:?} is the declared {suffix:?} with a namespace");
+            judge.flag(
                 RuleId::GeminiResponseFunctionCallNamespaced,
-                Stage::Complete,
-                at("/name"),
-                format!("{name:?} is the declared {suffix:?} with a namespace"),
+                "/name",
+                detail,
             );
         }
     }
@@ -323,42 +303,31 @@ fn judge_call(call: &Call, at: impl Fn(&str) -> Site, cx: Context<'_>, sink: &mu
         && let Some(allowed) = request.allowed.as_ref().filter(|a| !a.is_empty())
         && !allowed.iter().any(|a| a == name)
     {
-        sink.push(
+        let detail = format!("{name:?} is outside allowedFunctionNames {allowed:?}");
+        judge.flag(
             RuleId::GeminiResponseFunctionCallNotAllowed,
-            Stage::Complete,
-            at("/name"),
-            format!("{name:?} is outside allowedFunctionNames {allowed:?}"),
+            "/name",
+            detail,
         );
     }
-    let empty = Value::Object(Default::default());
-    let args = match &call.args {
-        None => &empty,
-        Some(args @ Value::Object(_)) => args,
-        Some(_) => return,
-    };
-    check_schema(name, args, at("/args"), cx, sink);
 }
 
-fn check_schema(name: &str, args: &Value, site: Site, cx: Context<'_>, sink: &mut ViolationSink) {
+fn check_schema(name: &str, args: &Value, cx: Context<'_>, judge: &mut Judge<'_>) {
     let Some(schema) = cx.schemas.and_then(|s| s.get(name)).map(|t| &t.schema) else {
         return;
     };
     let failures = match schema.check(args, MAX_SCHEMA_ERRORS) {
         SchemaCheck::Unchecked => return,
-        SchemaCheck::OverBudget => return sink.schema_budget_hit(),
+        SchemaCheck::OverBudget => return judge.sink().schema_budget_hit(),
         SchemaCheck::Checked(failures) => failures,
     };
     let validated = cx.request.mode == Mode::Validated;
     for failure in failures {
-        let mut at = site.clone();
-        at.path.push_str(&failure.instance_path);
-        at.schema_path = Some(failure.schema_path);
+        let mut site = judge.site("/args");
+        site.path.push_str(&failure.instance_path);
+        site.schema_path = Some(failure.schema_path);
         let rule = RuleId::GeminiResponseArgsSchemaViolation;
-        if validated {
-            sink.push(rule, Stage::Complete, at, failure.message);
-        } else {
-            sink.push_lenient(rule, Stage::Complete, at, failure.message);
-        }
+        judge.flag_site(validated, rule, site, failure.message);
     }
 }
 

@@ -33,10 +33,11 @@ use super::pieces::DialectTables;
 use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
 use crate::engine::head::ResponseHead;
+use crate::engine::judge::Judge;
 use crate::engine::report::{BodyKind, ChoiceOutcome, RequestFacts};
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, SchemaCache};
-use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::violation::{Stage, ViolationSink};
 
 /// The HTTP status enforce mode answers with by default (`enforce.status`), which Google's error
 /// object repeats as its `code`.
@@ -109,12 +110,11 @@ impl GeminiState {
         }
         for (index, state) in &self.stream.candidates {
             if state.finished_at.is_none() {
-                sink.push(
-                    RuleId::GeminiStreamNoFinishReason,
-                    Stage::Complete,
-                    Site::at(format!("/candidates/{index}/finishReason")).choice(Some(*index)),
-                    format!("the stream ended and candidate {index} never got a finishReason"),
-                );
+                let mut judge = Judge::new(sink, Stage::Complete).choice(Some(*index));
+                let detail =
+                    format!("the stream ended and candidate {index} never got a finishReason");
+                let pointer = format!("/candidates/{index}/finishReason");
+                judge.flag(RuleId::GeminiStreamNoFinishReason, &pointer, detail);
             }
         }
         if self.request.alt_sse && self.stream.events == 0 {
@@ -123,12 +123,7 @@ impl GeminiState {
             } else {
                 "the request asked alt=sse and the answer is not text/event-stream"
             };
-            sink.push(
-                RuleId::GeminiStreamNotSse,
-                Stage::Complete,
-                Site::at(""),
-                detail,
-            );
+            Judge::new(sink, Stage::Complete).flag(RuleId::GeminiStreamNotSse, "", detail);
         }
         if !self.stream.any_candidates && !self.stream.blocked && !self.stream.errored {
             report_no_candidates(sink);
@@ -154,12 +149,9 @@ fn blocked(document: &Value) -> bool {
 }
 
 fn report_no_candidates(sink: &mut ViolationSink) {
-    sink.push(
-        RuleId::GeminiResponseNoCandidatesWithoutBlock,
-        Stage::Complete,
-        Site::at("/candidates"),
-        "a 2xx answer with no candidates and no promptFeedback.blockReason",
-    );
+    let detail = "a 2xx answer with no candidates and no promptFeedback.blockReason";
+    let rule = RuleId::GeminiResponseNoCandidatesWithoutBlock;
+    Judge::new(sink, Stage::Complete).flag(rule, "/candidates", detail);
 }
 
 impl DialectRules for GeminiState {
@@ -245,12 +237,8 @@ impl DialectRules for GeminiState {
             && self.request.alt_sse
             && self.kind.get() == Some(BodyKind::JsonArray)
         {
-            sink.push(
-                RuleId::GeminiStreamNotSse,
-                Stage::Head,
-                Site::at(""),
-                "the request asked alt=sse and the answer is not text/event-stream",
-            );
+            let detail = "the request asked alt=sse and the answer is not text/event-stream";
+            Judge::new(sink, Stage::Head).flag(RuleId::GeminiStreamNotSse, "", detail);
         }
         for index in self.stream.on_event(&event.data, seq, sink) {
             self.judge_candidate(index, sink);

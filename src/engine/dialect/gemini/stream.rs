@@ -17,8 +17,9 @@ use serde_json::Value;
 
 use super::candidate::{Call, Candidate, SERVER_TOOL_PARTS, reason_text, visible_text};
 use crate::engine::dialect::common::preview;
+use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
-use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::violation::{Stage, ViolationSink};
 use crate::engine::weigh;
 
 /// Accumulated text shorter than this is not compared for snapshots (a delta may start with a
@@ -94,11 +95,20 @@ struct Event {
 /// Where a part is: its position in its event, the event, its candidate's pointer, and whether
 /// partial calls are expected.
 #[derive(Debug, Clone, Copy)]
-struct PartAt<'a> {
+struct PartAt {
     slot: u32,
     event: Event,
-    base: &'a str,
     partial_expected: bool,
+}
+
+/// A candidate's `content.parts` (none when absent or not an array).
+fn parts_of(candidate: &Value) -> &[Value] {
+    candidate
+        .get("content")
+        .and_then(|c| c.get("parts"))
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
 }
 
 /// A part that carries content (not only a signature or an empty text).
@@ -122,14 +132,10 @@ impl StreamState {
             number: self.events,
             seq,
         };
-        let at = |path: &str| Site::at(path).seq(Some(seq));
+        let mut judge = Judge::new(sink, Stage::Fragment).seq(Some(seq));
         if data.trim() == "[DONE]" {
-            sink.push(
-                RuleId::GeminiStreamDoneSentinel,
-                Stage::Fragment,
-                at(""),
-                "data: [DONE] is not part of Gemini's stream (an OpenAI end marker)",
-            );
+            let detail = "data: [DONE] is not part of Gemini's stream (an OpenAI end marker)";
+            judge.flag(RuleId::GeminiStreamDoneSentinel, "", detail);
             return Vec::new();
         }
         let problem = match serde_json::from_str::<Value>(data) {
@@ -146,23 +152,14 @@ impl StreamState {
         let value = match problem {
             Ok(value) => value,
             Err(detail) => {
-                sink.push(
-                    RuleId::GeminiStreamEventNotJson,
-                    Stage::Fragment,
-                    at(""),
-                    detail,
-                );
+                judge.flag(RuleId::GeminiStreamEventNotJson, "", detail);
                 return Vec::new();
             }
         };
         if let Some(error) = value.get("error").filter(|e| !e.is_null()) {
             self.errored = true;
-            sink.push(
-                RuleId::GeminiStreamErrorInStream,
-                Stage::Fragment,
-                at("/error"),
-                format!("an error object inside a 2xx stream: {}", preview(error)),
-            );
+            let detail = format!("an error object inside a 2xx stream: {}", preview(error));
+            judge.flag(RuleId::GeminiStreamErrorInStream, "/error", detail);
             return Vec::new();
         }
         if let Some(usage) = value.get("usageMetadata").filter(|u| !u.is_null()) {
@@ -178,7 +175,7 @@ impl StreamState {
                 .and_then(Value::as_u64)
                 .and_then(|i| u32::try_from(i).ok())
                 .unwrap_or(u32::try_from(position).unwrap_or(u32::MAX));
-            if self.candidate(index, candidate, event, sink) {
+            if self.candidate(index, candidate, event, &mut judge) {
                 finished.push(index);
             }
             if self.held > self.bound {
@@ -195,9 +192,8 @@ impl StreamState {
         index: u32,
         candidate: &Value,
         event: Event,
-        sink: &mut ViolationSink,
+        judge: &mut Judge<'_>,
     ) -> bool {
-        let seq = event.seq;
         if !self.candidates.contains_key(&index) {
             self.held = self.held.saturating_add(weigh::ENTRY);
         }
@@ -213,35 +209,29 @@ impl StreamState {
                 },
                 ..CandidateState::default()
             });
-        let base = format!("/candidates/{index}");
-        let parts = candidate
-            .get("content")
-            .and_then(|c| c.get("parts"))
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
+        let mut judge = judge
+            .under(format_args!("/candidates/{index}"))
+            .choice(Some(index));
+        let parts = parts_of(candidate);
         if let Some(finished_at) = state.finished_at
             && parts.iter().any(is_content)
         {
-            sink.push(
+            let detail = format!(
+                "content for candidate {index} after its finishReason (event {finished_at})"
+            );
+            judge.flag(
                 RuleId::GeminiStreamContentAfterFinish,
-                Stage::Fragment,
-                Site::at(format!("{base}/content/parts"))
-                    .choice(Some(index))
-                    .seq(Some(seq)),
-                format!(
-                    "content for candidate {index} after its finishReason (event {finished_at})"
-                ),
+                "/content/parts",
+                detail,
             );
         }
         for (part, slot) in parts.iter().zip(0u32..) {
             let at = PartAt {
                 slot,
                 event,
-                base: &base,
                 partial_expected,
             };
-            let added = state.part(part, at, sink);
+            let added = state.part(part, at, &mut judge);
             self.held = self.held.saturating_add(added);
             if self.held > bound {
                 return false;
@@ -250,28 +240,32 @@ impl StreamState {
         let Some(reason) = candidate.get("finishReason").filter(|r| !r.is_null()) else {
             return false;
         };
-        let text = reason_text(reason);
-        self.held = self.held.saturating_add(text.len());
-        state.candidate.finish_reasons.push(text);
-        if state.finished_at.is_some() {
-            return false;
-        }
-        state.finished_at = Some(seq);
-        state.candidate.finish = Some((reason.clone(), Some(seq)));
-        true
+        let (added, first) = state.finish(reason, event.seq);
+        self.held = self.held.saturating_add(added);
+        first
     }
 }
 
 impl CandidateState {
+    /// A finish reason (of the event `seq`); returns what the reassembly grew by and whether it
+    /// was the candidate's first.
+    fn finish(&mut self, reason: &Value, seq: u64) -> (usize, bool) {
+        let text = reason_text(reason);
+        let added = text.len();
+        self.candidate.finish_reasons.push(text);
+        if self.finished_at.is_some() {
+            return (added, false);
+        }
+        self.finished_at = Some(seq);
+        self.candidate.finish = Some((reason.clone(), Some(seq)));
+        (added, true)
+    }
+
     /// One part of an event (at `slot` in it); returns what the reassembly grew by.
-    fn part(&mut self, part: &Value, at: PartAt<'_>, sink: &mut ViolationSink) -> usize {
-        let index = self.candidate.index;
-        let PartAt {
-            slot, event, base, ..
-        } = at;
-        let seq = event.seq;
+    fn part(&mut self, part: &Value, at: PartAt, judge: &mut Judge<'_>) -> usize {
+        let slot = at.slot;
         if let Some(call) = part.get("functionCall") {
-            return self.call(call, at, sink);
+            return self.call(call, at, judge);
         }
         if SERVER_TOOL_PARTS.iter().any(|key| part.get(*key).is_some()) {
             self.parts += 1;
@@ -291,45 +285,30 @@ impl CandidateState {
             && text.starts_with(kept.as_str())
         {
             self.snapshots_reported = true;
-            sink.push(
-                RuleId::GeminiStreamCumulativeSnapshots,
-                Stage::Fragment,
-                Site::at(format!("{base}/content/parts/{slot}/text"))
-                    .choice(Some(index))
-                    .seq(Some(seq)),
-                "this event's text repeats all the text before it: snapshots, not deltas",
-            );
+            let detail = "this event's text repeats all the text before it: snapshots, not deltas";
+            let pointer = format!("/content/parts/{slot}/text");
+            judge.flag(RuleId::GeminiStreamCumulativeSnapshots, pointer, detail);
         }
         kept.push_str(text);
         text.len()
     }
 
     /// A `functionCall` part; returns what the reassembly grew by.
-    fn call(&mut self, call: &Value, at: PartAt<'_>, sink: &mut ViolationSink) -> usize {
-        let index = self.candidate.index;
+    fn call(&mut self, call: &Value, at: PartAt, judge: &mut Judge<'_>) -> usize {
         let PartAt {
             slot,
             event,
-            base,
             partial_expected,
         } = at;
         let seq = event.seq;
         let number = event.number;
-        let at = |suffix: &str| {
-            Site::at(format!("{base}/content/parts/{slot}/functionCall{suffix}"))
-                .choice(Some(index))
-                .seq(Some(seq))
-        };
+        let split = RuleId::GeminiStreamFunctionCallSplit;
+        let mut judge = judge.under(format_args!("/content/parts/{slot}/functionCall"));
         let partial = call.get("partialArgs").is_some_and(|p| !p.is_null())
             || call.get("willContinue").and_then(Value::as_bool) == Some(true);
         if partial {
             if !partial_expected {
-                sink.push(
-                    RuleId::GeminiStreamFunctionCallSplit,
-                    Stage::Fragment,
-                    at(""),
-                    "a functionCall streamed as partialArgs/willContinue, which the request did not ask for (Vertex streamFunctionCallArguments)",
-                );
+                judge.flag(split, "", "a functionCall streamed as partialArgs/willContinue, which the request did not ask for (Vertex streamFunctionCallArguments)");
             }
             return 0;
         }
@@ -337,16 +316,39 @@ impl CandidateState {
         let continues =
             read.name.is_none() && self.last_call_event.is_some_and(|earlier| earlier < number);
         if continues {
-            sink.push(
-                RuleId::GeminiStreamFunctionCallSplit,
-                Stage::Fragment,
-                at(""),
-                "a functionCall without a name after a call in an earlier event: its arguments spread over events (Gemini sends a call whole)",
-            );
+            judge.flag(split, "", "a functionCall without a name after a call in an earlier event: its arguments spread over events (Gemini sends a call whole)");
             return 0;
         }
         self.last_call_event = Some(number);
-        let earlier = match (&read.id, read.name()) {
+        let earlier = self.earlier(&read, slot);
+        let size = weigh::maybe(read.args.as_ref())
+            + weigh::maybe(read.name.as_ref())
+            + read.id.as_ref().map_or(0, String::len);
+        if let Some((at_call, before)) = earlier.filter(|(_, before)| *before < number) {
+            let what = read.id.as_deref().map_or_else(
+                || format!("{:?} at part {slot}", read.name().unwrap_or_default()),
+                |id| format!("id {id:?}"),
+            );
+            let detail = format!("the call {what} of event {before} is sent again");
+            judge.flag(RuleId::GeminiStreamFunctionCallRepeated, "", detail);
+            if let Some(kept) = self.candidate.calls.get_mut(at_call) {
+                read.part = kept.part;
+                *kept = read;
+            }
+            self.remember(at_call, slot, number);
+            return size;
+        }
+        read.part = self.parts;
+        self.parts += 1;
+        self.candidate.calls.push(read);
+        self.remember(self.candidate.calls.len() - 1, slot, number);
+        weigh::ENTRY + size
+    }
+
+    /// The kept call `read` sends again, with the event that brought it: the one of its id, or
+    /// (without an id) the one of its slot and name whose args it repeats or extends.
+    fn earlier(&self, read: &Call, slot: u32) -> Option<(usize, u64)> {
+        match (&read.id, read.name()) {
             (Some(id), _) => self.by_id.get(id).copied(),
             (None, Some(name)) => {
                 self.by_slot
@@ -360,33 +362,7 @@ impl CandidateState {
                     })
             }
             (None, None) => None,
-        };
-        let size = weigh::maybe(read.args.as_ref())
-            + weigh::maybe(read.name.as_ref())
-            + read.id.as_ref().map_or(0, String::len);
-        if let Some((at_call, before)) = earlier.filter(|(_, before)| *before < number) {
-            let what = read.id.as_deref().map_or_else(
-                || format!("{:?} at part {slot}", read.name().unwrap_or_default()),
-                |id| format!("id {id:?}"),
-            );
-            sink.push(
-                RuleId::GeminiStreamFunctionCallRepeated,
-                Stage::Fragment,
-                at(""),
-                format!("the call {what} of event {before} is sent again"),
-            );
-            if let Some(kept) = self.candidate.calls.get_mut(at_call) {
-                read.part = kept.part;
-                *kept = read;
-            }
-            self.remember(at_call, slot, number);
-            return size;
         }
-        read.part = self.parts;
-        self.parts += 1;
-        self.candidate.calls.push(read);
-        self.remember(self.candidate.calls.len() - 1, slot, number);
-        weigh::ENTRY + size
     }
 
     /// Keys the kept call at `at` by its id, or by its slot and name.

@@ -11,15 +11,16 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
-use super::envelope::{self, At, shown};
+use super::envelope::{self, shown};
 use super::observe::MessageKind;
 use super::request::session_id_ok;
 use super::version::Version;
 use super::{tools_call, tools_list};
 use crate::engine::head::{ResponseHead, header};
+use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::SchemaCache;
-use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::violation::{Stage, ViolationSink};
 
 /// What the request asked, as the response rules read it.
 #[derive(Debug, Default)]
@@ -116,7 +117,8 @@ pub fn head(asked: &Asked, head: &ResponseHead, answer: &mut Answer, sink: &mut 
     });
     let version = asked.version();
     let ok = (200..300).contains(&head.status);
-    session_and_version(asked, head, version, ok, sink);
+    let mut judge = Judge::new(sink, Stage::Head);
+    session_and_version(asked, head, version, ok, &mut judge);
     // Legacy GETs are errors; 2026-07-28's GET and DELETE 405 is a SHOULD (warnings).
     let modern = version.is_modern();
     let get_status = match asked.method.as_deref() {
@@ -132,36 +134,11 @@ pub fn head(asked: &Asked, head: &ResponseHead, answer: &mut Answer, sink: &mut 
         _ => None,
     };
     if let Some(detail) = get_status {
-        match modern {
-            true => sink.push_lenient(RuleId::McpHttpGetStatus, Stage::Head, Site::at(""), detail),
-            false => sink.push(RuleId::McpHttpGetStatus, Stage::Head, Site::at(""), detail),
-        }
+        judge.flag_or_warn(!modern, RuleId::McpHttpGetStatus, "", detail);
     }
-    let mut push = |rule, detail: String| sink.push(rule, Stage::Head, Site::at(""), detail);
+    let mut push = |rule, detail: String| judge.flag(rule, "", detail);
     if asked.is_post() && ok {
-        if asked.only_notifications && head.status != 202 {
-            push(
-                RuleId::McpHttpNotificationStatus,
-                format!(
-                    "a POST of notifications or responses only is answered 202, got {}",
-                    head.status
-                ),
-            );
-        }
-        if asked.has_request()
-            && !matches!(
-                answer.mime.as_deref(),
-                Some("application/json" | "text/event-stream")
-            )
-        {
-            push(
-                RuleId::McpHttpResponseContentType,
-                format!(
-                    "a request is answered as application/json or text/event-stream, got {:?}",
-                    head.content_type.as_deref().unwrap_or("")
-                ),
-            );
-        }
+        post_answer(asked, head, answer, &mut push);
     }
     if version.is_modern()
         && answer.is_sse()
@@ -174,6 +151,38 @@ pub fn head(asked: &Asked, head: &ResponseHead, answer: &mut Answer, sink: &mut 
     }
 }
 
+/// A 2xx answer to a POST: 202 for notifications only, a JSON or SSE body for a request.
+fn post_answer(
+    asked: &Asked,
+    head: &ResponseHead,
+    answer: &Answer,
+    push: &mut impl FnMut(RuleId, String),
+) {
+    if asked.only_notifications && head.status != 202 {
+        push(
+            RuleId::McpHttpNotificationStatus,
+            format!(
+                "a POST of notifications or responses only is answered 202, got {}",
+                head.status
+            ),
+        );
+    }
+    if asked.has_request()
+        && !matches!(
+            answer.mime.as_deref(),
+            Some("application/json" | "text/event-stream")
+        )
+    {
+        push(
+            RuleId::McpHttpResponseContentType,
+            format!(
+                "a request is answered as application/json or text/event-stream, got {:?}",
+                head.content_type.as_deref().unwrap_or("")
+            ),
+        );
+    }
+}
+
 /// The response's session id (its bytes; minted on 2026-07-28), and an unknown version header
 /// the server accepted.
 fn session_and_version(
@@ -181,9 +190,9 @@ fn session_and_version(
     head: &ResponseHead,
     version: Version,
     ok: bool,
-    sink: &mut ViolationSink,
+    judge: &mut Judge<'_>,
 ) {
-    let mut push = |rule, detail: String| sink.push(rule, Stage::Head, Site::at(""), detail);
+    let mut push = |rule, detail: String| judge.flag(rule, "", detail);
     if let Some(session) = header(&head.headers, "mcp-session-id") {
         if !session_id_ok(session) {
             push(
@@ -218,33 +227,30 @@ pub fn message(
     asked: &Asked,
     answer: &mut Answer,
     message: &Value,
-    at: &At,
+    judge: &mut Judge<'_>,
     cache: &SchemaCache,
     on_stream: bool,
-    sink: &mut ViolationSink,
 ) {
     if on_stream && answer.all_answered(asked) && !answer.after_reported {
         answer.after_reported = true;
-        at.push(
-            sink,
+        judge.flag(
             RuleId::McpSseAfterResponse,
             "",
             "an event after the stream's response".to_owned(),
         );
     }
-    let kind = envelope::judge(message, at, sink);
+    let kind = envelope::judge(message, judge);
     let version = asked.version();
     match kind {
-        MessageKind::Request if on_stream && version.is_modern() => at.push(
-            sink,
+        MessageKind::Request if on_stream && version.is_modern() => judge.flag(
             RuleId::McpSseServerRequestV4,
             "/method",
             "a 2026-07-28 server must not send requests on a response stream".to_owned(),
         ),
         MessageKind::Result | MessageKind::Error => {
-            response(asked, answer, message, kind, at, cache, sink)
+            response(asked, answer, message, kind, judge, cache)
         }
-        MessageKind::Notification => listen_stream(asked, message, at, sink),
+        MessageKind::Notification => listen_stream(asked, message, judge),
         _ => {}
     }
 }
@@ -252,15 +258,13 @@ pub fn message(
 /// Progress on a 2026-07-28 `subscriptions/listen` stream: request-scoped notifications flow
 /// only on the stream of the request they are about (one exchange shows it: the listen
 /// request is this exchange's).
-fn listen_stream(asked: &Asked, message: &Value, at: &At, sink: &mut ViolationSink) {
+fn listen_stream(asked: &Asked, message: &Value, judge: &mut Judge<'_>) {
     let listen = asked
         .requests
         .iter()
         .any(|(_, method)| method == "subscriptions/listen");
     if listen && message.get("method").and_then(Value::as_str) == Some("notifications/progress") {
-        at.push(
-            sink,
-            RuleId::McpProgressWrongStream,
+        judge.flag(RuleId::McpProgressWrongStream,
             "/method",
             "notifications/progress on a subscriptions/listen stream; progress flows on the stream of the request it is about".to_owned(),
         );
@@ -272,9 +276,8 @@ fn response(
     answer: &mut Answer,
     message: &Value,
     kind: MessageKind,
-    at: &At,
+    judge: &mut Judge<'_>,
     cache: &SchemaCache,
-    sink: &mut ViolationSink,
 ) {
     let id = message.get("id");
     let judge_ids = asked.is_post() && asked.has_request();
@@ -282,8 +285,7 @@ fn response(
     if kind == MessageKind::Result {
         let answers = id.and_then(|id| asked.find(id));
         if judge_ids && answers.is_none() && !asked.requests.is_empty() {
-            at.push(
-                sink,
+            judge.flag(
                 RuleId::McpJsonrpcResponseIdMismatch,
                 "/id",
                 format!(
@@ -294,25 +296,25 @@ fn response(
             );
         }
         if version.is_modern() {
-            result_type(message.get("result"), at, sink);
+            result_type(message.get("result"), judge);
         }
         if let (Some((_, method)), Some(result)) = (answers, message.get("result")) {
             match method.as_str() {
-                "initialize" => version_known(result, at, sink),
-                "tools/list" => tools_list::judge(result, version, cache, at, sink),
-                "tools/call" => tools_call::judge(result, asked.task, version, at, sink),
+                "initialize" => version_known(result, judge),
+                "tools/list" => tools_list::judge(result, version, cache, judge),
+                "tools/call" => tools_call::judge(result, asked.task, version, judge),
                 _ => {}
             }
         }
     } else {
-        error_id(asked, answer, id, judge_ids, at, sink);
+        error_id(asked, answer, id, judge_ids, judge);
         // A 2026 client's first request probes with `server/discover`; a 2025-era server
         // refuses it its own way (400, 404, -32601, -32600), which is no 2026 server's answer.
         let probe = id
             .and_then(|id| asked.find(id))
             .is_some_and(|(_, method)| method == "server/discover");
         if version.is_modern() && !probe {
-            error_code(message.get("error"), answer.status, at, sink);
+            error_code(message.get("error"), answer.status, judge);
         }
     }
     answer.responses += 1;
@@ -333,8 +335,7 @@ fn error_id(
     answer: &Answer,
     id: Option<&Value>,
     judge_ids: bool,
-    at: &At,
-    sink: &mut ViolationSink,
+    judge: &mut Judge<'_>,
 ) {
     if !judge_ids || asked.requests.is_empty() {
         return;
@@ -352,24 +353,22 @@ fn error_id(
             ids(asked)
         ),
     };
-    at.push(sink, RuleId::McpJsonrpcErrorIdInvalid, "/id", detail);
+    judge.flag(RuleId::McpJsonrpcErrorIdInvalid, "/id", detail);
 }
 
 /// 2026-07-28's `resultType`: present, and `complete` or `input_required`.
-fn result_type(result: Option<&Value>, at: &At, sink: &mut ViolationSink) {
+fn result_type(result: Option<&Value>, judge: &mut Judge<'_>) {
     let Some(result) = result.and_then(Value::as_object) else {
         return;
     };
     match result.get("resultType") {
-        None => at.push(
-            sink,
+        None => judge.flag(
             RuleId::McpJsonrpcResultTypeMissing,
             "/result",
             "a 2026-07-28 result needs resultType".to_owned(),
         ),
         Some(Value::String(kind)) if kind == "complete" || kind == "input_required" => {}
-        Some(other) => at.push(
-            sink,
+        Some(other) => judge.flag(
             RuleId::McpJsonrpcResultTypeUnknown,
             "/result/resultType",
             format!(
@@ -384,14 +383,13 @@ fn result_type(result: Option<&Value>, at: &At, sink: &mut ViolationSink) {
 const V4_CODES: [i64; 3] = [-32020, -32021, -32022];
 
 /// 2026-07-28's reserved codes and the HTTP status each is sent with.
-fn error_code(error: Option<&Value>, status: Option<u16>, at: &At, sink: &mut ViolationSink) {
+fn error_code(error: Option<&Value>, status: Option<u16>, judge: &mut Judge<'_>) {
     let Some(code) = error.and_then(|e| e.get("code")).and_then(Value::as_i64) else {
         return;
     };
     let reserved = (-32099..=-32020).contains(&code) && !V4_CODES.contains(&code);
     if reserved || code == -32002 || code == -32042 {
-        at.push(
-            sink,
+        judge.flag(
             RuleId::McpJsonrpcErrorCodeReserved,
             "/error/code",
             format!("error code {code} is reserved or retired on 2026-07-28"),
@@ -405,8 +403,7 @@ fn error_code(error: Option<&Value>, status: Option<u16>, at: &At, sink: &mut Vi
     if let (Some(wanted), Some(status)) = (wanted, status)
         && wanted != status
     {
-        at.push(
-            sink,
+        judge.flag(
             RuleId::McpHttpErrorStatus,
             "/error/code",
             format!("error {code} is sent with HTTP {wanted}, got {status}"),
@@ -415,15 +412,14 @@ fn error_code(error: Option<&Value>, status: Option<u16>, at: &At, sink: &mut Vi
 }
 
 /// An `InitializeResult`'s `protocolVersion` is one tooltap knows.
-fn version_known(result: &Value, at: &At, sink: &mut ViolationSink) {
+fn version_known(result: &Value, judge: &mut Judge<'_>) {
     let version = result.get("protocolVersion");
     if version
         .and_then(Value::as_str)
         .and_then(Version::parse)
         .is_none()
     {
-        at.push(
-            sink,
+        judge.flag(
             RuleId::McpLifecycleVersionUnknown,
             "/result/protocolVersion",
             format!(
@@ -437,10 +433,9 @@ fn version_known(result: &Value, at: &At, sink: &mut ViolationSink) {
 /// What a POST's answer must end with: a response to each request (a 2xx answer; a JSON body
 /// E, an SSE stream with event ids W: it may be resumed), and a stream's own ending.
 pub fn end(asked: &Asked, answer: &Answer, ended_mid_event: bool, sink: &mut ViolationSink) {
-    let at = At::new(Stage::Complete, None);
+    let mut judge = Judge::new(sink, Stage::Complete);
     if ended_mid_event && answer.is_sse() {
-        at.push(
-            sink,
+        judge.flag(
             RuleId::McpSseUnterminatedEvent,
             "",
             "the stream ended inside an event (no blank line after it)".to_owned(),
@@ -464,10 +459,8 @@ pub fn end(asked: &Asked, answer: &Answer, ended_mid_event: bool, sink: &mut Vio
             .collect();
         if !missing.is_empty() {
             let detail = format!("no response for request {}", missing.join(", "));
-            match answer.is_sse() && answer.event_ids {
-                true => at.warn(sink, RuleId::McpJsonrpcResponseMissing, "", detail),
-                false => at.push(sink, RuleId::McpJsonrpcResponseMissing, "", detail),
-            }
+            let strict = !(answer.is_sse() && answer.event_ids);
+            judge.flag_or_warn(strict, RuleId::McpJsonrpcResponseMissing, "", detail);
         }
     }
     if asked.is_post()
@@ -476,9 +469,7 @@ pub fn end(asked: &Asked, answer: &Answer, ended_mid_event: bool, sink: &mut Vio
         && !answer.primed
         && asked.version() == Version::V3
     {
-        at.push(
-            sink,
-            RuleId::McpSsePrimingMissing,
+        judge.flag(RuleId::McpSsePrimingMissing,
             "",
             "a stream with event ids whose first event is not a priming event (an id and empty data)".to_owned(),
         );

@@ -1,55 +1,52 @@
-//! The JSON-RPC envelope of one message (the reference's §4.1, state M), and where a message
-//! sits ([`At`]).
+//! The JSON-RPC envelope of one message (the reference's §4.1, state M).
 //!
 //! Input: one parsed message (a request body, an element of a batch, a JSON response body, one
 //! SSE event's data). Output: `mcp.jsonrpc.*` and `mcp.progress.token_invalid` violations, and
 //! the message's kind.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::observe::{MessageKind, kind_of};
+use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
-use crate::engine::violation::{Site, Stage, ViolationSink};
 
-/// Where a message was read: its stage, the pointer to it (`""`, or `/i` in a batch) and the
-/// frame that completed it.
-#[derive(Debug, Clone)]
-pub struct At {
-    pub stage: Stage,
-    pub base: String,
-    pub seq: Option<u64>,
+/// A message that is neither a request, a notification nor a response.
+fn invalid(object: &Map<String, Value>, judge: &mut Judge<'_>) {
+    let neither = !object.contains_key("method") && object.contains_key("id");
+    let (rule, detail) = match neither {
+        true => (
+            RuleId::McpJsonrpcResultAndError,
+            "a response with neither `result` nor `error`".to_owned(),
+        ),
+        false => (
+            RuleId::McpJsonrpcShape,
+            match object.get("method") {
+                Some(method) => format!("`method` is not a string: {}", shown(method)),
+                None => "neither a request, a notification nor a response".to_owned(),
+            },
+        ),
+    };
+    judge.flag(rule, "", detail);
 }
 
-impl At {
-    pub fn new(stage: Stage, seq: Option<u64>) -> At {
-        At {
-            stage,
-            base: String::new(),
-            seq,
-        }
+/// A request's id (and that a notification has none) and its progress token.
+fn request(object: &Map<String, Value>, judge: &mut Judge<'_>) {
+    let id = object.get("id").unwrap_or(&Value::Null);
+    let method = object.get("method").and_then(Value::as_str).unwrap_or("");
+    if method.starts_with("notifications/") {
+        judge.flag(
+            RuleId::McpJsonrpcNotificationWithId,
+            "/id",
+            format!("notification {method:?} carries an id: {}", shown(id)),
+        );
+    } else if !valid_id(id) {
+        judge.flag(
+            RuleId::McpJsonrpcRequestIdInvalid,
+            "/id",
+            format!("a request id is a string or an integer, got {}", shown(id)),
+        );
     }
-
-    /// The same place, one batch element down.
-    pub fn item(&self, index: usize) -> At {
-        At {
-            base: format!("{}/{index}", self.base),
-            ..self.clone()
-        }
-    }
-
-    /// The site of `pointer` inside the message.
-    pub fn site(&self, pointer: &str) -> Site {
-        Site::at(format!("{}{pointer}", self.base)).seq(self.seq)
-    }
-
-    pub fn push(&self, sink: &mut ViolationSink, rule: RuleId, pointer: &str, detail: String) {
-        sink.push(rule, self.stage, self.site(pointer), detail);
-    }
-
-    /// As [`At::push`], at warning severity at most (a rule whose catalogue severity is "E / W").
-    pub fn warn(&self, sink: &mut ViolationSink, rule: RuleId, pointer: &str, detail: String) {
-        sink.push_lenient(rule, self.stage, self.site(pointer), detail);
-    }
+    progress_token(object.get("params"), "/params/_meta/progressToken", judge);
 }
 
 /// A JSON-RPC id MCP allows: a string or an integer (never `null`, a fraction, a boolean).
@@ -67,10 +64,9 @@ pub fn shown(value: &Value) -> String {
 }
 
 /// Judges one message's envelope; returns its kind.
-pub fn judge(message: &Value, at: &At, sink: &mut ViolationSink) -> MessageKind {
+pub fn judge(message: &Value, judge: &mut Judge<'_>) -> MessageKind {
     let Some(object) = message.as_object() else {
-        at.push(
-            sink,
+        judge.flag(
             RuleId::McpJsonrpcShape,
             "",
             format!("a JSON-RPC message is an object, got {}", shown(message)),
@@ -79,8 +75,7 @@ pub fn judge(message: &Value, at: &At, sink: &mut ViolationSink) -> MessageKind 
     };
     match object.get("jsonrpc") {
         Some(Value::String(version)) if version == "2.0" => {}
-        other => at.push(
-            sink,
+        other => judge.flag(
             RuleId::McpJsonrpcVersion,
             "/jsonrpc",
             format!(
@@ -91,59 +86,18 @@ pub fn judge(message: &Value, at: &At, sink: &mut ViolationSink) -> MessageKind 
     }
     let kind = kind_of(Some(object));
     match kind {
-        MessageKind::Invalid => {
-            let neither = !object.contains_key("method") && object.contains_key("id");
-            let (rule, detail) = match neither {
-                true => (
-                    RuleId::McpJsonrpcResultAndError,
-                    "a response with neither `result` nor `error`".to_owned(),
-                ),
-                false => (
-                    RuleId::McpJsonrpcShape,
-                    match object.get("method") {
-                        Some(method) => format!("`method` is not a string: {}", shown(method)),
-                        None => "neither a request, a notification nor a response".to_owned(),
-                    },
-                ),
-            };
-            at.push(sink, rule, "", detail);
-        }
-        MessageKind::Request => {
-            let id = object.get("id").unwrap_or(&Value::Null);
-            let method = object.get("method").and_then(Value::as_str).unwrap_or("");
-            if method.starts_with("notifications/") {
-                at.push(
-                    sink,
-                    RuleId::McpJsonrpcNotificationWithId,
-                    "/id",
-                    format!("notification {method:?} carries an id: {}", shown(id)),
-                );
-            } else if !valid_id(id) {
-                at.push(
-                    sink,
-                    RuleId::McpJsonrpcRequestIdInvalid,
-                    "/id",
-                    format!("a request id is a string or an integer, got {}", shown(id)),
-                );
-            }
-            progress_token(
-                object.get("params"),
-                "/params/_meta/progressToken",
-                at,
-                sink,
-            );
-        }
+        MessageKind::Invalid => invalid(object, judge),
+        MessageKind::Request => request(object, judge),
         MessageKind::Notification => {
             if object.get("method").and_then(Value::as_str) == Some("notifications/progress") {
                 let params = object.get("params");
                 let token = params.and_then(|p| p.get("progressToken"));
-                judge_token(token, "/params/progressToken", at, sink);
+                judge_token(token, "/params/progressToken", judge);
             }
         }
         MessageKind::Result => {
             if object.contains_key("error") {
-                at.push(
-                    sink,
+                judge.flag(
                     RuleId::McpJsonrpcResultAndError,
                     "",
                     "a response with both `result` and `error`".to_owned(),
@@ -151,27 +105,25 @@ pub fn judge(message: &Value, at: &At, sink: &mut ViolationSink) -> MessageKind 
             }
             let result = object.get("result").unwrap_or(&Value::Null);
             if !result.is_object() {
-                at.push(
-                    sink,
+                judge.flag(
                     RuleId::McpJsonrpcResultNotObject,
                     "/result",
                     format!("`result` must be an object, got {}", shown(result)),
                 );
             }
         }
-        MessageKind::Error => error_shape(object.get("error"), at, sink),
+        MessageKind::Error => error_shape(object.get("error"), judge),
     }
     kind
 }
 
-fn error_shape(error: Option<&Value>, at: &At, sink: &mut ViolationSink) {
+fn error_shape(error: Option<&Value>, judge: &mut Judge<'_>) {
     let code = error.and_then(|e| e.get("code"));
     let message = error.and_then(|e| e.get("message"));
     let code_ok = code.is_some_and(|c| c.is_i64() || c.is_u64());
     let message_ok = message.is_some_and(Value::is_string);
     if !error.is_some_and(Value::is_object) || !code_ok || !message_ok {
-        at.push(
-            sink,
+        judge.flag(
             RuleId::McpJsonrpcErrorShape,
             "/error",
             format!(
@@ -183,19 +135,18 @@ fn error_shape(error: Option<&Value>, at: &At, sink: &mut ViolationSink) {
 }
 
 /// A request's `_meta.progressToken`, when present.
-fn progress_token(params: Option<&Value>, pointer: &str, at: &At, sink: &mut ViolationSink) {
+fn progress_token(params: Option<&Value>, pointer: &str, judge: &mut Judge<'_>) {
     let token = params.and_then(|p| p.pointer("/_meta/progressToken"));
     if token.is_some() {
-        judge_token(token, pointer, at, sink);
+        judge_token(token, pointer, judge);
     }
 }
 
-fn judge_token(token: Option<&Value>, pointer: &str, at: &At, sink: &mut ViolationSink) {
+fn judge_token(token: Option<&Value>, pointer: &str, judge: &mut Judge<'_>) {
     if token.is_some_and(valid_id) {
         return;
     }
-    at.push(
-        sink,
+    judge.flag(
         RuleId::McpProgressTokenInvalid,
         pointer,
         format!(

@@ -22,7 +22,6 @@ pub mod version;
 use serde_json::Value;
 
 use self::answer::{Answer, Asked};
-use self::envelope::At;
 use self::observe::{McpObservation, MessageKind, Where};
 use self::version::Version;
 use super::common::{Declared, StreamEnd};
@@ -30,10 +29,11 @@ use super::pieces::DialectTables;
 use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
 use crate::engine::head::{ResponseHead, header};
+use crate::engine::judge::Judge;
 use crate::engine::report::RequestFacts;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::SchemaCache;
-use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::violation::{Stage, ViolationSink};
 
 /// The JSON-RPC code enforce mode's refusal carries: internal error.
 const INTERNAL_ERROR: i64 = -32603;
@@ -57,28 +57,28 @@ impl McpState {
     fn response_document(
         &mut self,
         document: Value,
-        at: &At,
+        judge: &mut Judge<'_>,
         on_stream: bool,
         event_id: Option<&str>,
-        sink: &mut ViolationSink,
     ) {
+        let seq = Some(judge.frame().unwrap_or(0));
         let place = || Where {
-            seq: Some(at.seq.unwrap_or(0)),
+            seq,
             event_id: event_id.map(str::to_owned),
         };
         match document {
             Value::Array(items) => {
                 self.observation.response_batch = true;
                 if on_stream && self.asked.version.unwrap_or(Version::V1) >= Version::V2 {
-                    at.warn(
-                        sink,
+                    judge.warn(
                         RuleId::McpJsonrpcBatchNotAllowed,
                         "",
                         "a batch in an SSE event: batches were removed in 2025-06-18".to_owned(),
                     );
                 }
                 for (index, item) in items.iter().enumerate() {
-                    self.response_message(item, &at.item(index), on_stream, sink);
+                    let mut judge = judge.under(format_args!("/{index}"));
+                    self.response_message(item, &mut judge, on_stream);
                 }
                 for item in items {
                     let answers = self.answers(&item);
@@ -87,7 +87,7 @@ impl McpState {
                 }
             }
             message => {
-                self.response_message(&message, at, on_stream, sink);
+                self.response_message(&message, judge, on_stream);
                 let answers = self.answers(&message);
                 self.observation
                     .add(message, place(), answers, self.max_observed);
@@ -104,27 +104,20 @@ impl McpState {
             .find(|known| known == method)
     }
 
-    fn response_message(
-        &mut self,
-        message: &Value,
-        at: &At,
-        on_stream: bool,
-        sink: &mut ViolationSink,
-    ) {
+    fn response_message(&mut self, message: &Value, judge: &mut Judge<'_>, on_stream: bool) {
         answer::message(
             &self.asked,
             &mut self.answer,
             message,
-            at,
+            judge,
             &self.cache,
             on_stream,
-            sink,
         );
     }
 
     /// A JSON body answering a request POST: exactly one response (a batch of responses for a
     /// 2025-03-26 batch).
-    fn one_response(&self, document: &Value, at: &At, sink: &mut ViolationSink) {
+    fn one_response(&self, document: &Value, judge: &mut Judge<'_>) {
         if !self.asked.is_post() || !self.asked.has_request() {
             return;
         }
@@ -141,8 +134,7 @@ impl McpState {
             _ => None,
         };
         if let Some(problem) = problem {
-            at.push(
-                sink,
+            judge.flag(
                 RuleId::McpHttpJsonBodyNotOneResponse,
                 "",
                 format!("an application/json answer is one JSON-RPC response, got {problem}"),
@@ -210,10 +202,9 @@ fn request_body(body: &[u8], sink: &mut ViolationSink) -> Option<Value> {
     match serde_json::from_slice::<Value>(body) {
         Ok(body) => Some(body),
         Err(error) => {
-            sink.push(
+            Judge::new(sink, Stage::Request).flag(
                 RuleId::McpJsonrpcNotJson,
-                Stage::Request,
-                Site::at(""),
+                "",
                 format!("the request body is not JSON: {error}"),
             );
             None
@@ -321,12 +312,11 @@ impl DialectRules for McpState {
             self.answer.primed |= first && event.id.is_some();
             return;
         }
-        let at = At::new(Stage::Fragment, Some(seq));
+        let mut judge = Judge::new(sink, Stage::Fragment).seq(Some(seq));
         if let Some(name) = &event.event
             && name != "message"
         {
-            at.push(
-                sink,
+            judge.flag(
                 RuleId::McpSseEventNotMessage,
                 "",
                 format!("a JSON-RPC message in an event named {name:?} (not \"message\")"),
@@ -334,10 +324,9 @@ impl DialectRules for McpState {
         }
         match serde_json::from_str::<Value>(&event.data) {
             Ok(document) => {
-                self.response_document(document, &at, true, event.id.as_deref(), sink);
+                self.response_document(document, &mut judge, true, event.id.as_deref());
             }
-            Err(error) => at.push(
-                sink,
+            Err(error) => judge.flag(
                 RuleId::McpJsonrpcNotJson,
                 "",
                 format!("the event's data is not JSON: {error}"),
@@ -346,11 +335,10 @@ impl DialectRules for McpState {
     }
 
     fn judge_buffered(&mut self, body: &[u8], sink: &mut ViolationSink) -> Judged {
-        let at = At::new(Stage::Complete, None);
+        let mut judge = Judge::new(sink, Stage::Complete);
         let empty = body.iter().all(u8::is_ascii_whitespace);
         if !empty && self.answer.status == Some(202) {
-            at.push(
-                sink,
+            judge.flag(
                 RuleId::McpHttpNotificationStatus,
                 "",
                 "a 202 answer has no body".to_owned(),
@@ -361,12 +349,11 @@ impl DialectRules for McpState {
             match serde_json::from_slice::<Value>(body) {
                 Ok(document) => {
                     if ok {
-                        self.one_response(&document, &at, sink);
+                        self.one_response(&document, &mut judge);
                     }
-                    self.response_document(document, &at, false, None, sink);
+                    self.response_document(document, &mut judge, false, None);
                 }
-                Err(error) if ok => at.push(
-                    sink,
+                Err(error) if ok => judge.flag(
                     RuleId::McpJsonrpcNotJson,
                     "",
                     format!("the response body is not JSON: {error}"),

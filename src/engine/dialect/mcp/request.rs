@@ -9,10 +9,11 @@
 use base64::Engine as _;
 use serde_json::Value;
 
-use super::envelope::{self, At, shown};
+use super::envelope::{self, shown};
 use super::observe::{MessageKind, kind_of};
 use super::version::Version;
 use crate::engine::head::header;
+use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};
 
@@ -54,18 +55,17 @@ pub fn version(headers: &[(String, String)], body: Option<&Value>) -> Version {
 
 /// Judges the request; `body` is the parsed body (`None`: empty or not JSON).
 pub fn judge(request: &RequestView<'_>, sink: &mut ViolationSink) {
+    let mut root = Judge::new(sink, Stage::Request);
     if let Some(method) = request.method {
-        headers(request, method, sink);
+        headers(request, method, &mut root);
     }
     let Some(body) = request.body else {
         return;
     };
-    let root = At::new(Stage::Request, None);
     match body {
         Value::Array(items) => {
             if request.version >= Version::V2 {
-                root.push(
-                    sink,
+                root.flag(
                     RuleId::McpJsonrpcBatchNotAllowed,
                     "",
                     format!(
@@ -75,30 +75,28 @@ pub fn judge(request: &RequestView<'_>, sink: &mut ViolationSink) {
                 );
             }
             for (index, item) in items.iter().enumerate() {
-                let at = root.item(index);
+                let mut judge = root.under(format_args!("/{index}"));
                 if request.version == Version::V1
                     && item.get("method").and_then(Value::as_str) == Some("initialize")
                 {
-                    at.push(
-                        sink,
+                    judge.flag(
                         RuleId::McpJsonrpcBatchInitialize,
                         "/method",
                         "`initialize` must not be part of a batch".to_owned(),
                     );
                 }
-                message(request, item, &at, sink);
+                message(request, item, &mut judge);
             }
         }
-        message_value => message(request, message_value, &root, sink),
+        message_value => message(request, message_value, &mut root),
     }
 }
 
-fn message(request: &RequestView<'_>, message: &Value, at: &At, sink: &mut ViolationSink) {
-    let kind = envelope::judge(message, at, sink);
+fn message(request: &RequestView<'_>, message: &Value, judge: &mut Judge<'_>) {
+    let kind = envelope::judge(message, judge);
     let modern = request.version.is_modern();
     if modern && matches!(kind, MessageKind::Result | MessageKind::Error) {
-        at.push(
-            sink,
+        judge.flag(
             RuleId::McpHttpClientSentResponse,
             "",
             "a 2026-07-28 client must not POST a JSON-RPC response".to_owned(),
@@ -106,31 +104,28 @@ fn message(request: &RequestView<'_>, message: &Value, at: &At, sink: &mut Viola
     }
     let method = message.get("method").and_then(Value::as_str);
     if kind == MessageKind::Request && modern {
-        meta(request, message, at, sink);
+        meta(request, message, judge);
         if request.method.is_some() {
-            routing(request, message, method.unwrap_or(""), at, sink);
+            routing(request, message, method.unwrap_or(""), judge);
         }
     }
     if kind == MessageKind::Request && method == Some("tools/call") {
-        tools_call(message.get("params"), at, sink);
+        tools_call(message.get("params"), judge);
     }
     if kind == MessageKind::Request
         && method == Some("initialize")
         && request.method.is_some()
         && header(request.headers, "mcp-session-id").is_some()
     {
-        sink.push(
-            RuleId::McpSessionIdOnInitialize,
-            Stage::Request,
-            Site::at(""),
-            "`initialize` sent with an Mcp-Session-Id: a new session starts without one",
-        );
+        // At the root whatever the batch position: the header is the request's.
+        let detail = "`initialize` sent with an Mcp-Session-Id: a new session starts without one";
+        judge.flag_site(true, RuleId::McpSessionIdOnInitialize, Site::at(""), detail);
     }
 }
 
 /// `Accept`, `Content-Type`, the session id's bytes, and 2026-07-28's version header and
 /// `Last-Event-ID`.
-fn headers(request: &RequestView<'_>, method: &str, sink: &mut ViolationSink) {
+fn headers(request: &RequestView<'_>, method: &str, judge: &mut Judge<'_>) {
     let headers = request.headers;
     let mut found: Vec<(RuleId, String)> = Vec::new();
     if method == "POST" {
@@ -157,10 +152,9 @@ fn headers(request: &RequestView<'_>, method: &str, sink: &mut ViolationSink) {
     if let Some(session) = header(headers, "mcp-session-id")
         && !session_id_ok(session)
     {
-        sink.push(
+        judge.flag(
             RuleId::McpSessionIdCharset,
-            Stage::Request,
-            Site::at(""),
+            "",
             format!("Mcp-Session-Id has bytes outside 0x21-0x7E: {session:?}"),
         );
     }
@@ -172,16 +166,15 @@ fn headers(request: &RequestView<'_>, method: &str, sink: &mut ViolationSink) {
             ));
         }
         if method == "POST" && header(headers, "mcp-protocol-version").is_none() {
-            sink.push(
+            judge.flag(
                 RuleId::McpHttpProtocolVersionHeaderMissing,
-                Stage::Request,
-                Site::at(""),
+                "",
                 "a 2026-07-28 POST without MCP-Protocol-Version",
             );
         }
     }
     for (rule, detail) in found {
-        sink.push(rule, Stage::Request, Site::at(""), detail);
+        judge.flag(rule, "", detail);
     }
 }
 
@@ -192,13 +185,12 @@ pub fn session_id_ok(id: &str) -> bool {
 
 /// 2026-07-28's `_meta`: the protocol version and client capabilities, and the version
 /// agreeing with the header.
-fn meta(request: &RequestView<'_>, message: &Value, at: &At, sink: &mut ViolationSink) {
+fn meta(request: &RequestView<'_>, message: &Value, judge: &mut Judge<'_>) {
     let meta = message.pointer("/params/_meta");
     let version = meta.and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"));
     let capabilities = meta.and_then(|m| m.get("io.modelcontextprotocol/clientCapabilities"));
     if version.is_none() || capabilities.is_none() {
-        at.push(
-            sink,
+        judge.flag(
             RuleId::McpLifecycleMetaMissing,
             "/params/_meta",
             format!(
@@ -216,8 +208,7 @@ fn meta(request: &RequestView<'_>, message: &Value, at: &At, sink: &mut Violatio
         header(request.headers, "mcp-protocol-version"),
     ) && version != header_value
     {
-        at.push(
-            sink,
+        judge.flag(
             RuleId::McpLifecycleMetaVersionMismatch,
             "/params/_meta/io.modelcontextprotocol~1protocolVersion",
             format!("_meta says {version:?}, MCP-Protocol-Version says {header_value:?}"),
@@ -234,23 +225,15 @@ const NAMED: [(&str, &str); 3] = [
 
 /// 2026-07-28's routing headers: `Mcp-Method` always, `Mcp-Name` for the named methods, each
 /// equal to the body (after `=?base64?...?=` decoding).
-fn routing(
-    request: &RequestView<'_>,
-    message: &Value,
-    method: &str,
-    at: &At,
-    sink: &mut ViolationSink,
-) {
+fn routing(request: &RequestView<'_>, message: &Value, method: &str, judge: &mut Judge<'_>) {
     let headers = request.headers;
     match header(headers, "mcp-method") {
-        None => at.push(
-            sink,
+        None => judge.flag(
             RuleId::McpHttpRoutingHeaderMissing,
             "/method",
             format!("Mcp-Method is required on 2026-07-28 (the body's method is {method:?})"),
         ),
-        Some(sent) if decoded(sent).as_deref() != Some(method) => at.push(
-            sink,
+        Some(sent) if decoded(sent).as_deref() != Some(method) => judge.flag(
             RuleId::McpHttpRoutingHeaderMismatch,
             "/method",
             format!("Mcp-Method {sent:?} and the body's method {method:?} differ"),
@@ -266,14 +249,12 @@ fn routing(
         .and_then(Value::as_str);
     let pointer = format!("/params/{member}");
     match (header(headers, "mcp-name"), body_name) {
-        (None, _) => at.push(
-            sink,
+        (None, _) => judge.flag(
             RuleId::McpHttpRoutingHeaderMissing,
             &pointer,
             format!("Mcp-Name is required for {method} on 2026-07-28"),
         ),
-        (Some(sent), Some(name)) if decoded(sent).as_deref() != Some(name) => at.push(
-            sink,
+        (Some(sent), Some(name)) if decoded(sent).as_deref() != Some(name) => judge.flag(
             RuleId::McpHttpRoutingHeaderMismatch,
             &pointer,
             format!("Mcp-Name {sent:?} and params.{member} {name:?} differ"),
@@ -298,11 +279,10 @@ pub fn decoded(value: &str) -> Option<String> {
 
 /// A `tools/call` request's `params`: an object with a string `name`, and `arguments` (when
 /// present) an object.
-fn tools_call(params: Option<&Value>, at: &At, sink: &mut ViolationSink) {
+fn tools_call(params: Option<&Value>, judge: &mut Judge<'_>) {
     let name = params.and_then(|p| p.get("name"));
     if !params.is_some_and(Value::is_object) || !name.is_some_and(Value::is_string) {
-        at.push(
-            sink,
+        judge.flag(
             RuleId::McpToolsCallParamsInvalid,
             "/params",
             format!(
@@ -322,8 +302,7 @@ fn tools_call(params: Option<&Value>, at: &At, sink: &mut ViolationSink) {
             }
             other => format!("arguments must be an object, got {}", shown(other)),
         };
-        at.push(
-            sink,
+        judge.flag(
             RuleId::McpToolsCallArgumentsNotObject,
             "/params/arguments",
             detail,

@@ -11,36 +11,34 @@
 use base64::Engine as _;
 use serde_json::{Map, Value};
 
-use super::envelope::{At, shown};
+use super::envelope::shown;
 use super::version::Version;
+use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
-use crate::engine::violation::ViolationSink;
 
 /// Judges one result; `task`: the call carried `params.task`.
-pub fn judge(result: &Value, task: bool, version: Version, at: &At, sink: &mut ViolationSink) {
+pub fn judge(result: &Value, task: bool, version: Version, judge: &mut Judge<'_>) {
     let Some(result) = result.as_object() else {
         return;
     };
     if result.contains_key("jsonrpc")
         && (result.contains_key("result") || result.contains_key("error"))
     {
-        at.push(
-            sink,
+        judge.flag(
             RuleId::McpToolsCallResultDoubleWrapped,
             "/result",
             "the result holds a JSON-RPC envelope of its own".to_owned(),
         );
     }
     if task && version == Version::V3 {
-        create_task(result, at, sink);
+        create_task(result, judge);
         return;
     }
     if version.is_modern()
         && result.get("resultType").and_then(Value::as_str) == Some("input_required")
     {
         if !result.contains_key("inputRequests") && !result.contains_key("requestState") {
-            at.push(
-                sink,
+            judge.flag(
                 RuleId::McpToolsCallInputRequiredShape,
                 "/result",
                 "an input_required result needs inputRequests or requestState".to_owned(),
@@ -51,8 +49,7 @@ pub fn judge(result: &Value, task: bool, version: Version, at: &At, sink: &mut V
     if let Some(is_error) = result.get("isError")
         && !is_error.is_boolean()
     {
-        at.push(
-            sink,
+        judge.flag(
             RuleId::McpToolsCallIsErrorType,
             "/result/isError",
             format!("isError is a boolean, got {}", shown(is_error)),
@@ -61,8 +58,7 @@ pub fn judge(result: &Value, task: bool, version: Version, at: &At, sink: &mut V
     let blocks = match result.get("content") {
         Some(Value::Array(blocks)) => blocks.as_slice(),
         other => {
-            at.push(
-                sink,
+            judge.flag(
                 RuleId::McpToolsCallResultContentMissing,
                 "/result/content",
                 format!(
@@ -74,22 +70,16 @@ pub fn judge(result: &Value, task: bool, version: Version, at: &At, sink: &mut V
         }
     };
     for (index, block) in blocks.iter().enumerate() {
-        content_block(
-            block,
-            &format!("/result/content/{index}"),
-            version,
-            at,
-            sink,
-        );
+        content_block(block, &format!("/result/content/{index}"), version, judge);
     }
     if let Some(structured) = result.get("structuredContent") {
-        structured_content(structured, blocks, version, at, sink);
+        structured_content(structured, blocks, version, judge);
     }
-    is_error_suspect(result, blocks, at, sink);
+    is_error_suspect(result, blocks, judge);
 }
 
 /// 2025-11-25's `CreateTaskResult`: `task.taskId` a string, `status` `working`, `createdAt`.
-fn create_task(result: &Map<String, Value>, at: &At, sink: &mut ViolationSink) {
+fn create_task(result: &Map<String, Value>, judge: &mut Judge<'_>) {
     let task = result.get("task");
     let id_ok = task
         .and_then(|t| t.get("taskId"))
@@ -99,9 +89,7 @@ fn create_task(result: &Map<String, Value>, at: &At, sink: &mut ViolationSink) {
         .and_then(|t| t.get("createdAt"))
         .is_some_and(Value::is_string);
     if !(id_ok && status_ok && created_ok) {
-        at.push(
-            sink,
-            RuleId::McpToolsCallCreateTaskShape,
+        judge.flag(RuleId::McpToolsCallCreateTaskShape,
             "/result/task",
             format!(
                 "a task-augmented call is answered by a CreateTaskResult (task.taskId, status \"working\", createdAt), got {}",
@@ -112,13 +100,7 @@ fn create_task(result: &Map<String, Value>, at: &At, sink: &mut ViolationSink) {
 }
 
 /// One content block: a known `type` and its required fields.
-fn content_block(
-    block: &Value,
-    pointer: &str,
-    version: Version,
-    at: &At,
-    sink: &mut ViolationSink,
-) {
+fn content_block(block: &Value, pointer: &str, version: Version, judge: &mut Judge<'_>) {
     let kind = block.get("type").and_then(Value::as_str);
     let string = |name: &str| block.get(name).is_some_and(Value::is_string);
     let missing = match kind {
@@ -135,10 +117,9 @@ fn content_block(
             _ => None,
         },
         _ => {
-            at.push(
-                sink,
+            judge.flag(
                 RuleId::McpContentTypeUnknown,
-                &format!("{pointer}/type"),
+                format!("{pointer}/type"),
                 format!(
                     "content block type {} is none of text, image, audio, resource{}",
                     block.get("type").map_or_else(|| "(none)".to_owned(), shown),
@@ -153,10 +134,9 @@ fn content_block(
         }
     };
     if let Some(field) = missing {
-        at.push(
-            sink,
+        judge.flag(
             RuleId::McpContentFields,
-            &format!("{pointer}/{field}"),
+            format!("{pointer}/{field}"),
             format!("a {} block needs {field} (as a string)", kind.unwrap_or("")),
         );
         return;
@@ -173,10 +153,9 @@ fn content_block(
             .decode(text)
             .is_err()
     {
-        at.push(
-            sink,
+        judge.flag(
             RuleId::McpContentBase64Invalid,
-            &format!("{pointer}/{field}"),
+            format!("{pointer}/{field}"),
             format!("{field} is not valid base64"),
         );
     }
@@ -203,12 +182,10 @@ fn structured_content(
     structured: &Value,
     blocks: &[Value],
     version: Version,
-    at: &At,
-    sink: &mut ViolationSink,
+    judge: &mut Judge<'_>,
 ) {
     if version <= Version::V3 && !structured.is_object() {
-        at.push(
-            sink,
+        judge.flag(
             RuleId::McpToolsCallStructuredContentNotObject,
             "/result/structuredContent",
             format!(
@@ -235,9 +212,7 @@ fn structured_content(
                 .is_some_and(mirrors)
     });
     if !mirrored {
-        at.push(
-            sink,
-            RuleId::McpToolsCallStructuredContentNoTextMirror,
+        judge.flag(RuleId::McpToolsCallStructuredContentNoTextMirror,
             "/result/structuredContent",
             "no text block holds structuredContent's JSON (clients without structured output see nothing)".to_owned(),
         );
@@ -248,12 +223,7 @@ fn structured_content(
 const ERROR_BANNERS: [&str; 3] = ["MCP error -32", "Error:", "\u{274c}"];
 
 /// `isError` absent or false, and the only block is text that reads as an error banner.
-fn is_error_suspect(
-    result: &Map<String, Value>,
-    blocks: &[Value],
-    at: &At,
-    sink: &mut ViolationSink,
-) {
+fn is_error_suspect(result: &Map<String, Value>, blocks: &[Value], judge: &mut Judge<'_>) {
     if result.get("isError").and_then(Value::as_bool) == Some(true) {
         return;
     }
@@ -267,8 +237,7 @@ fn is_error_suspect(
         .iter()
         .any(|banner| text.trim_start().starts_with(banner))
     {
-        at.push(
-            sink,
+        judge.flag(
             RuleId::McpToolsCallIsErrorSuspect,
             "/result/content/0/text",
             format!(

@@ -11,11 +11,11 @@
 
 use serde_json::{Map, Value};
 
-use super::envelope::{At, shown};
+use super::envelope::shown;
 use super::version::Version;
+use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{Declaration, SchemaCache, ToolReading, ToolSchema};
-use crate::engine::violation::ViolationSink;
 
 /// How a `tools/list` page names its tools for the schema cache: `name` and `inputSchema`.
 pub const TOOLS: ToolReading = ToolReading {
@@ -50,32 +50,24 @@ const HINTS: [&str; 4] = [
 ];
 
 /// Judges one page.
-pub fn judge(
-    result: &Value,
-    version: Version,
-    cache: &SchemaCache,
-    at: &At,
-    sink: &mut ViolationSink,
-) {
+pub fn judge(result: &Value, version: Version, cache: &SchemaCache, judge: &mut Judge<'_>) {
     let Some(result) = result.as_object() else {
         return;
     };
     if let Some(cursor) = result.get("nextCursor")
         && !cursor.is_string()
     {
-        at.push(
-            sink,
+        judge.flag(
             RuleId::McpToolsListNextCursorType,
             "/result/nextCursor",
             format!("nextCursor is a string, got {}", shown(cursor)),
         );
     }
     if version.is_modern() {
-        cache_fields(result, at, sink);
+        cache_fields(result, judge);
     }
     let Some(tools) = result.get("tools").and_then(Value::as_array) else {
-        at.push(
-            sink,
+        judge.flag(
             RuleId::McpToolsListResultShape,
             "/result/tools",
             format!(
@@ -91,8 +83,7 @@ pub fn judge(
     for (index, tool) in tools.iter().enumerate() {
         let pointer = format!("/result/tools/{index}");
         let Some(object) = tool.as_object() else {
-            at.push(
-                sink,
+            judge.flag(
                 RuleId::McpToolsListResultShape,
                 &pointer,
                 format!("a tool is an object, got {}", shown(tool)),
@@ -100,16 +91,9 @@ pub fn judge(
             judged_schemas.push(false);
             continue;
         };
-        judged_schemas.push(judge_tool(object, &pointer, version, at, sink));
+        judged_schemas.push(judge_tool(object, &pointer, version, judge));
     }
-    invalid_schemas(
-        result.get("tools"),
-        &judged_schemas,
-        version,
-        cache,
-        at,
-        sink,
-    );
+    invalid_schemas(result.get("tools"), &judged_schemas, version, cache, judge);
 }
 
 /// One tool; returns whether its `inputSchema` should be meta-validated (an object schema in
@@ -118,24 +102,74 @@ fn judge_tool(
     tool: &Map<String, Value>,
     pointer: &str,
     version: Version,
-    at: &At,
-    sink: &mut ViolationSink,
+    judge: &mut Judge<'_>,
 ) -> bool {
+    judge_members(tool, pointer, version, judge);
+    let schema_pointer = format!("{pointer}/inputSchema");
+    let schema = match tool.get("inputSchema") {
+        None | Some(Value::Null) => {
+            judge.flag(
+                RuleId::McpToolsListInputSchemaMissing,
+                &schema_pointer,
+                "inputSchema is required (and never null)".to_owned(),
+            );
+            return false;
+        }
+        Some(schema) if !object_schema(schema) => {
+            judge.flag(
+                RuleId::McpToolsListInputSchemaNotObject,
+                &schema_pointer,
+                format!(
+                    "inputSchema's root type must be \"object\", got {}",
+                    shown(schema)
+                ),
+            );
+            return false;
+        }
+        Some(schema) => schema,
+    };
+    if version.is_modern() {
+        x_mcp_headers(schema, &schema_pointer, judge);
+    }
+    let dialect_known = match schema.get("$schema") {
+        None => true,
+        Some(Value::String(dialect)) => {
+            let bare = dialect.trim_end_matches('#');
+            let known = DIALECTS.contains(&bare);
+            if !known && version >= Version::V3 {
+                judge.flag(RuleId::McpToolsListSchemaDialectUnsupported,
+                    format!("{schema_pointer}/$schema"),
+                    format!("$schema {dialect:?} names a dialect tooltap cannot validate: its schema rules are skipped"),
+                );
+            }
+            known
+        }
+        Some(_) => true,
+    };
+    let refs_ok = refs(schema, schema, &schema_pointer, judge);
+    dialect_known && refs_ok
+}
+
+/// A tool's name, annotations, outputSchema and taskSupport.
+fn judge_members(
+    tool: &Map<String, Value>,
+    pointer: &str,
+    version: Version,
+    judge: &mut Judge<'_>,
+) {
     match tool.get("name") {
         Some(Value::String(name)) => {
             if version >= Version::V3 && !name_ok(name) {
-                at.push(
-                    sink,
+                judge.flag(
                     RuleId::McpToolsListNameFormat,
-                    &format!("{pointer}/name"),
+                    format!("{pointer}/name"),
                     format!("tool name {name:?} is not 1-128 of [A-Za-z0-9_.-/]"),
                 );
             }
         }
-        other => at.push(
-            sink,
+        other => judge.flag(
             RuleId::McpToolsListNameMissing,
-            &format!("{pointer}/name"),
+            format!("{pointer}/name"),
             format!(
                 "a tool needs a string name, got {}",
                 other.map_or_else(|| "nothing".to_owned(), shown)
@@ -143,17 +177,16 @@ fn judge_tool(
         ),
     }
     if let Some(annotations) = tool.get("annotations") {
-        annotations_shape(annotations, &format!("{pointer}/annotations"), at, sink);
+        annotations_shape(annotations, &format!("{pointer}/annotations"), judge);
     }
     if version >= Version::V2
         && version <= Version::V3
         && let Some(output) = tool.get("outputSchema")
         && !object_schema(output)
     {
-        at.push(
-            sink,
+        judge.flag(
             RuleId::McpToolsListOutputSchemaNotObject,
-            &format!("{pointer}/outputSchema"),
+            format!("{pointer}/outputSchema"),
             format!(
                 "outputSchema's root type must be \"object\", got {}",
                 shown(output)
@@ -167,63 +200,15 @@ fn judge_tool(
             Some("forbidden" | "optional" | "required")
         )
     {
-        at.push(
-            sink,
+        judge.flag(
             RuleId::McpToolsListTaskSupportInvalid,
-            &format!("{pointer}/execution/taskSupport"),
+            format!("{pointer}/execution/taskSupport"),
             format!(
                 "taskSupport is forbidden, optional or required, got {}",
                 shown(support)
             ),
         );
     }
-    let schema_pointer = format!("{pointer}/inputSchema");
-    let schema = match tool.get("inputSchema") {
-        None | Some(Value::Null) => {
-            at.push(
-                sink,
-                RuleId::McpToolsListInputSchemaMissing,
-                &schema_pointer,
-                "inputSchema is required (and never null)".to_owned(),
-            );
-            return false;
-        }
-        Some(schema) if !object_schema(schema) => {
-            at.push(
-                sink,
-                RuleId::McpToolsListInputSchemaNotObject,
-                &schema_pointer,
-                format!(
-                    "inputSchema's root type must be \"object\", got {}",
-                    shown(schema)
-                ),
-            );
-            return false;
-        }
-        Some(schema) => schema,
-    };
-    if version.is_modern() {
-        x_mcp_headers(schema, &schema_pointer, at, sink);
-    }
-    let dialect_known = match schema.get("$schema") {
-        None => true,
-        Some(Value::String(dialect)) => {
-            let bare = dialect.trim_end_matches('#');
-            let known = DIALECTS.contains(&bare);
-            if !known && version >= Version::V3 {
-                at.push(
-                    sink,
-                    RuleId::McpToolsListSchemaDialectUnsupported,
-                    &format!("{schema_pointer}/$schema"),
-                    format!("$schema {dialect:?} names a dialect tooltap cannot validate: its schema rules are skipped"),
-                );
-            }
-            known
-        }
-        Some(_) => true,
-    };
-    let refs_ok = refs(schema, schema, &schema_pointer, at, sink);
-    dialect_known && refs_ok
 }
 
 /// A schema whose root `type` is `"object"`.
@@ -240,10 +225,9 @@ fn name_ok(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/'))
 }
 
-fn annotations_shape(annotations: &Value, pointer: &str, at: &At, sink: &mut ViolationSink) {
+fn annotations_shape(annotations: &Value, pointer: &str, judge: &mut Judge<'_>) {
     let Some(object) = annotations.as_object() else {
-        at.push(
-            sink,
+        judge.flag(
             RuleId::McpToolsListAnnotationsShape,
             pointer,
             format!("annotations is an object, got {}", shown(annotations)),
@@ -254,10 +238,9 @@ fn annotations_shape(annotations: &Value, pointer: &str, at: &At, sink: &mut Vio
         if let Some(value) = object.get(hint)
             && !value.is_boolean()
         {
-            at.push(
-                sink,
+            judge.flag(
                 RuleId::McpToolsListAnnotationsShape,
-                &format!("{pointer}/{hint}"),
+                format!("{pointer}/{hint}"),
                 format!("{hint} is a boolean, got {}", shown(value)),
             );
         }
@@ -267,14 +250,14 @@ fn annotations_shape(annotations: &Value, pointer: &str, at: &At, sink: &mut Vio
 /// Every `$ref` of the schema: a network one is reported (never fetched), a local one must
 /// resolve inside the document. Returns whether all resolve locally. Iterative: the schema's
 /// depth is the client's to choose.
-fn refs(root: &Value, schema: &Value, pointer: &str, at: &At, sink: &mut ViolationSink) -> bool {
+fn refs(root: &Value, schema: &Value, pointer: &str, judge: &mut Judge<'_>) -> bool {
     let mut ok = true;
     let mut stack = vec![(schema, pointer.to_owned())];
     while let Some((node, path)) = stack.pop() {
         match node {
             Value::Object(members) => {
                 if let Some(Value::String(target)) = members.get("$ref") {
-                    ok &= judge_ref(root, target, &format!("{path}/$ref"), at, sink);
+                    ok &= judge_ref(root, target, &format!("{path}/$ref"), judge);
                 }
                 for (key, member) in members {
                     if member.is_object() || member.is_array() {
@@ -298,10 +281,9 @@ fn refs(root: &Value, schema: &Value, pointer: &str, at: &At, sink: &mut Violati
     ok
 }
 
-fn judge_ref(root: &Value, target: &str, pointer: &str, at: &At, sink: &mut ViolationSink) -> bool {
+fn judge_ref(root: &Value, target: &str, pointer: &str, judge: &mut Judge<'_>) -> bool {
     if target.starts_with("http://") || target.starts_with("https://") {
-        at.push(
-            sink,
+        judge.flag(
             RuleId::McpToolsListSchemaRefNetwork,
             pointer,
             format!("$ref {target:?} points to the network: never fetched"),
@@ -319,8 +301,7 @@ fn judge_ref(root: &Value, target: &str, pointer: &str, at: &At, sink: &mut Viol
     if root.pointer(&decoded).is_some() {
         return true;
     }
-    at.push(
-        sink,
+    judge.flag(
         RuleId::McpToolsListSchemaRefUnresolvable,
         pointer,
         format!("$ref {target:?} resolves to nothing inside the schema"),
@@ -359,8 +340,7 @@ fn invalid_schemas(
     judged: &[bool],
     version: Version,
     cache: &SchemaCache,
-    at: &At,
-    sink: &mut ViolationSink,
+    judge: &mut Judge<'_>,
 ) {
     let Some(tools) = tools else {
         return;
@@ -383,14 +363,12 @@ fn invalid_schemas(
         }
         let detail = format!("tool {:?}: {reason}", tool.name);
         match version >= Version::V3 {
-            true => at.push(
-                sink,
+            true => judge.flag(
                 RuleId::McpToolsListInputSchemaInvalid,
                 &tool.parameters_path,
                 detail,
             ),
-            false => at.warn(
-                sink,
+            false => judge.warn(
                 RuleId::McpToolsListInputSchemaInvalid,
                 &tool.parameters_path,
                 detail,
@@ -400,11 +378,10 @@ fn invalid_schemas(
 }
 
 /// 2026-07-28's `ttlMs` (a number, at least 0) and `cacheScope` (`public` or `private`).
-fn cache_fields(result: &Map<String, Value>, at: &At, sink: &mut ViolationSink) {
+fn cache_fields(result: &Map<String, Value>, judge: &mut Judge<'_>) {
     let ttl = result.get("ttlMs");
     if !ttl.and_then(Value::as_f64).is_some_and(|ttl| ttl >= 0.0) {
-        at.push(
-            sink,
+        judge.flag(
             RuleId::McpToolsListCacheFieldsMissing,
             "/result/ttlMs",
             format!(
@@ -415,8 +392,7 @@ fn cache_fields(result: &Map<String, Value>, at: &At, sink: &mut ViolationSink) 
     }
     let scope = result.get("cacheScope");
     if !matches!(scope.and_then(Value::as_str), Some("public" | "private")) {
-        at.push(
-            sink,
+        judge.flag(
             RuleId::McpToolsListCacheFieldsMissing,
             "/result/cacheScope",
             format!(
@@ -429,7 +405,7 @@ fn cache_fields(result: &Map<String, Value>, at: &At, sink: &mut ViolationSink) 
 
 /// 2026-07-28's `x-mcp-header` marks on `inputSchema.properties`: a non-empty HTTP token,
 /// unique (case-insensitively), on a string, integer or boolean property.
-fn x_mcp_headers(schema: &Value, pointer: &str, at: &At, sink: &mut ViolationSink) {
+fn x_mcp_headers(schema: &Value, pointer: &str, judge: &mut Judge<'_>) {
     let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
         return;
     };
@@ -465,7 +441,7 @@ fn x_mcp_headers(schema: &Value, pointer: &str, at: &At, sink: &mut ViolationSin
             seen.push(token.to_owned());
         }
         if let Some(problem) = problem {
-            at.push(sink, RuleId::McpToolsListXMcpHeaderInvalid, &here, problem);
+            judge.flag(RuleId::McpToolsListXMcpHeaderInvalid, &here, problem);
         }
     }
 }

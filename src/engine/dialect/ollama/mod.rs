@@ -27,10 +27,11 @@ use super::pieces::DialectTables;
 use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
 use crate::engine::head::ResponseHead;
+use crate::engine::judge::Judge;
 use crate::engine::report::{BodyKind, RequestFacts};
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, SchemaCache};
-use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::violation::{Stage, ViolationSink};
 
 /// The NDJSON content type Ollama streams with.
 const NDJSON: &str = "application/x-ndjson";
@@ -61,10 +62,9 @@ impl OllamaState {
         }
         self.type_reported = true;
         if let Some(shown) = self.wrong_type.get_mut().take() {
-            sink.push(
+            Judge::new(sink, Stage::Head).flag(
                 RuleId::OllamaStreamContentType,
-                Stage::Head,
-                Site::at(""),
+                "",
                 format!("an Ollama stream is {NDJSON}, got {shown:?}"),
             );
         }
@@ -75,10 +75,9 @@ impl OllamaState {
         common::report_mid_event(ended_mid_event, sink);
         // An error line ends the stream: it is its own finding, not also a missing `done`.
         if self.stream.done_at.is_none() && !self.stream.errored && !ended_mid_event {
-            sink.push(
+            Judge::new(sink, Stage::Complete).flag(
                 RuleId::OllamaStreamNoDone,
-                Stage::Complete,
-                Site::at(""),
+                "",
                 "the stream ended without a done:true line",
             );
         }
@@ -171,10 +170,9 @@ impl DialectRules for OllamaState {
                 let shown = common::preview(&Value::String(
                     String::from_utf8_lossy(&body[..body.len().min(200)]).into_owned(),
                 ));
-                sink.push(
+                Judge::new(sink, Stage::Complete).flag(
                     RuleId::OllamaResponseNotJson,
-                    Stage::Complete,
-                    Site::at(""),
+                    "",
                     format!("a 2xx buffered body that is not one JSON object: {shown}"),
                 );
                 return (Vec::new(), None);

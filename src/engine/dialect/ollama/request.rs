@@ -13,10 +13,11 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::super::common;
+use crate::engine::judge::Judge;
 use crate::engine::report::RequestFacts;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{Declaration, ToolReading};
-use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::violation::{Stage, ViolationSink};
 
 /// How the schema cache reads Ollama's OpenAI-shaped `tools[]`:
 /// `{"type":"function","function":{"name","parameters"}}`.
@@ -58,12 +59,13 @@ pub fn read(body: Option<&Value>, sink: &mut ViolationSink) -> OllamaRequest {
     let Some(body) = body else {
         return OllamaRequest::default();
     };
+    let mut judge = Judge::new(sink, Stage::Request);
     let mut facts = common::facts(body.get("model"), None);
     facts.stream = body.get("stream").and_then(Value::as_bool).unwrap_or(true);
     let tools = body.get("tools").and_then(Value::as_array);
     let mut declared = BTreeSet::new();
     for (position, tool) in tools.into_iter().flatten().enumerate() {
-        judge_tool(tool, position, sink);
+        judge_tool(tool, position, &mut judge);
         if let Some(declaration) = (TOOLS.tool)(tool, position) {
             declared.insert(declaration.name.to_owned());
         }
@@ -72,17 +74,16 @@ pub fn read(body: Option<&Value>, sink: &mut ViolationSink) -> OllamaRequest {
     for field in ["tool_choice", "parallel_tool_calls"] {
         if let Some(value) = body.get(field) {
             facts.tool_choice = (field == "tool_choice").then(|| value.clone());
-            sink.push(
+            judge.flag(
                 RuleId::OllamaRequestToolChoiceIgnored,
-                Stage::Request,
-                Site::at(format!("/{field}")),
+                format!("/{field}"),
                 format!("Ollama's ChatRequest has no {field}: it is silently ignored"),
             );
         }
     }
     let messages = body.get("messages").and_then(Value::as_array);
     for (position, message) in messages.into_iter().flatten().enumerate() {
-        judge_message(message, position, sink);
+        judge_message(message, position, &mut judge);
     }
     let raw_tools = body
         .get("tools")
@@ -96,16 +97,15 @@ pub fn read(body: Option<&Value>, sink: &mut ViolationSink) -> OllamaRequest {
     }
 }
 
-fn judge_tool(tool: &Value, position: usize, sink: &mut ViolationSink) {
+fn judge_tool(tool: &Value, position: usize, judge: &mut Judge<'_>) {
     let kind = tool.get("type");
     if kind.and_then(Value::as_str) != Some("function") {
         let shown = kind
             .map(common::preview)
             .unwrap_or_else(|| "nothing".into());
-        sink.push(
+        judge.flag(
             RuleId::OllamaRequestToolTypeNotFunction,
-            Stage::Request,
-            Site::at(format!("/tools/{position}/type")),
+            format!("/tools/{position}/type"),
             format!("a tool's type must be \"function\", got {shown}"),
         );
     }
@@ -115,17 +115,16 @@ fn judge_tool(tool: &Value, position: usize, sink: &mut ViolationSink) {
             .and_then(|f| f.get("name"))
             .map(common::preview)
             .unwrap_or_else(|| "a tool".into());
-        sink.push(
+        judge.flag(
             RuleId::OllamaRequestToolMissingParameters,
-            Stage::Request,
-            Site::at(format!("/tools/{position}/function")),
+            format!("/tools/{position}/function"),
             format!("{name} declares no parameters (Ollama's ToolDefinition requires them)"),
         );
     }
 }
 
-fn judge_message(message: &Value, position: usize, sink: &mut ViolationSink) {
-    let at = |tail: &str| Site::at(format!("/messages/{position}{tail}"));
+fn judge_message(message: &Value, position: usize, judge: &mut Judge<'_>) {
+    let mut judge = judge.under(format_args!("/messages/{position}"));
     if let Some(content) = message
         .get("content")
         .filter(|c| c.is_array() || c.is_object())
@@ -135,10 +134,9 @@ fn judge_message(message: &Value, position: usize, sink: &mut ViolationSink) {
         } else {
             "an object"
         };
-        sink.push(
+        judge.flag(
             RuleId::OllamaRequestContentNotString,
-            Stage::Request,
-            at("/content"),
+            "/content",
             format!("a message's content must be a string, got {kind} (Ollama answers 400)"),
         );
     }
@@ -146,10 +144,9 @@ fn judge_message(message: &Value, position: usize, sink: &mut ViolationSink) {
     for (index, call) in calls.into_iter().flatten().enumerate() {
         let arguments = call.get("function").and_then(|f| f.get("arguments"));
         if let Some(arguments) = arguments.filter(|a| !a.is_object()) {
-            sink.push(
+            judge.flag(
                 RuleId::OllamaRequestArgumentsNotObject,
-                Stage::Request,
-                at(&format!("/tool_calls/{index}/function/arguments")),
+                format_args!("/tool_calls/{index}/function/arguments"),
                 format!(
                     "history arguments must be a JSON object, got {} (Ollama answers 400: \
                      cannot unmarshal into api.ToolCallFunctionArguments)",
@@ -170,11 +167,6 @@ fn judge_message(message: &Value, position: usize, sink: &mut ViolationSink) {
         } else {
             "a tool result names no tool (no tool_name)"
         };
-        sink.push(
-            RuleId::OllamaRequestToolResultUnnamed,
-            Stage::Request,
-            at(""),
-            detail,
-        );
+        judge.flag(RuleId::OllamaRequestToolResultUnnamed, "", detail);
     }
 }

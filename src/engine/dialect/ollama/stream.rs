@@ -15,8 +15,9 @@ use serde_json::Value;
 
 use super::super::common;
 use super::turn::{self, Call, Turn};
+use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
-use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::violation::{Stage, ViolationSink};
 use crate::engine::weigh;
 
 /// The `done` line's members the report shows as `usage`.
@@ -77,57 +78,19 @@ impl Default for StreamState {
 
 impl StreamState {
     pub fn on_line(&mut self, data: &str, seq: u64, sink: &mut ViolationSink) {
-        let line = self.lines;
-        self.lines += 1;
-        let site = || Site::at("").seq(Some(seq));
-        if data.is_empty() {
-            sink.push(
-                RuleId::OllamaStreamLineNotJson,
-                Stage::Fragment,
-                site(),
-                "a blank line in the NDJSON stream (the ollama client's json.loads raises on it)",
-            );
+        let mut judge = Judge::new(sink, Stage::Fragment).seq(Some(seq));
+        let Some(value) = self.parse_line(data, &mut judge) else {
             return;
-        }
-        let value = match serde_json::from_str::<Value>(data) {
-            Ok(value @ Value::Object(_)) => value,
-            Ok(_) | Err(_) => {
-                let shown = common::preview(&Value::String(data.to_owned()));
-                sink.push(
-                    RuleId::OllamaStreamLineNotJson,
-                    Stage::Fragment,
-                    site(),
-                    format!("line {line} is not one JSON object: {shown}"),
-                );
-                return;
-            }
         };
-        if self.done_at.is_some() {
-            sink.push(
-                RuleId::OllamaStreamAfterDone,
-                Stage::Fragment,
-                site(),
-                format!("line {line} came after the done:true line"),
-            );
-        }
-        if let Some(error) = value.get("error") {
-            self.errored = true;
-            sink.push(
-                RuleId::OllamaStreamErrorLine,
-                Stage::Fragment,
-                site(),
-                format!("an error line after the 200: {}", common::preview(error)),
-            );
-            return;
-        }
         let read = Turn::read(&value, "", Some(seq));
         let done = value.get("done").and_then(Value::as_bool) == Some(true);
         if done && !read.calls.is_empty() {
-            sink.push(
+            let detail =
+                "tool_calls on the done:true line (clients that stop reading at done lose them)";
+            judge.flag(
                 RuleId::OllamaStreamToolCallsOnDone,
-                Stage::Fragment,
-                Site::at("/message/tool_calls").seq(Some(seq)),
-                "tool_calls on the done:true line (clients that stop reading at done lose them)",
+                "/message/tool_calls",
+                detail,
             );
         }
         if let Some(text) = read.content {
@@ -145,7 +108,7 @@ impl StreamState {
             if self.held > self.bound {
                 break;
             }
-            self.take_call(call, (&mut line_ids, &mut line_calls), sink);
+            self.take_call(call, (&mut line_ids, &mut line_calls), judge.sink());
         }
         self.seen_ids.extend(line_ids);
         self.seen_calls.extend(line_calls);
@@ -157,6 +120,42 @@ impl StreamState {
         }
     }
 
+    /// A line as one JSON object, or `None` (judged) when it is blank, not one, or an error line.
+    fn parse_line(&mut self, data: &str, judge: &mut Judge<'_>) -> Option<Value> {
+        let line = self.lines;
+        self.lines += 1;
+        let not_json = RuleId::OllamaStreamLineNotJson;
+        if data.is_empty() {
+            let detail =
+                "a blank line in the NDJSON stream (the ollama client's json.loads raises on it)";
+            judge.flag(not_json, "", detail);
+            return None;
+        }
+        let value = match serde_json::from_str::<Value>(data) {
+            Ok(value @ Value::Object(_)) => value,
+            Ok(_) | Err(_) => {
+                let shown = common::preview(&Value::String(data.to_owned()));
+                judge.flag(
+                    not_json,
+                    "",
+                    format!("line {line} is not one JSON object: {shown}"),
+                );
+                return None;
+            }
+        };
+        if self.done_at.is_some() {
+            let detail = format!("line {line} came after the done:true line");
+            judge.flag(RuleId::OllamaStreamAfterDone, "", detail);
+        }
+        if let Some(error) = value.get("error") {
+            self.errored = true;
+            let detail = format!("an error line after the 200: {}", common::preview(error));
+            judge.flag(RuleId::OllamaStreamErrorLine, "", detail);
+            return None;
+        }
+        Some(value)
+    }
+
     /// Keeps a call, unless the same call (its id, or its name, arguments and index) came in
     /// an earlier line.
     fn take_call(
@@ -166,7 +165,8 @@ impl StreamState {
         sink: &mut ViolationSink,
     ) {
         // Judged on its line: the client's parser refuses the line itself.
-        turn::judge_arguments(&call, Stage::Fragment, sink);
+        let mut root = Judge::new(sink, Stage::Fragment);
+        turn::judge_arguments(&call, &mut call.judge(&mut root));
         call.arguments_judged = true;
         let signature = call.signature();
         let repeated_id = call
@@ -178,12 +178,10 @@ impl StreamState {
                 Some(id) if repeated_id => format!("the call id {id:?}"),
                 _ => format!("the call {:?} with the same arguments and index", call.name),
             };
-            sink.push(
-                RuleId::OllamaStreamToolCallRepeated,
-                Stage::Fragment,
-                Site::at(call.site.clone()).seq(call.seq),
-                format!("{what} came again: a client that accumulates calls runs it twice"),
-            );
+            let detail =
+                format!("{what} came again: a client that accumulates calls runs it twice");
+            let mut judge = root.seq(call.seq);
+            judge.flag(RuleId::OllamaStreamToolCallRepeated, &call.site, detail);
             return;
         }
         if let Some(id) = &call.id {

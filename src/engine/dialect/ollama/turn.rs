@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::super::common;
 use super::request::OllamaRequest;
+use crate::engine::judge::Judge;
 use crate::engine::report::{ChoiceOutcome, ToolCallOutcome};
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, SchemaCheck};
@@ -73,10 +74,9 @@ impl Call {
         )
     }
 
-    fn at(&self, tail: &str) -> Site {
-        Site::at(format!("{}{tail}", self.site))
-            .choice(Some(0))
-            .seq(self.seq)
+    /// `judge` narrowed to this call (the turn's only choice, the line that brought it).
+    pub fn judge<'j>(&self, judge: &'j mut Judge<'_>) -> Judge<'j> {
+        judge.under(&self.site).choice(Some(0)).seq(self.seq)
     }
 }
 
@@ -151,28 +151,27 @@ impl Turn {
 
 /// The `ollama.response.*` rules on a whole turn.
 pub fn judge(turn: &Turn, cx: Context<'_>, sink: &mut ViolationSink) {
+    let mut judge = Judge::new(sink, Stage::Complete);
     let mut ids = BTreeSet::new();
     for call in &turn.calls {
-        judge_call(call, cx, sink);
+        let mut judge = call.judge(&mut judge);
+        judge_call(call, cx, &mut judge);
         if let Some(id) = &call.id
             && !ids.insert(id.as_str())
         {
-            sink.push(
-                RuleId::OllamaResponseToolCallIdDuplicate,
-                Stage::Complete,
-                call.at("/id"),
-                format!("two calls of the turn share the id {id:?}"),
-            );
+            let detail = format!("two calls of the turn share the id {id:?}");
+            judge.flag(RuleId::OllamaResponseToolCallIdDuplicate, "/id", detail);
         }
     }
-    judge_indexes(turn, sink);
-    judge_content(turn, cx, sink);
-    judge_done_reason(turn, sink);
+    let mut judge = judge.choice(Some(0));
+    judge_indexes(turn, &mut judge);
+    judge_content(turn, cx, &mut judge);
+    judge_done_reason(turn, &mut judge);
 }
 
-/// `ollama.response.arguments_not_object` when the call's `arguments` is not an object, at
-/// `stage` (a stream's line, or the whole turn).
-pub fn judge_arguments(call: &Call, stage: Stage, sink: &mut ViolationSink) {
+/// `ollama.response.arguments_not_object` when the call's `arguments` is not an object
+/// (`judge`: at the call, in a stream's line or the whole turn).
+pub fn judge_arguments(call: &Call, judge: &mut Judge<'_>) {
     if let Some(Value::Object(_)) = &call.arguments {
         return;
     }
@@ -181,10 +180,9 @@ pub fn judge_arguments(call: &Call, stage: Stage, sink: &mut ViolationSink) {
         .as_ref()
         .map(common::preview)
         .unwrap_or_else(|| "nothing".into());
-    sink.push(
+    judge.flag(
         RuleId::OllamaResponseArgumentsNotObject,
-        stage,
-        call.at("/function/arguments"),
+        "/function/arguments",
         format!(
             "arguments must be a JSON object, got {shown} (the ollama client's Mapping \
              refuses it; replayed, Ollama answers 400)"
@@ -192,63 +190,53 @@ pub fn judge_arguments(call: &Call, stage: Stage, sink: &mut ViolationSink) {
     );
 }
 
-fn judge_call(call: &Call, cx: Context<'_>, sink: &mut ViolationSink) {
+fn judge_call(call: &Call, cx: Context<'_>, judge: &mut Judge<'_>) {
     if !call.arguments_judged {
-        judge_arguments(call, Stage::Complete, sink);
+        judge_arguments(call, judge);
     }
     let Some(name) = call.name.as_deref().filter(|name| !name.is_empty()) else {
-        sink.push(
+        let detail = "a tool call without a function name (a call split across lines?)";
+        judge.flag(
             RuleId::OllamaResponseToolNameMissing,
-            Stage::Complete,
-            call.at("/function/name"),
-            "a tool call without a function name (a call split across lines?)",
+            "/function/name",
+            detail,
         );
         return;
     };
     if cx.request.facts.parsed && !cx.request.declared.contains(name) {
-        sink.push(
+        let detail = format!("the request declares no tool {name:?}");
+        judge.flag(
             RuleId::OllamaResponseToolCallUndeclared,
-            Stage::Complete,
-            call.at("/function/name"),
-            format!("the request declares no tool {name:?}"),
+            "/function/name",
+            detail,
         );
         return;
     }
     if let Some(arguments @ Value::Object(_)) = &call.arguments {
-        check_schema(call, name, arguments, cx, sink);
+        check_schema(name, arguments, cx, judge);
     }
 }
 
-fn check_schema(
-    call: &Call,
-    name: &str,
-    arguments: &Value,
-    cx: Context<'_>,
-    sink: &mut ViolationSink,
-) {
+fn check_schema(name: &str, arguments: &Value, cx: Context<'_>, judge: &mut Judge<'_>) {
     let Some(schema) = cx.schemas.and_then(|s| s.get(name)).map(|t| &t.schema) else {
         return;
     };
     let failures = match schema.check(arguments, MAX_SCHEMA_ERRORS) {
         SchemaCheck::Unchecked => return,
-        SchemaCheck::OverBudget => return sink.schema_budget_hit(),
+        SchemaCheck::OverBudget => return judge.sink().schema_budget_hit(),
         SchemaCheck::Checked(failures) => failures,
     };
     for failure in failures {
-        let mut at = call.at("/function/arguments");
-        at.path.push_str(&failure.instance_path);
-        at.schema_path = Some(failure.schema_path);
-        sink.push(
-            RuleId::OllamaResponseArgsSchemaViolation,
-            Stage::Complete,
-            at,
-            failure.message,
-        );
+        let mut site = judge.site("/function/arguments");
+        site.path.push_str(&failure.instance_path);
+        site.schema_path = Some(failure.schema_path);
+        let rule = RuleId::OllamaResponseArgsSchemaViolation;
+        judge.flag_site(true, rule, site, failure.message);
     }
 }
 
 /// `function.index` repeated or gapped, among the calls that carry one.
-fn judge_indexes(turn: &Turn, sink: &mut ViolationSink) {
+fn judge_indexes(turn: &Turn, judge: &mut Judge<'_>) {
     let indexes: Vec<u64> = turn.calls.iter().filter_map(|call| call.index).collect();
     if indexes.is_empty() {
         return;
@@ -257,24 +245,20 @@ fn judge_indexes(turn: &Turn, sink: &mut ViolationSink) {
     sorted.sort_unstable();
     let expected: Vec<u64> = (0..sorted.len() as u64).collect();
     if sorted != expected {
-        let at = turn
-            .calls
-            .first()
-            .map_or_else(|| Site::at(""), |c| c.at("/function/index"));
-        sink.push(
-            RuleId::OllamaResponseToolIndexInconsistent,
-            Stage::Complete,
-            at,
-            format!(
-                "the turn's function.index values are {indexes:?}, not 0..{}",
-                sorted.len()
-            ),
+        let detail = format!(
+            "the turn's function.index values are {indexes:?}, not 0..{}",
+            sorted.len()
         );
+        let rule = RuleId::OllamaResponseToolIndexInconsistent;
+        match turn.calls.first() {
+            Some(first) => first.judge(judge).flag(rule, "/function/index", detail),
+            None => judge.flag_site(true, rule, Site::at(""), detail),
+        }
     }
 }
 
 /// A call written as JSON text in `content` while tools were offered and none was called.
-fn judge_content(turn: &Turn, cx: Context<'_>, sink: &mut ViolationSink) {
+fn judge_content(turn: &Turn, cx: Context<'_>, judge: &mut Judge<'_>) {
     if !cx.request.declares || !turn.calls.is_empty() {
         return;
     }
@@ -287,36 +271,28 @@ fn judge_content(turn: &Turn, cx: Context<'_>, sink: &mut ViolationSink) {
             && (value.get("arguments").is_some() || value.get("parameters").is_some())
     });
     if looks_like_call {
-        sink.push(
+        let shown = common::preview(&Value::String(text.to_owned()));
+        let detail =
+            format!("tools were offered, no tool_calls came, and the content is a call: {shown}");
+        judge.flag(
             RuleId::OllamaResponseToolCallInContent,
-            Stage::Complete,
-            Site::at("/message/content").choice(Some(0)),
-            format!(
-                "tools were offered, no tool_calls came, and the content is a call: {}",
-                common::preview(&Value::String(text.to_owned()))
-            ),
+            "/message/content",
+            detail,
         );
     }
 }
 
-fn judge_done_reason(turn: &Turn, sink: &mut ViolationSink) {
+fn judge_done_reason(turn: &Turn, judge: &mut Judge<'_>) {
     let Some(reason) = turn.done_reason.as_deref() else {
         return;
     };
-    let site = || Site::at(turn.done_site.clone()).choice(Some(0));
+    let at = &turn.done_site;
     if !DONE_REASONS.contains(&reason) {
-        sink.push(
-            RuleId::OllamaResponseDoneReasonUnknown,
-            Stage::Complete,
-            site(),
-            format!("done_reason {reason:?} is none of Ollama's (stop, length, load, unload)"),
-        );
+        let detail =
+            format!("done_reason {reason:?} is none of Ollama's (stop, length, load, unload)");
+        judge.flag(RuleId::OllamaResponseDoneReasonUnknown, at, detail);
     } else if reason == "length" && !turn.calls.is_empty() {
-        sink.push(
-            RuleId::OllamaResponseLengthWithToolCalls,
-            Stage::Complete,
-            site(),
-            "done_reason \"length\" on a turn with tool calls: they may be cut short",
-        );
+        let detail = "done_reason \"length\" on a turn with tool calls: they may be cut short";
+        judge.flag(RuleId::OllamaResponseLengthWithToolCalls, at, detail);
     }
 }

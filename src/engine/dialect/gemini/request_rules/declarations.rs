@@ -16,8 +16,9 @@ use serde_json::Value;
 
 use super::keyed;
 use crate::engine::dialect::common::preview;
+use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
-use crate::engine::violation::{Site, Stage, ViolationSink, pointer_token};
+use crate::engine::violation::pointer_token;
 
 /// The longest name the docstring allows.
 const MAX_NAME: usize = 128;
@@ -32,7 +33,7 @@ fn pointer((tool, key, position): Place, suffix: &str) -> String {
 }
 
 /// Judges every declaration of `tools[]`.
-pub(super) fn check(request: &Value, sink: &mut ViolationSink) {
+pub(super) fn check(request: &Value, judge: &mut Judge<'_>) {
     let Some(tools) = request.get("tools").and_then(Value::as_array) else {
         return;
     };
@@ -45,24 +46,23 @@ pub(super) fn check(request: &Value, sink: &mut ViolationSink) {
         };
         for (position, declaration) in list.iter().enumerate() {
             let place = (tool_at, key, position);
-            if let Some(name) = name(declaration, place, sink) {
+            if let Some(name) = name(declaration, place, judge) {
                 match seen.entry(name) {
-                    Entry::Occupied(first) => duplicate(name, place, *first.get(), sink),
+                    Entry::Occupied(first) => duplicate(name, place, *first.get(), judge),
                     Entry::Vacant(slot) => {
                         slot.insert(place);
                     }
                 }
             }
-            schemas(declaration, place, sink);
+            schemas(declaration, place, judge);
         }
     }
 }
 
-fn duplicate(name: &str, place: Place, first: Place, sink: &mut ViolationSink) {
-    sink.push(
+fn duplicate(name: &str, place: Place, first: Place, judge: &mut Judge<'_>) {
+    judge.flag(
         RuleId::GeminiRequestDuplicateFunctionName,
-        Stage::Request,
-        Site::at(pointer(place, "/name")),
+        pointer(place, "/name"),
         format!(
             "{} is declared already at {}",
             preview(&Value::String(name.to_owned())),
@@ -73,34 +73,29 @@ fn duplicate(name: &str, place: Place, first: Place, sink: &mut ViolationSink) {
 
 /// Judges a declaration's name; gives it back when it is a string (valid or not), for the
 /// duplicate check.
-fn name<'v>(declaration: &'v Value, place: Place, sink: &mut ViolationSink) -> Option<&'v str> {
-    let site = || Site::at(pointer(place, "/name"));
+fn name<'v>(declaration: &'v Value, place: Place, judge: &mut Judge<'_>) -> Option<&'v str> {
+    let at = pointer(place, "/name");
+    let invalid = RuleId::GeminiRequestFunctionNameInvalid;
     let Some(name) = declaration.get("name").and_then(Value::as_str) else {
         let shown = declaration
             .get("name")
             .map(preview)
             .unwrap_or_else(|| "nothing".into());
-        sink.push(
-            RuleId::GeminiRequestFunctionNameInvalid,
-            Stage::Request,
-            site(),
-            format!("a function declaration needs a string name, got {shown}"),
-        );
+        let detail = format!("a function declaration needs a string name, got {shown}");
+        judge.flag(invalid, &at, detail);
         return None;
     };
     let shown = || preview(&Value::String(name.to_owned()));
     if let Some(fault) = name_fault(name) {
-        sink.push(
-            RuleId::GeminiRequestFunctionNameInvalid,
-            Stage::Request,
-            site(),
+        judge.flag(
+            invalid,
+            &at,
             format!("the function name {} {fault}", shown()),
         );
     } else if name.len() > OLD_MAX_NAME {
-        sink.push(
+        judge.flag(
             RuleId::GeminiRequestFunctionNameOver64,
-            Stage::Request,
-            site(),
+            &at,
             format!(
                 "the function name {} has {} characters: some models and routes still allow {OLD_MAX_NAME}",
                 shown(),
@@ -128,7 +123,7 @@ fn name_fault(name: &str) -> Option<String> {
 
 /// `parameters` beside `parametersJsonSchema`, a JSON schema that is not an object's, and
 /// OBJECT schemas without properties inside `parameters`.
-fn schemas(declaration: &Value, place: Place, sink: &mut ViolationSink) {
+fn schemas(declaration: &Value, place: Place, judge: &mut Judge<'_>) {
     let parameters = declaration.get("parameters").filter(|p| !p.is_null());
     let json_schema = keyed(
         declaration,
@@ -136,24 +131,19 @@ fn schemas(declaration: &Value, place: Place, sink: &mut ViolationSink) {
         "parameters_json_schema",
     );
     if let (Some(_), Some((key, _))) = (parameters, json_schema) {
-        sink.push(
-            RuleId::GeminiRequestParametersAndJsonSchemaBoth,
-            Stage::Request,
-            Site::at(pointer(place, &format!("/{key}"))),
-            format!("parameters and {key} are both set: they are mutually exclusive (tooltap checks calls against {key})"),
-        );
+        judge.flag(RuleId::GeminiRequestParametersAndJsonSchemaBoth, pointer(place, &format!("/{key}")), format!("parameters and {key} are both set: they are mutually exclusive (tooltap checks calls against {key})"));
     }
     if let Some((key, schema)) = json_schema {
-        json_schema_not_object(schema, &pointer(place, &format!("/{key}")), sink);
+        json_schema_not_object(schema, &pointer(place, &format!("/{key}")), judge);
     }
     if let Some(parameters) = parameters {
-        objects_without_properties(parameters, pointer(place, "/parameters"), sink);
+        objects_without_properties(parameters, pointer(place, "/parameters"), judge);
     }
 }
 
 /// A JSON schema describes an object unless it is not a schema object or its `type` names no
 /// `object` (a schema without `type` may still describe one, and is not judged).
-fn json_schema_not_object(schema: &Value, at: &str, sink: &mut ViolationSink) {
+fn json_schema_not_object(schema: &Value, at: &str, judge: &mut Judge<'_>) {
     let is_object = |kind: &Value| kind.as_str() == Some("object");
     let fault = match schema {
         Value::Object(members) => match members.get("type") {
@@ -165,10 +155,9 @@ fn json_schema_not_object(schema: &Value, at: &str, sink: &mut ViolationSink) {
         other => Some((at.to_owned(), preview(other))),
     };
     if let Some((path, shown)) = fault {
-        sink.push(
+        judge.flag(
             RuleId::GeminiRequestParametersJsonSchemaNotObject,
-            Stage::Request,
-            Site::at(path),
+            path,
             format!("parametersJsonSchema must describe an object, got {shown}"),
         );
     }
@@ -177,7 +166,7 @@ fn json_schema_not_object(schema: &Value, at: &str, sink: &mut ViolationSink) {
 /// Every schema of type OBJECT (any case) in a `parameters` tree, reached through
 /// `properties`, `items` and `anyOf`, whose `properties` is missing or empty: Google answers
 /// 400 "should be non-empty for OBJECT type". An explicit stack, so depth costs no recursion.
-fn objects_without_properties(parameters: &Value, at: String, sink: &mut ViolationSink) {
+fn objects_without_properties(parameters: &Value, at: String, judge: &mut Judge<'_>) {
     let mut stack = vec![(parameters, at)];
     while let Some((schema, at)) = stack.pop() {
         let Value::Object(members) = schema else {
@@ -193,12 +182,7 @@ fn objects_without_properties(parameters: &Value, at: String, sink: &mut Violati
                 Some(_) => (format!("{at}/properties"), "empty properties"),
                 None => (at.clone(), "no properties"),
             };
-            sink.push(
-                RuleId::GeminiRequestObjectWithoutProperties,
-                Stage::Request,
-                Site::at(path),
-                format!("a parameters schema of type OBJECT with {what}: Gemini answers 400 \"should be non-empty for OBJECT type\""),
-            );
+            judge.flag(RuleId::GeminiRequestObjectWithoutProperties, path, format!("a parameters schema of type OBJECT with {what}: Gemini answers 400 \"should be non-empty for OBJECT type\""));
         }
         for (name, child) in properties.into_iter().flatten() {
             stack.push((child, format!("{at}/properties/{}", pointer_token(name))));

@@ -25,8 +25,8 @@ use serde_json::Value;
 
 use super::keyed;
 use crate::engine::dialect::common::preview;
+use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
-use crate::engine::violation::{Site, Stage, ViolationSink};
 
 /// A `functionCall` or `functionResponse` part: where it is and what it names.
 #[derive(Debug, Clone, Copy)]
@@ -40,11 +40,11 @@ struct Piece<'v> {
 }
 
 impl Piece<'_> {
-    fn site(&self, suffix: &str) -> Site {
-        Site::at(format!(
+    fn pointer(&self, suffix: &str) -> String {
+        format!(
             "/contents/{}/parts/{}/{}{suffix}",
             self.content, self.part, self.key
-        ))
+        )
     }
 }
 
@@ -93,7 +93,7 @@ fn piece<'v>(
 /// Judges the history of `contents[]`; `model` is the model the path names. `cached`: the
 /// request names a `cachedContent`, whose contents come first, so responses that open the
 /// request may answer a call the cache holds.
-pub(super) fn check(request: &Value, model: Option<&str>, cached: bool, sink: &mut ViolationSink) {
+pub(super) fn check(request: &Value, model: Option<&str>, cached: bool, judge: &mut Judge<'_>) {
     let Some(contents) = request.get("contents").and_then(Value::as_array) else {
         return;
     };
@@ -108,7 +108,7 @@ pub(super) fn check(request: &Value, model: Option<&str>, cached: bool, sink: &m
         let model_turn = is_model(content);
         match (previous_model, model_turn) {
             (Some(false), true) => {
-                judge(&round, cached, sink);
+                judge_round(&round, cached, judge);
                 round = Round::default();
                 round.calls_at = Some(at);
             }
@@ -123,9 +123,9 @@ pub(super) fn check(request: &Value, model: Option<&str>, cached: bool, sink: &m
                 && let Some((call, member)) =
                     piece(part, (at, position), "functionCall", "function_call")
             {
-                args_object(&call, member, sink);
+                args_object(&call, member, judge);
                 if first_call && at >= current_turn {
-                    signature(&call, part, strict, sink);
+                    signature(&call, part, strict, judge);
                 }
                 first_call = false;
                 round.calls.push(call);
@@ -136,7 +136,7 @@ pub(super) fn check(request: &Value, model: Option<&str>, cached: bool, sink: &m
                 "functionResponse",
                 "function_response",
             ) {
-                response_object(&answer, member, sink);
+                response_object(&answer, member, judge);
                 if !model_turn {
                     round.answers.push(answer);
                 }
@@ -144,60 +144,58 @@ pub(super) fn check(request: &Value, model: Option<&str>, cached: bool, sink: &m
         }
     }
     if previous_model == Some(false) {
-        judge(&round, cached, sink);
+        judge_round(&round, cached, judge);
     }
 }
 
-fn args_object(call: &Piece<'_>, member: &Value, sink: &mut ViolationSink) {
+fn args_object(call: &Piece<'_>, member: &Value, judge: &mut Judge<'_>) {
     match member.get("args") {
         None | Some(Value::Null | Value::Object(_)) => {}
-        Some(args) => sink.push(
-            RuleId::GeminiRequestReplayedArgsNotObject,
-            Stage::Request,
-            call.site("/args"),
-            format!(
+        Some(args) => {
+            let detail = format!(
                 "a replayed functionCall.args must be an object, got {}",
                 preview(args)
-            ),
-        ),
+            );
+            judge.flag(
+                RuleId::GeminiRequestReplayedArgsNotObject,
+                call.pointer("/args"),
+                detail,
+            );
+        }
     }
 }
 
-fn response_object(answer: &Piece<'_>, member: &Value, sink: &mut ViolationSink) {
-    let (site, shown) = match member.get("response") {
+fn response_object(answer: &Piece<'_>, member: &Value, judge: &mut Judge<'_>) {
+    let (pointer, shown) = match member.get("response") {
         Some(Value::Object(_)) => return,
-        Some(response) => (answer.site("/response"), preview(response)),
-        None => (answer.site(""), "nothing".to_owned()),
+        Some(response) => (answer.pointer("/response"), preview(response)),
+        None => (answer.pointer(""), "nothing".to_owned()),
     };
-    sink.push(
+    let detail = format!("functionResponse.response must be a JSON object, got {shown}");
+    judge.flag(
         RuleId::GeminiRequestFunctionResponseNotObject,
-        Stage::Request,
-        site,
-        format!("functionResponse.response must be a JSON object, got {shown}"),
+        pointer,
+        detail,
     );
 }
 
 /// The first call of a current-turn step needs its part's `thoughtSignature`.
-fn signature(call: &Piece<'_>, part: &Value, strict: bool, sink: &mut ViolationSink) {
+fn signature(call: &Piece<'_>, part: &Value, strict: bool, judge: &mut Judge<'_>) {
     let signed = keyed(part, "thoughtSignature", "thought_signature")
         .and_then(|(_, signature)| signature.as_str())
         .is_some_and(|signature| !signature.is_empty());
     if signed {
         return;
     }
-    let site = Site::at(format!("/contents/{}/parts/{}", call.content, call.part));
+    let pointer = format!("/contents/{}/parts/{}", call.content, call.part);
     let detail = "the first functionCall of a current-turn step is replayed without its thoughtSignature (Gemini 3 answers 400)";
     let rule = RuleId::GeminiRequestMissingThoughtSignature;
-    if strict {
-        sink.push(rule, Stage::Request, site, detail);
-    } else {
-        sink.push_lenient(rule, Stage::Request, site, detail);
-    }
+    judge.flag_or_warn(strict, rule, pointer, detail);
 }
 
 /// Pairs a model turn's calls with the responses of the turn after it (`cached`: responses
 /// with no model turn before them in the request may answer the cache's, and are not judged).
-fn judge(round: &Round<'_>, cached: bool, sink: &mut ViolationSink) {
+fn judge_round(round: &Round<'_>, cached: bool, judge: &mut Judge<'_>) {
     if cached && round.calls_at.is_none() {
         return;
     }
@@ -207,20 +205,25 @@ fn judge(round: &Round<'_>, cached: bool, sink: &mut ViolationSink) {
             Some(at) => format!("the model turn at /contents/{at}"),
             None => "no model turn".to_owned(),
         };
-        sink.push(
+        let (answered, called) = (answers.len(), calls.len());
+        let detail = format!(
+            "{answered} functionResponse parts answer {called} functionCall parts of {after}"
+        );
+        let pointer = format!("/contents/{}", round.answers_at);
+        judge.flag(
             RuleId::GeminiRequestFunctionResponseCountMismatch,
-            Stage::Request,
-            Site::at(format!("/contents/{}", round.answers_at)),
-            format!(
-                "{} functionResponse parts answer {} functionCall parts of {after}",
-                answers.len(),
-                calls.len()
-            ),
+            pointer,
+            detail,
         );
     }
-    if calls.is_empty() {
-        return;
+    if !calls.is_empty() {
+        pair(calls, answers, judge);
     }
+}
+
+/// Pairs each response with a call, by id first and then by name in order, and judges the
+/// pairs.
+fn pair(calls: &[Piece<'_>], answers: &[Piece<'_>], judge: &mut Judge<'_>) {
     let mut answered = vec![false; calls.len()];
     let mut by_id: HashMap<&str, usize> = HashMap::new();
     let mut by_name: HashMap<&str, VecDeque<usize>> = HashMap::new();
@@ -240,7 +243,7 @@ fn judge(round: &Round<'_>, cached: bool, sink: &mut ViolationSink) {
             Some(index) if !answered[index] => {
                 answered[index] = true;
                 if calls[index].name != answer.name {
-                    name_mismatch(answer, Some(&calls[index]), sink);
+                    name_mismatch(answer, Some(&calls[index]), judge);
                 }
             }
             _ => unpaired.push(answer),
@@ -248,7 +251,7 @@ fn judge(round: &Round<'_>, cached: bool, sink: &mut ViolationSink) {
     }
     for answer in unpaired {
         let Some(waiting) = by_name.get_mut(answer.name.unwrap_or("")) else {
-            name_mismatch(answer, None, sink);
+            name_mismatch(answer, None, judge);
             continue;
         };
         while waiting.front().is_some_and(|&index| answered[index]) {
@@ -260,31 +263,35 @@ fn judge(round: &Round<'_>, cached: bool, sink: &mut ViolationSink) {
         };
         answered[index] = true;
         if let Some(id) = calls[index].id {
-            let site = match answer.id {
-                Some(_) => answer.site("/id"),
-                None => answer.site(""),
-            };
-            let got = answer
-                .id
-                .map(|id| preview(&Value::String(id.to_owned())))
-                .unwrap_or_else(|| "none".into());
-            sink.push(
-                RuleId::GeminiRequestFunctionResponseIdMismatch,
-                Stage::Request,
-                site,
-                format!(
-                    "the call at /contents/{}/parts/{} has id {}, its response's id is {got}",
-                    calls[index].content,
-                    calls[index].part,
-                    preview(&Value::String(id.to_owned()))
-                ),
-            );
+            id_mismatch(answer, &calls[index], id, judge);
         }
     }
 }
 
+/// A response paired by name with a call whose `id` it does not echo.
+fn id_mismatch(answer: &Piece<'_>, call: &Piece<'_>, id: &str, judge: &mut Judge<'_>) {
+    let pointer = match answer.id {
+        Some(_) => answer.pointer("/id"),
+        None => answer.pointer(""),
+    };
+    let got = answer
+        .id
+        .map(|id| preview(&Value::String(id.to_owned())))
+        .unwrap_or_else(|| "none".into());
+    let (content, part) = (call.content, call.part);
+    let id = preview(&Value::String(id.to_owned()));
+    let detail = format!(
+        "the call at /contents/{content}/parts/{part} has id {id}, its response's id is {got}"
+    );
+    judge.flag(
+        RuleId::GeminiRequestFunctionResponseIdMismatch,
+        pointer,
+        detail,
+    );
+}
+
 /// `call`: the call the response's id pairs it with; `None` when no call has its name.
-fn name_mismatch(answer: &Piece<'_>, call: Option<&Piece<'_>>, sink: &mut ViolationSink) {
+fn name_mismatch(answer: &Piece<'_>, call: Option<&Piece<'_>>, judge: &mut Judge<'_>) {
     let show = |name: Option<&str>| {
         name.map(|n| preview(&Value::String(n.to_owned())))
             .unwrap_or_else(|| "no name".into())
@@ -298,15 +305,15 @@ fn name_mismatch(answer: &Piece<'_>, call: Option<&Piece<'_>>, sink: &mut Violat
         ),
         None => "no call of the model turn has that name".to_owned(),
     };
-    let site = match answer.name {
-        Some(_) => answer.site("/name"),
-        None => answer.site(""),
+    let pointer = match answer.name {
+        Some(_) => answer.pointer("/name"),
+        None => answer.pointer(""),
     };
-    sink.push(
+    let detail = format!("functionResponse.name is {}: {against}", show(answer.name));
+    judge.flag(
         RuleId::GeminiRequestFunctionResponseNameMismatch,
-        Stage::Request,
-        site,
-        format!("functionResponse.name is {}: {against}", show(answer.name)),
+        pointer,
+        detail,
     );
 }
 

@@ -17,8 +17,9 @@ mod history;
 use serde_json::Value;
 
 use super::request::{GeminiRequest, Mode};
+use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
-use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::violation::{Stage, ViolationSink};
 
 /// Judges the request.
 pub(super) fn check(
@@ -28,9 +29,10 @@ pub(super) fn check(
     sink: &mut ViolationSink,
 ) {
     let cached = keyed(request, "cachedContent", "cached_content").is_some();
-    declarations::check(request, sink);
-    tool_config(request, reading, path.is_some(), cached, sink);
-    history::check(request, reading.facts.model.as_deref(), cached, sink);
+    let mut judge = Judge::new(sink, Stage::Request);
+    declarations::check(request, &mut judge);
+    tool_config(request, reading, path.is_some(), cached, &mut judge);
+    history::check(request, reading.facts.model.as_deref(), cached, &mut judge);
 }
 
 /// A member by either spelling (lowerCamel first, then snake_case) with the key the request
@@ -55,7 +57,7 @@ fn tool_config(
     reading: &GeminiRequest,
     with_path: bool,
     cached: bool,
-    sink: &mut ViolationSink,
+    judge: &mut Judge<'_>,
 ) {
     let Some((config_key, config)) = keyed(request, "toolConfig", "tool_config") else {
         return;
@@ -65,38 +67,11 @@ fn tool_config(
     else {
         return;
     };
-    let at = |suffix: &str| Site::at(format!("/{config_key}/{calling_key}{suffix}"));
+    let mut judge = judge.under(format_args!("/{config_key}/{calling_key}"));
     if let Some((key, Value::Array(names))) =
         keyed(calling, "allowedFunctionNames", "allowed_function_names")
     {
-        for (position, name) in names.iter().enumerate() {
-            let declared = name
-                .as_str()
-                .is_some_and(|name| reading.declared.contains_key(name));
-            if !declared && !cached {
-                let shown = crate::engine::dialect::common::preview(name);
-                sink.push(
-                    RuleId::GeminiRequestAllowedNameUndeclared,
-                    Stage::Request,
-                    at(&format!("/{key}/{position}")),
-                    format!("allowedFunctionNames names {shown}, which no functionDeclarations entry declares"),
-                );
-            }
-        }
-        let mode = match &reading.mode {
-            Mode::Unspecified => Some("unset (AUTO)"),
-            Mode::Auto => Some("AUTO"),
-            Mode::None => Some("NONE"),
-            Mode::Any | Mode::Validated | Mode::Other(_) => None,
-        };
-        if let (Some(mode), false) = (mode, names.is_empty()) {
-            sink.push(
-                RuleId::GeminiRequestAllowedNamesWithoutAny,
-                Stage::Request,
-                at(&format!("/{key}")),
-                format!("allowedFunctionNames is set with mode {mode}: it applies only to ANY (and, in v1beta, VALIDATED)"),
-            );
-        }
+        allowed_names(key, names, reading, cached, &mut judge);
     }
     if matches!(reading.mode, Mode::Any | Mode::Validated) && !reading.declares && !cached {
         let mode = if reading.mode == Mode::Any {
@@ -104,11 +79,12 @@ fn tool_config(
         } else {
             "VALIDATED"
         };
-        sink.push(
+        let detail =
+            format!("mode {mode} asks for function calls, and the request declares no function");
+        judge.flag(
             RuleId::GeminiRequestModeAnyWithoutDeclarations,
-            Stage::Request,
-            at("/mode"),
-            format!("mode {mode} asks for function calls, and the request declares no function"),
+            "/mode",
+            detail,
         );
     }
     let stream_key = keyed(
@@ -123,11 +99,54 @@ fn tool_config(
         reading.vertex,
         with_path,
     ) {
-        sink.push(
+        let detail = "streamFunctionCallArguments is Vertex AI only, and the path is the Gemini API's (no /publishers/google/)";
+        judge.flag(
             RuleId::GeminiRequestStreamArgsOnGeminiApi,
-            Stage::Request,
-            at(&format!("/{key}")),
-            "streamFunctionCallArguments is Vertex AI only, and the path is the Gemini API's (no /publishers/google/)",
+            format_args!("/{key}"),
+            detail,
+        );
+    }
+}
+
+/// `allowedFunctionNames` (at `key`, in `judge`'s `functionCallingConfig`): each name declared,
+/// and a mode they apply to.
+fn allowed_names(
+    key: &str,
+    names: &[Value],
+    reading: &GeminiRequest,
+    cached: bool,
+    judge: &mut Judge<'_>,
+) {
+    for (position, name) in names.iter().enumerate() {
+        let declared = name
+            .as_str()
+            .is_some_and(|name| reading.declared.contains_key(name));
+        if !declared && !cached {
+            let shown = crate::engine::dialect::common::preview(name);
+            let detail = format!(
+                "allowedFunctionNames names {shown}, which no functionDeclarations entry declares"
+            );
+            judge.flag(
+                RuleId::GeminiRequestAllowedNameUndeclared,
+                format_args!("/{key}/{position}"),
+                detail,
+            );
+        }
+    }
+    let mode = match &reading.mode {
+        Mode::Unspecified => Some("unset (AUTO)"),
+        Mode::Auto => Some("AUTO"),
+        Mode::None => Some("NONE"),
+        Mode::Any | Mode::Validated | Mode::Other(_) => None,
+    };
+    if let (Some(mode), false) = (mode, names.is_empty()) {
+        let detail = format!(
+            "allowedFunctionNames is set with mode {mode}: it applies only to ANY (and, in v1beta, VALIDATED)"
+        );
+        judge.flag(
+            RuleId::GeminiRequestAllowedNamesWithoutAny,
+            format_args!("/{key}"),
+            detail,
         );
     }
 }

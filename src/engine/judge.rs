@@ -1,0 +1,182 @@
+//! A rule function's view of the sink: where it is judging, so a finding is one call.
+//!
+//! A [`Judge`] holds the [`ViolationSink`], the [`Stage`] and the site pieces every finding of
+//! one place shares (the pointer prefix, the choice, the tool call, the frame); a rule says only
+//! what differs: `judge.flag(rule, "/name", detail)`. [`Judge::under`] narrows the place for a
+//! nested document (a candidate, a part, a batch element) and gives the sink back when it ends.
+
+use std::fmt::Display;
+
+use crate::engine::rules::RuleId;
+use crate::engine::violation::{Site, Stage, ViolationSink};
+
+/// The sink, the stage and the site pieces shared by the findings of one place.
+#[derive(Debug)]
+pub struct Judge<'s> {
+    sink: &'s mut ViolationSink,
+    stage: Stage,
+    base: String,
+    choice: Option<u32>,
+    tool_call: Option<u32>,
+    seq: Option<u64>,
+}
+
+impl<'s> Judge<'s> {
+    /// Judges at the root of the document `stage` reads, with no choice, call or frame.
+    pub fn new(sink: &'s mut ViolationSink, stage: Stage) -> Judge<'s> {
+        Judge {
+            sink,
+            stage,
+            base: String::new(),
+            choice: None,
+            tool_call: None,
+            seq: None,
+        }
+    }
+
+    /// The same place in another choice.
+    pub fn choice(mut self, choice: Option<u32>) -> Judge<'s> {
+        self.choice = choice;
+        self
+    }
+
+    /// The same place in another tool call.
+    pub fn tool_call(mut self, tool_call: Option<u32>) -> Judge<'s> {
+        self.tool_call = tool_call;
+        self
+    }
+
+    /// The same place, completed by another frame.
+    pub fn seq(mut self, seq: Option<u64>) -> Judge<'s> {
+        self.seq = seq;
+        self
+    }
+
+    /// The same place, read by another stage.
+    pub fn stage(mut self, stage: Stage) -> Judge<'s> {
+        self.stage = stage;
+        self
+    }
+
+    /// The same judge, moved to the document at `pointer` below this place.
+    pub fn at(mut self, pointer: impl Display) -> Judge<'s> {
+        self.base = format!("{}{pointer}", self.base);
+        self
+    }
+
+    /// A judge for the document at `pointer` below this place (same stage, choice, call and
+    /// frame), borrowing the sink until it is dropped.
+    pub fn under(&mut self, pointer: impl Display) -> Judge<'_> {
+        Judge {
+            base: format!("{}{pointer}", self.base),
+            sink: self.sink,
+            stage: self.stage,
+            choice: self.choice,
+            tool_call: self.tool_call,
+            seq: self.seq,
+        }
+    }
+
+    /// The frame that completed this place, if any.
+    pub fn frame(&self) -> Option<u64> {
+        self.seq
+    }
+
+    /// The site of `pointer` below this place.
+    pub fn site(&self, pointer: impl Display) -> Site {
+        Site {
+            choice: self.choice,
+            tool_call: self.tool_call,
+            path: format!("{}{pointer}", self.base),
+            seq: self.seq,
+            schema_path: None,
+        }
+    }
+
+    /// Records `rule` broken at `pointer` below this place.
+    pub fn flag(&mut self, rule: RuleId, pointer: impl Display, detail: impl Into<String>) {
+        let site = self.site(pointer);
+        self.sink.push(rule, self.stage, site, detail);
+    }
+
+    /// As [`Judge::flag`], at warning severity at most: a rule whose severity depends on the
+    /// input (a catalogue severity of "E / W").
+    pub fn warn(&mut self, rule: RuleId, pointer: impl Display, detail: impl Into<String>) {
+        let site = self.site(pointer);
+        self.sink.push_lenient(rule, self.stage, site, detail);
+    }
+
+    /// [`Judge::flag`] when `strict`, [`Judge::warn`] otherwise.
+    pub fn flag_or_warn(
+        &mut self,
+        strict: bool,
+        rule: RuleId,
+        pointer: impl Display,
+        detail: impl Into<String>,
+    ) {
+        match strict {
+            true => self.flag(rule, pointer, detail),
+            false => self.warn(rule, pointer, detail),
+        }
+    }
+
+    /// Records `rule` broken at a site built by hand (one with a schema path, say), at this
+    /// judge's stage; lenient as [`Judge::warn`] unless `strict`.
+    pub fn flag_site(&mut self, strict: bool, rule: RuleId, site: Site, detail: impl Into<String>) {
+        match strict {
+            true => self.sink.push(rule, self.stage, site, detail),
+            false => self.sink.push_lenient(rule, self.stage, site, detail),
+        }
+    }
+
+    /// The sink, for what is not a finding (a budget hit, a count) or for code that takes one.
+    pub fn sink(&mut self) -> &mut ViolationSink {
+        self.sink
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::config::SeverityOverrides;
+    use crate::engine::violation::Severity;
+
+    #[test]
+    fn a_finding_carries_the_place_and_a_nested_judge_extends_it() {
+        let mut sink = ViolationSink::new(SeverityOverrides::default());
+        let mut judge = Judge::new(&mut sink, Stage::Fragment).seq(Some(3));
+        judge.flag(RuleId::GeminiStreamDoneSentinel, "", "root");
+        {
+            let mut call = judge
+                .under("/candidates/1")
+                .choice(Some(1))
+                .tool_call(Some(0));
+            call.warn(
+                RuleId::GeminiResponseFunctionCallUndeclared,
+                "/name",
+                "nested",
+            );
+        }
+        judge.flag(RuleId::GeminiStreamEventNotJson, "/x", "after");
+        let places: Vec<_> = sink
+            .as_slice()
+            .iter()
+            .map(|v| (v.path.as_str(), v.choice, v.tool_call, v.seq, v.stage))
+            .collect();
+        assert_eq!(
+            places,
+            [
+                ("", None, None, Some(3), Stage::Fragment),
+                (
+                    "/candidates/1/name",
+                    Some(1),
+                    Some(0),
+                    Some(3),
+                    Stage::Fragment
+                ),
+                ("/x", None, None, Some(3), Stage::Fragment),
+            ]
+        );
+        assert_eq!(sink.as_slice()[1].severity, Severity::Warning);
+    }
+}
