@@ -120,8 +120,10 @@ pub struct ProxyArgs {
     /// [default: violations] [env: TOOLTAP_RECORD]
     #[arg(long, value_name = "MODE")]
     pub record: Option<crate::record::RecordMode>,
-    /// How kept recordings are laid out: files (one per exchange) or segments (appended to one
-    /// file per route and day; for --record all on busy traffic)
+    /// How kept recordings are laid out: files (one per exchange: fixtures to name, diff and
+    /// commit) or segments (appended to one file per route and day). With --record all on busy
+    /// traffic use segments: the CPU budget for recording everything is met with segments, not
+    /// with a new file per exchange (docs/recording-format.md)
     /// [default: files] [env: TOOLTAP_RECORD_LAYOUT]
     #[arg(long, value_name = "LAYOUT")]
     pub record_layout: Option<crate::record::RecordLayout>,

@@ -146,6 +146,15 @@ impl UpstreamUrl {
             path_and_query.push('?');
             path_and_query.push_str(query);
         }
+        self.with_path(path_and_query)
+    }
+
+    /// This upstream's absolute URI for `path_and_query` (already joined to the base path).
+    fn with_path<P>(&self, path_and_query: P) -> Result<Uri, http::Error>
+    where
+        http::uri::PathAndQuery: TryFrom<P>,
+        <http::uri::PathAndQuery as TryFrom<P>>::Error: Into<http::Error>,
+    {
         Uri::builder()
             .scheme(self.scheme.clone())
             .authority(self.authority.clone())
@@ -201,7 +210,18 @@ impl Route {
     pub fn target_uri(&self, client_uri: &Uri) -> Result<Uri, http::Error> {
         let path = client_uri.path();
         let rest = self.strip(path).unwrap_or(path);
-        self.upstream.target(rest, client_uri.query())
+        match client_uri.path_and_query() {
+            // Nothing stripped and no base path to join (the default route to a bare host): the
+            // client's path and query are the upstream's, already parsed, shared not copied.
+            Some(unchanged)
+                if rest.len() == path.len()
+                    && rest.starts_with('/')
+                    && self.upstream.base_path.is_empty() =>
+            {
+                self.upstream.with_path(unchanged.clone())
+            }
+            _ => self.upstream.target(rest, client_uri.query()),
+        }
     }
 
     /// The part of `path` after this route's prefix, if the prefix matches whole segments.

@@ -39,6 +39,10 @@ use crate::tap::verdict::CutSender;
 mod drain;
 pub use drain::{Drained, deadline as drain_deadline};
 
+/// [`crate::quirk::QUIRK_HEADER`] as a name: looking a `&str` up parses it on every response.
+const QUIRK_HEADER_NAME: http::HeaderName =
+    http::HeaderName::from_static(crate::quirk::QUIRK_HEADER);
+
 /// Shared by every exchange of one proxy.
 pub struct Watch {
     inspection: Arc<Inspection>,
@@ -157,7 +161,7 @@ impl Watch {
         let recording = self.inspection.recorder.as_ref().map(|_| RecordingSeed {
             started: SystemTime::now(),
             upstream: upstream.to_string(),
-            method: head.method.to_string(),
+            method: head.method.as_str().to_owned(),
             path: ctx.path.clone(),
             query: head.uri.query().map(str::to_string),
             headers: DetachedHeaders::of(&head.headers),
@@ -312,7 +316,7 @@ impl Watching {
             ttfb,
             headers: self.records.then(|| DetachedHeaders::of(headers)),
             quirk: headers
-                .get(crate::quirk::QUIRK_HEADER)
+                .get(QUIRK_HEADER_NAME)
                 .and_then(|value| value.to_str().ok())
                 .map(str::to_owned),
         });

@@ -123,3 +123,31 @@ fn url_errors_never_quote_a_credential() {
         assert!(message.contains(kept), "{message}");
     }
 }
+
+#[test]
+fn target_uri_joins_as_target_does_whether_or_not_it_reuses_the_clients_path() {
+    let bare = RouteTable::new(url("http://127.0.0.1:8000"), vec![]).expect("table");
+    for table in [table(), bare] {
+        for client in [
+            "/",
+            "/v1/chat/completions",
+            "/v1/chat/completions?stream=true&a=%20b",
+            "/v1beta/models/g:streamGenerateContent?alt=sse&key=k",
+            "/groq",
+            "/groq/v1/models?x=1",
+            "/groq/local/v1/models",
+            "/groqx/v1?",
+            "http://elsewhere.example/v1/x?y=2",
+        ] {
+            let client_uri: Uri = client.parse().expect("client uri");
+            let (route, rest) = table.resolve(client_uri.path());
+            let joined = route
+                .upstream
+                .target(rest, client_uri.query())
+                .expect("target");
+            let via = route.target_uri(&client_uri).expect("target_uri");
+            assert_eq!(via, joined, "{client}");
+            assert_eq!(via.to_string(), joined.to_string(), "{client}");
+        }
+    }
+}

@@ -100,15 +100,18 @@ impl UpstreamClient {
     /// The pool for `upstream`, made on first use (there is one per distinct upstream of the
     /// configured routes: a short list scanned under a lock held for the scan only). The list
     /// is keyed by scheme and authority as the route spells them, so the common case compares
-    /// two short strings; an authority seen for the first time is resolved to its target (host
-    /// and port, `example.com` and `example.com:80` being one upstream) once.
+    /// two short strings byte for byte; an authority seen for the first time is resolved to its
+    /// target (host and port, `example.com` and `example.com:80` being one upstream) once.
     fn pool(&self, upstream: &UpstreamUrl) -> Arc<Pool> {
         let authority = upstream.authority();
         let https = upstream.is_https();
         let mut pools = self.pools.lock().unwrap_or_else(PoisonError::into_inner);
+        // Byte for byte (`Authority`'s own `==` ignores ASCII case, a loop over every byte):
+        // a route's requests all carry the very authority it was parsed with, and one spelled
+        // otherwise still finds its pool by its target below.
         let known = pools
             .iter()
-            .find(|entry| entry.https == https && entry.authority == *authority);
+            .find(|entry| entry.https == https && entry.authority.as_str() == authority.as_str());
         if let Some(entry) = known {
             return entry.pool.clone();
         }
