@@ -43,7 +43,7 @@ impl Default for ArgumentLimits {
 }
 
 /// What the arguments amounted to.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum ArgumentVerdict {
     /// Not JSON: where it broke, and the seq of the fragment that broke it (`None` when it
     /// broke only at the end: the text stopped early).
@@ -60,7 +60,7 @@ pub enum ArgumentVerdict {
 }
 
 /// The schema verdict of object arguments.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum ArgumentSchema {
     /// No schema, or none usable.
     Unchecked,
