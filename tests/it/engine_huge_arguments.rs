@@ -84,42 +84,7 @@ impl Wire {
         let whole: String = fragments.concat();
         let mut events = Vec::new();
         match self {
-            Wire::Responses => {
-                let item = |arguments: &str, status: &str| {
-                    json!({"type": "function_call", "id": "fc_1", "call_id": "call_1",
-                        "name": "write_file", "arguments": arguments, "status": status})
-                };
-                let mut sequence = 0;
-                let mut sse = |kind: &str, mut data: Value| {
-                    data["type"] = json!(kind);
-                    data["sequence_number"] = json!(sequence);
-                    sequence += 1;
-                    events.push(format!("event: {kind}\ndata: {data}\n\n").into_bytes());
-                };
-                sse(
-                    "response.output_item.added",
-                    json!({"output_index": 0, "item": item("", "in_progress")}),
-                );
-                for fragment in fragments {
-                    sse(
-                        "response.function_call_arguments.delta",
-                        json!({"item_id": "fc_1", "output_index": 0, "delta": fragment}),
-                    );
-                }
-                sse(
-                    "response.function_call_arguments.done",
-                    json!({"item_id": "fc_1", "output_index": 0, "arguments": whole}),
-                );
-                sse(
-                    "response.output_item.done",
-                    json!({"output_index": 0, "item": item(&whole, "completed")}),
-                );
-                sse(
-                    "response.completed",
-                    json!({"response": {"id": "resp_1", "object": "response", "model": "m",
-                        "status": "completed", "output": [item(&whole, "completed")]}}),
-                );
-            }
+            Wire::Responses => return responses_events(fragments, &whole),
             Wire::Anthropic => {
                 let mut sse = |kind: &str, data: Value| {
                     events.push(format!("event: {kind}\ndata: {data}\n\n").into_bytes());
@@ -213,12 +178,55 @@ impl Wire {
     }
 }
 
+/// A Responses stream whose deltas are `fragments` and whose whole copies (`.done`,
+/// `output_item.done`, the terminal output) are `whole`.
+fn responses_events(fragments: &[&str], whole: &str) -> Vec<Vec<u8>> {
+    let mut events = Vec::new();
+    let item = |arguments: &str, status: &str| {
+        json!({"type": "function_call", "id": "fc_1", "call_id": "call_1",
+                "name": "write_file", "arguments": arguments, "status": status})
+    };
+    let mut sequence = 0;
+    let mut sse = |kind: &str, mut data: Value| {
+        data["type"] = json!(kind);
+        data["sequence_number"] = json!(sequence);
+        sequence += 1;
+        events.push(format!("event: {kind}\ndata: {data}\n\n").into_bytes());
+    };
+    sse(
+        "response.output_item.added",
+        json!({"output_index": 0, "item": item("", "in_progress")}),
+    );
+    for fragment in fragments {
+        sse(
+            "response.function_call_arguments.delta",
+            json!({"item_id": "fc_1", "output_index": 0, "delta": fragment}),
+        );
+    }
+    sse(
+        "response.function_call_arguments.done",
+        json!({"item_id": "fc_1", "output_index": 0, "arguments": whole}),
+    );
+    sse(
+        "response.output_item.done",
+        json!({"output_index": 0, "item": item(whole, "completed")}),
+    );
+    sse(
+        "response.completed",
+        json!({"response": {"id": "resp_1", "object": "response", "model": "m",
+                "status": "completed", "output": [item(whole, "completed")]}}),
+    );
+    events
+}
+
 /// What one run saw: the report's violations and completeness, and the most the reassembly
 /// held after any feed.
 struct Run {
     violations: Vec<Violation>,
     completeness: Completeness,
     most_held: usize,
+    /// The longest tool call's arguments in the report's outcome, written out.
+    longest_arguments: usize,
 }
 
 /// Feeds `chunks` one `feed` call each (seq = position).
@@ -239,7 +247,15 @@ fn run(wire: Wire, schema: &Value, chunks: &[Vec<u8>]) -> Run {
         most_held = most_held.max(exchange.reassembly_bytes());
     }
     let report = exchange.finish(BodyEnd::Complete);
+    let longest_arguments = report
+        .choices
+        .iter()
+        .flat_map(|choice| &choice.tool_calls)
+        .map(|call| call.arguments.as_ref().map_or(0, |a| a.to_string().len()))
+        .max()
+        .unwrap_or(0);
     Run {
+        longest_arguments,
         violations: report.violations,
         completeness: report.completeness,
         most_held,
@@ -285,6 +301,12 @@ fn a_one_megabyte_argument_is_judged_in_bounded_memory() {
             clean.violations
         );
         assert_eq!(clean.completeness, Completeness::Complete, "{wire:?}");
+        // The report gets the text's start and a marker, not a copy.
+        assert!(
+            (1..1024).contains(&clean.longest_arguments),
+            "{wire:?}: {}",
+            clean.longest_arguments
+        );
         assert!(
             clean.most_held < HELD_BOUND,
             "{wire:?} held {} bytes for a {} byte argument",
@@ -356,6 +378,38 @@ fn a_pattern_on_a_string_too_long_to_hold_is_incomplete_never_a_pass() {
         let seen = run(wire, &patterned, &wire.events(&pieces(&small, 100)));
         assert_eq!(seen.completeness, Completeness::Complete, "{wire:?}");
     }
+}
+
+#[test]
+fn a_huge_done_copy_that_differs_from_the_deltas_is_compared_and_judged_without_being_held() {
+    let text = huge_arguments(300 * 1024);
+    let fragments = pieces(&text, 1024);
+    let cut_short = &text[..text.len() - 1];
+    let events = responses_events(&fragments, cut_short);
+    let seen = run(Wire::Responses, &schema(json!({"type": "string"})), &events);
+    let found: Vec<&str> = seen.violations.iter().map(|v| v.rule.as_str()).collect();
+    assert_eq!(
+        found,
+        [
+            "responses.stream.arguments_done_mismatch",
+            "responses.output.arguments_invalid_json"
+        ],
+        "{:?}",
+        seen.violations
+    );
+    assert!(seen.most_held < HELD_BOUND, "{}", seen.most_held);
+    // One byte changed in the middle is told apart too.
+    let half = text.len() / 2;
+    let middle = half + text[half..].find("main").expect("a letter to change");
+    let mut changed = text.clone();
+    changed.replace_range(middle..=middle, "#");
+    let seen = run(
+        Wire::Responses,
+        &schema(json!({"type": "string"})),
+        &responses_events(&fragments, &changed),
+    );
+    let found: Vec<&str> = seen.violations.iter().map(|v| v.rule.as_str()).collect();
+    assert_eq!(found, ["responses.stream.arguments_done_mismatch"]);
 }
 
 #[test]

@@ -130,6 +130,12 @@ pub fn kept(text: &str, limits: ArgumentLimits) -> Cow<'_, str> {
     Cow::Owned(marker(prefix, text.len() as u64, digest.finish()))
 }
 
+/// The start of `text` a violation's preview shows (a preview is shorter), without copying
+/// the rest.
+pub fn start_of(text: &str) -> &str {
+    &text[..cut(text, 256)]
+}
+
 /// The longest start of `text` within `bytes` that ends on a char boundary.
 fn cut(text: &str, bytes: usize) -> usize {
     let mut end = bytes.min(text.len());

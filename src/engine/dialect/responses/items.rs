@@ -11,7 +11,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::arguments::{Judged, StreamedArguments, kept, shrink_member};
+use super::arguments::{Judged, StreamedArguments, kept, shrink_member, start_of};
 use super::stream::{StreamState, schema_of};
 use crate::engine::dialect::common::preview;
 use crate::engine::rules::RuleId;
@@ -178,7 +178,7 @@ impl StreamState {
         {
             let detail = format!(
                 "item.{key} differs from what was streamed: {}",
-                preview(&Value::String(final_text.to_owned()))
+                preview(&Value::String(start_of(final_text).to_owned()))
             );
             sink.push(
                 RuleId::ResponsesStreamItemDoneMismatch,

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::arguments::{Judged, StreamedArguments, judge_given, kept};
+use super::arguments::{Judged, StreamedArguments, judge_given, kept, start_of};
 use super::events::known_event;
 pub use super::items::{Item, Source, Terminal};
 use crate::engine::arguments::ArgumentLimits;
@@ -386,7 +386,7 @@ impl StreamState {
         if item.deltas > 0 && !same {
             let detail = format!(
                 "the .done {key} differ from the concatenated deltas: {}",
-                preview(&Value::String(text.to_owned()))
+                preview(&Value::String(start_of(text).to_owned()))
             );
             sink.push(
                 RuleId::ResponsesStreamArgumentsDoneMismatch,
