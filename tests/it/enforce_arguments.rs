@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::engine_huge_arguments::{Wire, schema};
+use crate::engine_typed_arguments::{Wire, schema};
 use crate::support::client::{exchange, request};
 use crate::support::proxy;
 use crate::support::upstream::{Script, Upstream};
