@@ -413,6 +413,20 @@ fn a_huge_done_copy_that_differs_from_the_deltas_is_compared_and_judged_without_
 }
 
 #[test]
+fn huge_arguments_announced_with_the_item_are_not_held_either() {
+    let text = huge_arguments(1024 * 1024);
+    let mut events = responses_events(&pieces(&text, 1024), &text);
+    let item = json!({"type": "function_call", "id": "fc_1", "call_id": "call_1",
+        "name": "write_file", "arguments": text, "status": "in_progress"});
+    let added = json!({"type": "response.output_item.added", "sequence_number": 0,
+        "output_index": 0, "item": item});
+    events[0] = format!("event: response.output_item.added\ndata: {added}\n\n").into_bytes();
+    let seen = run(Wire::Responses, &schema(json!({"type": "string"})), &events);
+    assert!(seen.violations.is_empty(), "{:?}", seen.violations);
+    assert!(seen.most_held < HELD_BOUND, "{}", seen.most_held);
+}
+
+#[test]
 fn a_huge_argument_reads_the_same_split_anywhere() {
     let text = huge_arguments(100 * 1024);
     let fragments = pieces(&text, 1000);

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::arguments::{Judged, StreamedArguments, judge_given, kept, start_of};
+use super::arguments::{Judged, StreamedArguments, judge_given, kept, shrink_member, start_of};
 use super::events::known_event;
 pub use super::items::{Item, Source, Terminal};
 use crate::engine::arguments::ArgumentLimits;
@@ -240,7 +240,10 @@ impl StreamState {
             );
             return;
         };
-        let item = value.get("item").cloned().unwrap_or(Value::Null);
+        let mut item = value.get("item").cloned().unwrap_or(Value::Null);
+        // Arguments announced with the item are not what it assembles to (the deltas or a
+        // done copy are): past the held bound they are kept as their marker.
+        shrink_member(&mut item, "arguments", self.limits, None);
         let id = item.get("id").and_then(Value::as_str).map(str::to_owned);
         if let Some(existing) = self.items.remove(&index) {
             let detail = format!(
