@@ -43,7 +43,7 @@ impl Default for ArgumentLimits {
 }
 
 /// What the arguments amounted to.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum ArgumentVerdict {
     /// Not JSON: where it broke, and the seq of the fragment that broke it (`None` when it
     /// broke only at the end: the text stopped early).
@@ -60,7 +60,7 @@ pub enum ArgumentVerdict {
 }
 
 /// The schema verdict of object arguments.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum ArgumentSchema {
     /// No schema, or none usable.
     Unchecked,
@@ -175,7 +175,7 @@ impl ArgumentStream {
             return ArgumentVerdict::NotJson { broken, seq };
         }
         if !self.dropped {
-            return whole(&self.text, schema);
+            return judge_whole(&self.text, schema);
         }
         if self.top_is_object != Some(true) {
             return ArgumentVerdict::NotObject(None);
@@ -199,8 +199,23 @@ impl ArgumentStream {
     }
 }
 
+/// Where text that serde refused broke, as the streaming parser finds it.
+fn where_it_broke(text: &str) -> Broken {
+    let mut parser = JsonStream::new(0);
+    let mut ignore = |_: Event<'_>| {};
+    let read = parser.push(text.as_bytes(), &mut ignore);
+    match read.and_then(|()| parser.finish(&mut ignore)) {
+        Err(broken) => broken,
+        // The streaming parser accepts exactly what serde accepts (its tests): not reached.
+        Ok(()) => Broken {
+            offset: text.len() as u64,
+            reason: "not JSON",
+        },
+    }
+}
+
 /// Failures listed per call, as the whole-document check lists them.
-const MAX_FAILURES: usize = 16;
+pub const MAX_FAILURES: usize = 16;
 
 fn follow(check: &mut Option<StreamCheck>, top: &mut Option<bool>, event: Event<'_>) {
     if top.is_none() {
@@ -211,17 +226,15 @@ fn follow(check: &mut Option<StreamCheck>, top: &mut Option<bool>, event: Event<
     }
 }
 
-/// The verdict on text held whole: serde's parse and the compiled validator.
-fn whole(text: &str, schema: Option<&ToolSchema>) -> ArgumentVerdict {
+/// The verdict on text held whole: serde's parse and the compiled validator. A buffered
+/// body's arguments are judged here (the body is already bounded); text that does not parse
+/// is read again by the streaming parser for where and why it broke (`seq: None`).
+pub fn judge_whole(text: &str, schema: Option<&ToolSchema>) -> ArgumentVerdict {
     let value = match serde_json::from_str::<Value>(text) {
         Ok(value) => value,
-        // The streaming parser accepts exactly what serde accepts (its tests): not reached.
         Err(_) => {
             return ArgumentVerdict::NotJson {
-                broken: Broken {
-                    offset: text.len() as u64,
-                    reason: "not JSON",
-                },
+                broken: where_it_broke(text),
                 seq: None,
             };
         }

@@ -367,7 +367,7 @@ pub enum SchemaCheck {
 }
 
 /// One schema failure of the arguments.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct SchemaFailure {
     pub instance_path: String,
     pub schema_path: String,

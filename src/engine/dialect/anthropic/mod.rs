@@ -22,13 +22,16 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use blocks::{Block, Input};
 use message::{Context, check_content};
 use request::AnthropicRequest;
 use stream::{StreamState, Terminal};
 
+use super::argument_verdict::{ArgumentRules, HeldText, report_verdict};
 use super::common::{self, Declared, StreamEnd};
 use super::pieces::DialectTables;
 use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
+use crate::engine::arguments::{ArgumentSchema, ArgumentVerdict};
 use crate::engine::framing::SseEvent;
 use crate::engine::report::ChoiceOutcome;
 use crate::engine::report::RequestFacts;
@@ -94,6 +97,7 @@ impl AnthropicState {
         if let Some(outcome) = &self.outcome {
             return outcome.clone();
         }
+        self.stream.settle_inputs();
         let stream = &self.stream;
         let mut scratch = ViolationSink::new(Default::default());
         let errored = matches!(stream.terminal, Some((Terminal::Error, _)));
@@ -109,6 +113,9 @@ impl AnthropicState {
                 .and_then(|name| self.request.tools.get(name))
                 .is_some_and(|tool| tool.eager);
             block.check_input(position, lenient_all || eager, into);
+            if let Input::Streamed { schema, shown } = block.input() {
+                self.report_streamed(block, position, schema, &shown, into);
+            }
         }
         let content: Vec<Value> = stream.blocks.iter().map(|b| b.assembled()).collect();
         let outcome = check_content(&content, "/content", self.context(stop_reason, true), into);
@@ -121,6 +128,39 @@ impl AnthropicState {
         });
         self.outcome = Some(outcome.clone());
         outcome
+    }
+
+    /// The schema verdict of a tool_use input judged as it streamed (past its held bound).
+    fn report_streamed(
+        &self,
+        block: &Block,
+        position: usize,
+        schema: ArgumentSchema,
+        shown: &str,
+        sink: &mut ViolationSink,
+    ) {
+        let name = block.start.get("name").and_then(Value::as_str);
+        let strict = name
+            .and_then(|name| self.request.tools.get(name))
+            .is_some_and(|tool| tool.strict);
+        let rules = ArgumentRules {
+            not_json: RuleId::AnthropicStreamPartialJsonInvalid,
+            not_object: RuleId::AnthropicStreamPartialJsonInvalid,
+            schema: RuleId::AnthropicResponseToolUseInputSchemaMismatch,
+            lenient: !strict,
+        };
+        let site = || {
+            Site::at(format!("/content/{position}/input")).tool_call(u32::try_from(position).ok())
+        };
+        let verdict = ArgumentVerdict::Object {
+            value: None,
+            schema,
+        };
+        let held = HeldText {
+            text: shown,
+            whole: false,
+        };
+        report_verdict(verdict, held, true, &rules, &site, sink);
     }
 
     fn finish_judged(&mut self, ended_mid_event: bool, sink: &mut ViolationSink) -> ChoiceOutcome {
@@ -158,10 +198,16 @@ impl DialectRules for AnthropicState {
             sink,
             notes,
         );
+        let eager = request
+            .tools
+            .iter()
+            .filter(|(_, tool)| tool.eager)
+            .map(|(name, _)| name.clone())
+            .collect();
         AnthropicState {
             request,
+            stream: StreamState::for_calls(schemas.clone(), eager),
             schemas,
-            stream: StreamState::default(),
             outcome: None,
         }
     }

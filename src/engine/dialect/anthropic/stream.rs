@@ -9,13 +9,17 @@
 //! may come anywhere, an `error` event ends it; there is no `[DONE]`.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::blocks::Block;
+use crate::engine::arguments::ArgumentLimits;
+use crate::engine::dialect::argument_verdict::{ArgumentRules, HeldText, report_break};
 use crate::engine::dialect::common;
 use crate::engine::dialect::common::preview;
 use crate::engine::rules::RuleId;
+use crate::engine::schema::CompiledTools;
 use crate::engine::violation::{Site, Stage, ViolationSink};
 use crate::engine::weigh;
 
@@ -49,9 +53,32 @@ pub struct StreamState {
     /// Whether a non-ping event arrived (the first must be `message_start`).
     started: bool,
     openai_reported: bool,
+    /// The request's tools, whose schemas the inputs are judged against as they stream, and
+    /// those declared with `eager_input_streaming` (their broken input is judged at the end).
+    pub schemas: Option<Arc<CompiledTools>>,
+    pub eager: BTreeSet<String>,
+    pub limits: ArgumentLimits,
 }
 
+/// A streamed input that breaks: `partial_json_invalid`, at its piece.
+const INPUT_RULES: ArgumentRules = ArgumentRules {
+    not_json: RuleId::AnthropicStreamPartialJsonInvalid,
+    not_object: RuleId::AnthropicStreamPartialJsonInvalid,
+    schema: RuleId::AnthropicResponseToolUseInputSchemaMismatch,
+    lenient: false,
+};
+
 impl StreamState {
+    /// A stream whose tool_use inputs are judged against `schemas` as they arrive (`eager`:
+    /// the tools declared with `eager_input_streaming`).
+    pub fn for_calls(schemas: Option<Arc<CompiledTools>>, eager: BTreeSet<String>) -> StreamState {
+        StreamState {
+            schemas,
+            eager,
+            ..StreamState::default()
+        }
+    }
+
     /// Judges one event; returns true when it ended the stream (`message_stop`, `error`).
     pub fn on_event(
         &mut self,
@@ -238,20 +265,23 @@ impl StreamState {
         }
         let at = self.blocks.len();
         self.held += weigh::ENTRY + weigh::value(&block);
-        self.blocks.push(Block::new(index, block, seq));
+        let mut block = Block::new(index, block, seq);
+        block.position = at;
+        self.blocks.push(block);
         self.open_at.insert(at);
         self.open_by_index.entry(index).or_default().push(at);
         self.not_yet_checked.push(at);
     }
 
-    /// The open block with this index, or a `delta_unknown_block` violation.
+    /// Where the open block with this index is in `blocks`, or a `delta_unknown_block`
+    /// violation.
     fn open_block(
         &mut self,
         value: &Value,
         what: &str,
         seq: u64,
         sink: &mut ViolationSink,
-    ) -> Option<&mut Block> {
+    ) -> Option<usize> {
         let index = value.get("index").and_then(Value::as_u64);
         let found = index
             .and_then(|index| self.open_by_index.get(&index))
@@ -271,11 +301,14 @@ impl StreamState {
                 detail,
             );
         }
-        found.and_then(|at| self.blocks.get_mut(at))
+        found
     }
 
     fn block_delta(&mut self, value: &Value, seq: u64, sink: &mut ViolationSink) {
-        let Some(block) = self.open_block(value, "content_block_delta", seq, sink) else {
+        let Some(block) = self
+            .open_block(value, "content_block_delta", seq, sink)
+            .and_then(|at| self.blocks.get_mut(at))
+        else {
             return;
         };
         let delta = value.get("delta").cloned().unwrap_or(Value::Null);
@@ -305,14 +338,38 @@ impl StreamState {
             );
             return;
         }
-        let before = block.partial.len() + block.text.len();
-        block.apply(&delta);
-        let grown = block.partial.len() + block.text.len() - before;
-        self.held += grown;
+        let before = block.input_held() + block.text.len();
+        let piece = delta.get("partial_json").and_then(Value::as_str);
+        match piece.filter(|_| delta_type == "input_json_delta") {
+            Some(piece) => {
+                let name = block.start.get("name").and_then(Value::as_str);
+                let schema = name
+                    .and_then(|name| self.schemas.as_deref()?.get(name))
+                    .map(|tool| &tool.schema);
+                // Eager input streaming expects broken input: judged at the end, leniently.
+                let eager = name.is_some_and(|name| self.eager.contains(name));
+                let broken = block.push_input(piece, seq, schema, self.limits);
+                if let Some(broken) = broken.filter(|_| !eager) {
+                    let (text, whole) = block.input_text();
+                    let site = Site::at(format!("/content/{}/input", block.position))
+                        .tool_call(u32::try_from(block.index).ok());
+                    let held = HeldText { text, whole };
+                    report_break(broken, Some(seq), held, &INPUT_RULES, site, sink);
+                    block.break_reported();
+                }
+            }
+            None if delta_type == "input_json_delta" => block.deltas += 1,
+            None => block.apply(&delta),
+        }
+        let after = block.input_held() + block.text.len();
+        self.held = self.held.saturating_sub(before).saturating_add(after);
     }
 
     fn block_stop(&mut self, value: &Value, seq: u64, sink: &mut ViolationSink) {
-        let Some(block) = self.open_block(value, "content_block_stop", seq, sink) else {
+        let Some(block) = self
+            .open_block(value, "content_block_stop", seq, sink)
+            .and_then(|at| self.blocks.get_mut(at))
+        else {
             return;
         };
         block.open = false;
@@ -325,6 +382,22 @@ impl StreamState {
             if open.is_empty() {
                 self.open_by_index.remove(&index);
             }
+        }
+    }
+
+    /// Judges every tool_use block's streamed input, once, as the message is judged.
+    pub fn settle_inputs(&mut self) {
+        for block in &mut self.blocks {
+            let name = block.start.get("name").and_then(Value::as_str);
+            let schema = name
+                .and_then(|name| self.schemas.as_deref()?.get(name))
+                .map(|tool| &tool.schema);
+            let before = block.input_held();
+            block.settle(schema);
+            self.held = self
+                .held
+                .saturating_sub(before)
+                .saturating_add(block.input_held());
         }
     }
 

@@ -11,14 +11,25 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::request::{BedrockRequest, Choice};
+use crate::engine::arguments::{ArgumentSchema, ArgumentVerdict};
+use crate::engine::dialect::argument_verdict::{ArgumentRules, HeldText, report_verdict};
 use crate::engine::dialect::common::preview;
 use crate::engine::report::{ChoiceOutcome, ToolCallOutcome};
 use crate::engine::rules::RuleId;
-use crate::engine::schema::{CompiledTools, SchemaCheck};
+use crate::engine::schema::{CompiledTools, SchemaCheck, SchemaFailure};
 use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::weigh;
 
 /// Schema failures reported per call.
 const MAX_SCHEMA_ERRORS: usize = 8;
+
+/// A streamed input's rules (its break and non-object are one rule, at its fragment).
+pub const RULES: ArgumentRules = ArgumentRules {
+    not_json: RuleId::BedrockStreamToolInputNotJsonObject,
+    not_object: RuleId::BedrockStreamToolInputNotJsonObject,
+    schema: RuleId::BedrockResponseInputSchemaViolation,
+    lenient: false,
+};
 
 /// The `stopReason` values of botocore's `StopReason` enum.
 pub const STOP_REASONS: [&str; 9] = [
@@ -40,12 +51,49 @@ pub struct ToolUse {
     pub index: u32,
     pub id: Option<Value>,
     pub name: Option<String>,
-    /// The input: `None` when a stream's fragments did not join into an object (its own rule
-    /// fired), else the value (a buffered block's may be anything).
-    pub input: Option<Value>,
+    pub input: StreamedInput,
     /// Where the block sits, for violations (`/output/message/content/0/toolUse`, or
     /// `/contentBlockIndex/0` for a stream).
     pub at: String,
+}
+
+/// A `toolUse` block's input as the message rules get it.
+#[derive(Debug, Clone, Default)]
+pub enum StreamedInput {
+    /// The value (a buffered block's may be anything; a stream's is an object).
+    Value(Value),
+    /// A stream's fragments did not join into an object: its own rule fired.
+    #[default]
+    NotObject,
+    /// A stream's input past the held text bound: no value was kept, the schema was judged as
+    /// it streamed; `shown` is the start of its text.
+    Judged {
+        schema: ArgumentSchema,
+        shown: String,
+    },
+}
+
+impl StreamedInput {
+    /// What it holds, as [`crate::engine::weigh`] counts it.
+    pub fn weight(&self) -> usize {
+        match self {
+            StreamedInput::Value(value) => weigh::value(value),
+            StreamedInput::NotObject => 0,
+            StreamedInput::Judged { shown, .. } => weigh::ENTRY + shown.len(),
+        }
+    }
+
+    /// The report's arguments: the value, or for an input judged as it streamed the start of
+    /// its text and a marker saying the rest was not held.
+    fn into_arguments(self) -> Option<Value> {
+        match self {
+            StreamedInput::Value(value) => Some(value),
+            StreamedInput::NotObject => None,
+            StreamedInput::Judged { shown, .. } => Some(Value::String(format!(
+                "{shown} [input past its held bound: judged as it streamed, not kept]"
+            ))),
+        }
+    }
 }
 
 /// A message, read from a buffered body or reassembled from a stream.
@@ -74,7 +122,7 @@ impl Message {
                     index: call.index,
                     id: call.id.as_ref().and_then(Value::as_str).map(str::to_owned),
                     name: call.name,
-                    arguments: call.input,
+                    arguments: call.input.into_arguments(),
                 })
                 .collect(),
             finish_reason: stop.clone(),
@@ -112,7 +160,7 @@ pub fn read_buffered(document: &Value) -> Message {
                 .get("name")
                 .and_then(Value::as_str)
                 .map(str::to_owned),
-            input: Some(tool_use.get("input").cloned().unwrap_or(Value::Null)),
+            input: StreamedInput::Value(tool_use.get("input").cloned().unwrap_or(Value::Null)),
             at: format!("/output/message/content/{position}/toolUse"),
         });
     }
@@ -255,10 +303,28 @@ fn judge_call(
         );
         return;
     }
+    let schema = schemas.and_then(|s| s.get(name)).map(|t| &t.schema);
+    let strict = request.declared.get(name).copied().unwrap_or(false);
     let input = match &call.input {
-        None => return,
-        Some(input @ Value::Object(_)) => input,
-        Some(other) => {
+        StreamedInput::NotObject => return,
+        StreamedInput::Judged { schema, shown } => {
+            let verdict = ArgumentVerdict::Object {
+                value: None,
+                schema: schema.clone(),
+            };
+            let held = HeldText {
+                text: shown,
+                whole: false,
+            };
+            let rules = ArgumentRules {
+                lenient: !strict,
+                ..RULES
+            };
+            report_verdict(verdict, held, true, &rules, &|| site("/input"), sink);
+            return;
+        }
+        StreamedInput::Value(input @ Value::Object(_)) => input,
+        StreamedInput::Value(other) => {
             sink.push(
                 RuleId::BedrockResponseToolUseInputNotObject,
                 Stage::Complete,
@@ -268,7 +334,7 @@ fn judge_call(
             return;
         }
     };
-    let Some(schema) = schemas.and_then(|s| s.get(name)).map(|t| &t.schema) else {
+    let Some(schema) = schema else {
         return;
     };
     let failures = match schema.check(input, MAX_SCHEMA_ERRORS) {
@@ -276,16 +342,24 @@ fn judge_call(
         SchemaCheck::OverBudget => return sink.schema_budget_hit(),
         SchemaCheck::Checked(failures) => failures,
     };
-    let strict = request.declared.get(name).copied().unwrap_or(false);
-    for failure in failures {
-        let mut at = site("/input");
+    report_failures(&failures, strict, &site("/input"), sink);
+}
+
+fn report_failures(
+    failures: &[SchemaFailure],
+    strict: bool,
+    site: &Site,
+    sink: &mut ViolationSink,
+) {
+    for failure in failures.iter().take(MAX_SCHEMA_ERRORS) {
+        let mut at = site.clone();
         at.path.push_str(&failure.instance_path);
-        at.schema_path = Some(failure.schema_path);
+        at.schema_path = Some(failure.schema_path.clone());
         let rule = RuleId::BedrockResponseInputSchemaViolation;
         if strict {
-            sink.push(rule, Stage::Complete, at, failure.message);
+            sink.push(rule, Stage::Complete, at, failure.message.clone());
         } else {
-            sink.push_lenient(rule, Stage::Complete, at, failure.message);
+            sink.push_lenient(rule, Stage::Complete, at, failure.message.clone());
         }
     }
 }

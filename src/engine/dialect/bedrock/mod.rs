@@ -82,6 +82,7 @@ impl BedrockState {
             return;
         }
         self.stream.judged = true;
+        self.stream.settle();
         let message = self.stream.message();
         message::judge(&message, &self.request, self.schemas.as_deref(), sink);
     }
@@ -139,8 +140,8 @@ impl DialectRules for BedrockState {
         );
         BedrockState {
             request,
+            stream: StreamState::for_calls(schemas.clone()),
             schemas,
-            stream: StreamState::default(),
             kind: Cell::new(None),
             content_type_told: false,
         }
@@ -218,6 +219,7 @@ impl DialectRules for BedrockState {
             } => self.finish_judged(ended_mid_event, sink),
             StreamEnd::Unjudged { scratch } => self.judge_stream(scratch),
         }
+        self.stream.settle();
         let outcomes = if self.stream.events == 0 {
             Vec::new()
         } else {

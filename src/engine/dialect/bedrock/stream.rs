@@ -1,7 +1,8 @@
 //! A ConverseStream's events, one at a time: the block lifecycle keyed by `contentBlockIndex`
 //! (a `toolUse` block opens with `contentBlockStart`, a text block with its first delta), the
-//! `toolUse.input` string fragments joined, `messageStop`'s `stopReason`, `metadata`, and the
-//! framing's own events (an `:exception` or `:error` message, a corrupt message).
+//! `toolUse.input` string fragments followed by an [`ArgumentStream`] (the text held while it
+//! fits its bound, judged as it streams past it), `messageStop`'s `stopReason`, `metadata`, and
+//! the framing's own events (an `:exception` or `:error` message, a corrupt message).
 //!
 //! Input: one event as the exchange hands it over (`event` the `:event-type`, `data` the JSON
 //! payload; see `engine::framing::event_stream::to_event`). Output: `bedrock.stream.*` and
@@ -9,12 +10,16 @@
 //! `messageStop` (or at the end). What it keeps is counted with `engine::weigh` and bounded.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::message::{Message, ToolUse};
+use super::message::{Message, RULES, StreamedInput, ToolUse};
+use crate::engine::arguments::{ArgumentLimits, ArgumentStream, ArgumentVerdict};
+use crate::engine::dialect::argument_verdict::{HeldText, report_break};
 use crate::engine::dialect::common::preview;
 use crate::engine::rules::RuleId;
+use crate::engine::schema::{CompiledTools, ToolSchema};
 use crate::engine::violation::{Site, Stage, ViolationSink};
 use crate::engine::weigh;
 
@@ -35,14 +40,12 @@ struct Block {
     tool_started: bool,
     id: Option<Value>,
     name: Option<String>,
-    /// The `toolUse.input` fragments joined.
-    input: String,
-    /// Whether any input fragment came.
-    fragments: bool,
+    /// The `toolUse.input` fragments, followed from the first.
+    input: Option<ArgumentStream>,
     text: String,
     stopped: bool,
-    /// The joined input, once judged at `contentBlockStop` (`None`: not an object).
-    parsed: Option<Option<Value>>,
+    /// The joined input, once judged at `contentBlockStop`.
+    parsed: Option<StreamedInput>,
 }
 
 /// The stream's reassembly and lifecycle.
@@ -62,9 +65,20 @@ pub struct StreamState {
     /// What the reassembly holds (`engine::weigh`), and the most one event may add.
     pub held: usize,
     pub bound: usize,
+    /// The request's tools, whose schemas the inputs are judged against as they stream.
+    pub schemas: Option<Arc<CompiledTools>>,
+    pub limits: ArgumentLimits,
 }
 
 impl StreamState {
+    /// A stream whose tool calls' arguments are judged against `schemas` as they arrive.
+    pub fn for_calls(schemas: Option<Arc<CompiledTools>>) -> StreamState {
+        StreamState {
+            schemas,
+            ..StreamState::default()
+        }
+    }
+
     /// Whether the stream ended by its own framing: `metadata` after `messageStop`, or an
     /// exception.
     pub fn is_done(&self) -> bool {
@@ -243,7 +257,9 @@ impl StreamState {
             Some(Value::String(piece)) => Some(piece),
             _ => None,
         };
-        let fits = self.fits(text.or(piece.as_deref()).map_or(0, str::len));
+        let fits = self.fits(text.map_or(0, str::len));
+        let schemas = self.schemas.as_deref();
+        let limits = self.limits;
         let Some(block) = self.blocks.get_mut(&index) else {
             return;
         };
@@ -291,27 +307,27 @@ impl StreamState {
             );
             return;
         }
-        block.fragments = true;
-        match piece {
-            Some(piece) if fits => {
-                self.held += piece.len();
-                if block.input.is_empty() {
-                    block.input = piece;
-                } else {
-                    block.input.push_str(&piece);
-                }
-            }
-            Some(_) => {}
-            None => {
-                // A fragment that is not a string cannot join into JSON text: the NUL keeps
-                // the joined input from parsing.
-                block.input.push('\u{0}');
-            }
+        let input = block
+            .input
+            .get_or_insert_with(|| ArgumentStream::new(schema_of(schemas, &block.name), limits));
+        let before = input.held_bytes();
+        // A fragment that is not a string cannot join into JSON text: the NUL breaks it there.
+        let broken = input.push(piece.as_deref().unwrap_or("\u{0}"), seq);
+        self.held = self
+            .held
+            .saturating_sub(before)
+            .saturating_add(input.held_bytes());
+        if let Some(broken) = broken {
+            let (text, whole) = input.text();
+            let held = HeldText { text, whole };
+            let at = site("/delta/toolUse/input");
+            report_break(broken, Some(seq), held, &RULES, at, sink);
         }
     }
 
     fn on_stop(&mut self, payload: &Value, seq: u64, sink: &mut ViolationSink) {
         let index = block_index(payload);
+        let schemas = self.schemas.as_deref();
         let Some(block) = self.blocks.get_mut(&index) else {
             return;
         };
@@ -319,34 +335,51 @@ impl StreamState {
         if block.kind != Kind::Tool || block.parsed.is_some() {
             return;
         }
-        if !block.fragments || block.input.trim().is_empty() {
+        let Some(input) = block.input.take() else {
             // An argument-less call (`bedrock.stream.tool_input_empty`, informational): `{}`.
-            block.parsed = Some(Some(Value::Object(serde_json::Map::new())));
+            block.parsed = Some(StreamedInput::Value(Value::Object(serde_json::Map::new())));
             return;
-        }
-        let parsed = serde_json::from_str::<Value>(&block.input)
-            .ok()
-            .filter(Value::is_object);
-        if parsed.is_none() {
+        };
+        let held = input.held_bytes();
+        let (parsed, problem) = judge_input(input, schema_of(schemas, &block.name));
+        if let Some(problem) = problem {
             sink.push(
                 RuleId::BedrockStreamToolInputNotJsonObject,
                 Stage::Fragment,
                 Site::at("/delta/toolUse/input")
                     .seq(Some(seq))
                     .tool_call(Some(index)),
-                format!(
-                    "block {index}'s input fragments join into {:?}, not a JSON object",
-                    crate::engine::violation::bounded_str(&block.input, 200)
-                ),
+                format!("block {index}'s input fragments join into {problem}"),
             );
         }
-        // The parsed input is kept in place of its text, and counted instead.
+        // The parsed input (or the stream's verdict) is kept in place of its text, and counted
+        // instead.
         self.held = self
             .held
-            .saturating_sub(block.input.len())
-            .saturating_add(weigh::maybe(parsed.as_ref()));
-        block.input = String::new();
+            .saturating_sub(held)
+            .saturating_add(parsed.weight());
         block.parsed = Some(parsed);
+    }
+
+    /// Judges the inputs of tool blocks never stopped, as the message is judged: an object
+    /// stands, anything else is dropped without a finding of its own (the block's
+    /// `block_not_stopped` said it).
+    pub fn settle(&mut self) {
+        let schemas = self.schemas.as_deref();
+        for block in self.blocks.values_mut() {
+            if block.parsed.is_some() {
+                continue;
+            }
+            if let Some(input) = block.input.take() {
+                let held = input.held_bytes();
+                let (parsed, _) = judge_input(input, schema_of(schemas, &block.name));
+                self.held = self
+                    .held
+                    .saturating_sub(held)
+                    .saturating_add(parsed.weight());
+                block.parsed = Some(parsed);
+            }
+        }
     }
 
     /// Whether `added` more bytes keep the reassembly within its bound (0: unbounded).
@@ -371,14 +404,11 @@ impl StreamState {
                     index: *index,
                     id: block.id.clone(),
                     name: block.name.clone(),
-                    input: match &block.parsed {
-                        Some(parsed) => parsed.clone(),
-                        None if block.input.trim().is_empty() => {
-                            Some(Value::Object(serde_json::Map::new()))
-                        }
-                        None => serde_json::from_str::<Value>(&block.input)
-                            .ok()
-                            .filter(Value::is_object),
+                    input: match (&block.parsed, &block.input) {
+                        (Some(parsed), _) => parsed.clone(),
+                        (None, None) => StreamedInput::Value(Value::Object(serde_json::Map::new())),
+                        // Not reached once settled ([`StreamState::settle`]).
+                        (None, Some(_)) => StreamedInput::NotObject,
                     },
                     at: format!("/contentBlockIndex/{index}"),
                 }),
@@ -386,6 +416,58 @@ impl StreamState {
             }
         }
         message
+    }
+}
+
+/// The declared schema of the tool a block names.
+fn schema_of<'a>(
+    schemas: Option<&'a CompiledTools>,
+    name: &Option<String>,
+) -> Option<&'a ToolSchema> {
+    let name = name.as_deref()?;
+    schemas.and_then(|s| s.get(name)).map(|tool| &tool.schema)
+}
+
+/// A finished block's input, and what to say when it is not a JSON object (already said at
+/// its fragment when the text broke mid-stream).
+fn judge_input(
+    input: ArgumentStream,
+    schema: Option<&ToolSchema>,
+) -> (StreamedInput, Option<String>) {
+    let (text, whole) = input.text();
+    if whole && text.trim().is_empty() {
+        // Only white space: an argument-less call, `{}`.
+        return (
+            StreamedInput::Value(Value::Object(serde_json::Map::new())),
+            None,
+        );
+    }
+    let shown = format!(
+        "{:?}{}",
+        crate::engine::violation::bounded_str(text, 200),
+        if whole { "" } else { "…" }
+    );
+    let input_prefix = text.to_owned();
+    match input.finish(schema) {
+        ArgumentVerdict::NotJson { seq: Some(_), .. } => (StreamedInput::NotObject, None),
+        ArgumentVerdict::NotJson { broken, seq: None } => (
+            StreamedInput::NotObject,
+            Some(format!("{shown}, not a JSON object ({broken})")),
+        ),
+        ArgumentVerdict::NotObject(_) => (
+            StreamedInput::NotObject,
+            Some(format!("{shown}, not a JSON object")),
+        ),
+        ArgumentVerdict::Object {
+            value: Some(value), ..
+        } => (StreamedInput::Value(value), None),
+        ArgumentVerdict::Object {
+            value: None,
+            schema,
+        } => {
+            let shown = input_prefix.clone();
+            (StreamedInput::Judged { schema, shown }, None)
+        }
     }
 }
 

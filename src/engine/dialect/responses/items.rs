@@ -7,11 +7,15 @@
 //! Input: the parsed event and its seq, from [`super::stream::StreamState::on_event`]. Output:
 //! fragment-stage violations and the updated state.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
-use super::stream::StreamState;
+use super::arguments::{Judged, StreamedArguments, kept, shrink_member, start_of};
+use super::stream::{StreamState, schema_of};
 use crate::engine::dialect::common::preview;
 use crate::engine::rules::RuleId;
+use crate::engine::schema::ToolSchema;
 use crate::engine::violation::{Site, Stage, ViolationSink};
 use crate::engine::weigh;
 
@@ -23,12 +27,32 @@ pub struct Item {
     pub added: Value,
     /// The item as `output_item.done` finished it.
     pub done: Option<Value>,
-    /// Concatenated argument/input deltas.
+    /// Concatenated custom tool input deltas.
     pub streamed: String,
+    /// A function call's argument deltas, followed as they stream.
+    pub arguments: Option<StreamedArguments>,
     pub deltas: usize,
-    /// The `.done` event's `arguments`/`input`.
+    /// The `.done` event's `arguments`/`input` (arguments past the held bound as their
+    /// marker).
     pub done_text: Option<String>,
+    /// Where the arguments the item assembles to came from.
+    pub source: Source,
+    /// What the output rules use for those arguments, once the item is judged.
+    pub judged: Option<Judged>,
     pub seq: u64,
+}
+
+/// Where a function call item's final arguments came from.
+#[derive(Debug, Default)]
+pub enum Source {
+    /// The deltas (or nothing yet).
+    #[default]
+    Streamed,
+    /// A whole copy that is not the streamed text (`.done`, `output_item.done`): its verdict
+    /// when it was past the held bound, else `None` (the rules parse it).
+    Given(Option<Judged>),
+    /// Judged already ([`Item::settle`]).
+    Settled,
 }
 
 impl Item {
@@ -40,7 +64,24 @@ impl Item {
         matches!(self.kind(), Some("function_call" | "custom_tool_call"))
     }
 
-    fn payload_key(&self) -> &'static str {
+    /// The streamed text as it is kept (arguments past the held bound as their marker).
+    pub fn streamed_text(&self) -> Cow<'_, str> {
+        match &self.arguments {
+            Some(arguments) => arguments.text(),
+            None => Cow::Borrowed(&self.streamed),
+        }
+    }
+
+    /// Settles what the output rules use for the item's arguments (once).
+    pub fn settle(&mut self, schema: Option<&ToolSchema>) {
+        self.judged = match std::mem::replace(&mut self.source, Source::Settled) {
+            Source::Given(judged) => judged,
+            Source::Streamed => self.arguments.as_mut().and_then(|a| a.judge(schema)),
+            Source::Settled => return,
+        };
+    }
+
+    pub fn payload_key(&self) -> &'static str {
         if self.kind() == Some("custom_tool_call") {
             "input"
         } else {
@@ -61,7 +102,7 @@ impl Item {
             let text = self
                 .done_text
                 .clone()
-                .unwrap_or_else(|| self.streamed.clone());
+                .unwrap_or_else(|| self.streamed_text().into_owned());
             object.insert(self.payload_key().into(), Value::String(text));
         }
         item
@@ -119,18 +160,25 @@ impl StreamState {
             }
         }
         let key = item.payload_key();
-        let streamed = item
-            .done_text
-            .clone()
-            .or((item.deltas > 0).then(|| item.streamed.clone()));
+        let limits = self.limits;
+        let is_function = item.kind() == Some("function_call");
+        let final_text = done.get(key).and_then(Value::as_str);
+        let final_kept = final_text.map(|text| match is_function {
+            true => kept(text, limits),
+            false => Cow::Borrowed(text),
+        });
+        let streamed = match &item.done_text {
+            Some(text) => Some(Cow::Borrowed(text.as_str())),
+            None => (item.deltas > 0).then(|| item.streamed_text()),
+        };
         if item.is_call()
-            && let (Some(streamed), Some(final_text)) =
-                (streamed, done.get(key).and_then(Value::as_str))
-            && streamed != final_text
+            && let (Some(streamed), Some(final_kept), Some(final_text)) =
+                (&streamed, &final_kept, final_text)
+            && streamed != final_kept
         {
             let detail = format!(
                 "item.{key} differs from what was streamed: {}",
-                preview(&Value::String(final_text.to_owned()))
+                preview(&Value::String(start_of(final_text).to_owned()))
             );
             sink.push(
                 RuleId::ResponsesStreamItemDoneMismatch,
@@ -138,6 +186,17 @@ impl StreamState {
                 site(&format!("/item/{key}")),
                 detail,
             );
+        }
+        let current = streamed.unwrap_or_else(|| item.streamed_text());
+        let same = final_kept.as_ref().is_some_and(|text| *text == current);
+        let mut done = done;
+        if is_function && !same {
+            // The item is judged by its done copy, not by what was streamed.
+            let name = item.added.get("name").and_then(Value::as_str);
+            let schema = schema_of(self.schemas.as_deref(), name);
+            item.source = Source::Given(shrink_member(&mut done, key, limits, Some(schema)));
+        } else if is_function {
+            shrink_member(&mut done, key, limits, None);
         }
         let weight = weigh::value(&done);
         item.done = Some(done);
@@ -151,7 +210,24 @@ impl StreamState {
         seq: u64,
         sink: &mut ViolationSink,
     ) {
-        let response = value.get("response").cloned();
+        let mut response = value.get("response").cloned();
+        // Arguments past the held bound are kept as their markers; judged here when no item
+        // was streamed (the output is then judged from this copy).
+        let judge = self.items.is_empty() && self.displaced.is_empty();
+        let outputs = response
+            .as_mut()
+            .and_then(|r| r.get_mut("output"))
+            .and_then(Value::as_array_mut);
+        for item in outputs.into_iter().flatten() {
+            if item.get("type").and_then(Value::as_str) != Some("function_call") {
+                self.terminal_judged.push(None);
+                continue;
+            }
+            let name = item.get("name").and_then(Value::as_str).map(str::to_owned);
+            let schema = schema_of(self.schemas.as_deref(), name.as_deref());
+            let judged = shrink_member(item, "arguments", self.limits, judge.then_some(schema));
+            self.terminal_judged.push(judged);
+        }
         self.held += weigh::maybe(response.as_ref());
         let expected = kind.trim_start_matches("response.");
         let envelope = response.as_ref();

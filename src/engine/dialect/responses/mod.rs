@@ -8,6 +8,7 @@
 //! reason). At the terminal event the reassembled output is judged at once, so enforce mode
 //! sees complete-stage verdicts before the body ends.
 
+pub mod arguments;
 mod events;
 pub mod items;
 pub mod output;
@@ -60,6 +61,7 @@ impl ResponsesState {
             status,
             has_incomplete_reason: false,
             markup_in_text: false,
+            judged: &[],
         }
     }
 
@@ -108,13 +110,15 @@ impl ResponsesState {
             return outcome.clone();
         }
         let start = sink.len();
+        self.stream.settle();
         let stream = &self.stream;
         let response = stream.terminal.as_ref().and_then(|t| t.response.as_ref());
         let terminal_output = response
             .and_then(|r| r.get("output"))
             .and_then(Value::as_array);
-        let items: Vec<Value> = if stream.items.is_empty() {
-            terminal_output.cloned().unwrap_or_default()
+        let (items, judged) = if stream.items.is_empty() {
+            let items = terminal_output.cloned().unwrap_or_default();
+            (items, stream.terminal_judged.clone())
         } else {
             stream.assembled()
         };
@@ -134,6 +138,7 @@ impl ResponsesState {
                 .and_then(|r| r.get("status"))
                 .and_then(Value::as_str),
             has_incomplete_reason: response.is_some_and(has_reason),
+            judged: &judged,
             ..self.context(None)
         };
         let outcome = check_output(&items, "/output", cx, sink);
@@ -187,8 +192,8 @@ impl DialectRules for ResponsesState {
         common::note_skipped(request.facts.parsed, request.declares, notes);
         ResponsesState {
             request,
+            stream: StreamState::for_calls(schemas.clone()),
             schemas,
-            stream: StreamState::default(),
             outcome: None,
         }
     }

@@ -11,9 +11,11 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
+use super::arguments::Judged;
 use super::request::{Kind, ResponsesRequest};
 use super::tool_choice;
 use crate::engine::custom_input::{InputProblem, judge_input};
+use crate::engine::dialect::argument_verdict::{ArgumentRules, HeldText, report_verdict};
 use crate::engine::dialect::common::{has_tool_markup, preview};
 use crate::engine::report::{ChoiceOutcome, ToolCallOutcome};
 use crate::engine::rules::RuleId;
@@ -33,6 +35,9 @@ pub struct Context<'a> {
     pub has_incomplete_reason: bool,
     /// Buffered bodies look for tool markup in the text; streams do it per delta instead.
     pub markup_in_text: bool,
+    /// By position, what to use for a streamed function call's arguments instead of parsing
+    /// the text the item carries ([`Judged`]; empty for a buffered body).
+    pub judged: &'a [Option<Judged>],
 }
 
 /// Judges the output items; `base` is the pointer to the `output` array.
@@ -121,7 +126,10 @@ pub fn check_output(
             && item.get("status").and_then(Value::as_str) == Some("incomplete");
         match kind {
             _ if cut_short => {}
-            Kind::Function => check_arguments(&name, payload, cx, &at("/arguments"), sink),
+            Kind::Function => {
+                let judged = cx.judged.get(position).and_then(Option::as_ref);
+                check_arguments(&name, payload, judged, cx, &at("/arguments"), sink);
+            }
             Kind::Custom => check_input(&name, payload, cx, &at("/input"), sink),
         }
         outcome.tool_calls.push(ToolCallOutcome {
@@ -211,6 +219,7 @@ fn check_name(kind: Kind, name: &str, cx: Context<'_>, site: &Site, sink: &mut V
 fn check_arguments(
     name: &str,
     payload: Option<&Value>,
+    judged: Option<&Judged>,
     cx: Context<'_>,
     site: &Site,
     sink: &mut ViolationSink,
@@ -225,6 +234,30 @@ fn check_arguments(
         );
         return;
     };
+    let strict = cx.request.tools.get(name).is_none_or(|t| t.strict);
+    match judged {
+        None => {}
+        Some(Judged::BreakReported) => return,
+        Some(Judged::Verdict {
+            verdict,
+            shown,
+            break_reported,
+        }) => {
+            let rules = ArgumentRules {
+                not_json: RuleId::ResponsesOutputArgumentsInvalidJson,
+                not_object: RuleId::ResponsesOutputArgumentsInvalidJson,
+                schema: RuleId::ResponsesOutputArgumentsSchemaMismatch,
+                lenient: !strict,
+            };
+            let held = HeldText {
+                text: shown,
+                whole: false,
+            };
+            let site = || site.clone();
+            report_verdict(verdict.clone(), held, *break_reported, &rules, &site, sink);
+            return;
+        }
+    }
     let schema = cx.schemas.and_then(|s| s.get(name)).map(|t| &t.schema);
     if text.is_empty() && matches!(schema, None | Some(ToolSchema::Absent)) {
         return;
@@ -266,7 +299,6 @@ fn check_arguments(
         SchemaCheck::OverBudget => return sink.schema_budget_hit(),
         SchemaCheck::Checked(failures) => failures,
     };
-    let strict = cx.request.tools.get(name).is_none_or(|t| t.strict);
     for failure in failures {
         let mut at = site.clone();
         at.path.push_str(&failure.instance_path);

@@ -7,15 +7,21 @@
 //! has no `[DONE]`: it ends at `response.completed`/`incomplete`/`failed` or `error`. `name` and
 //! `call_id` come only from `output_item.added`; `.done` without deltas is legal.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::arguments::{Judged, StreamedArguments, judge_given, kept, shrink_member, start_of};
 use super::events::known_event;
-pub use super::items::{Item, Terminal};
+pub use super::items::{Item, Source, Terminal};
+use crate::engine::arguments::ArgumentLimits;
+use crate::engine::dialect::argument_verdict::{ArgumentRules, HeldText, report_break};
 use crate::engine::dialect::common;
 use crate::engine::dialect::common::preview;
 use crate::engine::rules::RuleId;
+use crate::engine::schema::{CompiledTools, ToolSchema};
 use crate::engine::violation::{Site, Stage, ViolationSink};
 use crate::engine::weigh;
 
@@ -34,6 +40,30 @@ pub struct StreamState {
     text_seq: Option<u64>,
     /// What the reassembly holds, as [`crate::engine::weigh`] counts it.
     pub held: usize,
+    /// The request's tools, whose schemas function call arguments are judged against as they
+    /// stream, and the bounds of that.
+    pub schemas: Option<Arc<CompiledTools>>,
+    pub limits: ArgumentLimits,
+    /// For each item of the terminal response's `output`, what the output rules use for its
+    /// arguments when the output is judged from that copy (no item was streamed).
+    pub terminal_judged: Vec<Option<Judged>>,
+}
+
+/// A streamed function call's arguments that break: `responses.output.arguments_invalid_json`,
+/// at their fragment.
+const ARGUMENT_RULES: ArgumentRules = ArgumentRules {
+    not_json: RuleId::ResponsesOutputArgumentsInvalidJson,
+    not_object: RuleId::ResponsesOutputArgumentsInvalidJson,
+    schema: RuleId::ResponsesOutputArgumentsSchemaMismatch,
+    lenient: false,
+};
+
+/// The declared schema of the tool `name`.
+pub fn schema_of<'a>(
+    schemas: Option<&'a CompiledTools>,
+    name: Option<&str>,
+) -> Option<&'a ToolSchema> {
+    schemas?.get(name?).map(|tool| &tool.schema)
 }
 
 const TEXT_BOUND: usize = 1 << 16;
@@ -78,6 +108,14 @@ impl SequenceMissing {
 }
 
 impl StreamState {
+    /// A stream whose tool calls' arguments are judged against `schemas` as they arrive.
+    pub fn for_calls(schemas: Option<Arc<CompiledTools>>) -> StreamState {
+        StreamState {
+            schemas,
+            ..StreamState::default()
+        }
+    }
+
     /// Judges one event; returns true when it was the terminal event.
     pub fn on_event(
         &mut self,
@@ -202,7 +240,10 @@ impl StreamState {
             );
             return;
         };
-        let item = value.get("item").cloned().unwrap_or(Value::Null);
+        let mut item = value.get("item").cloned().unwrap_or(Value::Null);
+        // Arguments announced with the item are not what it assembles to (the deltas or a
+        // done copy are): past the held bound they are kept as their marker.
+        shrink_member(&mut item, "arguments", self.limits, None);
         let id = item.get("id").and_then(Value::as_str).map(str::to_owned);
         if let Some(existing) = self.items.remove(&index) {
             let detail = format!(
@@ -230,8 +271,11 @@ impl StreamState {
                 added: item,
                 done: None,
                 streamed: String::new(),
+                arguments: None,
                 deltas: 0,
                 done_text: None,
+                source: Source::Streamed,
+                judged: None,
                 seq,
             },
         );
@@ -293,10 +337,39 @@ impl StreamState {
             );
             return;
         }
+        let name = item.added.get("name").and_then(Value::as_str);
+        let schema = schema_of(self.schemas.as_deref(), name);
+        let limits = self.limits;
+        let is_function = item.kind() == Some("function_call");
         if let Some(delta) = value.get("delta").and_then(Value::as_str) {
-            item.streamed.push_str(delta);
             item.deltas += 1;
-            self.held += delta.len();
+            if !is_function {
+                item.streamed.push_str(delta);
+                self.held += delta.len();
+                return;
+            }
+            let arguments = item
+                .arguments
+                .get_or_insert_with(|| StreamedArguments::new(schema, limits));
+            let before = arguments.held_bytes();
+            let broken = arguments.push(delta, seq);
+            self.held = self
+                .held
+                .saturating_sub(before)
+                .saturating_add(arguments.held_bytes());
+            if let Some(broken) = broken {
+                let (text, whole) = arguments.held();
+                let at = Site::at(format!("/output/{index}/arguments")).tool_call(tool_call);
+                report_break(
+                    broken,
+                    Some(seq),
+                    HeldText { text, whole },
+                    &ARGUMENT_RULES,
+                    at,
+                    sink,
+                );
+                arguments.break_reported();
+            }
             return;
         }
         let key = if wanted == "custom_tool_call" {
@@ -307,10 +380,16 @@ impl StreamState {
         let Some(text) = value.get(key).and_then(Value::as_str) else {
             return;
         };
-        if item.deltas > 0 && text != item.streamed {
+        let copy = match is_function {
+            true => kept(text, limits),
+            false => Cow::Borrowed(text),
+        };
+        let streamed = item.streamed_text();
+        let same = *copy == *streamed;
+        if item.deltas > 0 && !same {
             let detail = format!(
                 "the .done {key} differ from the concatenated deltas: {}",
-                preview(&Value::String(text.to_owned()))
+                preview(&Value::String(start_of(text).to_owned()))
             );
             sink.push(
                 RuleId::ResponsesStreamArgumentsDoneMismatch,
@@ -319,17 +398,41 @@ impl StreamState {
                 detail,
             );
         }
-        self.held += text.len();
-        item.done_text = Some(text.to_owned());
+        if is_function && !same {
+            // The item is judged by this copy, not by what was streamed.
+            let judged = (text.len() > limits.text).then(|| judge_given(text, schema, limits));
+            item.source = Source::Given(judged);
+        }
+        self.held += copy.len();
+        item.done_text = Some(copy.into_owned());
     }
 
-    /// Every item in output order, as a buffered body would list them.
-    pub fn assembled(&self) -> Vec<Value> {
+    /// Settles what the output rules use for each function call's arguments (once, as the
+    /// output is judged).
+    pub fn settle(&mut self) {
+        let schemas = self.schemas.as_deref();
+        let items = self.items.values_mut();
+        for item in items.chain(self.displaced.iter_mut().map(|(_, item)| item)) {
+            let before = item
+                .arguments
+                .as_ref()
+                .map_or(0, StreamedArguments::held_bytes);
+            let name = item.added.get("name").and_then(Value::as_str);
+            item.settle(schema_of(schemas, name));
+            self.held = self.held.saturating_sub(before);
+        }
+    }
+
+    /// Every item in output order, as a buffered body would list them, and what the output
+    /// rules use for each one's arguments ([`StreamState::settle`]).
+    pub fn assembled(&self) -> (Vec<Value>, Vec<Option<Judged>>) {
         let mut all: Vec<(u64, &Item)> =
             self.displaced.iter().map(|(i, item)| (*i, item)).collect();
         all.extend(self.items.iter().map(|(i, item)| (*i, item)));
         all.sort_by_key(|(index, _)| *index);
-        all.into_iter().map(|(_, item)| item.assembled()).collect()
+        all.into_iter()
+            .map(|(_, item)| (item.assembled(), item.judged.clone()))
+            .unzip()
     }
 
     /// The seq a complete-stage violation about `tool_call` (an output_index) points at.
