@@ -11,8 +11,8 @@
 //! judged, what the output rules must use in place of parsing that text ([`Judged`]).
 
 use std::borrow::Cow;
-use std::hash::{DefaultHasher, Hasher};
 
+use ring::digest::{Context, SHA256};
 use serde_json::Value;
 
 use crate::engine::arguments::{ArgumentLimits, ArgumentStream, ArgumentVerdict};
@@ -33,6 +33,16 @@ pub enum Judged {
     },
 }
 
+/// A running SHA-256 (ring's context shows nothing of itself in `Debug`).
+#[derive(Clone)]
+struct Digest(Context);
+
+impl std::fmt::Debug for Digest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Digest(sha256)")
+    }
+}
+
 /// The streamed argument text of one function call.
 #[derive(Debug)]
 pub struct StreamedArguments {
@@ -42,7 +52,8 @@ pub struct StreamedArguments {
     prefix_bound: usize,
     prefix_full: bool,
     len: u64,
-    digest: DefaultHasher,
+    /// SHA-256 of the text so far: a copy that differs cannot be crafted to match.
+    digest: Digest,
     break_reported: bool,
 }
 
@@ -54,7 +65,7 @@ impl StreamedArguments {
             prefix_bound: limits.prefix,
             prefix_full: false,
             len: 0,
-            digest: DefaultHasher::new(),
+            digest: Digest(Context::new(&SHA256)),
             break_reported: false,
         }
     }
@@ -62,7 +73,7 @@ impl StreamedArguments {
     /// Reads one fragment; the break, the first time the text becomes impossible JSON.
     pub fn push(&mut self, fragment: &str, seq: u64) -> Option<Broken> {
         self.len += fragment.len() as u64;
-        self.digest.write(fragment.as_bytes());
+        self.digest.0.update(fragment.as_bytes());
         if !self.prefix_full {
             let room = self.prefix_bound - self.prefix.len();
             let end = cut(fragment, room);
@@ -93,7 +104,7 @@ impl StreamedArguments {
     pub fn text(&self) -> Cow<'_, str> {
         match self.held() {
             (text, true) => Cow::Borrowed(text),
-            (_, false) => Cow::Owned(marker(&self.prefix, self.len, self.digest.finish())),
+            (_, false) => Cow::Owned(marker(&self.prefix, self.len, self.digest.0.clone())),
         }
     }
 
@@ -124,10 +135,10 @@ pub fn kept(text: &str, limits: ArgumentLimits) -> Cow<'_, str> {
     if text.len() <= limits.text {
         return Cow::Borrowed(text);
     }
-    let mut digest = DefaultHasher::new();
-    digest.write(text.as_bytes());
+    let mut digest = Context::new(&SHA256);
+    digest.update(text.as_bytes());
     let prefix = &text[..cut(text, limits.prefix)];
-    Cow::Owned(marker(prefix, text.len() as u64, digest.finish()))
+    Cow::Owned(marker(prefix, text.len() as u64, digest))
 }
 
 /// The start of `text` a violation's preview shows (a preview is shorter), without copying
@@ -184,8 +195,12 @@ pub fn shrink_member(
 }
 
 /// What stands for a text past the held bound: its first bytes, its length and its digest.
-fn marker(prefix: &str, len: u64, digest: u64) -> String {
-    format!("{prefix}… [{len} bytes, digest {digest:016x}: past the held bound, not kept]")
+fn marker(prefix: &str, len: u64, digest: Context) -> String {
+    let digest: String = digest.finish().as_ref()[..16]
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
+    format!("{prefix}… [{len} bytes, sha256 {digest}: past the held bound, not kept]")
 }
 
 #[cfg(test)]
