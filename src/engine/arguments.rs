@@ -149,7 +149,14 @@ impl ArgumentStream {
         if self.dropped {
             return;
         }
-        if self.text.len() + fragment.len() <= self.limits.text {
+        let needed = self.text.len() + fragment.len();
+        if needed <= self.limits.text {
+            // Grown by doubling as `push_str` would, but never past the bound: the held text
+            // costs at most `limits.text` bytes of heap.
+            if needed > self.text.capacity() {
+                let grown = (self.text.capacity() * 2).clamp(needed, self.limits.text);
+                self.text.reserve_exact(grown - self.text.len());
+            }
             self.text.push_str(fragment);
             return;
         }
@@ -159,6 +166,12 @@ impl ArgumentStream {
             end -= 1;
         }
         self.text.truncate(end);
+        // A first fragment past the bound still leaves the text's start.
+        let mut take = (self.limits.prefix - end).min(fragment.len());
+        while !fragment.is_char_boundary(take) {
+            take -= 1;
+        }
+        self.text.push_str(&fragment[..take]);
         self.text.shrink_to_fit();
     }
 
