@@ -20,6 +20,8 @@ use crate::support::temp::jsonl_under;
 use crate::support::upstream::{Received, Script, Upstream};
 use crate::support::within;
 
+mod arguments;
+
 const LIMIT: Duration = Duration::from_secs(20);
 
 /// A tool-call stream of `events` chunks calling `name`, each about 2 KB: padded with an
