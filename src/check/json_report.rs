@@ -231,6 +231,7 @@ mod tests {
             }),
             any::<String>().prop_map(|reason| Completeness::DecodeFailed { reason }),
             any::<u32>().prop_map(|calls| Completeness::SchemaBudget { calls }),
+            any::<u32>().prop_map(|calls| Completeness::SchemaStreaming { calls }),
         ]
     }
 

@@ -169,6 +169,7 @@ pub fn completeness_name(completeness: &Completeness) -> &'static str {
         Completeness::DecodeFailed { .. } => "decode_failed",
         Completeness::NotInspected => "not_inspected",
         Completeness::SchemaBudget { .. } => "schema_budget",
+        Completeness::SchemaStreaming { .. } => "schema_streaming",
     }
 }
 

@@ -149,7 +149,14 @@ impl ArgumentStream {
         if self.dropped {
             return;
         }
-        if self.text.len() + fragment.len() <= self.limits.text {
+        let needed = self.text.len() + fragment.len();
+        if needed <= self.limits.text {
+            // Grown by doubling as `push_str` would, but never past the bound: the held text
+            // costs at most `limits.text` bytes of heap.
+            if needed > self.text.capacity() {
+                let grown = (self.text.capacity() * 2).clamp(needed, self.limits.text);
+                self.text.reserve_exact(grown - self.text.len());
+            }
             self.text.push_str(fragment);
             return;
         }
@@ -159,6 +166,12 @@ impl ArgumentStream {
             end -= 1;
         }
         self.text.truncate(end);
+        // A first fragment past the bound still leaves the text's start.
+        let mut take = (self.limits.prefix - end).min(fragment.len());
+        while !fragment.is_char_boundary(take) {
+            take -= 1;
+        }
+        self.text.push_str(&fragment[..take]);
         self.text.shrink_to_fit();
     }
 
@@ -175,7 +188,7 @@ impl ArgumentStream {
             return ArgumentVerdict::NotJson { broken, seq };
         }
         if !self.dropped {
-            return whole(&self.text, schema);
+            return judge_whole(&self.text, schema);
         }
         if self.top_is_object != Some(true) {
             return ArgumentVerdict::NotObject(None);
@@ -199,8 +212,23 @@ impl ArgumentStream {
     }
 }
 
+/// Where text that serde refused broke, as the streaming parser finds it.
+fn where_it_broke(text: &str) -> Broken {
+    let mut parser = JsonStream::new(0);
+    let mut ignore = |_: Event<'_>| {};
+    let read = parser.push(text.as_bytes(), &mut ignore);
+    match read.and_then(|()| parser.finish(&mut ignore)) {
+        Err(broken) => broken,
+        // The streaming parser accepts exactly what serde accepts (its tests): not reached.
+        Ok(()) => Broken {
+            offset: text.len() as u64,
+            reason: "not JSON",
+        },
+    }
+}
+
 /// Failures listed per call, as the whole-document check lists them.
-const MAX_FAILURES: usize = 16;
+pub const MAX_FAILURES: usize = 16;
 
 fn follow(check: &mut Option<StreamCheck>, top: &mut Option<bool>, event: Event<'_>) {
     if top.is_none() {
@@ -211,17 +239,15 @@ fn follow(check: &mut Option<StreamCheck>, top: &mut Option<bool>, event: Event<
     }
 }
 
-/// The verdict on text held whole: serde's parse and the compiled validator.
-fn whole(text: &str, schema: Option<&ToolSchema>) -> ArgumentVerdict {
+/// The verdict on text held whole: serde's parse and the compiled validator. A buffered
+/// body's arguments are judged here (the body is already bounded); text that does not parse
+/// is read again by the streaming parser for where and why it broke (`seq: None`).
+pub fn judge_whole(text: &str, schema: Option<&ToolSchema>) -> ArgumentVerdict {
     let value = match serde_json::from_str::<Value>(text) {
         Ok(value) => value,
-        // The streaming parser accepts exactly what serde accepts (its tests): not reached.
         Err(_) => {
             return ArgumentVerdict::NotJson {
-                broken: Broken {
-                    offset: text.len() as u64,
-                    reason: "not JSON",
-                },
+                broken: where_it_broke(text),
                 seq: None,
             };
         }

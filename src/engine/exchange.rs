@@ -383,9 +383,14 @@ impl Exchange {
             choices,
             usage,
             violations_not_listed: sink.not_listed(),
-            completeness: match (completeness, sink.schema_budget_hits()) {
-                (Completeness::Complete, calls @ 1..) => Completeness::SchemaBudget { calls },
-                (other, _) => other,
+            completeness: match (
+                completeness,
+                sink.schema_budget_hits(),
+                sink.schema_streaming_hits(),
+            ) {
+                (Completeness::Complete, calls @ 1.., _) => Completeness::SchemaBudget { calls },
+                (Completeness::Complete, 0, calls @ 1..) => Completeness::SchemaStreaming { calls },
+                (other, _, _) => other,
             },
             violations: sink.into_vec(),
             notes,

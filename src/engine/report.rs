@@ -133,6 +133,12 @@ pub enum Completeness {
     /// The whole body was inspected, but checking `calls` tool calls' arguments against their
     /// schemas would have cost more than the schema budget: those checks were not made.
     SchemaBudget { calls: u32 },
+    /// The whole body was inspected, but `calls` tool calls' arguments were too large to hold
+    /// and their schemas need a whole value past the streaming bound (`pattern` on a huge
+    /// string, `uniqueItems` on a huge array): those keywords were not judged. When calls were
+    /// also over the schema budget, the exchange is [`Completeness::SchemaBudget`] (a call not
+    /// checked at all is the larger gap).
+    SchemaStreaming { calls: u32 },
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -123,6 +123,7 @@ pub struct ViolationSink {
     max: usize,
     not_listed: u64,
     schema_budget: u32,
+    schema_streaming: u32,
 }
 
 impl ViolationSink {
@@ -138,6 +139,7 @@ impl ViolationSink {
             max: max.max(1),
             not_listed: 0,
             schema_budget: 0,
+            schema_streaming: 0,
         }
     }
 
@@ -154,6 +156,18 @@ impl ViolationSink {
     /// How many tool calls' schema checks were skipped for the budget.
     pub fn schema_budget_hits(&self) -> u32 {
         self.schema_budget
+    }
+
+    /// A tool call's arguments were too large to hold and its schema has a keyword that needs
+    /// a whole value past the streaming bound (`pattern` on a huge string, `uniqueItems` on a
+    /// huge array): that keyword was not judged.
+    pub fn schema_streaming_hit(&mut self) {
+        self.schema_streaming = self.schema_streaming.saturating_add(1);
+    }
+
+    /// How many tool calls' schema checks were left incomplete by the streaming bound.
+    pub fn schema_streaming_hits(&self) -> u32 {
+        self.schema_streaming
     }
 
     /// Records a violation unless its rule is turned off.

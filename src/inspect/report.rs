@@ -211,8 +211,10 @@ fn incomplete_reasons(
     if request.over_memory {
         reasons.push(IncompleteReason::MemoryBudget);
     }
-    if let Completeness::SchemaBudget { .. } = report.completeness {
-        reasons.push(IncompleteReason::SchemaBudget);
+    match report.completeness {
+        Completeness::SchemaBudget { .. } => reasons.push(IncompleteReason::SchemaBudget),
+        Completeness::SchemaStreaming { .. } => reasons.push(IncompleteReason::SchemaStreaming),
+        _ => {}
     }
     reasons
 }

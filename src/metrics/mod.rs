@@ -81,6 +81,9 @@ pub enum IncompleteReason {
     /// Checking some tool call's arguments against its schema would have exceeded the schema
     /// budget (`inspect.schema_budget`, `inspect.schema_compile_bytes`): not checked.
     SchemaBudget,
+    /// Some tool call's arguments were too large to hold and its schema needs a whole value
+    /// past the streaming bound: that keyword was not judged.
+    SchemaStreaming,
     /// What all inspections hold reached `inspect.max_memory`: forwarded uninspected (or its
     /// request body not held).
     MemoryBudget,
@@ -99,6 +102,7 @@ impl IncompleteReason {
             IncompleteReason::UpstreamError => "upstream_error",
             IncompleteReason::InspectionFailed => "inspection_failed",
             IncompleteReason::SchemaBudget => "schema_budget",
+            IncompleteReason::SchemaStreaming => "schema_streaming",
             IncompleteReason::MemoryBudget => "memory_budget",
             IncompleteReason::DialectUnknown => "dialect_unknown",
         }

@@ -337,5 +337,6 @@ fn completeness_str(completeness: &Completeness) -> &'static str {
         Completeness::DecodeFailed { .. } => "decode_failed",
         Completeness::NotInspected => "not_inspected",
         Completeness::SchemaBudget { .. } => "schema_budget",
+        Completeness::SchemaStreaming { .. } => "schema_streaming",
     }
 }

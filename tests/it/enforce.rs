@@ -129,6 +129,58 @@ async fn a_cut_stream_never_gives_the_client_half_an_event() {
     assert_eq!(event["error"]["param"], "delta.id_changed");
 }
 
+/// Arguments that become impossible JSON at the third of 400 fragments: the stream is cut at
+/// that fragment's event (not after the whole call), and the client never sees it.
+#[tokio::test]
+async fn a_chat_stream_is_cut_at_the_fragment_that_breaks_its_arguments() {
+    let request = fixture("seed_required_stream");
+    let event = |delta: Value| {
+        let chunk = serde_json::json!({
+            "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": null}]
+        });
+        format!("data: {chunk}\n\n")
+    };
+    let fragment = |arguments: &str| {
+        event(
+            serde_json::json!({"tool_calls": [{"index": 0, "function": {"arguments": arguments}}]}),
+        )
+    };
+    let mut events = vec![
+        event(serde_json::json!({"role": "assistant", "content": null})),
+        event(
+            serde_json::json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+            "function": {"name": "get_weather", "arguments": ""}}]}),
+        ),
+        fragment("{\"city\":"),
+        fragment("\"Paris\""),
+        fragment("}}"),
+    ];
+    events.extend(std::iter::repeat_n(fragment(" "), 397));
+    events.push("data: [DONE]\n\n".to_owned());
+    let chunks: Vec<&str> = events.iter().map(String::as_str).collect();
+    let upstream = crate::support::upstream::Upstream::serving(
+        crate::support::upstream::Script::sse(&chunks, Duration::from_millis(1)),
+    )
+    .await;
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.inspect.enforce = Some(true);
+    let tooltap = proxy::start(raw).await;
+
+    let cut = post_fixture(&tooltap, &request).await;
+    assert_eq!(cut.status, 200);
+    // Events 0..4 (the role, the call's opening, fragments 1 and 2) passed whole; fragment 3's
+    // event was replaced by the error event, and nothing followed.
+    let (_, error) = cut.cut_after(events[..4].concat().as_bytes(), "data: ");
+    assert_eq!(error["error"]["code"], "contract_violation");
+    assert_eq!(error["error"]["param"], "tool_call.arguments_not_json");
+    let message = error["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("/choices/0/delta/tool_calls/0/function/arguments"),
+        "{message}"
+    );
+}
+
 #[tokio::test]
 async fn a_responses_stream_violation_ends_with_a_responses_error_event() {
     let broken = fixture("responses_stream_item_done_mismatch");

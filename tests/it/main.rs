@@ -54,6 +54,7 @@ mod enforce_status;
 mod engine_docs;
 mod engine_exchange;
 mod engine_fixtures;
+mod engine_huge_arguments;
 mod engine_props;
 mod engine_splits;
 mod engine_stream_schema;

@@ -21,6 +21,7 @@
 pub mod anthropic;
 pub mod bedrock;
 pub mod chat;
+pub mod argument_verdict;
 mod common;
 pub mod gemini;
 pub mod label;

@@ -6,6 +6,7 @@
 //! outcomes and usage that go into the report. [`crate::engine::Exchange`] drives it through
 //! [`crate::engine::dialect::DialectRules`]; nothing here does I/O.
 
+pub mod arguments;
 pub mod contract;
 pub mod reassemble;
 pub mod request;
@@ -115,13 +116,13 @@ impl DialectRules for ChatState {
     /// One SSE event. At `[DONE]` the reassembled message is judged at once, so enforce mode
     /// sees complete-stage verdicts before the body ends.
     fn on_event(&mut self, event: &SseEvent, seq: u64, sink: &mut ViolationSink) {
-        if self.stream.on_event(event, seq, sink) {
-            let declared = Declared {
-                tools: self.tools.as_deref(),
-                choice: &self.request.choice,
-                parallel_tool_calls: self.request.facts.parallel_tool_calls,
-                surface: &self.surface,
-            };
+        let declared = Declared {
+            tools: self.tools.as_deref(),
+            choice: &self.request.choice,
+            parallel_tool_calls: self.request.facts.parallel_tool_calls,
+            surface: &self.surface,
+        };
+        if self.stream.on_event(event, seq, declared, sink) {
             self.stream.complete(declared, sink);
         }
     }
@@ -133,7 +134,8 @@ impl DialectRules for ChatState {
         let Some(document) = read_document(body, sink) else {
             return (Vec::new(), None);
         };
-        let choices = check_document(&document, self.declared(), contract::Origin::Buffered, sink);
+        let origin = contract::Origin::Buffered;
+        let choices = check_document(&document, self.declared(), origin, None, sink);
         (choices, document.usage)
     }
 
@@ -188,6 +190,7 @@ mod tests {
                 &document,
                 state.declared(),
                 contract::Origin::Buffered,
+                None,
                 &mut sink,
             )
         });

@@ -19,7 +19,9 @@
 
 use serde_json::{Map, Value, json};
 
+use super::arguments::{StreamedArguments, Taken};
 use super::whole_json::WholeJson;
+use crate::engine::schema::ToolSchema;
 use crate::engine::small_map::SmallMap;
 
 /// Everything received for one choice.
@@ -54,19 +56,34 @@ pub struct LegacyAssembly {
 }
 
 impl LegacyAssembly {
-    /// Appends an arguments fragment.
-    pub fn append(&mut self, fragment: &str) {
+    /// Takes an arguments fragment of the `seq`-th event; `schema` as for
+    /// [`Arguments::push_streamed`].
+    pub fn append(
+        &mut self,
+        fragment: &str,
+        seq: u64,
+        schema: Option<Option<&ToolSchema>>,
+    ) -> Taken {
         if !matches!(self.arguments, Arguments::Raw(_)) {
             self.whole.push(fragment);
         }
-        self.arguments.append(fragment);
+        self.arguments.push_streamed(fragment, seq, schema)
     }
 
     /// Whether the arguments so far are one whole JSON value, in time proportional to what
-    /// arrived since the last answer (never a parse of everything on every fragment).
+    /// arrived since the last answer (never a parse of everything on every fragment). Past
+    /// the text bound: the structure closed and the streaming parser found no break.
     pub fn arguments_are_whole(&mut self) -> bool {
         match &self.arguments {
             Arguments::Text(text) => self.whole.is_whole(text),
+            Arguments::Streamed(streamed) => {
+                let held = streamed.held();
+                if held.whole {
+                    self.whole.is_whole(held.text)
+                } else {
+                    !streamed.break_reported && self.whole.is_closed()
+                }
+            }
             Arguments::Absent | Arguments::Raw(_) => false,
         }
     }
@@ -89,22 +106,67 @@ pub struct CallAssembly {
     pub kind_mismatch_reported: bool,
 }
 
-/// Arguments as received: string fragments concatenated, or the first non-string value.
+/// Arguments as received: a function call's string fragments followed as they stream
+/// ([`StreamedArguments`]), a custom call's input fragments concatenated, or the first
+/// non-string value.
 #[derive(Debug, Default)]
 pub enum Arguments {
     #[default]
     Absent,
     Text(String),
+    Streamed(Box<StreamedArguments>),
     Raw(Value),
 }
 
 impl Arguments {
-    pub fn append(&mut self, fragment: &str) {
+    /// Appends a custom call's input fragment; the number of bytes now held besides.
+    pub fn append(&mut self, fragment: &str) -> usize {
         match self {
             Arguments::Absent => *self = Arguments::Text(fragment.to_owned()),
             Arguments::Text(text) => text.push_str(fragment),
+            Arguments::Streamed(streamed) => return streamed.push(fragment, 0).grown,
             // A non-string fragment already broke the call; keep what showed that.
-            Arguments::Raw(_) => {}
+            Arguments::Raw(_) => return 0,
+        }
+        fragment.len()
+    }
+
+    /// Takes a function call's arguments fragment of the `seq`-th event. `schema`: the call's
+    /// schema once its name is known (`Some(None)`: known to have none), `None` before.
+    pub fn push_streamed(
+        &mut self,
+        fragment: &str,
+        seq: u64,
+        schema: Option<Option<&ToolSchema>>,
+    ) -> Taken {
+        match self {
+            Arguments::Absent => {
+                let mut streamed = StreamedArguments::new(schema);
+                let taken = streamed.push(fragment, seq);
+                *self = Arguments::Streamed(Box::new(streamed));
+                taken
+            }
+            Arguments::Streamed(streamed) => streamed.push(fragment, seq),
+            Arguments::Text(text) => {
+                text.push_str(fragment);
+                Taken {
+                    grown: fragment.len(),
+                    broken: None,
+                }
+            }
+            Arguments::Raw(_) => Taken {
+                grown: 0,
+                broken: None,
+            },
+        }
+    }
+
+    /// The call's name arrived: its schema, for arguments that began before it; heap bytes
+    /// newly charged.
+    pub fn schema_found(&mut self, schema: Option<&ToolSchema>, seq: u64) -> usize {
+        match self {
+            Arguments::Streamed(streamed) => streamed.schema_found(schema, seq),
+            Arguments::Absent | Arguments::Text(_) | Arguments::Raw(_) => 0,
         }
     }
 
@@ -112,9 +174,28 @@ impl Arguments {
         match self {
             Arguments::Absent => None,
             Arguments::Text(text) => Some(Value::String(text.clone())),
+            Arguments::Streamed(streamed) => Some(streamed.to_value()),
             Arguments::Raw(raw) => Some(raw.clone()),
         }
     }
+
+    /// The streamed arguments, taken for the complete-stage verdict.
+    fn take_streamed(&mut self) -> Option<Box<StreamedArguments>> {
+        match std::mem::take(self) {
+            Arguments::Streamed(streamed) => Some(streamed),
+            other => {
+                *self = other;
+                None
+            }
+        }
+    }
+}
+
+/// Which call of a choice: a `tool_calls` index, or the legacy `function_call`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallKey {
+    Tool(i64),
+    Legacy,
 }
 
 /// All choices of one stream.
@@ -173,6 +254,16 @@ impl Assembly {
             })
             .collect();
         json!({ "object": "chat.completion", "choices": choices })
+    }
+
+    /// A call's streamed arguments, taken (once) for the complete-stage verdict.
+    pub fn take_streamed(&mut self, choice: u32, call: CallKey) -> Option<Box<StreamedArguments>> {
+        let assembled = self.choices.get_mut(&choice)?;
+        let arguments = match call {
+            CallKey::Tool(index) => &mut assembled.calls.get_mut(&index)?.arguments,
+            CallKey::Legacy => &mut assembled.legacy.as_mut()?.arguments,
+        };
+        arguments.take_streamed()
     }
 
     /// The seq of the event that opened a choice's legacy `function_call`.

@@ -105,6 +105,12 @@ impl WholeJson {
         };
     }
 
+    /// Whether the top-level value closed (and nothing but whitespace followed): the text is
+    /// whole when it is also JSON, which a caller that no longer holds it knows otherwise.
+    pub fn is_closed(&self) -> bool {
+        matches!(self.top, Top::Closed(_))
+    }
+
     /// Whether `text` (everything pushed so far) is one whole JSON value.
     pub fn is_whole(&mut self, text: &str) -> bool {
         match self.top {

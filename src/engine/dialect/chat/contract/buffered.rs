@@ -12,6 +12,7 @@ use super::legacy::{ChoiceFacts, check_legacy};
 use super::members::{ChoiceView, Members};
 use super::view::Slot;
 use super::{Declared, FINISH_REASONS, Origin, preview};
+use crate::engine::dialect::chat::reassemble::Assembly;
 use crate::engine::dialect::chat::request::ToolChoice;
 use crate::engine::dialect::common;
 use crate::engine::report::ChoiceOutcome;
@@ -30,11 +31,14 @@ pub fn read_document(body: &[u8], sink: &mut ViolationSink) -> Option<Members> {
         .or_else(|| common::response_json(body, sink).map(Members::of))
 }
 
-/// Checks every choice of `document`; returns the outcomes in index order.
+/// Checks every choice of `document`; returns the outcomes in index order. `streamed`: the
+/// stream's reassembly `document` was built from, whose calls' arguments were followed as they
+/// streamed (their verdicts are taken from it).
 pub fn check_document(
     document: &Members,
     declared: Declared<'_>,
     origin: Origin,
+    mut streamed: Option<&mut Assembly>,
     sink: &mut ViolationSink,
 ) -> Vec<ChoiceOutcome> {
     let Some(choices) = document.choices() else {
@@ -49,7 +53,10 @@ pub fn check_document(
     };
     let mut outcomes: Vec<ChoiceOutcome> = choices
         .enumerate()
-        .filter_map(|(position, choice)| check_choice(&choice, position, declared, origin, sink))
+        .filter_map(|(position, choice)| {
+            let streamed = streamed.as_deref_mut();
+            check_choice(&choice, position, declared, origin, streamed, sink)
+        })
         .collect();
     outcomes.sort_by_key(|outcome| outcome.index);
     outcomes
@@ -60,6 +67,7 @@ fn check_choice(
     position: usize,
     declared: Declared<'_>,
     origin: Origin,
+    mut streamed: Option<&mut Assembly>,
     sink: &mut ViolationSink,
 ) -> Option<ChoiceOutcome> {
     let base = format!("/choices/{position}");
@@ -101,6 +109,7 @@ fn check_choice(
             index,
             declared,
             origin,
+            streamed.as_deref_mut(),
             sink,
         ),
         Slot::Present(_) | Slot::Other(_) => {
@@ -177,7 +186,13 @@ fn check_choice(
         has_tool_calls: !tool_calls.is_empty(),
     };
     let mut tool_calls = tool_calls;
-    tool_calls.extend(check_legacy(message.function_call, &facts, declared, sink));
+    tool_calls.extend(check_legacy(
+        message.function_call,
+        &facts,
+        declared,
+        streamed,
+        sink,
+    ));
     let finish_reasons = match origin {
         Origin::Buffered => finish_reason.iter().cloned().collect(),
         Origin::Stream => choice

@@ -12,13 +12,28 @@ use serde_json::Value;
 use super::custom::{CallAt, check_custom_call};
 use super::view::{Calls, PartName};
 use super::{Declared, Origin, preview};
+use crate::engine::dialect::argument_verdict::{
+    ArgumentRules, HeldText, judge_whole, report_verdict,
+};
+use crate::engine::dialect::chat::reassemble::{Assembly, CallKey};
 use crate::engine::report::ToolCallOutcome;
 use crate::engine::rules::RuleId;
-use crate::engine::schema::{CompiledTools, SchemaCheck, ToolSchema};
+use crate::engine::schema::{CompiledTools, ToolSchema};
 use crate::engine::violation::{Site, Stage, ViolationSink};
 
-/// A schema can fail in many places at once; past this many errors per call, stop listing.
-const MAX_SCHEMA_ERRORS_PER_CALL: usize = 16;
+/// The rules a `tool_calls` item's arguments are judged by.
+pub const TOOL_CALL_ARGUMENTS: ArgumentRules = ArgumentRules {
+    not_json: RuleId::ToolCallArgumentsNotJson,
+    not_object: RuleId::ToolCallArgumentsNotObject,
+    schema: RuleId::ToolCallArgumentsSchema,
+    lenient: false,
+};
+
+/// The schema `tools` declares for `name` (none when the request declared no such tool).
+pub fn declared_schema<'d>(declared: Declared<'d>, name: &str) -> Option<&'d ToolSchema> {
+    let tool = declared.tools?.get(name)?;
+    Some(&tool.schema)
+}
 
 /// Checks every call; `base` is the JSON pointer of the array.
 pub fn check_tool_calls<'a>(
@@ -27,6 +42,7 @@ pub fn check_tool_calls<'a>(
     choice: u32,
     declared: Declared<'_>,
     origin: Origin,
+    mut streamed: Option<&mut Assembly>,
     sink: &mut ViolationSink,
 ) -> Vec<ToolCallOutcome> {
     // Ids borrowed from the calls; pointers are written out only when a violation is reported.
@@ -162,12 +178,31 @@ pub fn check_tool_calls<'a>(
         let arguments = function.get("arguments").cloned();
         let args_site = || site("/function/arguments");
         match &arguments {
-            Some(Value::String(text)) => check_arguments(
-                text,
-                declared_tool.map(|tool| &tool.schema),
-                &args_site,
-                sink,
-            ),
+            Some(Value::String(text)) => {
+                let schema = declared_tool.map(|tool| &tool.schema);
+                let key = call.index().and_then(Value::as_i64).map(CallKey::Tool);
+                let taken = streamed
+                    .as_deref_mut()
+                    .zip(key)
+                    .and_then(|(assembly, key)| assembly.take_streamed(choice, key));
+                match taken {
+                    Some(taken) => {
+                        taken.judge(schema, text, &TOOL_CALL_ARGUMENTS, &args_site, sink);
+                    }
+                    None => {
+                        let held = HeldText { text, whole: true };
+                        let verdict = judge_whole(text, schema);
+                        report_verdict(
+                            verdict,
+                            held,
+                            false,
+                            &TOOL_CALL_ARGUMENTS,
+                            &args_site,
+                            sink,
+                        );
+                    }
+                }
+            }
             other => {
                 let shown = other.as_ref().map_or_else(|| "missing".to_owned(), preview);
                 let detail = format!("arguments must be a JSON-encoded string, got {shown}");
@@ -187,64 +222,6 @@ pub fn check_tool_calls<'a>(
         });
     }
     outcomes
-}
-
-/// Parses the arguments string and validates it against the declared schema.
-/// `site` is called only for a violation.
-fn check_arguments(
-    text: &str,
-    schema: Option<&ToolSchema>,
-    site: &dyn Fn() -> Site,
-    sink: &mut ViolationSink,
-) {
-    let parsed: Value = match serde_json::from_str(text) {
-        Ok(parsed) => parsed,
-        Err(error) => {
-            let detail = format!(
-                "arguments do not parse as JSON ({error}): {}",
-                preview(&Value::String(text.to_owned()))
-            );
-            sink.push(
-                RuleId::ToolCallArgumentsNotJson,
-                Stage::Complete,
-                site(),
-                detail,
-            );
-            return;
-        }
-    };
-    if !parsed.is_object() {
-        let detail = format!(
-            "arguments must encode a JSON object, got {}",
-            preview(&parsed)
-        );
-        sink.push(
-            RuleId::ToolCallArgumentsNotObject,
-            Stage::Complete,
-            site(),
-            detail,
-        );
-        return;
-    }
-    let Some(schema) = schema else {
-        return;
-    };
-    let failures = match schema.check(&parsed, MAX_SCHEMA_ERRORS_PER_CALL) {
-        SchemaCheck::Unchecked => return,
-        SchemaCheck::OverBudget => return sink.schema_budget_hit(),
-        SchemaCheck::Checked(failures) => failures,
-    };
-    for failure in failures {
-        let mut at = site();
-        at.path.push_str(&failure.instance_path);
-        at.schema_path = Some(failure.schema_path);
-        sink.push(
-            RuleId::ToolCallArgumentsSchema,
-            Stage::Complete,
-            at,
-            failure.message,
-        );
-    }
 }
 
 /// The declared names for a detail, the first few only (a request may declare thousands).

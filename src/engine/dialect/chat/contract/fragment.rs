@@ -7,9 +7,11 @@
 
 use serde_json::Value;
 
-use super::preview;
+use super::calls::{TOOL_CALL_ARGUMENTS, declared_schema};
 use super::stream::ChunkAt;
 use super::view::{CallView, PartName};
+use super::{Declared, preview};
+use crate::engine::dialect::argument_verdict::report_break;
 use crate::engine::dialect::chat::reassemble::{Arguments, CallAssembly, ChoiceAssembly};
 use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};
@@ -21,6 +23,7 @@ pub fn on_tool_call_fragment(
     at: ChunkAt,
     choice: u32,
     seq: u64,
+    declared: Declared<'_>,
     sink: &mut ViolationSink,
 ) {
     let Some(index) = item.index().and_then(Value::as_i64) else {
@@ -159,6 +162,10 @@ pub fn on_tool_call_fragment(
             None => {
                 grown += name.len();
                 call.name = Some(name.clone());
+                if !custom {
+                    let schema = declared_schema(declared, name);
+                    grown += call.arguments.schema_found(schema, seq);
+                }
             }
             Some(known) if known == name => {
                 if !call.name_repeat_reported {
@@ -196,11 +203,19 @@ pub fn on_tool_call_fragment(
     }
     match function.get(payload) {
         None | Some(Value::Null) => {}
+        Some(Value::String(fragment)) if custom => grown += call.arguments.append(fragment),
         Some(Value::String(fragment)) => {
-            if !matches!(call.arguments, Arguments::Raw(_)) {
-                grown += fragment.len();
+            let schema = call
+                .name
+                .as_deref()
+                .map(|name| declared_schema(declared, name));
+            let taken = call.arguments.push_streamed(fragment, seq, schema);
+            grown += taken.grown;
+            if let (Some(broken), Arguments::Streamed(streamed)) = (taken.broken, &call.arguments) {
+                let at = site("/function/arguments");
+                let held = streamed.held();
+                report_break(broken, Some(seq), held, &TOOL_CALL_ARGUMENTS, at, sink);
             }
-            call.arguments.append(fragment);
         }
         // A non-string custom input is judged on the reassembled call.
         Some(other) if custom => {

@@ -10,14 +10,40 @@
 use serde_json::Value;
 
 use super::{Declared, preview};
+use crate::engine::dialect::argument_verdict::{
+    ArgumentRules, HeldText, judge_whole, report_verdict,
+};
+use crate::engine::dialect::chat::reassemble::{Assembly, CallKey};
 use crate::engine::dialect::chat::surface::{FunctionCall, Mode};
 use crate::engine::report::ToolCallOutcome;
 use crate::engine::rules::RuleId;
-use crate::engine::schema::{CompiledTools, SchemaCheck};
+use crate::engine::schema::{CompiledTools, ToolSchema};
 use crate::engine::violation::{Site, Stage, ViolationSink};
 
-/// A schema can fail in many places at once; past this many errors per call, stop listing.
-const MAX_SCHEMA_ERRORS: usize = 16;
+/// The rules a legacy `function_call`'s arguments are judged by (not JSON and not an object
+/// are one rule).
+pub const LEGACY_ARGUMENTS: ArgumentRules = ArgumentRules {
+    not_json: RuleId::ChatLegacyResponseArgumentsInvalidJson,
+    not_object: RuleId::ChatLegacyResponseArgumentsInvalidJson,
+    schema: RuleId::ChatLegacyResponseArgumentsSchemaMismatch,
+    lenient: false,
+};
+
+/// The functions a legacy call's name is looked up in: `functions`, or `tools` for an answer
+/// that switched from them.
+fn known(declared: Declared<'_>) -> Option<&CompiledTools> {
+    match declared.surface.mode {
+        Mode::Functions | Mode::Both => declared.surface.functions.as_deref(),
+        Mode::Tools => declared.tools,
+        Mode::Neither => None,
+    }
+}
+
+/// The schema a legacy call named `name` is judged against.
+pub fn legacy_schema<'d>(declared: Declared<'d>, name: &str) -> Option<&'d ToolSchema> {
+    let tool = known(declared)?.get(name)?;
+    Some(&tool.schema)
+}
 
 /// What the choice carried besides the legacy call.
 pub struct ChoiceFacts<'a> {
@@ -32,6 +58,7 @@ pub fn check_legacy(
     function_call: Option<&Value>,
     facts: &ChoiceFacts<'_>,
     declared: Declared<'_>,
+    streamed: Option<&mut Assembly>,
     sink: &mut ViolationSink,
 ) -> Option<ToolCallOutcome> {
     let base = facts.base;
@@ -82,7 +109,7 @@ pub fn check_legacy(
         }
         Mode::Functions | Mode::Tools | Mode::Both | Mode::Neither => {}
     }
-    let outcome = call.map(|call| check_call(call, facts, declared, sink));
+    let outcome = call.map(|call| check_call(call, facts, declared, streamed, sink));
     let name = outcome.as_ref().and_then(|o| o.name.as_deref());
     // Under `tools` the switch rule already says what is wrong with the finish reason.
     if surface.mode != Mode::Tools {
@@ -157,6 +184,7 @@ fn check_call(
     call: &Value,
     facts: &ChoiceFacts<'_>,
     declared: Declared<'_>,
+    streamed: Option<&mut Assembly>,
     sink: &mut ViolationSink,
 ) -> ToolCallOutcome {
     let base = format!("{}/message/function_call", facts.base);
@@ -211,12 +239,7 @@ fn check_call(
     }
     // Names and schemas come from `functions`; an answer that switched from `tools` is
     // judged against those.
-    let known = match declared.surface.mode {
-        Mode::Functions | Mode::Both => declared.surface.functions.as_deref(),
-        Mode::Tools => declared.tools,
-        Mode::Neither => None,
-    };
-    let declared_tool = match (known, outcome.name.as_deref()) {
+    let declared_tool = match (known(declared), outcome.name.as_deref()) {
         (Some(known), Some(name)) => {
             let found = known.get(name);
             if found.is_none() {
@@ -263,56 +286,18 @@ fn check_call(
             return outcome;
         }
     };
-    let parsed = match serde_json::from_str::<Value>(text) {
-        Ok(parsed) if parsed.is_object() => parsed,
-        Ok(parsed) => {
-            let detail = format!(
-                "arguments must encode a JSON object, got {}",
-                preview(&parsed)
-            );
-            sink.push(
-                RuleId::ChatLegacyResponseArgumentsInvalidJson,
-                Stage::Complete,
-                site("/arguments"),
-                detail,
-            );
-            return outcome;
+    let schema = declared_tool.map(|tool| &tool.schema);
+    let site = || site("/arguments");
+    let taken = streamed.and_then(|assembly| assembly.take_streamed(facts.index, CallKey::Legacy));
+    match taken {
+        Some(taken) => {
+            taken.judge(schema, text, &LEGACY_ARGUMENTS, &site, sink);
         }
-        Err(error) => {
-            let detail = format!(
-                "arguments do not parse as JSON ({error}): {}",
-                preview(&Value::String(text.clone()))
-            );
-            sink.push(
-                RuleId::ChatLegacyResponseArgumentsInvalidJson,
-                Stage::Complete,
-                site("/arguments"),
-                detail,
-            );
-            return outcome;
+        None => {
+            let held = HeldText { text, whole: true };
+            let verdict = judge_whole(text, schema);
+            report_verdict(verdict, held, false, &LEGACY_ARGUMENTS, &site, sink);
         }
-    };
-    let Some(tool) = declared_tool else {
-        return outcome;
-    };
-    let failures = match tool.schema.check(&parsed, MAX_SCHEMA_ERRORS) {
-        SchemaCheck::Unchecked => return outcome,
-        SchemaCheck::OverBudget => {
-            sink.schema_budget_hit();
-            return outcome;
-        }
-        SchemaCheck::Checked(failures) => failures,
-    };
-    for failure in failures {
-        let mut at = site("/arguments");
-        at.path.push_str(&failure.instance_path);
-        at.schema_path = Some(failure.schema_path);
-        sink.push(
-            RuleId::ChatLegacyResponseArgumentsSchemaMismatch,
-            Stage::Complete,
-            at,
-            failure.message,
-        );
     }
     outcome
 }

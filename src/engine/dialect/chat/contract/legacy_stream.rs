@@ -9,8 +9,10 @@
 
 use serde_json::{Map, Value};
 
-use super::preview;
+use super::legacy::{LEGACY_ARGUMENTS, legacy_schema};
 use super::stream::ChunkAt;
+use super::{Declared, preview};
+use crate::engine::dialect::argument_verdict::report_break;
 use crate::engine::dialect::chat::reassemble::{Arguments, ChoiceAssembly, LegacyAssembly};
 use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};
@@ -22,6 +24,7 @@ pub fn on_function_call_fragment(
     at: ChunkAt,
     choice: u32,
     seq: u64,
+    declared: Declared<'_>,
     sink: &mut ViolationSink,
 ) {
     let site = |suffix: &str| {
@@ -45,6 +48,8 @@ pub fn on_function_call_fragment(
             None => {
                 assembled.held += name.len();
                 legacy.name = Some(name.clone());
+                let schema = legacy_schema(declared, name);
+                assembled.held += legacy.arguments.schema_found(schema, seq);
             }
             // A name after whole arguments opens a second call, which the shape cannot hold.
             Some(first) if whole => {
@@ -94,8 +99,19 @@ pub fn on_function_call_fragment(
             }
             match arguments {
                 Value::String(text) => {
-                    assembled.held += text.len();
-                    legacy.append(text);
+                    let schema = legacy
+                        .name
+                        .as_deref()
+                        .map(|name| legacy_schema(declared, name));
+                    let taken = legacy.append(text, seq, schema);
+                    assembled.held += taken.grown;
+                    if let (Some(broken), Arguments::Streamed(streamed)) =
+                        (taken.broken, &legacy.arguments)
+                    {
+                        let held = streamed.held();
+                        let at = site("/arguments");
+                        report_break(broken, Some(seq), held, &LEGACY_ARGUMENTS, at, sink);
+                    }
                 }
                 // A non-string value is judged on the reassembled call.
                 other => {

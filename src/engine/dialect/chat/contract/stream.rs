@@ -88,8 +88,15 @@ impl StreamContract {
         self.done
     }
 
-    /// Judges one event. Returns true when it was `[DONE]`.
-    pub fn on_event(&mut self, event: &SseEvent, seq: u64, sink: &mut ViolationSink) -> bool {
+    /// Judges one event. Returns true when it was `[DONE]`. `declared` gives the schema a
+    /// call's arguments are followed with as they stream.
+    pub fn on_event(
+        &mut self,
+        event: &SseEvent,
+        seq: u64,
+        declared: Declared<'_>,
+        sink: &mut ViolationSink,
+    ) -> bool {
         let site = |path: &str| Site::at(path).seq(Some(seq));
         if self.done {
             let detail = format!(
@@ -112,13 +119,19 @@ impl StreamContract {
             return true;
         }
         if let Some(chunk) = read_chunk(&event.data, site(""), sink) {
-            self.on_chunk(chunk, seq, sink);
+            self.on_chunk(chunk, seq, declared, sink);
         }
         false
     }
 
     /// Judges one chunk's members and folds its deltas into the assembly.
-    fn on_chunk(&mut self, mut chunk: Chunk, seq: u64, sink: &mut ViolationSink) {
+    fn on_chunk(
+        &mut self,
+        mut chunk: Chunk,
+        seq: u64,
+        declared: Declared<'_>,
+        sink: &mut ViolationSink,
+    ) {
         let site = |path: &str| Site::at(path).seq(Some(seq));
         if let Some(error) = chunk.error {
             let detail = format!("an error object inside a 2xx stream: {}", preview(&error));
@@ -151,7 +164,7 @@ impl StreamContract {
             if self.assembly.held > self.bound {
                 break;
             }
-            self.on_choice(&choice, position, seq, sink);
+            self.on_choice(&choice, position, seq, declared, sink);
         }
     }
 
@@ -160,6 +173,7 @@ impl StreamContract {
         choice: &ChoiceView<'_>,
         position: usize,
         seq: u64,
+        declared: Declared<'_>,
         sink: &mut ViolationSink,
     ) {
         let at = ChunkAt::Choice(position);
@@ -191,7 +205,14 @@ impl StreamContract {
         // This choice may grow while the stream's total stays within the bound.
         let limit = before.saturating_add(self.bound.saturating_sub(self.assembly.held));
         match &choice.delta {
-            Slot::Present(delta) => on_delta(assembled, delta, position, index, seq, limit, sink),
+            Slot::Present(delta) => {
+                let cx = DeltaCx {
+                    seq,
+                    limit,
+                    declared,
+                };
+                on_delta(assembled, delta, position, index, cx, sink);
+            }
             // A final chunk may carry only finish_reason; spec requires delta, clients cope.
             Slot::Absent => {}
             Slot::Other(other) => {
@@ -252,7 +273,8 @@ impl StreamContract {
         }
         let start = sink.len();
         let document = Members::of(self.assembly.to_document());
-        let outcomes = check_document(&document, declared, Origin::Stream, sink);
+        let streamed = Some(&mut self.assembly);
+        let outcomes = check_document(&document, declared, Origin::Stream, streamed, sink);
         let assembly = &self.assembly;
         sink.fill_seq_since(start, |violation| {
             if violation.path.contains("/message/function_call") {
@@ -297,17 +319,30 @@ impl StreamContract {
     }
 }
 
-/// Folds one delta into its choice; tool-call items past `limit` (the choice's `held`) are not
-/// taken.
+/// What a delta is folded with: its event's seq, the most its choice may hold (`held`), and the
+/// request's declarations (the schemas arguments are followed with).
+#[derive(Debug, Clone, Copy)]
+struct DeltaCx<'d> {
+    seq: u64,
+    limit: usize,
+    declared: Declared<'d>,
+}
+
+/// Folds one delta into its choice; tool-call items past `cx.limit` (the choice's `held`) are
+/// not taken.
 fn on_delta(
     assembled: &mut ChoiceAssembly,
     delta: &MessageView<'_>,
     position: usize,
     choice: u32,
-    seq: u64,
-    limit: usize,
+    cx: DeltaCx<'_>,
     sink: &mut ViolationSink,
 ) {
+    let DeltaCx {
+        seq,
+        limit,
+        declared,
+    } = cx;
     let at = ChunkAt::Delta(position);
     let site = |suffix: &str| {
         Site::at(at.pointer(suffix))
@@ -349,6 +384,7 @@ fn on_delta(
                     ChunkAt::ToolCall(position, item_position),
                     choice,
                     seq,
+                    declared,
                     sink,
                 );
             }
@@ -371,6 +407,7 @@ fn on_delta(
             ChunkAt::FunctionCall(position),
             choice,
             seq,
+            declared,
             sink,
         ),
         Some(other) => {
@@ -416,10 +453,17 @@ mod tests {
         let mut contract = StreamContract::default();
         let mut sink = ViolationSink::new(Default::default());
         let mut read_any = false;
+        let surface = crate::engine::dialect::chat::surface::Surface::default();
+        let declared = Declared {
+            tools: None,
+            choice: &crate::engine::dialect::chat::request::ToolChoice::Unspecified,
+            parallel_tool_calls: None,
+            surface: &surface,
+        };
         for (seq, data) in chunks.iter().enumerate() {
             if let Some(chunk) = read(data) {
                 read_any = true;
-                contract.on_chunk(chunk, seq as u64, &mut sink);
+                contract.on_chunk(chunk, seq as u64, declared, &mut sink);
             }
         }
         let violations = sink.as_slice().iter().map(|v| format!("{v:?}")).collect();
