@@ -33,8 +33,8 @@ ARGS_PREFIX = "args "
 
 def memory_lines(results):
     runs = results.get("memory") or {}
-    if not runs:
-        return []
+    if not any(not scenario.startswith(ARGS_PREFIX) for scenario in runs):
+        return argument_lines(runs)
     lines = [
         "### Streams held at once (issue 15's targets)", "",
         "A fresh proxy per scenario, default settings (full inspection, `--record violations`); "
