@@ -55,24 +55,25 @@ def memory_lines(results):
                 lines.append(f"| {scenario} | {name} | failed: {out['failed'][:80]} "
                              "| | | | | |")
                 continue
-            target = TARGETS.get(scenario)
-            per = _get(out, "bytes_per_stream")
-            mark = _mark(per, target)
             done = (f"{_get(out, 'streams_done')}/{_get(out, 'streams')}"
                     if _get(out, "mode") == "streams" else "held open")
-            incomplete = _get(out, "incomplete") or {}
-            reasons = ", ".join(f"{k} {int(v)}" for k, v in incomplete.items() if v) or "none"
-            if not isinstance(_get(out, "incomplete"), dict):
-                reasons = "n/a"
-            lines.append(
-                f"| {scenario} | {name} | {done} | {_mib(_get(out, 'rss_idle_kib'))} | "
-                f"{_mib(_get(out, 'rss_peak_kib'))} | {_kib(per)} | "
-                f"{'—' if target is None else _kib(target, 0)}{mark} | {reasons} |")
+            rss, reasons = _cells(scenario, out)
+            lines.append(f"| {scenario} | {name} | {done} | {rss} | {reasons} |")
     return lines + [""] + argument_lines(runs)
 
 
-def _mark(per, target):
-    return "" if target is None or per is None else (" ✓" if per <= target else " ✗")
+def _cells(scenario, out):
+    """A run's idle, peak and per-stream RSS and its target (one markdown span of cells), and
+    its incomplete reasons."""
+    target = TARGETS.get(scenario)
+    per = _get(out, "bytes_per_stream")
+    mark = "" if target is None or per is None else (" ✓" if per <= target else " ✗")
+    rss = (f"{_mib(_get(out, 'rss_idle_kib'))} | {_mib(_get(out, 'rss_peak_kib'))} | "
+           f"{_kib(per)} | {'—' if target is None else _kib(target, 0)}{mark}")
+    incomplete = _get(out, "incomplete")
+    reasons = ("n/a" if not isinstance(incomplete, dict) else
+               ", ".join(f"{k} {int(v)}" for k, v in incomplete.items() if v) or "none")
+    return rss, reasons
 
 
 def argument_lines(runs):
@@ -98,16 +99,9 @@ def argument_lines(runs):
                 lines.append(f"| {scenario} | {name} | failed: {out['failed'][:80]} "
                              "| | | | | | |")
                 continue
-            target = TARGETS.get(scenario)
-            per = _get(out, "bytes_per_stream")
             cpu, size = _get(out, "cpu_ms"), _get(out, "argument_bytes")
             per_mb = "n/a" if cpu is None or not size else f"{cpu / (size / 1e6):,.1f} ms"
-            incomplete = _get(out, "incomplete")
-            reasons = ("n/a" if not isinstance(incomplete, dict) else
-                       ", ".join(f"{k} {int(v)}" for k, v in incomplete.items() if v) or "none")
-            lines.append(
-                f"| {scenario} | {name} | {_get(out, 'streams_done')}/{_get(out, 'streams')} | "
-                f"{_mib(_get(out, 'rss_idle_kib'))} | {_mib(_get(out, 'rss_peak_kib'))} | "
-                f"{_kib(per)} | {'—' if target is None else _kib(target, 0)}"
-                f"{_mark(per, target)} | {per_mb} | {reasons} |")
+            rss, reasons = _cells(scenario, out)
+            done = f"{_get(out, 'streams_done')}/{_get(out, 'streams')}"
+            lines.append(f"| {scenario} | {name} | {done} | {rss} | {per_mb} | {reasons} |")
     return lines + [""]

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use serde_json::json;
 
-use super::{LIMIT, Peak, Proxy, recordings, rss_kib, start};
+use super::{LIMIT, Peak, Proxy, finished_recording, recordings, rss_kib, start};
 use crate::support::client::{exchange, request};
 use crate::support::upstream::{Received, Script, Upstream};
 use crate::support::within;
@@ -246,6 +246,13 @@ fn cpu_ms(pid: u32) -> u64 {
     ticks * 10
 }
 
+/// Runs `case` with no stream violating, and fails past the bound.
+async fn runs_within_the_bound(case: &Case) {
+    let (proxy, _, per_stream) = run(case, false).await;
+    let _ = std::fs::remove_dir_all(&proxy.dir);
+    assert_bounded(case, per_stream);
+}
+
 fn assert_bounded(case: &Case, per_stream: u64) {
     assert!(
         per_stream <= BOUND_KIB,
@@ -269,18 +276,7 @@ async fn chat_streams_of_a_420_kb_argument_cost_at_most_128_kib_each() {
         gap: Duration::from_millis(10),
     };
     let (proxy, huge, per_stream) = run(&case, true).await;
-    let file = within(LIMIT, async {
-        loop {
-            if let Some(file) = recordings(&proxy.dir).pop()
-                && let Ok(recording) = tooltap::record::read_file(&file)
-                && recording.end.is_some()
-            {
-                return recording;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await;
+    let file = finished_recording(&proxy.dir).await;
     assert_eq!(recordings(&proxy.dir).len(), 1, "only the violating one");
     assert!(
         file.body() == huge,
@@ -297,7 +293,9 @@ async fn chat_streams_of_a_420_kb_argument_cost_at_most_128_kib_each() {
 }
 
 /// 50 concurrent Chat streams of one 4 MB argument each (1,000 fragments of 4,000 bytes, 2 ms
-/// apart, so the run takes a few seconds): at most 128 KiB of resident memory per stream.
+/// apart, so the run takes a few seconds): at most 128 KiB of resident memory per stream. At
+/// 100 MB/s in all this is the case a starved debug build is most likely to fall behind in:
+/// what the inspector's taps and hyper's write queues then hold is the backlog, and counts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chat_streams_of_a_4_mb_argument_cost_at_most_128_kib_each() {
     let case = Case {
@@ -308,9 +306,7 @@ async fn chat_streams_of_a_4_mb_argument_cost_at_most_128_kib_each() {
         size: 4000,
         gap: Duration::from_millis(2),
     };
-    let (proxy, _, per_stream) = run(&case, false).await;
-    let _ = std::fs::remove_dir_all(&proxy.dir);
-    assert_bounded(&case, per_stream);
+    runs_within_the_bound(&case).await;
 }
 
 /// 150 concurrent Anthropic streams of one 420 KB `input_json_delta` argument each: the same
@@ -325,7 +321,5 @@ async fn anthropic_streams_of_a_420_kb_argument_cost_at_most_128_kib_each() {
         size: 1050,
         gap: Duration::from_millis(10),
     };
-    let (proxy, _, per_stream) = run(&case, false).await;
-    let _ = std::fs::remove_dir_all(&proxy.dir);
-    assert_bounded(&case, per_stream);
+    runs_within_the_bound(&case).await;
 }
