@@ -26,6 +26,22 @@ async fn enforcing(fixtures: &[Fixture]) -> (RunningProxy, crate::support::upstr
     (proxy::start(raw).await, upstream)
 }
 
+/// An enforcing proxy in front of an upstream that answers every request with `events`, `gap`
+/// apart.
+async fn enforcing_sse(
+    events: &[String],
+    gap: Duration,
+) -> (RunningProxy, crate::support::upstream::Upstream) {
+    let events: Vec<&str> = events.iter().map(String::as_str).collect();
+    let upstream = crate::support::upstream::Upstream::serving(
+        crate::support::upstream::Script::sse(&events, gap),
+    )
+    .await;
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.inspect.enforce = Some(true);
+    (proxy::start(raw).await, upstream)
+}
+
 pub(crate) async fn post_fixture(tooltap: &RunningProxy, fixture: &Fixture) -> Collected {
     let addr = tooltap.local_addr();
     within(LIMIT, exchange(addr, fixture_request(addr, fixture))).await
@@ -112,14 +128,7 @@ async fn a_cut_stream_never_gives_the_client_half_an_event() {
         carried.extend_from_slice(&event[half..]);
     }
     chunks.push(String::from_utf8(carried).expect("utf-8"));
-    let chunks: Vec<&str> = chunks.iter().map(String::as_str).collect();
-    let upstream = crate::support::upstream::Upstream::serving(
-        crate::support::upstream::Script::sse(&chunks, Duration::from_millis(20)),
-    )
-    .await;
-    let mut raw = proxy::raw_config(&upstream.url());
-    raw.inspect.enforce = Some(true);
-    let tooltap = proxy::start(raw).await;
+    let (tooltap, _upstream) = enforcing_sse(&chunks, Duration::from_millis(20)).await;
 
     let cut = post_fixture(&tooltap, &broken).await;
     assert_eq!(cut.status, 200);
@@ -158,14 +167,7 @@ async fn a_chat_stream_is_cut_at_the_fragment_that_breaks_its_arguments() {
     ];
     events.extend(std::iter::repeat_n(fragment(" "), 397));
     events.push("data: [DONE]\n\n".to_owned());
-    let chunks: Vec<&str> = events.iter().map(String::as_str).collect();
-    let upstream = crate::support::upstream::Upstream::serving(
-        crate::support::upstream::Script::sse(&chunks, Duration::from_millis(1)),
-    )
-    .await;
-    let mut raw = proxy::raw_config(&upstream.url());
-    raw.inspect.enforce = Some(true);
-    let tooltap = proxy::start(raw).await;
+    let (tooltap, _upstream) = enforcing_sse(&events, Duration::from_millis(1)).await;
 
     let cut = post_fixture(&tooltap, &request).await;
     assert_eq!(cut.status, 200);

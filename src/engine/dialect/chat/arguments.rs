@@ -16,7 +16,9 @@
 use serde_json::Value;
 
 use crate::engine::arguments::{ArgumentLimits, ArgumentSchema, ArgumentStream, ArgumentVerdict};
-use crate::engine::dialect::argument_verdict::{ArgumentRules, HeldText, report_verdict};
+use crate::engine::dialect::argument_verdict::{
+    ArgumentRules, HeldText, judge_whole, report_verdict,
+};
 use crate::engine::json_stream::Broken;
 use crate::engine::schema::ToolSchema;
 use crate::engine::violation::{Site, ViolationSink};
@@ -149,5 +151,25 @@ impl StreamedArguments {
         let grown = held.saturating_sub(self.charged);
         self.charged = self.charged.max(held);
         grown
+    }
+}
+
+/// Reports the complete-stage verdict on a call's arguments `text` (as the reassembled document
+/// or a buffered body carries it): from its `streamed` arguments when the call streamed, else
+/// judged whole. Returns the parsed object when the text was held.
+pub fn judge_call(
+    streamed: Option<Box<StreamedArguments>>,
+    schema: Option<&ToolSchema>,
+    text: &str,
+    rules: &ArgumentRules,
+    site: &dyn Fn() -> Site,
+    sink: &mut ViolationSink,
+) -> Option<Value> {
+    match streamed {
+        Some(streamed) => streamed.judge(schema, text, rules, site, sink),
+        None => {
+            let held = HeldText { text, whole: true };
+            report_verdict(judge_whole(text, schema), held, false, rules, site, sink)
+        }
     }
 }

@@ -12,9 +12,8 @@ use serde_json::Value;
 use super::custom::{CallAt, check_custom_call};
 use super::view::{Calls, PartName};
 use super::{Declared, Origin, preview};
-use crate::engine::dialect::argument_verdict::{
-    ArgumentRules, HeldText, judge_whole, report_verdict,
-};
+use crate::engine::dialect::argument_verdict::ArgumentRules;
+use crate::engine::dialect::chat::arguments::judge_call;
 use crate::engine::dialect::chat::reassemble::{Assembly, CallKey};
 use crate::engine::report::ToolCallOutcome;
 use crate::engine::rules::RuleId;
@@ -31,8 +30,12 @@ pub const TOOL_CALL_ARGUMENTS: ArgumentRules = ArgumentRules {
 
 /// The schema `tools` declares for `name` (none when the request declared no such tool).
 pub fn declared_schema<'d>(declared: Declared<'d>, name: &str) -> Option<&'d ToolSchema> {
-    let tool = declared.tools?.get(name)?;
-    Some(&tool.schema)
+    schema_in(declared.tools, name)
+}
+
+/// The schema of the tool named `name` in `tools`.
+pub fn schema_in<'t>(tools: Option<&'t CompiledTools>, name: &str) -> Option<&'t ToolSchema> {
+    tools?.get(name).map(|tool| &tool.schema)
 }
 
 /// Checks every call; `base` is the JSON pointer of the array.
@@ -185,23 +188,8 @@ pub fn check_tool_calls<'a>(
                     .as_deref_mut()
                     .zip(key)
                     .and_then(|(assembly, key)| assembly.take_streamed(choice, key));
-                match taken {
-                    Some(taken) => {
-                        taken.judge(schema, text, &TOOL_CALL_ARGUMENTS, &args_site, sink);
-                    }
-                    None => {
-                        let held = HeldText { text, whole: true };
-                        let verdict = judge_whole(text, schema);
-                        report_verdict(
-                            verdict,
-                            held,
-                            false,
-                            &TOOL_CALL_ARGUMENTS,
-                            &args_site,
-                            sink,
-                        );
-                    }
-                }
+                let rules = &TOOL_CALL_ARGUMENTS;
+                judge_call(taken, schema, text, rules, &args_site, sink);
             }
             other => {
                 let shown = other.as_ref().map_or_else(|| "missing".to_owned(), preview);

@@ -9,10 +9,10 @@
 
 use serde_json::Value;
 
+use super::calls::schema_in;
 use super::{Declared, preview};
-use crate::engine::dialect::argument_verdict::{
-    ArgumentRules, HeldText, judge_whole, report_verdict,
-};
+use crate::engine::dialect::argument_verdict::ArgumentRules;
+use crate::engine::dialect::chat::arguments::judge_call;
 use crate::engine::dialect::chat::reassemble::{Assembly, CallKey};
 use crate::engine::dialect::chat::surface::{FunctionCall, Mode};
 use crate::engine::report::ToolCallOutcome;
@@ -41,8 +41,7 @@ fn known(declared: Declared<'_>) -> Option<&CompiledTools> {
 
 /// The schema a legacy call named `name` is judged against.
 pub fn legacy_schema<'d>(declared: Declared<'d>, name: &str) -> Option<&'d ToolSchema> {
-    let tool = known(declared)?.get(name)?;
-    Some(&tool.schema)
+    schema_in(known(declared), name)
 }
 
 /// What the choice carried besides the legacy call.
@@ -289,16 +288,7 @@ fn check_call(
     let schema = declared_tool.map(|tool| &tool.schema);
     let site = || site("/arguments");
     let taken = streamed.and_then(|assembly| assembly.take_streamed(facts.index, CallKey::Legacy));
-    match taken {
-        Some(taken) => {
-            taken.judge(schema, text, &LEGACY_ARGUMENTS, &site, sink);
-        }
-        None => {
-            let held = HeldText { text, whole: true };
-            let verdict = judge_whole(text, schema);
-            report_verdict(verdict, held, false, &LEGACY_ARGUMENTS, &site, sink);
-        }
-    }
+    judge_call(taken, schema, text, &LEGACY_ARGUMENTS, &site, sink);
     outcome
 }
 
