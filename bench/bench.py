@@ -284,16 +284,25 @@ def memory(bins, rundir, pin, plan, variant_list, mock_port, results):
             results["hold"].setdefault(str(streams), {})[v["name"]] = out
 
 
+# Issue 39's huge arguments: one tool call whose arguments stream as a whole file would, 400
+# fragments of 1,050 bytes 10 ms apart (420 KB), or 1,000 of 4,000 bytes 2 ms apart (4 MB).
+ARGS_420K = ("args 150x420K", ["streams", "--streams", 150, "--events", 403,
+                               "--interval-us", 10000, "--fragment", 1050])
+ARGS_4M = ("args 50x4M", ["streams", "--streams", 50, "--events", 1003,
+                          "--interval-us", 2000, "--fragment", 4000])
 MEMORY_FULL = [("300x200", ["streams", "--streams", 300, "--events", 200]),
                ("1000x2000", ["streams", "--streams", 1000, "--events", 2000]),
-               ("slow 500", ["slow", "--streams", 500, "--events", 20000, "--hold-s", 5])]
+               ("slow 500", ["slow", "--streams", 500, "--events", 20000, "--hold-s", 5]),
+               ARGS_420K, ARGS_4M]
 MEMORY_QUICK = [("300x200", ["streams", "--streams", 300, "--events", 200]),
-                ("slow 100", ["slow", "--streams", 100, "--events", 20000, "--hold-s", 3])]
+                ("slow 100", ["slow", "--streams", 100, "--events", 20000, "--hold-s", 3]),
+                ARGS_420K]
 
 
 def memory_streams(bins, rundir, pin, plan, mock_port, results):
-    """Issue 15's memory scenarios: a fresh proxy each, tooltap with its defaults beside
-    `--record off` and nginx; `bench_memory` samples the proxy's VmRSS (see its doc)."""
+    """Issue 15's and issue 39's memory scenarios: a fresh proxy each, tooltap with its defaults
+    beside `--record off` and nginx; `bench_memory` samples the proxy's VmRSS and its CPU time
+    (see its doc)."""
     tool = os.path.join(bins, "bench_memory")
     if not os.path.exists(tool):
         print("  memory scenarios: no bench_memory binary, skipped", flush=True)

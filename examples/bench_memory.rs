@@ -4,12 +4,15 @@
 //! Input: a base URL (a proxy in front of `bench_upstream`), the proxy's `--pid`, and a mode:
 //! - `streams`: `--streams` concurrent SSE streams of `--events` events each (about 250 bytes an
 //!   event), read to their end as fast as they come; all are opened before the first one ends.
+//!   With `--fragment B`, each event but the first two and the last carries `B` bytes of the
+//!   call's arguments (a huge argument, as a coding agent streams a whole file).
 //! - `slow`: `--streams` streams whose client reads the first frame, then one frame every
 //!   `--read-every-ms` (0: never again) for `--hold-s` seconds, while the upstream sends as fast
 //!   as the proxy takes.
 //!
 //! Output: the proxy's VmRSS before the load (after a warm-up) and its peak during it (sampled
-//! every 20 ms from /proc/PID/status), the difference per stream, and how many streams completed.
+//! every 20 ms from /proc/PID/status), the difference per stream, how many streams completed, the
+//! CPU time the proxy used meanwhile (/proc/PID/stat) and the argument bytes the streams carried.
 //! With `--admin`, the proxy's `tooltap_inspection_incomplete_total` by reason after the run.
 //! Every wait is bounded in time. All traffic stays on loopback.
 
@@ -58,6 +61,9 @@ enum Mode {
         events: u32,
         #[arg(long, default_value_t = 5_000)]
         interval_us: u64,
+        /// Argument bytes per event (0: two).
+        #[arg(long, default_value_t = 0)]
+        fragment: usize,
     },
     Slow {
         #[arg(long)]
@@ -173,15 +179,23 @@ async fn run(args: Args) -> Result<Value, String> {
     let idle = rss_kib(args.pid).ok_or("cannot read the proxy's VmRSS")?;
     let sampler = Sampler::start(args.pid);
     let started = Instant::now();
+    let cpu_before = cpu_ms(args.pid);
+    let mut argument_bytes = 0u64;
     let (mode, streams, done, bytes, errors) = match args.mode {
         Mode::Streams {
             streams,
             events,
             interval_us,
+            fragment,
         } => {
-            let uri =
-                format!("{base}/v1/chat/completions?events={events}&interval_us={interval_us}");
+            let uri = format!(
+                "{base}/v1/chat/completions?events={events}&interval_us={interval_us}\
+                 &fragment={fragment}"
+            );
             let (done, bytes, errors) = streams_mode(&client, &uri, streams, args.ramp).await;
+            // Every event but the first two and the last carries one fragment.
+            let per_stream = u64::from(events.saturating_sub(3)) * fragment.max(2) as u64;
+            argument_bytes = per_stream * done as u64;
             ("streams", streams, done, bytes, errors)
         }
         Mode::Slow {
@@ -198,6 +212,9 @@ async fn run(args: Args) -> Result<Value, String> {
         }
     };
     let seconds = started.elapsed().as_secs_f64();
+    let cpu = cpu_ms(args.pid)
+        .zip(cpu_before)
+        .map(|(after, before)| after - before);
     let peak = sampler.finish();
     let rss_after = rss_kib(args.pid);
     let incomplete = match &args.admin {
@@ -210,6 +227,7 @@ async fn run(args: Args) -> Result<Value, String> {
         "first_error": errors.first(), "bytes_received": bytes, "seconds": seconds,
         "rss_idle_kib": idle, "rss_peak_kib": peak, "rss_after_kib": rss_after,
         "bytes_per_stream": per_stream, "incomplete": incomplete,
+        "cpu_ms": cpu, "argument_bytes": argument_bytes,
     }))
 }
 
@@ -289,6 +307,17 @@ async fn slow_mode(
         }
     }
     (bytes, errors)
+}
+
+/// The CPU time (user and system) a process used so far, in ms (/proc/PID/stat; clock ticks are
+/// 1/100 s on Linux).
+fn cpu_ms(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command (which may hold spaces) start after its `)`.
+    let mut fields = stat.rsplit_once(')')?.1.split_whitespace().skip(11);
+    let user: u64 = fields.next()?.parse().ok()?;
+    let system: u64 = fields.next()?.parse().ok()?;
+    Some((user + system) * 10)
 }
 
 /// `tooltap_inspection_incomplete_total` summed by reason.

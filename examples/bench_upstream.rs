@@ -3,12 +3,14 @@
 //! Input: HTTP/1.1 requests from `bench_client` (directly or through a proxy under test).
 //! `POST .../chat/completions` with `"stream":false` answers a fixed buffered completion holding
 //! one forced tool call; with `"stream":true` it answers an SSE stream of `events` tool-call
-//! chunks (query `?events=N&interval_us=I`, defaults 8 and 1000), each stamped with
+//! chunks (query `?events=N&interval_us=I&fragment=B`, defaults 8, 1000 and 0), each stamped with
 //! `"sent_ns"` (CLOCK_REALTIME nanoseconds taken when hyper polls the frame, i.e. just before it
 //! is written), then a `finish_reason: "tool_calls"` chunk and `data: [DONE]`.
 //! Output: the responses, and one line `listening ADDR` on stdout once the socket is bound.
-//! The arguments the chunks carry concatenate to `{"city":"abab…"}`, which satisfies the schema
-//! `bench_client` declares, so a checking proxy sees clean traffic and does its full work.
+//! The arguments the chunks carry concatenate to `{"city":"abab…"}` (each middle fragment `ab`,
+//! or `B` bytes of text with `fragment=B`: a huge argument, as a coding agent streams a file),
+//! which satisfies the schema `bench_client` declares, so a checking proxy sees clean traffic and
+//! does its full work.
 //! Run: `bench_upstream --listen 127.0.0.1:0 [--threads 1]`.
 
 // Test and bench code may stop loudly: the deny lints in Cargo.toml guard the product code.
@@ -101,7 +103,7 @@ async fn respond(request: Request<Incoming>) -> Result<Response<MockBody>, hyper
     if request.method() != Method::POST || !request.uri().path().ends_with("/chat/completions") {
         return Ok(plain(StatusCode::NOT_FOUND, "not found"));
     }
-    let (events, interval) = stream_params(request.uri().query().unwrap_or(""));
+    let (events, interval, fragment) = stream_params(request.uri().query().unwrap_or(""));
     let body = request.into_body().collect().await?.to_bytes();
     if !wants_stream(&body) {
         let mut response = Response::new(MockBody::Whole(Some(Bytes::from_static(
@@ -113,7 +115,7 @@ async fn respond(request: Request<Incoming>) -> Result<Response<MockBody>, hyper
         );
         return Ok(response);
     }
-    let mut response = Response::new(MockBody::Sse(SseBody::new(events, interval)));
+    let mut response = Response::new(MockBody::Sse(SseBody::new(events, interval, fragment)));
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,
@@ -138,18 +140,26 @@ fn wants_stream(body: &[u8]) -> bool {
     body.windows(needle.len()).any(|window| window == needle)
 }
 
-/// `events=N&interval_us=I`; at least 3 tool-call events so the arguments form valid JSON.
-fn stream_params(query: &str) -> (u32, Duration) {
+/// `events=N&interval_us=I&fragment=B`; at least 3 tool-call events so the arguments form
+/// valid JSON. The middle fragments' text: `ab`, or `B` bytes of it when `B` is not 0.
+fn stream_params(query: &str) -> (u32, Duration, Bytes) {
     let mut events = 8;
     let mut interval_us = 1000;
+    let mut fragment = 0usize;
     for pair in query.split('&') {
         match pair.split_once('=') {
             Some(("events", value)) => events = value.parse().unwrap_or(events),
             Some(("interval_us", value)) => interval_us = value.parse().unwrap_or(interval_us),
+            Some(("fragment", value)) => fragment = value.parse().unwrap_or(fragment),
             _ => {}
         }
     }
-    (events.max(3), Duration::from_micros(interval_us))
+    let piece = if fragment == 0 {
+        Bytes::from_static(b"ab")
+    } else {
+        Bytes::from(b"ab".repeat(fragment.div_ceil(2))[..fragment].to_vec())
+    };
+    (events.max(3), Duration::from_micros(interval_us), piece)
 }
 
 fn unix_nanos() -> u128 {
@@ -201,16 +211,19 @@ impl Body for MockBody {
 struct SseBody {
     events: u32,
     interval: Duration,
+    /// The text of each middle argument fragment.
+    fragment: Bytes,
     start: Instant,
     next: u32,
     sleep: Option<Pin<Box<Sleep>>>,
 }
 
 impl SseBody {
-    fn new(events: u32, interval: Duration) -> Self {
+    fn new(events: u32, interval: Duration, fragment: Bytes) -> Self {
         SseBody {
             events,
             interval,
+            fragment,
             start: Instant::now(),
             next: 0,
             sleep: None,
@@ -249,7 +262,7 @@ impl SseBody {
             let piece = match k {
                 1 => r#"{\"city\":\""#,
                 k if k + 1 == self.events => r#"\"}"#,
-                _ => "ab",
+                _ => std::str::from_utf8(&self.fragment).unwrap_or("ab"),
             };
             format!(
                 "data: {head}\"sent_ns\":{sent},\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":0,\"function\":{{\"arguments\":\"{piece}\"}}}}]}},\"finish_reason\":null}}]}}\n\n"

@@ -3,14 +3,14 @@
 //! Each trip costs two cross-thread hand-offs (the job to a pool thread, its result back to the
 //! inspector): with a pool that keeps up, a trip per frame is the common case, and gathering
 //! saves CPU (see docs/benchmarks.md#gather). So a batch takes whatever is already queued, then
-//! sleeps until
-//! its exchange's [`window`] (at most [`GATHER`]) has passed since its first frame or the tap
-//! wakes it ([`TapData::woken`]: the body ended, [`BATCH`] frames or half of a bound are
-//! waiting), and takes what has queued meanwhile, at most [`BATCH`] frames. The inspector is
-//! not polled for every frame that arrives (a task poll per event on the worker threads that
-//! forward the client's frames). Verdicts are not delayed by this (a body's end closes the
-//! batch at once), only progress in the middle of a stream, by at most [`GATHER`]; and the
-//! frames waiting still count against `inspect.tap_bytes` until they are fed.
+//! sleeps until its exchange's [`window`] (at most [`GATHER`]) has passed since its first frame
+//! or the tap wakes it ([`TapData::woken`]: the body ended, [`BATCH`] frames,
+//! [`WAKE_BYTES`](crate::tap::tee::WAKE_BYTES) or half of a bound are waiting), and takes what
+//! has queued meanwhile, at most [`BATCH`] frames. The inspector is not polled for every frame
+//! that arrives (a task poll per event on the worker threads that forward the client's frames).
+//! Verdicts are not delayed by this (a body's end closes the batch at once), only progress in
+//! the middle of a stream, by at most [`GATHER`]; and the frames waiting still count against
+//! `inspect.tap_bytes` until they are fed.
 //!
 //! Input: the tap's data channel. Output: a non-empty batch and whether the body is over, or
 //! `None` when the body ended with nothing more to feed.
@@ -80,7 +80,7 @@ fn take_waiting(data: &mut TapData, batch: &mut Vec<TapEvent>) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tap::tee::{TapReceiver, TeeBody, tap_bounded};
+    use crate::tap::tee::{TapReceiver, TeeBody, WAKE_BYTES, tap_bounded};
     use bytes::Bytes;
     use http_body::{Body, Frame};
     use http_body_util::BodyExt;
@@ -228,6 +228,21 @@ mod tests {
         let (batch, _, waited, _tx) = gathered_while_sending(tx, &mut receiver, 7, text).await;
         assert!(waited < GATHER, "woken at half the bytes");
         assert!(batch.len() >= 5, "{}", batch.len());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn large_frames_wake_the_batch_at_wake_bytes_not_at_the_deadline() {
+        // 4 KiB frames against the default 16 MiB bound: far fewer than BATCH frames, and far
+        // less than half the bound, yet WAKE_BYTES of them do not wait for the window to close
+        // (what a fast stream queues is bounded by bytes, not by its rate times the window).
+        let text: &'static str = Box::leak("w".repeat(4096).into_boxed_str());
+        let count = WAKE_BYTES / text.len() + 2;
+        let (tx, mut receiver, _forward) = tapped_with(1024, 16 << 20);
+        let (batch, _, waited, _tx) = gathered_while_sending(tx, &mut receiver, count, text).await;
+        assert!(waited < GATHER, "woken at WAKE_BYTES waiting");
+        let bytes: usize = batch.iter().map(|e| e.bytes.len()).sum();
+        assert!(bytes >= WAKE_BYTES, "{bytes}");
+        assert!(batch.len() < BATCH);
     }
 
     #[test]

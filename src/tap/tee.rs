@@ -16,7 +16,9 @@
 //!
 //! The consumer is not woken for every frame: a batching consumer ([`crate::inspect::gather`])
 //! sleeps while frames queue, and the tap wakes it ([`TapData::woken`]) only when half of
-//! either bound (or [`BATCH_FRAMES`]) is waiting, and when the data channel closes. A wake per
+//! either bound, [`BATCH_FRAMES`] or [`WAKE_BYTES`] is waiting, and when the data channel closes
+//! (so what a fast stream queues between two batches is bytes, not time: a stream whose
+//! arguments arrive at megabytes a second holds [`WAKE_BYTES`] and a batch, not a window's worth). A wake per
 //! frame cost a task poll per event on the worker threads, where the client's frames are
 //! forwarded.
 //!
@@ -74,6 +76,10 @@ pub const DEFAULT_TAP_BYTES: usize = 16 * 1024 * 1024;
 /// The most frames a batching consumer takes at once: the tap wakes it when this many wait.
 pub const BATCH_FRAMES: usize = 64;
 
+/// Bytes waiting at which a batching consumer is woken (or half of `inspect.tap_bytes`, when
+/// that is smaller): a batch of large frames does not wait for [`BATCH_FRAMES`] of them.
+pub const WAKE_BYTES: usize = 32 * 1024;
+
 /// What both halves share: the bytes sent and not yet released, and the consumer's wake-up.
 #[derive(Debug, Default)]
 struct Shared {
@@ -107,6 +113,8 @@ pub struct Tap {
     max_bytes: usize,
     /// Frames waiting at which the consumer is woken: [`BATCH_FRAMES`], or half the channel.
     wake_frames: usize,
+    /// Bytes waiting at which the consumer is woken: [`WAKE_BYTES`], or half `max_bytes`.
+    wake_bytes: usize,
     end: oneshot::Sender<TapEnd>,
     dropped_frames: u64,
     lossy: bool,
@@ -153,8 +161,8 @@ impl TapData {
         self.shared.queued.fetch_sub(bytes, Ordering::Relaxed);
     }
 
-    /// Returns once the tap has asked for a drain since the last return: half a bound or
-    /// [`BATCH_FRAMES`] waiting, or the data channel closed (see the module doc). A request
+    /// Returns once the tap has asked for a drain since the last return: half a bound,
+    /// [`BATCH_FRAMES`] or [`WAKE_BYTES`] waiting, or the data channel closed (see the module doc). A request
     /// made while nobody waits is kept for the next call, so none is lost; one may be stale
     /// (its frames taken meanwhile), which only ends a wait early.
     pub async fn woken(&self) {
@@ -201,6 +209,7 @@ pub fn tap_bounded(capacity: usize, max_bytes: usize) -> (Tap, TapReceiver) {
         shared: Arc::clone(&shared),
         max_bytes,
         wake_frames: (capacity / 2).clamp(1, BATCH_FRAMES),
+        wake_bytes: (max_bytes / 2).min(WAKE_BYTES),
         end: end_tx,
         dropped_frames: 0,
         lossy: false,
@@ -243,7 +252,7 @@ impl Tap {
         match sender.try_send(event) {
             Ok(()) => {
                 let frames = sender.max_capacity() - sender.capacity();
-                if frames >= self.wake_frames || waiting + len >= self.max_bytes / 2 {
+                if frames >= self.wake_frames || waiting + len >= self.wake_bytes {
                     self.shared.wake.notify_one();
                 }
                 self.copied_frames += 1;
@@ -275,6 +284,7 @@ impl Tap {
             shared: _,
             max_bytes: _,
             wake_frames: _,
+            wake_bytes: _,
             dropped_frames,
             lossy,
             copied_frames,

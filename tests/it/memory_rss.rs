@@ -20,6 +20,8 @@ use crate::support::temp::jsonl_under;
 use crate::support::upstream::{Received, Script, Upstream};
 use crate::support::within;
 
+mod arguments;
+
 const LIMIT: Duration = Duration::from_secs(20);
 
 /// A tool-call stream of `events` chunks calling `name`, each about 2 KB: padded with an
@@ -205,6 +207,22 @@ fn recordings(dir: &Path) -> Vec<PathBuf> {
     jsonl_under(&dir.join("rec"))
 }
 
+/// The first recording under `dir` that has its end line (written after its verdict).
+async fn finished_recording(dir: &Path) -> tooltap::record::Recording {
+    within(LIMIT, async {
+        loop {
+            if let Some(file) = recordings(dir).pop()
+                && let Ok(recording) = tooltap::record::read_file(&file)
+                && recording.end.is_some()
+            {
+                return recording;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+}
+
 /// Warms the proxy with a few whole exchanges, then its resident memory at rest.
 async fn idle_rss(addr: SocketAddr, pid: u32, path: &str, expected: &[u8]) -> u64 {
     for _ in 0..2 {
@@ -288,18 +306,7 @@ async fn memory_per_stream_does_not_grow_with_the_stream_in_the_real_binary() {
         "4x longer streams cost {growth} KiB more per stream"
     );
     // The violating exchange's recording: written after its verdict, holding the whole body.
-    let file = within(LIMIT, async {
-        loop {
-            if let Some(file) = recordings(&proxy.dir).pop()
-                && let Ok(recording) = tooltap::record::read_file(&file)
-                && recording.end.is_some()
-            {
-                return recording;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await;
+    let file = finished_recording(&proxy.dir).await;
     assert_eq!(
         recordings(&proxy.dir).len(),
         1,

@@ -10,6 +10,10 @@
 /// The data buffer kept between events: larger ones are given back after their event.
 const KEPT_DATA_CAPACITY: usize = 4 * 1024;
 
+/// The line buffer kept between lines: larger ones (a long line split across pushes grew it)
+/// are given back once their line is read.
+const KEPT_LINE_CAPACITY: usize = 4 * 1024;
+
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SseEvent {
@@ -91,8 +95,10 @@ impl SseFramer {
                 let mut whole = std::mem::take(&mut self.partial_line);
                 whole.extend_from_slice(line_bytes);
                 self.line(&whole, events)?;
-                whole.clear();
-                self.partial_line = whole;
+                if whole.capacity() <= KEPT_LINE_CAPACITY {
+                    whole.clear();
+                    self.partial_line = whole;
+                }
             }
             bytes = rest;
         }
@@ -270,6 +276,26 @@ mod tests {
             .expect("within bounds");
         assert_eq!(events[1].data, "small");
         assert!(framer.data.capacity() > 0, "a small event's buffer is kept");
+    }
+
+    #[test]
+    fn a_large_line_split_across_pushes_does_not_leave_a_large_buffer_behind() {
+        let mut framer = SseFramer::new(8 << 20);
+        let mut events = Vec::new();
+        let big = format!("data: {}\n\n", "x".repeat(4 << 20));
+        for piece in big.as_bytes().chunks(1024) {
+            framer.push(piece, &mut events).expect("within bounds");
+        }
+        assert_eq!(events[0].data.len(), 4 << 20);
+        assert!(framer.partial_line.capacity() <= KEPT_LINE_CAPACITY);
+        for piece in [&b"data: sm"[..], b"all\n\n"] {
+            framer.push(piece, &mut events).expect("within bounds");
+        }
+        assert_eq!(events[1].data, "small");
+        assert!(
+            framer.partial_line.capacity() > 0,
+            "a short line's buffer is kept"
+        );
     }
 
     #[test]
