@@ -374,6 +374,21 @@ pub struct SchemaFailure {
     pub message: String,
 }
 
+/// A `required` failure for a property the object has: jsonschema 0.61's fused
+/// `additionalProperties: false` + one-name `required` validator reports the name missing when
+/// the object has it but `properties` does not declare it (the object's real failure,
+/// `additionalProperties`, is reported beside it). Dropped, so the whole-document verdict is the
+/// specification's, as the streaming checker's is.
+fn names_a_present_property(error: &ValidationError<'_>) -> bool {
+    let ValidationErrorKind::Required { property } = error.kind() else {
+        return false;
+    };
+    match (property, error.instance().as_ref()) {
+        (Value::String(name), Value::Object(object)) => object.contains_key(name),
+        _ => false,
+    }
+}
+
 impl ToolSchema {
     /// Validates `instance` within the step budget; at most `max_errors` failures are listed.
     pub fn check(&self, instance: &Value, max_errors: usize) -> SchemaCheck {
@@ -387,7 +402,11 @@ impl ToolSchema {
             return SchemaCheck::OverBudget;
         }
         let mut failures = Vec::new();
-        for error in checked.validator.iter_errors(instance).take(max_errors) {
+        let errors = checked
+            .validator
+            .iter_errors(instance)
+            .filter(|error| !names_a_present_property(error));
+        for error in errors.take(max_errors) {
             // A regex that hit its backtracking limit is our bound, not the arguments' fault.
             if let ValidationErrorKind::BacktrackLimitExceeded { .. } = error.kind() {
                 return SchemaCheck::OverBudget;

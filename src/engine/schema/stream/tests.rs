@@ -286,3 +286,24 @@ fn an_enum_container_past_the_bound_is_incomplete() {
         "{verdict:?}"
     );
 }
+
+/// jsonschema 0.61 reported `required` for a present, undeclared property when
+/// `additionalProperties` is false and `required` names one property (the case proptest found).
+#[test]
+fn a_present_undeclared_required_property_fails_additional_properties_only() {
+    let schema = json!({"additionalProperties": false, "properties": {}, "required": ["b"]});
+    let tool = compiled(&schema);
+    let SchemaCheck::Checked(whole) = tool.check(&json!({"b": null}), usize::MAX) else {
+        panic!("checked");
+    };
+    let expected = BTreeSet::from([(String::new(), "/additionalProperties".to_owned())]);
+    assert_eq!(paths(&whole), expected);
+    agree(&schema, r#"{"b":null}"#, &[3], 1 << 20, true).expect("the two verdicts agree");
+    let SchemaCheck::Checked(missing) = tool.check(&json!({}), usize::MAX) else {
+        panic!("checked");
+    };
+    assert_eq!(
+        paths(&missing),
+        BTreeSet::from([(String::new(), "/required".to_owned())])
+    );
+}
