@@ -35,7 +35,7 @@ pub struct ArgumentLimits {
 impl Default for ArgumentLimits {
     fn default() -> Self {
         ArgumentLimits {
-            text: 64 * 1024,
+            text: 16 * 1024,
             value: 16 * 1024,
             prefix: 256,
         }

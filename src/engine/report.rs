@@ -112,7 +112,7 @@ pub struct ToolCallOutcome {
     pub id: Option<String>,
     pub name: Option<String>,
     /// Exactly as received: the (concatenated) string, or the raw JSON value when a server sent
-    /// something else; `None` when absent. Streamed Chat arguments past 64 KiB are not kept:
+    /// something else; `None` when absent. Streamed Chat arguments past 16 KiB are not kept:
     /// their first bytes and `dialect::chat::arguments::NOT_KEPT`.
     pub arguments: Option<Value>,
 }

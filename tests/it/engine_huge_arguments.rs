@@ -15,7 +15,7 @@ use tooltap::engine::{
 use crate::engine_support::{comparable, sse_head};
 
 /// The most a Chat stream's reassembly may hold for one call of any size: the argument text up
-/// to 64 KiB, the streaming parser's and checker's values up to 16 KiB, and the call's entry.
+/// to 16 KiB, the streaming parser's and checker's values up to 16 KiB, and the call's entry.
 const FLAT_BOUND: usize = 96 * 1024;
 
 fn write_file(parameters: Value) -> Value {

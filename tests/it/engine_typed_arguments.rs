@@ -17,7 +17,7 @@ use tooltap::engine::{
 use crate::engine_support::sse_head;
 
 /// Most the reassembly may hold while a 1 MB argument streams (the argument's text bound is
-/// 64 KiB; the rest is the stream's own entries).
+/// 16 KiB; the rest is the stream's own entries).
 const HELD_BOUND: usize = 128 * 1024;
 
 #[derive(Debug, Clone, Copy)]

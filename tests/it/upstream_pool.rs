@@ -1,4 +1,4 @@
-//! tooltap's own upstream client (`proxy::upstream`), attacked with real loopback upstreams that
+//! tooltap's own upstream client (`upstream`), attacked with real loopback upstreams that
 //! count their connections: sequential requests share one connection; an upstream that closes
 //! idle connections, or answers `Connection: close`, costs no request; the idle timeout closes a
 //! pooled connection; past `proxy.upstream_max_connections` requests wait for a connection to be
