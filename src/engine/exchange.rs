@@ -730,3 +730,43 @@ fn decode_stop(error: DecodeError) -> Completeness {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn started(content_type: &str, content_encoding: Option<&str>) -> Exchange {
+        let config = Arc::new(EngineConfig::default());
+        let mut exchange = Exchange::new(
+            &config,
+            &SchemaCache::default(),
+            br#"{"model":"m","stream":true,"messages":[]}"#,
+        );
+        let mut headers = vec![("content-type", content_type)];
+        headers.extend(content_encoding.map(|encoding| ("content-encoding", encoding)));
+        exchange.response_head(ResponseHead::from_headers(200, headers));
+        exchange
+    }
+
+    #[test]
+    fn framing_bytes_count_an_unfinished_event_a_buffered_body_and_a_decoder() {
+        let mut stream = started("text/event-stream", None);
+        assert_eq!(stream.framing_bytes(), 0, "nothing taken in yet");
+        let line = format!("data: {{\"padding\":\"{}\"}}", "x".repeat(100_000));
+        stream.feed(line.as_bytes());
+        assert!(
+            stream.framing_bytes() >= line.len(),
+            "the unfinished line is held"
+        );
+
+        let mut buffered = started("application/json", None);
+        buffered.feed(line.as_bytes());
+        assert!(buffered.framing_bytes() >= line.len(), "the body is held");
+
+        let compressed = started("text/event-stream", Some("gzip"));
+        assert!(
+            compressed.framing_bytes() >= super::super::decode::CODEC_STATE,
+            "a decoder's state is counted"
+        );
+    }
+}

@@ -279,29 +279,7 @@ async fn reassembly_state_of_many_tiny_choices_is_charged_to_the_memory_budget()
     let budget = 10 * tiny.len();
     raw.inspect.max_memory = Some(budget);
     let tooltap = streamed_whole(raw, &events).await;
-    let text = within(LIMIT, async {
-        loop {
-            let text = metrics(&tooltap).await;
-            let reason = ["reason=\"memory_budget\""];
-            if metric_sum(&text, "tooltap_inspection_incomplete_total", &reason) >= 1 {
-                return text;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await;
-    assert_eq!(
-        metric_sum(&text, "tooltap_violations_total", &[]),
-        0,
-        "a bound is never a violation"
-    );
-    let inspection = tooltap.state().watch.inspection().clone();
-    within(LIMIT, async {
-        while inspection.memory.used() > 0 {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await;
+    tripped_and_given_back(&tooltap).await;
 }
 
 /// Starts the proxy with `raw` and streams one Chat request through it, whose response must
