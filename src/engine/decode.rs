@@ -21,6 +21,10 @@ pub enum DecodeError {
     },
 }
 
+/// What a codec's own state is taken to hold for the memory budget: an inflate window and its
+/// tables, or a brotli or zstd decoder at the windows common in HTTP responses.
+pub const CODEC_STATE: usize = 64 * 1024;
+
 /// A sink that keeps decoded bytes and refuses to grow past the limit.
 #[derive(Debug)]
 struct BoundedSink {
@@ -162,6 +166,21 @@ impl BodyDecoder {
             Codec::Brotli(decoder) => Some(decoder.get_mut()),
             Codec::Zstd(decoder) => Some(decoder.get_mut()),
         }
+    }
+
+    /// What it holds between pushes: its output buffer (capacity) and, for a compressed body,
+    /// an estimate of its codec's state ([`CODEC_STATE`]); 0 for identity.
+    pub fn held_bytes(&self) -> usize {
+        let output = match &self.codec {
+            Codec::Identity => return 0,
+            Codec::DeflateUndecided(sink) => sink,
+            Codec::Gzip(decoder) => decoder.get_ref(),
+            Codec::Zlib(decoder) => decoder.get_ref(),
+            Codec::RawDeflate(decoder) => decoder.get_ref(),
+            Codec::Brotli(decoder) => decoder.get_ref(),
+            Codec::Zstd(decoder) => decoder.get_ref(),
+        };
+        output.decoded.capacity().saturating_add(CODEC_STATE)
     }
 
     /// Turns a write result into decoded output, telling the size limit from corruption.

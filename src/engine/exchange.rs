@@ -436,8 +436,8 @@ impl Exchange {
     /// `max_reassembled` (past it the exchange stops `too_large`). For a buffered body, what
     /// judging it at its end will take (`weigh::BUFFERED_PER_BYTE` per byte; the body itself is
     /// bounded by `max_json_body`), and what the dialect already holds (MCP: the request's
-    /// messages it observed). The proxy charges it to `inspect.max_memory`. Framing
-    /// buffers are not in it: they are bounded by the bytes taken in.
+    /// messages it observed). The proxy charges it to `inspect.max_memory`, with what framing
+    /// holds ([`Exchange::framing_bytes`]).
     pub fn reassembly_bytes(&self) -> usize {
         match &self.body {
             Body::Json(framer) => framer
@@ -452,6 +452,31 @@ impl Exchange {
             | Body::Ndjson(_)
             | Body::EventStream(_) => self.state.rules().reassembly_bytes(),
         }
+    }
+
+    /// What the body's framing holds between feeds, apart from reassembly: the framer's
+    /// partial line, event, element or message (a buffered body: the body itself), the emptied
+    /// queues of framed events, and the decoder's buffer and state. The proxy charges it to
+    /// `inspect.max_memory` with [`Exchange::reassembly_bytes`].
+    pub fn framing_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let framer = match &self.body {
+            Body::AwaitingHead | Body::NotInspected(_) => 0,
+            Body::Json(framer) => framer.held_bytes(),
+            Body::Sse(sse) => {
+                sse.framer.held_bytes() + sse.events.capacity() * size_of::<SseEvent>()
+            }
+            Body::JsonArray(array) => {
+                array.framer.held_bytes() + array.elements.capacity() * size_of::<String>()
+            }
+            Body::Ndjson(ndjson) => {
+                ndjson.framer.held_bytes() + ndjson.lines.capacity() * size_of::<String>()
+            }
+            Body::EventStream(messages) => {
+                messages.decoder.held_bytes() + messages.messages.capacity() * size_of::<Message>()
+            }
+        };
+        framer.saturating_add(self.decoder.as_ref().map_or(0, BodyDecoder::held_bytes))
     }
 
     /// How the response body is framed, once [`Exchange::response_head`] was given: the one
@@ -708,5 +733,45 @@ fn decode_stop(error: DecodeError) -> Completeness {
                 reason: other.to_string(),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn started(content_type: &str, content_encoding: Option<&str>) -> Exchange {
+        let config = Arc::new(EngineConfig::default());
+        let mut exchange = Exchange::new(
+            &config,
+            &SchemaCache::default(),
+            br#"{"model":"m","stream":true,"messages":[]}"#,
+        );
+        let mut headers = vec![("content-type", content_type)];
+        headers.extend(content_encoding.map(|encoding| ("content-encoding", encoding)));
+        exchange.response_head(ResponseHead::from_headers(200, headers));
+        exchange
+    }
+
+    #[test]
+    fn framing_bytes_count_an_unfinished_event_a_buffered_body_and_a_decoder() {
+        let mut stream = started("text/event-stream", None);
+        assert_eq!(stream.framing_bytes(), 0, "nothing taken in yet");
+        let line = format!("data: {{\"padding\":\"{}\"}}", "x".repeat(100_000));
+        stream.feed(line.as_bytes());
+        assert!(
+            stream.framing_bytes() >= line.len(),
+            "the unfinished line is held"
+        );
+
+        let mut buffered = started("application/json", None);
+        buffered.feed(line.as_bytes());
+        assert!(buffered.framing_bytes() >= line.len(), "the body is held");
+
+        let compressed = started("text/event-stream", Some("gzip"));
+        assert!(
+            compressed.framing_bytes() >= super::super::decode::CODEC_STATE,
+            "a decoder's state is counted"
+        );
     }
 }

@@ -1,5 +1,6 @@
-//! One global budget for the bytes inspection holds: request bodies, and the response bytes
-//! an inspector takes in (held recording frames, framing and reassembly buffers).
+//! One global budget for the bytes inspection holds: request bodies, and what an inspector
+//! holds of the response (held recording frames, framing and reassembly buffers), not the
+//! bytes it has seen.
 //!
 //! Input: each inspector's [`Charge`], taken when it starts and grown as it holds more. Output:
 //! whether a new exchange may be inspected at all; past the budget it is forwarded uninspected
@@ -82,6 +83,37 @@ impl Charge {
 }
 
 impl Charge {
+    /// Bytes this charge holds.
+    pub fn held(&self) -> usize {
+        self.held
+    }
+
+    /// Moves this charge to `target` bytes: down always; up only if that stays within the
+    /// budget (`false`, nothing changed, otherwise).
+    pub fn try_set(&mut self, target: usize) -> bool {
+        match target.checked_sub(self.held) {
+            Some(more) => self.try_add(more),
+            None => {
+                self.lower(self.held - target);
+                true
+            }
+        }
+    }
+
+    /// Moves this charge to `target` bytes whatever the budget: what its exchange already
+    /// holds, so that new exchanges see it.
+    pub fn set(&mut self, target: usize) {
+        match target.checked_sub(self.held) {
+            Some(more) => self.add(more),
+            None => self.lower(self.held - target),
+        }
+    }
+
+    fn lower(&mut self, bytes: usize) {
+        self.budget.used.fetch_sub(bytes, Ordering::Relaxed);
+        self.held -= bytes;
+    }
+
     /// Gives back everything this charge holds (its exchange dropped its buffers).
     pub fn release(&mut self) {
         self.budget.used.fetch_sub(self.held, Ordering::Relaxed);
@@ -110,6 +142,16 @@ mod tests {
         assert!(
             budget.charge().is_none(),
             "spent: new exchanges are not inspected"
+        );
+        assert!(first.try_set(30), "falling always succeeds");
+        assert_eq!(budget.used(), 30);
+        assert!(!first.try_set(101), "rising past the budget does not");
+        assert_eq!(first.held(), 30);
+        first.set(120);
+        assert_eq!(
+            budget.used(),
+            120,
+            "what is held is counted whatever the budget"
         );
         drop(first);
         assert_eq!(budget.used(), 0);

@@ -426,20 +426,16 @@ async fn analyse(
 ) -> (Outcome, bool) {
     let ResponsePart { head, mut body, .. } = part;
     let pool = &shared.analysis;
-    // What this exchange can hold of the response: the held recording, and the engine's
-    // framing or reassembly buffer. Bytes past that are not held, so not charged.
+    // What this exchange holds of the response is charged, not the bytes it has seen: the held
+    // recording's frames (what it took in, up to its in-memory bound) and what the engine holds
+    // (framing buffers and reassembly, `Engine::held_bytes`). Before each trip the batch is
+    // reserved on top (`Engine::reserve`), so the charge rises before the memory is taken; when
+    // the trip is back the charge is set to what is then held, up or down. On top of what the
+    // request body holds, charged already.
+    let request_held = charge.held();
     let tape_bound = recording.as_ref().map_or(0, Tape::in_memory_bound);
-    let holdable = tape_bound.saturating_add(
-        shared
-            .engine
-            .max_json_body
-            .max(shared.engine.max_reassembled),
-    );
-    let mut charged = 0usize;
-    // What the engine's reassembly holds (choices, calls, blocks, items and their text, as
-    // `engine::weigh` counts them) is charged too, as it grows: many tiny entries can weigh
-    // far more than the bytes that brought them.
-    let mut charged_reassembly = 0usize;
+    let mut seen = 0usize;
+    let mut engine_held = 0usize;
     // The engine starts (the request parsed, its schemas compiled) on the first trip to the
     // pool, together with the first frames; a buffered response whose end is already known
     // then costs one trip in all (each trip is two cross-thread wake-ups, a large part of the
@@ -463,14 +459,11 @@ async fn analyse(
         if first_chunk.is_none() {
             *first_chunk = batch.first().map(|event| event.at);
         }
-        // Held frames and framing buffers are bounded per exchange; counted so that new
-        // exchanges see the total.
         let bytes: usize = batch.iter().map(|event| event.bytes.len()).sum();
-        let more = bytes.min(holdable.saturating_sub(charged));
-        let grown = exchange
-            .reassembly_bytes()
-            .saturating_sub(charged_reassembly);
-        if !charge.try_add(more + grown) {
+        seen = seen.saturating_add(bytes);
+        let request_and_tape = request_held.saturating_add(seen.min(tape_bound));
+        let reserved = engine_held.saturating_add(exchange.reserve(bytes));
+        if !charge.try_set(request_and_tape.saturating_add(reserved)) {
             // All inspections together hold `inspect.max_memory`: this one stops here and
             // frees what it holds (its recording, its reassembly); the client is unaffected.
             *recording = None;
@@ -481,8 +474,6 @@ async fn analyse(
             charge.release();
             return (Outcome::of(report, None), true);
         }
-        charged += more;
-        charged_reassembly += grown;
         // A small trip runs on this task's thread when it needs no schema compiled, its
         // schemas are plain and its held frames stay in memory (a spill append is blocking
         // I/O); anything else goes to the pool (see `trip::HERE_BYTES`).
@@ -516,6 +507,8 @@ async fn analyse(
             Some(fed) => fed,
             None => return (Outcome::Panicked, false),
         };
+        engine_held = exchange.held_bytes();
+        charge.set(request_and_tape.saturating_add(engine_held));
         body.data.release(bytes);
     }
     // No frames left to feed: only the end-of-body checks.

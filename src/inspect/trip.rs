@@ -14,6 +14,9 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use super::recording::Tape;
+use crate::engine::framing::body_kind;
+use crate::engine::report::BodyKind;
+use crate::engine::weigh::BUFFERED_PER_BYTE;
 use crate::engine::{Dialect, EngineConfig, Exchange, RequestParts, ResponseHead, SchemaCache};
 use crate::tap::tee::TapEvent;
 
@@ -102,11 +105,35 @@ impl Engine {
         })
     }
 
-    /// What its stream's reassembly holds (`Exchange::reassembly_bytes`); 0 before it starts.
-    pub(super) fn reassembly_bytes(&self) -> usize {
+    /// What it holds between trips: its reassembly and its framing (`Exchange::reassembly_bytes`
+    /// and `Exchange::framing_bytes`); 0 before it starts.
+    pub(super) fn held_bytes(&self) -> usize {
         match self {
-            Engine::Started { exchange, .. } => exchange.reassembly_bytes(),
+            Engine::Started { exchange, .. } => exchange
+                .reassembly_bytes()
+                .saturating_add(exchange.framing_bytes()),
             Engine::Pending(_) => 0,
+        }
+    }
+
+    /// The most a trip feeding `bytes` may add to what it holds, reserved before the trip: the
+    /// bytes themselves, left in a framing buffer; for a buffered body (or one whose framing is
+    /// known by no stream content type) also what judging them takes (`weigh::BUFFERED_PER_BYTE` per byte). What a
+    /// dialect weighs past that (an entry's own weight) is charged when the trip is back.
+    pub(super) fn reserve(&self, bytes: usize) -> usize {
+        let stream = match self {
+            Engine::Started { exchange, .. } => {
+                exchange.body_kind().is_some_and(BodyKind::is_stream)
+            }
+            // Not framed yet: by its content type alone (no content type is taken as buffered).
+            Engine::Pending(start) => {
+                body_kind(start.head.content_type.as_deref(), false).is_stream()
+            }
+        };
+        if stream {
+            bytes
+        } else {
+            bytes.saturating_mul(1 + BUFFERED_PER_BYTE)
         }
     }
 

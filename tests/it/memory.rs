@@ -52,7 +52,9 @@ async fn past_the_memory_budget_new_exchanges_are_forwarded_uninspected_and_coun
         json!({"id":"c","object":"chat.completion.chunk","model":"m",
             "choices":[{"index":0,"delta":{"content":"x".repeat(48 * 1024)},"finish_reason":null}]})
     );
-    let stream = [big.as_str(), "data: [DONE]\n\n"].map(str::to_owned);
+    // The first event arrives without its blank line, so the framer holds it until the rest.
+    let held_line = big.trim_end_matches('\n');
+    let stream = [held_line.to_owned(), "\n\ndata: [DONE]\n\n".to_owned()];
     let upstream = Upstream::start(
         move |received| {
             if String::from_utf8_lossy(&received.body).contains("\"stream\":true") {
@@ -66,8 +68,9 @@ async fn past_the_memory_budget_new_exchanges_are_forwarded_uninspected_and_coun
     )
     .await;
     let holder_body = r#"{"model":"m","stream":true,"messages":[]}"#;
-    // Exactly the holder's request body and first event: once it holds them the budget is spent.
-    let budget = holder_body.len() + big.len();
+    // Exactly the holder's request body and its unfinished event: once it holds them the
+    // budget is spent.
+    let budget = holder_body.len() + held_line.len();
     let mut raw = proxy::raw_config(&upstream.url());
     raw.inspect.max_memory = Some(budget);
     let tooltap = proxy::start(raw).await;
@@ -105,8 +108,8 @@ async fn past_the_memory_budget_new_exchanges_are_forwarded_uninspected_and_coun
         }
     })
     .await;
-    // The exchange refused while the budget was spent, and the holder itself: its `[DONE]`
-    // would have crossed the budget, so it stopped there and gave back what it held.
+    // The exchange refused while the budget was spent, and the holder itself: the rest of its
+    // event would have crossed the budget, so it stopped there and gave back what it held.
     assert_eq!(
         metric_sum(
             &text,
@@ -277,9 +280,132 @@ async fn reassembly_state_of_many_tiny_choices_is_charged_to_the_memory_budget()
     let budget = 10 * tiny.len();
     raw.inspect.max_memory = Some(budget);
     let tooltap = streamed_whole(raw, &events).await;
+    tripped_and_given_back(&tooltap).await;
+}
+
+/// Starts the proxy with `raw` and streams one Chat request through it, whose response must
+/// reach the client as `events`, byte for byte.
+async fn streamed_whole(raw: RawConfig, events: &[&str]) -> RunningProxy {
+    let tooltap = proxy::start(raw).await;
+    let addr = tooltap.local_addr();
+    let body = r#"{"model":"m","stream":true,"messages":[]}"#;
+    let got = within(
+        LIMIT,
+        exchange(addr, request(addr, "POST", "/v1/chat/completions", body)),
+    )
+    .await;
+    assert_eq!(
+        got.body,
+        events.concat().as_bytes(),
+        "the client gets every byte"
+    );
+    tooltap
+}
+
+/// What a stream holds is charged to `inspect.max_memory`, not the bytes it has seen: many
+/// concurrent long streams whose held state is small (their padding in a field no rule keeps)
+/// are all inspected under a budget far below their bytes together, and the budget is given
+/// back. Charging the bytes seen, as before, stopped most of them (`memory_budget`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_long_streams_that_hold_little_are_all_inspected_under_a_small_budget() {
+    const STREAMS: usize = 8;
+    let padded = format!(
+        "data: {}\n\n",
+        json!({"id":"c","object":"chat.completion.chunk","model":"m",
+            "choices":[{"index":0,"delta":{},"finish_reason":null}],
+            "padding":"x".repeat(4 * 1024)})
+    );
+    // About 1 MiB a stream, 8 MiB together, over at least half a second each: they overlap.
+    let mut events: Vec<&str> = vec![padded.as_str(); 256];
+    events.push("data: [DONE]\n\n");
+    let whole = events.concat();
+    let upstream = Upstream::serving(Script::sse(&events, Duration::from_millis(2))).await;
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.inspect.max_memory = Some(1024 * 1024);
+    let tooltap = proxy::start(raw).await;
+    let addr = tooltap.local_addr();
+    let body = r#"{"model":"m","stream":true,"messages":[]}"#;
+    let clients: Vec<_> = (0..STREAMS)
+        .map(|_| {
+            tokio::spawn(exchange(
+                addr,
+                request(addr, "POST", "/v1/chat/completions", body),
+            ))
+        })
+        .collect();
+    for client in clients {
+        let got = within(LIMIT, client).await.expect("client");
+        assert_eq!(got.body, whole.as_bytes(), "the client gets every byte");
+    }
+    let text = settle(&tooltap, STREAMS as u64).await;
+    assert_eq!(
+        metric_sum(&text, "tooltap_inspection_incomplete_total", &[]),
+        0,
+        "every stream inspected whole"
+    );
+    let inspection = tooltap.state().watch.inspection().clone();
+    within(LIMIT, async {
+        while inspection.memory.used() > 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+}
+
+/// A stream that really holds a lot still trips the budget: one SSE event of 1 MiB whose line
+/// arrives in pieces is held by the framer until it ends, and its growth is charged before it
+/// is taken, so a 512 KiB budget stops it (`memory_budget`, never a violation); the client
+/// gets every byte and the budget is given back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_whose_framing_holds_a_huge_partial_event_trips_the_budget() {
+    let huge = format!(
+        "data: {}\n\n",
+        json!({"id":"c","object":"chat.completion.chunk","model":"m",
+            "choices":[{"index":0,"delta":{},"finish_reason":null}],
+            "padding":"x".repeat(1024 * 1024)})
+    );
+    let mut events: Vec<&str> = huge
+        .as_bytes()
+        .chunks(64 * 1024)
+        .map(|piece| std::str::from_utf8(piece).expect("ASCII"))
+        .collect();
+    events.push("data: [DONE]\n\n");
+    let upstream = Upstream::serving(Script::sse(&events, Duration::from_millis(20))).await;
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.inspect.max_memory = Some(512 * 1024);
+    let tooltap = streamed_whole(raw, &events).await;
+    tripped_and_given_back(&tooltap).await;
+}
+
+/// A buffered body is held whole, and judging it takes more: it is charged before it is taken,
+/// so a 512 KiB body under a 1 MiB budget stops (`memory_budget`, never a violation).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_buffered_body_trips_the_budget() {
+    let body = json!({"id":"c","object":"chat.completion","model":"m",
+        "choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],
+        "padding":"x".repeat(512 * 1024)})
+    .to_string();
+    let upstream = Upstream::serving(Script::full(200, "application/json", &body)).await;
+    let mut raw = proxy::raw_config(&upstream.url());
+    raw.inspect.max_memory = Some(1024 * 1024);
+    let tooltap = proxy::start(raw).await;
+    let addr = tooltap.local_addr();
+    let plain = r#"{"model":"m","messages":[]}"#;
+    let got = within(
+        LIMIT,
+        exchange(addr, request(addr, "POST", "/v1/chat/completions", plain)),
+    )
+    .await;
+    assert_eq!(got.body, body.as_bytes(), "the client gets every byte");
+    tripped_and_given_back(&tooltap).await;
+}
+
+/// Waits for one `memory_budget` exchange, checks nothing was reported a violation, and waits
+/// for the budget to be given back.
+async fn tripped_and_given_back(tooltap: &RunningProxy) {
     let text = within(LIMIT, async {
         loop {
-            let text = metrics(&tooltap).await;
+            let text = metrics(tooltap).await;
             let reason = ["reason=\"memory_budget\""];
             if metric_sum(&text, "tooltap_inspection_incomplete_total", &reason) >= 1 {
                 return text;
@@ -300,23 +426,4 @@ async fn reassembly_state_of_many_tiny_choices_is_charged_to_the_memory_budget()
         }
     })
     .await;
-}
-
-/// Starts the proxy with `raw` and streams one Chat request through it, whose response must
-/// reach the client as `events`, byte for byte.
-async fn streamed_whole(raw: RawConfig, events: &[&str]) -> RunningProxy {
-    let tooltap = proxy::start(raw).await;
-    let addr = tooltap.local_addr();
-    let body = r#"{"model":"m","stream":true,"messages":[]}"#;
-    let got = within(
-        LIMIT,
-        exchange(addr, request(addr, "POST", "/v1/chat/completions", body)),
-    )
-    .await;
-    assert_eq!(
-        got.body,
-        events.concat().as_bytes(),
-        "the client gets every byte"
-    );
-    tooltap
 }

@@ -165,6 +165,11 @@ impl EventStreamDecoder {
         }
     }
 
+    /// What it holds between pushes: the message not yet complete (its buffer's capacity).
+    pub fn held_bytes(&self) -> usize {
+        self.buffer.capacity()
+    }
+
     /// Decodes `bytes`, appending each message they complete to `out`. A corrupt message stops
     /// decoding silently (see [`EventStreamDecoder::end`]); a message over `max_message` stops it
     /// with an error.

@@ -36,6 +36,11 @@ impl JsonFramer {
     pub fn body(&self) -> &[u8] {
         &self.body
     }
+
+    /// What it holds: the body's buffer (its capacity, which is what is allocated).
+    pub fn held_bytes(&self) -> usize {
+        self.body.capacity()
+    }
 }
 
 #[cfg(test)]

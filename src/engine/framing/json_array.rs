@@ -102,6 +102,11 @@ impl JsonArrayFramer {
         }
     }
 
+    /// What it holds between pushes: the element not yet complete (its buffer's capacity).
+    pub fn held_bytes(&self) -> usize {
+        self.element.capacity()
+    }
+
     /// Consumes `bytes`, appending every element they complete to `elements`. Past an error
     /// (or a stop, see [`JsonArrayFramer::end`]) further bytes are ignored.
     pub fn push(

@@ -61,6 +61,11 @@ impl NdjsonFramer {
         }
     }
 
+    /// What it holds between pushes: the line not yet complete (its buffer's capacity).
+    pub fn held_bytes(&self) -> usize {
+        self.line.capacity()
+    }
+
     /// Consumes `bytes`, appending every line they complete to `lines`. Past an error further
     /// bytes are ignored.
     pub fn push(&mut self, bytes: &[u8], lines: &mut Vec<String>) -> Result<(), NdjsonLineTooLong> {

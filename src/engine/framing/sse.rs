@@ -64,6 +64,13 @@ impl SseFramer {
         }
     }
 
+    /// What it holds between pushes: the unterminated line and the event being built (their
+    /// buffers' capacities).
+    pub fn held_bytes(&self) -> usize {
+        let field = |text: &Option<String>| text.as_ref().map_or(0, String::capacity);
+        self.partial_line.capacity() + self.data.capacity() + field(&self.event) + field(&self.id)
+    }
+
     /// Consumes `bytes`, appending every event they complete to `events`.
     pub fn push(
         &mut self,
