@@ -442,8 +442,21 @@ fn every_quirk_costs_linear_work_on_adversarial_streams() {
             let (small_case, large_case) = ((shape.make)(half), (shape.make)(4 * half));
             for quirk in QuirkId::ALL.into_iter().filter(|q| q.dialect() == dialect) {
                 let cpu = |case: &Case| quirk_cpu(quirk, case).unwrap_or_default();
-                let (small, large) = (cpu(&small_case), cpu(&large_case));
-                let growth = large.as_secs_f64() / small.max(CPU_TICK).as_secs_f64();
+                let (mut small, mut large) = (cpu(&small_case), cpu(&large_case));
+                let growth_of = |small: Duration, large: Duration| {
+                    large.as_secs_f64() / small.max(CPU_TICK).as_secs_f64()
+                };
+                // One run each keeps the test short; a pair that looks superlinear is measured
+                // twice more and judged on each size's least CPU, so one preempted or
+                // cache-cold run on a loaded machine is not taken for the quirk's cost.
+                for _ in 0..2 {
+                    if large <= CPU_FLOOR || growth_of(small, large) <= CPU_GROWTH {
+                        break;
+                    }
+                    small = small.min(cpu(&small_case));
+                    large = large.min(cpu(&large_case));
+                }
+                let growth = growth_of(small, large);
                 if verbose() {
                     eprintln!(
                         "{dialect} {} {quirk}: {small:.1?}..{large:.1?} ({growth:.1}x)",
