@@ -161,16 +161,10 @@ impl ArgumentStream {
             return;
         }
         self.dropped = true;
-        let mut end = self.limits.prefix.min(self.text.len());
-        while !self.text.is_char_boundary(end) {
-            end -= 1;
-        }
+        let end = self.text.floor_char_boundary(self.limits.prefix);
         self.text.truncate(end);
         // A first fragment past the bound still leaves the text's start.
-        let mut take = (self.limits.prefix - end).min(fragment.len());
-        while !fragment.is_char_boundary(take) {
-            take -= 1;
-        }
+        let take = fragment.floor_char_boundary(self.limits.prefix - end);
         self.text.push_str(&fragment[..take]);
         self.text.shrink_to_fit();
     }

@@ -26,11 +26,7 @@ pub fn bounded_text(mut text: String, max: usize) -> String {
         return text;
     }
     let length = text.len();
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    text.truncate(end);
+    text.truncate(text.floor_char_boundary(max));
     text.push_str(&format!("… ({length} bytes, cut)"));
     text
 }

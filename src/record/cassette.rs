@@ -45,11 +45,7 @@ fn bounded(value: &str) -> Option<String> {
     if value.is_empty() {
         return None;
     }
-    let mut end = value.len().min(MAX_NAME);
-    while !value.is_char_boundary(end) {
-        end -= 1;
-    }
-    Some(value[..end].to_owned())
+    Some(value[..value.floor_char_boundary(MAX_NAME)].to_owned())
 }
 
 /// The relative folder a cassette's recordings are written to: `tests/test_weather.py::test_loop`

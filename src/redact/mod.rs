@@ -270,11 +270,7 @@ impl Redactor {
             );
         };
         if shown.len() > max {
-            let mut end = max;
-            while !shown.is_char_boundary(end) {
-                end -= 1;
-            }
-            shown.truncate(end);
+            shown.truncate(shown.floor_char_boundary(max));
         }
         shown
     }

@@ -61,10 +61,7 @@ impl Shown {
             self.left -= text.len();
             return 0;
         }
-        let mut keep = self.left;
-        while !text.is_char_boundary(keep) {
-            keep -= 1;
-        }
+        let keep = text.floor_char_boundary(self.left);
         let cut = (text.len() - keep) as u64;
         text.truncate(keep);
         self.left -= keep;

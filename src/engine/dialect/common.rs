@@ -23,11 +23,7 @@ use crate::engine::violation::{Site, Stage, ViolationSink};
 pub fn preview(value: &serde_json::Value) -> String {
     let mut text = value.to_string();
     if text.len() > 60 {
-        let mut cut = 57;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        text.truncate(cut);
+        text.truncate(text.floor_char_boundary(57));
         text.push_str("...");
     }
     text

@@ -52,7 +52,7 @@ impl Keys {
             shown: keys
                 .iter()
                 .take(SHOWN)
-                .map(|k| Box::from(cut(k, SHOWN_BYTES)))
+                .map(|k| Box::from(&k[..k.floor_char_boundary(SHOWN_BYTES)]))
                 .collect(),
         }
     }
@@ -201,13 +201,4 @@ fn key(params: Option<&Value>, state: Option<&Value>) -> u64 {
         }
     }
     hasher.finish()
-}
-
-/// At most `max` bytes of `text`, cut at a character boundary.
-fn cut(text: &str, max: usize) -> &str {
-    let mut end = text.len().min(max);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }

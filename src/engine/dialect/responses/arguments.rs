@@ -76,7 +76,7 @@ impl StreamedArguments {
         self.digest.0.update(fragment.as_bytes());
         if !self.prefix_full {
             let room = self.prefix_bound - self.prefix.len();
-            let end = cut(fragment, room);
+            let end = fragment.floor_char_boundary(room);
             self.prefix.push_str(&fragment[..end]);
             self.prefix_full = end < fragment.len();
         }
@@ -137,23 +137,14 @@ pub fn kept(text: &str, limits: ArgumentLimits) -> Cow<'_, str> {
     }
     let mut digest = Context::new(&SHA256);
     digest.update(text.as_bytes());
-    let prefix = &text[..cut(text, limits.prefix)];
+    let prefix = &text[..text.floor_char_boundary(limits.prefix)];
     Cow::Owned(marker(prefix, text.len() as u64, digest))
 }
 
 /// The start of `text` a violation's preview shows (a preview is shorter), without copying
 /// the rest.
 pub fn start_of(text: &str) -> &str {
-    &text[..cut(text, 256)]
-}
-
-/// The longest start of `text` within `bytes` that ends on a char boundary.
-fn cut(text: &str, bytes: usize) -> usize {
-    let mut end = bytes.min(text.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    end
+    &text[..text.floor_char_boundary(256)]
 }
 
 /// A whole copy of a text past the held bound judged as it is read (the arguments of an item
