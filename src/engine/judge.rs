@@ -133,6 +133,31 @@ impl<'s> Judge<'s> {
     pub fn sink(&mut self) -> &mut ViolationSink {
         self.sink
     }
+
+    /// The sink, and a maker of the site of `pointer` below this place: for code that takes
+    /// both and writes a site out only for a finding (an argument verdict).
+    pub fn sink_and_site<'a>(
+        &'a mut self,
+        pointer: &'a str,
+    ) -> (&'a mut ViolationSink, impl Fn() -> Site + 'a) {
+        let Judge {
+            sink,
+            base,
+            choice,
+            tool_call,
+            seq,
+            ..
+        } = self;
+        let (choice, tool_call, seq, base) = (*choice, *tool_call, *seq, base.as_str());
+        let site = move || Site {
+            choice,
+            tool_call,
+            path: format!("{base}{pointer}"),
+            seq,
+            schema_path: None,
+        };
+        (&mut **sink, site)
+    }
 }
 
 #[cfg(test)]

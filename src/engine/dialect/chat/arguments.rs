@@ -27,9 +27,10 @@ use crate::engine::violation::{Site, ViolationSink};
 /// the report.
 pub const NOT_KEPT: &str = "… (tooltap: the rest of the arguments was not kept)";
 
-/// One call's streamed arguments.
+/// One Chat call's streamed arguments as the reassembly holds them: followed fragment by
+/// fragment, with the call's schema once its name is known, in place of the joined text.
 #[derive(Debug)]
-pub struct StreamedArguments {
+pub struct FollowedArguments {
     stream: ArgumentStream,
     /// The stream was started with the call's schema (its name was known), or read again with it.
     schema_followed: bool,
@@ -48,10 +49,10 @@ pub struct Taken {
     pub broken: Option<Broken>,
 }
 
-impl StreamedArguments {
+impl FollowedArguments {
     /// A call's arguments; `schema` is `None` when the call's name is not known yet.
-    pub fn new(schema: Option<Option<&ToolSchema>>) -> StreamedArguments {
-        StreamedArguments {
+    pub fn new(schema: Option<Option<&ToolSchema>>) -> FollowedArguments {
+        FollowedArguments {
             stream: ArgumentStream::new(schema.flatten(), ArgumentLimits::default()),
             schema_followed: schema.is_some(),
             schema_missed: false,
@@ -114,7 +115,7 @@ impl StreamedArguments {
 
     /// Reports the verdict at the complete stage against `schema` (the one the complete-stage
     /// check found for the call); `shown` is the call's text in the reassembled document (see
-    /// [`StreamedArguments::to_value`]). Returns the parsed object when the text was held.
+    /// [`FollowedArguments::to_value`]). Returns the parsed object when the text was held.
     pub fn judge(
         self,
         schema: Option<&ToolSchema>,
@@ -158,7 +159,7 @@ impl StreamedArguments {
 /// or a buffered body carries it): from its `streamed` arguments when the call streamed, else
 /// judged whole. Returns the parsed object when the text was held.
 pub fn judge_call(
-    streamed: Option<Box<StreamedArguments>>,
+    streamed: Option<Box<FollowedArguments>>,
     schema: Option<&ToolSchema>,
     text: &str,
     rules: &ArgumentRules,

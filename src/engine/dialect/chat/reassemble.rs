@@ -19,7 +19,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::arguments::{StreamedArguments, Taken};
+use super::arguments::{FollowedArguments, Taken};
 use super::whole_json::WholeJson;
 use crate::engine::schema::ToolSchema;
 use crate::engine::small_map::SmallMap;
@@ -107,14 +107,14 @@ pub struct CallAssembly {
 }
 
 /// Arguments as received: a function call's string fragments followed as they stream
-/// ([`StreamedArguments`]), a custom call's input fragments concatenated, or the first
+/// ([`FollowedArguments`]), a custom call's input fragments concatenated, or the first
 /// non-string value.
 #[derive(Debug, Default)]
 pub enum Arguments {
     #[default]
     Absent,
     Text(String),
-    Streamed(Box<StreamedArguments>),
+    Streamed(Box<FollowedArguments>),
     Raw(Value),
 }
 
@@ -141,7 +141,7 @@ impl Arguments {
     ) -> Taken {
         match self {
             Arguments::Absent => {
-                let mut streamed = StreamedArguments::new(schema);
+                let mut streamed = FollowedArguments::new(schema);
                 let taken = streamed.push(fragment, seq);
                 *self = Arguments::Streamed(Box::new(streamed));
                 taken
@@ -180,7 +180,7 @@ impl Arguments {
     }
 
     /// The streamed arguments, taken for the complete-stage verdict.
-    fn take_streamed(&mut self) -> Option<Box<StreamedArguments>> {
+    fn take_streamed(&mut self) -> Option<Box<FollowedArguments>> {
         match std::mem::take(self) {
             Arguments::Streamed(streamed) => Some(streamed),
             other => {
@@ -257,7 +257,7 @@ impl Assembly {
     }
 
     /// A call's streamed arguments, taken (once) for the complete-stage verdict.
-    pub fn take_streamed(&mut self, choice: u32, call: CallKey) -> Option<Box<StreamedArguments>> {
+    pub fn take_streamed(&mut self, choice: u32, call: CallKey) -> Option<Box<FollowedArguments>> {
         let assembled = self.choices.get_mut(&choice)?;
         let arguments = match call {
             CallKey::Tool(index) => &mut assembled.calls.get_mut(&index)?.arguments,

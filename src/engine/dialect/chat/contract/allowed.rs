@@ -6,17 +6,16 @@
 //! violations at [`Stage::Complete`].
 
 use super::Declared;
+use crate::engine::judge::Judge;
 use crate::engine::report::ToolCallOutcome;
 use crate::engine::rules::RuleId;
-use crate::engine::violation::{Site, Stage, ViolationSink};
 
+/// Judges one choice's calls (`judge`: at the choice) against `allowed_tools`.
 pub fn check_allowed(
     declared: Declared<'_>,
     calls: &[ToolCallOutcome],
     finish_reason: Option<&str>,
-    base: &str,
-    index: u32,
-    sink: &mut ViolationSink,
+    judge: &mut Judge<'_>,
 ) {
     let Some(allowed) = &declared.surface.allowed else {
         return;
@@ -30,24 +29,18 @@ pub fn check_allowed(
             continue;
         };
         let detail = format!("{name:?} is outside the allowed tools {:?}", allowed.names);
-        let site = Site::at(format!("{base}/message/tool_calls/{position}"))
-            .choice(Some(index))
+        let mut judge = judge
+            .under(format_args!("/message/tool_calls/{position}"))
             .tool_call(Some(call.index));
-        sink.push(
-            RuleId::ChatAllowedResponseToolNotAllowed,
-            Stage::Complete,
-            site,
-            detail,
-        );
+        judge.flag(RuleId::ChatAllowedResponseToolNotAllowed, "", detail);
     }
     let cut_short = matches!(finish_reason, Some("length" | "content_filter"));
     if allowed.required && calls.is_empty() && !cut_short {
-        let site = Site::at(format!("{base}/message")).choice(Some(index));
-        sink.push(
+        let detail = "allowed_tools mode is \"required\" and no tool call came back";
+        judge.flag(
             RuleId::ChatAllowedResponseRequiredViolated,
-            Stage::Complete,
-            site,
-            "allowed_tools mode is \"required\" and no tool call came back",
+            "/message",
+            detail,
         );
     }
 }

@@ -9,16 +9,16 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::custom::{CallAt, check_custom_call};
-use super::view::{Calls, PartName};
+use super::custom::check_custom_call;
+use super::view::{CallView, Calls, PartName};
 use super::{Declared, Origin, preview};
 use crate::engine::dialect::argument_verdict::ArgumentRules;
-use crate::engine::dialect::chat::arguments::judge_call;
+use crate::engine::dialect::chat::arguments::{FollowedArguments, judge_call};
 use crate::engine::dialect::chat::reassemble::{Assembly, CallKey};
+use crate::engine::judge::Judge;
 use crate::engine::report::ToolCallOutcome;
 use crate::engine::rules::RuleId;
-use crate::engine::schema::{CompiledTools, ToolSchema};
-use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::schema::{CompiledTools, DeclaredTool, ToolSchema};
 
 /// The rules a `tool_calls` item's arguments are judged by.
 pub const TOOL_CALL_ARGUMENTS: ArgumentRules = ArgumentRules {
@@ -38,178 +38,203 @@ pub fn schema_in<'t>(tools: Option<&'t CompiledTools>, name: &str) -> Option<&'t
     tools?.get(name).map(|tool| &tool.schema)
 }
 
-/// Checks every call; `base` is the JSON pointer of the array.
+/// Which call is judged: its choice and its tool-call index.
+#[derive(Debug, Clone, Copy)]
+struct CallAt {
+    choice: u32,
+    index: u32,
+}
+
+/// Checks every call (`judge`: at the array, in choice `choice`).
 pub fn check_tool_calls<'a>(
     calls: Calls<'a>,
-    base: &str,
     choice: u32,
     declared: Declared<'_>,
     origin: Origin,
     mut streamed: Option<&mut Assembly>,
-    sink: &mut ViolationSink,
+    judge: &mut Judge<'_>,
 ) -> Vec<ToolCallOutcome> {
-    // Ids borrowed from the calls; pointers are written out only when a violation is reported.
+    // Ids borrowed from the calls.
     let mut seen_ids: HashSet<&'a str> = HashSet::new();
     let mut outcomes = Vec::with_capacity(calls.len());
     for (position, call) in calls.iter().enumerate() {
-        // Buffered calls are identified by position; reassembled ones keep their stream index.
-        let index = match origin {
-            Origin::Buffered => position as u64,
-            Origin::Stream => call
-                .index()
-                .and_then(Value::as_u64)
-                .unwrap_or(position as u64),
-        };
-        let index = u32::try_from(index).unwrap_or(u32::MAX);
-        let site = |suffix: &str| {
-            Site::at(format!("{base}/{position}{suffix}"))
-                .choice(Some(choice))
-                .tool_call(Some(index))
-        };
+        let index = call_index(call, position, origin);
+        let mut judge = judge
+            .under(format_args!("/{position}"))
+            .tool_call(Some(index));
         if let Some(call) = call.non_object() {
             let detail = format!("a tool call must be an object, got {}", preview(call));
-            sink.push(
-                RuleId::ResponseShapeInvalid,
-                Stage::Complete,
-                site(""),
-                detail,
-            );
+            judge.flag(RuleId::ResponseShapeInvalid, "", detail);
             continue;
         }
         let kind = call.kind().and_then(Value::as_str);
-        if kind == Some("custom") || (kind.is_none() && call.part(PartName::Custom).is_present()) {
-            let at = CallAt {
-                path: &format!("{base}/{position}"),
-                choice,
-                index,
-            };
-            outcomes.push(check_custom_call(call, &at, &mut seen_ids, declared, sink));
-            continue;
-        }
-        let id = match call.id() {
-            Some(Value::String(id)) if !id.is_empty() => {
-                if !seen_ids.insert(id) {
-                    let detail = format!("id {id:?} is used by an earlier call of this message");
-                    sink.push(
-                        RuleId::ToolCallIdDuplicate,
-                        Stage::Complete,
-                        site("/id"),
-                        detail,
-                    );
-                }
-                Some(id.clone())
-            }
-            other => {
-                let shown = other.map_or_else(|| "missing".to_owned(), preview);
-                let detail = format!(
-                    "id must be a non-empty string (the client echoes it back), got {shown}"
-                );
-                sink.push(
-                    RuleId::ToolCallIdMissing,
-                    Stage::Complete,
-                    site("/id"),
-                    detail,
-                );
-                None
-            }
+        let outcome = if kind == Some("custom")
+            || (kind.is_none() && call.part(PartName::Custom).is_present())
+        {
+            check_custom_call(call, index, &mut seen_ids, declared, &mut judge)
+        } else {
+            let at = CallAt { choice, index };
+            let streamed = streamed.as_deref_mut();
+            check_function_call(call, at, &mut seen_ids, declared, streamed, &mut judge)
         };
-        let kind = call.kind();
-        if kind.and_then(Value::as_str) != Some("function") {
-            let shown = kind.map_or_else(|| "missing".to_owned(), preview);
-            let detail = format!("type must be \"function\", got {shown}");
-            sink.push(
-                RuleId::ToolCallTypeInvalid,
-                Stage::Complete,
-                site("/type"),
-                detail,
-            );
+        outcomes.push(outcome);
+    }
+    outcomes
+}
+
+/// A call's tool-call index: a buffered call's position; a reassembled one keeps its stream
+/// index.
+fn call_index(call: CallView<'_>, position: usize, origin: Origin) -> u32 {
+    let index = match origin {
+        Origin::Buffered => position as u64,
+        Origin::Stream => call
+            .index()
+            .and_then(Value::as_u64)
+            .unwrap_or(position as u64),
+    };
+    u32::try_from(index).unwrap_or(u32::MAX)
+}
+
+/// A call's `id` when it is a non-empty string (reported when an earlier call of the message
+/// used it); else what was sent, for the caller's rule.
+pub fn unique_id<'a>(
+    call: CallView<'a>,
+    seen_ids: &mut HashSet<&'a str>,
+    judge: &mut Judge<'_>,
+) -> Result<String, Option<&'a Value>> {
+    match call.id() {
+        Some(Value::String(id)) if !id.is_empty() => {
+            if !seen_ids.insert(id) {
+                let detail = format!("id {id:?} is used by an earlier call of this message");
+                judge.flag(RuleId::ToolCallIdDuplicate, "/id", detail);
+            }
+            Ok(id.clone())
         }
-        let function = call.part(PartName::Function);
-        let name = match function.get("name") {
-            Some(Value::String(name)) if !name.is_empty() => Some(name.clone()),
-            other => {
-                let shown = other.map_or_else(|| "missing".to_owned(), preview);
-                sink.push(
-                    RuleId::ToolCallNameMissing,
-                    Stage::Complete,
-                    site("/function/name"),
-                    format!("function.name must be a non-empty string, got {shown}"),
-                );
-                None
-            }
-        };
-        if let Some(name) = name.as_deref().filter(|name| {
-            declared.surface.custom.contains_key(*name)
-                && declared.tools.is_none_or(|tools| tools.get(name).is_none())
-        }) {
-            let detail = format!(
-                "{name:?} is a declared custom tool and came back as a function call (its input wrapped in arguments)"
-            );
-            sink.push(
-                RuleId::ChatCustomResponseCalledAsFunction,
-                Stage::Complete,
-                site("/type"),
-                detail,
-            );
-            outcomes.push(ToolCallOutcome {
-                index,
-                id,
-                name: Some(name.to_owned()),
-                arguments: function.get("arguments").cloned(),
-            });
-            continue;
+        other => Err(other),
+    }
+}
+
+/// One `type: "function"` call (`judge`: at the call): its id, type, name and arguments.
+fn check_function_call<'a>(
+    call: CallView<'a>,
+    at: CallAt,
+    seen_ids: &mut HashSet<&'a str>,
+    declared: Declared<'_>,
+    streamed: Option<&mut Assembly>,
+    judge: &mut Judge<'_>,
+) -> ToolCallOutcome {
+    let id = match unique_id(call, seen_ids, judge) {
+        Ok(id) => Some(id),
+        Err(other) => {
+            let shown = other.map_or_else(|| "missing".to_owned(), preview);
+            let detail =
+                format!("id must be a non-empty string (the client echoes it back), got {shown}");
+            judge.flag(RuleId::ToolCallIdMissing, "/id", detail);
+            None
         }
-        let declared_tool = match (declared.tools, name.as_deref()) {
-            (Some(tools), Some(name)) => {
-                let found = tools.get(name);
-                if found.is_none() {
-                    let detail = format!(
-                        "{name:?} is not a declared tool (declared: {})",
-                        declared_names(tools)
-                    );
-                    sink.push(
-                        RuleId::ToolCallNameUndeclared,
-                        Stage::Complete,
-                        site("/function/name"),
-                        detail,
-                    );
-                }
-                found
-            }
-            _ => None,
-        };
-        let arguments = function.get("arguments").cloned();
-        let args_site = || site("/function/arguments");
-        match &arguments {
-            Some(Value::String(text)) => {
-                let schema = declared_tool.map(|tool| &tool.schema);
-                let key = call.index().and_then(Value::as_i64).map(CallKey::Tool);
-                let taken = streamed
-                    .as_deref_mut()
-                    .zip(key)
-                    .and_then(|(assembly, key)| assembly.take_streamed(choice, key));
-                let rules = &TOOL_CALL_ARGUMENTS;
-                judge_call(taken, schema, text, rules, &args_site, sink);
-            }
-            other => {
-                let shown = other.as_ref().map_or_else(|| "missing".to_owned(), preview);
-                let detail = format!("arguments must be a JSON-encoded string, got {shown}");
-                sink.push(
-                    RuleId::ToolCallArgumentsNotString,
-                    Stage::Complete,
-                    args_site(),
-                    detail,
-                );
-            }
-        }
-        outcomes.push(ToolCallOutcome {
+    };
+    let kind = call.kind();
+    if kind.and_then(Value::as_str) != Some("function") {
+        let shown = kind.map_or_else(|| "missing".to_owned(), preview);
+        let detail = format!("type must be \"function\", got {shown}");
+        judge.flag(RuleId::ToolCallTypeInvalid, "/type", detail);
+    }
+    let function = call.part(PartName::Function);
+    let name = function_name(function.get("name"), judge);
+    let arguments = function.get("arguments").cloned();
+    let index = at.index;
+    if name
+        .as_deref()
+        .is_some_and(|name| custom_called_as_function(name, declared, judge))
+    {
+        return ToolCallOutcome {
             index,
             id,
             name,
             arguments,
-        });
+        };
     }
-    outcomes
+    let schema = match (declared.tools, name.as_deref()) {
+        (Some(tools), Some(name)) => declared_tool(tools, name, judge).map(|tool| &tool.schema),
+        _ => None,
+    };
+    let key = call.index().and_then(Value::as_i64).map(CallKey::Tool);
+    let taken = streamed
+        .zip(key)
+        .and_then(|(assembly, key)| assembly.take_streamed(at.choice, key));
+    check_arguments(arguments.as_ref(), schema, taken, judge);
+    ToolCallOutcome {
+        index,
+        id,
+        name,
+        arguments,
+    }
+}
+
+/// `function.name`, when a non-empty string.
+fn function_name(name: Option<&Value>, judge: &mut Judge<'_>) -> Option<String> {
+    match name {
+        Some(Value::String(name)) if !name.is_empty() => Some(name.clone()),
+        other => {
+            let shown = other.map_or_else(|| "missing".to_owned(), preview);
+            let detail = format!("function.name must be a non-empty string, got {shown}");
+            judge.flag(RuleId::ToolCallNameMissing, "/function/name", detail);
+            None
+        }
+    }
+}
+
+/// Whether `name` is a declared custom tool (and no function tool) that came back as a function
+/// call: reported, and its arguments are not judged.
+fn custom_called_as_function(name: &str, declared: Declared<'_>, judge: &mut Judge<'_>) -> bool {
+    let custom = declared.surface.custom.contains_key(name)
+        && declared.tools.is_none_or(|tools| tools.get(name).is_none());
+    if custom {
+        let detail = format!(
+            "{name:?} is a declared custom tool and came back as a function call (its input wrapped in arguments)"
+        );
+        judge.flag(RuleId::ChatCustomResponseCalledAsFunction, "/type", detail);
+    }
+    custom
+}
+
+/// The declared tool named `name`; an undeclared name is reported.
+fn declared_tool<'t>(
+    tools: &'t CompiledTools,
+    name: &str,
+    judge: &mut Judge<'_>,
+) -> Option<&'t DeclaredTool> {
+    let found = tools.get(name);
+    if found.is_none() {
+        let detail = format!(
+            "{name:?} is not a declared tool (declared: {})",
+            declared_names(tools)
+        );
+        judge.flag(RuleId::ToolCallNameUndeclared, "/function/name", detail);
+    }
+    found
+}
+
+/// `function.arguments`: a JSON-encoded string, judged against the tool's `schema` (from its
+/// `streamed` reading when the call streamed).
+fn check_arguments(
+    arguments: Option<&Value>,
+    schema: Option<&ToolSchema>,
+    streamed: Option<Box<FollowedArguments>>,
+    judge: &mut Judge<'_>,
+) {
+    const AT: &str = "/function/arguments";
+    match arguments {
+        Some(Value::String(text)) => {
+            let (sink, site) = judge.sink_and_site(AT);
+            judge_call(streamed, schema, text, &TOOL_CALL_ARGUMENTS, &site, sink);
+        }
+        other => {
+            let shown = other.map_or_else(|| "missing".to_owned(), preview);
+            let detail = format!("arguments must be a JSON-encoded string, got {shown}");
+            judge.flag(RuleId::ToolCallArgumentsNotString, AT, detail);
+        }
+    }
 }
 
 /// The declared names for a detail, the first few only (a request may declare thousands).

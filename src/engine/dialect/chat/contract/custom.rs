@@ -10,158 +10,150 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::view::{CallView, PartName};
+use super::calls::unique_id;
+use super::view::{CallView, Part, PartName};
 use super::{Declared, preview};
-use crate::engine::custom_input::{InputProblem, judge_input};
+use crate::engine::custom_input::{InputProblem, RegexGrammar, judge_input};
+use crate::engine::judge::Judge;
 use crate::engine::report::ToolCallOutcome;
 use crate::engine::rules::RuleId;
-use crate::engine::violation::{Site, Stage, ViolationSink};
 
-/// Where the call sits: its JSON pointer, choice and tool-call index.
-pub struct CallAt<'a> {
-    pub path: &'a str,
-    pub choice: u32,
-    pub index: u32,
+/// How a custom call's name stands against the request's tools.
+enum Declaration<'d> {
+    /// A declared custom tool, with its regex grammar if it has one: its input is judged.
+    Custom(Option<&'d RegexGrammar>),
+    /// A declared function tool: reported, and nothing more is judged.
+    Function,
+    /// No name, or one the request did not declare (reported when it declared tools).
+    Other,
 }
 
+/// Judges one custom call (`judge`: at the call; `index`: its tool-call index).
 pub fn check_custom_call<'a>(
     call: CallView<'a>,
-    at: &CallAt<'_>,
+    index: u32,
     seen_ids: &mut HashSet<&'a str>,
     declared: Declared<'_>,
-    sink: &mut ViolationSink,
+    judge: &mut Judge<'_>,
 ) -> ToolCallOutcome {
-    let site = |suffix: &str| {
-        Site::at(format!("{}{suffix}", at.path))
-            .choice(Some(at.choice))
-            .tool_call(Some(at.index))
-    };
-    let shape = |sink: &mut ViolationSink, suffix: &str, detail: String| {
-        sink.push(
-            RuleId::ChatCustomResponseCallShapeInvalid,
-            Stage::Complete,
-            site(suffix),
-            detail,
-        );
-    };
-    let id = match call.id() {
-        Some(Value::String(id)) if !id.is_empty() => {
-            if !seen_ids.insert(id) {
-                let detail = format!("id {id:?} is used by an earlier call of this message");
-                sink.push(
-                    RuleId::ToolCallIdDuplicate,
-                    Stage::Complete,
-                    site("/id"),
-                    detail,
-                );
-            }
-            Some(id.clone())
-        }
-        other => {
+    let shape = RuleId::ChatCustomResponseCallShapeInvalid;
+    let id = match unique_id(call, seen_ids, judge) {
+        Ok(id) => Some(id),
+        Err(other) => {
             let shown = other.map_or_else(|| "missing".to_owned(), preview);
-            shape(
-                sink,
-                "/id",
-                format!("a custom tool call needs a non-empty id, got {shown}"),
-            );
+            let detail = format!("a custom tool call needs a non-empty id, got {shown}");
+            judge.flag(shape, "/id", detail);
             None
         }
     };
     let function = call.part(PartName::Function);
     if function.is_non_null() {
-        let detail = format!(
-            "a custom tool call carries `function`: {}",
-            preview(&function.to_value())
-        );
-        shape(sink, "/function", detail);
+        let shown = preview(&function.to_value());
+        let detail = format!("a custom tool call carries `function`: {shown}");
+        judge.flag(shape, "/function", detail);
     }
     // A `custom` that is not an object has no members: `get` finds none.
     let custom = call.part(PartName::Custom);
-    let name = match custom.get("name") {
+    let name = custom_name(custom, judge);
+    let input = custom.get("input");
+    let declaration = declaration(name.as_deref(), declared, judge);
+    let outcome = ToolCallOutcome {
+        index,
+        id,
+        name,
+        arguments: input.cloned(),
+    };
+    if matches!(declaration, Declaration::Function) {
+        return outcome;
+    }
+    // Inputs are judged only for a declared custom tool (its grammar, or free-form text).
+    if let Some(text) = input_text(input, judge)
+        && let Declaration::Custom(grammar) = declaration
+    {
+        check_input(grammar, text, judge);
+    }
+    outcome
+}
+
+/// `custom.name`, when a non-empty string.
+fn custom_name(custom: Part<'_>, judge: &mut Judge<'_>) -> Option<String> {
+    match custom.get("name") {
         Some(Value::String(name)) if !name.is_empty() => Some(name.clone()),
         other => {
             let shown = other.map_or_else(|| "missing".to_owned(), preview);
-            shape(
-                sink,
+            let detail = format!("custom.name must be a non-empty string, got {shown}");
+            judge.flag(
+                RuleId::ChatCustomResponseCallShapeInvalid,
                 "/custom/name",
-                format!("custom.name must be a non-empty string, got {shown}"),
-            );
-            None
-        }
-    };
-    let input = custom.get("input").cloned();
-    let outcome = ToolCallOutcome {
-        index: at.index,
-        id,
-        name: name.clone(),
-        arguments: input.clone(),
-    };
-    let grammar = match (&name, declared.tools) {
-        (Some(name), _) if declared.surface.custom.contains_key(name) => {
-            declared.surface.custom.get(name).and_then(Option::as_ref)
-        }
-        (Some(name), Some(tools)) if tools.get(name).is_some() => {
-            let detail =
-                format!("{name:?} is a declared function tool and came back as a custom tool call");
-            sink.push(
-                RuleId::ChatCustomResponseCalledAsFunction,
-                Stage::Complete,
-                site("/type"),
-                detail,
-            );
-            return outcome;
-        }
-        (Some(name), Some(_)) => {
-            let detail = format!("{name:?} is not a declared tool");
-            sink.push(
-                RuleId::ToolCallNameUndeclared,
-                Stage::Complete,
-                site("/custom/name"),
                 detail,
             );
             None
         }
-        _ => None,
+    }
+}
+
+/// What the request declared under the call's name; a function tool answered as a custom call
+/// and an undeclared name are reported.
+fn declaration<'d>(
+    name: Option<&str>,
+    declared: Declared<'d>,
+    judge: &mut Judge<'_>,
+) -> Declaration<'d> {
+    let Some(name) = name else {
+        return Declaration::Other;
     };
-    let text = match &input {
+    if let Some(grammar) = declared.surface.custom.get(name) {
+        return Declaration::Custom(grammar.as_ref());
+    }
+    let Some(tools) = declared.tools else {
+        return Declaration::Other;
+    };
+    if tools.get(name).is_some() {
+        let detail =
+            format!("{name:?} is a declared function tool and came back as a custom tool call");
+        judge.flag(RuleId::ChatCustomResponseCalledAsFunction, "/type", detail);
+        return Declaration::Function;
+    }
+    let detail = format!("{name:?} is not a declared tool");
+    judge.flag(RuleId::ToolCallNameUndeclared, "/custom/name", detail);
+    Declaration::Other
+}
+
+/// `custom.input`, when a string; a missing or non-string input is reported.
+fn input_text<'v>(input: Option<&'v Value>, judge: &mut Judge<'_>) -> Option<&'v str> {
+    match input {
         None => {
-            shape(
-                sink,
+            let detail = "a custom tool call needs custom.input";
+            judge.flag(
+                RuleId::ChatCustomResponseCallShapeInvalid,
                 "/custom/input",
-                "a custom tool call needs custom.input".to_owned(),
+                detail,
             );
-            return outcome;
+            None
         }
-        Some(Value::String(text)) => text,
+        Some(Value::String(text)) => Some(text),
         Some(other) => {
             let detail = format!("custom.input must be a string, got {}", preview(other));
-            sink.push(
+            judge.flag(
                 RuleId::ChatCustomResponseInputNotString,
-                Stage::Complete,
-                site("/custom/input"),
+                "/custom/input",
                 detail,
             );
-            return outcome;
+            None
         }
-    };
-    // Inputs are judged only for a declared custom tool (its grammar, or free-form text).
-    if name
-        .as_ref()
-        .is_none_or(|n| !declared.surface.custom.contains_key(n))
-    {
-        return outcome;
     }
+}
+
+/// A declared custom tool's input against its regex grammar, or, free-form, for a JSON wrapper.
+fn check_input(grammar: Option<&RegexGrammar>, text: &str, judge: &mut Judge<'_>) {
     let (rule, detail) = match judge_input(grammar, text) {
-        None => return outcome,
-        Some(InputProblem::GrammarOverBudget) => {
-            sink.schema_budget_hit();
-            return outcome;
-        }
+        None => return,
+        Some(InputProblem::GrammarOverBudget) => return judge.sink().schema_budget_hit(),
         Some(InputProblem::GrammarMismatch) => (
             RuleId::ChatCustomResponseGrammarMismatch,
             format!(
                 "input does not match the declared regex grammar: {}",
-                preview(&Value::String(text.clone()))
+                preview(&Value::String(text.to_owned()))
             ),
         ),
         Some(InputProblem::JsonWrapped) => (
@@ -169,6 +161,5 @@ pub fn check_custom_call<'a>(
             "custom tool input is a JSON object wrapping the payload, not raw text".to_owned(),
         ),
     };
-    sink.push(rule, Stage::Complete, site("/custom/input"), detail);
-    outcome
+    judge.flag(rule, "/custom/input", detail);
 }

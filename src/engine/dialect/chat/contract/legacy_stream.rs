@@ -14,24 +14,20 @@ use super::stream::ChunkAt;
 use super::{Declared, preview};
 use crate::engine::dialect::argument_verdict::report_break;
 use crate::engine::dialect::chat::reassemble::{Arguments, ChoiceAssembly, LegacyAssembly};
+use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
-use crate::engine::violation::{Site, Stage, ViolationSink};
 use crate::engine::weigh;
 
+/// Folds one `delta.function_call` fragment of the `seq`-th event into its choice (`judge`: at
+/// the choice, in that event).
 pub fn on_function_call_fragment(
     assembled: &mut ChoiceAssembly,
     fragment: &Map<String, Value>,
     at: ChunkAt,
-    choice: u32,
     seq: u64,
     declared: Declared<'_>,
-    sink: &mut ViolationSink,
+    judge: &mut Judge<'_>,
 ) {
-    let site = |suffix: &str| {
-        Site::at(at.pointer(suffix))
-            .choice(Some(choice))
-            .seq(Some(seq))
-    };
     if assembled.legacy.is_none() {
         assembled.held += weigh::ENTRY;
     }
@@ -43,106 +39,121 @@ pub fn on_function_call_fragment(
         return;
     }
     if let Some(Value::String(name)) = fragment.get("name") {
-        let whole = legacy.name.is_some() && legacy.arguments_are_whole();
-        match &legacy.name {
-            None => {
-                assembled.held += name.len();
-                legacy.name = Some(name.clone());
-                let schema = legacy_schema(declared, name);
-                assembled.held += legacy.arguments.schema_found(schema, seq);
-            }
-            // A name after whole arguments opens a second call, which the shape cannot hold.
-            Some(first) if whole => {
-                legacy.second_call = true;
-                let detail = format!(
-                    "a second function_call ({name:?}) after {first:?} in one choice: the legacy shape carries one call"
-                );
-                sink.push(
-                    RuleId::ChatLegacyResponseMultipleCalls,
-                    Stage::Fragment,
-                    site("/name"),
-                    detail,
-                );
-                return;
-            }
-            Some(first) => {
-                if !legacy.name_repeat_reported {
-                    legacy.name_repeat_reported = true;
-                    let detail = format!(
-                        "name {name:?} sent again after {first:?}: clients concatenate name fragments"
-                    );
-                    sink.push(
-                        RuleId::ChatLegacyStreamNameRepeated,
-                        Stage::Fragment,
-                        site("/name"),
-                        detail,
-                    );
-                }
-            }
-        }
+        let Some(grown) = take_name(legacy, name, at, seq, declared, judge) else {
+            return;
+        };
+        assembled.held += grown;
     }
-    match fragment.get("arguments") {
-        None | Some(Value::Null) => {}
-        Some(arguments) => {
-            if legacy.name.is_none() && !legacy.arguments_before_name_reported {
-                legacy.arguments_before_name_reported = true;
-                let detail = format!(
-                    "an arguments fragment {} before any fragment named the function",
-                    preview(arguments)
-                );
-                sink.push(
-                    RuleId::ChatLegacyStreamArgumentsBeforeName,
-                    Stage::Fragment,
-                    site("/arguments"),
-                    detail,
-                );
-            }
-            match arguments {
-                Value::String(text) => {
-                    let schema = legacy
-                        .name
-                        .as_deref()
-                        .map(|name| legacy_schema(declared, name));
-                    let taken = legacy.append(text, seq, schema);
-                    assembled.held += taken.grown;
-                    if let (Some(broken), Arguments::Streamed(streamed)) =
-                        (taken.broken, &legacy.arguments)
-                    {
-                        let held = streamed.held();
-                        let at = site("/arguments");
-                        report_break(broken, Some(seq), held, &LEGACY_ARGUMENTS, at, sink);
-                    }
-                }
-                // A non-string value is judged on the reassembled call.
-                other => {
-                    if !matches!(legacy.arguments, Arguments::Raw(_)) {
-                        assembled.held += weigh::value(other);
-                        legacy.arguments = Arguments::Raw(other.clone());
-                    }
-                }
-            }
-        }
+    if let Some(arguments) = fragment.get("arguments").filter(|a| !a.is_null()) {
+        assembled.held += take_arguments(legacy, arguments, at, seq, declared, judge);
     }
 }
 
-/// `chat_legacy.stream.mixed_with_tool_calls`, once per choice, when it has streamed both
-/// shapes.
-pub fn check_mixed(
-    assembled: &mut ChoiceAssembly,
+/// A name fragment: the call's name when it is the first (its arguments are then followed with
+/// its schema), the same name sent again (reported once per call), or, after whole arguments, a
+/// second call the legacy shape cannot hold (`None`: the fragment and the rest of the choice's
+/// legacy fragments are taken no further). Returns the bytes newly held.
+fn take_name(
+    legacy: &mut LegacyAssembly,
+    name: &str,
     at: ChunkAt,
-    choice: u32,
     seq: u64,
-    sink: &mut ViolationSink,
-) {
+    declared: Declared<'_>,
+    judge: &mut Judge<'_>,
+) -> Option<usize> {
+    let whole = legacy.name.is_some() && legacy.arguments_are_whole();
+    match &legacy.name {
+        None => {
+            legacy.name = Some(name.to_owned());
+            let schema = legacy_schema(declared, name);
+            return Some(name.len() + legacy.arguments.schema_found(schema, seq));
+        }
+        // A name after whole arguments opens a second call, which the shape cannot hold.
+        Some(first) if whole => {
+            legacy.second_call = true;
+            let detail = format!(
+                "a second function_call ({name:?}) after {first:?} in one choice: the legacy shape carries one call"
+            );
+            let rule = RuleId::ChatLegacyResponseMultipleCalls;
+            judge.flag(rule, at.pointer("/name"), detail);
+            return None;
+        }
+        Some(first) => {
+            if !legacy.name_repeat_reported {
+                legacy.name_repeat_reported = true;
+                let detail = format!(
+                    "name {name:?} sent again after {first:?}: clients concatenate name fragments"
+                );
+                judge.flag(
+                    RuleId::ChatLegacyStreamNameRepeated,
+                    at.pointer("/name"),
+                    detail,
+                );
+            }
+        }
+    }
+    Some(0)
+}
+
+/// An arguments fragment (not null): one before any name is reported (once per call); a string
+/// is followed with the call's schema once its name is known, its break reported at this
+/// fragment; the first non-string value is kept as it came (judged on the reassembled call).
+/// Returns the bytes newly held.
+fn take_arguments(
+    legacy: &mut LegacyAssembly,
+    arguments: &Value,
+    at: ChunkAt,
+    seq: u64,
+    declared: Declared<'_>,
+    judge: &mut Judge<'_>,
+) -> usize {
+    if legacy.name.is_none() && !legacy.arguments_before_name_reported {
+        legacy.arguments_before_name_reported = true;
+        let detail = format!(
+            "an arguments fragment {} before any fragment named the function",
+            preview(arguments)
+        );
+        let rule = RuleId::ChatLegacyStreamArgumentsBeforeName;
+        judge.flag(rule, at.pointer("/arguments"), detail);
+    }
+    let Value::String(text) = arguments else {
+        if matches!(legacy.arguments, Arguments::Raw(_)) {
+            return 0;
+        }
+        legacy.arguments = Arguments::Raw(arguments.clone());
+        return weigh::value(arguments);
+    };
+    let schema = legacy
+        .name
+        .as_deref()
+        .map(|name| legacy_schema(declared, name));
+    let taken = legacy.append(text, seq, schema);
+    if let (Some(broken), Arguments::Streamed(streamed)) = (taken.broken, &legacy.arguments) {
+        let site = judge.site(at.pointer("/arguments"));
+        let held = streamed.held();
+        report_break(
+            broken,
+            Some(seq),
+            held,
+            &LEGACY_ARGUMENTS,
+            site,
+            judge.sink(),
+        );
+    }
+    taken.grown
+}
+
+/// `chat_legacy.stream.mixed_with_tool_calls`, once per choice, when it has streamed both
+/// shapes (`judge`: at the choice, in this event).
+pub fn check_mixed(assembled: &mut ChoiceAssembly, at: ChunkAt, judge: &mut Judge<'_>) {
     if assembled.mixed_reported || assembled.legacy.is_none() || assembled.calls.is_empty() {
         return;
     }
     assembled.mixed_reported = true;
-    let site = Site::at(at.pointer("")).choice(Some(choice)).seq(Some(seq));
-    sink.push(
+    let detail = "one choice streams both delta.function_call and delta.tool_calls";
+    judge.flag(
         RuleId::ChatLegacyStreamMixedWithToolCalls,
-        Stage::Fragment,
-        site,
-        "one choice streams both delta.function_call and delta.tool_calls",
+        at.pointer(""),
+        detail,
     );
 }

@@ -6,8 +6,8 @@
 //! [`legacy_stream`], [`custom`] and [`allowed`] judge the rest of the Chat surface (the legacy
 //! `function_call`, `type: "custom"` calls, `allowed_tools`). [`members`] reads a buffered
 //! document and [`chunk`] a stream chunk typed (both through [`object`]), into only the members the rules use (a tree
-//! when the typed read refuses); [`view`] lets the rules read a tool call either way. All push
-//! into a [`crate::engine::violation::ViolationSink`]; none does I/O.
+//! when the typed read refuses); [`view`] lets the rules read a tool call either way. All report
+//! through a [`crate::engine::judge::Judge`] (the sink and the place judged); none does I/O.
 
 pub mod allowed;
 pub mod buffered;

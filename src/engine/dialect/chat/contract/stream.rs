@@ -9,17 +9,18 @@ use serde_json::Value;
 
 use super::buffered::check_document;
 use super::chunk::{ChoiceView, Chunk};
-use super::fragment::on_tool_call_fragment;
+use super::fragment::{Fragment, on_tool_call_fragment};
 use super::legacy_stream::{check_mixed, on_function_call_fragment};
 use super::members::Members;
-use super::view::{MessageView, Slot};
+use super::view::{Calls, MessageView, Slot};
 use super::{Declared, FINISH_REASONS, Origin, preview};
 use crate::engine::dialect::chat::reassemble::{Assembly, ChoiceAssembly};
 use crate::engine::dialect::common;
 use crate::engine::framing::SseEvent;
+use crate::engine::judge::Judge;
 use crate::engine::report::ChoiceOutcome;
 use crate::engine::rules::RuleId;
-use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::violation::{Stage, ViolationSink};
 use crate::engine::weigh;
 
 /// Where a value sits in one chunk. The JSON pointer is written out only when a violation is
@@ -54,9 +55,11 @@ impl ChunkAt {
 }
 
 /// A chunk's members (see [`Chunk`]), or `None` after reporting data that is not JSON.
-fn read_chunk(data: &str, site: Site, sink: &mut ViolationSink) -> Option<Chunk> {
-    Chunk::typed(data)
-        .or_else(|| common::event_json(data, "neither JSON nor [DONE]", site, sink).map(Chunk::of))
+fn read_chunk(data: &str, judge: &mut Judge<'_>) -> Option<Chunk> {
+    Chunk::typed(data).or_else(|| {
+        let site = judge.site("");
+        common::event_json(data, "neither JSON nor [DONE]", site, judge.sink()).map(Chunk::of)
+    })
 }
 
 /// The state of one stream's contract.
@@ -97,29 +100,24 @@ impl StreamContract {
         declared: Declared<'_>,
         sink: &mut ViolationSink,
     ) -> bool {
-        let site = |path: &str| Site::at(path).seq(Some(seq));
+        let mut judge = Judge::new(sink, Stage::Fragment).seq(Some(seq));
+        let shown = || preview(&Value::String(event.data.clone()));
         if self.done {
-            let detail = format!(
-                "data after [DONE]: {}",
-                preview(&Value::String(event.data.clone()))
-            );
-            sink.push(RuleId::SseDataAfterDone, Stage::Fragment, site(""), detail);
+            let detail = format!("data after [DONE]: {}", shown());
+            judge.flag(RuleId::SseDataAfterDone, "", detail);
             return false;
         }
         if event.event.as_deref() == Some("error") {
-            let detail = format!(
-                "an `event: error` inside a 2xx stream: {}",
-                preview(&Value::String(event.data.clone()))
-            );
-            sink.push(RuleId::SseErrorEvent, Stage::Fragment, site(""), detail);
+            let detail = format!("an `event: error` inside a 2xx stream: {}", shown());
+            judge.flag(RuleId::SseErrorEvent, "", detail);
             return false;
         }
         if event.data == "[DONE]" {
             self.done = true;
             return true;
         }
-        if let Some(chunk) = read_chunk(&event.data, site(""), sink) {
-            self.on_chunk(chunk, seq, declared, sink);
+        if let Some(chunk) = read_chunk(&event.data, &mut judge) {
+            self.on_chunk(chunk, seq, declared, judge.sink());
         }
         false
     }
@@ -132,16 +130,10 @@ impl StreamContract {
         declared: Declared<'_>,
         sink: &mut ViolationSink,
     ) {
-        let site = |path: &str| Site::at(path).seq(Some(seq));
+        let mut judge = Judge::new(sink, Stage::Fragment).seq(Some(seq));
         if let Some(error) = chunk.error {
             let detail = format!("an error object inside a 2xx stream: {}", preview(&error));
-            sink.push(
-                RuleId::SseErrorEvent,
-                Stage::Fragment,
-                site("/error"),
-                detail,
-            );
-            return;
+            return judge.flag(RuleId::SseErrorEvent, "/error", detail);
         }
         if let Some(usage) = chunk.usage.take() {
             let weight = weigh::value(&usage);
@@ -151,23 +143,20 @@ impl StreamContract {
         }
         let Some(choices) = chunk.choices() else {
             let path = if chunk.object { "/choices" } else { "" };
-            sink.push(
-                RuleId::ResponseShapeInvalid,
-                Stage::Fragment,
-                site(path),
-                "a chunk without a `choices` array",
-            );
-            return;
+            let detail = "a chunk without a `choices` array";
+            return judge.flag(RuleId::ResponseShapeInvalid, path, detail);
         };
         // Empty `choices` (the usage chunk, content-filter chunks) is legal and ends here.
         for (position, choice) in choices.enumerate() {
             if self.assembly.held > self.bound {
                 break;
             }
-            self.on_choice(&choice, position, seq, declared, sink);
+            self.on_choice(&choice, position, seq, declared, judge.sink());
         }
     }
 
+    /// Judges one streamed choice (its index, delta and finish reason) and folds it into its
+    /// assembly.
     fn on_choice(
         &mut self,
         choice: &ChoiceView<'_>,
@@ -177,25 +166,16 @@ impl StreamContract {
         sink: &mut ViolationSink,
     ) {
         let at = ChunkAt::Choice(position);
+        let mut judge = Judge::new(sink, Stage::Fragment).seq(Some(seq));
         let Some(index) = choice
             .index
             .and_then(Value::as_u64)
             .and_then(|i| u32::try_from(i).ok())
         else {
-            let site = Site::at(at.pointer("/index")).seq(Some(seq));
-            sink.push(
-                RuleId::ResponseShapeInvalid,
-                Stage::Fragment,
-                site,
-                "a streamed choice without an integer `index`",
-            );
-            return;
+            let detail = "a streamed choice without an integer `index`";
+            return judge.flag(RuleId::ResponseShapeInvalid, at.pointer("/index"), detail);
         };
-        let site = |suffix: &str| {
-            Site::at(at.pointer(suffix))
-                .choice(Some(index))
-                .seq(Some(seq))
-        };
+        let mut judge = judge.choice(Some(index));
         let is_new = !self.assembly.choices.contains_key(&index);
         let assembled = self.assembly.choices.get_or_default(index);
         let before = assembled.held;
@@ -211,52 +191,17 @@ impl StreamContract {
                     limit,
                     declared,
                 };
-                on_delta(assembled, delta, position, index, cx, sink);
+                on_delta(assembled, delta, position, index, cx, judge.sink());
             }
             // A final chunk may carry only finish_reason; spec requires delta, clients cope.
             Slot::Absent => {}
             Slot::Other(other) => {
                 let detail = format!("delta must be an object, got {}", preview(other));
-                sink.push(
-                    RuleId::ResponseShapeInvalid,
-                    Stage::Fragment,
-                    site("/delta"),
-                    detail,
-                );
+                judge.flag(RuleId::ResponseShapeInvalid, at.pointer("/delta"), detail);
             }
         }
-        match choice.finish_reason {
-            None => {}
-            Some(reason) => {
-                let valid = reason.as_str().is_some_and(|r| FINISH_REASONS.contains(&r));
-                if !valid {
-                    let detail = format!(
-                        "finish_reason must be one of {FINISH_REASONS:?} or null, got {}",
-                        preview(reason)
-                    );
-                    sink.push(
-                        RuleId::FinishReasonInvalid,
-                        Stage::Fragment,
-                        site("/finish_reason"),
-                        detail,
-                    );
-                }
-                if let Some((first, _)) = assembled.finish_reasons.first() {
-                    let detail = format!(
-                        "a second finish_reason {} after {}",
-                        preview(reason),
-                        preview(first)
-                    );
-                    sink.push(
-                        RuleId::FinishReasonRepeated,
-                        Stage::Fragment,
-                        site("/finish_reason"),
-                        detail,
-                    );
-                }
-                assembled.held += weigh::ENTRY / 16 + weigh::value(reason);
-                assembled.finish_reasons.push((reason.clone(), seq));
-            }
+        if let Some(reason) = choice.finish_reason {
+            take_finish_reason(assembled, reason, at, seq, &mut judge);
         }
         let grown = assembled.held - before;
         self.assembly.held += grown;
@@ -291,32 +236,59 @@ impl StreamContract {
     /// as it is for any choice that streamed a `function_call`.
     pub fn end_of_body(&self, ended_mid_event: bool, legacy: bool, sink: &mut ViolationSink) {
         common::report_mid_event(ended_mid_event, sink);
+        let mut judge = Judge::new(sink, Stage::Complete);
         if !self.done {
-            sink.push(
-                RuleId::SseDoneMissing,
-                Stage::Complete,
-                Site::at(""),
-                "the stream ended without `data: [DONE]`",
-            );
+            let detail = "the stream ended without `data: [DONE]`";
+            judge.flag(RuleId::SseDoneMissing, "", detail);
         }
         for (position, (index, choice)) in self.assembly.choices.iter().enumerate() {
             if choice.finish_reasons.is_empty() {
-                let site =
-                    Site::at(format!("/choices/{position}/finish_reason")).choice(Some(*index));
                 let rule = if legacy || choice.legacy.is_some() {
                     RuleId::ChatLegacyStreamFinishReasonMissing
                 } else {
                     RuleId::StreamTruncated
                 };
-                sink.push(
-                    rule,
-                    Stage::Complete,
-                    site,
-                    "the stream ended with no finish_reason for this choice",
-                );
+                let detail = "the stream ended with no finish_reason for this choice";
+                let mut judge = judge
+                    .under(format_args!("/choices/{position}"))
+                    .choice(Some(*index));
+                judge.flag(rule, "/finish_reason", detail);
             }
         }
     }
+}
+
+/// The rules on a streamed choice's finish reason (one of the spec's, once per choice); it is
+/// kept with its event's `seq`.
+fn take_finish_reason(
+    assembled: &mut ChoiceAssembly,
+    reason: &Value,
+    at: ChunkAt,
+    seq: u64,
+    judge: &mut Judge<'_>,
+) {
+    if !reason.as_str().is_some_and(|r| FINISH_REASONS.contains(&r)) {
+        let detail = format!(
+            "finish_reason must be one of {FINISH_REASONS:?} or null, got {}",
+            preview(reason)
+        );
+        judge.flag(
+            RuleId::FinishReasonInvalid,
+            at.pointer("/finish_reason"),
+            detail,
+        );
+    }
+    if let Some((first, _)) = assembled.finish_reasons.first() {
+        let (reason_shown, first) = (preview(reason), preview(first));
+        let detail = format!("a second finish_reason {reason_shown} after {first}");
+        judge.flag(
+            RuleId::FinishReasonRepeated,
+            at.pointer("/finish_reason"),
+            detail,
+        );
+    }
+    assembled.held += weigh::ENTRY / 16 + weigh::value(reason);
+    assembled.finish_reasons.push((reason.clone(), seq));
 }
 
 /// What a delta is folded with: its event's seq, the most its choice may hold (`held`), and the
@@ -328,8 +300,8 @@ struct DeltaCx<'d> {
     declared: Declared<'d>,
 }
 
-/// Folds one delta into its choice; tool-call items past `cx.limit` (the choice's `held`) are
-/// not taken.
+/// Folds one delta (content, tool-call fragments, a legacy `function_call` fragment) into its
+/// choice; tool-call items past `cx.limit` (the choice's `held`) are not taken.
 fn on_delta(
     assembled: &mut ChoiceAssembly,
     delta: &MessageView<'_>,
@@ -338,18 +310,52 @@ fn on_delta(
     cx: DeltaCx<'_>,
     sink: &mut ViolationSink,
 ) {
-    let DeltaCx {
-        seq,
-        limit,
-        declared,
-    } = cx;
     let at = ChunkAt::Delta(position);
-    let site = |suffix: &str| {
-        Site::at(at.pointer(suffix))
-            .choice(Some(choice))
-            .seq(Some(seq))
-    };
-    match delta.content {
+    let mut judge = Judge::new(sink, Stage::Fragment)
+        .choice(Some(choice))
+        .seq(Some(cx.seq));
+    take_content(assembled, delta.content, at, &mut judge);
+    match delta.tool_calls {
+        Slot::Absent => {}
+        Slot::Present(items) => take_tool_calls(assembled, items, position, choice, cx, &mut judge),
+        Slot::Other(other) => {
+            let detail = format!("delta.tool_calls must be an array, got {}", preview(other));
+            judge.flag(
+                RuleId::ResponseShapeInvalid,
+                at.pointer("/tool_calls"),
+                detail,
+            );
+        }
+    }
+    match delta.function_call {
+        None => {}
+        Some(Value::Object(fragment)) => {
+            let at = ChunkAt::FunctionCall(position);
+            on_function_call_fragment(assembled, fragment, at, cx.seq, cx.declared, &mut judge);
+        }
+        Some(other) => {
+            let detail = format!(
+                "delta.function_call must be an object, got {}",
+                preview(other)
+            );
+            judge.flag(
+                RuleId::ResponseShapeInvalid,
+                at.pointer("/function_call"),
+                detail,
+            );
+        }
+    }
+    check_mixed(assembled, at, &mut judge);
+}
+
+/// `delta.content`: a string, appended to the choice's text, or null.
+fn take_content(
+    assembled: &mut ChoiceAssembly,
+    content: Option<&Value>,
+    at: ChunkAt,
+    judge: &mut Judge<'_>,
+) {
+    match content {
         None => {}
         Some(Value::String(text)) => {
             assembled.held += text.len();
@@ -363,67 +369,33 @@ fn on_delta(
                 "delta.content must be a string or null, got {}",
                 preview(other)
             );
-            sink.push(
-                RuleId::MessageContentType,
-                Stage::Fragment,
-                site("/content"),
-                detail,
-            );
+            judge.flag(RuleId::MessageContentType, at.pointer("/content"), detail);
         }
     }
-    match delta.tool_calls {
-        Slot::Absent => {}
-        Slot::Present(items) => {
-            for (item_position, item) in items.iter().enumerate() {
-                if assembled.held > limit {
-                    break;
-                }
-                on_tool_call_fragment(
-                    assembled,
-                    item,
-                    ChunkAt::ToolCall(position, item_position),
-                    choice,
-                    seq,
-                    declared,
-                    sink,
-                );
-            }
+}
+
+/// Each `delta.tool_calls[]` item, while the choice holds no more than `cx.limit`.
+fn take_tool_calls(
+    assembled: &mut ChoiceAssembly,
+    items: Calls<'_>,
+    position: usize,
+    choice: u32,
+    cx: DeltaCx<'_>,
+    judge: &mut Judge<'_>,
+) {
+    for (item_position, item) in items.iter().enumerate() {
+        if assembled.held > cx.limit {
+            break;
         }
-        Slot::Other(other) => {
-            let detail = format!("delta.tool_calls must be an array, got {}", preview(other));
-            sink.push(
-                RuleId::ResponseShapeInvalid,
-                Stage::Fragment,
-                site("/tool_calls"),
-                detail,
-            );
-        }
-    }
-    match delta.function_call {
-        None => {}
-        Some(Value::Object(fragment)) => on_function_call_fragment(
-            assembled,
-            fragment,
-            ChunkAt::FunctionCall(position),
+        let at = ChunkAt::ToolCall(position, item_position);
+        let fragment = Fragment {
+            item,
+            at,
             choice,
-            seq,
-            declared,
-            sink,
-        ),
-        Some(other) => {
-            let detail = format!(
-                "delta.function_call must be an object, got {}",
-                preview(other)
-            );
-            sink.push(
-                RuleId::ResponseShapeInvalid,
-                Stage::Fragment,
-                site("/function_call"),
-                detail,
-            );
-        }
+            seq: cx.seq,
+        };
+        on_tool_call_fragment(assembled, fragment, cx.declared, judge.sink());
     }
-    check_mixed(assembled, at, choice, seq, sink);
 }
 
 #[cfg(test)]

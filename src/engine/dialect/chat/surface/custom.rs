@@ -14,22 +14,21 @@ use serde_json::Value;
 use super::{Allowed, Surface};
 use crate::engine::custom_input::RegexGrammar;
 use crate::engine::dialect::common::preview;
+use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::CompiledTools;
-use crate::engine::violation::{Site, Stage, ViolationSink};
 
 /// The declared `type: "custom"` tools by name; shape and grammar problems are reported.
 pub(super) fn declare_custom(
     items: &[Value],
     tools: Option<&CompiledTools>,
-    sink: &mut ViolationSink,
+    judge: &mut Judge<'_>,
 ) -> BTreeMap<String, Option<RegexGrammar>> {
     let mut custom = BTreeMap::new();
     for (position, tool) in items.iter().enumerate() {
         if tool.get("type").and_then(Value::as_str) != Some("custom") {
             continue;
         }
-        let at = |suffix: &str| Site::at(format!("/tools/{position}{suffix}"));
         let name = tool
             .get("custom")
             .and_then(|c| c.get("name"))
@@ -40,12 +39,8 @@ pub(super) fn declare_custom(
             } else {
                 "a custom tool needs `custom.name`".to_owned()
             };
-            sink.push(
-                RuleId::ChatCustomRequestToolShapeInvalid,
-                Stage::Request,
-                at("/custom"),
-                detail,
-            );
+            let at = format_args!("/tools/{position}/custom");
+            judge.flag(RuleId::ChatCustomRequestToolShapeInvalid, at, detail);
             continue;
         };
         let format = tool.get("custom").and_then(|c| c.get("format"));
@@ -55,12 +50,8 @@ pub(super) fn declare_custom(
         {
             None | Some(Ok(None)) => None,
             Some(Ok(Some(RegexGrammar::Invalid(problem)))) | Some(Err(problem)) => {
-                sink.push(
-                    RuleId::ChatCustomRequestGrammarShapeInvalid,
-                    Stage::Request,
-                    at("/custom/format"),
-                    problem,
-                );
+                let at = format_args!("/tools/{position}/custom/format");
+                judge.flag(RuleId::ChatCustomRequestGrammarShapeInvalid, at, problem);
                 None
             }
             Some(Ok(Some(grammar))) => Some(grammar),
@@ -113,7 +104,7 @@ fn grammar_of(
 pub(super) fn check_custom_choice(
     choice: Option<&Value>,
     surface: &Surface,
-    sink: &mut ViolationSink,
+    judge: &mut Judge<'_>,
 ) {
     let Some(choice) = choice.filter(|c| c.get("type").and_then(Value::as_str) == Some("custom"))
     else {
@@ -130,10 +121,9 @@ pub(super) fn check_custom_choice(
         "tool_choice {} names no declared custom tool",
         preview(choice)
     );
-    sink.push(
+    judge.flag(
         RuleId::ChatCustomRequestToolChoiceUnknown,
-        Stage::Request,
-        Site::at("/tool_choice"),
+        "/tool_choice",
         detail,
     );
 }
@@ -144,7 +134,7 @@ pub(super) fn allowed_tools(
     choice: Option<&Value>,
     tools: Option<&CompiledTools>,
     custom: &BTreeMap<String, Option<RegexGrammar>>,
-    sink: &mut ViolationSink,
+    judge: &mut Judge<'_>,
 ) -> Option<Allowed> {
     let choice =
         choice.filter(|c| c.get("type").and_then(Value::as_str) == Some("allowed_tools"))?;
@@ -158,14 +148,27 @@ pub(super) fn allowed_tools(
             "allowed_tools must be {{\"type\":\"allowed_tools\",\"allowed_tools\":{{\"mode\":\"auto\"|\"required\",\"tools\":[..]}}}} (nested in Chat), got {}",
             preview(choice)
         );
-        sink.push(
+        judge.flag(
             RuleId::ChatAllowedRequestShapeInvalid,
-            Stage::Request,
-            Site::at("/tool_choice"),
+            "/tool_choice",
             detail,
         );
         return None;
     };
+    Some(Allowed {
+        required: mode == "required",
+        names: allowed_names(entries, tools, custom, judge),
+    })
+}
+
+/// The names of the `allowed_tools` entries; an entry that names no declared tool of its kind
+/// (`function` unless its `type` says otherwise) is reported.
+fn allowed_names(
+    entries: &[Value],
+    tools: Option<&CompiledTools>,
+    custom: &BTreeMap<String, Option<RegexGrammar>>,
+    judge: &mut Judge<'_>,
+) -> Vec<String> {
     let mut names = Vec::with_capacity(entries.len());
     for (position, entry) in entries.iter().enumerate() {
         let kind = entry
@@ -186,16 +189,9 @@ pub(super) fn allowed_tools(
         }
         if !declared {
             let detail = format!("allowed tool {} matches no declared tool", preview(entry));
-            sink.push(
-                RuleId::ChatAllowedRequestUnknownTool,
-                Stage::Request,
-                Site::at(format!("/tool_choice/allowed_tools/tools/{position}")),
-                detail,
-            );
+            let at = format_args!("/tool_choice/allowed_tools/tools/{position}");
+            judge.flag(RuleId::ChatAllowedRequestUnknownTool, at, detail);
         }
     }
-    Some(Allowed {
-        required: mode == "required",
-        names,
-    })
+    names
 }

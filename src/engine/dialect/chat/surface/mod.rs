@@ -21,9 +21,10 @@ use super::request::ParsedRequest;
 use crate::engine::custom_input::RegexGrammar;
 use crate::engine::dialect::common;
 use crate::engine::dialect::common::preview;
+use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, Declaration, SchemaCache, ToolReading};
-use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::violation::{Stage, ViolationSink};
 
 /// How Chat's legacy `functions` array declares functions: `{"name","parameters"}`, no `type`
 /// wrapper (keyed apart from `tools` arrays).
@@ -100,6 +101,7 @@ impl Surface {
         tools: Option<&CompiledTools>,
         sink: &mut ViolationSink,
     ) -> Surface {
+        let judge = &mut Judge::new(sink, Stage::Request);
         let has_tools = request.tools.as_ref().is_some_and(|t| t.get() != "null");
         let has_functions = request
             .functions
@@ -112,11 +114,12 @@ impl Surface {
             (true, true) => Mode::Both,
         };
         if mode == Mode::Both {
-            sink.push(
+            let detail =
+                "both `functions` and `tools` were sent: providers answer with either shape";
+            judge.flag(
                 RuleId::ChatLegacyRequestMixedFunctionsAndTools,
-                Stage::Request,
-                Site::at("/functions"),
-                "both `functions` and `tools` were sent: providers answer with either shape",
+                "/functions",
+                detail,
             );
         }
         let mut surface = Surface {
@@ -125,11 +128,11 @@ impl Surface {
         };
         if let Some(raw) = request.functions.as_ref().filter(|_| has_functions) {
             let functions = cache.tools_for_raw(raw, &FUNCTIONS);
-            check_functions(raw.get(), sink);
+            check_functions(raw.get(), judge);
             surface.functions = Some(functions);
-            check_function_messages(body, sink);
+            check_function_messages(body, judge);
         }
-        let function_call = interpret_function_call(request, has_functions, &surface, sink);
+        let function_call = interpret_function_call(request, has_functions, &surface, judge);
         surface.function_call = function_call;
         // Custom tools are rare: the array is read again only when it can hold one.
         if let Some(raw) = request
@@ -138,17 +141,18 @@ impl Surface {
             .filter(|t| t.get().contains("custom"))
             && let Ok(Value::Array(items)) = serde_json::from_str::<Value>(raw.get())
         {
-            surface.custom = custom::declare_custom(&items, tools, sink);
+            surface.custom = custom::declare_custom(&items, tools, judge);
         }
         let choice = request.facts.tool_choice.as_ref();
-        custom::check_custom_choice(choice, &surface, sink);
-        surface.allowed = custom::allowed_tools(choice, tools, &surface.custom, sink);
+        custom::check_custom_choice(choice, &surface, judge);
+        surface.allowed = custom::allowed_tools(choice, tools, &surface.custom, judge);
         surface
     }
 }
 
 /// Count, names and duplicates of the `functions` array.
-fn check_functions(text: &str, sink: &mut ViolationSink) {
+fn check_functions(text: &str, judge: &mut Judge<'_>) {
+    let count = RuleId::ChatLegacyRequestFunctionsCountInvalid;
     let items = match serde_json::from_str::<Value>(text) {
         Ok(Value::Array(items)) if (1..=MAX_FUNCTIONS).contains(&items.len()) => items,
         Ok(Value::Array(items)) => {
@@ -156,37 +160,22 @@ fn check_functions(text: &str, sink: &mut ViolationSink) {
                 "functions holds {} entries; the spec allows 1 to {MAX_FUNCTIONS}",
                 items.len()
             );
-            return sink.push(
-                RuleId::ChatLegacyRequestFunctionsCountInvalid,
-                Stage::Request,
-                Site::at("/functions"),
-                detail,
-            );
+            return judge.flag(count, "/functions", detail);
         }
         other => {
             let shown = other.map_or_else(|_| "not JSON".to_owned(), |v| preview(&v));
             let detail = format!("functions must be an array of 1 to {MAX_FUNCTIONS}, got {shown}");
-            return sink.push(
-                RuleId::ChatLegacyRequestFunctionsCountInvalid,
-                Stage::Request,
-                Site::at("/functions"),
-                detail,
-            );
+            return judge.flag(count, "/functions", detail);
         }
     };
     let mut seen = HashSet::new();
     for (position, function) in items.iter().enumerate() {
-        let site = Site::at(format!("/functions/{position}/name"));
+        let at = || format!("/functions/{position}/name");
         match function.get("name").and_then(Value::as_str) {
             Some(name) if common::valid_name(name, 64) => {
                 if !seen.insert(name) {
                     let detail = format!("function name {name:?} is declared twice");
-                    sink.push(
-                        RuleId::ChatLegacyRequestFunctionNameDuplicate,
-                        Stage::Request,
-                        site,
-                        detail,
-                    );
+                    judge.flag(RuleId::ChatLegacyRequestFunctionNameDuplicate, at(), detail);
                 }
             }
             _ => {
@@ -195,12 +184,7 @@ fn check_functions(text: &str, sink: &mut ViolationSink) {
                     .map_or_else(|| "nothing".to_owned(), preview);
                 let detail =
                     format!("a function name must match ^[a-zA-Z0-9_-]{{1,64}}$, got {shown}");
-                sink.push(
-                    RuleId::ChatLegacyRequestFunctionNameInvalid,
-                    Stage::Request,
-                    site,
-                    detail,
-                );
+                judge.flag(RuleId::ChatLegacyRequestFunctionNameInvalid, at(), detail);
             }
         }
     }
@@ -214,7 +198,7 @@ struct Messages {
 
 /// Every `role: "function"` result needs a `name` that an earlier assistant `function_call`
 /// called.
-fn check_function_messages(body: &[u8], sink: &mut ViolationSink) {
+fn check_function_messages(body: &[u8], judge: &mut Judge<'_>) {
     let Ok(Messages {
         messages: Some(Value::Array(messages)),
     }) = serde_json::from_slice::<Messages>(body)
@@ -233,7 +217,6 @@ fn check_function_messages(body: &[u8], sink: &mut ViolationSink) {
         if message.get("role").and_then(Value::as_str) != Some("function") {
             continue;
         }
-        let site = Site::at(format!("/messages/{position}/name"));
         let detail = match message.get("name").and_then(Value::as_str) {
             None => "a role \"function\" message without a string name".to_owned(),
             Some(name) if !called.contains(name) => {
@@ -243,20 +226,18 @@ fn check_function_messages(body: &[u8], sink: &mut ViolationSink) {
             }
             Some(_) => continue,
         };
-        sink.push(
-            RuleId::ChatLegacyRequestFunctionMessageInvalid,
-            Stage::Request,
-            site,
-            detail,
-        );
+        let rule = RuleId::ChatLegacyRequestFunctionMessageInvalid;
+        judge.flag(rule, format_args!("/messages/{position}/name"), detail);
     }
 }
 
+/// The request's legacy `function_call`, interpreted; set without `functions`, or naming a
+/// function they do not declare, it is reported.
 fn interpret_function_call(
     request: &ParsedRequest,
     has_functions: bool,
     surface: &Surface,
-    sink: &mut ViolationSink,
+    judge: &mut Judge<'_>,
 ) -> FunctionCall {
     let Some(call) = request.function_call.as_ref().filter(|c| !c.is_null()) else {
         return FunctionCall::Unspecified;
@@ -266,12 +247,8 @@ fn interpret_function_call(
             "function_call {} is set but no functions are declared",
             preview(call)
         );
-        sink.push(
-            RuleId::ChatLegacyRequestFunctionCallWithoutFunctions,
-            Stage::Request,
-            Site::at("/function_call"),
-            detail,
-        );
+        let rule = RuleId::ChatLegacyRequestFunctionCallWithoutFunctions;
+        judge.flag(rule, "/function_call", detail);
     }
     match call {
         Value::String(mode) if mode == "none" => FunctionCall::None,
@@ -282,12 +259,8 @@ fn interpret_function_call(
                 if known == Some(false) {
                     let detail =
                         format!("function_call names {name:?}, which functions do not declare");
-                    sink.push(
-                        RuleId::ChatLegacyRequestFunctionCallUnknownName,
-                        Stage::Request,
-                        Site::at("/function_call/name"),
-                        detail,
-                    );
+                    let rule = RuleId::ChatLegacyRequestFunctionCallUnknownName;
+                    judge.flag(rule, "/function_call/name", detail);
                 }
                 FunctionCall::Named(name.to_owned())
             }
