@@ -19,9 +19,9 @@ use serde_json::Value;
 use crate::engine::arguments::{ArgumentLimits, ArgumentSchema, ArgumentStream, ArgumentVerdict};
 use crate::engine::dialect::common::preview;
 use crate::engine::json_stream::Broken;
+use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::ToolSchema;
-use crate::engine::violation::{Site, Stage, ViolationSink};
 
 #[derive(Debug)]
 pub struct Block {
@@ -232,12 +232,14 @@ impl Block {
     }
 
     /// `partial_json_invalid` / `merged_tool_inputs` for a tool_use block; `lenient` when
-    /// partial input is expected (eager input streaming, or the message hit `max_tokens`).
-    pub fn check_input(&self, position: usize, lenient: bool, sink: &mut ViolationSink) {
+    /// partial input is expected (eager input streaming, or the message hit `max_tokens`;
+    /// `judge`: at the message).
+    pub fn check_input(&self, position: usize, lenient: bool, judge: &mut Judge<'_>) {
         if self.kind() != Some("tool_use") {
             return;
         }
-        let site = Site::at(format!("/content/{position}/input"))
+        let mut judge = judge
+            .under(format_args!("/content/{position}/input"))
             .seq(Some(self.stop_seq.unwrap_or(self.seq)))
             .tool_call(u32::try_from(self.index).ok());
         match self.input() {
@@ -247,28 +249,11 @@ impl Block {
                 let detail = format!(
                     "one tool_use block's input is {count} JSON objects back to back: parallel calls merged into one block"
                 );
-                sink.push(
-                    RuleId::AnthropicStreamMergedToolInputs,
-                    Stage::Complete,
-                    site,
-                    detail,
-                );
-            }
-            Input::Invalid { detail, .. } if lenient => {
-                sink.push_lenient(
-                    RuleId::AnthropicStreamPartialJsonInvalid,
-                    Stage::Complete,
-                    site,
-                    detail,
-                );
+                judge.flag(RuleId::AnthropicStreamMergedToolInputs, "", detail);
             }
             Input::Invalid { detail, .. } => {
-                sink.push(
-                    RuleId::AnthropicStreamPartialJsonInvalid,
-                    Stage::Complete,
-                    site,
-                    detail,
-                );
+                let rule = RuleId::AnthropicStreamPartialJsonInvalid;
+                judge.flag_or_warn(!lenient, rule, "", detail);
             }
         }
     }

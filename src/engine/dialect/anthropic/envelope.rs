@@ -8,21 +8,16 @@
 use serde_json::Value;
 
 use super::stream::StreamState;
+use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
-use crate::engine::violation::{Site, Stage, ViolationSink};
 use crate::engine::weigh;
 
 impl StreamState {
-    pub(super) fn message_start(&mut self, value: &Value, seq: u64, sink: &mut ViolationSink) {
-        let site = |path: &str| Site::at(path).seq(Some(seq));
+    /// `message_start`: the envelope, which must open empty (`judge`: at the event).
+    pub(super) fn message_start(&mut self, value: &Value, judge: &mut Judge<'_>) {
         if self.message.is_some() {
-            sink.push(
-                RuleId::AnthropicStreamMessageStartDuplicate,
-                Stage::Fragment,
-                site(""),
-                "a second message_start",
-            );
-            return;
+            let detail = "a second message_start";
+            return judge.flag(RuleId::AnthropicStreamMessageStartDuplicate, "", detail);
         }
         let message = value.get("message").cloned().unwrap_or(Value::Null);
         let mut problems = Vec::new();
@@ -33,12 +28,8 @@ impl StreamState {
             problems.push("message.role is not \"assistant\"");
         }
         if !problems.is_empty() {
-            sink.push(
-                RuleId::AnthropicResponseEnvelopeInvalid,
-                Stage::Fragment,
-                site("/message"),
-                problems.join("; "),
-            );
+            let rule = RuleId::AnthropicResponseEnvelopeInvalid;
+            judge.flag(rule, "/message", problems.join("; "));
         }
         let empty = message
             .get("content")
@@ -47,20 +38,16 @@ impl StreamState {
         let open = message.get("stop_reason").is_none_or(Value::is_null);
         if !empty || !open {
             let detail = "message_start.message should have content [] and stop_reason null";
-            sink.push(
-                RuleId::AnthropicStreamMessageStartNotEmpty,
-                Stage::Fragment,
-                site("/message"),
-                detail,
-            );
+            let rule = RuleId::AnthropicStreamMessageStartNotEmpty;
+            judge.flag(rule, "/message", detail);
         }
         self.usage = message.get("usage").filter(|u| u.is_object()).cloned();
         self.held += 2 * weigh::value(&message);
         self.message = Some(message);
     }
 
-    pub(super) fn message_delta(&mut self, value: &Value, seq: u64, sink: &mut ViolationSink) {
-        let site = |path: &str| Site::at(path).seq(Some(seq));
+    /// `message_delta`: the `stop_reason` and the cumulative `usage` (`judge`: at the event).
+    pub(super) fn message_delta(&mut self, value: &Value, seq: u64, judge: &mut Judge<'_>) {
         if let Some(stop) = value
             .get("delta")
             .and_then(|d| d.get("stop_reason"))
@@ -71,12 +58,9 @@ impl StreamState {
         }
         let usage = value.get("usage").and_then(Value::as_object);
         if !usage.is_some_and(|u| u.get("output_tokens").is_some_and(Value::is_u64)) {
-            sink.push(
-                RuleId::AnthropicStreamMessageDeltaUsageMissing,
-                Stage::Fragment,
-                site("/usage"),
-                "message_delta without usage.output_tokens",
-            );
+            let detail = "message_delta without usage.output_tokens";
+            let rule = RuleId::AnthropicStreamMessageDeltaUsageMissing;
+            judge.flag(rule, "/usage", detail);
         }
         if let Some(usage) = usage {
             let merged = self
@@ -89,6 +73,6 @@ impl StreamState {
                 }
             }
         }
-        self.open_blocks_at(seq, sink);
+        self.open_blocks_at(judge);
     }
 }

@@ -33,11 +33,12 @@ use super::pieces::DialectTables;
 use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::arguments::{ArgumentSchema, ArgumentVerdict};
 use crate::engine::framing::SseEvent;
+use crate::engine::judge::Judge;
 use crate::engine::report::ChoiceOutcome;
 use crate::engine::report::RequestFacts;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, SchemaCache};
-use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::violation::{Stage, ViolationSink};
 
 /// One Anthropic Messages exchange's dialect state.
 #[derive(Debug)]
@@ -76,12 +77,8 @@ impl AnthropicState {
             problems.push("stop_reason is null in a buffered message".to_owned());
         }
         if !problems.is_empty() {
-            sink.push(
-                RuleId::AnthropicResponseEnvelopeInvalid,
-                Stage::Complete,
-                Site::at(""),
-                problems.join("; "),
-            );
+            let rule = RuleId::AnthropicResponseEnvelopeInvalid;
+            Judge::new(sink, Stage::Complete).flag(rule, "", problems.join("; "));
         }
         check_content(
             content.map(Vec::as_slice).unwrap_or_default(),
@@ -105,6 +102,7 @@ impl AnthropicState {
         let start = into.len();
         let stop_reason = stream.stop_reason.as_deref();
         let lenient_all = stop_reason == Some("max_tokens");
+        let mut judge = Judge::new(into, Stage::Complete);
         for (position, block) in stream.blocks.iter().enumerate() {
             let eager = block
                 .start
@@ -112,13 +110,14 @@ impl AnthropicState {
                 .and_then(Value::as_str)
                 .and_then(|name| self.request.tools.get(name))
                 .is_some_and(|tool| tool.eager);
-            block.check_input(position, lenient_all || eager, into);
+            block.check_input(position, lenient_all || eager, &mut judge);
             if let Input::Streamed { schema, shown } = block.input() {
-                self.report_streamed(block, position, schema, &shown, into);
+                self.report_streamed(block, position, (schema, &shown), &mut judge);
             }
         }
         let content: Vec<Value> = stream.blocks.iter().map(|b| b.assembled()).collect();
-        let outcome = check_content(&content, "/content", self.context(stop_reason, true), into);
+        let cx = self.context(stop_reason, true);
+        let outcome = check_content(&content, "/content", cx, judge.sink());
         let fallback = stream.delta_seq.or(stream.terminal.map(|(_, seq)| seq));
         into.fill_seq_since(start, |v| {
             v.tool_call
@@ -130,15 +129,16 @@ impl AnthropicState {
         outcome
     }
 
-    /// The schema verdict of a tool_use input judged as it streamed (past its held bound).
+    /// The schema verdict of a tool_use input judged as it streamed (past its held bound;
+    /// `streamed`: that verdict and the input's first bytes; `judge`: at the message).
     fn report_streamed(
         &self,
         block: &Block,
         position: usize,
-        schema: ArgumentSchema,
-        shown: &str,
-        sink: &mut ViolationSink,
+        streamed: (ArgumentSchema, &str),
+        judge: &mut Judge<'_>,
     ) {
+        let (schema, shown) = streamed;
         let name = block.start.get("name").and_then(Value::as_str);
         let strict = name
             .and_then(|name| self.request.tools.get(name))
@@ -149,9 +149,11 @@ impl AnthropicState {
             schema: RuleId::AnthropicResponseToolUseInputSchemaMismatch,
             lenient: !strict,
         };
-        let site = || {
-            Site::at(format!("/content/{position}/input")).tool_call(u32::try_from(position).ok())
-        };
+        let mut judge = judge
+            .under(format_args!("/content/{position}/input"))
+            .tool_call(u32::try_from(position).ok());
+        let at = judge.site("");
+        let site = || at.clone();
         let verdict = ArgumentVerdict::Object {
             value: None,
             schema,
@@ -160,23 +162,21 @@ impl AnthropicState {
             text: shown,
             whole: false,
         };
-        report_verdict(verdict, held, true, &rules, &site, sink);
+        report_verdict(verdict, held, true, &rules, &site, judge.sink());
     }
 
     fn finish_judged(&mut self, ended_mid_event: bool, sink: &mut ViolationSink) -> ChoiceOutcome {
         if self.stream.terminal.is_none() {
             let last = self.stream.blocks.last().map(|b| b.seq);
-            self.stream.open_blocks_at(last.unwrap_or(0), sink);
+            let mut judge = Judge::new(sink, Stage::Fragment).seq(Some(last.unwrap_or(0)));
+            self.stream.open_blocks_at(&mut judge);
         }
         let outcome = self.complete(sink);
         common::report_mid_event(ended_mid_event, sink);
         if self.stream.terminal.is_none() {
-            sink.push(
-                RuleId::AnthropicStreamTerminalMissing,
-                Stage::Complete,
-                Site::at(""),
-                "the stream ended without message_stop or an error event",
-            );
+            let detail = "the stream ended without message_stop or an error event";
+            let rule = RuleId::AnthropicStreamTerminalMissing;
+            Judge::new(sink, Stage::Complete).flag(rule, "", detail);
         }
         outcome
     }

@@ -16,10 +16,11 @@ use serde_json::value::RawValue;
 use super::history;
 use crate::engine::dialect::common;
 use crate::engine::dialect::common::preview;
+use crate::engine::judge::Judge;
 use crate::engine::report::RequestFacts;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{Declaration, ToolReading};
-use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::violation::{Stage, ViolationSink};
 
 /// How Anthropic's `tools` array declares client tools: `{"name","input_schema"}` (no `type`,
 /// or `custom`); server tools (a date-versioned `type`) declare none. Keyed apart too.
@@ -92,14 +93,16 @@ pub fn parse(body: &[u8], sink: &mut ViolationSink) -> AnthropicRequest {
     let Some(fields) = common::read_object::<Fields>(body) else {
         return AnthropicRequest::default();
     };
+    let mut judge = Judge::new(sink, Stage::Request);
     let items = common::tool_items(fields.tools.as_deref());
-    let tools = declare(&items, sink);
+    let tools = declare(&items, &mut judge);
     let servers: Vec<&str> = items
         .iter()
         .filter(|tool| is_server_tool(tool))
         .filter_map(|tool| tool.get("name").and_then(Value::as_str))
         .collect();
-    let (choice, single_call) = tool_choice(fields.tool_choice.as_ref(), &tools, &servers, sink);
+    let (choice, single_call) =
+        tool_choice(fields.tool_choice.as_ref(), &tools, &servers, &mut judge);
     if let Some(messages) = fields
         .messages
         .as_ref()
@@ -111,7 +114,7 @@ pub fn parse(body: &[u8], sink: &mut ViolationSink) -> AnthropicRequest {
             .and_then(|thread| thread.get("type"))
             .and_then(Value::as_str)
             == Some("continue");
-        history::check(messages, continues, sink);
+        history::check(messages, continues, &mut judge);
     }
     let facts = RequestFacts {
         tools: tools.keys().cloned().collect(),
@@ -134,32 +137,24 @@ fn is_server_tool(tool: &Value) -> bool {
     matches!(tool.get("type").and_then(Value::as_str), Some(kind) if kind != "custom" && kind != "function")
 }
 
-fn declare(items: &[Value], sink: &mut ViolationSink) -> BTreeMap<String, Tool> {
+/// The client tools by name, judging each declaration (`judge`: at the request's root).
+fn declare(items: &[Value], judge: &mut Judge<'_>) -> BTreeMap<String, Tool> {
     let mut tools = BTreeMap::new();
     for (position, tool) in items.iter().enumerate() {
-        let at = |suffix: &str| Site::at(format!("/tools/{position}{suffix}"));
+        let mut judge = judge.under(format_args!("/tools/{position}"));
         let openai = tool.get("function").is_some()
             || tool.get("type").and_then(Value::as_str) == Some("function")
             || (tool.get("parameters").is_some() && tool.get("input_schema").is_none());
         if openai {
             let detail = "an OpenAI tool (`type:\"function\"`, `function{}` or `parameters`) sent to /messages; Anthropic tools are {name, input_schema}";
-            sink.push(
-                RuleId::AnthropicRequestOpenaiToolShape,
-                Stage::Request,
-                at(""),
-                detail,
-            );
+            judge.flag(RuleId::AnthropicRequestOpenaiToolShape, "", detail);
             continue;
         }
         if is_server_tool(tool) {
             continue;
         }
-        let Some(name) = common::tool_name(
-            tool,
-            RuleId::AnthropicRequestToolNameInvalid,
-            at("/name"),
-            sink,
-        ) else {
+        let rule = RuleId::AnthropicRequestToolNameInvalid;
+        let Some(name) = common::tool_name(tool, rule, judge.site("/name"), judge.sink()) else {
             continue;
         };
         if name.len() > OLD_MAX_NAME {
@@ -167,29 +162,9 @@ fn declare(items: &[Value], sink: &mut ViolationSink) -> BTreeMap<String, Tool> 
                 "tool name is {} characters: valid today, but older platforms cap names at {OLD_MAX_NAME}",
                 name.len()
             );
-            sink.push_lenient(
-                RuleId::AnthropicRequestToolNameInvalid,
-                Stage::Request,
-                at("/name"),
-                detail,
-            );
+            judge.warn(rule, "/name", detail);
         }
-        let schema = tool.get("input_schema");
-        if schema.and_then(|s| s.get("type")).and_then(Value::as_str) != Some("object") {
-            let detail = match schema {
-                None => "a client tool without input_schema".to_owned(),
-                Some(schema) => format!(
-                    "input_schema.type must be \"object\", got {}",
-                    preview(schema)
-                ),
-            };
-            sink.push(
-                RuleId::AnthropicRequestInputSchemaInvalid,
-                Stage::Request,
-                at("/input_schema"),
-                detail,
-            );
-        }
+        check_input_schema(tool, &mut judge);
         tools.insert(
             name.to_owned(),
             Tool {
@@ -201,13 +176,30 @@ fn declare(items: &[Value], sink: &mut ViolationSink) -> BTreeMap<String, Tool> 
     tools
 }
 
+/// `input_schema_invalid` unless a client tool's `input_schema` is an object schema (`judge`:
+/// at the tool).
+fn check_input_schema(tool: &Value, judge: &mut Judge<'_>) {
+    let schema = tool.get("input_schema");
+    if schema.and_then(|s| s.get("type")).and_then(Value::as_str) != Some("object") {
+        let detail = match schema {
+            None => "a client tool without input_schema".to_owned(),
+            Some(schema) => format!(
+                "input_schema.type must be \"object\", got {}",
+                preview(schema)
+            ),
+        };
+        let rule = RuleId::AnthropicRequestInputSchemaInvalid;
+        judge.flag(rule, "/input_schema", detail);
+    }
+}
+
 /// Interprets `tool_choice`, reporting `anthropic.request.tool_choice_invalid`; the second value
 /// is `disable_parallel_tool_use`.
 fn tool_choice(
     choice: Option<&Value>,
     tools: &BTreeMap<String, Tool>,
     servers: &[&str],
-    sink: &mut ViolationSink,
+    judge: &mut Judge<'_>,
 ) -> (Choice, bool) {
     let Some(choice) = choice.filter(|c| !c.is_null()) else {
         return (Choice::Unspecified, false);
@@ -255,12 +247,8 @@ fn tool_choice(
         ),
     };
     if let Some(problem) = problem {
-        sink.push(
-            RuleId::AnthropicRequestToolChoiceInvalid,
-            Stage::Request,
-            Site::at("/tool_choice"),
-            problem,
-        );
+        let rule = RuleId::AnthropicRequestToolChoiceInvalid;
+        judge.flag(rule, "/tool_choice", problem);
     }
     (interpreted, single)
 }

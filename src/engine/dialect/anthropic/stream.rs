@@ -18,9 +18,10 @@ use crate::engine::arguments::ArgumentLimits;
 use crate::engine::dialect::argument_verdict::{ArgumentRules, HeldText, report_break};
 use crate::engine::dialect::common;
 use crate::engine::dialect::common::preview;
+use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::CompiledTools;
-use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::violation::{Stage, ViolationSink};
 use crate::engine::weigh;
 
 /// How the stream ended by its own framing.
@@ -87,83 +88,58 @@ impl StreamState {
         seq: u64,
         sink: &mut ViolationSink,
     ) -> bool {
-        let site = |path: &str| Site::at(path).seq(Some(seq));
+        let mut judge = Judge::new(sink, Stage::Fragment).seq(Some(seq));
         if data == "[DONE]" {
-            self.openai(seq, "data: [DONE] on a Messages stream", sink);
+            self.openai("data: [DONE] on a Messages stream", &mut judge);
             return false;
         }
-        let Some(value) = common::event_json(data, "not JSON", site(""), sink) else {
+        let Some(value) = common::event_json(data, "not JSON", judge.site(""), judge.sink()) else {
             return false;
         };
         if value.get("object").and_then(Value::as_str) == Some("chat.completion.chunk")
             || value.get("choices").is_some()
         {
-            self.openai(seq, "a chat.completion.chunk on a Messages stream", sink);
+            self.openai("a chat.completion.chunk on a Messages stream", &mut judge);
             return false;
         }
         let rule = RuleId::AnthropicStreamEventNameMismatch;
-        let kind = common::event_kind(&value, event, rule, site("/type"), sink);
+        let kind = common::event_kind(&value, event, rule, judge.site("/type"), judge.sink());
         if self.terminal.is_some() {
             let detail = format!("{kind:?} after the stream ended");
-            sink.push(
-                RuleId::AnthropicStreamEventAfterMessageStop,
-                Stage::Fragment,
-                site(""),
-                detail,
-            );
+            judge.flag(RuleId::AnthropicStreamEventAfterMessageStop, "", detail);
             return false;
         }
         if kind == "ping" {
             return false;
         }
-        if !self.started {
-            self.started = true;
-            if kind != "message_start" && kind != "error" {
-                let detail = format!("the first event is {kind:?}, not message_start");
-                sink.push(
-                    RuleId::AnthropicStreamFirstEventNotMessageStart,
-                    Stage::Fragment,
-                    site("/type"),
-                    detail,
-                );
-            }
+        if !std::mem::replace(&mut self.started, true) && kind != "message_start" && kind != "error"
+        {
+            let detail = format!("the first event is {kind:?}, not message_start");
+            let rule = RuleId::AnthropicStreamFirstEventNotMessageStart;
+            judge.flag(rule, "/type", detail);
         }
+        self.dispatch(kind, &value, seq, &mut judge)
+    }
+
+    /// Judges the event by its type; returns true when it ended the stream.
+    fn dispatch(&mut self, kind: &str, value: &Value, seq: u64, judge: &mut Judge<'_>) -> bool {
         match kind {
-            "message_start" => self.message_start(&value, seq, sink),
-            "content_block_start" => self.block_start(&value, seq, sink),
-            "content_block_delta" => self.block_delta(&value, seq, sink),
-            "content_block_stop" => self.block_stop(&value, seq, sink),
-            "message_delta" => self.message_delta(&value, seq, sink),
+            "message_start" => self.message_start(value, judge),
+            "content_block_start" => self.block_start(value, seq, judge),
+            "content_block_delta" => self.block_delta(value, seq, judge),
+            "content_block_stop" => self.block_stop(value, seq, judge),
+            "message_delta" => self.message_delta(value, seq, judge),
             "message_stop" => {
                 if self.stop_reason.is_none() {
-                    sink.push(
-                        RuleId::AnthropicStreamMessageDeltaMissing,
-                        Stage::Fragment,
-                        site(""),
-                        "message_stop without a message_delta carrying a stop_reason",
-                    );
+                    let detail = "message_stop without a message_delta carrying a stop_reason";
+                    judge.flag(RuleId::AnthropicStreamMessageDeltaMissing, "", detail);
                 }
-                self.open_blocks_at(seq, sink);
+                self.open_blocks_at(judge);
                 self.terminal = Some((Terminal::MessageStop, seq));
                 return true;
             }
             "error" => {
-                let error = value.get("error");
-                let valid = ["type", "message"]
-                    .iter()
-                    .all(|k| error.and_then(|e| e.get(*k)).is_some_and(Value::is_string));
-                if !valid {
-                    let detail = format!(
-                        "an error event must be {{\"type\":\"error\",\"error\":{{\"type\":str,\"message\":str}}}}: {}",
-                        preview(&value)
-                    );
-                    sink.push(
-                        RuleId::AnthropicStreamErrorEventInvalid,
-                        Stage::Fragment,
-                        site(""),
-                        detail,
-                    );
-                }
+                check_error(value, judge);
                 self.terminal = Some((Terminal::Error, seq));
                 return true;
             }
@@ -172,96 +148,44 @@ impl StreamState {
                     "unknown Messages event type {}",
                     preview(&Value::String(other.to_owned()))
                 );
-                sink.push(
-                    RuleId::AnthropicStreamUnknownEventType,
-                    Stage::Fragment,
-                    site("/type"),
-                    detail,
-                );
+                judge.flag(RuleId::AnthropicStreamUnknownEventType, "/type", detail);
             }
         }
         false
     }
 
-    fn openai(&mut self, seq: u64, detail: &str, sink: &mut ViolationSink) {
+    /// `openai_chunks_returned`, once per stream (`judge`: at the event).
+    fn openai(&mut self, detail: &str, judge: &mut Judge<'_>) {
         if !std::mem::replace(&mut self.openai_reported, true) {
-            sink.push(
-                RuleId::AnthropicStreamOpenaiChunksReturned,
-                Stage::Fragment,
-                Site::at("").seq(Some(seq)),
-                detail,
-            );
+            judge.flag(RuleId::AnthropicStreamOpenaiChunksReturned, "", detail);
         }
     }
 
-    fn block_start(&mut self, value: &Value, seq: u64, sink: &mut ViolationSink) {
-        let site = |path: &str| Site::at(path).seq(Some(seq));
+    /// `content_block_start`: opens a block at the next position (`judge`: at the event).
+    fn block_start(&mut self, value: &Value, seq: u64, judge: &mut Judge<'_>) {
         let Some(index) = value.get("index").and_then(Value::as_u64) else {
-            sink.push(
-                RuleId::ResponseShapeInvalid,
-                Stage::Fragment,
-                site("/index"),
-                "content_block_start without an integer index",
-            );
-            return;
+            let detail = "content_block_start without an integer index";
+            return judge.flag(RuleId::ResponseShapeInvalid, "/index", detail);
         };
-        let site = |path: &str| site(path).tool_call(u32::try_from(index).ok());
+        let mut judge = judge.under("").tool_call(u32::try_from(index).ok());
         let expected = self.blocks.len() as u64;
         if index != expected {
             let detail = format!(
                 "content_block_start index {index}; {expected} block(s) were started before it"
             );
-            sink.push(
-                RuleId::AnthropicStreamBlockIndexNotSequential,
-                Stage::Fragment,
-                site("/index"),
-                detail,
-            );
+            let rule = RuleId::AnthropicStreamBlockIndexNotSequential;
+            judge.flag(rule, "/index", detail);
         }
         if let Some(open) = self.open_at.first().and_then(|at| self.blocks.get(*at)) {
             let detail = format!(
                 "block {index} starts while block {} is still open",
                 open.index
             );
-            sink.push(
-                RuleId::AnthropicStreamBlocksInterleaved,
-                Stage::Fragment,
-                site("/index"),
-                detail,
-            );
+            judge.flag(RuleId::AnthropicStreamBlocksInterleaved, "/index", detail);
         }
         let block = value.get("content_block").cloned().unwrap_or(Value::Null);
         if block.get("type").and_then(Value::as_str) == Some("tool_use") {
-            let named = ["id", "name"].iter().all(|k| {
-                block
-                    .get(*k)
-                    .and_then(Value::as_str)
-                    .is_some_and(|s| !s.is_empty())
-            });
-            let input = block.get("input");
-            if !named || !input.is_some_and(Value::is_object) {
-                let detail = format!(
-                    "a tool_use start needs id, name and an object input: {}",
-                    preview(&block)
-                );
-                sink.push(
-                    RuleId::AnthropicStreamToolUseStartInvalid,
-                    Stage::Fragment,
-                    site("/content_block"),
-                    detail,
-                );
-            } else if input
-                .and_then(Value::as_object)
-                .is_some_and(|o| !o.is_empty())
-            {
-                let detail = "the tool_use start carries a non-empty input; clients ignore it or double it with the deltas";
-                sink.push(
-                    RuleId::AnthropicStreamToolUseStartInputPrefilled,
-                    Stage::Fragment,
-                    site("/content_block/input"),
-                    detail,
-                );
-            }
+            check_tool_use_start(&block, &mut judge);
         }
         let at = self.blocks.len();
         self.held += weigh::ENTRY + weigh::value(&block);
@@ -274,14 +198,8 @@ impl StreamState {
     }
 
     /// Where the open block with this index is in `blocks`, or a `delta_unknown_block`
-    /// violation.
-    fn open_block(
-        &mut self,
-        value: &Value,
-        what: &str,
-        seq: u64,
-        sink: &mut ViolationSink,
-    ) -> Option<usize> {
+    /// violation (`judge`: at the event).
+    fn open_block(&mut self, value: &Value, what: &str, judge: &mut Judge<'_>) -> Option<usize> {
         let index = value.get("index").and_then(Value::as_u64);
         let found = index
             .and_then(|index| self.open_by_index.get(&index))
@@ -291,26 +209,26 @@ impl StreamState {
             let detail = format!(
                 "{what} for {shown}, which is not an open block (never started, or already stopped)"
             );
-            let site = Site::at("/index")
-                .seq(Some(seq))
-                .tool_call(index.and_then(|i| u32::try_from(i).ok()));
-            sink.push(
-                RuleId::AnthropicStreamDeltaUnknownBlock,
-                Stage::Fragment,
-                site,
-                detail,
-            );
+            let tool_call = index.and_then(|i| u32::try_from(i).ok());
+            let rule = RuleId::AnthropicStreamDeltaUnknownBlock;
+            judge
+                .under("")
+                .tool_call(tool_call)
+                .flag(rule, "/index", detail);
         }
         found
     }
 
-    fn block_delta(&mut self, value: &Value, seq: u64, sink: &mut ViolationSink) {
+    /// `content_block_delta`: text, thinking or a tool_use input piece for an open block of
+    /// its type (`judge`: at the event).
+    fn block_delta(&mut self, value: &Value, seq: u64, judge: &mut Judge<'_>) {
         let Some(block) = self
-            .open_block(value, "content_block_delta", seq, sink)
+            .open_block(value, "content_block_delta", judge)
             .and_then(|at| self.blocks.get_mut(at))
         else {
             return;
         };
+        let mut judge = judge.under("").tool_call(u32::try_from(block.index).ok());
         let delta = value.get("delta").cloned().unwrap_or(Value::Null);
         let delta_type = delta
             .get("type")
@@ -327,16 +245,8 @@ impl StreamState {
                 "a {delta_type} for a {:?} block",
                 block.kind().unwrap_or("untyped")
             );
-            let site = Site::at("/delta/type")
-                .seq(Some(seq))
-                .tool_call(u32::try_from(block.index).ok());
-            sink.push(
-                RuleId::AnthropicStreamDeltaTypeMismatch,
-                Stage::Fragment,
-                site,
-                detail,
-            );
-            return;
+            let rule = RuleId::AnthropicStreamDeltaTypeMismatch;
+            return judge.flag(rule, "/delta/type", detail);
         }
         let before = block.input_held() + block.text.len();
         let piece = delta.get("partial_json").and_then(Value::as_str);
@@ -351,10 +261,9 @@ impl StreamState {
                 let broken = block.push_input(piece, seq, schema, self.limits);
                 if let Some(broken) = broken.filter(|_| !eager) {
                     let (text, whole) = block.input_text();
-                    let site = Site::at(format!("/content/{}/input", block.position))
-                        .tool_call(u32::try_from(block.index).ok());
+                    let site = judge.site(format_args!("/content/{}/input", block.position));
                     let held = HeldText { text, whole };
-                    report_break(broken, Some(seq), held, &INPUT_RULES, site, sink);
+                    report_break(broken, Some(seq), held, &INPUT_RULES, site, judge.sink());
                     block.break_reported();
                 }
             }
@@ -365,9 +274,10 @@ impl StreamState {
         self.held = self.held.saturating_sub(before).saturating_add(after);
     }
 
-    fn block_stop(&mut self, value: &Value, seq: u64, sink: &mut ViolationSink) {
+    /// `content_block_stop`: closes the latest open block of its index (`judge`: at the event).
+    fn block_stop(&mut self, value: &Value, seq: u64, judge: &mut Judge<'_>) {
         let Some(block) = self
-            .open_block(value, "content_block_stop", seq, sink)
+            .open_block(value, "content_block_stop", judge)
             .and_then(|at| self.blocks.get_mut(at))
         else {
             return;
@@ -401,8 +311,9 @@ impl StreamState {
         }
     }
 
-    /// `block_not_stopped` for every block still open (reported once per block).
-    pub fn open_blocks_at(&mut self, seq: u64, sink: &mut ViolationSink) {
+    /// `block_not_stopped` for every block still open (reported once per block; `judge`: at the
+    /// frame that ended the message).
+    pub fn open_blocks_at(&mut self, judge: &mut Judge<'_>) {
         for at in std::mem::take(&mut self.not_yet_checked) {
             let Some(block) = self
                 .blocks
@@ -416,15 +327,52 @@ impl StreamState {
                 "block {} was never stopped before the message ended",
                 block.index
             );
-            let site = Site::at("")
-                .seq(Some(seq))
-                .tool_call(u32::try_from(block.index).ok());
-            sink.push(
-                RuleId::AnthropicStreamBlockNotStopped,
-                Stage::Fragment,
-                site,
-                detail,
-            );
+            let tool_call = u32::try_from(block.index).ok();
+            let rule = RuleId::AnthropicStreamBlockNotStopped;
+            judge.under("").tool_call(tool_call).flag(rule, "", detail);
         }
+    }
+}
+
+/// `error_event_invalid` unless the event is `{"type":"error","error":{"type","message"}}`
+/// (`judge`: at the event).
+fn check_error(value: &Value, judge: &mut Judge<'_>) {
+    let error = value.get("error");
+    let valid = ["type", "message"]
+        .iter()
+        .all(|k| error.and_then(|e| e.get(*k)).is_some_and(Value::is_string));
+    if !valid {
+        let detail = format!(
+            "an error event must be {{\"type\":\"error\",\"error\":{{\"type\":str,\"message\":str}}}}: {}",
+            preview(value)
+        );
+        judge.flag(RuleId::AnthropicStreamErrorEventInvalid, "", detail);
+    }
+}
+
+/// `tool_use_start_invalid` and `tool_use_start_input_prefilled` on a tool_use block's start
+/// (`judge`: at the event, for the block).
+fn check_tool_use_start(block: &Value, judge: &mut Judge<'_>) {
+    let named = ["id", "name"].iter().all(|k| {
+        block
+            .get(*k)
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty())
+    });
+    let input = block.get("input");
+    if !named || !input.is_some_and(Value::is_object) {
+        let detail = format!(
+            "a tool_use start needs id, name and an object input: {}",
+            preview(block)
+        );
+        let rule = RuleId::AnthropicStreamToolUseStartInvalid;
+        judge.flag(rule, "/content_block", detail);
+    } else if input
+        .and_then(Value::as_object)
+        .is_some_and(|o| !o.is_empty())
+    {
+        let detail = "the tool_use start carries a non-empty input; clients ignore it or double it with the deltas";
+        let rule = RuleId::AnthropicStreamToolUseStartInputPrefilled;
+        judge.flag(rule, "/content_block/input", detail);
     }
 }

@@ -14,10 +14,11 @@ use super::request::{BedrockRequest, Choice};
 use crate::engine::arguments::{ArgumentSchema, ArgumentVerdict};
 use crate::engine::dialect::argument_verdict::{ArgumentRules, HeldText, report_verdict};
 use crate::engine::dialect::common::preview;
+use crate::engine::judge::Judge;
 use crate::engine::report::{ChoiceOutcome, ToolCallOutcome};
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, SchemaCheck, SchemaFailure};
-use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::violation::{Stage, ViolationSink};
 use crate::engine::weigh;
 
 /// Schema failures reported per call.
@@ -182,126 +183,112 @@ pub fn judge(
     schemas: Option<&CompiledTools>,
     sink: &mut ViolationSink,
 ) {
-    judge_stop(message, sink);
+    let mut judge = Judge::new(sink, Stage::Complete);
+    judge_stop(message, &mut judge);
     let mut ids = BTreeSet::new();
     for call in &message.tool_uses {
-        judge_call(call, request, schemas, &mut ids, sink);
+        let mut judge = judge.under(&call.at).tool_call(Some(call.index));
+        judge_id(call, &mut ids, &mut judge);
+        judge_call(call, request, schemas, &mut judge);
     }
-    let calls = &message.tool_uses;
+    judge_choice(&message.tool_uses, request, &mut judge);
+}
+
+/// The calls against `toolChoice` any or tool (`judge`: at the message).
+fn judge_choice(calls: &[ToolUse], request: &BedrockRequest, judge: &mut Judge<'_>) {
     match &request.choice {
-        Choice::Any | Choice::Tool(_) if calls.is_empty() => sink.push(
-            RuleId::BedrockResponseChoiceAnyNoCall,
-            Stage::Complete,
-            Site::at("/output/message/content"),
-            "toolChoice requires a tool call and the message has no toolUse block",
-        ),
+        Choice::Any | Choice::Tool(_) if calls.is_empty() => {
+            let detail = "toolChoice requires a tool call and the message has no toolUse block";
+            let rule = RuleId::BedrockResponseChoiceAnyNoCall;
+            judge.flag(rule, "/output/message/content", detail);
+        }
         Choice::Tool(forced) => {
             for call in calls
                 .iter()
                 .filter(|call| call.name.as_deref() != Some(forced))
             {
-                sink.push(
-                    RuleId::BedrockResponseChoiceToolWrongName,
-                    Stage::Complete,
-                    Site::at(format!("{}/name", call.at)).tool_call(Some(call.index)),
-                    format!(
-                        "toolChoice names {forced:?} and the model called {:?}",
-                        call.name.as_deref().unwrap_or_default()
-                    ),
+                let detail = format!(
+                    "toolChoice names {forced:?} and the model called {:?}",
+                    call.name.as_deref().unwrap_or_default()
                 );
+                let rule = RuleId::BedrockResponseChoiceToolWrongName;
+                let mut judge = judge.under(&call.at).tool_call(Some(call.index));
+                judge.flag(rule, "/name", detail);
             }
         }
         _ => {}
     }
 }
 
-/// `stopReason` known, and agreeing with the calls.
-fn judge_stop(message: &Message, sink: &mut ViolationSink) {
+/// `stopReason` known, and agreeing with the calls (`judge`: at the message).
+fn judge_stop(message: &Message, judge: &mut Judge<'_>) {
     let Some(stop) = &message.stop_reason else {
         return;
     };
-    let site = || Site::at("/stopReason");
     let Some(reason) = stop.as_str().filter(|r| STOP_REASONS.contains(r)) else {
-        sink.push(
-            RuleId::BedrockResponseStopReasonUnknown,
-            Stage::Complete,
-            site(),
-            format!("stopReason {} is not in the StopReason enum", preview(stop)),
-        );
-        return;
+        let detail = format!("stopReason {} is not in the StopReason enum", preview(stop));
+        let rule = RuleId::BedrockResponseStopReasonUnknown;
+        return judge.flag(rule, "/stopReason", detail);
     };
     let calls = !message.tool_uses.is_empty();
-    match reason {
-        "tool_use" if !calls => sink.push(
+    let (rule, detail) = match reason {
+        "tool_use" if !calls => (
             RuleId::BedrockResponseStopToolUseWithoutCall,
-            Stage::Complete,
-            site(),
-            "stopReason tool_use and no client toolUse block",
+            "stopReason tool_use and no client toolUse block".to_owned(),
         ),
-        "malformed_tool_use" | "malformed_model_output" => sink.push(
+        "malformed_tool_use" | "malformed_model_output" => (
             RuleId::BedrockResponseMalformedStop,
-            Stage::Complete,
-            site(),
             format!("stopReason {reason}: the model's tool call failed; do not run it"),
         ),
-        "max_tokens" if calls => sink.push(
+        "max_tokens" if calls => (
             RuleId::BedrockResponseMalformedStop,
-            Stage::Complete,
-            site(),
-            "stopReason max_tokens with a toolUse block: its input may be cut",
+            "stopReason max_tokens with a toolUse block: its input may be cut".to_owned(),
         ),
-        "tool_use" | "max_tokens" => {}
-        other if calls => sink.push(
+        "tool_use" | "max_tokens" => return,
+        other if calls => (
             RuleId::BedrockResponseCallWithoutStopToolUse,
-            Stage::Complete,
-            site(),
             format!("toolUse block(s) and stopReason {other}: SDK agents will not run them"),
         ),
-        _ => {}
+        _ => return,
+    };
+    judge.flag(rule, "/stopReason", detail);
+}
+
+/// `tool_use_id_invalid` and `tool_use_id_duplicate` (`judge`: at the block).
+fn judge_id(call: &ToolUse, ids: &mut BTreeSet<String>, judge: &mut Judge<'_>) {
+    match call.id.as_ref().and_then(Value::as_str) {
+        Some(id) if valid_id(id) => {
+            if !ids.insert(id.to_owned()) {
+                let detail = format!("toolUseId {id:?} is used by an earlier toolUse block");
+                let rule = RuleId::BedrockResponseToolUseIdDuplicate;
+                judge.flag(rule, "/toolUseId", detail);
+            }
+        }
+        _ => {
+            let shown = call
+                .id
+                .as_ref()
+                .map(preview)
+                .unwrap_or_else(|| "nothing".into());
+            let detail = format!("a toolUseId must match [a-zA-Z0-9_.:-]{{1,64}}, got {shown}");
+            let rule = RuleId::BedrockResponseToolUseIdInvalid;
+            judge.flag(rule, "/toolUseId", detail);
+        }
     }
 }
 
+/// A block's name against the declarations and its input against the tool's schema
+/// (`judge`: at the block).
 fn judge_call(
     call: &ToolUse,
     request: &BedrockRequest,
     schemas: Option<&CompiledTools>,
-    ids: &mut BTreeSet<String>,
-    sink: &mut ViolationSink,
+    judge: &mut Judge<'_>,
 ) {
-    let site = |member: &str| Site::at(format!("{}{member}", call.at)).tool_call(Some(call.index));
-    match call.id.as_ref().and_then(Value::as_str) {
-        Some(id) if valid_id(id) => {
-            if !ids.insert(id.to_owned()) {
-                sink.push(
-                    RuleId::BedrockResponseToolUseIdDuplicate,
-                    Stage::Complete,
-                    site("/toolUseId"),
-                    format!("toolUseId {id:?} is used by an earlier toolUse block"),
-                );
-            }
-        }
-        _ => sink.push(
-            RuleId::BedrockResponseToolUseIdInvalid,
-            Stage::Complete,
-            site("/toolUseId"),
-            format!(
-                "a toolUseId must match [a-zA-Z0-9_.:-]{{1,64}}, got {}",
-                call.id
-                    .as_ref()
-                    .map(preview)
-                    .unwrap_or_else(|| "nothing".into())
-            ),
-        ),
-    }
     let name = call.name.as_deref().unwrap_or_default();
     if request.facts.parsed && !request.declared.contains_key(name) {
-        sink.push(
-            RuleId::BedrockResponseToolUseUndeclared,
-            Stage::Complete,
-            site("/name"),
-            format!("tool {name:?} is not declared in toolConfig.tools"),
-        );
-        return;
+        let detail = format!("tool {name:?} is not declared in toolConfig.tools");
+        return judge.flag(RuleId::BedrockResponseToolUseUndeclared, "/name", detail);
     }
     let schema = schemas.and_then(|s| s.get(name)).map(|t| &t.schema);
     let strict = request.declared.get(name).copied().unwrap_or(false);
@@ -320,18 +307,15 @@ fn judge_call(
                 lenient: !strict,
                 ..RULES
             };
-            report_verdict(verdict, held, true, &rules, &|| site("/input"), sink);
+            let at = judge.site("/input");
+            report_verdict(verdict, held, true, &rules, &|| at.clone(), judge.sink());
             return;
         }
         StreamedInput::Value(input @ Value::Object(_)) => input,
         StreamedInput::Value(other) => {
-            sink.push(
-                RuleId::BedrockResponseToolUseInputNotObject,
-                Stage::Complete,
-                site("/input"),
-                format!("toolUse.input must be an object, got {}", preview(other)),
-            );
-            return;
+            let detail = format!("toolUse.input must be an object, got {}", preview(other));
+            let rule = RuleId::BedrockResponseToolUseInputNotObject;
+            return judge.flag(rule, "/input", detail);
         }
     };
     let Some(schema) = schema else {
@@ -339,27 +323,18 @@ fn judge_call(
     };
     let failures = match schema.check(input, MAX_SCHEMA_ERRORS) {
         SchemaCheck::Unchecked => return,
-        SchemaCheck::OverBudget => return sink.schema_budget_hit(),
+        SchemaCheck::OverBudget => return judge.sink().schema_budget_hit(),
         SchemaCheck::Checked(failures) => failures,
     };
-    report_failures(&failures, strict, &site("/input"), sink);
+    report_failures(&failures, strict, judge);
 }
 
-fn report_failures(
-    failures: &[SchemaFailure],
-    strict: bool,
-    site: &Site,
-    sink: &mut ViolationSink,
-) {
+/// `input_schema_violation`, a warning unless the tool is strict (`judge`: at the block).
+fn report_failures(failures: &[SchemaFailure], strict: bool, judge: &mut Judge<'_>) {
     for failure in failures.iter().take(MAX_SCHEMA_ERRORS) {
-        let mut at = site.clone();
-        at.path.push_str(&failure.instance_path);
+        let mut at = judge.site(format_args!("/input{}", failure.instance_path));
         at.schema_path = Some(failure.schema_path.clone());
         let rule = RuleId::BedrockResponseInputSchemaViolation;
-        if strict {
-            sink.push(rule, Stage::Complete, at, failure.message.clone());
-        } else {
-            sink.push_lenient(rule, Stage::Complete, at, failure.message.clone());
-        }
+        judge.flag_site(strict, rule, at, failure.message.clone());
     }
 }

@@ -28,10 +28,11 @@ use super::pieces::DialectTables;
 use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
 use crate::engine::head::ResponseHead;
+use crate::engine::judge::Judge;
 use crate::engine::report::{BodyKind, RequestFacts};
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, SchemaCache};
-use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::violation::{Stage, ViolationSink};
 
 /// The error type enforce mode names in a refused buffered answer: a Converse error botocore
 /// maps to its modeled `ModelErrorException` (the model's processing failed).
@@ -65,15 +66,11 @@ impl BedrockState {
             return;
         }
         self.content_type_told = true;
-        sink.push(
-            RuleId::BedrockStreamHttpContentType,
-            Stage::Head,
-            Site::at(""),
-            format!(
-                "a converse-stream answer must be {}; this one is read as {kind:?}",
-                crate::engine::framing::EVENT_STREAM_TYPE
-            ),
+        let detail = format!(
+            "a converse-stream answer must be {}; this one is read as {kind:?}",
+            crate::engine::framing::EVENT_STREAM_TYPE
         );
+        Judge::new(sink, Stage::Head).flag(RuleId::BedrockStreamHttpContentType, "", detail);
     }
 
     /// The message rules over the reassembled stream, once.
@@ -90,31 +87,20 @@ impl BedrockState {
     fn finish_judged(&mut self, ended_mid_event: bool, sink: &mut ViolationSink) {
         self.check_content_type(sink);
         if ended_mid_event {
-            sink.push(
-                RuleId::BedrockFrameTruncated,
-                Stage::Complete,
-                Site::at(""),
-                "the body ended inside an event-stream message",
-            );
+            let detail = "the body ended inside an event-stream message";
+            Judge::new(sink, Stage::Complete).flag(RuleId::BedrockFrameTruncated, "", detail);
         }
         if self.stream.errored {
             return;
         }
         self.judge_stream(sink);
+        let mut judge = Judge::new(sink, Stage::Complete);
         if self.stream.stop.is_none() {
-            sink.push(
-                RuleId::BedrockStreamMessageStopMissing,
-                Stage::Complete,
-                Site::at(""),
-                "the stream ended without messageStop",
-            );
+            let detail = "the stream ended without messageStop";
+            judge.flag(RuleId::BedrockStreamMessageStopMissing, "", detail);
         } else if !self.stream.metadata {
-            sink.push(
-                RuleId::BedrockStreamMetadataMissing,
-                Stage::Complete,
-                Site::at(""),
-                "the stream ended after messageStop without its metadata event",
-            );
+            let detail = "the stream ended after messageStop without its metadata event";
+            judge.flag(RuleId::BedrockStreamMetadataMissing, "", detail);
         }
     }
 }
@@ -196,12 +182,8 @@ impl DialectRules for BedrockState {
         let document: Value = match serde_json::from_slice(body) {
             Ok(document) => document,
             Err(error) => {
-                sink.push(
-                    RuleId::BedrockResponseNotJson,
-                    Stage::Complete,
-                    Site::at(""),
-                    format!("a 2xx Converse body that does not parse: {error}"),
-                );
+                let detail = format!("a 2xx Converse body that does not parse: {error}");
+                Judge::new(sink, Stage::Complete).flag(RuleId::BedrockResponseNotJson, "", detail);
                 return (Vec::new(), None);
             }
         };

@@ -12,100 +12,88 @@ use serde_json::{Map, Value};
 use super::message::valid_id;
 use super::request::{BedrockRequest, Choice};
 use crate::engine::dialect::common::{preview, valid_name};
+use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
-use crate::engine::violation::{Site, Stage, ViolationSink};
-
-fn push(sink: &mut ViolationSink, rule: RuleId, at: String, detail: String) {
-    sink.push(rule, Stage::Request, Site::at(at), detail);
-}
+use crate::engine::violation::{Stage, ViolationSink};
 
 /// Judges the request body.
 pub fn check(body: &Value, request: &BedrockRequest, sink: &mut ViolationSink) {
+    let mut judge = Judge::new(sink, Stage::Request);
     let config = body.get("toolConfig");
     if let Some(tools) = config
         .and_then(|c| c.get("tools"))
         .and_then(Value::as_array)
     {
         for (position, tool) in tools.iter().enumerate() {
-            check_tool(tool, &format!("/toolConfig/tools/{position}"), sink);
+            check_tool(
+                tool,
+                &mut judge.under(format_args!("/toolConfig/tools/{position}")),
+            );
         }
     }
     if let Some(choice) = config.and_then(|c| c.get("toolChoice")) {
         single_member(
             choice,
-            "/toolConfig/toolChoice".to_owned(),
             "ToolChoice",
-            sink,
+            &mut judge.under("/toolConfig/toolChoice"),
         );
         if let Choice::Tool(name) = &request.choice
             && !request.declared.contains_key(name)
         {
-            push(
-                sink,
-                RuleId::BedrockRequestToolChoiceUndeclared,
-                "/toolConfig/toolChoice/tool/name".to_owned(),
-                format!("toolChoice.tool names {name:?}, which toolConfig.tools does not declare"),
-            );
+            let detail =
+                format!("toolChoice.tool names {name:?}, which toolConfig.tools does not declare");
+            let rule = RuleId::BedrockRequestToolChoiceUndeclared;
+            judge.flag(rule, "/toolConfig/toolChoice/tool/name", detail);
         }
     }
     if let Some(messages) = body.get("messages").and_then(Value::as_array) {
-        check_history(messages, config.is_some(), sink);
+        check_history(messages, config.is_some(), &mut judge);
     }
 }
 
-/// A Smithy union: exactly one member.
-fn single_member(value: &Value, at: String, union: &str, sink: &mut ViolationSink) -> bool {
+/// A Smithy union: exactly one member (`judge`: at the union).
+fn single_member(value: &Value, union: &str, judge: &mut Judge<'_>) -> bool {
     let count = value.as_object().map(Map::len);
     if count == Some(1) {
         return true;
     }
-    push(
-        sink,
-        RuleId::BedrockRequestUnionNotSingle,
-        at,
-        format!(
-            "a {union} must have exactly one member, got {}",
-            preview(value)
-        ),
+    let detail = format!(
+        "a {union} must have exactly one member, got {}",
+        preview(value)
     );
+    judge.flag(RuleId::BedrockRequestUnionNotSingle, "", detail);
     false
 }
 
-fn check_tool(tool: &Value, at: &str, sink: &mut ViolationSink) {
-    if !single_member(tool, at.to_owned(), "Tool", sink) {
+/// One `toolConfig.tools` entry: a `toolSpec` with a valid name and an object input schema
+/// (`judge`: at the entry).
+fn check_tool(tool: &Value, judge: &mut Judge<'_>) {
+    if !single_member(tool, "Tool", judge) {
         return;
     }
     let Some(spec) = tool.get("toolSpec") else {
         return;
     };
-    let at = format!("{at}/toolSpec");
+    let mut judge = judge.under("/toolSpec");
     let name = spec.get("name");
     let schema = spec.get("inputSchema");
     if name.is_none() || schema.is_none() {
-        push(
-            sink,
-            RuleId::BedrockRequestToolSpecIncomplete,
-            at.clone(),
-            "a toolSpec needs its name and inputSchema".to_owned(),
-        );
+        let detail = "a toolSpec needs its name and inputSchema";
+        judge.flag(RuleId::BedrockRequestToolSpecIncomplete, "", detail);
     }
     if let Some(name) = name
         && !name.as_str().is_some_and(|n| valid_name(n, 64))
     {
-        push(
-            sink,
-            RuleId::BedrockRequestToolNameInvalid,
-            format!("{at}/name"),
-            format!(
-                "a tool name must match [a-zA-Z0-9_-]{{1,64}}, got {}",
-                preview(name)
-            ),
+        let detail = format!(
+            "a tool name must match [a-zA-Z0-9_-]{{1,64}}, got {}",
+            preview(name)
         );
+        judge.flag(RuleId::BedrockRequestToolNameInvalid, "/name", detail);
     }
     let Some(schema) = schema else {
         return;
     };
-    if !single_member(schema, format!("{at}/inputSchema"), "ToolInputSchema", sink) {
+    if !single_member(schema, "ToolInputSchema", &mut judge.under("/inputSchema")) {
         return;
     }
     let Some(json) = schema.get("json") else {
@@ -113,54 +101,20 @@ fn check_tool(tool: &Value, at: &str, sink: &mut ViolationSink) {
     };
     let kind = json.get("type");
     if kind.is_some_and(|t| t.as_str() != Some("object")) || !json.is_object() {
-        push(
-            sink,
-            RuleId::BedrockRequestInputSchemaNotObject,
-            format!("{at}/inputSchema/json/type"),
-            format!(
-                "inputSchema.json must describe an object, got type {}",
-                kind.map(preview).unwrap_or_else(|| preview(json))
-            ),
+        let detail = format!(
+            "inputSchema.json must describe an object, got type {}",
+            kind.map(preview).unwrap_or_else(|| preview(json))
         );
+        let rule = RuleId::BedrockRequestInputSchemaNotObject;
+        judge.flag(rule, "/inputSchema/json/type", detail);
     }
 }
 
-/// The `toolUse` / `toolResult` blocks of `messages`.
-fn check_history(messages: &[Value], has_config: bool, sink: &mut ViolationSink) {
+/// The `toolUse` / `toolResult` blocks of `messages` (`judge`: at the request's root).
+fn check_history(messages: &[Value], has_config: bool, judge: &mut Judge<'_>) {
     let mut any_tool_block = None;
     for (turn, message) in messages.iter().enumerate() {
-        let blocks = content(message);
-        let mut uses = Vec::new();
-        for (position, block) in blocks.iter().enumerate() {
-            let at = format!("/messages/{turn}/content/{position}");
-            if !single_member(block, at.clone(), "ContentBlock", sink) {
-                continue;
-            }
-            if let Some(tool_use) = block.get("toolUse") {
-                any_tool_block.get_or_insert_with(|| at.clone());
-                check_id(tool_use, &format!("{at}/toolUse"), sink);
-                if let Some(id) = tool_use.get("toolUseId").and_then(Value::as_str) {
-                    uses.push(id);
-                }
-                let input = tool_use.get("input");
-                if !input.is_some_and(Value::is_object) {
-                    push(
-                        sink,
-                        RuleId::BedrockRequestToolUseInputNotObject,
-                        format!("{at}/toolUse/input"),
-                        format!(
-                            "a replayed toolUse.input must be an object, got {}",
-                            input.map(preview).unwrap_or_else(|| "nothing".into())
-                        ),
-                    );
-                }
-            }
-            if let Some(result) = block.get("toolResult") {
-                any_tool_block.get_or_insert_with(|| at.clone());
-                check_id(result, &format!("{at}/toolResult"), sink);
-                check_result_content(result, &format!("{at}/toolResult"), sink);
-            }
-        }
+        let uses = check_blocks(content(message), turn, &mut any_tool_block, judge);
         if uses.is_empty() {
             continue;
         }
@@ -172,22 +126,59 @@ fn check_history(messages: &[Value], has_config: bool, sink: &mut ViolationSink)
             .filter_map(|b| b.get("toolResult")?.get("toolUseId")?.as_str())
             .collect();
         for id in uses.into_iter().filter(|id| !answered.contains(id)) {
-            push(
-                sink,
-                RuleId::BedrockRequestToolResultMissing,
-                format!("/messages/{}/content", turn + 1),
-                format!("toolUse {id:?} of message {turn} has no toolResult in the next message"),
-            );
+            let detail =
+                format!("toolUse {id:?} of message {turn} has no toolResult in the next message");
+            let rule = RuleId::BedrockRequestToolResultMissing;
+            judge.flag(rule, format_args!("/messages/{}/content", turn + 1), detail);
         }
     }
     if let Some(at) = any_tool_block.filter(|_| !has_config) {
-        push(
-            sink,
-            RuleId::BedrockRequestToolHistoryWithoutConfig,
-            at,
-            "messages hold toolUse/toolResult blocks and the request has no toolConfig".to_owned(),
-        );
+        let detail = "messages hold toolUse/toolResult blocks and the request has no toolConfig";
+        judge.flag(RuleId::BedrockRequestToolHistoryWithoutConfig, at, detail);
     }
+}
+
+/// The content blocks of message `turn`: each a single-member union, a `toolUse` with a valid
+/// id and an object input, a `toolResult` with a valid id and object json. Returns the
+/// `toolUse` ids; `any_tool_block` keeps where the first tool block was.
+fn check_blocks<'m>(
+    blocks: &'m [Value],
+    turn: usize,
+    any_tool_block: &mut Option<String>,
+    judge: &mut Judge<'_>,
+) -> Vec<&'m str> {
+    let mut uses = Vec::new();
+    for (position, block) in blocks.iter().enumerate() {
+        let at = format!("/messages/{turn}/content/{position}");
+        let mut judge = judge.under(&at);
+        if !single_member(block, "ContentBlock", &mut judge) {
+            continue;
+        }
+        if let Some(tool_use) = block.get("toolUse") {
+            any_tool_block.get_or_insert_with(|| at.clone());
+            let mut judge = judge.under("/toolUse");
+            check_id(tool_use, &mut judge);
+            if let Some(id) = tool_use.get("toolUseId").and_then(Value::as_str) {
+                uses.push(id);
+            }
+            let input = tool_use.get("input");
+            if !input.is_some_and(Value::is_object) {
+                let detail = format!(
+                    "a replayed toolUse.input must be an object, got {}",
+                    input.map(preview).unwrap_or_else(|| "nothing".into())
+                );
+                let rule = RuleId::BedrockRequestToolUseInputNotObject;
+                judge.flag(rule, "/input", detail);
+            }
+        }
+        if let Some(result) = block.get("toolResult") {
+            any_tool_block.get_or_insert_with(|| at.clone());
+            let mut judge = judge.under("/toolResult");
+            check_id(result, &mut judge);
+            check_result_content(result, &mut judge);
+        }
+    }
+    uses
 }
 
 fn content(message: &Value) -> &[Value] {
@@ -198,22 +189,20 @@ fn content(message: &Value) -> &[Value] {
         .unwrap_or_default()
 }
 
-fn check_id(block: &Value, at: &str, sink: &mut ViolationSink) {
+/// `tool_use_id_invalid` unless the block's `toolUseId` is valid (`judge`: at the block).
+fn check_id(block: &Value, judge: &mut Judge<'_>) {
     let id = block.get("toolUseId");
     if !id.and_then(Value::as_str).is_some_and(valid_id) {
-        push(
-            sink,
-            RuleId::BedrockRequestToolUseIdInvalid,
-            format!("{at}/toolUseId"),
-            format!(
-                "a toolUseId must match [a-zA-Z0-9_.:-]{{1,64}}, got {}",
-                id.map(preview).unwrap_or_else(|| "nothing".into())
-            ),
+        let detail = format!(
+            "a toolUseId must match [a-zA-Z0-9_.:-]{{1,64}}, got {}",
+            id.map(preview).unwrap_or_else(|| "nothing".into())
         );
+        judge.flag(RuleId::BedrockRequestToolUseIdInvalid, "/toolUseId", detail);
     }
 }
 
-fn check_result_content(result: &Value, at: &str, sink: &mut ViolationSink) {
+/// `tool_result_json_not_object` for a `toolResult`'s json content (`judge`: at the result).
+fn check_result_content(result: &Value, judge: &mut Judge<'_>) {
     let items = result
         .get("content")
         .and_then(Value::as_array)
@@ -223,12 +212,9 @@ fn check_result_content(result: &Value, at: &str, sink: &mut ViolationSink) {
         if let Some(json) = item.get("json")
             && !json.is_object()
         {
-            push(
-                sink,
-                RuleId::BedrockRequestToolResultJsonNotObject,
-                format!("{at}/content/{position}/json"),
-                format!("toolResult json must be an object, got {}", preview(json)),
-            );
+            let detail = format!("toolResult json must be an object, got {}", preview(json));
+            let rule = RuleId::BedrockRequestToolResultJsonNotObject;
+            judge.flag(rule, format_args!("/content/{position}/json"), detail);
         }
     }
 }

@@ -18,9 +18,10 @@ use super::message::{Message, RULES, StreamedInput, ToolUse};
 use crate::engine::arguments::{ArgumentLimits, ArgumentStream, ArgumentVerdict};
 use crate::engine::dialect::argument_verdict::{HeldText, report_break};
 use crate::engine::dialect::common::preview;
+use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, ToolSchema};
-use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::violation::{Stage, ViolationSink};
 use crate::engine::weigh;
 
 /// What a block turned out to be.
@@ -95,16 +96,47 @@ impl StreamState {
     ) -> bool {
         let first = self.events == 0;
         self.events += 1;
-        let site = |path: &str| Site::at(path.to_owned()).seq(Some(seq));
+        let mut judge = Judge::new(sink, Stage::Fragment).seq(Some(seq));
         let Some(name) = name else {
-            sink.push(
-                RuleId::BedrockFrameMissingEventType,
-                Stage::Fragment,
-                site(""),
-                "an event message without an :event-type header",
-            );
+            let detail = "an event message without an :event-type header";
+            judge.flag(RuleId::BedrockFrameMissingEventType, "", detail);
             return false;
         };
+        if self.framing_event(name, data, &mut judge) {
+            return false;
+        }
+        let mut payload: Value = match serde_json::from_str(data) {
+            Ok(payload) => payload,
+            Err(error) => {
+                let detail = format!("{name} payload is not JSON: {error}");
+                judge.flag(RuleId::BedrockFramePayloadNotJson, "", detail);
+                return false;
+            }
+        };
+        if first && name != "messageStart" {
+            let detail = format!("the first event is {name}, not messageStart");
+            judge.flag(RuleId::BedrockStreamFirstNotMessageStart, "", detail);
+        }
+        match name {
+            "contentBlockStart" => self.on_start(&payload, &mut judge),
+            "contentBlockDelta" => self.on_delta(&mut payload, seq, &mut judge),
+            "contentBlockStop" => self.on_stop(&payload, &mut judge),
+            "messageStop" => {
+                self.on_message_stop(&payload, &mut judge);
+                return true;
+            }
+            "metadata" => {
+                self.metadata = true;
+                self.usage = payload.get("usage").cloned();
+            }
+            _ => {}
+        }
+        false
+    }
+
+    /// The framing's own events: a corrupt message (`:frame:`) or an `:exception` / `:error`
+    /// message, which end the stream. True when `name` was one (`judge`: at the event).
+    fn framing_event(&mut self, name: &str, data: &str, judge: &mut Judge<'_>) -> bool {
         if let Some(problem) = name.strip_prefix(":frame:") {
             self.errored = true;
             let rule = match problem {
@@ -122,92 +154,54 @@ impl StreamState {
             } else {
                 data.to_owned()
             };
-            sink.push(rule, Stage::Fragment, site(""), detail);
-            return false;
+            judge.flag(rule, "", detail);
+            return true;
         }
-        if let Some(kind) = name
+        let Some(kind) = name
             .strip_prefix(":exception:")
             .or_else(|| name.strip_prefix(":error:"))
-        {
-            self.errored = true;
-            sink.push(
-                RuleId::BedrockStreamExceptionEvent,
-                Stage::Fragment,
-                site(""),
-                format!("the stream ended with a {kind:?} exception: {data}"),
-            );
+        else {
             return false;
-        }
-        let mut payload: Value = match serde_json::from_str(data) {
-            Ok(payload) => payload,
-            Err(error) => {
-                sink.push(
-                    RuleId::BedrockFramePayloadNotJson,
-                    Stage::Fragment,
-                    site(""),
-                    format!("{name} payload is not JSON: {error}"),
-                );
-                return false;
-            }
         };
-        if first && name != "messageStart" {
-            sink.push(
-                RuleId::BedrockStreamFirstNotMessageStart,
-                Stage::Fragment,
-                site(""),
-                format!("the first event is {name}, not messageStart"),
-            );
-        }
-        match name {
-            "contentBlockStart" => self.on_start(&payload, seq, sink),
-            "contentBlockDelta" => self.on_delta(&mut payload, seq, sink),
-            "contentBlockStop" => self.on_stop(&payload, seq, sink),
-            "messageStop" => {
-                self.stop = Some(payload.get("stopReason").cloned().unwrap_or(Value::Null));
-                for (index, block) in &self.blocks {
-                    if !block.stopped {
-                        sink.push(
-                            RuleId::BedrockStreamBlockNotStopped,
-                            Stage::Fragment,
-                            site("").tool_call(Some(*index)),
-                            format!("block {index} got no contentBlockStop before messageStop"),
-                        );
-                    }
-                }
-                return true;
-            }
-            "metadata" => {
-                self.metadata = true;
-                self.usage = payload.get("usage").cloned();
-            }
-            _ => {}
-        }
-        false
+        self.errored = true;
+        let detail = format!("the stream ended with a {kind:?} exception: {data}");
+        judge.flag(RuleId::BedrockStreamExceptionEvent, "", detail);
+        true
     }
 
-    fn on_start(&mut self, payload: &Value, seq: u64, sink: &mut ViolationSink) {
+    /// `messageStop`: its `stopReason`, and `block_not_stopped` for every block still open
+    /// (`judge`: at the event).
+    fn on_message_stop(&mut self, payload: &Value, judge: &mut Judge<'_>) {
+        self.stop = Some(payload.get("stopReason").cloned().unwrap_or(Value::Null));
+        for (index, block) in &self.blocks {
+            if !block.stopped {
+                let detail = format!("block {index} got no contentBlockStop before messageStop");
+                let rule = RuleId::BedrockStreamBlockNotStopped;
+                judge
+                    .under("")
+                    .tool_call(Some(*index))
+                    .flag(rule, "", detail);
+            }
+        }
+    }
+
+    /// `contentBlockStart`: a `toolUse` start opens a tool block (`judge`: at the event).
+    fn on_start(&mut self, payload: &Value, judge: &mut Judge<'_>) {
         let index = block_index(payload);
-        let site = Site::at("/start").seq(Some(seq)).tool_call(Some(index));
+        let mut judge = judge.under("").tool_call(Some(index));
         let members = payload.get("start").and_then(Value::as_object);
         let Some(members) = members.filter(|m| m.len() == 1) else {
             let shown = payload.get("start").map(preview).unwrap_or_default();
-            sink.push(
-                RuleId::BedrockStreamEmptyStartUnion,
-                Stage::Fragment,
-                site,
-                format!("contentBlockStart.start must have exactly one member, got {shown}"),
-            );
-            return;
+            let detail =
+                format!("contentBlockStart.start must have exactly one member, got {shown}");
+            return judge.flag(RuleId::BedrockStreamEmptyStartUnion, "/start", detail);
         };
         let Some(tool) = members.get("toolUse") else {
             let member = members.keys().next().cloned().unwrap_or_default();
             if !matches!(member.as_str(), "toolResult" | "image") {
-                sink.push(
-                    RuleId::BedrockStreamStartUnknownMember,
-                    Stage::Fragment,
-                    site,
-                    format!("contentBlockStart.start.{member} is not a ContentBlockStart member"),
-                );
+                let detail =
+                    format!("contentBlockStart.start.{member} is not a ContentBlockStart member");
+                judge.flag(RuleId::BedrockStreamStartUnknownMember, "/start", detail);
             }
             return;
         };
@@ -228,14 +222,10 @@ impl StreamState {
     }
 
     /// A delta; a `toolUse.input` fragment is moved out of `payload` into the block's input
-    /// (the first one without a copy).
-    fn on_delta(&mut self, payload: &mut Value, seq: u64, sink: &mut ViolationSink) {
+    /// (the first one without a copy; `judge`: at the event).
+    fn on_delta(&mut self, payload: &mut Value, seq: u64, judge: &mut Judge<'_>) {
         let index = block_index(payload);
-        let site = |path: &str| {
-            Site::at(path.to_owned())
-                .seq(Some(seq))
-                .tool_call(Some(index))
-        };
+        let mut judge = judge.under("").tool_call(Some(index));
         let Some(delta) = payload.get_mut("delta") else {
             return;
         };
@@ -253,66 +243,62 @@ impl StreamState {
             self.held += weigh::ENTRY;
             self.blocks.insert(index, Block::default());
         }
-        let piece = match fragment.flatten() {
-            Some(Value::String(piece)) => Some(piece),
-            _ => None,
+        if self.blocks.get(&index).is_some_and(|block| block.stopped) {
+            let detail = format!("a delta for block {index} after its contentBlockStop");
+            return judge.flag(RuleId::BedrockStreamDeltaAfterStop, "/delta", detail);
+        }
+        match (text, fragment.flatten()) {
+            (Some(text), _) => self.text_delta(index, text, &mut judge),
+            (None, Some(Value::String(piece))) => {
+                self.input_delta(index, Some(&piece), seq, &mut judge)
+            }
+            (None, _) => self.input_delta(index, None, seq, &mut judge),
+        }
+    }
+
+    /// A text delta for the block at `index` (`judge`: at the event, for the block).
+    fn text_delta(&mut self, index: u32, text: &str, judge: &mut Judge<'_>) {
+        let fits = self.fits(text.len());
+        let Some(block) = self.blocks.get_mut(&index) else {
+            return;
         };
-        let fits = self.fits(text.map_or(0, str::len));
+        if block.kind == Kind::Tool {
+            let detail = format!("a text delta on toolUse block {index}");
+            let rule = RuleId::BedrockStreamDeltaKindMismatch;
+            return judge.flag(rule, "/delta/text", detail);
+        }
+        block.kind = Kind::Text;
+        if fits {
+            block.text.push_str(text);
+            self.held += text.len();
+        }
+    }
+
+    /// A `toolUse.input` fragment for the block at `index` (`None`: not a string), followed
+    /// as it streams; its break reported here (`judge`: at the event, for the block).
+    fn input_delta(&mut self, index: u32, piece: Option<&str>, seq: u64, judge: &mut Judge<'_>) {
         let schemas = self.schemas.as_deref();
         let limits = self.limits;
         let Some(block) = self.blocks.get_mut(&index) else {
             return;
         };
-        if block.stopped {
-            sink.push(
-                RuleId::BedrockStreamDeltaAfterStop,
-                Stage::Fragment,
-                site("/delta"),
-                format!("a delta for block {index} after its contentBlockStop"),
-            );
-            return;
-        }
-        if let Some(text) = text {
-            if block.kind == Kind::Tool {
-                sink.push(
-                    RuleId::BedrockStreamDeltaKindMismatch,
-                    Stage::Fragment,
-                    site("/delta/text"),
-                    format!("a text delta on toolUse block {index}"),
-                );
-                return;
-            }
-            block.kind = Kind::Text;
-            if fits {
-                block.text.push_str(text);
-                self.held += text.len();
-            }
-            return;
-        }
         if block.kind == Kind::Text {
-            sink.push(
-                RuleId::BedrockStreamDeltaKindMismatch,
-                Stage::Fragment,
-                site("/delta/toolUse"),
-                format!("a toolUse delta on text block {index}"),
-            );
-            return;
+            let detail = format!("a toolUse delta on text block {index}");
+            let rule = RuleId::BedrockStreamDeltaKindMismatch;
+            return judge.flag(rule, "/delta/toolUse", detail);
         }
         if !block.tool_started {
-            sink.push(
-                RuleId::BedrockStreamToolDeltaWithoutStart,
-                Stage::Fragment,
-                site("/delta/toolUse"),
-                format!("a toolUse delta for block {index}, never started with start.toolUse"),
-            );
-            return;
+            let detail =
+                format!("a toolUse delta for block {index}, never started with start.toolUse");
+            let rule = RuleId::BedrockStreamToolDeltaWithoutStart;
+            return judge.flag(rule, "/delta/toolUse", detail);
         }
         let input = block
             .input
             .get_or_insert_with(|| ArgumentStream::new(schema_of(schemas, &block.name), limits));
         let before = input.held_bytes();
         // A fragment that is not a string cannot join into JSON text: the NUL breaks it there.
-        let broken = input.push(piece.as_deref().unwrap_or("\u{0}"), seq);
+        let broken = input.push(piece.unwrap_or("\u{0}"), seq);
         self.held = self
             .held
             .saturating_sub(before)
@@ -320,12 +306,13 @@ impl StreamState {
         if let Some(broken) = broken {
             let (text, whole) = input.text();
             let held = HeldText { text, whole };
-            let at = site("/delta/toolUse/input");
-            report_break(broken, Some(seq), held, &RULES, at, sink);
+            let at = judge.site("/delta/toolUse/input");
+            report_break(broken, Some(seq), held, &RULES, at, judge.sink());
         }
     }
 
-    fn on_stop(&mut self, payload: &Value, seq: u64, sink: &mut ViolationSink) {
+    /// `contentBlockStop`: a tool block's input is judged whole (`judge`: at the event).
+    fn on_stop(&mut self, payload: &Value, judge: &mut Judge<'_>) {
         let index = block_index(payload);
         let schemas = self.schemas.as_deref();
         let Some(block) = self.blocks.get_mut(&index) else {
@@ -343,14 +330,10 @@ impl StreamState {
         let held = input.held_bytes();
         let (parsed, problem) = judge_input(input, schema_of(schemas, &block.name));
         if let Some(problem) = problem {
-            sink.push(
-                RuleId::BedrockStreamToolInputNotJsonObject,
-                Stage::Fragment,
-                Site::at("/delta/toolUse/input")
-                    .seq(Some(seq))
-                    .tool_call(Some(index)),
-                format!("block {index}'s input fragments join into {problem}"),
-            );
+            let detail = format!("block {index}'s input fragments join into {problem}");
+            let rule = RuleId::BedrockStreamToolInputNotJsonObject;
+            let mut judge = judge.under("").tool_call(Some(index));
+            judge.flag(rule, "/delta/toolUse/input", detail);
         }
         // The parsed input (or the stream's verdict) is kept in place of its text, and counted
         // instead.

@@ -13,10 +13,11 @@ use serde_json::Value;
 
 use super::arguments::{Judged, StreamedArguments, kept, shrink_member, start_of};
 use super::stream::{StreamState, schema_of};
+use crate::engine::arguments::ArgumentLimits;
 use crate::engine::dialect::common::preview;
+use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
-use crate::engine::schema::ToolSchema;
-use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::schema::{CompiledTools, ToolSchema};
 use crate::engine::weigh;
 
 /// One announced output item.
@@ -118,102 +119,52 @@ pub struct Terminal {
 }
 
 impl StreamState {
-    pub(super) fn item_done(&mut self, value: &Value, seq: u64, sink: &mut ViolationSink) {
+    /// `output_item.done`: finishes an announced item (`judge`: at the event).
+    pub(super) fn item_done(&mut self, value: &Value, judge: &mut Judge<'_>) {
         let index = value.get("output_index").and_then(Value::as_u64);
-        let tool_call = index.and_then(|i| u32::try_from(i).ok());
-        let site = |path: &str| Site::at(path).seq(Some(seq)).tool_call(tool_call);
         let Some(item) = index.and_then(|index| self.items.get_mut(&index)) else {
             let detail =
                 "output_item.done for an output_index never announced by output_item.added";
-            sink.push(
-                RuleId::ResponsesStreamDeltaWithoutItem,
-                Stage::Fragment,
-                site("/output_index"),
-                detail,
-            );
-            return;
+            let rule = RuleId::ResponsesStreamDeltaWithoutItem;
+            let tool_call = index.and_then(|i| u32::try_from(i).ok());
+            return judge
+                .under("")
+                .tool_call(tool_call)
+                .flag(rule, "/output_index", detail);
         };
+        let mut judge = judge
+            .under("")
+            .tool_call(index.and_then(|i| u32::try_from(i).ok()));
         if item.done.is_some() {
-            sink.push(
-                RuleId::ResponsesStreamEventAfterItemDone,
-                Stage::Fragment,
-                site(""),
-                "a second output_item.done for one item",
-            );
-            return;
+            let detail = "a second output_item.done for one item";
+            return judge.flag(RuleId::ResponsesStreamEventAfterItemDone, "", detail);
         }
         let done = value.get("item").cloned().unwrap_or(Value::Null);
-        for key in ["type", "id", "call_id", "name"] {
-            let before = item.added.get(key);
-            if before.is_some() && done.get(key) != before {
-                let detail = format!(
-                    "item.{key} was {} when added, {} when done",
-                    preview(before.unwrap_or(&Value::Null)),
-                    preview(done.get(key).unwrap_or(&Value::Null))
-                );
-                sink.push(
-                    RuleId::ResponsesStreamItemDoneMismatch,
-                    Stage::Fragment,
-                    site(&format!("/item/{key}")),
-                    detail,
-                );
-            }
-        }
-        let key = item.payload_key();
-        let limits = self.limits;
-        let is_function = item.kind() == Some("function_call");
-        let final_text = done.get(key).and_then(Value::as_str);
-        let final_kept = final_text.map(|text| match is_function {
-            true => kept(text, limits),
-            false => Cow::Borrowed(text),
-        });
-        let streamed = match &item.done_text {
-            Some(text) => Some(Cow::Borrowed(text.as_str())),
-            None => (item.deltas > 0).then(|| item.streamed_text()),
-        };
-        if item.is_call()
-            && let (Some(streamed), Some(final_kept), Some(final_text)) =
-                (&streamed, &final_kept, final_text)
-            && streamed != final_kept
-        {
-            let detail = format!(
-                "item.{key} differs from what was streamed: {}",
-                preview(&Value::String(start_of(final_text).to_owned()))
-            );
-            sink.push(
-                RuleId::ResponsesStreamItemDoneMismatch,
-                Stage::Fragment,
-                site(&format!("/item/{key}")),
-                detail,
-            );
-        }
-        let current = streamed.unwrap_or_else(|| item.streamed_text());
-        let same = final_kept.as_ref().is_some_and(|text| *text == current);
-        let mut done = done;
-        if is_function && !same {
-            // The item is judged by its done copy, not by what was streamed.
-            let name = item.added.get("name").and_then(Value::as_str);
-            let schema = schema_of(self.schemas.as_deref(), name);
-            item.source = Source::Given(shrink_member(&mut done, key, limits, Some(schema)));
-        } else if is_function {
-            shrink_member(&mut done, key, limits, None);
-        }
+        compare_announced(item, &done, &mut judge);
+        let done = done_copy(
+            item,
+            done,
+            (self.limits, self.schemas.as_deref()),
+            &mut judge,
+        );
         let weight = weigh::value(&done);
         item.done = Some(done);
         self.held += weight;
     }
 
+    /// `response.completed`, `.incomplete` or `.failed`: keeps the terminal response, its
+    /// arguments past the held bound as their markers (`judge`: at the event).
     pub(super) fn terminal_response(
         &mut self,
         kind: &str,
         value: &Value,
         seq: u64,
-        sink: &mut ViolationSink,
+        judge: &mut Judge<'_>,
     ) {
         let mut response = value.get("response").cloned();
         // Arguments past the held bound are kept as their markers; judged here when no item
         // was streamed (the output is then judged from this copy).
-        let judge = self.items.is_empty() && self.displaced.is_empty();
+        let unstreamed = self.items.is_empty() && self.displaced.is_empty();
         let outputs = response
             .as_mut()
             .and_then(|r| r.get_mut("output"))
@@ -225,7 +176,8 @@ impl StreamState {
             }
             let name = item.get("name").and_then(Value::as_str).map(str::to_owned);
             let schema = schema_of(self.schemas.as_deref(), name.as_deref());
-            let judged = shrink_member(item, "arguments", self.limits, judge.then_some(schema));
+            let judged =
+                shrink_member(item, "arguments", self.limits, unstreamed.then_some(schema));
             self.terminal_judged.push(judged);
         }
         self.held += weigh::maybe(response.as_ref());
@@ -246,12 +198,8 @@ impl StreamState {
             let detail = format!(
                 "the terminal response lacks {missing:?} or its status {status:?} is not {expected:?}"
             );
-            sink.push(
-                RuleId::ResponsesStreamTerminalEnvelopeInvalid,
-                Stage::Fragment,
-                Site::at("/response").seq(Some(seq)),
-                detail,
-            );
+            let rule = RuleId::ResponsesStreamTerminalEnvelopeInvalid;
+            judge.flag(rule, "/response", detail);
         }
         self.terminal = Some(Terminal {
             kind: kind.to_owned(),
@@ -259,4 +207,66 @@ impl StreamState {
             seq,
         });
     }
+}
+
+/// `item_done_mismatch` for a member the done item changed from the announced one.
+fn compare_announced(item: &Item, done: &Value, judge: &mut Judge<'_>) {
+    for key in ["type", "id", "call_id", "name"] {
+        let before = item.added.get(key);
+        if before.is_some() && done.get(key) != before {
+            let detail = format!(
+                "item.{key} was {} when added, {} when done",
+                preview(before.unwrap_or(&Value::Null)),
+                preview(done.get(key).unwrap_or(&Value::Null))
+            );
+            let rule = RuleId::ResponsesStreamItemDoneMismatch;
+            judge.flag(rule, format_args!("/item/{key}"), detail);
+        }
+    }
+}
+
+/// The done item as it is kept: `item_done_mismatch` when its payload is not what was
+/// streamed, a function call then judged by this copy, its arguments past the held bound as
+/// their marker (`bounds`: the held bound and the request's tools).
+fn done_copy(
+    item: &mut Item,
+    mut done: Value,
+    bounds: (ArgumentLimits, Option<&CompiledTools>),
+    judge: &mut Judge<'_>,
+) -> Value {
+    let (limits, schemas) = bounds;
+    let key = item.payload_key();
+    let is_function = item.kind() == Some("function_call");
+    let final_text = done.get(key).and_then(Value::as_str);
+    let final_kept = final_text.map(|text| match is_function {
+        true => kept(text, limits),
+        false => Cow::Borrowed(text),
+    });
+    let streamed = match &item.done_text {
+        Some(text) => Some(Cow::Borrowed(text.as_str())),
+        None => (item.deltas > 0).then(|| item.streamed_text()),
+    };
+    if item.is_call()
+        && let (Some(streamed), Some(final_kept), Some(final_text)) =
+            (&streamed, &final_kept, final_text)
+        && streamed != final_kept
+    {
+        let detail = format!(
+            "item.{key} differs from what was streamed: {}",
+            preview(&Value::String(start_of(final_text).to_owned()))
+        );
+        let rule = RuleId::ResponsesStreamItemDoneMismatch;
+        judge.flag(rule, format_args!("/item/{key}"), detail);
+    }
+    let current = streamed.unwrap_or_else(|| item.streamed_text());
+    let same = final_kept.as_ref().is_some_and(|text| *text == current);
+    if is_function && !same {
+        // The item is judged by its done copy, not by what was streamed.
+        let name = item.added.get("name").and_then(Value::as_str);
+        let schema = schema_of(schemas, name);
+        item.source = Source::Given(shrink_member(&mut done, key, limits, Some(schema)));
+    } else if is_function {
+        shrink_member(&mut done, key, limits, None);
+    }
+    done
 }

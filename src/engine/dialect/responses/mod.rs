@@ -23,17 +23,18 @@ use serde_json::Value;
 
 use output::{Context, check_output};
 use request::ResponsesRequest;
-use stream::StreamState;
+use stream::{Item, StreamState};
 
 use super::common::{self, Declared, StreamEnd, has_tool_markup};
 use super::pieces::DialectTables;
 use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
+use crate::engine::judge::Judge;
 use crate::engine::report::ChoiceOutcome;
 use crate::engine::report::RequestFacts;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, SchemaCache};
-use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::violation::{Stage, ViolationSink};
 
 const STATUSES: [&str; 6] = [
     "completed",
@@ -83,12 +84,8 @@ impl ResponsesState {
             problems.push("no output array".to_owned());
         }
         if !problems.is_empty() {
-            sink.push(
-                RuleId::ResponsesOutputEnvelopeInvalid,
-                Stage::Complete,
-                Site::at(""),
-                problems.join("; "),
-            );
+            let rule = RuleId::ResponsesOutputEnvelopeInvalid;
+            Judge::new(sink, Stage::Complete).flag(rule, "", problems.join("; "));
         }
         let cx = Context {
             status,
@@ -144,12 +141,8 @@ impl ResponsesState {
         let outcome = check_output(&items, "/output", cx, sink);
         if self.request.declares && outcome.tool_calls.is_empty() && has_tool_markup(&stream.text) {
             let detail = "tools were offered, no tool call was streamed, and output_text deltas carry tool-call markup";
-            sink.push(
-                RuleId::ResponsesStreamToolMarkupAsTextDelta,
-                Stage::Complete,
-                Site::at("/output"),
-                detail,
-            );
+            let rule = RuleId::ResponsesStreamToolMarkupAsTextDelta;
+            Judge::new(sink, Stage::Complete).flag(rule, "/output", detail);
         }
         sink.fill_seq_since(start, |v| stream.seq_for(v.tool_call));
         self.outcome = Some(outcome.clone());
@@ -163,12 +156,8 @@ impl ResponsesState {
         if self.stream.terminal.is_none() {
             let detail =
                 "the stream ended without response.completed, .incomplete, .failed or error";
-            sink.push(
-                RuleId::ResponsesStreamTerminalMissing,
-                Stage::Complete,
-                Site::at(""),
-                detail,
-            );
+            let rule = RuleId::ResponsesStreamTerminalMissing;
+            Judge::new(sink, Stage::Complete).flag(rule, "", detail);
         }
         outcome
     }
@@ -287,58 +276,50 @@ fn has_reason(response: &Value) -> bool {
 /// `item_not_done` and `terminal_output_mismatch`, once a completed/incomplete terminal arrived.
 fn terminal_checks(stream: &StreamState, terminal_output: &[Value], sink: &mut ViolationSink) {
     let seq = stream.terminal.as_ref().map(|t| t.seq);
+    let mut judge = Judge::new(sink, Stage::Complete).seq(seq);
     let mut reported_empty = false;
     for (index, item) in &stream.items {
-        let at = |path: &str| {
-            Site::at(path)
-                .seq(seq)
-                .tool_call(u32::try_from(*index).ok())
-        };
+        let tool_call = u32::try_from(*index).ok();
         if item.done.is_none() {
-            sink.push(
-                RuleId::ResponsesStreamItemNotDone,
-                Stage::Complete,
-                at(""),
-                format!("the item at output_index {index} never got output_item.done"),
-            );
+            let detail = format!("the item at output_index {index} never got output_item.done");
+            let rule = RuleId::ResponsesStreamItemNotDone;
+            judge.under("").tool_call(tool_call).flag(rule, "", detail);
         }
         if !item.is_call() {
             continue;
         }
         if terminal_output.is_empty() {
             if !reported_empty {
-                sink.push(
-                    RuleId::ResponsesStreamTerminalOutputMismatch,
-                    Stage::Complete,
-                    Site::at("/response/output").seq(seq),
-                    "the terminal response.output is empty after tool-call items were streamed",
-                );
+                let detail =
+                    "the terminal response.output is empty after tool-call items were streamed";
+                let rule = RuleId::ResponsesStreamTerminalOutputMismatch;
+                judge.flag(rule, "/response/output", detail);
                 reported_empty = true;
             }
             continue;
         }
-        let streamed = item.assembled();
-        let key = |v: &Value| (v.get("id").cloned(), v.get("call_id").cloned());
-        match terminal_output.iter().find(|v| key(v) == key(&streamed)) {
-            None => sink.push(
-                RuleId::ResponsesStreamTerminalOutputMismatch,
-                Stage::Complete,
-                at("/response/output"),
-                "a streamed tool call is missing from the terminal response.output",
-            ),
-            Some(found) => {
-                let differs = ["type", "name", "arguments", "input"]
-                    .iter()
-                    .any(|k| found.get(*k) != streamed.get(*k));
-                if differs {
-                    sink.push(
-                        RuleId::ResponsesStreamTerminalOutputMismatch,
-                        Stage::Complete,
-                        at("/response/output"),
-                        "the terminal response.output alters a streamed tool call",
-                    );
-                }
-            }
-        }
+        compare_terminal_copy(
+            item,
+            terminal_output,
+            &mut judge.under("").tool_call(tool_call),
+        );
+    }
+}
+
+/// `terminal_output_mismatch` for one streamed tool call against the terminal `output`.
+fn compare_terminal_copy(item: &Item, terminal_output: &[Value], judge: &mut Judge<'_>) {
+    let rule = RuleId::ResponsesStreamTerminalOutputMismatch;
+    let streamed = item.assembled();
+    let key = |v: &Value| (v.get("id").cloned(), v.get("call_id").cloned());
+    let Some(found) = terminal_output.iter().find(|v| key(v) == key(&streamed)) else {
+        let detail = "a streamed tool call is missing from the terminal response.output";
+        return judge.flag(rule, "/response/output", detail);
+    };
+    let differs = ["type", "name", "arguments", "input"]
+        .iter()
+        .any(|k| found.get(*k) != streamed.get(*k));
+    if differs {
+        let detail = "the terminal response.output alters a streamed tool call";
+        judge.flag(rule, "/response/output", detail);
     }
 }

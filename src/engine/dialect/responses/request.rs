@@ -18,10 +18,11 @@ use std::sync::Arc;
 use crate::engine::custom_input::RegexGrammar;
 use crate::engine::dialect::common;
 use crate::engine::dialect::common::preview;
+use crate::engine::judge::Judge;
 use crate::engine::report::RequestFacts;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, Declaration, ToolReading};
-use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::violation::{Stage, ViolationSink};
 
 /// How the Responses API's `tools` array declares function tools: flat,
 /// `{"type":"function","name","parameters"}`; custom tools' grammars flat too (`format`). Keyed
@@ -126,9 +127,10 @@ pub fn parse(
     let Some(fields) = common::read_object::<Fields>(body) else {
         return (ResponsesRequest::default(), None);
     };
+    let mut judge = Judge::new(sink, Stage::Request);
     let compiled = fields.tools.as_deref().map(compile);
     let items = common::tool_items(fields.tools.as_deref());
-    let tools = declare(&items, compiled.as_deref(), sink);
+    let tools = declare(&items, compiled.as_deref(), &mut judge);
     if let Some(input) = fields
         .input
         .as_ref()
@@ -137,10 +139,10 @@ pub fn parse(
         let continues = [&fields.previous_response_id, &fields.conversation]
             .iter()
             .any(|field| field.as_ref().is_some_and(|v| !v.is_null()));
-        check_input(input, continues, sink);
+        check_input(input, continues, &mut judge);
     }
     let choice = tool_choice::interpret(fields.tool_choice.as_ref());
-    tool_choice::check_request(&choice, &tools, !items.is_empty(), sink);
+    tool_choice::check_request(&choice, &tools, !items.is_empty(), &mut judge);
     let facts = RequestFacts {
         tools: tools.keys().cloned().collect(),
         tool_choice: fields.tool_choice,
@@ -157,52 +159,43 @@ pub fn parse(
     (request, compiled)
 }
 
+/// The function and custom tools by name, judging each declaration (`judge`: at the request's
+/// root).
 fn declare(
     items: &[Value],
     compiled: Option<&CompiledTools>,
-    sink: &mut ViolationSink,
+    judge: &mut Judge<'_>,
 ) -> BTreeMap<String, Tool> {
     let mut tools = BTreeMap::new();
     for (position, tool) in items.iter().enumerate() {
-        let at = |suffix: &str| Site::at(format!("/tools/{position}{suffix}"));
+        let mut judge = judge.under(format_args!("/tools/{position}"));
         let Some(kind) = Kind::parse(tool.get("type").and_then(Value::as_str)) else {
             continue;
         };
         let name = tool.get("name").and_then(Value::as_str);
         if kind == Kind::Function && name.is_none() && tool.get("function").is_some() {
             let detail = "a Chat Completions tool (nested `function` object) sent to /responses; Responses tools are flat";
-            sink.push(
-                RuleId::ResponsesRequestToolShapeChatStyle,
-                Stage::Request,
-                at("/function"),
-                detail,
-            );
+            let rule = RuleId::ResponsesRequestToolShapeChatStyle;
+            judge.flag(rule, "/function", detail);
             continue;
         }
-        let Some(name) = common::tool_name(
-            tool,
-            RuleId::ResponsesRequestToolNameInvalid,
-            at("/name"),
-            sink,
-        ) else {
+        let rule = RuleId::ResponsesRequestToolNameInvalid;
+        let Some(name) = common::tool_name(tool, rule, judge.site("/name"), judge.sink()) else {
             continue;
         };
         if tools.contains_key(name) {
             let detail = format!("tool name {name:?} is declared twice");
-            sink.push(
-                RuleId::ResponsesRequestToolNameDuplicate,
-                Stage::Request,
-                at("/name"),
-                detail,
-            );
+            judge.flag(RuleId::ResponsesRequestToolNameDuplicate, "/name", detail);
             continue;
         }
         let grammar = match kind {
             Kind::Function => {
-                check_parameters(tool, &at("/parameters"), sink);
+                check_parameters(tool, &mut judge.under("/parameters"));
                 None
             }
-            Kind::Custom => custom_format(tool.get("format"), compiled, &at("/format"), sink),
+            Kind::Custom => {
+                custom_format(tool.get("format"), compiled, &mut judge.under("/format"))
+            }
         };
         let strict = tool.get("strict").and_then(Value::as_bool).unwrap_or(true);
         tools.insert(
@@ -217,7 +210,9 @@ fn declare(
     tools
 }
 
-fn check_parameters(tool: &Value, site: &Site, sink: &mut ViolationSink) {
+/// A function tool's `parameters` (`judge`: at them): an object schema, within strict mode's
+/// subset when `strict` is true.
+fn check_parameters(tool: &Value, judge: &mut Judge<'_>) {
     let Some(parameters) = tool.get("parameters").filter(|p| !p.is_null()) else {
         return;
     };
@@ -226,23 +221,13 @@ fn check_parameters(tool: &Value, site: &Site, sink: &mut ViolationSink) {
             "parameters should be an object schema, got {}",
             preview(parameters)
         );
-        sink.push(
-            RuleId::ResponsesRequestParametersNotObjectSchema,
-            Stage::Request,
-            site.clone(),
-            detail,
-        );
-        return;
+        let rule = RuleId::ResponsesRequestParametersNotObjectSchema;
+        return judge.flag(rule, "", detail);
     }
     if tool.get("strict").and_then(Value::as_bool) == Some(true)
         && let Some(reason) = strict_gap(parameters, "", 0)
     {
-        sink.push(
-            RuleId::ResponsesRequestStrictSchemaIncompatible,
-            Stage::Request,
-            site.clone(),
-            reason,
-        );
+        judge.flag(RuleId::ResponsesRequestStrictSchemaIncompatible, "", reason);
     }
 }
 
@@ -281,11 +266,11 @@ fn strict_gap(schema: &Value, path: &str, depth: usize) -> Option<String> {
     None
 }
 
+/// A custom tool's `format` (`judge`: at it), and its regex grammar when it has one.
 fn custom_format(
     format: Option<&Value>,
     compiled: Option<&CompiledTools>,
-    site: &Site,
-    sink: &mut ViolationSink,
+    judge: &mut Judge<'_>,
 ) -> Option<RegexGrammar> {
     let format = format.filter(|f| !f.is_null())?;
     let kind = format.get("type").and_then(Value::as_str);
@@ -308,12 +293,7 @@ fn custom_format(
             preview(format)
         ),
     };
-    sink.push(
-        RuleId::ResponsesRequestCustomFormatInvalid,
-        Stage::Request,
-        site.clone(),
-        problem,
-    );
+    judge.flag(RuleId::ResponsesRequestCustomFormatInvalid, "", problem);
     None
 }
 
@@ -323,7 +303,7 @@ const MAX_CALL_ID: usize = 64;
 /// `call_id_too_long` and `function_call_output_orphan` over the input items. A result whose
 /// call is not in `input` is fine when the call lives server-side (`previous_response_id` or
 /// `conversation` set).
-fn check_input(input: &RawValue, continues: bool, sink: &mut ViolationSink) {
+fn check_input(input: &RawValue, continues: bool, judge: &mut Judge<'_>) {
     let Ok(Value::Array(items)) = serde_json::from_str::<Value>(input.get()) else {
         return;
     };
@@ -341,18 +321,13 @@ fn check_input(input: &RawValue, continues: bool, sink: &mut ViolationSink) {
         let Some(id) = item.get("call_id").and_then(Value::as_str) else {
             continue;
         };
-        let site = || Site::at(format!("/input/{position}/call_id"));
+        let mut judge = judge.under(format_args!("/input/{position}/call_id"));
         if id.len() > MAX_CALL_ID {
             let detail = format!(
                 "call_id is {} characters; the spec allows {MAX_CALL_ID}",
                 id.len()
             );
-            sink.push(
-                RuleId::ResponsesRequestCallIdTooLong,
-                Stage::Request,
-                site(),
-                detail,
-            );
+            judge.flag(RuleId::ResponsesRequestCallIdTooLong, "", detail);
         }
         let output = matches!(
             item.get("type").and_then(Value::as_str),
@@ -360,12 +335,7 @@ fn check_input(input: &RawValue, continues: bool, sink: &mut ViolationSink) {
         );
         if output && !continues && !calls.contains(id) {
             let detail = format!("a tool result for call_id {id:?}, which no call in input has");
-            sink.push(
-                RuleId::ResponsesRequestFunctionCallOutputOrphan,
-                Stage::Request,
-                site(),
-                detail,
-            );
+            judge.flag(RuleId::ResponsesRequestFunctionCallOutputOrphan, "", detail);
         }
     }
 }

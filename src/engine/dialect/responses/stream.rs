@@ -20,9 +20,10 @@ use crate::engine::arguments::ArgumentLimits;
 use crate::engine::dialect::argument_verdict::{ArgumentRules, HeldText, report_break};
 use crate::engine::dialect::common;
 use crate::engine::dialect::common::preview;
+use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, ToolSchema};
-use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::violation::{Stage, ViolationSink};
 use crate::engine::weigh;
 
 #[derive(Debug, Default)]
@@ -80,19 +81,17 @@ pub struct SequenceMissing {
 }
 
 impl SequenceMissing {
-    fn event(&mut self, seq: u64, sink: &mut ViolationSink) {
+    /// Counts an event without a number (`judge`: at the event).
+    fn event(&mut self, judge: &mut Judge<'_>) {
         self.count += 1;
         if self.count > 1 {
             return;
         }
-        let before = sink.len();
-        sink.push(
-            RuleId::ResponsesStreamSequenceNumberMissing,
-            Stage::Fragment,
-            Site::at("/sequence_number").seq(Some(seq)),
-            "an event without an integer sequence_number",
-        );
-        self.reported_at = (sink.len() > before).then_some(before);
+        let before = judge.sink().len();
+        let detail = "an event without an integer sequence_number";
+        let rule = RuleId::ResponsesStreamSequenceNumberMissing;
+        judge.flag(rule, "/sequence_number", detail);
+        self.reported_at = (judge.sink().len() > before).then_some(before);
     }
 
     /// Puts the final count in the finding's detail.
@@ -124,92 +123,60 @@ impl StreamState {
         seq: u64,
         sink: &mut ViolationSink,
     ) -> bool {
-        let site = |path: &str| Site::at(path).seq(Some(seq));
+        let mut judge = Judge::new(sink, Stage::Fragment).seq(Some(seq));
         if data == "[DONE]" {
-            sink.push(
-                RuleId::ResponsesStreamDoneSentinel,
-                Stage::Fragment,
-                site(""),
-                "data: [DONE] on a Responses stream",
-            );
+            let detail = "data: [DONE] on a Responses stream";
+            judge.flag(RuleId::ResponsesStreamDoneSentinel, "", detail);
             return false;
         }
-        let Some(value) = common::event_json(data, "not JSON", site(""), sink) else {
+        let Some(value) = common::event_json(data, "not JSON", judge.site(""), judge.sink()) else {
             return false;
         };
         let rule = RuleId::ResponsesStreamEventNameMismatch;
-        let kind = common::event_kind(&value, event, rule, site("/type"), sink);
+        let kind = common::event_kind(&value, event, rule, judge.site("/type"), judge.sink());
         if let Some(terminal) = &self.terminal {
             let tolerated = terminal.kind == "response.failed" && kind == "error";
             if !tolerated {
                 let detail = format!("{kind:?} after the terminal {:?}", terminal.kind);
-                sink.push(
-                    RuleId::ResponsesStreamEventAfterTerminal,
-                    Stage::Fragment,
-                    site(""),
-                    detail,
-                );
+                judge.flag(RuleId::ResponsesStreamEventAfterTerminal, "", detail);
             }
             return false;
         }
-        match value.get("sequence_number").and_then(Value::as_i64) {
-            None => self.sequence_missing.event(seq, sink),
-            Some(number) => {
-                if let Some(last) = self.last_sequence.filter(|last| number <= *last) {
-                    let detail = format!("sequence_number {number} after {last}");
-                    sink.push(
-                        RuleId::ResponsesStreamSequenceNumberNotMonotonic,
-                        Stage::Fragment,
-                        site("/sequence_number"),
-                        detail,
-                    );
-                }
-                self.last_sequence = Some(number);
-            }
+        self.sequence(&value, &mut judge);
+        self.dispatch(kind, &value, seq, &mut judge)
+    }
+
+    /// `sequence_number_missing` and `sequence_number_not_monotonic` (`judge`: at the event).
+    fn sequence(&mut self, value: &Value, judge: &mut Judge<'_>) {
+        let Some(number) = value.get("sequence_number").and_then(Value::as_i64) else {
+            return self.sequence_missing.event(judge);
+        };
+        if let Some(last) = self.last_sequence.filter(|last| number <= *last) {
+            let detail = format!("sequence_number {number} after {last}");
+            let rule = RuleId::ResponsesStreamSequenceNumberNotMonotonic;
+            judge.flag(rule, "/sequence_number", detail);
         }
+        self.last_sequence = Some(number);
+    }
+
+    /// Judges the event by its type; returns true when it was the terminal event.
+    fn dispatch(&mut self, kind: &str, value: &Value, seq: u64, judge: &mut Judge<'_>) -> bool {
         match kind {
-            "response.output_item.added" => self.added(&value, seq, sink),
-            "response.output_item.done" => self.item_done(&value, seq, sink),
+            "response.output_item.added" => self.added(value, seq, judge),
+            "response.output_item.done" => self.item_done(value, judge),
             "response.function_call_arguments.delta" | "response.function_call_arguments.done" => {
-                self.payload(&value, "function_call", seq, sink)
+                self.payload(value, "function_call", seq, judge)
             }
             "response.custom_tool_call_input.delta" | "response.custom_tool_call_input.done" => {
-                self.payload(&value, "custom_tool_call", seq, sink)
+                self.payload(value, "custom_tool_call", seq, judge)
             }
-            "response.output_text.delta" => {
-                if let Some(delta) = value.get("delta").and_then(Value::as_str)
-                    && self.text.len() + delta.len() <= TEXT_BOUND
-                {
-                    self.text.push_str(delta);
-                    self.held += delta.len();
-                    self.text_seq.get_or_insert(seq);
-                }
-            }
+            "response.output_text.delta" => self.text_delta(value, seq),
             "response.completed" | "response.incomplete" | "response.failed" => {
-                self.terminal_response(kind, &value, seq, sink);
+                self.terminal_response(kind, value, seq, judge);
                 return true;
             }
             "error" => {
-                let complete = value.get("message").is_some_and(Value::is_string)
-                    && value.get("code").is_some()
-                    && value.get("param").is_some();
-                if !complete {
-                    let detail = format!(
-                        "an error event needs message, code and param: {}",
-                        preview(&value)
-                    );
-                    sink.push(
-                        RuleId::ResponsesStreamErrorEventInvalid,
-                        Stage::Fragment,
-                        site(""),
-                        detail,
-                    );
-                }
-                self.terminal = Some(Terminal {
-                    kind: kind.to_owned(),
-                    response: None,
-                    seq,
-                });
+                self.error(kind, value, seq, judge);
                 return true;
             }
             other if known_event(other) => {}
@@ -218,27 +185,47 @@ impl StreamState {
                     "unknown Responses event type {}",
                     preview(&Value::String(other.to_owned()))
                 );
-                sink.push(
-                    RuleId::ResponsesStreamUnknownEventType,
-                    Stage::Fragment,
-                    site("/type"),
-                    detail,
-                );
+                judge.flag(RuleId::ResponsesStreamUnknownEventType, "/type", detail);
             }
         }
         false
     }
 
-    fn added(&mut self, value: &Value, seq: u64, sink: &mut ViolationSink) {
-        let site = |path: &str| Site::at(path).seq(Some(seq));
-        let Some(index) = value.get("output_index").and_then(Value::as_u64) else {
-            sink.push(
-                RuleId::ResponseShapeInvalid,
-                Stage::Fragment,
-                site("/output_index"),
-                "output_item.added without an integer output_index",
+    /// Keeps an `output_text.delta`'s text (up to the bound) for the markup check.
+    fn text_delta(&mut self, value: &Value, seq: u64) {
+        if let Some(delta) = value.get("delta").and_then(Value::as_str)
+            && self.text.len() + delta.len() <= TEXT_BOUND
+        {
+            self.text.push_str(delta);
+            self.held += delta.len();
+            self.text_seq.get_or_insert(seq);
+        }
+    }
+
+    /// The stream's `error` event, which ends it: `error_event_invalid` when it lacks a member.
+    fn error(&mut self, kind: &str, value: &Value, seq: u64, judge: &mut Judge<'_>) {
+        let complete = value.get("message").is_some_and(Value::is_string)
+            && value.get("code").is_some()
+            && value.get("param").is_some();
+        if !complete {
+            let detail = format!(
+                "an error event needs message, code and param: {}",
+                preview(value)
             );
-            return;
+            judge.flag(RuleId::ResponsesStreamErrorEventInvalid, "", detail);
+        }
+        self.terminal = Some(Terminal {
+            kind: kind.to_owned(),
+            response: None,
+            seq,
+        });
+    }
+
+    /// `output_item.added`: announces an item at its `output_index` (`judge`: at the event).
+    fn added(&mut self, value: &Value, seq: u64, judge: &mut Judge<'_>) {
+        let Some(index) = value.get("output_index").and_then(Value::as_u64) else {
+            let detail = "output_item.added without an integer output_index";
+            return judge.flag(RuleId::ResponseShapeInvalid, "/output_index", detail);
         };
         let mut item = value.get("item").cloned().unwrap_or(Value::Null);
         // Arguments announced with the item are not what it assembles to (the deltas or a
@@ -250,12 +237,8 @@ impl StreamState {
                 "output_index {index} is announced again (first {:?}, now {:?})",
                 existing.id, id
             );
-            sink.push(
-                RuleId::ResponsesStreamOutputIndexCollision,
-                Stage::Fragment,
-                site("/output_index"),
-                detail,
-            );
+            let rule = RuleId::ResponsesStreamOutputIndexCollision;
+            judge.flag(rule, "/output_index", detail);
             if self.displaced.len() < 64 {
                 self.displaced.push((index, existing));
             }
@@ -281,39 +264,14 @@ impl StreamState {
         );
     }
 
-    fn payload(&mut self, value: &Value, wanted: &str, seq: u64, sink: &mut ViolationSink) {
-        let site = |path: &str| Site::at(path).seq(Some(seq));
-        let item_id = value
-            .get("item_id")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let Some(index) = self.by_id.get(item_id).copied() else {
-            let detail = format!("item_id {item_id:?} was never announced by output_item.added");
-            sink.push(
-                RuleId::ResponsesStreamDeltaWithoutItem,
-                Stage::Fragment,
-                site("/item_id"),
-                detail,
-            );
+    /// An arguments or custom input event, `.delta` or `.done`, for the item `wanted` names the
+    /// type of (`judge`: at the event).
+    fn payload(&mut self, value: &Value, wanted: &str, seq: u64, judge: &mut Judge<'_>) {
+        let Some(index) = self.payload_item(value, judge) else {
             return;
         };
-        let tool_call = u32::try_from(index).ok();
-        let site = |path: &str| Site::at(path).seq(Some(seq)).tool_call(tool_call);
-        if let Some(said) = value
-            .get("output_index")
-            .and_then(Value::as_u64)
-            .filter(|said| *said != index)
-        {
-            let detail =
-                format!("item_id {item_id:?} is at output_index {index}, the event says {said}");
-            sink.push(
-                RuleId::ResponsesStreamItemIdOutputIndexMismatch,
-                Stage::Fragment,
-                site("/output_index"),
-                detail,
-            );
-        }
-        let Some(item) = self.items.get_mut(&index) else {
+        let mut judge = judge.under("").tool_call(u32::try_from(index).ok());
+        let Some(item) = self.items.get(&index) else {
             return;
         };
         if item.kind() != Some(wanted) {
@@ -321,57 +279,88 @@ impl StreamState {
                 "a {wanted} event for a {:?} item",
                 item.kind().unwrap_or("untyped")
             );
-            sink.push(
-                RuleId::ResponsesStreamDeltaKindMismatch,
-                Stage::Fragment,
-                site("/type"),
-                detail,
-            );
+            judge.flag(RuleId::ResponsesStreamDeltaKindMismatch, "/type", detail);
         }
         if item.done.is_some() {
-            sink.push(
-                RuleId::ResponsesStreamEventAfterItemDone,
-                Stage::Fragment,
-                site(""),
-                "an event for an item after its output_item.done",
-            );
-            return;
+            let detail = "an event for an item after its output_item.done";
+            return judge.flag(RuleId::ResponsesStreamEventAfterItemDone, "", detail);
         }
-        let name = item.added.get("name").and_then(Value::as_str);
-        let schema = schema_of(self.schemas.as_deref(), name);
+        match value.get("delta").and_then(Value::as_str) {
+            Some(delta) => self.payload_delta(index, delta, seq, &mut judge),
+            None => self.payload_done(index, value, wanted, &mut judge),
+        }
+    }
+
+    /// The `output_index` of the item an event's `item_id` names: `delta_without_item` when
+    /// none was announced, `item_id_output_index_mismatch` when the event says another.
+    fn payload_item(&self, value: &Value, judge: &mut Judge<'_>) -> Option<u64> {
+        let item_id = value
+            .get("item_id")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let Some(index) = self.by_id.get(item_id).copied() else {
+            let detail = format!("item_id {item_id:?} was never announced by output_item.added");
+            judge.flag(RuleId::ResponsesStreamDeltaWithoutItem, "/item_id", detail);
+            return None;
+        };
+        if let Some(said) = value
+            .get("output_index")
+            .and_then(Value::as_u64)
+            .filter(|said| *said != index)
+        {
+            let detail =
+                format!("item_id {item_id:?} is at output_index {index}, the event says {said}");
+            let rule = RuleId::ResponsesStreamItemIdOutputIndexMismatch;
+            let tool_call = u32::try_from(index).ok();
+            judge
+                .under("")
+                .tool_call(tool_call)
+                .flag(rule, "/output_index", detail);
+        }
+        Some(index)
+    }
+
+    /// A `.delta` for the item at `index`: custom input is kept, function arguments followed
+    /// (a break reported at this fragment; `judge`: at the event, for the item's call).
+    fn payload_delta(&mut self, index: u64, delta: &str, seq: u64, judge: &mut Judge<'_>) {
         let limits = self.limits;
-        let is_function = item.kind() == Some("function_call");
-        if let Some(delta) = value.get("delta").and_then(Value::as_str) {
-            item.deltas += 1;
-            if !is_function {
-                item.streamed.push_str(delta);
-                self.held += delta.len();
-                return;
-            }
-            let arguments = item
-                .arguments
-                .get_or_insert_with(|| StreamedArguments::new(schema, limits));
-            let before = arguments.held_bytes();
-            let broken = arguments.push(delta, seq);
-            self.held = self
-                .held
-                .saturating_sub(before)
-                .saturating_add(arguments.held_bytes());
-            if let Some(broken) = broken {
-                let (text, whole) = arguments.held();
-                let at = Site::at(format!("/output/{index}/arguments")).tool_call(tool_call);
-                report_break(
-                    broken,
-                    Some(seq),
-                    HeldText { text, whole },
-                    &ARGUMENT_RULES,
-                    at,
-                    sink,
-                );
-                arguments.break_reported();
-            }
+        let schemas = self.schemas.as_deref();
+        let Some(item) = self.items.get_mut(&index) else {
+            return;
+        };
+        item.deltas += 1;
+        if item.kind() != Some("function_call") {
+            item.streamed.push_str(delta);
+            self.held += delta.len();
             return;
         }
+        let schema = schema_of(schemas, item.added.get("name").and_then(Value::as_str));
+        let arguments = item
+            .arguments
+            .get_or_insert_with(|| StreamedArguments::new(schema, limits));
+        let before = arguments.held_bytes();
+        let broken = arguments.push(delta, seq);
+        self.held = self
+            .held
+            .saturating_sub(before)
+            .saturating_add(arguments.held_bytes());
+        if let Some(broken) = broken {
+            let (text, whole) = arguments.held();
+            let at = judge.site(format_args!("/output/{index}/arguments"));
+            let held = HeldText { text, whole };
+            report_break(broken, Some(seq), held, &ARGUMENT_RULES, at, judge.sink());
+            arguments.break_reported();
+        }
+    }
+
+    /// A `.done` for the item at `index`: its whole copy, `arguments_done_mismatch` when it is
+    /// not what the deltas made (`judge`: at the event, for the item's call).
+    fn payload_done(&mut self, index: u64, value: &Value, wanted: &str, judge: &mut Judge<'_>) {
+        let limits = self.limits;
+        let schemas = self.schemas.as_deref();
+        let Some(item) = self.items.get_mut(&index) else {
+            return;
+        };
         let key = if wanted == "custom_tool_call" {
             "input"
         } else {
@@ -380,26 +369,23 @@ impl StreamState {
         let Some(text) = value.get(key).and_then(Value::as_str) else {
             return;
         };
+        let is_function = item.kind() == Some("function_call");
         let copy = match is_function {
             true => kept(text, limits),
             false => Cow::Borrowed(text),
         };
-        let streamed = item.streamed_text();
-        let same = *copy == *streamed;
+        let same = *copy == *item.streamed_text();
         if item.deltas > 0 && !same {
             let detail = format!(
                 "the .done {key} differ from the concatenated deltas: {}",
                 preview(&Value::String(start_of(text).to_owned()))
             );
-            sink.push(
-                RuleId::ResponsesStreamArgumentsDoneMismatch,
-                Stage::Fragment,
-                site(&format!("/{key}")),
-                detail,
-            );
+            let rule = RuleId::ResponsesStreamArgumentsDoneMismatch;
+            judge.flag(rule, format_args!("/{key}"), detail);
         }
         if is_function && !same {
             // The item is judged by this copy, not by what was streamed.
+            let schema = schema_of(schemas, item.added.get("name").and_then(Value::as_str));
             let judged = (text.len() > limits.text).then(|| judge_given(text, schema, limits));
             item.source = Source::Given(judged);
         }

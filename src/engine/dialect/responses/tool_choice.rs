@@ -11,8 +11,8 @@ use serde_json::Value;
 
 use super::output::Context;
 use super::request::{Choice, Kind, Tool};
+use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
-use crate::engine::violation::{Site, Stage, ViolationSink};
 
 pub fn interpret(choice: Option<&Value>) -> Choice {
     let Some(choice) = choice.filter(|c| !c.is_null()) else {
@@ -50,11 +50,12 @@ pub fn interpret(choice: Option<&Value>) -> Choice {
     }
 }
 
+/// The request's own `tool_choice` rules (`judge`: at the request's root).
 pub fn check_request(
     choice: &Choice,
     tools: &BTreeMap<String, Tool>,
     declares: bool,
-    sink: &mut ViolationSink,
+    judge: &mut Judge<'_>,
 ) {
     let demanding = matches!(
         choice,
@@ -62,13 +63,8 @@ pub fn check_request(
     );
     if demanding && !declares {
         let detail = "tool_choice asks for a tool call but the request declares no tools";
-        sink.push(
-            RuleId::ResponsesRequestToolChoiceWithoutTools,
-            Stage::Request,
-            Site::at("/tool_choice"),
-            detail,
-        );
-        return;
+        let rule = RuleId::ResponsesRequestToolChoiceWithoutTools;
+        return judge.flag(rule, "/tool_choice", detail);
     }
     match choice {
         Choice::Named(kind, name) if tools.get(name).map(|t| t.kind) != Some(*kind) => {
@@ -76,24 +72,15 @@ pub fn check_request(
                 "tool_choice names {} {name:?}, which is not declared",
                 kind.item_type()
             );
-            sink.push(
-                RuleId::ResponsesRequestToolChoiceUnknownTool,
-                Stage::Request,
-                Site::at("/tool_choice/name"),
-                detail,
-            );
+            let rule = RuleId::ResponsesRequestToolChoiceUnknownTool;
+            judge.flag(rule, "/tool_choice/name", detail);
         }
         Choice::Allowed { names, .. } => {
             for (position, name) in names.iter().enumerate() {
                 if !tools.contains_key(name) {
                     let detail = format!("allowed_tools lists {name:?}, which is not declared");
-                    let site = Site::at(format!("/tool_choice/tools/{position}"));
-                    sink.push(
-                        RuleId::ResponsesRequestAllowedToolsUnknownTool,
-                        Stage::Request,
-                        site,
-                        detail,
-                    );
+                    let rule = RuleId::ResponsesRequestAllowedToolsUnknownTool;
+                    judge.flag(rule, format_args!("/tool_choice/tools/{position}"), detail);
                 }
             }
         }
@@ -101,68 +88,18 @@ pub fn check_request(
     }
 }
 
-pub fn check_output(
-    calls: &[(usize, String)],
-    base: &str,
-    cx: Context<'_>,
-    sink: &mut ViolationSink,
-) {
+/// The output's calls against `tool_choice` and `parallel_tool_calls` (`calls`: position and
+/// name of each; `base`: the pointer to the `output` array; `judge`: at the response's root).
+pub fn check_output(calls: &[(usize, String)], base: &str, cx: Context<'_>, judge: &mut Judge<'_>) {
     if !cx.request.declares {
         return;
     }
-    let completed = cx.status == Some("completed");
-    let at = |position: usize| {
-        Site::at(format!("{base}/{position}")).tool_call(u32::try_from(position).ok())
-    };
-    match &cx.request.choice {
-        Choice::None => {
-            for (position, name) in calls {
-                sink.push(
-                    RuleId::ResponsesToolChoiceNoneViolated,
-                    Stage::Complete,
-                    at(*position),
-                    format!("tool_choice none, yet {name:?} was called"),
-                );
-            }
-        }
-        Choice::Required | Choice::Allowed { required: true, .. }
-            if completed && calls.is_empty() =>
-        {
-            sink.push(
-                RuleId::ResponsesToolChoiceRequiredViolated,
-                Stage::Complete,
-                Site::at(base),
-                "a tool call was required and none came back",
-            );
-        }
-        Choice::Named(_, wanted) => {
-            if completed && calls.is_empty() {
-                sink.push(
-                    RuleId::ResponsesToolChoiceForcedViolated,
-                    Stage::Complete,
-                    Site::at(base),
-                    format!("tool_choice forces {wanted:?}; no call came back"),
-                );
-            }
-            for (position, name) in calls.iter().filter(|(_, name)| name != wanted) {
-                sink.push(
-                    RuleId::ResponsesToolChoiceForcedViolated,
-                    Stage::Complete,
-                    at(*position),
-                    format!("tool_choice forces {wanted:?}, got {name:?}"),
-                );
-            }
-        }
-        _ => {}
-    }
+    check_demanded(calls, base, cx, judge);
     if let Choice::Allowed { names, .. } = &cx.request.choice {
         for (position, name) in calls.iter().filter(|(_, name)| !names.contains(name)) {
-            sink.push(
-                RuleId::ResponsesToolChoiceAllowedToolsViolated,
-                Stage::Complete,
-                at(*position),
-                format!("{name:?} is not among allowed_tools"),
-            );
+            let detail = format!("{name:?} is not among allowed_tools");
+            let rule = RuleId::ResponsesToolChoiceAllowedToolsViolated;
+            at_call(judge, base, *position).flag(rule, "", detail);
         }
     }
     if cx.request.facts.parallel_tool_calls == Some(false)
@@ -172,11 +109,46 @@ pub fn check_output(
             "parallel_tool_calls false, yet {} calls came back",
             calls.len()
         );
-        sink.push(
-            RuleId::ResponsesToolChoiceParallelViolated,
-            Stage::Complete,
-            at(*position),
-            detail,
-        );
+        let rule = RuleId::ResponsesToolChoiceParallelViolated;
+        at_call(judge, base, *position).flag(rule, "", detail);
     }
+}
+
+/// `none`, `required` and a named tool against the calls that came back.
+fn check_demanded(calls: &[(usize, String)], base: &str, cx: Context<'_>, judge: &mut Judge<'_>) {
+    let completed = cx.status == Some("completed");
+    match &cx.request.choice {
+        Choice::None => {
+            for (position, name) in calls {
+                let detail = format!("tool_choice none, yet {name:?} was called");
+                let rule = RuleId::ResponsesToolChoiceNoneViolated;
+                at_call(judge, base, *position).flag(rule, "", detail);
+            }
+        }
+        Choice::Required | Choice::Allowed { required: true, .. }
+            if completed && calls.is_empty() =>
+        {
+            let detail = "a tool call was required and none came back";
+            judge.flag(RuleId::ResponsesToolChoiceRequiredViolated, base, detail);
+        }
+        Choice::Named(_, wanted) => {
+            let rule = RuleId::ResponsesToolChoiceForcedViolated;
+            if completed && calls.is_empty() {
+                let detail = format!("tool_choice forces {wanted:?}; no call came back");
+                judge.flag(rule, base, detail);
+            }
+            for (position, name) in calls.iter().filter(|(_, name)| name != wanted) {
+                let detail = format!("tool_choice forces {wanted:?}, got {name:?}");
+                at_call(judge, base, *position).flag(rule, "", detail);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The judge of the call at `position` of the output at `base`.
+fn at_call<'j>(judge: &'j mut Judge<'_>, base: &str, position: usize) -> Judge<'j> {
+    judge
+        .under(format_args!("{base}/{position}"))
+        .tool_call(u32::try_from(position).ok())
 }
