@@ -3,7 +3,7 @@
 //!
 //! [`format`](mod@format) holds the version-1 line types; [`read`] parses a file back, [`served`]
 //! says what the client received of it. [`Recorder`] writes them off the client path (one writer
-//! thread; see `writer.rs` for the calling order an inspector follows), after
+//! thread; see `writer/mod.rs` for the calling order an inspector follows), after
 //! [`redact`](crate::redact) removed credentials. `tooltap check` (`crate::check`) re-judges
 //! recordings and `tooltap replay` serves them, each reading files of every format through
 //! `crate::interop::files`.

@@ -1,8 +1,9 @@
 //! Guards on the tree's shape that no compiler checks: imports between rooms go one way (no
 //! import cycle between the top-level modules of `src/`, nor between the modules of one room,
-//! beyond the known ones listed here, a list that may only shrink), and every
-//! `docs/<page>.md#<anchor>` a comment in `src/` links to names a heading of that page (measured
-//! figures live there, not in the code's comments).
+//! beyond the known ones listed here, a list that may only shrink), a module with submodules is
+//! `dir/mod.rs` (never `dir.rs` beside `dir/`), and every `docs/<page>.md#<anchor>` a comment in
+//! `src/` links to names a heading of that page (measured figures live there, not in the code's
+//! comments).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -344,4 +345,31 @@ fn the_cycle_finder_sees_a_cycle_and_the_parser_reads_groups_and_super() {
     let code =
         code_of("use crate::x::Y;\n// use crate::z;\n#[cfg(test)]\nmod tests {\nuse crate::w;\n");
     assert_eq!(named_paths(&code), ["crate::x::Y", "crate::x::Y"]);
+}
+
+/// Every folder below `dir`.
+fn folders(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("readable dir") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            folders(&path, out);
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn a_module_with_submodules_is_a_folder_with_mod_rs() {
+    let mut found = Vec::new();
+    folders(&root().join("src"), &mut found);
+    assert!(found.len() > 10, "the walk found {} folders", found.len());
+    let beside: Vec<String> = found
+        .iter()
+        .filter(|dir| dir.with_extension("rs").is_file())
+        .map(|dir| dir.with_extension("rs").display().to_string())
+        .collect();
+    assert!(
+        beside.is_empty(),
+        "a module file beside its folder (move it in as mod.rs with `git mv`): {beside:?}"
+    );
 }
