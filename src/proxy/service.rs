@@ -77,11 +77,7 @@ pub async fn handle(
     // build one per exchange, a noticeable share of a request's CPU (see
     // docs/benchmarks.md#exchange-span). The lines an ordinary exchange can log at `info` and
     // above (`exchange failed`, the inspector's) carry the exchange id themselves.
-    let span = if enforce || !quirks.is_empty() {
-        exchange_span!(tracing::Level::INFO, ctx)
-    } else {
-        exchange_span!(tracing::Level::DEBUG, ctx)
-    };
+    let span = ctx.span(enforce || !quirks.is_empty());
     let mut response = run(&state, &ctx, route, request, inspect, enforce, quirks)
         .instrument(span)
         .await;
@@ -93,22 +89,6 @@ pub async fn handle(
     }
     Ok(response)
 }
-
-/// The exchange's span at `$level` (a `tracing` level must be a constant at the call).
-macro_rules! exchange_span {
-    ($level:expr, $ctx:expr) => {
-        tracing::span!(
-            $level,
-            "exchange",
-            id = %$ctx.id,
-            route = %$ctx.route,
-            method = %$ctx.method,
-            path = %$ctx.path,
-            quirk = tracing::field::Empty,
-        )
-    };
-}
-use exchange_span;
 
 /// One exchange: tee it when inspected, hold it when enforced, forward it, answer.
 async fn run(

@@ -158,14 +158,8 @@ impl Watch {
         request: Incoming,
     ) -> (RequestBody, Option<Watching>) {
         // Only a recorder needs the request's head; observe-only traffic copies nothing.
-        let recording = self.inspection.recorder.as_ref().map(|_| RecordingSeed {
-            started: SystemTime::now(),
-            upstream: upstream.to_string(),
-            method: head.method.as_str().to_owned(),
-            path: ctx.path.clone(),
-            query: head.uri.query().map(str::to_string),
-            headers: DetachedHeaders::of(&head.headers),
-        });
+        let recording = (self.inspection.recorder.as_ref())
+            .map(|_| RecordingSeed::of(SystemTime::now(), upstream, &ctx.path, head));
         let request_head = self.inspection.request_head(ctx.dialect, head);
         let trace = self.trace_parent(head);
         match self.start(ctx, request_head, trace, recording) {
