@@ -110,12 +110,7 @@ pub async fn forward(
                 Some(watching) => {
                     let ttfb = ctx.started.elapsed();
                     let status = parts.status.as_u16();
-                    proxy_body::from_upstream_tee(watching.tee(
-                        status,
-                        &parts.headers,
-                        ttfb,
-                        incoming,
-                    ))
+                    proxy_body::from_upstream(watching.tee(status, &parts.headers, ttfb, incoming))
                 }
                 None => proxy_body::from_upstream(incoming),
             };
