@@ -85,7 +85,7 @@ pub struct CheckArgs {
     pub allow_empty: bool,
     /// Largest input read, in bytes; larger files (and devices such as /dev/zero) are reported
     /// unreadable instead of filling memory
-    #[arg(long, value_name = "BYTES", default_value_t = super::inputs::DEFAULT_MAX_INPUT_BYTES)]
+    #[arg(long, value_name = "BYTES", default_value_t = crate::interop::files::DEFAULT_MAX_INPUT_BYTES)]
     pub max_input_bytes: u64,
 }
 

@@ -13,9 +13,9 @@
 use std::sync::Arc;
 use std::time::UNIX_EPOCH;
 
-use crate::engine::dialect::mcp::observe::McpObservation;
 use crate::engine::mcp_conversation::observed::{Context, seen_of};
 use crate::engine::mcp_conversation::{ConversationStore, HttpMethod, Settled, StoreLimits};
+use crate::engine::mcp_observation::McpObservation;
 use crate::engine::{EngineConfig, Report, SchemaCache};
 use crate::record::Recording;
 

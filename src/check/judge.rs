@@ -2,7 +2,7 @@
 //! [`engine_report`]).
 //!
 //! Input: recording files (read one recording at a time with
-//! [`crate::record::read::each_recording`]: a segment file holds many) or a [`Capture`].
+//! [`crate::interop::files::each_recording`]: a segment file holds many) or a [`Capture`].
 //! Output: [`Item`]s in input order, a segment's in file order. Workers are scoped std threads
 //! pulling the next file index from an atomic counter; only the verdicts are kept, and a file
 //! is judged one recording at a time, so memory stays at one file's bytes and one recording
@@ -19,12 +19,12 @@ use super::checked::{Checked, Item, engine_report};
 use super::conversations::{Pending, settle_all};
 use super::inputs::Capture;
 use crate::engine::{BodyEnd, EngineConfig, Exchange, Report, RequestParts, SchemaCache};
+use crate::interop::files::each_recording;
 use crate::record::Recording;
-use crate::record::read::each_recording;
 
 /// Judges every file, `jobs` at a time (default: the available parallelism); a file larger than
 /// `max_bytes` is unreadable. Also returns, in file order, a note for each file skipped as
-/// holding no recording or imported from another tool's format ([`FileRead::note`]).
+/// holding no recording or imported from another tool's format ([`crate::interop::files::FileRead::note`]).
 pub fn run_all(
     files: &[PathBuf],
     max_bytes: u64,

@@ -51,7 +51,7 @@ pub fn run_with_progress(
         );
         return EXIT_USAGE;
     }
-    let (files, mut problems) = inputs::collect(&args.paths, args.max_input_bytes);
+    let (files, mut problems) = crate::interop::files::collect(&args.paths, args.max_input_bytes);
     let engine = args.engine_config();
     let (mut items, skipped) = judge::run_all(
         &files,

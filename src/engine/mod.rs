@@ -29,6 +29,7 @@ pub mod json_stream;
 pub mod judge;
 pub mod label;
 pub mod mcp_conversation;
+pub mod mcp_observation;
 pub mod report;
 pub mod rules;
 pub mod schema;

@@ -6,8 +6,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::dialect::mcp::observe::McpObservation;
 use super::label::Dialect;
+use super::mcp_observation::McpObservation;
 use super::violation::Violation;
 
 /// What the request asked for, as it goes into the report.

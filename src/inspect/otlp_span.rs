@@ -15,7 +15,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use serde_json::{Value, json};
 
 use super::ExchangeLabel;
-use crate::engine::dialect::mcp::observe::{MessageKind, Parts};
+use crate::engine::mcp_observation::{MessageKind, Parts};
 use crate::engine::violation::{MAX_TEXT_BYTES, Stage, bounded_str};
 use crate::engine::{Dialect, Report};
 use crate::metrics::IncompleteReason;
@@ -364,7 +364,7 @@ fn tool_call(
 /// tool, it watches a call pass.
 fn mcp_attributes(
     attributes: &mut Vec<KeyValue>,
-    observation: Option<&crate::engine::dialect::mcp::observe::McpObservation>,
+    observation: Option<&crate::engine::mcp_observation::McpObservation>,
 ) -> String {
     let Some(observation) = observation else {
         return "mcp".to_owned();

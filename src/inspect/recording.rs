@@ -34,6 +34,27 @@ pub struct RecordingSeed {
     pub headers: DetachedHeaders,
 }
 
+impl RecordingSeed {
+    /// The seed of an exchange that began at `started`, sent to `upstream`: the request's
+    /// method, `path` (without the query: the caller's, as logged) and query, and its headers
+    /// copied.
+    pub fn of(
+        started: SystemTime,
+        upstream: &str,
+        path: &str,
+        head: &http::request::Parts,
+    ) -> RecordingSeed {
+        RecordingSeed {
+            started,
+            upstream: upstream.to_owned(),
+            method: head.method.as_str().to_owned(),
+            path: path.to_owned(),
+            query: head.uri.query().map(str::to_owned),
+            headers: DetachedHeaders::of(&head.headers),
+        }
+    }
+}
+
 fn begin(
     recorder: &Recorder,
     label: &ExchangeLabel,

@@ -15,11 +15,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::Format;
-use crate::check::inputs::{self, DEFAULT_MAX_INPUT_BYTES};
+use super::files::{self, DEFAULT_MAX_INPUT_BYTES, FileRead, each_recording};
 use crate::record::Recording;
 use crate::record::cassette;
 use crate::record::format::Meta;
-use crate::record::read::each_recording;
 use crate::redact::{REDACTED, Redactor};
 
 /// Flags of `tooltap export`.
@@ -53,7 +52,7 @@ pub fn run(args: &ExportArgs, stderr: &mut dyn Write) -> u8 {
     let mut groups: BTreeMap<PathBuf, Vec<Recording>> = BTreeMap::new();
     let mut buffer = Vec::new();
     for root in &args.paths {
-        let (files, missing) = inputs::collect(std::slice::from_ref(root), args.max_input_bytes);
+        let (files, missing) = files::collect(std::slice::from_ref(root), args.max_input_bytes);
         problems.extend(missing);
         for file in files {
             let folder = group_of(root, &file);
@@ -72,7 +71,7 @@ pub fn run(args: &ExportArgs, stderr: &mut dyn Write) -> u8 {
                         Err(error) => problems.push(error.to_string()),
                     },
                 );
-            if read == crate::record::read::FileRead::UnfinishedSegment {
+            if read == FileRead::UnfinishedSegment {
                 problems.extend(read.note(&file));
             }
         }
@@ -201,7 +200,7 @@ fn as_served(recording: &mut Recording) {
         .as_ref()
         .is_some_and(|end| end.enforced.is_some())
     {
-        let frames = crate::replay::library::served_frames(recording);
+        let frames = crate::record::served::served_frames(recording);
         recording.frames = frames.iter().cloned().collect();
         if let Some(end) = recording.end.as_mut() {
             end.enforced = None;

@@ -218,7 +218,7 @@ fn frames_of(
             kind.trim().eq_ignore_ascii_case("text/event-stream")
         });
         let ends = if is_sse && !encoded {
-            crate::check::inputs::event_ends(&body)
+            crate::engine::framing::sse::event_ends(&body)
         } else if body.is_empty() {
             Vec::new()
         } else {

@@ -2,17 +2,21 @@
 //!
 //! Import: `check`, `replay` and `report` read a cassette (`*.yaml`, `*.yml`, LangChain's
 //! gzip'd `*.yaml.gz`) or a HAR file (`*.har`) as recordings, one per interaction or entry,
-//! through [`read`], which `record::read::each_recording` calls for such a path. Neither format
+//! through [`read`], which [`files::each_recording`] calls for such a path. Neither format
 //! keeps chunk boundaries: the body is cut into one frame per SSE event (after each blank line)
 //! and the file's note says the boundaries were synthesized, unless the file carries
 //! tooltap's own key (`x_tooltap` in a cassette's response, `_tooltap` in a HAR entry) whose
 //! frame lengths add up to the body: then the recorded boundaries, times and ending come back.
+//!
+//! Files ([`files`]): the folder walk and the reader that take tooltap's recordings and other
+//! tools' fixtures alike, for every command that reads recordings.
 //!
 //! Export ([`export`]): `tooltap export --format vcr|har` writes recordings as cassettes or a HAR
 //! file, the frames joined into the body, tooltap's key beside it, credentials dropped.
 //! docs/interop.md is the prose version.
 
 pub mod export;
+pub mod files;
 mod foreign;
 pub mod har;
 pub mod vcr;

@@ -153,6 +153,31 @@ impl ExchangeCtx {
             dialect,
         }
     }
+
+    /// The exchange's span, the one the proxy and the replay server open alike: `exchange`,
+    /// with its id, route, method and path, and an empty `quirk` an injected quirk fills. At
+    /// `info` when `at_info` (where the exchange's own lines need it), else at `debug`.
+    pub fn span(&self, at_info: bool) -> tracing::Span {
+        // A `tracing` level must be a constant where the span is made.
+        macro_rules! exchange_span {
+            ($level:expr, $ctx:expr) => {
+                tracing::span!(
+                    $level,
+                    "exchange",
+                    id = %$ctx.id,
+                    route = %$ctx.route,
+                    method = %$ctx.method,
+                    path = %$ctx.path,
+                    quirk = tracing::field::Empty,
+                )
+            };
+        }
+        if at_info {
+            exchange_span!(tracing::Level::INFO, self)
+        } else {
+            exchange_span!(tracing::Level::DEBUG, self)
+        }
+    }
 }
 
 #[cfg(test)]

@@ -14,14 +14,15 @@ use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
 use bytes::Bytes;
+use http::HeaderMap;
 use http::header::{self, HeaderName, HeaderValue};
-use http::{HeaderMap, Response};
 use http_body::{Body, Frame, SizeHint};
-use http_body_util::BodyExt;
+use http_body_util::Either;
 
 use crate::config::Config;
 use crate::metrics::Metrics;
-use crate::proxy::forward::body::{BodyError, PolledFrame, ProxyBody};
+use crate::proxy::forward::UpstreamBody;
+use crate::proxy::forward::body::{BodyError, PolledFrame};
 use crate::quirk::{LiveQuirks, NOT_APPLICABLE_HEADER, QUIRK_HEADER, QuirkId};
 
 /// The quirks for the next exchange on `route` (empty: nothing injected).
@@ -49,29 +50,29 @@ fn set(headers: &mut HeaderMap, name: &'static str, value: &str) {
     }
 }
 
-/// The upstream's response with `quirks` applied. Call inside the exchange's span. A stream
-/// whose kept arguments pass `max_hold` is counted in `metrics`
+/// The upstream's response with `quirks` applied: its head (`parts`) says which applied, and
+/// the body is rewritten frame by frame, or passed on as it is when none applies. Call inside
+/// the exchange's span. A stream whose kept arguments pass `max_hold` is counted in `metrics`
 /// (`tooltap_limit_hits_total{limit="inject_hold",scope="inject"}`).
-pub fn response(
+pub fn layer(
     quirks: &[QuirkId],
     dialect: crate::engine::Dialect,
     request: &[u8],
     max_hold: usize,
     metrics: Arc<Metrics>,
-    response: Response<ProxyBody>,
-) -> Response<ProxyBody> {
-    let head = crate::inspect::head::response_head(response.status().as_u16(), response.headers());
+    parts: &mut http::response::Parts,
+    body: UpstreamBody,
+) -> Either<UpstreamBody, QuirkBody> {
+    let head = crate::inspect::head::response_head(parts.status.as_u16(), &parts.headers);
     let span = tracing::Span::current();
     match LiveQuirks::new(quirks, dialect, request, &head, max_hold) {
         Err(reason) => {
             span.record("quirk", "quirk_not_applicable");
             tracing::info!(quirk = %ids(quirks), reason = reason.as_str(), "quirk_not_applicable");
-            let (mut parts, body) = response.into_parts();
             set(&mut parts.headers, NOT_APPLICABLE_HEADER, &ids(quirks));
-            Response::from_parts(parts, body)
+            Either::Left(body)
         }
         Ok(live) => {
-            let (mut parts, body) = response.into_parts();
             let chosen: Vec<QuirkId> = live.quirks().to_vec();
             let other: Vec<QuirkId> = quirks
                 .iter()
@@ -82,22 +83,21 @@ pub fn response(
             parts.headers.remove(header::CONTENT_LENGTH);
             set(&mut parts.headers, QUIRK_HEADER, &ids(&chosen));
             set(&mut parts.headers, NOT_APPLICABLE_HEADER, &ids(&other));
-            let body = QuirkBody {
+            Either::Right(QuirkBody {
                 inner: Some(body),
                 live,
                 queue: VecDeque::new(),
                 done: false,
                 span,
                 metrics,
-            };
-            Response::from_parts(parts, body.boxed_unsync())
+            })
         }
     }
 }
 
-/// The upstream body, rewritten frame by frame.
-struct QuirkBody {
-    inner: Option<ProxyBody>,
+/// The upstream body, rewritten frame by frame (see [`layer`]).
+pub struct QuirkBody {
+    inner: Option<UpstreamBody>,
     live: LiveQuirks,
     queue: VecDeque<Frame<Bytes>>,
     done: bool,

@@ -13,7 +13,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use http::{Request, Response};
-use http_body_util::BodyExt;
+use http_body_util::{BodyExt, Either};
 use hyper::body::Incoming;
 use tracing::Instrument;
 
@@ -77,11 +77,7 @@ pub async fn handle(
     // build one per exchange, a noticeable share of a request's CPU (see
     // docs/benchmarks.md#exchange-span). The lines an ordinary exchange can log at `info` and
     // above (`exchange failed`, the inspector's) carry the exchange id themselves.
-    let span = if enforce || !quirks.is_empty() {
-        exchange_span!(tracing::Level::INFO, ctx)
-    } else {
-        exchange_span!(tracing::Level::DEBUG, ctx)
-    };
+    let span = ctx.span(enforce || !quirks.is_empty());
     let mut response = run(&state, &ctx, route, request, inspect, enforce, quirks)
         .instrument(span)
         .await;
@@ -93,22 +89,6 @@ pub async fn handle(
     }
     Ok(response)
 }
-
-/// The exchange's span at `$level` (a `tracing` level must be a constant at the call).
-macro_rules! exchange_span {
-    ($level:expr, $ctx:expr) => {
-        tracing::span!(
-            $level,
-            "exchange",
-            id = %$ctx.id,
-            route = %$ctx.route,
-            method = %$ctx.method,
-            path = %$ctx.path,
-            quirk = tracing::field::Empty,
-        )
-    };
-}
-use exchange_span;
 
 /// One exchange: tee it when inspected, hold it when enforced, forward it, answer.
 async fn run(
@@ -176,25 +156,34 @@ async fn run(
         .as_ref()
         .filter(|_| !quirks.is_empty())
         .zip(ctx.dialect);
-    let response = match (watching, injecting) {
-        (watching, Some((request, dialect))) => {
-            let max_hold = state.config.inject.max_hold;
-            let injected = crate::proxy::inject::response(
-                &quirks,
-                dialect,
-                request,
-                max_hold,
-                state.metrics.clone(),
-                response.map(body::from_upstream),
-            );
-            match watching {
-                Some(watching) => watching.response_boxed(injected, ttfb),
-                None => injected,
-            }
-        }
-        (Some(watching), None) => watching.response(response, ttfb),
-        (None, None) => response.map(body::from_upstream),
+    // The response body's layers, innermost first, each wrapping the one above it:
+    let (mut parts, body) = response.into_parts();
+    // 1. idle: `Forwarder::send` gave the upstream's body in an `IdleBody`, which ends a body
+    //    whose upstream stopped sending (`timeouts.stream_idle`).
+    // 2. quirk (`--inject`): the upstream's bytes rewritten, so every layer above sees what
+    //    the client gets; the head says which quirks applied.
+    let body = match injecting {
+        Some((request, dialect)) => crate::proxy::inject::layer(
+            &quirks,
+            dialect,
+            request,
+            state.config.inject.max_hold,
+            state.metrics.clone(),
+            &mut parts,
+            body,
+        ),
+        None => Either::Left(body),
     };
+    // 3. tee (inspected): each frame copied to the inspector as the client gets it.
+    let body = match watching {
+        Some(watching) => {
+            Either::Right(watching.tee(parts.status.as_u16(), &parts.headers, ttfb, body))
+        }
+        None => Either::Left(body),
+    };
+    // 4. flush-first: an error held back one poll, so the frames before it reach the client.
+    let response = Response::from_parts(parts, body::from_upstream(body));
+    // 5. enforce (enforce mode): the frames judged as they pass, the body cut at a violation.
     match held.filter(|_| enforce).zip(ctx.dialect) {
         Some((request_body, dialect)) => {
             let inspection = state.watch.inspection();

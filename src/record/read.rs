@@ -59,7 +59,7 @@ pub enum ReadError {
 }
 
 /// A reading buffer that grew past this is given back after its file.
-const KEPT_BUFFER: usize = 1024 * 1024;
+pub const KEPT_BUFFER: usize = 1024 * 1024;
 /// Room a reading buffer starts with: a typical recording is read in one `read`, and the next
 /// one sees the end (with less room, the reader probes and grows in many small reads).
 const FIRST_BUFFER: usize = 16 * 1024;
@@ -81,85 +81,6 @@ pub fn read_file_bounded(
         *buffer = Vec::new();
     }
     parsed
-}
-
-/// Every recording of a file that may be a segment ([`parse_all`]), read as
-/// [`read_file_bounded`] reads one: a file that cannot be read is one error.
-pub fn read_all_bounded(
-    path: &Path,
-    max_bytes: u64,
-    buffer: &mut Vec<u8>,
-) -> Vec<Result<Recording, ReadError>> {
-    let mut all = Vec::new();
-    each_recording(path, max_bytes, buffer, |recording| all.push(recording));
-    all
-}
-
-/// [`read_all_bounded`] handing each recording to `take` as soon as it is read, in file order,
-/// instead of holding them all: a reader that is done with one before the next (`check`)
-/// keeps one recording in memory, not a whole segment's, and its allocations are reused.
-/// Returns [`FileRead::UnfinishedSegment`] for a segment with no whole line yet, which hands
-/// nothing over, so that a reader can say it skipped the file.
-pub fn each_recording(
-    path: &Path,
-    max_bytes: u64,
-    buffer: &mut Vec<u8>,
-    mut take: impl FnMut(Result<Recording, ReadError>),
-) -> FileRead {
-    let foreign = crate::interop::Format::of(path);
-    // Another tool's fixture is bounded even for a reader that bounds nothing else (replay):
-    // its YAML tree and a gzip'd cassette's inflated text grow with it.
-    let max_bytes = match foreign {
-        Some(_) => max_bytes.min(crate::interop::MAX_FOREIGN_BYTES),
-        None => max_bytes,
-    };
-    let read = match read_bounded(path, max_bytes, buffer) {
-        Ok(()) if let Some(format) = foreign => {
-            let note = crate::interop::read(format, path, buffer, max_bytes, &mut take);
-            match note.exchanges {
-                // Nothing imported: the error in its place names the file.
-                0 => FileRead::Read,
-                _ => FileRead::Imported(note),
-            }
-        }
-        Ok(()) => parse_each(path, buffer, &mut take),
-        Err(error) => {
-            take(Err(error));
-            FileRead::Read
-        }
-    };
-    if buffer.capacity() > KEPT_BUFFER {
-        *buffer = Vec::new();
-    }
-    read
-}
-
-/// What [`each_recording`] made of a file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FileRead {
-    /// Every recording (or the error that stood in its place) was handed over.
-    Read,
-    /// A segment that holds no whole line (empty, or its first recording cut: tooltap was
-    /// killed as it began it): no recording, and no error.
-    UnfinishedSegment,
-    /// Another tool's fixture (a vcrpy cassette, a HAR file), read through
-    /// [`crate::interop::read`]: every exchange was handed over, and the note says how its
-    /// frame boundaries were made.
-    Imported(crate::interop::ImportNote),
-}
-
-impl FileRead {
-    /// The note a reader prints for the file (one it skipped, one it imported), or `None`.
-    pub fn note(self, path: &Path) -> Option<String> {
-        match self {
-            FileRead::Read => None,
-            FileRead::Imported(note) => Some(note.text(path)),
-            FileRead::UnfinishedSegment => Some(format!(
-                "{}: a segment with no whole recording yet (tooltap stopped as it began one); skipped",
-                path.display()
-            )),
-        }
-    }
 }
 
 /// How many recordings a file holds, by its exchange lines, without parsing them: what a
@@ -230,21 +151,17 @@ fn empty_file(path: &Path) -> ReadError {
 /// not hide the others; never empty (an empty file is one error).
 pub fn parse_all(path: &Path, text: &[u8]) -> Vec<Result<Recording, ReadError>> {
     let mut recordings = Vec::new();
-    parse_each(path, text, &mut |recording| recordings.push(recording));
+    if !unfinished_segment(path, text) {
+        parse_each(path, text, &mut |recording| recordings.push(recording));
+    }
     recordings
 }
 
-/// [`parse_all`], each recording handed to `take` as soon as it is read. A segment that holds
-/// no whole line (empty, or its first recording cut: tooltap was killed as it began it) holds
-/// no recording: nothing is handed over, rather than an error that refuses the folder.
-fn parse_each(
-    path: &Path,
-    text: &[u8],
-    take: &mut dyn FnMut(Result<Recording, ReadError>),
-) -> FileRead {
-    if unfinished_segment(path, text) {
-        return FileRead::UnfinishedSegment;
-    }
+/// [`parse_all`], each recording handed to `take` as soon as it is read, for a file that is
+/// not an [`unfinished_segment`] (the caller says it skipped one: a segment that holds no whole
+/// line, empty or its first recording cut because tooltap was killed as it began it, holds no
+/// recording, rather than an error that refuses the folder).
+pub fn parse_each(path: &Path, text: &[u8], take: &mut dyn FnMut(Result<Recording, ReadError>)) {
     let mut any = false;
     parse_lines(path, text, Expect::Many, &mut |recording| {
         any = true;
@@ -253,7 +170,6 @@ fn parse_each(
     if !any {
         take(Err(empty_file(path)));
     }
-    FileRead::Read
 }
 
 /// Whether `text`, the bytes of `path`, is a segment file that holds no whole line yet.

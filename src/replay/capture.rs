@@ -30,7 +30,7 @@ use crate::inspect::RecordingSeed;
 use crate::proxy::exchange::ExchangeCtx;
 use crate::proxy::forward::Forwarder;
 use crate::proxy::forward::body::{self as proxy_body, BodyError, ProxyBody};
-use crate::tap::detached::{DetachedHeaders, detached};
+use crate::tap::detached::detached;
 use crate::tap::tee::{self, TeeBody};
 use crate::tls::TlsError;
 
@@ -76,16 +76,10 @@ pub async fn forward(
 ) -> Response<ProxyBody> {
     let (route, _rest) = forward.config.routes.resolve(&ctx.path);
     // Recorded (by the recorder, when `--recordings` is writable) exactly like a proxied exchange.
-    let seed = RecordingSeed {
-        started: SystemTime::now()
-            .checked_sub(ctx.started.elapsed())
-            .unwrap_or_else(SystemTime::now),
-        upstream: route.upstream.as_str().to_owned(),
-        method: parts.method.to_string(),
-        path: ctx.path.clone(),
-        query: parts.uri.query().map(str::to_owned),
-        headers: DetachedHeaders::of(&parts.headers),
-    };
+    let started = SystemTime::now()
+        .checked_sub(ctx.started.elapsed())
+        .unwrap_or_else(SystemTime::now);
+    let seed = RecordingSeed::of(started, route.upstream.as_str(), &ctx.path, &parts);
     let watching = state.watch.begin_read(ctx, &parts, Some(seed), &body).await;
     let method = parts.method.to_string();
     let request = Request::from_parts(parts, proxy_body::full(body.clone()));
@@ -116,12 +110,7 @@ pub async fn forward(
                 Some(watching) => {
                     let ttfb = ctx.started.elapsed();
                     let status = parts.status.as_u16();
-                    proxy_body::from_upstream_tee(watching.tee(
-                        status,
-                        &parts.headers,
-                        ttfb,
-                        incoming,
-                    ))
+                    proxy_body::from_upstream(watching.tee(status, &parts.headers, ttfb, incoming))
                 }
                 None => proxy_body::from_upstream(incoming),
             };

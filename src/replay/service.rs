@@ -66,14 +66,7 @@ pub async fn handle(
     let path = request.uri().path();
     let dialect = crate::engine::Dialect::from_path(path);
     let ctx = ExchangeCtx::begin(Arc::from(ROUTE), request.method(), path, dialect);
-    let span = tracing::info_span!(
-        "exchange",
-        id = %ctx.id,
-        route = ROUTE,
-        method = %ctx.method,
-        path = %ctx.path,
-        quirk = tracing::field::Empty,
-    );
+    let span = ctx.span(true);
     Ok(answer(&state, ctx, request).instrument(span).await)
 }
 

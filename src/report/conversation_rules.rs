@@ -21,7 +21,7 @@ use super::PageCut;
 use super::mcp::Entry;
 use super::model::{ExchangeView, ViolationView};
 use crate::check::conversations::{Pending, Stamp, settle_in_order};
-use crate::engine::dialect::mcp::observe::McpObservation;
+use crate::engine::mcp_observation::McpObservation;
 use crate::engine::{EngineConfig, SchemaCache, Severity};
 
 /// The MCP exchanges of a page waiting for the conversation pass.

@@ -1,7 +1,7 @@
 //! `tooltap report`: one self-contained HTML file that shows recorded exchanges, re-judged.
 //!
 //! Input: [`ReportArgs`] (recording files and folders, read exactly as `tooltap check` reads
-//! them: `check::inputs::collect`, [`crate::record::read::each_recording`] and
+//! them: [`crate::interop::files::collect`], [`crate::interop::files::each_recording`] and
 //! `check::checked::engine_report`; the MCP exchanges shown then go through `check`'s
 //! conversation pass, `conversation_rules`). Output: an HTML file with inline CSS and script and
 //! the data as JSON in a `<script type="application/json">` element (`html`); problems with
@@ -9,8 +9,8 @@
 //! still written, listing them) or a file that could not be written.
 //!
 //! ```text
-//! paths ─► check::inputs ─► record::read::each_recording ─► check::checked::engine_report ─┐
-//!                                       └─► pieces (dialect tables) ────────────────────────┴─► model ─► html
+//! paths ─► interop::files::{collect, each_recording} ─► check::checked::engine_report ─┐
+//!                                          └─► pieces (dialect tables) ────────────────┴─► model ─► html
 //! ```
 
 pub mod bound;
@@ -26,11 +26,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use crate::check::checked;
 use crate::check::conversations::Stamp;
-use crate::check::{checked, inputs};
 use crate::engine::{EngineConfig, SchemaCache, SeverityOverrides};
+use crate::interop::files::{self, DEFAULT_MAX_INPUT_BYTES, each_recording};
 use crate::record::read::count_recordings;
-use crate::record::read::each_recording;
 
 pub use html::{render, write_page};
 
@@ -146,7 +146,7 @@ pub struct PageCut {
 
 /// Reads, re-judges and collects the exchanges under `args.paths`.
 pub fn collect(args: &ReportArgs) -> ReportData {
-    let (files, mut unreadable) = inputs::collect(&args.paths, inputs::DEFAULT_MAX_INPUT_BYTES);
+    let (files, mut unreadable) = files::collect(&args.paths, DEFAULT_MAX_INPUT_BYTES);
     let mut engine = EngineConfig::default();
     if let Some(severity) = &args.severity {
         engine.severity = severity.clone();
@@ -163,7 +163,7 @@ pub fn collect(args: &ReportArgs) -> ReportData {
         budget: args.max_page_bytes,
         ..PageCut::default()
     };
-    let max_bytes = inputs::DEFAULT_MAX_INPUT_BYTES;
+    let max_bytes = DEFAULT_MAX_INPUT_BYTES;
     let mut conversations = Vec::new();
     let mut waiting = conversation_rules::Waiting::default();
     // A segment file holds many exchanges: the bound counts exchanges, not files. Past it the

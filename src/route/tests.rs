@@ -1,4 +1,4 @@
-//! Unit tests for `route.rs`: prefix matching, stripping and joining.
+//! Unit tests for `route`: prefix matching, stripping and joining.
 
 use super::*;
 

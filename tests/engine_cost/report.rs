@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use tooltap::engine::{EngineConfig, Exchange, RequestParts, ResponseHead, SchemaCache};
-use tooltap::record::read::each_recording;
+use tooltap::interop::files::each_recording;
 use tooltap::report::{ReportArgs, ReportData, bound, collect, write_page};
 
 use crate::recordings::{REPORT_SHAPES, ReportShape, report_shape};

@@ -1,8 +1,10 @@
 //! Guards on the tree's shape that no compiler checks: imports between rooms go one way (no
 //! import cycle between the top-level modules of `src/`, nor between the modules of one room,
-//! beyond the known ones listed here, a list that may only shrink), and every
-//! `docs/<page>.md#<anchor>` a comment in `src/` links to names a heading of that page (measured
-//! figures live there, not in the code's comments).
+//! beyond the known ones listed here, a list that may only shrink), a module with submodules is
+//! `dir/mod.rs` (never `dir.rs` beside `dir/`), no rule function is over 60 lines (beside the
+//! known ones, a list that may only shrink), and every `docs/<page>.md#<anchor>` a comment in
+//! `src/` links to names a heading of that page (measured figures live there, not in the code's
+//! comments).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -99,31 +101,10 @@ fn a_heading_slug_is_github_s() {
     );
 }
 
-/// The import edges that close today's cycles, `(from, to)`, each with why it exists. A room is
-/// a top-level module (`proxy`); a module inside one is `room::module` (`inspect::offload`).
-/// Removing the edge's cause removes its row: the test fails on a row whose edge is gone.
-const KNOWN_BACK_EDGES: &[(&str, &str, &str)] = &[
-    (
-        "interop",
-        "check",
-        "export walks its inputs with check::inputs, and foreign events end by its event_ends",
-    ),
-    (
-        "record",
-        "interop",
-        "record::read hands vcrpy cassettes and HAR files to interop::read",
-    ),
-    (
-        "interop",
-        "replay",
-        "export writes the frames replay would serve (replay::library::served_frames)",
-    ),
-    (
-        "engine::report",
-        "engine::dialect",
-        "a Report carries dialect::mcp::observe's McpObservation",
-    ),
-];
+/// The import edges that close a cycle and are known, `(from, to, why)`: none today. A room is a
+/// top-level module (`proxy`); a module inside one is `room::module` (`inspect::offload`). The
+/// list may only shrink: the test fails on a new cycle, and on a row whose edge is gone.
+const KNOWN_BACK_EDGES: &[(&str, &str, &str)] = &[];
 
 /// A file's module path below `src/` (`src/inspect/offload.rs` → `["inspect", "offload"]`).
 fn module_of(file: &Path) -> Vec<String> {
@@ -142,13 +123,15 @@ fn module_of(file: &Path) -> Vec<String> {
     path
 }
 
-/// Test code may import anything: `tests.rs`, `*_tests.rs`, files under a `tests/` folder.
+/// Test code may import anything: `tests.rs`, `tests_*.rs`, `*_tests.rs`, files under a
+/// `tests/` folder.
 fn is_test_file(file: &Path) -> bool {
     let name = file
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     name == "tests.rs"
+        || name.starts_with("tests_")
         || name.ends_with("_tests.rs")
         || file.components().any(|part| part.as_os_str() == "tests")
 }
@@ -365,4 +348,209 @@ fn the_cycle_finder_sees_a_cycle_and_the_parser_reads_groups_and_super() {
     let code =
         code_of("use crate::x::Y;\n// use crate::z;\n#[cfg(test)]\nmod tests {\nuse crate::w;\n");
     assert_eq!(named_paths(&code), ["crate::x::Y", "crate::x::Y"]);
+}
+
+/// Every folder below `dir`.
+fn folders(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("readable dir") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            folders(&path, out);
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn a_module_with_submodules_is_a_folder_with_mod_rs() {
+    let mut found = Vec::new();
+    folders(&root().join("src"), &mut found);
+    assert!(found.len() > 10, "the walk found {} folders", found.len());
+    let beside: Vec<String> = found
+        .iter()
+        .filter(|dir| dir.with_extension("rs").is_file())
+        .map(|dir| dir.with_extension("rs").display().to_string())
+        .collect();
+    assert!(
+        beside.is_empty(),
+        "a module file beside its folder (move it in as mod.rs with `git mv`): {beside:?}"
+    );
+}
+
+/// The most lines a rule function may take, from its `fn` line to its closing brace.
+const RULE_FUNCTION_LINES: usize = 60;
+
+/// The rooms whose functions judge rules: the dialects and the MCP conversation store.
+const RULE_ROOMS: &[&str] = &["engine/dialect", "engine/mcp_conversation"];
+
+/// Rule functions over [`RULE_FUNCTION_LINES`] today, `(file below src/, fn)`. The list may only
+/// shrink: the test fails on a new long function, and on a row whose function is no longer long
+/// (or no longer there).
+const KNOWN_LONG_RULE_FUNCTIONS: &[(&str, &str)] = &[
+    ("engine/dialect/anthropic/history.rs", "check"),
+    ("engine/dialect/anthropic/message.rs", "check_content"),
+    ("engine/dialect/anthropic/request.rs", "declare"),
+    ("engine/dialect/anthropic/request.rs", "tool_choice"),
+    ("engine/dialect/anthropic/stream.rs", "block_start"),
+    ("engine/dialect/anthropic/stream.rs", "on_event"),
+    ("engine/dialect/bedrock/message.rs", "judge_call"),
+    ("engine/dialect/bedrock/request_rules.rs", "check_history"),
+    ("engine/dialect/bedrock/stream.rs", "on_delta"),
+    ("engine/dialect/bedrock/stream.rs", "on_event"),
+    ("engine/dialect/chat/contract/buffered.rs", "check_choice"),
+    (
+        "engine/dialect/chat/contract/buffered.rs",
+        "check_tool_choice",
+    ),
+    ("engine/dialect/chat/contract/calls.rs", "check_tool_calls"),
+    (
+        "engine/dialect/chat/contract/custom.rs",
+        "check_custom_call",
+    ),
+    (
+        "engine/dialect/chat/contract/fragment.rs",
+        "on_tool_call_fragment",
+    ),
+    ("engine/dialect/chat/contract/legacy.rs", "check_call"),
+    ("engine/dialect/chat/contract/legacy.rs", "check_legacy"),
+    (
+        "engine/dialect/chat/contract/legacy_stream.rs",
+        "on_function_call_fragment",
+    ),
+    ("engine/dialect/chat/contract/stream.rs", "on_choice"),
+    ("engine/dialect/chat/contract/stream.rs", "on_delta"),
+    ("engine/dialect/gemini/openapi.rs", "convert"),
+    ("engine/dialect/gemini/request.rs", "read"),
+    ("engine/dialect/responses/items.rs", "item_done"),
+    ("engine/dialect/responses/output.rs", "check_arguments"),
+    ("engine/dialect/responses/output.rs", "check_output"),
+    ("engine/dialect/responses/stream.rs", "on_event"),
+    ("engine/dialect/responses/stream.rs", "payload"),
+    ("engine/dialect/responses/tool_choice.rs", "check_output"),
+    ("engine/mcp_conversation/observed.rs", "members"),
+];
+
+/// The name of the function `line` opens (`pub(crate) async fn name(...`), if it opens one.
+fn opened_fn(line: &str) -> Option<&str> {
+    let mut rest = line.trim_start();
+    let qualifiers = [
+        "pub(crate) ",
+        "pub(super) ",
+        "pub ",
+        "const ",
+        "async ",
+        "unsafe ",
+    ];
+    while let Some(shorter) = qualifiers.iter().find_map(|q| rest.strip_prefix(q)) {
+        rest = shorter;
+    }
+    let rest = rest.strip_prefix("fn ")?;
+    let end = rest
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    (end > 0).then(|| &rest[..end])
+}
+
+/// `(name, lines)` for each function of `text` with a body, inline `#[cfg(test)]` modules left
+/// out: from its `fn` line to the closing brace at its own indentation (rustfmt's layout).
+fn function_lengths(text: &str) -> Vec<(String, usize)> {
+    let all: Vec<&str> = text.lines().collect();
+    let test_module = all.iter().enumerate().position(|(at, line)| {
+        let next = all.get(at + 1).map_or("", |next| next.trim());
+        line.trim() == "#[cfg(test)]" && next.contains("mod ") && next.ends_with('{')
+    });
+    let lines = &all[..test_module.unwrap_or(all.len())];
+    let mut lengths = Vec::new();
+    for (at, line) in lines.iter().enumerate() {
+        let Some(name) = opened_fn(line) else {
+            continue;
+        };
+        let indent = &line[..line.len() - line.trim_start().len()];
+        for (open, signature) in lines.iter().enumerate().skip(at) {
+            let signature = signature.trim_end();
+            if signature.ends_with(';') && !signature.contains('{') {
+                break; // a declaration without a body (a trait's)
+            }
+            if signature.ends_with('}') {
+                lengths.push((name.to_owned(), open - at + 1));
+                break;
+            }
+            if signature.ends_with('{') {
+                let close = lines[open..]
+                    .iter()
+                    .position(|l| l.strip_prefix(indent) == Some("}"));
+                if let Some(close) = close {
+                    lengths.push((name.to_owned(), open + close - at + 1));
+                }
+                break;
+            }
+        }
+    }
+    lengths
+}
+
+#[test]
+fn rule_functions_are_short_but_for_the_known_long_ones() {
+    let src = root().join("src");
+    let (mut long, mut measured) = (BTreeSet::new(), 0);
+    for room in RULE_ROOMS {
+        let mut files = Vec::new();
+        rust_files(&src.join(room), &mut files);
+        for file in files.iter().filter(|file| !is_test_file(file)) {
+            let text = std::fs::read_to_string(file).expect("readable");
+            let relative = file.strip_prefix(&src).expect("under src");
+            let relative = relative.to_string_lossy().replace('\\', "/");
+            for (name, lines) in function_lengths(&text) {
+                measured += 1;
+                if lines > RULE_FUNCTION_LINES {
+                    long.insert((relative.clone(), name));
+                }
+            }
+        }
+    }
+    assert!(measured > 100, "the parser found {measured} rule functions");
+    for (file, name) in KNOWN_LONG_RULE_FUNCTIONS {
+        assert!(
+            long.remove(&((*file).to_owned(), (*name).to_owned())),
+            "{file}: {name} is no longer over {RULE_FUNCTION_LINES} lines: remove its row from \
+             KNOWN_LONG_RULE_FUNCTIONS"
+        );
+    }
+    assert!(
+        long.is_empty(),
+        "rule functions over {RULE_FUNCTION_LINES} lines: {long:?} (a `Judge` context makes a \
+         finding one call; split the function by what it judges)"
+    );
+}
+
+#[test]
+fn function_lengths_run_from_the_fn_line_to_its_closing_brace() {
+    let text = "\
+pub(crate) fn one_line() -> u8 { 1 }
+trait T {
+    fn declared(&self) -> u8;
+    fn defaulted(&self) -> u8 {
+        1
+    }
+}
+async fn signature_on_two_lines(
+    a: u8,
+) -> u8 {
+    a
+}
+#[cfg(test)]
+mod tests {
+    fn left_out() {}
+}
+";
+    assert_eq!(
+        function_lengths(text),
+        [
+            ("one_line".to_owned(), 1),
+            ("defaulted".to_owned(), 3),
+            ("signature_on_two_lines".to_owned(), 5)
+        ]
+    );
+    assert_eq!(opened_fn("    pub const unsafe fn x<T>()"), Some("x"));
+    assert_eq!(opened_fn("    let f = fn_name;"), None);
 }

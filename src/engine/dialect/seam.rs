@@ -11,10 +11,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::mcp::observe::McpObservation;
 use super::pieces::DialectTables;
 use crate::engine::framing::SseEvent;
 use crate::engine::head::ResponseHead;
+use crate::engine::mcp_observation::McpObservation;
 use crate::engine::report::BodyKind;
 use crate::engine::report::ChoiceOutcome;
 use crate::engine::report::RequestFacts;

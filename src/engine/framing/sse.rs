@@ -196,6 +196,33 @@ impl SseFramer {
     }
 }
 
+/// Where each SSE event of `body` ends: after each blank line (CR, LF or CRLF line ends), and
+/// at the body's end when bytes follow the last blank line. Empty for an empty body.
+pub fn event_ends(body: &[u8]) -> Vec<usize> {
+    let mut ends = Vec::new();
+    let (mut frame_start, mut line_start, mut i) = (0, 0, 0);
+    while i < body.len() {
+        if body[i] == b'\n' || body[i] == b'\r' {
+            let blank = i == line_start;
+            if body[i] == b'\r' && body.get(i + 1) == Some(&b'\n') {
+                i += 1;
+            }
+            i += 1;
+            line_start = i;
+            if blank {
+                ends.push(i);
+                frame_start = i;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    if frame_start < body.len() {
+        ends.push(body.len());
+    }
+    ends
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

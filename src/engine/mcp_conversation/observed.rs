@@ -8,7 +8,7 @@
 use serde_json::{Map, Value, json};
 
 use super::seen::{HttpMethod, MsgOwned, SeenOwned};
-use crate::engine::dialect::mcp::observe::{McpMessage, McpObservation, MessageKind, Parts};
+use crate::engine::mcp_observation::{McpMessage, McpObservation, MessageKind, Parts};
 
 /// What the caller adds to an observation.
 #[derive(Debug, Clone, Copy)]

@@ -11,7 +11,6 @@ use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 
-use super::UpstreamBody;
 use super::flush_first::FlushFirst;
 use crate::tap::tee::TeeBody;
 
@@ -36,7 +35,12 @@ pub fn from_client(body: Incoming) -> RequestBody {
         .boxed_unsync()
 }
 
-pub fn from_upstream(body: UpstreamBody) -> ProxyBody {
+/// The upstream's response body (behind whatever layers the exchange put on it) behind
+/// flush-first, the client's side of every response.
+pub fn from_upstream<B>(body: B) -> ProxyBody
+where
+    B: http_body::Body<Data = Bytes, Error = BodyError> + Send + Unpin + 'static,
+{
     FlushFirst::new(body).boxed_unsync()
 }
 
@@ -51,9 +55,4 @@ pub fn full(bytes: Bytes) -> ProxyBody {
 pub fn from_client_tee(body: TeeBody<Incoming>) -> RequestBody {
     body.map_err(|error| Box::new(ClientBodyError(error)) as BodyError)
         .boxed_unsync()
-}
-
-/// The upstream's response body behind a tee.
-pub fn from_upstream_tee(body: TeeBody<UpstreamBody>) -> ProxyBody {
-    FlushFirst::new(body).boxed_unsync()
 }

@@ -227,25 +227,6 @@ fn the_query_selects_the_recording_and_its_credentials_do_not() {
     );
 }
 
-#[test]
-fn a_json_array_cut_serves_the_kept_bytes_then_the_closing() {
-    let frame = |seq, t_us, text: &'static str| RecordedFrame {
-        seq,
-        t_us,
-        bytes: bytes::Bytes::from_static(text.as_bytes()),
-    };
-    let recorded = [frame(0, 10, "[{\"a\":1},{\"b"), frame(1, 20, "ad\":1}]")];
-    let closing = bytes::Bytes::from_static(b",{\"error\":{}}]");
-    let served = kept_then(&recorded, 8, closing.clone());
-    let text: Vec<(&[u8], u64)> = served.iter().map(|f| (&f.bytes[..], f.t_us)).collect();
-    assert_eq!(text, [(&b"[{\"a\":1}"[..], 10), (&closing[..], 10)]);
-    let none = kept_then(&recorded, 0, closing.clone());
-    assert_eq!(none.len(), 1);
-    // A cut in a later frame than the last kept byte's takes that frame's time.
-    let whole = kept_then(&recorded, 12, closing);
-    assert_eq!(whole.iter().map(|f| f.t_us).collect::<Vec<_>>(), [10, 20]);
-}
-
 /// A library of `(name, cassette, user message)` recordings.
 fn cassettes(items: &[(&str, Option<&str>, &str)]) -> Library {
     let mut library = Library::empty(MatchRules::default());

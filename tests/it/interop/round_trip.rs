@@ -16,7 +16,7 @@ use crate::support::TempDir;
 use crate::support::check::check_json;
 use crate::support::client::{exchange, request};
 use crate::support::proxy::start_replay;
-use tooltap::record::read::each_recording;
+use tooltap::interop::files::each_recording;
 use tooltap::record::{RecordedFrame, Recording};
 
 /// `(id → (violations, completeness, live violations))` of a check report.

@@ -212,7 +212,7 @@ async fn vcrpy_loads_and_resaves_tooltaps_cassette_keeping_every_body_and_toolta
     // escapes, `!!binary` for gzip) and keeps `x_tooltap` under the response.
     let mut recorded = BTreeMap::new();
     for file in files_under(&dir) {
-        tooltap::record::read::each_recording(&file, u64::MAX, &mut Vec::new(), |r| {
+        tooltap::interop::files::each_recording(&file, u64::MAX, &mut Vec::new(), |r| {
             let r = r.expect("recording");
             recorded.insert(r.meta.id.clone(), r.body());
         });

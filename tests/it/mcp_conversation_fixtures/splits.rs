@@ -15,7 +15,8 @@ use serde_json::{Value, json};
 use tooltap::check::conversations::{engine_report, settled_in_order};
 use tooltap::engine::mcp_conversation::RULES;
 use tooltap::engine::{EngineConfig, Report, SchemaCache};
-use tooltap::record::read::{RecordedFrame, Recording, each_recording};
+use tooltap::interop::files::each_recording;
+use tooltap::record::read::{RecordedFrame, Recording};
 
 use super::{cases, expected, segment};
 use crate::support::TempDir;

@@ -12,12 +12,12 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use super::envelope::{self, shown};
-use super::observe::MessageKind;
 use super::request::session_id_ok;
 use super::version::Version;
 use super::{tools_call, tools_list};
 use crate::engine::head::{ResponseHead, header};
 use crate::engine::judge::Judge;
+use crate::engine::mcp_observation::MessageKind;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::SchemaCache;
 use crate::engine::violation::{Stage, ViolationSink};

@@ -6,8 +6,8 @@
 
 use serde_json::{Map, Value};
 
-use super::observe::{MessageKind, kind_of};
 use crate::engine::judge::Judge;
+use crate::engine::mcp_observation::{MessageKind, kind_of};
 use crate::engine::rules::RuleId;
 
 /// A message that is neither a request, a notification nor a response.

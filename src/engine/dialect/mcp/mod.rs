@@ -7,12 +7,12 @@
 //! stream whose events' data are messages (priming events with empty data skipped), or an empty
 //! body (`202`, a DELETE). Output: violations with `mcp.*` ids for what one exchange shows (the
 //! reference's states M and X: [`request`], [`envelope`], [`answer`], [`tools_list`],
-//! [`tools_call`]), and an [`observe::McpObservation`] of everything it saw, which the
-//! conversation store above the engine takes from the report (state S).
+//! [`tools_call`]), and a [`McpObservation`] of everything it saw
+//! ([`crate::engine::mcp_observation`]), which the conversation store above the engine takes
+//! from the report (state S).
 
 pub mod answer;
 pub mod envelope;
-pub mod observe;
 pub mod pieces;
 pub mod request;
 pub mod tools_call;
@@ -22,7 +22,6 @@ pub mod version;
 use serde_json::Value;
 
 use self::answer::{Answer, Asked};
-use self::observe::{McpObservation, MessageKind, Where};
 use self::version::Version;
 use super::common::{Declared, StreamEnd};
 use super::pieces::DialectTables;
@@ -30,6 +29,7 @@ use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
 use crate::engine::head::{ResponseHead, header};
 use crate::engine::judge::Judge;
+use crate::engine::mcp_observation::{self, McpObservation, MessageKind, Where};
 use crate::engine::report::RequestFacts;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::SchemaCache;
@@ -145,7 +145,7 @@ impl McpState {
 
 fn is_response(message: &Value) -> bool {
     matches!(
-        observe::kind_of(message.as_object()),
+        mcp_observation::kind_of(message.as_object()),
         MessageKind::Result | MessageKind::Error
     )
 }
@@ -165,7 +165,7 @@ fn asked(parts: &RequestParts<'_>, body: Option<&Value>, version: Version) -> As
         ..Asked::default()
     };
     for message in messages {
-        if observe::kind_of(message.as_object()) != MessageKind::Request {
+        if mcp_observation::kind_of(message.as_object()) != MessageKind::Request {
             continue;
         }
         asked.only_notifications = false;
@@ -228,7 +228,7 @@ impl DialectRules for McpState {
             param_headers: param_headers(headers),
             ..McpObservation::default()
         };
-        let max_observed = observe::DEFAULT_MAX_OBSERVED;
+        let max_observed = mcp_observation::DEFAULT_MAX_OBSERVED;
         let body = request_body(parts.body, sink);
         let version = request::version(headers, body.as_ref());
         request::judge(

@@ -10,10 +10,10 @@ use base64::Engine as _;
 use serde_json::Value;
 
 use super::envelope::{self, shown};
-use super::observe::{MessageKind, kind_of};
 use super::version::Version;
 use crate::engine::head::header;
 use crate::engine::judge::Judge;
+use crate::engine::mcp_observation::{MessageKind, kind_of};
 use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::observe::{MessageKind, Parts};
+use crate::engine::mcp_observation::{MessageKind, Parts};
 use crate::engine::{
     BodyEnd, Dialect, EngineConfig, Exchange, Report, RequestParts, ResponseHead, SchemaCache,
 };

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
-use http::{HeaderMap, Response};
+use http::HeaderMap;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
@@ -29,8 +29,7 @@ use crate::inspect::{
 use crate::jsonl_sink::JsonlSink;
 use crate::metrics::{IncompleteReason, Metrics};
 use crate::proxy::exchange::ExchangeCtx;
-use crate::proxy::forward::UpstreamBody;
-use crate::proxy::forward::body::{self, ProxyBody, RequestBody};
+use crate::proxy::forward::body::{self, RequestBody};
 use crate::record::{RecordMode, Recorder};
 use crate::tap::detached::DetachedHeaders;
 use crate::tap::tee::{self, TeeBody};
@@ -158,14 +157,8 @@ impl Watch {
         request: Incoming,
     ) -> (RequestBody, Option<Watching>) {
         // Only a recorder needs the request's head; observe-only traffic copies nothing.
-        let recording = self.inspection.recorder.as_ref().map(|_| RecordingSeed {
-            started: SystemTime::now(),
-            upstream: upstream.to_string(),
-            method: head.method.as_str().to_owned(),
-            path: ctx.path.clone(),
-            query: head.uri.query().map(str::to_string),
-            headers: DetachedHeaders::of(&head.headers),
-        });
+        let recording = (self.inspection.recorder.as_ref())
+            .map(|_| RecordingSeed::of(SystemTime::now(), upstream, &ctx.path, head));
         let request_head = self.inspection.request_head(ctx.dialect, head);
         let trace = self.trace_parent(head);
         match self.start(ctx, request_head, trace, recording) {
@@ -260,20 +253,6 @@ impl Watch {
     }
 }
 
-impl Watching {
-    /// As [`Watching::response`], for a body tooltap rewrote on its way to the client
-    /// (`proxy --inject`): the inspector sees what the client gets.
-    pub fn response_boxed(
-        self,
-        response: Response<ProxyBody>,
-        ttfb: Duration,
-    ) -> Response<ProxyBody> {
-        let (parts, body) = response.into_parts();
-        let teed = self.tee(parts.status.as_u16(), &parts.headers, ttfb, body);
-        Response::from_parts(parts, http_body_util::BodyExt::boxed_unsync(teed))
-    }
-}
-
 fn spawn(
     inspection: Arc<Inspection>,
     job: InspectJob,
@@ -292,15 +271,8 @@ fn spawn(
 }
 
 impl Watching {
-    /// Tee the response body and tell the inspector about the head.
-    pub fn response(self, response: Response<UpstreamBody>, ttfb: Duration) -> Response<ProxyBody> {
-        let (parts, incoming) = response.into_parts();
-        let body = self.tee(parts.status.as_u16(), &parts.headers, ttfb, incoming);
-        Response::from_parts(parts, body::from_upstream_tee(body))
-    }
-
-    /// Tee any response body (the upstream's, or a replayed one) and tell the inspector about
-    /// its head.
+    /// Tee a response body (the upstream's, behind the quirks injected, or a replayed one) and
+    /// tell the inspector about its head.
     pub fn tee<B: http_body::Body>(
         self,
         status: u16,

@@ -1,7 +1,7 @@
 //! The recordings a replay server answers from, indexed by [`MatchKey`], served in turn.
 //!
 //! Input: a directory of `*.jsonl` recordings (read recursively at start-up with
-//! [`crate::record::read_all_bounded`], so a segment file gives all of its recordings, each
+//! [`crate::interop::files::read_all_bounded`], so a segment file gives all of its recordings, each
 //! named `<file>#<id>`; one unreadable recording stops the start, naming the file and the line,
 //! because a fixture suite that silently lost a fixture is worse than one that refuses to start)
 //! and the [`MatchRules`]. Output: for each request, the next recording under its key, or
@@ -25,13 +25,14 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex};
 
-use bytes::Bytes;
 use serde_json::Value;
 
 use super::body::BodyEnding;
 use super::matching::tool_call_ids::canonicalize;
 use super::matching::{Difference, MatchKey, MatchRules, ToolCallIds, compare};
-use crate::record::{Outcome, ReadError, RecordedFrame, Recording, read_all_bounded};
+use crate::interop::files::read_all_bounded;
+use crate::record::served::served_frames;
+use crate::record::{Outcome, ReadError, RecordedFrame, Recording};
 
 /// One loaded recording and what it is matched on.
 #[derive(Debug)]
@@ -492,7 +493,7 @@ fn ending_of(name: &str, recording: &Recording) -> BodyEnding {
     match outcome {
         Some(Outcome::Complete) => BodyEnding::Clean,
         Some(Outcome::UpstreamError) => BodyEnding::Break,
-        // What the client got is served: the error in place of the cut (see served_frames).
+        // What the client got is served: the error in place of the cut (see `record::served`).
         Some(Outcome::Enforced) => BodyEnding::Clean,
         Some(other @ (Outcome::ClientGone | Outcome::Lossy | Outcome::Truncated)) => {
             tracing::warn!(
@@ -510,76 +511,6 @@ fn ending_of(name: &str, recording: &Recording) -> BodyEnding {
             BodyEnding::Clean
         }
     }
-}
-
-/// The frames a replay serves: the recorded ones, except where enforce mode cut the response
-/// (outcome `enforced`): then what the client got — the 502 in place of a refused buffered body
-/// (the served status and headers are rewritten to match), or the stream's frames up to the cut
-/// followed by its error event.
-pub(crate) fn served_frames(recording: &mut Recording) -> Arc<[RecordedFrame]> {
-    let Some(cut) = recording.end.as_ref().and_then(|end| end.enforced.clone()) else {
-        return recording.frames.iter().cloned().collect();
-    };
-    let replacement = cut.data.to_bytes().unwrap_or_default();
-    if let Some(status) = cut.status {
-        let response = &mut recording.meta.response;
-        response.status = status;
-        response.headers = vec![
-            ("content-type".into(), "application/json".into()),
-            ("x-should-retry".into(), "false".into()),
-        ];
-        let t_us = recording.frames.last().map_or(0, |frame| frame.t_us);
-        return Arc::from(vec![RecordedFrame {
-            seq: 0,
-            t_us,
-            bytes: replacement,
-        }]);
-    }
-    if let Some(kept) = cut.kept_bytes {
-        return kept_then(&recording.frames, kept, replacement);
-    }
-    let mut frames: Vec<RecordedFrame> = recording.frames.clone();
-    let last = if cut.replaced_last {
-        frames.pop()
-    } else {
-        frames.last().cloned()
-    };
-    frames.push(RecordedFrame {
-        seq: frames.len() as u64,
-        t_us: last.map_or(0, |frame| frame.t_us),
-        bytes: replacement,
-    });
-    frames.into()
-}
-
-/// The recorded frames cut to their first `kept` bytes (a JSON-array stream's whole elements),
-/// then the replacement, at the time of the frame the cut fell in.
-fn kept_then(recorded: &[RecordedFrame], kept: u64, replacement: Bytes) -> Arc<[RecordedFrame]> {
-    let mut frames = Vec::new();
-    let mut left = kept;
-    let mut t_us = 0;
-    for frame in recorded {
-        t_us = frame.t_us;
-        if left == 0 {
-            break;
-        }
-        let take = (frame.bytes.len() as u64).min(left);
-        left -= take;
-        frames.push(RecordedFrame {
-            seq: frames.len() as u64,
-            t_us,
-            bytes: frame.bytes.slice(..take as usize),
-        });
-        if take < frame.bytes.len() as u64 {
-            break;
-        }
-    }
-    frames.push(RecordedFrame {
-        seq: frames.len() as u64,
-        t_us,
-        bytes: replacement,
-    });
-    frames.into()
 }
 
 fn head_differences(recorded: &MatchKey, sent: &MatchKey) -> Vec<String> {
