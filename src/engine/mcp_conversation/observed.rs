@@ -157,93 +157,9 @@ fn parts(
 /// Each part's members by their JSON-RPC names, and where they go.
 fn members(parts: &Parts) -> (Into, Vec<(&'static str, &Option<Value>)>) {
     match parts {
-        Parts::None | Parts::Result { .. } => (Into::Params, Vec::new()),
-        Parts::InitializeRequest {
-            protocol_version,
-            capabilities,
-        } => (
-            Into::Params,
-            vec![
-                ("protocolVersion", protocol_version),
-                ("capabilities", capabilities),
-            ],
-        ),
-        Parts::InitializeResult {
-            protocol_version,
-            capabilities,
-        } => (
-            Into::Result,
-            vec![
-                ("protocolVersion", protocol_version),
-                ("capabilities", capabilities),
-            ],
-        ),
-        Parts::ToolsListRequest { cursor } => (Into::Params, vec![("cursor", cursor)]),
-        Parts::ToolsListResult {
-            tools,
-            next_cursor,
-            ttl_ms,
-            cache_scope,
-        } => (
-            Into::Result,
-            vec![
-                ("tools", tools),
-                ("nextCursor", next_cursor),
-                ("ttlMs", ttl_ms),
-                ("cacheScope", cache_scope),
-            ],
-        ),
-        Parts::ToolsCallRequest {
-            name,
-            arguments,
-            task,
-            input_responses,
-            request_state,
-            ..
-        } => (
-            Into::Params,
-            vec![
-                ("name", name),
-                ("arguments", arguments),
-                ("task", task),
-                ("inputResponses", input_responses),
-                ("requestState", request_state),
-            ],
-        ),
-        Parts::ToolsCallResult {
-            content,
-            structured_content,
-            is_error,
-            result_type,
-            input_requests,
-            request_state,
-        } => (
-            Into::Result,
-            vec![
-                ("content", content),
-                ("structuredContent", structured_content),
-                ("isError", is_error),
-                ("resultType", result_type),
-                ("inputRequests", input_requests),
-                ("requestState", request_state),
-            ],
-        ),
-        Parts::Progress {
-            progress_token,
-            progress,
-            total,
-        } => (
-            Into::Params,
-            vec![
-                ("progressToken", progress_token),
-                ("progress", progress),
-                ("total", total),
-            ],
-        ),
-        Parts::Cancelled { request_id, reason } => (
-            Into::Params,
-            vec![("requestId", request_id), ("reason", reason)],
-        ),
+        Parts::InitializeResult { .. }
+        | Parts::ToolsListResult { .. }
+        | Parts::ToolsCallResult { .. } => (Into::Result, result_members(parts)),
         Parts::Error {
             code,
             message,
@@ -252,5 +168,87 @@ fn members(parts: &Parts) -> (Into, Vec<(&'static str, &Option<Value>)>) {
             Into::Error,
             vec![("code", code), ("message", message), ("data", data)],
         ),
+        _ => (Into::Params, params_members(parts)),
+    }
+}
+
+/// A result's members by their JSON-RPC names (none for parts that are not a result).
+fn result_members(parts: &Parts) -> Vec<(&'static str, &Option<Value>)> {
+    match parts {
+        Parts::InitializeResult {
+            protocol_version,
+            capabilities,
+        } => vec![
+            ("protocolVersion", protocol_version),
+            ("capabilities", capabilities),
+        ],
+        Parts::ToolsListResult {
+            tools,
+            next_cursor,
+            ttl_ms,
+            cache_scope,
+        } => vec![
+            ("tools", tools),
+            ("nextCursor", next_cursor),
+            ("ttlMs", ttl_ms),
+            ("cacheScope", cache_scope),
+        ],
+        Parts::ToolsCallResult {
+            content,
+            structured_content,
+            is_error,
+            result_type,
+            input_requests,
+            request_state,
+        } => vec![
+            ("content", content),
+            ("structuredContent", structured_content),
+            ("isError", is_error),
+            ("resultType", result_type),
+            ("inputRequests", input_requests),
+            ("requestState", request_state),
+        ],
+        _ => Vec::new(),
+    }
+}
+
+/// A request's or notification's params by their JSON-RPC names (none for parts without any).
+fn params_members(parts: &Parts) -> Vec<(&'static str, &Option<Value>)> {
+    match parts {
+        Parts::InitializeRequest {
+            protocol_version,
+            capabilities,
+        } => vec![
+            ("protocolVersion", protocol_version),
+            ("capabilities", capabilities),
+        ],
+        Parts::ToolsListRequest { cursor } => vec![("cursor", cursor)],
+        Parts::ToolsCallRequest {
+            name,
+            arguments,
+            task,
+            input_responses,
+            request_state,
+            ..
+        } => vec![
+            ("name", name),
+            ("arguments", arguments),
+            ("task", task),
+            ("inputResponses", input_responses),
+            ("requestState", request_state),
+        ],
+        Parts::Progress {
+            progress_token,
+            progress,
+            total,
+        } => vec![
+            ("progressToken", progress_token),
+            ("progress", progress),
+            ("total", total),
+        ],
+        Parts::Cancelled { request_id, reason } => {
+            vec![("requestId", request_id), ("reason", reason)]
+        }
+        _ => Vec::new(),
     }
 }

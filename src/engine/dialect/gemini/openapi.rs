@@ -64,22 +64,33 @@ fn convert(schema: &Value, depth: usize) -> Value {
     }
     let mut out = Map::new();
     let nullable = members.get("nullable").and_then(Value::as_bool) == Some(true);
-    match members
+    if let Some(kind) = json_type(members, nullable) {
+        out.insert("type".into(), kind);
+    }
+    copy_keywords(members, nullable, &mut out);
+    convert_subschemas(members, depth, &mut out);
+    Value::Object(out)
+}
+
+/// The JSON Schema `type` of an OpenAPI `type` (lower-cased; with `"null"` when `nullable`);
+/// none for an absent, empty or `TYPE_UNSPECIFIED` type.
+fn json_type(members: &Map<String, Value>, nullable: bool) -> Option<Value> {
+    let kind = members
         .get("type")
         .and_then(Value::as_str)
         .map(str::to_ascii_lowercase)
-    {
-        Some(kind) if kind != "type_unspecified" && !kind.is_empty() => {
-            let kind = Value::String(kind);
-            let kind = if nullable {
-                Value::Array(vec![kind, Value::String("null".into())])
-            } else {
-                kind
-            };
-            out.insert("type".into(), kind);
-        }
-        _ => {}
-    }
+        .filter(|kind| kind != "type_unspecified" && !kind.is_empty())?;
+    let kind = Value::String(kind);
+    Some(if nullable {
+        Value::Array(vec![kind, Value::String("null".into())])
+    } else {
+        kind
+    })
+}
+
+/// The keywords that mean the same in both (camelCase or snake_case in, camelCase out), the
+/// numeric bounds read as numbers, a string `pattern`, and `null` added to a nullable `enum`.
+fn copy_keywords(members: &Map<String, Value>, nullable: bool, out: &mut Map<String, Value>) {
     for (camel, snake) in KEPT {
         if let Some(value) = members.get(camel).or_else(|| members.get(snake)) {
             out.insert(camel.into(), value.clone());
@@ -103,6 +114,10 @@ fn convert(schema: &Value, depth: usize) -> Value {
     {
         values.push(Value::Null);
     }
+}
+
+/// `properties`, `items` and `anyOf`, each subschema converted one level deeper.
+fn convert_subschemas(members: &Map<String, Value>, depth: usize, out: &mut Map<String, Value>) {
     if let Some(properties) = members.get("properties").and_then(Value::as_object) {
         let converted = properties
             .iter()
@@ -121,7 +136,6 @@ fn convert(schema: &Value, depth: usize) -> Value {
         let converted = any_of.iter().map(|s| convert(s, depth + 1)).collect();
         out.insert("anyOf".into(), Value::Array(converted));
     }
-    Value::Object(out)
 }
 
 #[cfg(test)]

@@ -167,54 +167,10 @@ pub fn read(body: Option<&Value>, path: Option<&str>) -> GeminiRequest {
             ..GeminiRequest::default()
         };
     };
-    let mut declared = BTreeMap::new();
-    let mut flat = Vec::new();
-    let tools = body.get("tools").and_then(Value::as_array);
-    for (at, position, declaration) in declarations(body) {
-        let key = tools
-            .and_then(|tools| tools.get(at))
-            .map(declarations_key)
-            .unwrap_or("functionDeclarations");
-        let path = format!("/tools/{at}/{key}/{position}");
-        let Some(name) = declaration.get("name").and_then(Value::as_str) else {
-            continue;
-        };
-        if let Some((pointer, schema)) = parameters(declaration, &path) {
-            let mut item = Map::new();
-            item.insert("name".into(), Value::String(name.to_owned()));
-            item.insert("path".into(), Value::String(pointer));
-            item.insert("parameters".into(), schema);
-            flat.push(Value::Object(item));
-        } else {
-            let mut item = Map::new();
-            item.insert("name".into(), Value::String(name.to_owned()));
-            item.insert("path".into(), Value::String(path.clone()));
-            flat.push(Value::Object(item));
-        }
-        declared.entry(name.to_owned()).or_insert(Declared { path });
-    }
+    let (declared, flat) = declared_functions(body);
     let config = calling_config(body);
-    let mode = match config.and_then(|c| c.get("mode")).and_then(Value::as_str) {
-        None => Mode::Unspecified,
-        Some(mode) => match mode.to_ascii_uppercase().as_str() {
-            "MODE_UNSPECIFIED" => Mode::Unspecified,
-            "AUTO" => Mode::Auto,
-            "ANY" => Mode::Any,
-            "NONE" => Mode::None,
-            "VALIDATED" => Mode::Validated,
-            _ => Mode::Other(mode.to_owned()),
-        },
-    };
-    let allowed = config
-        .and_then(|c| member(c, "allowedFunctionNames", "allowed_function_names"))
-        .and_then(Value::as_array)
-        .map(|names| {
-            names
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        });
+    let mode = calling_mode(config);
+    let allowed = allowed_names(config);
     let stream_arguments = config
         .and_then(|c| {
             member(
@@ -248,6 +204,64 @@ pub fn read(body: Option<&Value>, path: Option<&str>) -> GeminiRequest {
         stream_arguments,
         flat_tools,
     }
+}
+
+/// The declared functions by name (the first declaration of a name wins), and every named
+/// declaration flattened to `{name, path, parameters?}` for the schema cache.
+fn declared_functions(body: &Value) -> (BTreeMap<String, Declared>, Vec<Value>) {
+    let mut declared = BTreeMap::new();
+    let mut flat = Vec::new();
+    let tools = body.get("tools").and_then(Value::as_array);
+    for (at, position, declaration) in declarations(body) {
+        let key = tools
+            .and_then(|tools| tools.get(at))
+            .map(declarations_key)
+            .unwrap_or("functionDeclarations");
+        let path = format!("/tools/{at}/{key}/{position}");
+        let Some(name) = declaration.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        let mut item = Map::new();
+        item.insert("name".into(), Value::String(name.to_owned()));
+        if let Some((pointer, schema)) = parameters(declaration, &path) {
+            item.insert("path".into(), Value::String(pointer));
+            item.insert("parameters".into(), schema);
+        } else {
+            item.insert("path".into(), Value::String(path.clone()));
+        }
+        flat.push(Value::Object(item));
+        declared.entry(name.to_owned()).or_insert(Declared { path });
+    }
+    (declared, flat)
+}
+
+/// `functionCallingConfig.mode`, read case-insensitively; absent is `MODE_UNSPECIFIED`.
+fn calling_mode(config: Option<&Value>) -> Mode {
+    match config.and_then(|c| c.get("mode")).and_then(Value::as_str) {
+        None => Mode::Unspecified,
+        Some(mode) => match mode.to_ascii_uppercase().as_str() {
+            "MODE_UNSPECIFIED" => Mode::Unspecified,
+            "AUTO" => Mode::Auto,
+            "ANY" => Mode::Any,
+            "NONE" => Mode::None,
+            "VALIDATED" => Mode::Validated,
+            _ => Mode::Other(mode.to_owned()),
+        },
+    }
+}
+
+/// `functionCallingConfig.allowedFunctionNames`, its string entries.
+fn allowed_names(config: Option<&Value>) -> Option<Vec<String>> {
+    config
+        .and_then(|c| member(c, "allowedFunctionNames", "allowed_function_names"))
+        .and_then(Value::as_array)
+        .map(|names| {
+            names
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
 }
 
 /// A declaration's parameters as JSON Schema, with the pointer to them: `parametersJsonSchema`
