@@ -44,6 +44,11 @@ impl ExchangeId {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The id's text, shared rather than copied (an exchange's label keeps it).
+    pub fn shared(&self) -> Arc<str> {
+        Arc::clone(&self.0)
+    }
 }
 
 impl fmt::Display for ExchangeId {

@@ -77,7 +77,11 @@ pub enum ArgumentSchema {
 #[derive(Debug)]
 pub struct ArgumentStream {
     limits: ArgumentLimits,
+    /// While the text is held: a parser that only looks for breaks (it holds no values). Once
+    /// the text is dropped: the streaming parser that feeds `check`.
     parser: JsonStream,
+    /// The schema's streamed plan, followed once the text is dropped.
+    plan: Option<Arc<StreamPlan>>,
     check: Option<StreamCheck>,
     /// A schema exists but its plan needs the whole value: past the text bound it is
     /// incomplete.
@@ -97,13 +101,12 @@ impl ArgumentStream {
         let whole_only = plan
             .as_deref()
             .is_some_and(|plan| matches!(plan, StreamPlan::Whole(_)));
-        let check = plan
-            .filter(|plan| matches!(**plan, StreamPlan::Streamed(_)))
-            .map(|plan| StreamCheck::new(Arc::clone(&plan), limits.value, MAX_FAILURES));
+        let plan = plan.filter(|plan| matches!(**plan, StreamPlan::Streamed(_)));
         ArgumentStream {
             limits,
-            parser: JsonStream::new(limits.value),
-            check,
+            parser: JsonStream::new(0),
+            plan,
+            check: None,
             whole_only,
             text: String::new(),
             dropped: false,
@@ -161,12 +164,36 @@ impl ArgumentStream {
             return;
         }
         self.dropped = true;
+        self.follow_from_here();
         let end = self.text.floor_char_boundary(self.limits.prefix);
         self.text.truncate(end);
         // A first fragment past the bound still leaves the text's start.
         let take = fragment.floor_char_boundary(self.limits.prefix - end);
         self.text.push_str(&fragment[..take]);
         self.text.shrink_to_fit();
+    }
+
+    /// The text is about to be dropped: the streaming parser and checker read what was held
+    /// (which the break-only parser accepted, so they accept it too: where a text breaks does
+    /// not depend on what a parser holds) and follow the rest from there.
+    fn follow_from_here(&mut self) {
+        if self.broken.is_some() {
+            return;
+        }
+        let mut parser = JsonStream::new(self.limits.value);
+        let mut check = self
+            .plan
+            .as_ref()
+            .map(|plan| StreamCheck::new(Arc::clone(plan), self.limits.value, MAX_FAILURES));
+        let top = &mut self.top_is_object;
+        if let Err(broken) = parser.push(self.text.as_bytes(), &mut |event| {
+            follow(&mut check, top, event);
+        }) {
+            // Not reached (see above); the break stays where the held text puts it.
+            self.broken = Some((broken, None));
+        }
+        self.parser = parser;
+        self.check = check;
     }
 
     /// The verdict at the end of the text. `schema` is the one given to [`ArgumentStream::new`]

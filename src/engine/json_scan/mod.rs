@@ -15,7 +15,6 @@
 //! skipped member, which a direct scan with the same allocations avoids; strings are searched
 //! eight bytes at a time (see docs/benchmarks.md#json-scan).
 
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// Deeper nesting is left to serde (whose own limit is 128).
@@ -257,15 +256,13 @@ impl<'a> Scan<'a> {
         Some(string)
     }
 
-    /// The next value's exact text as serde_json's `RawValue`, read by serde_json itself (so
-    /// taken exactly as serde takes it inside the document).
-    pub fn raw_value(&mut self) -> Option<Box<RawValue>> {
+    /// The next value's exact text, checked as [`Scan::skip`] checks it: what serde's
+    /// `RawValue` would hold, without serde reading it again.
+    pub fn raw_text(&mut self) -> Option<&'a str> {
         self.peek()?;
-        let rest = &self.text[self.at..];
-        let mut values = serde_json::Deserializer::from_str(rest).into_iter::<&RawValue>();
-        let raw = values.next()?.ok()?;
-        self.at += values.byte_offset();
-        Some(raw.to_owned())
+        let start = self.at;
+        self.skip()?;
+        self.text.get(start..self.at)
     }
 
     /// Skips the next value, checking it as strictly as [`Scan::value`] reads it (numbers

@@ -165,6 +165,12 @@ impl SchemaCache {
         self.tools_for_key(&reading.key(tools.get()), tools.get(), reading)
     }
 
+    /// As [`SchemaCache::tools_for_raw`], for an array's exact text read and checked as JSON by
+    /// the caller.
+    pub fn tools_for_text(&self, text: &str, reading: &ToolReading) -> Arc<CompiledTools> {
+        self.tools_for_key(&reading.key(text), text, reading)
+    }
+
     /// Keeping the full text as the key (not a hash) rules out collisions handing out wrong
     /// validators. Compilation happens outside the lock. Inside [`SchemaCache::lookup_only`] a
     /// miss compiles nothing: it is noted, and an array that declares nothing stands in.

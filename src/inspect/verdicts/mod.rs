@@ -16,6 +16,7 @@
 //! `GET /__tooltap/verdicts` by `tooltap replay` and by the proxy's admin listener.
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasher, Hasher};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -109,10 +110,40 @@ pub struct Answer {
 
 #[derive(Default)]
 struct Board {
-    states: HashMap<Arc<str>, State>,
+    states: HashMap<Arc<str>, State, IdHash>,
     /// Insertion order, oldest first: what is pushed out next.
     order: VecDeque<Arc<str>>,
     pushed_out: u64,
+}
+
+/// How the board hashes exchange ids: FNV-1a. Every id it holds is one tooltap made (a
+/// client's id is only looked up, never inserted), so no caller chooses what collides, and
+/// SipHash's keyed rounds (three hashes per exchange: its insert, its finish, an old one's
+/// removal) bought nothing here.
+#[derive(Debug, Default, Clone, Copy)]
+struct IdHash;
+
+impl BuildHasher for IdHash {
+    type Hasher = Fnv;
+
+    fn build_hasher(&self) -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+/// FNV-1a's 64-bit state.
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 = (self.0 ^ u64::from(*byte)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 /// The board; one per server (proxy or replay), shared by its inspections and its admin answers.

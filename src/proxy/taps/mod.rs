@@ -230,7 +230,7 @@ impl Watch {
             recording,
             enforced: cut_rx,
             label: ExchangeLabel {
-                id: Arc::from(ctx.id.as_str()),
+                id: ctx.id.shared(),
                 route: ctx.route.clone(),
                 started: ctx.started,
                 dialect,

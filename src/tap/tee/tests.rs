@@ -289,3 +289,45 @@ fn copy_blocks_start_small_and_double_up_to_their_bound() {
     assert_eq!(*sizes.last().expect("sizes"), COPY_BLOCK, "{sizes:?}");
     assert!(sizes.windows(2).all(|w| w[1] >= w[0]), "{sizes:?}");
 }
+
+#[tokio::test]
+async fn a_waiting_consumer_is_woken_by_a_frame_by_the_close_and_by_the_end() {
+    let (mut tap, mut rx) = tap(4);
+    let consumer = tokio::spawn(async move {
+        let first = rx.data.recv().await.map(|event| event.bytes);
+        let after = rx.data.recv().await.map(|event| event.bytes);
+        let end = rx.end.await.map(|end| end.ending);
+        (first, after, end)
+    });
+    // Each step lets the consumer run until it waits, so every wake-up below is needed.
+    tokio::task::yield_now().await;
+    tap.copy(&Bytes::from_static(b"one"));
+    tokio::task::yield_now().await;
+    let Tap { data, end, .. } = tap;
+    drop(data);
+    tokio::task::yield_now().await;
+    end.send(TapEnd {
+        ending: Ending::Complete,
+        dropped_frames: 0,
+        lossy: false,
+        at: Instant::now(),
+        copied_frames: 1,
+        copy_time: std::time::Duration::ZERO,
+    });
+    // A wake-up lost would leave the consumer waiting for ever.
+    let waited = tokio::time::timeout(std::time::Duration::from_secs(10), consumer).await;
+    let (first, after, end) = waited
+        .expect("every wake-up reached the consumer")
+        .expect("the consumer ran to its end");
+    assert_eq!(first, Some(Bytes::from_static(b"one")));
+    assert_eq!(after, None, "the close ends the frames");
+    assert_eq!(end, Ok(Ending::Complete));
+}
+
+#[tokio::test]
+async fn a_tap_dropped_unfinished_closes_its_frames_and_tells_no_ending() {
+    let (tap, mut rx) = tap(4);
+    drop(tap);
+    assert!(rx.data.recv().await.is_none());
+    assert_eq!(rx.end.await.map(|end| end.ending), Err(EndLost));
+}

@@ -64,7 +64,7 @@ impl DialectRules for ChatState {
         let tools = request
             .tools
             .as_ref()
-            .map(|tools| cache.tools_for_raw(tools, &request::TOOLS))
+            .map(|tools| cache.tools_for_text(tools.get(), &request::TOOLS))
             .filter(|tools| tools.declares());
         let surface = Surface::new(cache, &request, request_body, tools.as_deref(), sink);
         let functions = surface.functions.as_deref().filter(|f| f.declares());

@@ -127,7 +127,7 @@ impl Surface {
             ..Surface::default()
         };
         if let Some(raw) = request.functions.as_ref().filter(|_| has_functions) {
-            let functions = cache.tools_for_raw(raw, &FUNCTIONS);
+            let functions = cache.tools_for_text(raw.get(), &FUNCTIONS);
             check_functions(raw.get(), judge);
             surface.functions = Some(functions);
             check_function_messages(body, judge);

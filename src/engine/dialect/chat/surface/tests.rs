@@ -12,7 +12,7 @@ fn read(body: &str) -> (Surface, Vec<RuleId>) {
     let tools = request
         .tools
         .as_ref()
-        .map(|raw| cache.tools_for_raw(raw, &crate::engine::dialect::chat::request::TOOLS));
+        .map(|raw| cache.tools_for_text(raw.get(), &crate::engine::dialect::chat::request::TOOLS));
     let surface = Surface::new(
         &cache,
         &request,
