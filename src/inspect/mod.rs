@@ -524,7 +524,7 @@ async fn finish(
     exchange: Engine,
     batch: Option<Vec<crate::tap::tee::TapEvent>>,
     recording: &mut Option<Tape>,
-    end: crate::tap::tee::TapEndReceiver,
+    end: oneshot::Receiver<TapEnd>,
 ) -> (Outcome, bool) {
     let end = end.await.ok();
     // The recording's outcome is the one vocabulary for endings: the same translation into the

@@ -3,16 +3,15 @@
 //!
 //! Input: any body with `Bytes` data (the upstream response, or the client's request). Output: the
 //! same frames, unchanged and undelayed, to whoever polls the body (hyper, writing to the client
-//! or to the upstream), plus [`TapEvent`]s on a bounded channel and exactly one [`TapEnd`] in a
-//! slot of its own. The wrapper does O(frame) work per frame: it copies the frame into a small
-//! block of its own (a clone of hyper's `Bytes` would keep alive the whole read buffer the frame
-//! was cut from; see docs/benchmarks.md#tee-copy), then a `try_send`, an atomic add and a clock
-//! read. It never awaits and never pushes back, and the one lock it takes (the queue's) is held
-//! by either side only to push or pop one frame: when the channel is full (by frames,
-//! `inspect.tap_frames`, or by bytes not yet consumed, `inspect.tap_bytes`) it counts the drop,
-//! marks the exchange lossy and stops copying (a stream with a hole is useless to a
-//! reassembler), but it still delivers the ending, because the ending has its own slot, which
-//! cannot be full. The bytes count until the consumer says it is done with them
+//! or to the upstream), plus [`TapEvent`]s on a bounded channel and exactly one [`TapEnd`] on a
+//! oneshot. The wrapper does O(frame) work per frame: it copies the frame into a small block of
+//! its own (a clone of hyper's `Bytes` would keep alive the whole read buffer the frame was cut
+//! from; see docs/benchmarks.md#tee-copy), then a `try_send`, an atomic add and a clock
+//! read. It never awaits, never locks, and never pushes back: when the channel is full (by
+//! frames, `inspect.tap_frames`, or by bytes not yet consumed, `inspect.tap_bytes`) it counts the
+//! drop, marks the exchange lossy and stops copying (a stream with a hole is useless to a
+//! reassembler), but it still delivers the ending, because the ending travels on its own oneshot
+//! that cannot be full. The bytes count until the consumer says it is done with them
 //! ([`TapData::release`]), so a batch waiting for the analysis pool is inside the bound too.
 //!
 //! The consumer is not woken for every frame: a batching consumer ([`crate::inspect::gather`])
@@ -25,24 +24,16 @@
 //!
 //! Every way a body can end is named in [`Ending`] and funnels into `TeeBody::finish`, which
 //! takes the tap out of its `Option`: finishing twice is impossible by construction.
-//!
-//! The frames and the ending travel in one shared allocation per tap (a queue under a lock
-//! held for a push or a pop, and a waker for each of the consumer's two waits), not an `mpsc`
-//! channel and a `oneshot`: those cost three more allocations per tapped body, two taps per
-//! inspected exchange, on the request path.
 
-use std::collections::VecDeque;
-use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 use http_body::{Body, Frame, SizeHint};
-use tokio::sync::Notify;
-pub use tokio::sync::mpsc::error::TryRecvError;
+use tokio::sync::{Notify, mpsc, oneshot};
 
 /// One copied data frame, stamped with the instant tooltap saw it.
 #[derive(Debug, Clone)]
@@ -89,155 +80,24 @@ pub const BATCH_FRAMES: usize = 64;
 /// that is smaller): a batch of large frames does not wait for [`BATCH_FRAMES`] of them.
 pub const WAKE_BYTES: usize = 32 * 1024;
 
-/// What both halves share: the bytes sent and not yet released, the batching consumer's
-/// wake-up, and the queue of frames with the ending.
+/// What both halves share: the bytes sent and not yet released, and the consumer's wake-up.
 #[derive(Debug, Default)]
 struct Shared {
     queued: AtomicUsize,
     wake: Notify,
-    queue: Mutex<Queue>,
-}
-
-/// The frames waiting, the ending, and who waits for them.
-#[derive(Debug, Default)]
-struct Queue {
-    frames: VecDeque<TapEvent>,
-    /// No frame will come any more: the data sender is gone.
-    closed: bool,
-    /// The receiving half is gone: frames are not wanted.
-    receiver_gone: bool,
-    /// The ending, once sent and until taken.
-    end: Option<TapEnd>,
-    /// The ending was sent, or its sender dropped without sending one.
-    end_done: bool,
-    /// The consumer waiting for a frame (or the close), and for the ending.
-    data_waiter: Option<Waker>,
-    end_waiter: Option<Waker>,
-}
-
-impl Shared {
-    /// The queue; a panic elsewhere while it was held left it consistent (every change is one
-    /// statement), so a poisoned lock is used as it is.
-    fn queue(&self) -> MutexGuard<'_, Queue> {
-        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-/// Why a frame was not queued.
-enum Refused {
-    /// `capacity` frames wait already.
-    Full,
-    /// Nobody receives any more.
-    Closed,
 }
 
 /// The data channel's sender; dropping it (the body's end, an overflow, a tap dropped
 /// unfinished) wakes the consumer, which then finds the channel closed.
 #[derive(Debug)]
 struct DataSender {
+    tx: mpsc::Sender<TapEvent>,
     shared: Arc<Shared>,
-    capacity: usize,
-}
-
-impl DataSender {
-    /// Queues `event`; the number of frames waiting with it.
-    fn try_send(&self, event: TapEvent) -> Result<usize, Refused> {
-        let mut queue = self.shared.queue();
-        if queue.receiver_gone {
-            return Err(Refused::Closed);
-        }
-        if queue.frames.len() >= self.capacity {
-            return Err(Refused::Full);
-        }
-        queue.frames.push_back(event);
-        let waiting = queue.frames.len();
-        let waiter = queue.data_waiter.take();
-        drop(queue);
-        if let Some(waiter) = waiter {
-            waiter.wake();
-        }
-        Ok(waiting)
-    }
 }
 
 impl Drop for DataSender {
     fn drop(&mut self) {
-        let mut queue = self.shared.queue();
-        queue.closed = true;
-        let waiter = queue.data_waiter.take();
-        drop(queue);
-        if let Some(waiter) = waiter {
-            waiter.wake();
-        }
         self.shared.wake.notify_one();
-    }
-}
-
-/// The ending's sender: sends it once, or (dropped unsent) tells the receiver none will come.
-#[derive(Debug)]
-struct EndSender {
-    shared: Arc<Shared>,
-}
-
-impl EndSender {
-    fn send(self, end: TapEnd) {
-        self.done(Some(end));
-    }
-
-    fn done(&self, end: Option<TapEnd>) {
-        let mut queue = self.shared.queue();
-        if queue.end_done {
-            return;
-        }
-        queue.end_done = true;
-        queue.end = end;
-        let waiter = queue.end_waiter.take();
-        drop(queue);
-        if let Some(waiter) = waiter {
-            waiter.wake();
-        }
-    }
-}
-
-impl Drop for EndSender {
-    fn drop(&mut self) {
-        self.done(None);
-    }
-}
-
-/// The tapped body ended without telling how (its tap was dropped unfinished).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EndLost;
-
-/// The receiving half of a tap's ending: awaited, it gives the [`TapEnd`] once the body ended.
-#[derive(Debug)]
-pub struct TapEndReceiver {
-    shared: Arc<Shared>,
-}
-
-impl Future for TapEndReceiver {
-    type Output = Result<TapEnd, EndLost>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut queue = self.shared.queue();
-        if let Some(end) = queue.end.take() {
-            return Poll::Ready(Ok(end));
-        }
-        if queue.end_done {
-            return Poll::Ready(Err(EndLost));
-        }
-        set_waiter(&mut queue.end_waiter, cx);
-        Poll::Pending
-    }
-}
-
-/// Keeps the waker of the task polling now (unless it is the one kept already).
-fn set_waiter(waiter: &mut Option<Waker>, cx: &Context<'_>) {
-    if !waiter
-        .as_ref()
-        .is_some_and(|kept| kept.will_wake(cx.waker()))
-    {
-        *waiter = Some(cx.waker().clone());
     }
 }
 
@@ -255,7 +115,7 @@ pub struct Tap {
     wake_frames: usize,
     /// Bytes waiting at which the consumer is woken: [`WAKE_BYTES`], or half `max_bytes`.
     wake_bytes: usize,
-    end: EndSender,
+    end: oneshot::Sender<TapEnd>,
     dropped_frames: u64,
     lossy: bool,
     copied_frames: u64,
@@ -266,33 +126,21 @@ pub struct Tap {
 #[derive(Debug)]
 pub struct TapReceiver {
     pub data: TapData,
-    pub end: TapEndReceiver,
+    pub end: oneshot::Receiver<TapEnd>,
 }
 
 /// The data channel's receiving end; gives back the bytes of each frame it hands out.
 #[derive(Debug)]
 pub struct TapData {
+    rx: mpsc::Receiver<TapEvent>,
     shared: Arc<Shared>,
-}
-
-impl Drop for TapData {
-    fn drop(&mut self) {
-        // The frames waiting go now, not when the tap ends; the tap copies no more.
-        let frames = {
-            let mut queue = self.shared.queue();
-            queue.receiver_gone = true;
-            queue.data_waiter = None;
-            std::mem::take(&mut queue.frames)
-        };
-        drop(frames);
-    }
 }
 
 impl TapData {
     /// The next frame, released at once; `None` once the body ended (or the tap stopped copying)
     /// and all were read.
     pub async fn recv(&mut self) -> Option<TapEvent> {
-        let event = self.recv_kept().await?;
+        let event = self.rx.recv().await?;
         self.release(event.bytes.len());
         Some(event)
     }
@@ -300,28 +148,12 @@ impl TapData {
     /// The next frame, still counted against `inspect.tap_bytes` until [`TapData::release`]:
     /// for a consumer that holds frames a while (a batch waiting for the analysis pool).
     pub async fn recv_kept(&mut self) -> Option<TapEvent> {
-        std::future::poll_fn(|cx| {
-            let mut queue = self.shared.queue();
-            if let Some(event) = queue.frames.pop_front() {
-                return Poll::Ready(Some(event));
-            }
-            if queue.closed {
-                return Poll::Ready(None);
-            }
-            set_waiter(&mut queue.data_waiter, cx);
-            Poll::Pending
-        })
-        .await
+        self.rx.recv().await
     }
 
     /// A frame already waiting, if any; kept like [`TapData::recv_kept`].
-    pub fn try_recv_kept(&mut self) -> Result<TapEvent, TryRecvError> {
-        let mut queue = self.shared.queue();
-        match queue.frames.pop_front() {
-            Some(event) => Ok(event),
-            None if queue.closed => Err(TryRecvError::Disconnected),
-            None => Err(TryRecvError::Empty),
-        }
+    pub fn try_recv_kept(&mut self) -> Result<TapEvent, mpsc::error::TryRecvError> {
+        self.rx.try_recv()
     }
 
     /// The consumer is done with `bytes` of kept frames: the tap may copy that much again.
@@ -364,11 +196,13 @@ pub fn tap(capacity: usize) -> (Tap, TapReceiver) {
 /// frame still fits an empty tap) wait for the inspector at any time.
 pub fn tap_bounded(capacity: usize, max_bytes: usize) -> (Tap, TapReceiver) {
     let capacity = capacity.max(1);
+    let (data_tx, data_rx) = mpsc::channel(capacity);
+    let (end_tx, end_rx) = oneshot::channel();
     let shared = Arc::new(Shared::default());
     let tap = Tap {
         data: Some(DataSender {
+            tx: data_tx,
             shared: Arc::clone(&shared),
-            capacity,
         }),
         block: BytesMut::new(),
         next_block: FIRST_COPY_BLOCK,
@@ -376,9 +210,7 @@ pub fn tap_bounded(capacity: usize, max_bytes: usize) -> (Tap, TapReceiver) {
         max_bytes,
         wake_frames: (capacity / 2).clamp(1, BATCH_FRAMES),
         wake_bytes: (max_bytes / 2).min(WAKE_BYTES),
-        end: EndSender {
-            shared: Arc::clone(&shared),
-        },
+        end: end_tx,
         dropped_frames: 0,
         lossy: false,
         copied_frames: 0,
@@ -388,9 +220,10 @@ pub fn tap_bounded(capacity: usize, max_bytes: usize) -> (Tap, TapReceiver) {
         tap,
         TapReceiver {
             data: TapData {
-                shared: Arc::clone(&shared),
+                rx: data_rx,
+                shared,
             },
-            end: TapEndReceiver { shared },
+            end: end_rx,
         },
     )
 }
@@ -398,7 +231,7 @@ pub fn tap_bounded(capacity: usize, max_bytes: usize) -> (Tap, TapReceiver) {
 impl Tap {
     /// Copy one frame, or count it as dropped. Never blocks.
     fn copy(&mut self, bytes: &Bytes) {
-        let Some(sender) = &self.data else {
+        let Some(DataSender { tx: sender, .. }) = &self.data else {
             // Lossy already, or the inspector went away: count, do not copy.
             self.dropped_frames += 1;
             return;
@@ -417,18 +250,19 @@ impl Tap {
             at,
         };
         match sender.try_send(event) {
-            Ok(frames) => {
+            Ok(()) => {
+                let frames = sender.max_capacity() - sender.capacity();
                 if frames >= self.wake_frames || waiting + len >= self.wake_bytes {
                     self.shared.wake.notify_one();
                 }
                 self.copied_frames += 1;
                 self.copy_time += at.elapsed();
             }
-            Err(Refused::Full) => {
+            Err(mpsc::error::TrySendError::Full(_)) => {
                 self.shared.queued.fetch_sub(len, Ordering::Relaxed);
                 self.overflow();
             }
-            Err(Refused::Closed) => {
+            Err(mpsc::error::TrySendError::Closed(_)) => {
                 self.shared.queued.fetch_sub(len, Ordering::Relaxed);
                 self.data = None;
             }
@@ -457,8 +291,8 @@ impl Tap {
             copy_time,
         } = self;
         drop(data); // close the data channel first, so the inspector sees every frame, then the end
-        // The inspector may be gone (it panicked, or was never started): then nobody reads it.
-        end.send(TapEnd {
+        // The inspector may be gone (it panicked, or was never started): nothing to tell then.
+        let _ = end.send(TapEnd {
             ending,
             dropped_frames,
             lossy,
