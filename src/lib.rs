@@ -16,7 +16,7 @@
 //!   arbitrary chunks and returns values (reassembled messages and [`engine::Violation`]s). The
 //!   live proxy, the offline checker and the replayer all drive it.
 //! * [`inspect`] feeds the engine what the proxy's taps copy and reports: [`metrics`] (served by
-//!   [`admin`]), log lines and the violations file ([`jsonl_sink`]).
+//!   [`admin`]), log lines and the violations file ([`violations_file`]).
 //! * [`record`] writes exchanges to disk as replayable fragment sequences, [`redact`]ed first;
 //!   [`check`] re-judges recordings offline, [`replay`] serves them back as fixtures through the
 //!   same taps and inspector, [`report`] shows them; [`quirk`] breaks the contract on purpose.
@@ -41,7 +41,7 @@ pub mod inspect;
 pub mod redact;
 pub mod record;
 pub mod writer_thread;
-pub mod jsonl_sink;
+pub mod violations_file;
 pub mod metrics;
 pub mod otlp;
 pub mod admin;

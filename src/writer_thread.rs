@@ -8,7 +8,7 @@
 //! waiting again, so a busy proxy wakes it once per pause instead of once per message; before
 //! that pause (or waiting) the drain is told it is idle. A flush is answered once every message
 //! before it is handled and the drain's buffers are flushed.
-//! Used by the violations file ([`crate::jsonl_sink`]) and the recorder ([`crate::record`]).
+//! Used by the violations file ([`crate::violations_file`]) and the recorder ([`crate::record`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

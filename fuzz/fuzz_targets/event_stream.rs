@@ -4,9 +4,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tooltap::engine::framing::event_stream::{EventStreamDecoder, Message, StreamEnd};
+use tooltap::engine::framing::event_stream::{EventStreamDecoder, Message, DecodeEnd};
 
-fn decode(chunks: &[&[u8]]) -> (Vec<Message>, StreamEnd, bool) {
+fn decode(chunks: &[&[u8]]) -> (Vec<Message>, DecodeEnd, bool) {
     let mut decoder = EventStreamDecoder::new(1 << 16);
     let mut messages = Vec::new();
     let mut too_large = false;

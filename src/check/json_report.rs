@@ -223,7 +223,7 @@ mod tests {
     fn any_completeness() -> impl Strategy<Value = Completeness> {
         prop_oneof![
             Just(Completeness::Complete),
-            Just(Completeness::Truncated),
+            Just(Completeness::Partial),
             Just(Completeness::NotInspected),
             (any::<usize>()).prop_map(|bytes| Completeness::TooLarge {
                 limit: LimitKind::SseLine,
@@ -273,7 +273,7 @@ mod tests {
             (any::<Option<String>>(), any::<Option<String>>()),
             prop::option::of(prop::sample::select(vec![
                 Outcome::Complete,
-                Outcome::ClientGone,
+                Outcome::ReaderGone,
                 Outcome::Enforced,
             ])),
             (
@@ -362,7 +362,7 @@ mod tests {
                     live_violations: None,
                     injected: vec!["chat.arguments_as_object".into()],
                     violations: vec![],
-                    completeness: Completeness::Truncated,
+                    completeness: Completeness::Partial,
                 }))
             }))
             .collect();

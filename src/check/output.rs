@@ -164,7 +164,7 @@ fn raw_describe(violation: &Violation) -> String {
 pub fn completeness_name(completeness: &Completeness) -> &'static str {
     match completeness {
         Completeness::Complete => "complete",
-        Completeness::Truncated => "truncated",
+        Completeness::Partial => "truncated",
         Completeness::TooLarge { .. } => "too_large",
         Completeness::DecodeFailed { .. } => "decode_failed",
         Completeness::NotInspected => "not_inspected",

@@ -66,7 +66,7 @@ pub struct Config {
     pub record: crate::record::RecorderConfig,
     pub connections: ConnectionLimits,
     /// Size bound of the violations file.
-    pub violations_file: crate::jsonl_sink::Rotation,
+    pub violations_file: crate::violations_file::Rotation,
     /// Tokio worker threads; `None` = one per core; 1 = a single-threaded runtime.
     pub worker_threads: Option<usize>,
     /// Quirks injected into live responses (`--inject`); empty unless asked for.

@@ -9,12 +9,12 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use crate::jsonl_sink::Rotation;
 use crate::record::store::{
     BadStoreUrl, DEFAULT_MAX_QUEUED_BYTES, DEFAULT_MAX_SPOOL_BYTES, S3Settings, StoreConfig,
     StoreUrl,
 };
 use crate::record::{RecordLayout, RecordMode, RecorderConfig, RedactionConfig};
+use crate::violations_file::Rotation;
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]

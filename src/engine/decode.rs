@@ -25,16 +25,16 @@ pub enum DecodeError {
 /// tables, or a brotli or zstd decoder at the windows common in HTTP responses.
 pub const CODEC_STATE: usize = 64 * 1024;
 
-/// A sink that keeps decoded bytes and refuses to grow past the limit.
+/// A writer that keeps decoded bytes and refuses to grow past the limit.
 #[derive(Debug)]
-struct BoundedSink {
+struct BoundedWriter {
     decoded: Vec<u8>,
     total: usize,
     limit: usize,
     exceeded: bool,
 }
 
-impl Write for BoundedSink {
+impl Write for BoundedWriter {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if self.exceeded || self.total + buf.len() > self.limit {
             self.exceeded = true;
@@ -52,13 +52,13 @@ impl Write for BoundedSink {
 
 enum Codec {
     Identity,
-    Gzip(flate2::write::GzDecoder<BoundedSink>),
+    Gzip(flate2::write::GzDecoder<BoundedWriter>),
     /// HTTP `deflate` is zlib-wrapped, but servers also send raw deflate; the first byte decides.
-    DeflateUndecided(BoundedSink),
-    Zlib(flate2::write::ZlibDecoder<BoundedSink>),
-    RawDeflate(flate2::write::DeflateDecoder<BoundedSink>),
-    Brotli(Box<brotli::DecompressorWriter<BoundedSink>>),
-    Zstd(zstd::stream::write::Decoder<'static, BoundedSink>),
+    DeflateUndecided(BoundedWriter),
+    Zlib(flate2::write::ZlibDecoder<BoundedWriter>),
+    RawDeflate(flate2::write::DeflateDecoder<BoundedWriter>),
+    Brotli(Box<brotli::DecompressorWriter<BoundedWriter>>),
+    Zstd(zstd::stream::write::Decoder<'static, BoundedWriter>),
 }
 
 /// Decodes one response body.
@@ -79,7 +79,7 @@ impl std::fmt::Debug for BodyDecoder {
 impl BodyDecoder {
     /// A decoder for a `Content-Encoding` header value (`None` or `identity`: pass-through).
     pub fn new(content_encoding: Option<&str>, limit: usize) -> Result<BodyDecoder, DecodeError> {
-        let sink = BoundedSink {
+        let writer = BoundedWriter {
             decoded: Vec::new(),
             total: 0,
             limit,
@@ -90,18 +90,19 @@ impl BodyDecoder {
             .unwrap_or_default();
         let (codec, name) = match label.as_str() {
             "" | "identity" => (Codec::Identity, "identity"),
-            "gzip" | "x-gzip" => (Codec::Gzip(flate2::write::GzDecoder::new(sink)), "gzip"),
-            "deflate" => (Codec::DeflateUndecided(sink), "deflate"),
+            "gzip" | "x-gzip" => (Codec::Gzip(flate2::write::GzDecoder::new(writer)), "gzip"),
+            "deflate" => (Codec::DeflateUndecided(writer), "deflate"),
             "br" => (
-                Codec::Brotli(Box::new(brotli::DecompressorWriter::new(sink, 4096))),
+                Codec::Brotli(Box::new(brotli::DecompressorWriter::new(writer, 4096))),
                 "br",
             ),
             "zstd" => {
-                let decoder =
-                    zstd::stream::write::Decoder::new(sink).map_err(|e| DecodeError::Corrupt {
+                let decoder = zstd::stream::write::Decoder::new(writer).map_err(|e| {
+                    DecodeError::Corrupt {
                         encoding: "zstd",
                         reason: e.to_string(),
-                    })?;
+                    }
+                })?;
                 (Codec::Zstd(decoder), "zstd")
             }
             other => return Err(DecodeError::Unsupported(other.to_owned())),
@@ -146,20 +147,20 @@ impl BodyDecoder {
 
     fn decide_deflate(&mut self, first: u8) {
         let placeholder = Codec::Identity;
-        if let Codec::DeflateUndecided(sink) = std::mem::replace(&mut self.codec, placeholder) {
+        if let Codec::DeflateUndecided(writer) = std::mem::replace(&mut self.codec, placeholder) {
             // A zlib stream starts with CMF, whose low nibble is 8 (the deflate method).
             self.codec = if first & 0x0F == 8 {
-                Codec::Zlib(flate2::write::ZlibDecoder::new(sink))
+                Codec::Zlib(flate2::write::ZlibDecoder::new(writer))
             } else {
-                Codec::RawDeflate(flate2::write::DeflateDecoder::new(sink))
+                Codec::RawDeflate(flate2::write::DeflateDecoder::new(writer))
             };
         }
     }
 
-    fn sink(&mut self) -> Option<&mut BoundedSink> {
+    fn writer(&mut self) -> Option<&mut BoundedWriter> {
         match &mut self.codec {
             Codec::Identity => None,
-            Codec::DeflateUndecided(sink) => Some(sink),
+            Codec::DeflateUndecided(writer) => Some(writer),
             Codec::Gzip(decoder) => Some(decoder.get_mut()),
             Codec::Zlib(decoder) => Some(decoder.get_mut()),
             Codec::RawDeflate(decoder) => Some(decoder.get_mut()),
@@ -173,7 +174,7 @@ impl BodyDecoder {
     pub fn held_bytes(&self) -> usize {
         let output = match &self.codec {
             Codec::Identity => return 0,
-            Codec::DeflateUndecided(sink) => sink,
+            Codec::DeflateUndecided(writer) => writer,
             Codec::Gzip(decoder) => decoder.get_ref(),
             Codec::Zlib(decoder) => decoder.get_ref(),
             Codec::RawDeflate(decoder) => decoder.get_ref(),
@@ -186,10 +187,10 @@ impl BodyDecoder {
     /// Turns a write result into decoded output, telling the size limit from corruption.
     fn settle(&mut self, result: io::Result<()>) -> Result<&[u8], DecodeError> {
         let (name, limit) = (self.name, self.limit);
-        let Some(sink) = self.sink() else {
+        let Some(writer) = self.writer() else {
             return Ok(&[]);
         };
-        if sink.exceeded {
+        if writer.exceeded {
             return Err(DecodeError::TooLarge { limit });
         }
         if let Err(error) = result {
@@ -198,13 +199,13 @@ impl BodyDecoder {
                 reason: error.to_string(),
             });
         }
-        Ok(sink.decoded.as_slice())
+        Ok(writer.decoded.as_slice())
     }
 
     /// Forgets the bytes handed out by the previous call, keeping the buffer's capacity.
     fn clear_output(&mut self) {
-        if let Some(sink) = self.sink() {
-            sink.decoded.clear();
+        if let Some(writer) = self.writer() {
+            writer.decoded.clear();
         }
     }
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use super::config::EngineConfig;
 use super::decode::{BodyDecoder, DecodeError};
-use super::dialect::{DialectRules, DialectState, Judged, RequestParts, StreamEnd};
+use super::dialect::{DialectRules, DialectState, Judged, RequestParts, StreamFinish};
 use super::framing::event_stream::{self, EventStreamDecoder, Message};
 use super::framing::{
     ArrayEnd, JsonArrayFramer, JsonFramer, NdjsonEnd, NdjsonFramer, SseEvent, SseFramer,
@@ -323,7 +323,7 @@ impl Exchange {
         let completeness = match &self.stopped {
             Some(stopped) => stopped.clone(),
             None if judged => Completeness::Complete,
-            None => Completeness::Truncated,
+            None => Completeness::Partial,
         };
         let body = std::mem::replace(&mut self.body, Body::AwaitingHead);
         let (body_kind, choices, usage) = match body {
@@ -404,12 +404,12 @@ impl Exchange {
     fn finish_stream(&mut self, judged: bool, ended_mid_event: bool) -> Judged {
         let mut scratch = ViolationSink::new(self.config.severity.clone());
         let end = if judged {
-            StreamEnd::Judged {
+            StreamFinish::Judged {
                 ended_mid_event,
                 sink: &mut self.sink,
             }
         } else {
-            StreamEnd::Unjudged {
+            StreamFinish::Unjudged {
                 scratch: &mut scratch,
             }
         };
@@ -624,7 +624,7 @@ fn frame(
             for message in messages.drain(..) {
                 judge_event(state, &event_stream::to_event(message), seq, sink, *max)?;
             }
-            if let event_stream::StreamEnd::Corrupt { offset, corruption } = decoder.end()
+            if let event_stream::DecodeEnd::Corrupt { offset, corruption } = decoder.end()
                 && !*corruption_told
             {
                 *corruption_told = true;

@@ -57,7 +57,7 @@ pub struct McpObservation {
     /// Bytes the kept values cost, as [`weigh::value`] counts them; at most the cap.
     pub bytes: usize,
     /// A value was left out (`None` in its place) because keeping it would pass the cap.
-    pub truncated: bool,
+    pub capped: bool,
 }
 
 /// One JSON-RPC message.
@@ -211,14 +211,14 @@ impl McpObservation {
             + at.event_id.as_ref().map_or(0, String::len)
             + weigh::maybe(id.as_ref());
         if !budget.spend(entry) {
-            self.truncated = true;
+            self.capped = true;
             return;
         }
         let parts = match message.as_object_mut() {
             Some(object) => read_parts(object, kind, method.as_deref(), answers, &mut budget),
             None => Parts::None,
         };
-        self.truncated |= budget.cut;
+        self.capped |= budget.cut;
         let message = McpMessage {
             seq: at.seq,
             event_id: at.event_id,

@@ -124,7 +124,7 @@ pub enum Completeness {
     /// The whole body was inspected.
     Complete,
     /// The body was cut short (client gone, upstream error): end-of-body rules were not applied.
-    Truncated,
+    Partial,
     /// One of our bounds was hit; inspection stopped there.
     TooLarge { limit: LimitKind, bytes: usize },
     /// The body's content-encoding could not be decoded; inspection stopped there.

@@ -18,19 +18,19 @@ use tokio::sync::oneshot;
 
 use crate::config::mcp_state::McpStateSettings;
 use crate::engine::{BodyEnd, Dialect, EngineConfig, Report, ResponseHead, SchemaCache};
-use crate::jsonl_sink::JsonlSink;
 use crate::metrics::{IncompleteReason, Metrics};
 use crate::record::{Recorder, RecordingEnd};
 use crate::redact::Redactor;
 use crate::tap::tee::{Ending, TapEnd, TapReceiver};
 use crate::tap::verdict::CutReceiver;
+use crate::violations_file::ViolationsFile;
 
 /// Everything an inspector needs that outlives one exchange; shared by all of them.
 pub struct Inspection {
     pub engine: Arc<EngineConfig>,
     pub schemas: Arc<SchemaCache>,
     pub metrics: Arc<Metrics>,
-    pub violations: Option<JsonlSink>,
+    pub violations: Option<ViolationsFile>,
     /// Writes recordings; `None` when `record.mode` is off.
     pub recorder: Option<Recorder>,
     /// How a held (`violations` mode) recording keeps its frames until the verdict: at most
@@ -57,7 +57,7 @@ pub struct InspectionParts {
     pub engine: EngineConfig,
     pub schemas: Arc<SchemaCache>,
     pub metrics: Arc<Metrics>,
-    pub violations: Option<JsonlSink>,
+    pub violations: Option<ViolationsFile>,
     pub recorder: Option<Recorder>,
     pub hold: HoldSettings,
     pub max_request_body: usize,
@@ -223,7 +223,9 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) -> Option<verdicts::F
         return None;
     };
     let mut recording = match (&shared.recorder, &seed) {
-        (Some(recorder), Some(seed)) => Tape::start(recorder, &label, seed, &shared.hold),
+        (Some(recorder), Some(seed)) => {
+            ExchangeRecording::start(recorder, &label, seed, &shared.hold)
+        }
         _ => None,
     };
     // An MCP exchange takes its place in the conversation store's order as its request starts.
@@ -276,13 +278,13 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) -> Option<verdicts::F
     // Awaited, not read: the decision is final once the sender is used or dropped, which
     // happens when enforce mode judged the body (buffered) or the response is done (stream).
     let cut = enforced.await.ok();
-    if let (Some(turn), Outcome::Judged { report, end }) = (mcp_turn, &mut outcome) {
+    if let (Some(turn), Inspected::Judged { report, end }) = (mcp_turn, &mut outcome) {
         mcp_live::settle(&shared, &label, turn, report, end.as_ref()).await;
     }
-    if let (Some(tape), Some(recorder), Some(seed), Outcome::Judged { report, end }) =
+    if let (Some(tape), Some(recorder), Some(seed), Inspected::Judged { report, end }) =
         (recording, &shared.recorder, &seed, &outcome)
     {
-        let verdict = Verdict {
+        let finish = RecordingFinish {
             recorder,
             label: &label,
             seed,
@@ -298,16 +300,14 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) -> Option<verdicts::F
                 enforced: cut.as_ref().map(recording::enforced_line),
             },
         };
-        trace.recorded = tape
-            .finish(verdict, &shared.analysis, &shared.metrics)
-            .await;
+        trace.recorded = tape.finish(finish, &shared.analysis, &shared.metrics).await;
     }
-    if let Outcome::Judged { end: Some(end), .. } = &outcome {
+    if let Inspected::Judged { end: Some(end), .. } = &outcome {
         trace.ended = Some(end.at);
     }
     let findings = match &outcome {
-        Outcome::Judged { report, .. } => Some(verdicts::Findings::of(report)),
-        Outcome::Panicked => None,
+        Inspected::Judged { report, .. } => Some(verdicts::Findings::of(report)),
+        Inspected::Panicked => None,
     };
     let request = report::RequestSeen {
         end: request_end.as_ref(),
@@ -387,14 +387,14 @@ pub mod violation_line;
 
 pub use memory::{Charge, MemoryBudget};
 pub use offload::AnalysisPool;
-use trip::{Engine, HERE_BYTES, Start, StartRequest, feed};
+use trip::{HERE_BYTES, LazyExchange, Start, StartRequest, feed};
 
+use recording::{ExchangeRecording, RecordingFinish};
 pub use recording::{HoldSettings, RecordingSeed};
-use recording::{Tape, Verdict};
 pub use spill::Spill;
 
 /// What inspecting the response gave.
-enum Outcome {
+enum Inspected {
     Judged {
         report: Box<Report>,
         end: Option<TapEnd>,
@@ -402,15 +402,15 @@ enum Outcome {
     Panicked,
 }
 
-impl Outcome {
+impl Inspected {
     /// What a trip that ends in the verdict gave: the report, or `None` when the engine panicked.
-    fn of(report: Option<Report>, end: Option<TapEnd>) -> Outcome {
+    fn of(report: Option<Report>, end: Option<TapEnd>) -> Inspected {
         match report {
-            Some(report) => Outcome::Judged {
+            Some(report) => Inspected::Judged {
                 report: Box::new(report),
                 end,
             },
-            None => Outcome::Panicked,
+            None => Inspected::Panicked,
         }
     }
 }
@@ -420,27 +420,29 @@ async fn analyse(
     dialect: Dialect,
     request: StartRequest,
     part: ResponsePart,
-    recording: &mut Option<Tape>,
+    recording: &mut Option<ExchangeRecording>,
     charge: &mut Charge,
     first_chunk: &mut Option<Instant>,
-) -> (Outcome, bool) {
+) -> (Inspected, bool) {
     let ResponsePart { head, mut body, .. } = part;
     let pool = &shared.analysis;
     // What this exchange holds of the response is charged, not the bytes it has seen: the held
     // recording's frames (what it took in, up to its in-memory bound) and what the engine holds
-    // (framing buffers and reassembly, `Engine::held_bytes`). Before each trip the batch is
-    // reserved on top (`Engine::reserve`), so the charge rises before the memory is taken; when
+    // (framing buffers and reassembly, `LazyExchange::held_bytes`). Before each trip the batch is
+    // reserved on top (`LazyExchange::reserve`), so the charge rises before the memory is taken; when
     // the trip is back the charge is set to what is then held, up or down. On top of what the
     // request body holds, charged already.
     let request_held = charge.held();
-    let tape_bound = recording.as_ref().map_or(0, Tape::in_memory_bound);
+    let tape_bound = recording
+        .as_ref()
+        .map_or(0, ExchangeRecording::in_memory_bound);
     let mut seen = 0usize;
     let mut engine_held = 0usize;
     // The engine starts (the request parsed, its schemas compiled) on the first trip to the
     // pool, together with the first frames; a buffered response whose end is already known
     // then costs one trip in all (each trip is two cross-thread wake-ups, a large part of the
     // CPU per request; see docs/benchmarks.md#analysis-pool).
-    let mut exchange = Engine::Pending(Start {
+    let mut exchange = LazyExchange::Pending(Start {
         engine: Arc::clone(&shared.engine),
         schemas: Arc::clone(&shared.schemas),
         dialect,
@@ -472,7 +474,7 @@ async fn analyse(
                 .run(move || exchange.get().finish(BodyEnd::Lossy))
                 .await;
             charge.release();
-            return (Outcome::of(report, None), true);
+            return (Inspected::of(report, None), true);
         }
         // A small trip runs on this task's thread when it needs no schema compiled, its
         // schemas are plain and its held frames stay in memory (a spill append is blocking
@@ -484,7 +486,7 @@ async fn analyse(
         if small {
             exchange = match exchange.start_here() {
                 Some(exchange) => exchange,
-                None => return (Outcome::Panicked, false),
+                None => return (Inspected::Panicked, false),
             };
         }
         let here = small && exchange.plain();
@@ -501,11 +503,11 @@ async fn analyse(
             let mut exchange = exchange.get();
             feed(&mut exchange, batch, &mut tape);
             let exchange = Box::new(exchange);
-            (Engine::Started { exchange, plain }, tape)
+            (LazyExchange::Started { exchange, plain }, tape)
         });
         (exchange, *recording) = match fed.await {
             Some(fed) => fed,
-            None => return (Outcome::Panicked, false),
+            None => return (Inspected::Panicked, false),
         };
         engine_held = exchange.held_bytes();
         charge.set(request_and_tape.saturating_add(engine_held));
@@ -521,11 +523,11 @@ async fn analyse(
 async fn finish(
     pool: &AnalysisPool,
     here: bool,
-    exchange: Engine,
+    exchange: LazyExchange,
     batch: Option<Vec<crate::tap::tee::TapEvent>>,
-    recording: &mut Option<Tape>,
+    recording: &mut Option<ExchangeRecording>,
     end: oneshot::Receiver<TapEnd>,
-) -> (Outcome, bool) {
+) -> (Inspected, bool) {
     let end = end.await.ok();
     // The recording's outcome is the one vocabulary for endings: the same translation into the
     // engine's `BodyEnd` as `tooltap check` makes from the file.
@@ -543,7 +545,7 @@ async fn finish(
         *recording = tape;
         report
     });
-    (Outcome::of(report, end), false)
+    (Inspected::of(report, end), false)
 }
 
 #[cfg(test)]

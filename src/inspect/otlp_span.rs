@@ -290,8 +290,8 @@ fn error_type(status: Option<u16>, incomplete: &[IncompleteReason]) -> Option<St
         return Some(status.to_string());
     }
     [
-        IncompleteReason::UpstreamError,
-        IncompleteReason::ClientGone,
+        IncompleteReason::UpstreamBroke,
+        IncompleteReason::ReaderGone,
     ]
     .into_iter()
     .find(|reason| incomplete.contains(reason))
@@ -479,12 +479,12 @@ mod tests {
         assert_eq!(
             error_type(
                 Some(200),
-                &[IncompleteReason::Lossy, IncompleteReason::UpstreamError]
+                &[IncompleteReason::Lossy, IncompleteReason::UpstreamBroke]
             ),
             Some("upstream_error".into())
         );
         assert_eq!(
-            error_type(None, &[IncompleteReason::ClientGone]),
+            error_type(None, &[IncompleteReason::ReaderGone]),
             Some("client_gone".into())
         );
     }

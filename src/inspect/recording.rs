@@ -80,12 +80,12 @@ fn begin(
 pub(super) fn outcome(end: Option<&TapEnd>, cut: Option<&EnforceCut>) -> Outcome {
     match (end, cut) {
         (_, Some(_)) => Outcome::Enforced,
-        (None, None) => Outcome::Truncated,
+        (None, None) => Outcome::FramesLost,
         (Some(end), None) if end.lossy => Outcome::Lossy,
         (Some(end), None) => match &end.ending {
             Ending::Complete | Ending::Trailers => Outcome::Complete,
-            Ending::Error(_) => Outcome::UpstreamError,
-            Ending::Dropped => Outcome::ClientGone,
+            Ending::UpstreamBroke(_) => Outcome::UpstreamBroke,
+            Ending::ReaderGone => Outcome::ReaderGone,
         },
     }
 }
@@ -101,7 +101,7 @@ pub(super) fn enforced_line(cut: &EnforceCut) -> EnforcedLine {
 }
 
 /// One exchange's recording as the inspector keeps it.
-pub(super) enum Tape {
+pub(super) enum ExchangeRecording {
     /// `all` mode: every part goes to the recorder as it arrives.
     Live(RecordingHandle),
     /// `violations` mode: frames stay here until the verdict, and the recording is made only
@@ -113,7 +113,7 @@ pub(super) enum Tape {
 }
 
 /// What a held recording needs at the end, besides its frames.
-pub(super) struct Verdict<'a> {
+pub(super) struct RecordingFinish<'a> {
     pub recorder: &'a Recorder,
     pub label: &'a ExchangeLabel,
     pub seed: &'a RecordingSeed,
@@ -145,17 +145,17 @@ impl HoldSettings {
     }
 }
 
-impl Tape {
+impl ExchangeRecording {
     pub(super) fn start(
         recorder: &Recorder,
         label: &ExchangeLabel,
         seed: &RecordingSeed,
         hold: &HoldSettings,
-    ) -> Option<Tape> {
+    ) -> Option<ExchangeRecording> {
         match recorder.mode() {
             RecordMode::Off => None,
-            RecordMode::All => begin(recorder, label, seed).map(Tape::Live),
-            RecordMode::Violations => Some(Tape::Held(HeldFrames::new(
+            RecordMode::All => begin(recorder, label, seed).map(ExchangeRecording::Live),
+            RecordMode::Violations => Some(ExchangeRecording::Held(HeldFrames::new(
                 hold.max,
                 hold.in_memory,
                 hold.spill.clone(),
@@ -164,13 +164,13 @@ impl Tape {
     }
 
     pub(super) fn request_body(&mut self, body: Option<&[u8]>) {
-        if let Tape::Live(handle) = self {
+        if let ExchangeRecording::Live(handle) = self {
             handle.request_body(body);
         }
     }
 
     pub(super) fn response_head(&mut self, status: u16, headers: &DetachedHeaders) {
-        if let Tape::Live(handle) = self {
+        if let ExchangeRecording::Live(handle) = self {
             handle.response_head(status, &headers.to_map());
         }
     }
@@ -178,8 +178,8 @@ impl Tape {
     /// One response frame; may append to the spill (blocking I/O: call it off the workers).
     pub(super) fn frame(&mut self, bytes: &Bytes, at: Instant) {
         match self {
-            Tape::Live(handle) => handle.frame(bytes, at),
-            Tape::Held(held) => held.push(bytes, at),
+            ExchangeRecording::Live(handle) => handle.frame(bytes, at),
+            ExchangeRecording::Held(held) => held.push(bytes, at),
         }
     }
 
@@ -187,16 +187,18 @@ impl Tape {
     /// recording only queues them for the writer thread.
     pub(super) fn keeps_in_memory(&self, frames: &[TapEvent]) -> bool {
         match self {
-            Tape::Live(_) => true,
-            Tape::Held(held) => held.keeps_in_memory(frames.iter().map(|f| f.bytes.len())),
+            ExchangeRecording::Live(_) => true,
+            ExchangeRecording::Held(held) => {
+                held.keeps_in_memory(frames.iter().map(|f| f.bytes.len()))
+            }
         }
     }
 
     /// The most this tape holds in memory, for the memory budget.
     pub(super) fn in_memory_bound(&self) -> usize {
         match self {
-            Tape::Live(_) => 0,
-            Tape::Held(held) => held.in_memory_bound(),
+            ExchangeRecording::Live(_) => 0,
+            ExchangeRecording::Held(held) => held.in_memory_bound(),
         }
     }
 
@@ -204,19 +206,19 @@ impl Tape {
     /// its spilled frames read back on the analysis pool.
     pub(super) async fn finish(
         self,
-        verdict: Verdict<'_>,
+        finish: RecordingFinish<'_>,
         pool: &AnalysisPool,
         metrics: &Metrics,
     ) -> bool {
         let held = match self {
-            Tape::Live(handle) => {
-                handle.finish(verdict.end);
+            ExchangeRecording::Live(handle) => {
+                handle.finish(finish.end);
                 return true;
             }
-            Tape::Held(held) => held,
+            ExchangeRecording::Held(held) => held,
         };
-        let mut verdict = verdict;
-        if verdict.end.violations.is_empty() {
+        let mut finish = finish;
+        if finish.end.violations.is_empty() {
             return false;
         }
         let cut = held.cut();
@@ -228,28 +230,28 @@ impl Tape {
         };
         if let Some(error) = &failed {
             tracing::warn!(
-                exchange = &*verdict.label.id,
-                route = &*verdict.label.route,
+                exchange = &*finish.label.id,
+                route = &*finish.label.route,
                 %error,
                 "held frames could not be read back; the recording is truncated"
             );
         }
-        let Some(mut handle) = begin(verdict.recorder, verdict.label, verdict.seed) else {
+        let Some(mut handle) = begin(finish.recorder, finish.label, finish.seed) else {
             return false;
         };
-        handle.request_body(verdict.request_body);
-        let headers = verdict
+        handle.request_body(finish.request_body);
+        let headers = finish
             .headers
             .map(DetachedHeaders::to_map)
             .unwrap_or_default();
-        handle.response_head(verdict.status, &headers);
+        handle.response_head(finish.status, &headers);
         for (bytes, at) in &frames {
             handle.frame(bytes, *at);
         }
         if cut.is_some() || failed.is_some() {
-            verdict.end.outcome = Outcome::Truncated;
+            finish.end.outcome = Outcome::FramesLost;
         }
-        handle.finish(verdict.end);
+        handle.finish(finish.end);
         true
     }
 }

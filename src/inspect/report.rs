@@ -7,7 +7,7 @@
 
 use super::otlp_span::{self, Judged, TraceSeed};
 use super::violation_line::{LineHead, NotListedLine, ViolationLine, to_line};
-use super::{ExchangeLabel, Inspection, Outcome};
+use super::{ExchangeLabel, Inspected, Inspection};
 use crate::engine::violation::{MAX_TEXT_BYTES, bounded_str};
 use crate::engine::{Completeness, Report};
 use crate::metrics::IncompleteReason;
@@ -59,7 +59,7 @@ pub(super) fn emit(
     shared: &Inspection,
     label: &ExchangeLabel,
     request: RequestSeen<'_>,
-    outcome: Outcome,
+    outcome: Inspected,
     enforced: bool,
     quirk: Option<&str>,
     trace: &TraceSeed,
@@ -67,8 +67,8 @@ pub(super) fn emit(
     let route = &*label.route;
     let metrics = &shared.metrics;
     let (report, end) = match outcome {
-        Outcome::Judged { report, end } => (report, end),
-        Outcome::Panicked => {
+        Inspected::Judged { report, end } => (report, end),
+        Inspected::Panicked => {
             metrics.incomplete(route, IncompleteReason::InspectionFailed);
             if let Some(spans) = &shared.otlp {
                 otlp_span::send_unjudged(spans, label, trace, "inspection_failed");
@@ -197,12 +197,12 @@ fn incomplete_reasons(
     }
     match response_end.map(|e| &e.ending) {
         // Enforce mode ended the body on purpose: the rest was refused, nobody left.
-        Some(Ending::Dropped) if enforced => {}
+        Some(Ending::ReaderGone) if enforced => {}
         // A reader that left after the content was whole (`[DONE]` seen: the Python SDK closes
         // right then) missed nothing the verdict needs.
-        Some(Ending::Dropped) if report.completeness == Completeness::Complete => {}
-        Some(Ending::Dropped) => reasons.push(IncompleteReason::ClientGone),
-        Some(Ending::Error(_)) => reasons.push(IncompleteReason::UpstreamError),
+        Some(Ending::ReaderGone) if report.completeness == Completeness::Complete => {}
+        Some(Ending::ReaderGone) => reasons.push(IncompleteReason::ReaderGone),
+        Some(Ending::UpstreamBroke(_)) => reasons.push(IncompleteReason::UpstreamBroke),
         Some(Ending::Complete | Ending::Trailers) | None => {}
     }
     if request.too_large || matches!(report.completeness, Completeness::TooLarge { .. }) {

@@ -1,26 +1,30 @@
 //! One exchange's trips to the analysis pool ([`super::offload`]): what the engine is started
 //! from, and the engine itself, started lazily on the first trip so that a buffered response
-//! costs one trip ([`Engine`]); a small trip whose schemas are cached and plain runs where the
+//! costs one trip ([`LazyExchange`]); a small trip whose schemas are cached and plain runs where the
 //! inspector is instead ([`HERE_BYTES`]): its work is in proportion to its bytes, and cheaper
 //! than the hand-offs.
 //!
 //! Input: the request the inspector copied and the response head ([`Start`]), then batches of
 //! tap events. Output: the started [`Exchange`], fed each batch ([`feed`]), each frame also
-//! appended to the recording's [`Tape`] when there is one.
+//! appended to the recording's [`ExchangeRecording`] when there is one.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use bytes::Bytes;
 
-use super::recording::Tape;
+use super::recording::ExchangeRecording;
 use crate::engine::framing::body_kind;
 use crate::engine::report::BodyKind;
 use crate::engine::weigh::BUFFERED_PER_BYTE;
 use crate::engine::{Dialect, EngineConfig, Exchange, RequestParts, ResponseHead, SchemaCache};
 use crate::tap::tee::TapEvent;
 
-pub(super) fn feed(exchange: &mut Exchange, batch: Vec<TapEvent>, tape: &mut Option<Tape>) {
+pub(super) fn feed(
+    exchange: &mut Exchange,
+    batch: Vec<TapEvent>,
+    tape: &mut Option<ExchangeRecording>,
+) {
     for event in batch {
         #[cfg(test)]
         super::tests::panic_on_marker(&event.bytes);
@@ -55,7 +59,7 @@ pub(super) struct StartRequest {
 pub(super) const HERE_BYTES: usize = 8 * 1024;
 
 /// The engine for one exchange: not started yet, or started.
-pub(super) enum Engine {
+pub(super) enum LazyExchange {
     Pending(Start),
     Started {
         exchange: Box<Exchange>,
@@ -66,13 +70,13 @@ pub(super) enum Engine {
     },
 }
 
-impl Engine {
+impl LazyExchange {
     /// The started exchange; starts it first when needed (compiling what the cache lacks).
     /// Call on a pool thread, or on a started engine.
     pub(super) fn get(self) -> Exchange {
         match self {
-            Engine::Started { exchange, .. } => *exchange,
-            Engine::Pending(start) => {
+            LazyExchange::Started { exchange, .. } => *exchange,
+            LazyExchange::Pending(start) => {
                 let mut exchange = start.exchange();
                 exchange.response_head(start.head);
                 exchange
@@ -83,12 +87,12 @@ impl Engine {
     /// Starts a pending engine on this thread when that compiles nothing: a request of at most
     /// [`HERE_BYTES`] whose declared tools are all in the schema cache. Otherwise (or when
     /// already started) it is returned as it was. `None` when the start panicked.
-    pub(super) fn start_here(self) -> Option<Engine> {
-        let Engine::Pending(start) = self else {
+    pub(super) fn start_here(self) -> Option<LazyExchange> {
+        let LazyExchange::Pending(start) = self else {
             return Some(self);
         };
         if start.request.body.as_ref().map_or(0, Bytes::len) > HERE_BYTES {
-            return Some(Engine::Pending(start));
+            return Some(LazyExchange::Pending(start));
         }
         let started = catch_unwind(AssertUnwindSafe(|| {
             SchemaCache::lookup_only(|| start.exchange())
@@ -96,10 +100,10 @@ impl Engine {
         let (mut exchange, facts) = started.ok()?;
         if facts.missed {
             // Built with stand-ins for the missing schemas: thrown away, started on the pool.
-            return Some(Engine::Pending(start));
+            return Some(LazyExchange::Pending(start));
         }
         exchange.response_head(start.head);
-        Some(Engine::Started {
+        Some(LazyExchange::Started {
             exchange: Box::new(exchange),
             plain: facts.plain,
         })
@@ -109,10 +113,10 @@ impl Engine {
     /// and `Exchange::framing_bytes`); 0 before it starts.
     pub(super) fn held_bytes(&self) -> usize {
         match self {
-            Engine::Started { exchange, .. } => exchange
+            LazyExchange::Started { exchange, .. } => exchange
                 .reassembly_bytes()
                 .saturating_add(exchange.framing_bytes()),
-            Engine::Pending(_) => 0,
+            LazyExchange::Pending(_) => 0,
         }
     }
 
@@ -122,11 +126,11 @@ impl Engine {
     /// dialect weighs past that (an entry's own weight) is charged when the trip is back.
     pub(super) fn reserve(&self, bytes: usize) -> usize {
         let stream = match self {
-            Engine::Started { exchange, .. } => {
+            LazyExchange::Started { exchange, .. } => {
                 exchange.body_kind().is_some_and(BodyKind::is_stream)
             }
             // Not framed yet: by its content type alone (no content type is taken as buffered).
-            Engine::Pending(start) => {
+            LazyExchange::Pending(start) => {
                 body_kind(start.head.content_type.as_deref(), false).is_stream()
             }
         };
@@ -139,7 +143,7 @@ impl Engine {
 
     /// Whether this engine's small trips may run on the inspector's thread.
     pub(super) fn plain(&self) -> bool {
-        matches!(self, Engine::Started { plain: true, .. })
+        matches!(self, LazyExchange::Started { plain: true, .. })
     }
 }
 

@@ -71,11 +71,11 @@ pub enum IncompleteReason {
     /// No inspection permit was free: the exchange was forwarded untapped.
     Skipped,
     /// The client went away before the end of the body.
-    ClientGone,
+    ReaderGone,
     /// A body exceeded an inspection bound.
     TooLarge,
     /// The upstream body failed mid-stream.
-    UpstreamError,
+    UpstreamBroke,
     /// The analysis code itself failed (a panic in the inspector), caught and reported.
     InspectionFailed,
     /// Checking some tool call's arguments against its schema would have exceeded the schema
@@ -97,9 +97,9 @@ impl IncompleteReason {
         match self {
             IncompleteReason::Lossy => "lossy",
             IncompleteReason::Skipped => "skipped",
-            IncompleteReason::ClientGone => "client_gone",
+            IncompleteReason::ReaderGone => "client_gone",
             IncompleteReason::TooLarge => "too_large",
-            IncompleteReason::UpstreamError => "upstream_error",
+            IncompleteReason::UpstreamBroke => "upstream_error",
             IncompleteReason::InspectionFailed => "inspection_failed",
             IncompleteReason::SchemaBudget => "schema_budget",
             IncompleteReason::SchemaStreaming => "schema_streaming",

@@ -62,7 +62,7 @@ fn model_labels_are_sanitised_capped_and_bounded() {
 #[test]
 fn incomplete_reasons_have_stable_names() {
     let m = Metrics::default();
-    m.incomplete("default", IncompleteReason::ClientGone);
+    m.incomplete("default", IncompleteReason::ReaderGone);
     assert!(m.render().contains(
         "tooltap_inspection_incomplete_total{route=\"default\",reason=\"client_gone\"} 1"
     ));

@@ -3,7 +3,7 @@
 //! per-request service ([`service`]) with its exchange identity ([`exchange`]) and route
 //! ([`crate::route`]), forwarding upstream ([`forward`] over tooltap's own pooled client
 //! [`crate::upstream`], [`crate::tls`]), the taps that copy each body to the inspector without delaying
-//! it ([`taps`] wires them; [`crate::tap`] holds the body wrapper and what it hands inspection),
+//! it ([`admission`] wires them; [`crate::tap`] holds the body wrapper and what it hands inspection),
 //! enforce mode ([`enforce`]), live quirk injection ([`inject`]), tooltap's own error responses
 //! ([`error`], written by [`crate::answer`]) and graceful drain ([`shutdown`]).
 //!
@@ -14,7 +14,7 @@ pub mod server;
 pub mod service;
 pub mod exchange;
 pub mod forward;
-pub mod taps;
+pub mod admission;
 pub mod enforce;
 pub mod inject;
 pub mod error;

@@ -44,7 +44,7 @@ pub enum ServeError {
 }
 
 pub use crate::accept_loop::ServeReport;
-pub use crate::proxy::taps::Drained;
+pub use crate::proxy::admission::Drained;
 
 /// How a proxy stopped: the connections its grace cut, and what inspection drained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,8 +91,8 @@ pub async fn serve(
         accept_loop::serve(listener, settings, shutdown, handle).await;
     let began = began.get().copied().unwrap_or_else(Instant::now);
     let drained = state
-        .watch
-        .drain(crate::proxy::taps::drain_deadline(
+        .admission
+        .drain(crate::proxy::admission::drain_deadline(
             began,
             grace,
             DRAIN_FLOOR,
@@ -209,7 +209,7 @@ pub async fn start_admin(
     let admin_state = admin::AdminState {
         metrics: state.metrics.clone(),
         ready: state.ready.clone(),
-        verdicts: state.watch.verdicts().clone(),
+        verdicts: state.admission.verdicts().clone(),
     };
     let settings = ListenSettings {
         name: "admin",

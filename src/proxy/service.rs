@@ -4,7 +4,7 @@
 //! response with its body boxed as [`ProxyBody`], or tooltap's own error in the OpenAI shape.
 //! Each exchange gets an [`ExchangeCtx`] and a tracing span (id, route, method, path) that every
 //! log line inside it carries. The `[inspect]` settings decide per route whether the exchange
-//! is watched (its bodies teed to an inspector, see [`crate::proxy::taps`]) and whether it is
+//! is watched (its bodies teed to an inspector, see [`crate::proxy::admission`]) and whether it is
 //! enforced (see [`crate::proxy::enforce`]); every response gets the `x-tooltap-exchange` header.
 
 use std::convert::Infallible;
@@ -20,13 +20,13 @@ use tracing::Instrument;
 use crate::config::Config;
 use crate::engine::RequestParts;
 use crate::metrics::Metrics;
+use crate::proxy::admission::Admission;
 use crate::proxy::enforce::{self, Held};
 use crate::proxy::error::ProxyError;
 use crate::proxy::exchange::EXCHANGE_HEADER;
 use crate::proxy::exchange::ExchangeCtx;
 use crate::proxy::forward::Forwarder;
 use crate::proxy::forward::body::{self, ProxyBody};
-use crate::proxy::taps::Watch;
 use crate::route::Route;
 use crate::tls::TlsError;
 
@@ -38,7 +38,7 @@ pub struct ProxyState {
     pub config: Arc<Config>,
     pub forwarder: Forwarder,
     pub metrics: Arc<Metrics>,
-    pub watch: Watch,
+    pub admission: Admission,
     /// True while accepting; false once shutdown began (`/readyz` answers 503 then).
     pub ready: Arc<AtomicBool>,
 }
@@ -47,12 +47,12 @@ impl ProxyState {
     pub fn new(config: Arc<Config>) -> Result<ProxyState, TlsError> {
         let metrics = Arc::new(Metrics::default());
         let forwarder = Forwarder::new(&config)?.counting(metrics.clone());
-        let watch = Watch::new(&config, metrics.clone());
+        let admission = Admission::new(&config, metrics.clone());
         Ok(ProxyState {
             config,
             forwarder,
             metrics,
-            watch,
+            admission,
             ready: Arc::new(AtomicBool::new(true)),
         })
     }
@@ -104,9 +104,9 @@ async fn run(
     // The target (path and query) enforce mode's engine is started from; the query can carry a
     // `key=` credential, so it goes to the dialect only, never to a log.
     let target = enforce.then(|| crate::inspect::RequestHead::of(ctx.dialect, &parts));
-    let (mut request_body, mut watching) = if inspect {
+    let (mut request_body, mut admitted) = if inspect {
         state
-            .watch
+            .admission
             .begin(ctx, &parts, route.upstream.as_str(), incoming)
     } else {
         (body::from_client(incoming), None)
@@ -147,9 +147,9 @@ async fn run(
         head_ms = ctx.started.elapsed().as_millis() as u64,
         "upstream responded"
     );
-    let cut = watching
+    let cut = admitted
         .as_mut()
-        .map(|watching| std::mem::take(&mut watching.cut))
+        .map(|admitted| std::mem::take(&mut admitted.cut))
         .unwrap_or_default();
     // A quirk rewrites one dialect: an exchange no dialect names gets none.
     let injecting = held
@@ -175,9 +175,9 @@ async fn run(
         None => Either::Left(body),
     };
     // 3. tee (inspected): each frame copied to the inspector as the client gets it.
-    let body = match watching {
-        Some(watching) => {
-            Either::Right(watching.tee(parts.status.as_u16(), &parts.headers, ttfb, body))
+    let body = match admitted {
+        Some(admitted) => {
+            Either::Right(admitted.tee(parts.status.as_u16(), &parts.headers, ttfb, body))
         }
         None => Either::Left(body),
     };
@@ -186,7 +186,7 @@ async fn run(
     // 5. enforce (enforce mode): the frames judged as they pass, the body cut at a violation.
     match held.filter(|_| enforce).zip(ctx.dialect) {
         Some((request_body, dialect)) => {
-            let inspection = state.watch.inspection();
+            let inspection = state.admission.inspection();
             enforce::response(
                 &inspection.engine,
                 &inspection.schemas,

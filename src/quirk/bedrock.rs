@@ -27,7 +27,7 @@ use serde_json::Value;
 
 use super::catalogue::QuirkId;
 use crate::engine::framing::EventStreamDecoder;
-use crate::engine::framing::event_stream::{self, HeaderValue, Message, StreamEnd};
+use crate::engine::framing::event_stream::{self, DecodeEnd, HeaderValue, Message};
 
 /// The body with `quirk` applied, or `None` when it does not apply.
 pub fn buffered(quirk: QuirkId, body: &[u8]) -> Option<Vec<u8>> {
@@ -100,7 +100,7 @@ fn decode_one(raw: &[u8]) -> Option<Message> {
     let mut decoder = EventStreamDecoder::new(raw.len());
     let mut messages = Vec::new();
     decoder.push(raw, &mut messages).ok()?;
-    if decoder.end() != StreamEnd::Clean || messages.len() != 1 {
+    if decoder.end() != DecodeEnd::Clean || messages.len() != 1 {
         return None;
     }
     messages.pop()

@@ -6,7 +6,7 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use crate::engine::framing::EventStreamDecoder;
-use crate::engine::framing::event_stream::{Corruption, Message, StreamEnd, encode};
+use crate::engine::framing::event_stream::{Corruption, DecodeEnd, Message, encode};
 use crate::engine::{Dialect, ResponseHead};
 use crate::quirk::{LiveQuirks, QuirkId, TimedFrame, apply};
 
@@ -66,7 +66,7 @@ fn stream() -> Vec<Vec<u8>> {
     ]
 }
 
-fn decode(body: &[u8]) -> (Vec<Message>, StreamEnd) {
+fn decode(body: &[u8]) -> (Vec<Message>, DecodeEnd) {
     let mut decoder = EventStreamDecoder::new(1 << 20);
     let mut messages = Vec::new();
     decoder.push(body, &mut messages).expect("within the bound");
@@ -136,7 +136,7 @@ const EVENT_STREAM: &str = "application/vnd.amazon.eventstream";
 /// messages and their events' payloads.
 fn decoded_clean(quirk: QuirkId) -> (Vec<Message>, Vec<(String, Value)>) {
     let (messages, end) = decode(&quirked(quirk, EVENT_STREAM, &stream()));
-    assert_eq!(end, StreamEnd::Clean, "{quirk}");
+    assert_eq!(end, DecodeEnd::Clean, "{quirk}");
     let got = payloads(&messages);
     (messages, got)
 }
@@ -194,7 +194,7 @@ fn each_stream_quirk_rewrites_its_messages_and_keeps_the_crcs_right() {
     assert_eq!(messages.len(), 1);
     assert!(matches!(
         end,
-        StreamEnd::Corrupt {
+        DecodeEnd::Corrupt {
             corruption: Corruption::MessageCrc { .. },
             ..
         }

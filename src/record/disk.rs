@@ -82,24 +82,24 @@ impl Msg {
 }
 
 /// Where an open recording's lines go; flushing a held one is nothing to do.
-enum Sink {
+enum Destination {
     File(BufWriter<File>),
     /// Held until the end, then appended to a segment.
     Held(Vec<u8>),
 }
 
-impl Sink {
+impl Destination {
     fn flush(&mut self) -> std::io::Result<()> {
         match self {
-            Sink::File(out) => out.flush(),
-            Sink::Held(_) => Ok(()),
+            Destination::File(out) => out.flush(),
+            Destination::Held(_) => Ok(()),
         }
     }
 }
 
 struct OpenRecording {
     paths: RecordingPaths,
-    out: Sink,
+    out: Destination,
     frames: u64,
     bytes: u64,
     written: u64,
@@ -211,7 +211,7 @@ impl Disk {
                 let recording = OpenRecording {
                     paths,
                     written: lines.len() as u64,
-                    out: Sink::Held(lines),
+                    out: Destination::Held(lines),
                     frames: 0,
                     bytes: 0,
                     stale: 0,
@@ -247,7 +247,7 @@ impl Disk {
                         recording.frames += 1;
                         recording.bytes += bytes.len() as u64;
                         recording.written += written;
-                        if matches!(recording.out, Sink::Held(_)) {
+                        if matches!(recording.out, Destination::Held(_)) {
                             self.held += written as usize;
                             self.move_out_if_over(key);
                         }
@@ -286,7 +286,7 @@ impl Disk {
         let Some(recording) = self.open.get_mut(&key) else {
             return;
         };
-        let Sink::Held(lines) = &mut recording.out else {
+        let Destination::Held(lines) = &mut recording.out else {
             return;
         };
         if lines.len() <= HELD_ONE && self.held <= HELD_ALL {
@@ -301,7 +301,7 @@ impl Disk {
             Ok(out)
         });
         match moved {
-            Ok(out) => recording.out = Sink::File(out),
+            Ok(out) => recording.out = Destination::File(out),
             Err(error) => self.abandon(key, &error),
         }
     }
@@ -310,11 +310,11 @@ impl Disk {
         let Some(mut recording) = self.open.remove(&key) else {
             return;
         };
-        if let Sink::Held(lines) = &recording.out {
+        if let Destination::Held(lines) = &recording.out {
             self.held -= lines.len();
         }
         if !keep {
-            if let Sink::File(out) = recording.out {
+            if let Destination::File(out) = recording.out {
                 drop(out);
                 let _ = std::fs::remove_file(&recording.paths.temp);
             }
@@ -322,7 +322,7 @@ impl Disk {
         }
         end.frames = recording.frames;
         end.bytes = recording.bytes;
-        if let Sink::Held(lines) = &mut recording.out {
+        if let Destination::Held(lines) = &mut recording.out {
             push_line(lines, &Line::End(end));
             self.append_to_segment(&recording.paths, lines);
             return;
@@ -333,7 +333,7 @@ impl Disk {
                 recording.out.flush()
             })
             .and_then(|()| {
-                if let Sink::File(out) = &recording.out
+                if let Destination::File(out) = &recording.out
                     && recording.stale > recording.written
                 {
                     out.get_ref().set_len(recording.written)?;
@@ -385,11 +385,11 @@ impl Disk {
     fn abandon(&mut self, key: u64, error: &std::io::Error) {
         if let Some(recording) = self.open.remove(&key) {
             match recording.out {
-                Sink::File(out) => {
+                Destination::File(out) => {
                     drop(out);
                     let _ = std::fs::remove_file(&recording.paths.temp);
                 }
-                Sink::Held(lines) => self.held -= lines.len(),
+                Destination::Held(lines) => self.held -= lines.len(),
             }
             self.failed(error, &recording.paths);
         }
@@ -430,7 +430,7 @@ fn open(
         Ok(file) => file,
         Err(error) => return Err((error, paths)),
     };
-    let mut out = Sink::File(BufWriter::with_capacity(64 * 1024, file));
+    let mut out = Destination::File(BufWriter::with_capacity(64 * 1024, file));
     match write_line(&mut out, &Line::Exchange(meta), scratch) {
         Ok(written) => Ok(OpenRecording {
             paths,
@@ -503,10 +503,10 @@ fn take_over(_old: &std::path::Path, _paths: &RecordingPaths) -> Option<(File, u
 /// (measured, serialising straight into the `BufWriter` through a counting adapter cost more, as
 /// serde_json writes many tiny pieces), a buffer kept between lines: a fresh `Vec` per line is
 /// regrown four or five times per exchange (see docs/benchmarks.md#record-line-scratch).
-fn write_line(out: &mut Sink, line: &Line, scratch: &mut Vec<u8>) -> std::io::Result<u64> {
+fn write_line(out: &mut Destination, line: &Line, scratch: &mut Vec<u8>) -> std::io::Result<u64> {
     let out = match out {
-        Sink::File(out) => out,
-        Sink::Held(lines) => return Ok(push_line(lines, line)),
+        Destination::File(out) => out,
+        Destination::Held(lines) => return Ok(push_line(lines, line)),
     };
     scratch.clear();
     serde_json::to_writer(&mut *scratch, line).map_err(std::io::Error::other)?;

@@ -80,8 +80,8 @@ mod tests {
     #[test]
     fn other_end_lines_are_left_to_serde() {
         let line = written(&clean(Outcome::Complete));
-        let mut truncated = clean(Outcome::Truncated);
-        truncated.completeness = Completeness::Truncated;
+        let mut truncated = clean(Outcome::FramesLost);
+        truncated.completeness = Completeness::Partial;
         let left = [
             written(&truncated),
             line.replacen(r#""outcome":"complete""#, r#""outcome":"finished""#, 1),

@@ -240,11 +240,11 @@ impl FrameData {
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Complete,
-    ClientGone,
-    UpstreamError,
+    ReaderGone,
+    UpstreamBroke,
     Lossy,
     /// The recording hit its size limit; frames after that are missing.
-    Truncated,
+    FramesLost,
     /// Enforce mode cut the response on purpose: the frames are the upstream's as read, and
     /// the end line's `enforced` says what the client got instead.
     Enforced,
@@ -254,10 +254,10 @@ impl Outcome {
     /// Every outcome, in declaration order.
     pub const ALL: [Outcome; 6] = [
         Outcome::Complete,
-        Outcome::ClientGone,
-        Outcome::UpstreamError,
+        Outcome::ReaderGone,
+        Outcome::UpstreamBroke,
         Outcome::Lossy,
-        Outcome::Truncated,
+        Outcome::FramesLost,
         Outcome::Enforced,
     ];
 
@@ -271,9 +271,9 @@ impl Outcome {
         }
         match self {
             Outcome::Complete => BodyEnd::Complete,
-            Outcome::UpstreamError => BodyEnd::UpstreamBroke,
-            Outcome::ClientGone => BodyEnd::ReaderGone,
-            Outcome::Lossy | Outcome::Truncated => BodyEnd::Lossy,
+            Outcome::UpstreamBroke => BodyEnd::UpstreamBroke,
+            Outcome::ReaderGone => BodyEnd::ReaderGone,
+            Outcome::Lossy | Outcome::FramesLost => BodyEnd::Lossy,
             // Enforce mode stopped reading: judged like a reader that left (a whole buffered
             // body in full, a stream cut before its end without its end-of-body rules).
             Outcome::Enforced => BodyEnd::ReaderGone,
@@ -284,10 +284,10 @@ impl Outcome {
     pub fn as_str(self) -> &'static str {
         match self {
             Outcome::Complete => "complete",
-            Outcome::ClientGone => "client_gone",
-            Outcome::UpstreamError => "upstream_error",
+            Outcome::ReaderGone => "client_gone",
+            Outcome::UpstreamBroke => "upstream_error",
             Outcome::Lossy => "lossy",
-            Outcome::Truncated => "truncated",
+            Outcome::FramesLost => "truncated",
             Outcome::Enforced => "enforced",
         }
     }

@@ -47,7 +47,7 @@ pub async fn verdicts(
         );
         return response.map(proxy_body::full);
     }
-    let response = match crate::inspect::verdicts::answer(state.watch.verdicts(), query).await {
+    let response = match crate::inspect::verdicts::answer(state.admission.verdicts(), query).await {
         Ok(body) => crate::answer::json_response(StatusCode::OK, &body),
         Err(message) => error_response(
             StatusCode::BAD_REQUEST,

@@ -82,17 +82,17 @@ impl Pace {
 
 /// How a replayed body ends after its last frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BodyEnding {
+pub enum ReplayEnding {
     /// A normal end of body.
-    Clean,
+    Complete,
     /// The recorded upstream broke off: fail the body, as it did.
-    Break,
+    UpstreamBroke,
     /// Stay open after the last frame until the client goes (an MCP `GET` stream: a live
     /// server keeps it open for later messages; its end would make the client reconnect).
-    Hold,
+    StayOpen,
 }
 
-/// The error a [`BodyEnding::Break`] body ends with.
+/// The error a [`ReplayEnding::UpstreamBroke`] body ends with.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the recorded upstream broke off here (tooltap replay of an upstream_error recording)")]
 pub struct RecordedBreak;
@@ -104,7 +104,7 @@ pub struct ReplayBody {
     next: usize,
     pace: Pace,
     /// `Some` until the ending was delivered.
-    ending: Option<BodyEnding>,
+    ending: Option<ReplayEnding>,
     /// Set on the first poll: pacing counts from when the client starts reading.
     started: Option<Instant>,
     /// Waiting for the next frame's deadline.
@@ -114,7 +114,7 @@ pub struct ReplayBody {
 }
 
 impl ReplayBody {
-    pub fn new(frames: Arc<[RecordedFrame]>, pace: Pace, ending: BodyEnding) -> ReplayBody {
+    pub fn new(frames: Arc<[RecordedFrame]>, pace: Pace, ending: ReplayEnding) -> ReplayBody {
         ReplayBody {
             frames,
             next: 0,
@@ -144,13 +144,13 @@ impl Body for ReplayBody {
         }
         let Some(frame) = this.frames.get(this.next) else {
             return match this.ending.take() {
-                Some(BodyEnding::Break) => Poll::Ready(Some(Err(RecordedBreak))),
+                Some(ReplayEnding::UpstreamBroke) => Poll::Ready(Some(Err(RecordedBreak))),
                 // Never woken: the body ends when the client (or the server's shutdown) drops it.
-                Some(BodyEnding::Hold) => {
-                    this.ending = Some(BodyEnding::Hold);
+                Some(ReplayEnding::StayOpen) => {
+                    this.ending = Some(ReplayEnding::StayOpen);
                     Poll::Pending
                 }
-                Some(BodyEnding::Clean) | None => Poll::Ready(None),
+                Some(ReplayEnding::Complete) | None => Poll::Ready(None),
             };
         };
         if let Some(offset) = this.pace.offset(frame.t_us) {
@@ -175,7 +175,10 @@ impl Body for ReplayBody {
     fn is_end_stream(&self) -> bool {
         // A breaking body is not at its end until the break was delivered.
         self.next >= self.frames.len()
-            && !matches!(self.ending, Some(BodyEnding::Break | BodyEnding::Hold))
+            && !matches!(
+                self.ending,
+                Some(ReplayEnding::UpstreamBroke | ReplayEnding::StayOpen)
+            )
     }
 
     fn size_hint(&self) -> SizeHint {
@@ -215,7 +218,7 @@ mod tests {
 
     #[tokio::test]
     async fn yields_each_frame_on_its_own_and_ends() {
-        let mut body = ReplayBody::new(frames(&[0, 5, 9]), Pace::Instant, BodyEnding::Clean);
+        let mut body = ReplayBody::new(frames(&[0, 5, 9]), Pace::Instant, ReplayEnding::Complete);
         let mut seen = Vec::new();
         while let Some(frame) = body.frame().await {
             let frame = frame.expect("a clean body does not fail");
@@ -227,7 +230,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_breaking_body_fails_after_its_last_frame() {
-        let mut body = ReplayBody::new(frames(&[0, 5]), Pace::Instant, BodyEnding::Break);
+        let mut body = ReplayBody::new(frames(&[0, 5]), Pace::Instant, ReplayEnding::UpstreamBroke);
         let mut seen = Vec::new();
         while let Some(frame) = body.frame().await {
             seen.push(frame.map(|f| f.into_data().is_ok()));
@@ -242,7 +245,8 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn an_absurd_recorded_time_is_clamped_not_a_panic() {
         let times = frames(&[0, u64::MAX]);
-        let mut body = ReplayBody::new(times, Pace::Scaled(MAX_PACE_FACTOR), BodyEnding::Clean);
+        let mut body =
+            ReplayBody::new(times, Pace::Scaled(MAX_PACE_FACTOR), ReplayEnding::Complete);
         let start = Instant::now();
         let first = body.frame().await.expect("a frame").expect("clean");
         assert_eq!(first.into_data().expect("data"), "frame 0\n");
@@ -256,7 +260,7 @@ mod tests {
     async fn scaled_pace_waits_for_each_deadline() {
         let start = Instant::now();
         let times = frames(&[100_000, 300_000, 1_000_000]);
-        let mut body = ReplayBody::new(times, Pace::Scaled(0.5), BodyEnding::Clean);
+        let mut body = ReplayBody::new(times, Pace::Scaled(0.5), ReplayEnding::Complete);
         let mut at = Vec::new();
         while let Some(frame) = body.frame().await {
             frame.expect("a clean body does not fail");

@@ -80,7 +80,10 @@ pub async fn forward(
         .checked_sub(ctx.started.elapsed())
         .unwrap_or_else(SystemTime::now);
     let seed = RecordingSeed::of(started, route.upstream.as_str(), &ctx.path, &parts);
-    let watching = state.watch.begin_read(ctx, &parts, Some(seed), &body).await;
+    let admitted = state
+        .admission
+        .begin_read(ctx, &parts, Some(seed), &body)
+        .await;
     let method = parts.method.to_string();
     let request = Request::from_parts(parts, proxy_body::full(body.clone()));
     match forward.forwarder.send(ctx, route, request).await {
@@ -106,11 +109,11 @@ pub async fn forward(
             if let Ok(value) = http::HeaderValue::from_str(ctx.id.as_str()) {
                 parts.headers.insert(EXCHANGE_HEADER, value);
             }
-            let inspected = match watching {
-                Some(watching) => {
+            let inspected = match admitted {
+                Some(admitted) => {
                     let ttfb = ctx.started.elapsed();
                     let status = parts.status.as_u16();
-                    proxy_body::from_upstream(watching.tee(status, &parts.headers, ttfb, incoming))
+                    proxy_body::from_upstream(admitted.tee(status, &parts.headers, ttfb, incoming))
                 }
                 None => proxy_body::from_upstream(incoming),
             };

@@ -43,10 +43,10 @@ pub use server::{RunningReplay, serve};
 use crate::config::inspect::{DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_MEMORY, DEFAULT_TAP_FRAMES};
 use crate::engine::{EngineConfig, SchemaCache, SeverityOverrides};
 use crate::inspect::{Inspection, InspectionParts};
-use crate::jsonl_sink::JsonlSink;
 use crate::metrics::Metrics;
-use crate::proxy::taps::Watch;
+use crate::proxy::admission::Admission;
 use crate::record::{RecordMode, Recorder, RecorderConfig};
+use crate::violations_file::ViolationsFile;
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
 /// Request bodies are read whole to be matched; larger ones are refused with 413.
@@ -118,7 +118,7 @@ pub enum ReplayError {
 pub struct ReplayState {
     pub library: RwLock<Library>,
     pub pace: Pace,
-    pub watch: Watch,
+    pub admission: Admission,
     pub metrics: Arc<Metrics>,
     pub forward: Option<ForwardMiss>,
     pub max_request_body: usize,
@@ -160,7 +160,7 @@ impl ReplayState {
         let metrics = Arc::new(Metrics::default());
         let violations = violations
             .clone()
-            .map(|path| JsonlSink::spawn(path, "violations", metrics.clone()));
+            .map(|path| ViolationsFile::spawn(path, "violations", metrics.clone()));
         // Only forwarded misses are recorded (replayed exchanges are fixtures already), into the
         // recordings directory itself, never pruned: the fixtures live there too.
         let recorder = forward.as_ref().map(|_| {
@@ -198,7 +198,7 @@ impl ReplayState {
             library: RwLock::new(library),
             pace: *pace,
             // The proxy's wiring and defaults: the same cap on concurrent inspections and tap.
-            watch: Watch::with(inspection, DEFAULT_MAX_CONCURRENT, DEFAULT_TAP_FRAMES),
+            admission: Admission::with(inspection, DEFAULT_MAX_CONCURRENT, DEFAULT_TAP_FRAMES),
             metrics,
             forward,
             max_request_body: *max_request_body,

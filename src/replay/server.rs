@@ -54,8 +54,8 @@ pub async fn serve(
     accept_loop::serve(listener, settings, shutdown, handle).await;
     // `--on-miss forward` captures are recorded by the inspectors: drain them and the writers.
     let began = began.get().copied().unwrap_or_else(Instant::now);
-    let deadline = crate::proxy::taps::drain_deadline(began, GRACE, DRAIN_FLOOR);
-    crate::proxy::server::log_drained(&state.watch.drain(deadline).await);
+    let deadline = crate::proxy::admission::drain_deadline(began, GRACE, DRAIN_FLOOR);
+    crate::proxy::server::log_drained(&state.admission.drain(deadline).await);
     log_usage(
         &state
             .library

@@ -150,10 +150,10 @@ async fn answer(
             let replayed = ReplayBody::new(frames, state.pace, ending);
             // Inspected through the proxy's own wiring (cap, tap, severities); a replayed
             // exchange is never recorded again.
-            let body = match state.watch.begin_read(&ctx, &parts, None, &body).await {
-                Some(watching) => {
+            let body = match state.admission.begin_read(&ctx, &parts, None, &body).await {
+                Some(admitted) => {
                     let ttfb = ctx.started.elapsed();
-                    let teed = watching.tee(status.as_u16(), &headers, ttfb, replayed);
+                    let teed = admitted.tee(status.as_u16(), &headers, ttfb, replayed);
                     // A recorded break must not take the frames before it along.
                     FlushFirst::new(teed)
                         .map_err(BodyError::from)
@@ -200,8 +200,11 @@ fn fit_mcp(
     recorded_request: Option<Vec<u8>>,
     headers: &mut http::HeaderMap,
     frames: Arc<[crate::record::RecordedFrame]>,
-    ending: super::body::BodyEnding,
-) -> (Arc<[crate::record::RecordedFrame]>, super::body::BodyEnding) {
+    ending: super::body::ReplayEnding,
+) -> (
+    Arc<[crate::record::RecordedFrame]>,
+    super::body::ReplayEnding,
+) {
     let frames = super::mcp::Fit {
         sessions: &state.mcp_sessions,
         sent_headers: &parts.headers,
@@ -211,7 +214,7 @@ fn fit_mcp(
     }
     .apply(frames);
     let ending = match (parts.method == http::Method::GET, ending) {
-        (true, super::body::BodyEnding::Clean) => super::body::BodyEnding::Hold,
+        (true, super::body::ReplayEnding::Complete) => super::body::ReplayEnding::StayOpen,
         (_, ending) => ending,
     };
     (frames, ending)

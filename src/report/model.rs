@@ -332,7 +332,7 @@ fn outcome_str(outcome: Outcome) -> &'static str {
 fn completeness_str(completeness: &Completeness) -> &'static str {
     match completeness {
         Completeness::Complete => "complete",
-        Completeness::Truncated => "truncated",
+        Completeness::Partial => "truncated",
         Completeness::TooLarge { .. } => "too_large",
         Completeness::DecodeFailed { .. } => "decode_failed",
         Completeness::NotInspected => "not_inspected",

@@ -245,7 +245,7 @@ async fn attack(path: &str, body: &str, content_type: &str, payload: Bytes) -> A
     })
     .await;
     let tooltap = proxy::start(proxy::raw_config(&upstream.url())).await;
-    let memory = tooltap.state().watch.inspection().memory.clone();
+    let memory = tooltap.state().admission.inspection().memory.clone();
     let sampling = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
     let sampler = tokio::spawn({
         let (memory, sampling) = (memory.clone(), sampling.clone());

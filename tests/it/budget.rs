@@ -220,7 +220,7 @@ async fn the_schema_cache_is_bounded_by_bytes_and_unanswered_tools_pin_nothing()
         assert_eq!(within(LIMIT, send(tag, false)).await.status, 200);
     }
     settle(&tooltap, 60).await;
-    let cached = tooltap.state().watch.inspection().schemas.bytes();
+    let cached = tooltap.state().admission.inspection().schemas.bytes();
     assert!(cached > 0, "answered tools are cached");
     assert!(cached <= CACHE_BYTES, "{cached} > {CACHE_BYTES}");
     let text = metrics(&tooltap).await;
@@ -264,7 +264,7 @@ async fn twenty_thousand_undeclared_calls_give_a_capped_list_and_a_count() {
         }
     })
     .await;
-    if let Some(sink) = &tooltap.state().watch.inspection().violations {
+    if let Some(sink) = &tooltap.state().admission.inspection().violations {
         within(LIMIT, sink.flush()).await;
     }
     assert_metric!(text, "tooltap_violations_not_listed_total", [] == 19_900);
@@ -278,7 +278,7 @@ async fn twenty_thousand_undeclared_calls_give_a_capped_list_and_a_count() {
     assert_eq!(lines[100]["summary"], "violations_not_listed");
     assert_eq!(lines[100]["not_listed"], 19_900);
     assert!(written.len() < 100 * 1024, "{} bytes", written.len());
-    if let Some(recorder) = &tooltap.state().watch.inspection().recorder {
+    if let Some(recorder) = &tooltap.state().admission.inspection().recorder {
         within(LIMIT, recorder.flush()).await;
     }
     let files = files_under(&recordings);

@@ -44,7 +44,7 @@ async fn every_cut_is_recorded_enforced_and_replays_as_the_client_saw_it() {
     assert_eq!(live[1].status, 200);
     assert!(String::from_utf8_lossy(&live[1].body).contains("contract_violation"));
     settle(&tooltap, 2 * ROUNDS as u64).await;
-    if let Some(recorder) = &tooltap.state().watch.inspection().recorder {
+    if let Some(recorder) = &tooltap.state().admission.inspection().recorder {
         within(LIMIT, recorder.flush()).await;
     }
     let files = jsonl_under(&dir);

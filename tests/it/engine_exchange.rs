@@ -53,7 +53,7 @@ fn a_body_its_reader_left_is_truncated_not_violating() {
         exchange.feed(STOP_WITH_CALL[0]);
         exchange.feed(b"data: {\"choices\":[{\"ind");
         let report = exchange.finish(end);
-        assert_eq!(report.completeness, Completeness::Truncated, "{end:?}");
+        assert_eq!(report.completeness, Completeness::Partial, "{end:?}");
         assert!(
             report.violations.is_empty(),
             "{end:?}: {:?}",
@@ -94,7 +94,7 @@ fn partial_reassembly_is_reported_when_not_judged() {
     exchange.feed(STOP_WITH_CALL[0]);
     exchange.feed(b"data: {\"choices\":[{\"ind");
     let report = exchange.finish(BodyEnd::ReaderGone);
-    assert_eq!(report.completeness, Completeness::Truncated);
+    assert_eq!(report.completeness, Completeness::Partial);
     assert!(report.violations.is_empty(), "{:?}", report.violations);
     assert_eq!(
         report.choices[0].tool_calls[0].id.as_deref(),

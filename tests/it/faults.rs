@@ -27,7 +27,7 @@ fn recording_all(upstream: &str, dir: &std::path::Path) -> RawConfig {
 /// The outcome written in the one recording under `dir`, once the inspector is done.
 async fn recorded_outcome(tooltap: &RunningProxy, dir: &std::path::Path) -> Outcome {
     settle(tooltap, 1).await;
-    if let Some(recorder) = &tooltap.state().watch.inspection().recorder {
+    if let Some(recorder) = &tooltap.state().admission.inspection().recorder {
         within(Duration::from_secs(10), recorder.flush()).await;
     }
     let mut stack = vec![dir.to_path_buf()];
@@ -113,7 +113,7 @@ async fn an_upstream_that_breaks_off_mid_stream_is_judged_reported_and_recorded_
     // The client got a stream with no end: judged as such live, so it is recorded for replay.
     assert_eq!(
         recorded_outcome(&tooltap, &recordings).await,
-        Outcome::UpstreamError
+        Outcome::UpstreamBroke
     );
     let text = settle(&tooltap, 1).await;
     assert_metric!(
@@ -144,6 +144,6 @@ async fn a_client_that_aborts_mid_stream_is_recorded_client_gone() {
     drop(conn);
     assert_eq!(
         recorded_outcome(&tooltap, &recordings).await,
-        Outcome::ClientGone
+        Outcome::ReaderGone
     );
 }

@@ -252,7 +252,7 @@ async fn traffic_that_does_not_match_is_not_inspected_and_inspection_can_be_turn
     // The control: a matching request begins an inspection before its response arrives.
     exchange(addr, request(addr, "POST", "/v1/chat/completions", "{}")).await;
     assert_eq!(
-        tooltap.state().watch.begun(),
+        tooltap.state().admission.begun(),
         1,
         "a matching request is inspected"
     );
@@ -264,7 +264,7 @@ async fn traffic_that_does_not_match_is_not_inspected_and_inspection_can_be_turn
     let text = metrics(&plain).await;
     assert_metric!(text, "tooltap_requests_total", [] == 1);
     assert_eq!(
-        plain.state().watch.begun(),
+        plain.state().admission.begun(),
         0,
         "inspection off: nothing begun"
     );

@@ -189,7 +189,7 @@ pub(crate) async fn live_equals_check(
     recordings: &Path,
 ) -> BTreeMap<String, Vec<Value>> {
     settle(tooltap, count).await;
-    if let Some(recorder) = &tooltap.state().watch.inspection().recorder {
+    if let Some(recorder) = &tooltap.state().admission.inspection().recorder {
         within(Duration::from_secs(20), recorder.flush()).await;
     }
     let live = violations_by_exchange(violations);

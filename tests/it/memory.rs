@@ -81,7 +81,7 @@ async fn past_the_memory_budget_new_exchanges_are_forwarded_uninspected_and_coun
         addr,
         request(addr, "POST", "/v1/chat/completions", holder_body),
     ));
-    let inspection = tooltap.state().watch.inspection().clone();
+    let inspection = tooltap.state().admission.inspection().clone();
     within(LIMIT, async {
         while inspection.memory.used() < holds {
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -190,7 +190,7 @@ async fn record_violating(
         "the client gets every byte"
     );
     settle(&tooltap, 1).await;
-    if let Some(recorder) = &tooltap.state().watch.inspection().recorder {
+    if let Some(recorder) = &tooltap.state().admission.inspection().recorder {
         within(LIMIT, recorder.flush()).await;
     }
     (tooltap, upstream)
@@ -205,7 +205,7 @@ fn the_truncated_recording(files: &[PathBuf]) -> Recording {
     );
     let recording = tooltap::record::read_file(&files[0]).expect("readable");
     let end = recording.end.as_ref().expect("end line");
-    assert_eq!(end.outcome, tooltap::record::Outcome::Truncated);
+    assert_eq!(end.outcome, tooltap::record::Outcome::FramesLost);
     assert!(
         end.violations
             .iter()
@@ -346,7 +346,7 @@ async fn many_long_streams_that_hold_little_are_all_inspected_under_a_small_budg
         0,
         "every stream inspected whole"
     );
-    let inspection = tooltap.state().watch.inspection().clone();
+    let inspection = tooltap.state().admission.inspection().clone();
     within(LIMIT, async {
         while inspection.memory.used() > 0 {
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -422,7 +422,7 @@ async fn tripped_and_given_back(tooltap: &RunningProxy) {
         0,
         "a bound is never a violation"
     );
-    let inspection = tooltap.state().watch.inspection().clone();
+    let inspection = tooltap.state().admission.inspection().clone();
     within(LIMIT, async {
         while inspection.memory.used() > 0 {
             tokio::time::sleep(Duration::from_millis(10)).await;

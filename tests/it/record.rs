@@ -36,7 +36,7 @@ fn planted_body(request: &[u8]) -> String {
 }
 
 pub async fn flush(tooltap: &RunningProxy) {
-    if let Some(recorder) = &tooltap.state().watch.inspection().recorder {
+    if let Some(recorder) = &tooltap.state().admission.inspection().recorder {
         within(std::time::Duration::from_secs(20), recorder.flush()).await;
     }
 }

@@ -132,7 +132,7 @@ async fn credentials_named_by_pattern_never_reach_a_recording() {
 
     let recordings = within(Duration::from_secs(10), async {
         loop {
-            if let Some(recorder) = &tooltap.state().watch.inspection().recorder {
+            if let Some(recorder) = &tooltap.state().admission.inspection().recorder {
                 recorder.flush().await;
             }
             let files: Vec<_> = files_under(&dir)

@@ -341,8 +341,12 @@ fn the_cycle_finder_sees_a_cycle_and_the_parser_reads_groups_and_super() {
     );
     let module = ["inspect".to_owned(), "offload".to_owned()];
     assert_eq!(
-        resolve(&module, "super::recording::Tape"),
-        Some(vec!["inspect".into(), "recording".into(), "Tape".into()])
+        resolve(&module, "super::recording::ExchangeRecording"),
+        Some(vec![
+            "inspect".into(),
+            "recording".into(),
+            "ExchangeRecording".into()
+        ])
     );
     assert_eq!(resolve(&module, "std::sync::Arc"), None);
     let code =

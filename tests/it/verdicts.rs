@@ -78,7 +78,7 @@ async fn live_equals_offline(end: End) -> (usize, usize, Vec<String>) {
         read_as(addr, fixture, end).await;
     }
     settle(&tooltap, fixtures.len() as u64).await;
-    if let Some(recorder) = &tooltap.state().watch.inspection().recorder {
+    if let Some(recorder) = &tooltap.state().admission.inspection().recorder {
         within(Duration::from_secs(20), recorder.flush()).await;
     }
 

@@ -13,7 +13,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::seam::EnforceError;
-pub use super::seam::{Declared, StreamEnd};
+pub use super::seam::{Declared, StreamFinish};
 use crate::engine::report::{ChoiceOutcome, RequestFacts};
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, ToolSchema};

@@ -30,7 +30,7 @@ pub mod pieces;
 pub mod responses;
 mod seam;
 
-pub use seam::{DialectRules, EnforceError, Judged, RequestParts, StreamEnd};
+pub use seam::{DialectRules, EnforceError, Judged, RequestParts, StreamFinish};
 
 use serde_json::Value;
 
@@ -185,7 +185,7 @@ mod tests {
                     .expect("within the bound");
                 assert_eq!(
                     decoder.end(),
-                    crate::engine::framing::event_stream::StreamEnd::Clean
+                    crate::engine::framing::event_stream::DecodeEnd::Clean
                 );
                 let [message] = messages.as_slice() else {
                     panic!("one message: {messages:?}");

@@ -157,8 +157,8 @@ pub trait DialectRules: std::fmt::Debug + Send {
     /// the dialect's outcomes for the document, and its `usage`.
     fn judge_buffered(&mut self, body: &[u8], sink: &mut ViolationSink) -> Judged;
 
-    /// Ends a stream; see [`StreamEnd`].
-    fn finish_stream(&mut self, end: StreamEnd<'_>) -> Judged;
+    /// Ends a stream; see [`StreamFinish`].
+    fn finish_stream(&mut self, end: StreamFinish<'_>) -> Judged;
 
     /// The body enforce mode answers a refused buffered response with, in the error shape the
     /// dialect's SDKs read.
@@ -202,7 +202,7 @@ pub type Judged = (Vec<ChoiceOutcome>, Option<Value>);
 /// exchange's sink (`ended_mid_event`: the body stopped inside an event). `Unjudged` (a reader
 /// that left before the content was whole): the partial reassembly is still built, worth
 /// showing, and its verdicts go to a scratch sink that is thrown away.
-pub enum StreamEnd<'a> {
+pub enum StreamFinish<'a> {
     Judged {
         ended_mid_event: bool,
         sink: &'a mut ViolationSink,

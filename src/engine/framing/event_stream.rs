@@ -129,7 +129,7 @@ impl Corruption {
 
 /// How the body's bytes ended, as far as the decoder saw them.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StreamEnd {
+pub enum DecodeEnd {
     /// Every byte belonged to a whole message (or there were none).
     Clean,
     /// The bytes stopped inside a message: `pending` bytes of it were held.
@@ -150,7 +150,7 @@ pub struct EventStreamDecoder {
     /// Body offset of the current message's first byte.
     offset: u64,
     max_message: usize,
-    stopped: Option<StreamEnd>,
+    stopped: Option<DecodeEnd>,
 }
 
 impl EventStreamDecoder {
@@ -190,7 +190,7 @@ impl EventStreamDecoder {
             match self.expected {
                 None => {
                     if let Err(end) = self.read_prelude() {
-                        let too_large = matches!(end, StreamEnd::TooLarge { .. });
+                        let too_large = matches!(end, DecodeEnd::TooLarge { .. });
                         self.stop(end);
                         if too_large {
                             return Err(MessageTooLarge {
@@ -204,7 +204,7 @@ impl EventStreamDecoder {
                         Ok(message) => out.push(message),
                         Err(corruption) => {
                             let offset = self.offset;
-                            self.stop(StreamEnd::Corrupt { offset, corruption });
+                            self.stop(DecodeEnd::Corrupt { offset, corruption });
                             break;
                         }
                     }
@@ -217,14 +217,14 @@ impl EventStreamDecoder {
     }
 
     /// Checks the 12 buffered prelude bytes and sets the message's length.
-    fn read_prelude(&mut self) -> Result<(), StreamEnd> {
+    fn read_prelude(&mut self) -> Result<(), DecodeEnd> {
         let total = be_u32(&self.buffer, 0);
         let headers = be_u32(&self.buffer, 4);
         let actual = be_u32(&self.buffer, 8);
         let expected = crc32fast::hash(&self.buffer[..8]);
         let offset = self.offset;
         if actual != expected {
-            return Err(StreamEnd::Corrupt {
+            return Err(DecodeEnd::Corrupt {
                 offset,
                 corruption: Corruption::PreludeCrc { expected, actual },
             });
@@ -235,13 +235,13 @@ impl EventStreamDecoder {
             || headers_len > MAX_HEADERS
             || total_len - OVERHEAD - headers_len > MAX_PAYLOAD;
         if invalid {
-            return Err(StreamEnd::Corrupt {
+            return Err(DecodeEnd::Corrupt {
                 offset,
                 corruption: Corruption::Length { total, headers },
             });
         }
         if total_len > self.max_message {
-            return Err(StreamEnd::TooLarge { offset });
+            return Err(DecodeEnd::TooLarge { offset });
         }
         self.expected = Some(total_len);
         self.buffer
@@ -249,7 +249,7 @@ impl EventStreamDecoder {
         Ok(())
     }
 
-    fn stop(&mut self, end: StreamEnd) {
+    fn stop(&mut self, end: DecodeEnd) {
         self.stopped = Some(end);
         self.buffer = Vec::new();
         self.expected = None;
@@ -261,11 +261,11 @@ impl EventStreamDecoder {
     }
 
     /// How the bytes ended so far.
-    pub fn end(&self) -> StreamEnd {
+    pub fn end(&self) -> DecodeEnd {
         match &self.stopped {
             Some(end) => end.clone(),
-            None if self.buffer.is_empty() => StreamEnd::Clean,
-            None => StreamEnd::Truncated {
+            None if self.buffer.is_empty() => DecodeEnd::Clean,
+            None => DecodeEnd::Truncated {
                 pending: self.buffer.len(),
             },
         }

@@ -18,7 +18,7 @@ fn delta_frame() -> Vec<u8> {
     )
 }
 
-fn decode_all(chunks: &[&[u8]], max: usize) -> (Vec<Message>, StreamEnd, bool) {
+fn decode_all(chunks: &[&[u8]], max: usize) -> (Vec<Message>, DecodeEnd, bool) {
     let mut decoder = EventStreamDecoder::new(max);
     let mut out = Vec::new();
     let mut too_large = false;
@@ -38,7 +38,7 @@ fn the_reference_frame_is_written_and_read_byte_for_byte() {
     );
     assert_eq!(&frame[165..], &[0xac, 0x1d, 0x8d, 0x4b]);
     let (messages, end, _) = decode_all(&[&frame], 1 << 20);
-    assert_eq!(end, StreamEnd::Clean);
+    assert_eq!(end, DecodeEnd::Clean);
     assert_eq!(messages.len(), 1);
     assert_eq!(messages[0].header(":event-type"), Some("contentBlockDelta"));
     assert_eq!(messages[0].payload, DELTA);
@@ -84,7 +84,7 @@ fn raw_message(block: &[u8], payload: &[u8]) -> Vec<u8> {
 #[test]
 fn every_header_type_is_read() {
     let (messages, end, _) = decode_all(&[&every_type()], 1 << 20);
-    assert_eq!(end, StreamEnd::Clean);
+    assert_eq!(end, DecodeEnd::Clean);
     let headers = &messages[0].headers;
     let values: Vec<&HeaderValue> = headers.iter().map(|(_, value)| value).collect();
     assert_eq!(
@@ -108,7 +108,7 @@ fn every_header_type_is_read() {
 fn a_decoded_message_of_every_header_type_encodes_to_its_own_bytes() {
     for bytes in [every_type(), delta_frame()] {
         let (messages, end, _) = decode_all(&[&bytes], 1 << 20);
-        assert_eq!(end, StreamEnd::Clean);
+        assert_eq!(end, DecodeEnd::Clean);
         assert_eq!(messages[0].encode(), bytes);
     }
     // A rewritten payload is written with its new lengths and both CRCs right.
@@ -116,7 +116,7 @@ fn a_decoded_message_of_every_header_type_encodes_to_its_own_bytes() {
     messages[0].payload = b"{\"longer\":\"payload\"}".to_vec();
     let rewritten = messages[0].encode();
     let (again, end, _) = decode_all(&[&rewritten], 1 << 20);
-    assert_eq!(end, StreamEnd::Clean);
+    assert_eq!(end, DecodeEnd::Clean);
     assert_eq!(again, messages);
 }
 
@@ -148,7 +148,7 @@ fn corruptions_stop_decoding_and_say_which() {
         assert!(!too_large);
         assert_eq!(messages.len(), 1, "{problem}: only the good first message");
         match end {
-            StreamEnd::Corrupt { offset, corruption } => {
+            DecodeEnd::Corrupt { offset, corruption } => {
                 assert_eq!(offset, good.len() as u64, "{problem}");
                 assert_eq!(corruption.problem(), problem);
             }
@@ -162,10 +162,10 @@ fn a_cut_message_is_truncated_and_a_large_one_stops_at_the_bound() {
     let frame = delta_frame();
     let (messages, end, _) = decode_all(&[&frame[..100]], 1 << 20);
     assert!(messages.is_empty());
-    assert_eq!(end, StreamEnd::Truncated { pending: 100 });
+    assert_eq!(end, DecodeEnd::Truncated { pending: 100 });
     let (messages, end, too_large) = decode_all(&[&frame, &frame], 168);
     assert!(too_large && messages.is_empty());
-    assert_eq!(end, StreamEnd::TooLarge { offset: 0 });
+    assert_eq!(end, DecodeEnd::TooLarge { offset: 0 });
 }
 
 #[test]

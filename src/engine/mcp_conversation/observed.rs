@@ -62,7 +62,7 @@ pub fn seen_of(observation: &McpObservation, context: Context<'_>) -> SeenOwned 
         param_headers: observation.param_headers.clone(),
         sent,
         received,
-        whole: !observation.truncated,
+        whole: !observation.capped,
     }
 }
 

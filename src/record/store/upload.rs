@@ -134,7 +134,7 @@ pub fn spawn(
 }
 
 /// How one upload ended.
-enum Outcome {
+enum Uploaded {
     Stored,
     /// Stored under another key: the first was taken by another writer.
     Renamed,
@@ -160,7 +160,7 @@ struct Uploader {
     flushes: Vec<oneshot::Sender<()>>,
 }
 
-type Finished = (PathBuf, u64, Result<Outcome, String>);
+type Finished = (PathBuf, u64, Result<Uploaded, String>);
 
 impl Uploader {
     fn new(config: StoreConfig, store: Arc<dyn ObjectStore>, metrics: Arc<Metrics>) -> Uploader {
@@ -275,8 +275,8 @@ impl Uploader {
         match result {
             Ok(outcome) => {
                 self.metrics.recording_upload(match outcome {
-                    Outcome::Stored | Outcome::AlreadyStored => "uploaded",
-                    Outcome::Renamed => "renamed",
+                    Uploaded::Stored | Uploaded::AlreadyStored => "uploaded",
+                    Uploaded::Renamed => "renamed",
                 });
                 self.paused_until = None;
                 self.backoff = BACKOFF_MIN;
@@ -353,20 +353,20 @@ async fn upload(
     store: &dyn ObjectStore,
     path: &Path,
     key: &object_store::path::Path,
-) -> Result<Outcome, String> {
+) -> Result<Uploaded, String> {
     let bytes = tokio::fs::read(path)
         .await
         .map_err(|error| format!("reading {}: {error}", path.display()))?;
     let bytes = Bytes::from(bytes);
     match put_new(store, key, bytes.clone()).await {
-        Ok(true) => return Ok(Outcome::Stored),
+        Ok(true) => return Ok(Uploaded::Stored),
         Ok(false) => {}
         Err(error) => return Err(error),
     }
     let variant = variant_key(key);
     match put_new(store, &variant, bytes).await {
-        Ok(true) => Ok(Outcome::Renamed),
-        Ok(false) => Ok(Outcome::AlreadyStored),
+        Ok(true) => Ok(Uploaded::Renamed),
+        Ok(false) => Ok(Uploaded::AlreadyStored),
         Err(error) => Err(error),
     }
 }
@@ -421,7 +421,7 @@ mod tests {
             .await
             .expect("put");
         let outcome = upload(&store, &file, &key).await;
-        assert!(matches!(outcome, Ok(Outcome::Renamed)));
+        assert!(matches!(outcome, Ok(Uploaded::Renamed)));
         let kept = store.get(&key).await.expect("get").bytes().await;
         assert_eq!(kept.expect("bytes").as_ref(), b"theirs", "not replaced");
         let variant = variant_key(&key);
@@ -430,6 +430,6 @@ mod tests {
         assert_eq!(ours.expect("bytes").as_ref(), b"ours");
         // Uploaded again (a crash before the local copy was deleted): nothing is replaced.
         let again = upload(&store, &file, &key).await;
-        assert!(matches!(again, Ok(Outcome::AlreadyStored)));
+        assert!(matches!(again, Ok(Uploaded::AlreadyStored)));
     }
 }

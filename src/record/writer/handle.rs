@@ -27,7 +27,7 @@ impl RecordingHandle {
             return;
         };
         if body.len() as u64 > self.shared.max_bytes {
-            self.truncated = true;
+            self.frames_lost = true;
             meta.request.body = RecordedBody::Missing;
             return;
         }
@@ -90,11 +90,11 @@ impl RecordingHandle {
             // A body without a head should not happen; record it with status 0 rather than lose it.
             self.response_head(0, &HeaderMap::new());
         }
-        if self.truncated || self.lossy || self.finished {
+        if self.frames_lost || self.lossy || self.finished {
             return;
         }
         if self.used + bytes.len() as u64 > self.shared.max_bytes {
-            self.truncated = true;
+            self.frames_lost = true;
             return;
         }
         let size = bytes.len() as u64;
@@ -168,13 +168,13 @@ impl RecordingHandle {
             .count();
         if fits < violations.len() {
             violations.truncate(fits);
-            self.truncated = true;
+            self.frames_lost = true;
         }
         // The file's own gaps explain it best: a hole first, then a cut.
         let outcome = if self.lossy {
             Outcome::Lossy
-        } else if self.truncated {
-            Outcome::Truncated
+        } else if self.frames_lost {
+            Outcome::FramesLost
         } else {
             outcome
         };
@@ -232,10 +232,10 @@ impl Drop for RecordingHandle {
             return;
         }
         let end = RecordingEnd {
-            outcome: Outcome::Truncated,
+            outcome: Outcome::FramesLost,
             ended: Instant::now(),
             dropped_frames: 0,
-            completeness: Completeness::Truncated,
+            completeness: Completeness::Partial,
             violations: Vec::new(),
             enforced: None,
         };

@@ -257,7 +257,7 @@ impl Recorder {
             pending: Some(Box::new(meta)),
             used: 0,
             next_seq: 0,
-            truncated: false,
+            frames_lost: false,
             lossy: false,
             own_dropped: 0,
             finished: false,
@@ -295,7 +295,7 @@ pub struct RecordingHandle {
     /// Request body and frame bytes counted against `max_bytes_per_recording`.
     used: u64,
     next_seq: u64,
-    truncated: bool,
+    frames_lost: bool,
     lossy: bool,
     own_dropped: u64,
     finished: bool,

@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-use super::body::BodyEnding;
+use super::body::ReplayEnding;
 use super::matching::tool_call_ids::canonicalize;
 use super::matching::{Difference, MatchKey, MatchRules, ToolCallIds, compare};
 use crate::interop::files::read_all_bounded;
@@ -43,8 +43,8 @@ pub struct Entry {
     pub recording: Recording,
     /// The recording's frames, shared with every response that replays them.
     pub frames: Arc<[RecordedFrame]>,
-    /// `Break` when the recorded upstream broke off mid-body.
-    pub ending: BodyEnding,
+    /// `UpstreamBroke` when the recorded upstream broke off mid-body.
+    pub ending: ReplayEnding,
     pub key: MatchKey,
     /// The cassette its recorded request named, if any.
     pub cassette: Option<Arc<str>>,
@@ -488,27 +488,27 @@ fn pytest_recording_file(name: &str) -> Option<String> {
 
 /// How a recording's body ends when replayed; recordings that are not whole are served as
 /// they are, with a warning, because a fixture suite may hold them on purpose.
-fn ending_of(name: &str, recording: &Recording) -> BodyEnding {
+fn ending_of(name: &str, recording: &Recording) -> ReplayEnding {
     let outcome = recording.end.as_ref().map(|end| end.outcome);
     match outcome {
-        Some(Outcome::Complete) => BodyEnding::Clean,
-        Some(Outcome::UpstreamError) => BodyEnding::Break,
+        Some(Outcome::Complete) => ReplayEnding::Complete,
+        Some(Outcome::UpstreamBroke) => ReplayEnding::UpstreamBroke,
         // What the client got is served: the error in place of the cut (see `record::served`).
-        Some(Outcome::Enforced) => BodyEnding::Clean,
-        Some(other @ (Outcome::ClientGone | Outcome::Lossy | Outcome::Truncated)) => {
+        Some(Outcome::Enforced) => ReplayEnding::Complete,
+        Some(other @ (Outcome::ReaderGone | Outcome::Lossy | Outcome::FramesLost)) => {
             tracing::warn!(
                 recording = name,
                 outcome = other.as_str(),
                 "recording is not whole; replayed as recorded, with a clean end"
             );
-            BodyEnding::Clean
+            ReplayEnding::Complete
         }
         None => {
             tracing::warn!(
                 recording = name,
                 "recording has no end line (cut short); replayed as recorded, with a clean end"
             );
-            BodyEnding::Clean
+            ReplayEnding::Complete
         }
     }
 }

@@ -50,9 +50,9 @@ pub enum Ending {
     /// The body ended with trailers (complete as far as data goes).
     Trailers,
     /// The inner body failed mid-stream (upstream reset, timeout...).
-    Error(String),
+    UpstreamBroke(String),
     /// The body was dropped before its end: whoever was reading it went away.
-    Dropped,
+    ReaderGone,
 }
 
 /// Delivered once per tapped body, after its last [`TapEvent`].
@@ -363,7 +363,7 @@ where
                     this.finish(Ending::Trailers);
                 }
             }
-            Poll::Ready(Some(Err(error))) => this.finish(Ending::Error(error.to_string())),
+            Poll::Ready(Some(Err(error))) => this.finish(Ending::UpstreamBroke(error.to_string())),
             Poll::Ready(None) => this.finish(Ending::Complete),
         }
         polled
@@ -381,7 +381,7 @@ where
 impl<B> Drop for TeeBody<B> {
     fn drop(&mut self) {
         // hyper may drop a body without polling it to the end (the client went away).
-        self.finish(Ending::Dropped);
+        self.finish(Ending::ReaderGone);
     }
 }
 

@@ -104,7 +104,7 @@ async fn dropping_before_the_end_reports_dropped() {
     assert_eq!(first.into_data().expect("data"), "x");
     drop(body);
     assert_eq!(drain(&mut rx).await, vec!["x"]);
-    assert_eq!(rx.end.await.expect("end").ending, Ending::Dropped);
+    assert_eq!(rx.end.await.expect("end").ending, Ending::ReaderGone);
 }
 
 #[tokio::test]
@@ -120,7 +120,7 @@ async fn an_error_mid_stream_is_the_ending() {
     );
     drop(body);
     let end = rx.end.await.expect("end");
-    assert_eq!(end.ending, Ending::Error("connection reset".into()));
+    assert_eq!(end.ending, Ending::UpstreamBroke("connection reset".into()));
 }
 
 #[tokio::test]

@@ -67,7 +67,7 @@ async fn the_size_limit_truncates_a_recording() {
         "27 + 2×30 fit in 100, a third does not"
     );
     let end = recording.end.expect("end");
-    assert_eq!(end.outcome, Outcome::Truncated);
+    assert_eq!(end.outcome, Outcome::FramesLost);
     assert_eq!((end.frames, end.bytes), (2, 60));
 }
 
@@ -295,5 +295,5 @@ async fn a_crash_leaves_only_a_hidden_temp_file_and_a_dropped_handle_ends_trunca
     assert_eq!(files.len(), 1);
     assert!(files[0].ends_with("midway.jsonl"));
     let end = read_file(&files[0]).expect("reads").end.expect("end");
-    assert_eq!(end.outcome, Outcome::Truncated);
+    assert_eq!(end.outcome, Outcome::FramesLost);
 }

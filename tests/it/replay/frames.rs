@@ -158,7 +158,7 @@ async fn an_upstream_that_broke_off_is_replayed_as_a_broken_stream() {
             (20, b"data: {\"b\"".to_vec()),
         ],
     );
-    fixture.outcome = tooltap::record::Outcome::UpstreamError;
+    fixture.outcome = tooltap::record::Outcome::UpstreamBroke;
     fixture.write(dir.path(), "broken.jsonl");
     let replay = start(&settings(dir.path())).await;
 

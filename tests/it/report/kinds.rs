@@ -94,7 +94,7 @@ fn cut_lossy_failed_and_binary_recordings_render() {
         (
             "gone",
             vec![&open, &nasty],
-            Some((Outcome::ClientGone, 0)),
+            Some((Outcome::ReaderGone, 0)),
             sse.clone(),
         ),
         (
@@ -111,7 +111,7 @@ fn cut_lossy_failed_and_binary_recordings_render() {
         (
             "binary",
             vec![&open, &[0xff, 0xfe, 0x00, 0x80][..]],
-            Some((Outcome::UpstreamError, 0)),
+            Some((Outcome::UpstreamBroke, 0)),
             sse.clone(),
         ),
     ];

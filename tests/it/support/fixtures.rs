@@ -131,7 +131,7 @@ pub async fn settle(tooltap: &RunningProxy, count: u64) -> String {
         }
     })
     .await;
-    if let Some(sink) = &tooltap.state().watch.inspection().violations {
+    if let Some(sink) = &tooltap.state().admission.inspection().violations {
         within(LIMIT, sink.flush()).await;
     }
     text

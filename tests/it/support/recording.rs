@@ -18,7 +18,7 @@ use super::within;
 pub async fn recordings_written(tooltap: &RunningProxy, dir: &Path, count: usize) -> Vec<PathBuf> {
     within(Duration::from_secs(10), async {
         loop {
-            if let Some(recorder) = &tooltap.state().watch.inspection().recorder {
+            if let Some(recorder) = &tooltap.state().admission.inspection().recorder {
                 recorder.flush().await;
             }
             let files = jsonl_under(dir);

@@ -28,7 +28,7 @@ use request::AnthropicRequest;
 use stream::{StreamState, Terminal};
 
 use super::argument_verdict::{ArgumentRules, HeldText, report_verdict};
-use super::common::{self, Declared, StreamEnd};
+use super::common::{self, Declared, StreamFinish};
 use super::pieces::DialectTables;
 use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::arguments::{ArgumentSchema, ArgumentVerdict};
@@ -230,14 +230,14 @@ impl DialectRules for AnthropicState {
         }
     }
 
-    /// Ends a stream; see [`StreamEnd`].
-    fn finish_stream(&mut self, end: StreamEnd<'_>) -> Judged {
+    /// Ends a stream; see [`StreamFinish`].
+    fn finish_stream(&mut self, end: StreamFinish<'_>) -> Judged {
         let outcome = match end {
-            StreamEnd::Judged {
+            StreamFinish::Judged {
                 ended_mid_event,
                 sink,
             } => self.finish_judged(ended_mid_event, sink),
-            StreamEnd::Unjudged { scratch } => self.complete(scratch),
+            StreamFinish::Unjudged { scratch } => self.complete(scratch),
         };
         (vec![outcome], self.stream.usage.clone())
     }

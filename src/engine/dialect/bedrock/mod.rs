@@ -23,7 +23,7 @@ use serde_json::Value;
 use request::BedrockRequest;
 use stream::StreamState;
 
-use super::common::{self, Declared, StreamEnd};
+use super::common::{self, Declared, StreamFinish};
 use super::pieces::DialectTables;
 use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
@@ -193,13 +193,13 @@ impl DialectRules for BedrockState {
         (vec![message.into_outcome()], usage)
     }
 
-    fn finish_stream(&mut self, end: StreamEnd<'_>) -> Judged {
+    fn finish_stream(&mut self, end: StreamFinish<'_>) -> Judged {
         match end {
-            StreamEnd::Judged {
+            StreamFinish::Judged {
                 ended_mid_event,
                 sink,
             } => self.finish_judged(ended_mid_event, sink),
-            StreamEnd::Unjudged { scratch } => self.judge_stream(scratch),
+            StreamFinish::Unjudged { scratch } => self.judge_stream(scratch),
         }
         self.stream.settle();
         let outcomes = if self.stream.events == 0 {

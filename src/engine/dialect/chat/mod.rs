@@ -22,7 +22,7 @@ use contract::stream::StreamContract;
 use request::{ParsedRequest, parse_request};
 use surface::{Mode, Surface};
 
-use super::common::{self, StreamEnd};
+use super::common::{self, StreamFinish};
 use super::pieces::DialectTables;
 use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
@@ -139,8 +139,8 @@ impl DialectRules for ChatState {
         (choices, document.usage)
     }
 
-    /// Ends a stream; see [`StreamEnd`].
-    fn finish_stream(&mut self, end: StreamEnd<'_>) -> Judged {
+    /// Ends a stream; see [`StreamFinish`].
+    fn finish_stream(&mut self, end: StreamFinish<'_>) -> Judged {
         let declared = Declared {
             tools: self.tools.as_deref(),
             choice: &self.request.choice,
@@ -149,7 +149,7 @@ impl DialectRules for ChatState {
         };
         let legacy = self.surface.mode == Mode::Functions;
         let choices = match end {
-            StreamEnd::Judged {
+            StreamFinish::Judged {
                 ended_mid_event,
                 sink,
             } => {
@@ -157,7 +157,7 @@ impl DialectRules for ChatState {
                 self.stream.end_of_body(ended_mid_event, legacy, sink);
                 choices
             }
-            StreamEnd::Unjudged { scratch } => self.stream.complete(declared, scratch),
+            StreamFinish::Unjudged { scratch } => self.stream.complete(declared, scratch),
         };
         (choices, self.stream.assembly.usage.take())
     }

@@ -28,7 +28,7 @@ use candidate::Context;
 use request::GeminiRequest;
 use stream::StreamState;
 
-use super::common::{self, Declared, StreamEnd};
+use super::common::{self, Declared, StreamFinish};
 use super::pieces::DialectTables;
 use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
@@ -258,14 +258,14 @@ impl DialectRules for GeminiState {
         (outcomes, usage)
     }
 
-    /// Ends a stream; see [`StreamEnd`].
-    fn finish_stream(&mut self, end: StreamEnd<'_>) -> Judged {
+    /// Ends a stream; see [`StreamFinish`].
+    fn finish_stream(&mut self, end: StreamFinish<'_>) -> Judged {
         match end {
-            StreamEnd::Judged {
+            StreamFinish::Judged {
                 ended_mid_event,
                 sink,
             } => self.finish_judged(ended_mid_event, sink),
-            StreamEnd::Unjudged { scratch } => {
+            StreamFinish::Unjudged { scratch } => {
                 let indexes: Vec<u32> = self.stream.candidates.keys().copied().collect();
                 for index in indexes {
                     self.judge_candidate(index, scratch);

@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use self::answer::{Answer, Asked};
 use self::version::Version;
-use super::common::{Declared, StreamEnd};
+use super::common::{Declared, StreamFinish};
 use super::pieces::DialectTables;
 use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
@@ -365,8 +365,8 @@ impl DialectRules for McpState {
         (Vec::new(), None)
     }
 
-    fn finish_stream(&mut self, end: StreamEnd<'_>) -> Judged {
-        if let StreamEnd::Judged {
+    fn finish_stream(&mut self, end: StreamFinish<'_>) -> Judged {
+        if let StreamFinish::Judged {
             ended_mid_event,
             sink,
         } = end

@@ -126,7 +126,7 @@ fn a_big_value_past_the_cap_is_left_out_and_said() {
     exchange.feed(format!("data: {body}\n\n").as_bytes());
     let report = exchange.finish(BodyEnd::Complete);
     let seen = report.mcp.expect("an observation");
-    assert!(seen.truncated);
+    assert!(seen.capped);
     assert!(seen.bytes <= 20 * 1024, "{}", seen.bytes);
     let Parts::ToolsCallResult {
         structured_content, ..

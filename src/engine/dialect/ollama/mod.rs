@@ -22,7 +22,7 @@ use request::OllamaRequest;
 use stream::StreamState;
 use turn::{Context, Turn};
 
-use super::common::{self, Declared, StreamEnd};
+use super::common::{self, Declared, StreamFinish};
 use super::pieces::DialectTables;
 use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
@@ -183,13 +183,13 @@ impl DialectRules for OllamaState {
         (vec![read.outcome()], stream::usage(&document))
     }
 
-    fn finish_stream(&mut self, end: StreamEnd<'_>) -> Judged {
+    fn finish_stream(&mut self, end: StreamFinish<'_>) -> Judged {
         match end {
-            StreamEnd::Judged {
+            StreamFinish::Judged {
                 ended_mid_event,
                 sink,
             } => self.finish_judged(ended_mid_event, sink),
-            StreamEnd::Unjudged { .. } => {}
+            StreamFinish::Unjudged { .. } => {}
         }
         (vec![self.stream.turn.outcome()], self.stream.usage.clone())
     }

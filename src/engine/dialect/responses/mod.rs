@@ -25,7 +25,7 @@ use output::{Context, check_output};
 use request::ResponsesRequest;
 use stream::{Item, StreamState};
 
-use super::common::{self, Declared, StreamEnd, has_tool_markup};
+use super::common::{self, Declared, StreamFinish, has_tool_markup};
 use super::pieces::DialectTables;
 use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
@@ -209,14 +209,14 @@ impl DialectRules for ResponsesState {
         }
     }
 
-    /// Ends a stream; see [`StreamEnd`].
-    fn finish_stream(&mut self, end: StreamEnd<'_>) -> Judged {
+    /// Ends a stream; see [`StreamFinish`].
+    fn finish_stream(&mut self, end: StreamFinish<'_>) -> Judged {
         let outcome = match end {
-            StreamEnd::Judged {
+            StreamFinish::Judged {
                 ended_mid_event,
                 sink,
             } => self.finish_judged(ended_mid_event, sink),
-            StreamEnd::Unjudged { scratch } => self.complete(scratch),
+            StreamFinish::Unjudged { scratch } => self.complete(scratch),
         };
         let usage = self
             .stream

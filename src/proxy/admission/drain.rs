@@ -1,8 +1,8 @@
 //! Draining inspection at shutdown: the inspections still running, then every writer.
 //!
-//! Input: the [`Watch`] of a proxy or replay server whose listener has stopped and whose
+//! Input: the [`Admission`] of a proxy or replay server whose listener has stopped and whose
 //! connections are closed (finished or cut), and a deadline. Output: a [`Drained`] report. The
-//! in-flight inspections are those holding a permit of the watch's semaphore, so waiting for
+//! in-flight inspections are those holding a permit of the admission's semaphore, so waiting for
 //! every permit waits for every inspection, the verdicts, violations lines and recordings it
 //! sends included; then the violations file and the recorder (both layouts, held recordings'
 //! spill read back on the way) are flushed, each waiting until what was queued before it is on
@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::Watch;
+use super::Admission;
 
 /// How a shutdown's drain of inspection and writers went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -35,7 +35,7 @@ impl Drained {
 /// what the finished inspections queued is not lost to one that did not finish.
 pub const WRITERS_FLOOR: Duration = Duration::from_millis(250);
 
-impl Watch {
+impl Admission {
     /// Waits until `deadline` for the inspections in flight, then flushes the violations file
     /// and the recorder, each until `deadline` (at least [`WRITERS_FLOOR`] from then).
     pub async fn drain(&self, deadline: Instant) -> Drained {
@@ -105,8 +105,8 @@ mod tests {
     use super::*;
     use crate::engine::{EngineConfig, SchemaCache};
     use crate::inspect::{AnalysisPool, HoldSettings, Inspection, MemoryBudget};
-    use crate::jsonl_sink::JsonlSink;
     use crate::metrics::Metrics;
+    use crate::violations_file::ViolationsFile;
 
     /// An inspection still running at the deadline is reported left, and the writers are
     /// flushed all the same (what finished inspections queued reaches the file); once it ends,
@@ -116,7 +116,7 @@ mod tests {
         let dir = crate::test_dir::TestDir::new("drain");
         let path = dir.join("violations.jsonl");
         let metrics = Arc::new(Metrics::default());
-        let sink = JsonlSink::spawn(path.clone(), "violations", metrics.clone());
+        let sink = ViolationsFile::spawn(path.clone(), "violations", metrics.clone());
         let inspection = Arc::new(Inspection {
             engine: Arc::new(EngineConfig::default()),
             schemas: Arc::new(SchemaCache::default()),
@@ -130,10 +130,14 @@ mod tests {
             mcp: None,
             otlp: None,
         });
-        let watch = Watch::with(inspection, 4, 16);
-        let running = watch.permits.clone().try_acquire_owned().expect("a permit");
+        let admission = Admission::with(inspection, 4, 16);
+        let running = admission
+            .permits
+            .clone()
+            .try_acquire_owned()
+            .expect("a permit");
         sink.append(vec!["{\"exchange\":\"t-1\"}".into()]);
-        let drained = watch.drain(Instant::now()).await;
+        let drained = admission.drain(Instant::now()).await;
         assert_eq!(
             drained,
             Drained {
@@ -149,7 +153,9 @@ mod tests {
             "{\"exchange\":\"t-1\"}\n"
         );
         drop(running);
-        let drained = watch.drain(Instant::now() + Duration::from_secs(5)).await;
+        let drained = admission
+            .drain(Instant::now() + Duration::from_secs(5))
+            .await;
         assert!(drained.complete(), "{drained:?}");
         assert_eq!(drained.inspections, 0);
     }

@@ -1,6 +1,6 @@
 //! An append-only JSON Lines file written off the client path: the violations file.
 //!
-//! Inspector tasks hand finished lines to [`JsonlSink::append`], which never blocks: lines go to
+//! Inspector tasks hand finished lines to [`ViolationsFile::append`], which never blocks: lines go to
 //! one writer thread ([`WriterThread`], bounded by queued batches) that owns the file (opened with
 //! `O_APPEND`, created readable by its owner only, never truncated or rewritten). A full channel
 //! drops the batch (logged at `debug`; no metric counts it); a write error (full disk, read-only
@@ -55,28 +55,28 @@ impl Default for Rotation {
 
 /// The sending side; cheap to clone.
 #[derive(Clone, Debug)]
-pub struct JsonlSink {
+pub struct ViolationsFile {
     thread: WriterThread<Vec<String>>,
     /// The writer's test seam (see `Writer::fail_after`).
     #[cfg(test)]
     fail_after: Arc<std::sync::Mutex<Option<usize>>>,
 }
 
-impl JsonlSink {
+impl ViolationsFile {
     /// Start the writer thread for `path`. The file is opened lazily, on the first batch, so a
     /// path that is unwritable at start-up is reported the same way as one that becomes so.
     /// `target` names the sink in metrics and logs (e.g. `violations`).
-    pub fn spawn(path: PathBuf, target: &'static str, metrics: Arc<Metrics>) -> JsonlSink {
-        JsonlSink::spawn_with(path, target, metrics, Rotation::default())
+    pub fn spawn(path: PathBuf, target: &'static str, metrics: Arc<Metrics>) -> ViolationsFile {
+        ViolationsFile::spawn_with(path, target, metrics, Rotation::default())
     }
 
-    /// [`JsonlSink::spawn`] with an explicit size bound.
+    /// [`ViolationsFile::spawn`] with an explicit size bound.
     pub fn spawn_with(
         path: PathBuf,
         target: &'static str,
         metrics: Arc<Metrics>,
         rotation: Rotation,
-    ) -> JsonlSink {
+    ) -> ViolationsFile {
         #[cfg(test)]
         let fail_after = Arc::default();
         let writer = Writer {
@@ -90,7 +90,7 @@ impl JsonlSink {
             #[cfg(test)]
             fail_after: Arc::clone(&fail_after),
         };
-        JsonlSink {
+        ViolationsFile {
             thread: WriterThread::spawn(target, QUEUE, Duration::ZERO, writer),
             #[cfg(test)]
             fail_after,

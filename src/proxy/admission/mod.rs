@@ -26,7 +26,6 @@ use crate::inspect::{
     self, ExchangeLabel, HoldSettings, InspectJob, Inspection, InspectionParts, RecordingSeed,
     RequestHead, ResponsePart, Spill,
 };
-use crate::jsonl_sink::JsonlSink;
 use crate::metrics::{IncompleteReason, Metrics};
 use crate::proxy::exchange::ExchangeCtx;
 use crate::proxy::forward::body::{self, RequestBody};
@@ -34,6 +33,7 @@ use crate::record::{RecordMode, Recorder};
 use crate::tap::detached::DetachedHeaders;
 use crate::tap::tee::{self, TeeBody};
 use crate::tap::verdict::CutSender;
+use crate::violations_file::ViolationsFile;
 
 mod drain;
 pub use drain::{Drained, deadline as drain_deadline};
@@ -43,7 +43,7 @@ const QUIRK_HEADER_NAME: http::HeaderName =
     http::HeaderName::from_static(crate::quirk::QUIRK_HEADER);
 
 /// Shared by every exchange of one proxy.
-pub struct Watch {
+pub struct Admission {
     inspection: Arc<Inspection>,
     permits: Arc<Semaphore>,
     /// The semaphore's size: the inspections in flight are those it is short of.
@@ -59,7 +59,7 @@ pub struct Watch {
 }
 
 /// An exchange being watched: the service hands it the upstream's response.
-pub struct Watching {
+pub struct Admitted {
     response: oneshot::Sender<ResponsePart>,
     tap_frames: usize,
     tap_bytes: usize,
@@ -70,8 +70,8 @@ pub struct Watching {
     records: bool,
 }
 
-impl Watch {
-    pub fn new(config: &Config, metrics: Arc<Metrics>) -> Watch {
+impl Admission {
+    pub fn new(config: &Config, metrics: Arc<Metrics>) -> Admission {
         let settings = &config.inspect;
         let engine = EngineConfig {
             severity: settings.severity.clone(),
@@ -80,7 +80,7 @@ impl Watch {
             ..EngineConfig::default()
         };
         let violations = settings.violations.clone().map(|path| {
-            JsonlSink::spawn_with(path, "violations", metrics.clone(), config.violations_file)
+            ViolationsFile::spawn_with(path, "violations", metrics.clone(), config.violations_file)
         });
         let recorder = (config.record.mode != RecordMode::Off)
             .then(|| Recorder::spawn(config.record.clone(), metrics.clone()));
@@ -114,15 +114,20 @@ impl Watch {
             credentials: crate::redact::Redactor::new(&config.record.redact),
             otlp,
         }));
-        let mut watch = Watch::with(inspection, settings.max_concurrent, settings.tap_frames);
-        watch.tap_bytes = settings.tap_bytes;
-        watch
+        let mut admission =
+            Admission::with(inspection, settings.max_concurrent, settings.tap_frames);
+        admission.tap_bytes = settings.tap_bytes;
+        admission
     }
 
     /// The one wiring of inspection, for the proxy and for `tooltap replay` alike: the shared
     /// outputs, the cap on concurrent inspections and the tap's size.
-    pub fn with(inspection: Arc<Inspection>, max_concurrent: usize, tap_frames: usize) -> Watch {
-        Watch {
+    pub fn with(
+        inspection: Arc<Inspection>,
+        max_concurrent: usize,
+        tap_frames: usize,
+    ) -> Admission {
+        Admission {
             inspection,
             permits: Arc::new(Semaphore::new(max_concurrent)),
             max_concurrent,
@@ -147,7 +152,7 @@ impl Watch {
         self.begun.load(Ordering::Relaxed)
     }
 
-    /// Start watching: tee the request body and spawn the inspector, or forward untapped when no
+    /// Admit: tee the request body and spawn the inspector, or forward untapped when no
     /// permit is free. Call inside the exchange's span; the inspector task inherits it.
     pub fn begin(
         &self,
@@ -155,22 +160,22 @@ impl Watch {
         head: &http::request::Parts,
         upstream: &str,
         request: Incoming,
-    ) -> (RequestBody, Option<Watching>) {
+    ) -> (RequestBody, Option<Admitted>) {
         // Only a recorder needs the request's head; observe-only traffic copies nothing.
         let recording = (self.inspection.recorder.as_ref())
             .map(|_| RecordingSeed::of(SystemTime::now(), upstream, &ctx.path, head));
         let request_head = self.inspection.request_head(ctx.dialect, head);
         let trace = self.trace_parent(head);
         match self.start(ctx, request_head, trace, recording) {
-            Some((tap, watching)) => (
+            Some((tap, admitted)) => (
                 body::from_client_tee(TeeBody::new(request, tap)),
-                Some(watching),
+                Some(admitted),
             ),
             None => (body::from_client(request), None),
         }
     }
 
-    /// Start watching an exchange whose request body was already read (`tooltap replay`): the
+    /// Admit an exchange whose request body was already read (`tooltap replay`): the
     /// body goes through the same tee, so the inspector sees it exactly as the proxy's would.
     /// `head`: the request's head, for the dialect (see [`RequestHead`]).
     pub async fn begin_read(
@@ -179,15 +184,15 @@ impl Watch {
         head: &http::request::Parts,
         recording: Option<RecordingSeed>,
         body: &Bytes,
-    ) -> Option<Watching> {
+    ) -> Option<Admitted> {
         let request_head = self.inspection.request_head(ctx.dialect, head);
         let trace = self.trace_parent(head);
-        let (tap, watching) = self.start(ctx, request_head, trace, recording)?;
+        let (tap, admitted) = self.start(ctx, request_head, trace, recording)?;
         let copied = TeeBody::new(Full::new(body.clone()), tap).collect().await;
         if let Err(never) = copied {
             match never {}
         }
-        Some(watching)
+        Some(admitted)
     }
 
     /// Take a permit and spawn the inspector; `None` (counted `skipped`) when none is free.
@@ -203,7 +208,7 @@ impl Watch {
         request_head: RequestHead,
         trace: Option<Box<crate::otlp::TraceParent>>,
         recording: Option<RecordingSeed>,
-    ) -> Option<(tee::Tap, Watching)> {
+    ) -> Option<(tee::Tap, Admitted)> {
         let Some(dialect) = ctx.dialect else {
             self.inspection
                 .metrics
@@ -242,14 +247,14 @@ impl Watch {
         // On the board before the response goes out: a client holding the id finds it there.
         let verdict = FinishGuard::begin(self.verdicts.clone(), job.label.id.clone());
         spawn(self.inspection.clone(), job, permit, verdict);
-        let watching = Watching {
+        let admitted = Admitted {
             response: response_tx,
             tap_frames: self.tap_frames,
             tap_bytes: self.tap_bytes,
             cut,
             records,
         };
-        Some((tap, watching))
+        Some((tap, admitted))
     }
 }
 
@@ -270,7 +275,7 @@ fn spawn(
     tokio::spawn(Box::pin(task).instrument(tracing::Span::current()));
 }
 
-impl Watching {
+impl Admitted {
     /// Tee a response body (the upstream's, behind the quirks injected, or a replayed one) and
     /// tell the inspector about its head.
     pub fn tee<B: http_body::Body>(
@@ -281,7 +286,7 @@ impl Watching {
         body: B,
     ) -> TeeBody<B> {
         let (tap, body_rx) = tee::tap_bounded(self.tap_frames, self.tap_bytes);
-        // The inspector may have gone (it panicked): then nothing is watching; forward anyway.
+        // The inspector may have gone (it panicked): then nothing inspects it; forward anyway.
         let _ = self.response.send(ResponsePart {
             head: crate::inspect::head::response_head(status, headers),
             body: body_rx,

@@ -14,7 +14,7 @@ async fn appends_lines_and_never_rewrites() {
     std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
     std::fs::write(&path, "{\"old\":true}\n").expect("seed line");
     let metrics = Arc::new(Metrics::default());
-    let sink = JsonlSink::spawn(path.clone(), "violations", metrics.clone());
+    let sink = ViolationsFile::spawn(path.clone(), "violations", metrics.clone());
     sink.append(vec!["{\"a\":1}".into(), "{\"b\":2}".into()]);
     sink.append(vec!["{\"c\":3}".into()]);
     sink.flush().await;
@@ -33,7 +33,7 @@ async fn new_files_are_owner_only() {
     use std::os::unix::fs::PermissionsExt;
     let dir = temp_dir("perm");
     let path = dir.join("v.jsonl");
-    let sink = JsonlSink::spawn(path.clone(), "violations", Arc::new(Metrics::default()));
+    let sink = ViolationsFile::spawn(path.clone(), "violations", Arc::new(Metrics::default()));
     sink.append(vec!["{}".into()]);
     sink.flush().await;
     let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
@@ -47,7 +47,7 @@ async fn an_unwritable_path_is_counted_not_fatal() {
     let path = dir.join("is-a-dir");
     std::fs::create_dir_all(&path).expect("mkdir");
     let metrics = Arc::new(Metrics::default());
-    let sink = JsonlSink::spawn(path.clone(), "violations", metrics.clone());
+    let sink = ViolationsFile::spawn(path.clone(), "violations", metrics.clone());
     sink.append(vec!["{}".into()]);
     sink.append(vec!["{}".into()]);
     sink.flush().await;
@@ -83,7 +83,7 @@ async fn the_file_rotates_by_size_and_keeps_n_files() {
         max_bytes: 100,
         keep: 2,
     };
-    let sink = JsonlSink::spawn_with(path.clone(), "violations", metrics.clone(), rotation);
+    let sink = ViolationsFile::spawn_with(path.clone(), "violations", metrics.clone(), rotation);
     for n in 0..40 {
         // 20 bytes with the newline: five lines per file.
         sink.append(vec![format!("{{\"n\":{n:>12}}}")]);
@@ -115,7 +115,7 @@ async fn a_file_deleted_or_moved_under_the_writer_is_reopened_not_written_blind(
     let dir = temp_dir("reopen");
     let path = dir.join("violations.jsonl");
     let metrics = Arc::new(Metrics::default());
-    let sink = JsonlSink::spawn(path.clone(), "violations", metrics.clone());
+    let sink = ViolationsFile::spawn(path.clone(), "violations", metrics.clone());
     sink.append(vec!["{\"first\":1}".into()]);
     sink.flush().await;
     std::fs::remove_file(&path).expect("delete under the writer");
@@ -144,7 +144,7 @@ async fn a_write_cut_by_a_full_disk_never_leaves_a_glued_or_partial_line() {
     let dir = temp_dir("enospc");
     let path = dir.join("v.jsonl");
     let metrics = Arc::new(Metrics::default());
-    let sink = JsonlSink::spawn(path.clone(), "violations", metrics.clone());
+    let sink = ViolationsFile::spawn(path.clone(), "violations", metrics.clone());
     sink.append(vec!["{\"a\":1}".into()]);
     sink.flush().await;
     for cut in [1, 9, 14] {
@@ -169,7 +169,7 @@ async fn a_write_cut_by_a_full_disk_never_leaves_a_glued_or_partial_line() {
 
     let torn = dir.join("torn.jsonl");
     std::fs::write(&torn, "{\"old\":1}\n{\"cut by a cr").expect("write");
-    let sink = JsonlSink::spawn(torn.clone(), "violations", metrics.clone());
+    let sink = ViolationsFile::spawn(torn.clone(), "violations", metrics.clone());
     sink.append(vec!["{\"c\":3}".into()]);
     sink.flush().await;
     let text = std::fs::read_to_string(&torn).expect("read");
