@@ -56,7 +56,9 @@ pub struct McpObservation {
     pub response: Vec<McpMessage>,
     /// Bytes the kept values cost, as [`weigh::value`] counts them; at most the cap.
     pub bytes: usize,
-    /// A value was left out (`None` in its place) because keeping it would pass the cap.
+    /// A value was left out (`None` in its place) because keeping it would pass the cap (on the
+    /// wire: `truncated`).
+    #[serde(rename = "truncated")]
     pub capped: bool,
 }
 

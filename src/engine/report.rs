@@ -123,7 +123,9 @@ pub struct ToolCallOutcome {
 pub enum Completeness {
     /// The whole body was inspected.
     Complete,
-    /// The body was cut short (client gone, upstream error): end-of-body rules were not applied.
+    /// The engine judged part of the body, not its end (a reader that left before the content
+    /// was whole, or frames lost): end-of-body rules were not applied (on the wire: `truncated`).
+    #[serde(rename = "truncated")]
     Partial,
     /// One of our bounds was hit; inspection stopped there.
     TooLarge { limit: LimitKind, bytes: usize },

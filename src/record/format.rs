@@ -240,10 +240,16 @@ impl FrameData {
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Complete,
+    /// Whoever read the body left before its end (on the wire: `client_gone`).
+    #[serde(rename = "client_gone")]
     ReaderGone,
+    /// The upstream broke off mid-body (on the wire: `upstream_error`).
+    #[serde(rename = "upstream_error")]
     UpstreamBroke,
     Lossy,
-    /// The recording hit its size limit; frames after that are missing.
+    /// The recording lost frames: it hit its size limit, or its handle was dropped before the
+    /// end; frames after that are missing (on the wire: `truncated`).
+    #[serde(rename = "truncated")]
     FramesLost,
     /// Enforce mode cut the response on purpose: the frames are the upstream's as read, and
     /// the end line's `enforced` says what the client got instead.
