@@ -1,7 +1,7 @@
 //! The inspector's side of recording: what the service hands over for a recording to start, and
 //! how a tapped body's ending becomes a recording's outcome.
 //!
-//! Input: a [`RecordingSeed`] captured by `watch` at request time (only when a recorder is on,
+//! Input: a [`RecordingSeed`] captured on admission at request time (only when a recorder is on,
 //! so observe-only traffic pays nothing), the tap's [`TapEnd`]. Output: calls on the
 //! [`RecordingHandle`] of [`crate::record`], which never block.
 
@@ -123,7 +123,7 @@ pub(super) struct RecordingFinish<'a> {
     pub end: RecordingEnd,
 }
 
-/// How a held tape keeps its frames: the bounds and the shared spill.
+/// How a held recording keeps its frames: the bounds and the shared spill.
 #[derive(Debug, Clone)]
 pub struct HoldSettings {
     /// `inspect.max_held_recording` (at most `record.max_bytes_per_recording`).
@@ -194,7 +194,7 @@ impl ExchangeRecording {
         }
     }
 
-    /// The most this tape holds in memory, for the memory budget.
+    /// The most this recording holds in memory, for the memory budget.
     pub(super) fn in_memory_bound(&self) -> usize {
         match self {
             ExchangeRecording::Live(_) => 0,

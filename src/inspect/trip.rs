@@ -1,5 +1,5 @@
 //! One exchange's trips to the analysis pool ([`super::offload`]): what the engine is started
-//! from, and the engine itself, started lazily on the first trip so that a buffered response
+//! from, and the exchange itself, started lazily on the first trip so that a buffered response
 //! costs one trip ([`LazyExchange`]); a small trip whose schemas are cached and plain runs where the
 //! inspector is instead ([`HERE_BYTES`]): its work is in proportion to its bytes, and cheaper
 //! than the hand-offs.
@@ -58,7 +58,8 @@ pub(super) struct StartRequest {
 /// for this many bytes (see docs/benchmarks.md#analysis-pool).
 pub(super) const HERE_BYTES: usize = 8 * 1024;
 
-/// The engine for one exchange: not started yet, or started.
+/// One exchange's engine: not started yet (its request not parsed, its schemas not compiled),
+/// or started.
 pub(super) enum LazyExchange {
     Pending(Start),
     Started {

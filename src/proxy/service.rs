@@ -4,7 +4,7 @@
 //! response with its body boxed as [`ProxyBody`], or tooltap's own error in the OpenAI shape.
 //! Each exchange gets an [`ExchangeCtx`] and a tracing span (id, route, method, path) that every
 //! log line inside it carries. The `[inspect]` settings decide per route whether the exchange
-//! is watched (its bodies teed to an inspector, see [`crate::proxy::admission`]) and whether it is
+//! is admitted to inspection (its bodies teed to an inspector, see [`crate::proxy::admission`]) and whether it is
 //! enforced (see [`crate::proxy::enforce`]); every response gets the `x-tooltap-exchange` header.
 
 use std::convert::Infallible;

@@ -65,7 +65,7 @@ pub struct ViolationsFile {
 impl ViolationsFile {
     /// Start the writer thread for `path`. The file is opened lazily, on the first batch, so a
     /// path that is unwritable at start-up is reported the same way as one that becomes so.
-    /// `target` names the sink in metrics and logs (e.g. `violations`).
+    /// `target` names the file in metrics and logs (e.g. `violations`).
     pub fn spawn(path: PathBuf, target: &'static str, metrics: Arc<Metrics>) -> ViolationsFile {
         ViolationsFile::spawn_with(path, target, metrics, Rotation::default())
     }
@@ -103,7 +103,7 @@ impl ViolationsFile {
             return;
         }
         if !self.thread.try_send(lines, 1) {
-            tracing::debug!("jsonl sink queue full or closed; batch dropped");
+            tracing::debug!("violations file queue full or closed; batch dropped");
         }
     }
 

@@ -1,5 +1,5 @@
-//! The service's side of inspection: decide whether an exchange is watched, tee its bodies, and
-//! start its inspector task.
+//! The service's side of inspection: admit an exchange to inspection (or not), tee its bodies,
+//! and start its inspector task.
 //!
 //! Input: each exchange's context and bodies from [`crate::proxy::service`]. Output: the same bodies,
 //! wrapped in [`TeeBody`] when the exchange is inspected, and an [`inspect::run`] task that
@@ -58,7 +58,7 @@ pub struct Admission {
     verdicts: Arc<Verdicts>,
 }
 
-/// An exchange being watched: the service hands it the upstream's response.
+/// An exchange admitted to inspection: the service hands it the upstream's response.
 pub struct Admitted {
     response: oneshot::Sender<ResponsePart>,
     tap_frames: usize,
