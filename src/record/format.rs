@@ -286,7 +286,7 @@ impl Outcome {
         }
     }
 
-    /// The name written in files and logs (`client_gone`, not `ClientGone`).
+    /// The name written in files and logs (`client_gone`, not `ReaderGone`).
     pub fn as_str(self) -> &'static str {
         match self {
             Outcome::Complete => "complete",
