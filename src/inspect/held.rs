@@ -18,7 +18,7 @@ use bytes::Bytes;
 
 use super::spill::{Extent, Spill, SpillError};
 
-/// Each frame is encoded as its length, its time since the tape began (µs), then its bytes.
+/// Each frame is encoded as its length, its time since holding began (µs), then its bytes.
 const HEADER: usize = 4 + 8;
 
 /// Each block begins with the place of the block spilled before it: its segment's number, its
@@ -168,7 +168,7 @@ impl HeldFrames {
         len < self.in_memory
     }
 
-    /// Bytes this tape holds in memory now.
+    /// Bytes these frames hold in memory now.
     #[cfg(test)]
     pub fn in_memory(&self) -> usize {
         self.block.capacity()

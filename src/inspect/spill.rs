@@ -2,7 +2,7 @@
 //! segment file shared by every exchange, so that what a `violations`-mode exchange keeps in
 //! memory until its verdict does not grow with the length of its stream.
 //!
-//! Input: blocks of encoded frames from each exchange's held tape (`inspect::held`), appended
+//! Input: blocks of encoded frames from each exchange's held frames (`inspect::held`), appended
 //! from the analysis pool (never a worker thread, never the client path). Output: an
 //! [`Extent`] per block (the segment, an offset, a length: all an exchange keeps of it), read
 //! back only when the exchange turned out to have violations.
