@@ -84,13 +84,7 @@ impl<'s> Judge<'s> {
 
     /// The site of `pointer` below this place.
     pub fn site(&self, pointer: impl Display) -> Site {
-        Site {
-            choice: self.choice,
-            tool_call: self.tool_call,
-            path: format!("{}{pointer}", self.base),
-            seq: self.seq,
-            schema_path: None,
-        }
+        site_below(&self.base, pointer, self.choice, self.tool_call, self.seq)
     }
 
     /// Records `rule` broken at `pointer` below this place.
@@ -149,14 +143,26 @@ impl<'s> Judge<'s> {
             ..
         } = self;
         let (choice, tool_call, seq, base) = (*choice, *tool_call, *seq, base.as_str());
-        let site = move || Site {
-            choice,
-            tool_call,
-            path: format!("{base}{pointer}"),
-            seq,
-            schema_path: None,
-        };
+        let site = move || site_below(base, pointer, choice, tool_call, seq);
         (&mut **sink, site)
+    }
+}
+
+/// The site of `pointer` below the document at `base`, in `choice` and `tool_call`, completed
+/// by frame `seq`.
+fn site_below(
+    base: &str,
+    pointer: impl Display,
+    choice: Option<u32>,
+    tool_call: Option<u32>,
+    seq: Option<u64>,
+) -> Site {
+    Site {
+        choice,
+        tool_call,
+        path: format!("{base}{pointer}"),
+        seq,
+        schema_path: None,
     }
 }
 

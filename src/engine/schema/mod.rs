@@ -162,7 +162,7 @@ impl SchemaCache {
     /// array sent with other whitespace is compiled once more, never confused with another. Not
     /// cached until admitted.
     pub fn tools_for_raw(&self, tools: &RawValue, reading: &ToolReading) -> Arc<CompiledTools> {
-        self.tools_for_key(&reading.key(tools.get()), tools.get(), reading)
+        self.tools_for_text(tools.get(), reading)
     }
 
     /// As [`SchemaCache::tools_for_raw`], for an array's exact text read and checked as JSON by
