@@ -347,12 +347,17 @@ impl JsonStream {
         self.long = false;
     }
 
-    /// Keeps `piece` of the value being built, or only counts it past the hold bound.
+    /// Keeps `piece` of the value being built, or only counts it past the hold bound (a
+    /// parser that holds nothing, as the argument driver's break search is, only counts).
+    #[inline(always)]
     fn keep(&mut self, piece: &[u8], limit: usize) {
         self.text_bytes += piece.len() as u64;
-        if self.long {
-            return;
+        if !self.long {
+            self.hold_piece(piece, limit);
         }
+    }
+
+    fn hold_piece(&mut self, piece: &[u8], limit: usize) {
         if self.text.len() + piece.len() > limit {
             self.long = true;
             self.text = Vec::new();
@@ -408,7 +413,7 @@ impl JsonStream {
         };
     }
 
-    /// Reads string bytes from the start of `bytes`: a run of plain bytes at once.
+    /// Reads string bytes from the start of `bytes`: plain runs and one-character escapes at once.
     fn string(
         &mut self,
         bytes: &[u8],
@@ -431,11 +436,9 @@ impl JsonStream {
             self.keep(&[byte], self.hold);
             return Ok(1);
         }
-        let run = plain_run(bytes);
-        if run > 0 {
-            self.text_chars += run as u64;
-            self.keep(&bytes[..run], self.hold);
-            return Ok(run);
+        let used = self.plain_and_simple(bytes);
+        if used > 0 {
+            return Ok(used);
         }
         let byte = bytes[0];
         match byte {
@@ -454,13 +457,8 @@ impl JsonStream {
                 }
             }
             b'\\' => {
-                // A one-character escape whole in this push is read at once (the common `\n`,
-                // `\"`); `\u` and a split escape go through the escape states.
-                if let Some(plain) = bytes.get(1).copied().and_then(simple_escape) {
-                    self.text_chars += 1;
-                    self.keep(&[plain], self.hold);
-                    return Ok(2);
-                }
+                // `\u`, an escape split across pushes, or an invalid one (a one-character
+                // escape whole in this push was read by `plain_and_simple`).
                 self.state = State::Str {
                     key,
                     escape: Escape::Backslash,
@@ -485,6 +483,32 @@ impl JsonStream {
             }
         }
         Ok(1)
+    }
+
+    /// Reads the plain runs and whole one-character escapes at the start of `bytes` in one
+    /// go (a code file's text is mostly that: a run, `\n` or `\"`, a run...), rather than a
+    /// step of the caller's loop for each; how many bytes it read (none when `bytes` starts
+    /// with something else: the string's end, a `\u`, a split escape, a non-ASCII or a
+    /// control byte, which the caller's step reads).
+    fn plain_and_simple(&mut self, bytes: &[u8]) -> usize {
+        let mut at = 0;
+        loop {
+            let run = plain_run(&bytes[at..]);
+            if run > 0 {
+                self.text_chars += run as u64;
+                self.keep(&bytes[at..at + run], self.hold);
+                at += run;
+            }
+            if bytes.get(at) != Some(&b'\\') {
+                return at;
+            }
+            let Some(plain) = bytes.get(at + 1).copied().and_then(simple_escape) else {
+                return at;
+            };
+            self.text_chars += 1;
+            self.keep(&[plain], self.hold);
+            at += 2;
+        }
     }
 
     fn escape_byte(&mut self, byte: u8, key: bool, escape: Escape) -> Result<(), &'static str> {
