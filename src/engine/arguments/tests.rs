@@ -163,20 +163,25 @@ fn past_the_text_bound_what_needs_the_whole_value_is_incomplete() {
     );
 }
 
-/// Not a check: the work one huge argument costs, for callgrind (docs/ARCHITECTURE.md's
+/// Not a check: the work huge or many small arguments cost, for callgrind (docs/ARCHITECTURE.md's
 /// `engine::arguments` row). `TOOLTAP_ARGUMENT_PROBE` = `whole` (the text joined, parsed and
-/// validated whole, as the dialects do today), `streamed` (this driver) or unset (neither: the
-/// baseline to subtract); `TOOLTAP_ARGUMENT_PROBE_MB` its size (default 4).
+/// validated whole), `streamed` (this driver) or unset (neither: the baseline to subtract);
+/// `TOOLTAP_ARGUMENT_PROBE_MB` the megabytes of arguments in all (default 4);
+/// `TOOLTAP_ARGUMENT_PROBE_KB`, when set, the size of each argument, that many streamed one
+/// after the other (arguments within the text bound); unset, one argument of all of it.
 #[test]
 #[ignore = "a probe for callgrind, run by hand"]
 fn argument_cost_probe() {
-    let megabytes: usize = std::env::var("TOOLTAP_ARGUMENT_PROBE_MB")
-        .ok()
-        .and_then(|mb| mb.parse().ok())
-        .unwrap_or(4);
+    let number = |name: &str| std::env::var(name).ok().and_then(|n| n.parse::<usize>().ok());
+    let total = number("TOOLTAP_ARGUMENT_PROBE_MB").unwrap_or(4) * 1024 * 1024;
+    let size = number("TOOLTAP_ARGUMENT_PROBE_KB").map_or(total, |kb| kb * 1024);
     let line = "    let value = format!(\"{}\\n\", \"x\");\n";
-    let content = line.repeat(megabytes * 1024 * 1024 / line.len());
+    // The content that makes the whole argument `size` bytes long (its JSON escapes included).
+    let frame = json!({"path": "src/x.rs", "content": "", "mode": "create"}).to_string();
+    let escaped = serde_json::to_string(line).unwrap_or_default().len() - 2;
+    let content = line.repeat(size.saturating_sub(frame.len()) / escaped);
     let text = json!({"path": "src/x.rs", "content": content, "mode": "create"}).to_string();
+    let arguments = (total / text.len()).max(1);
     let schema = compiled(&json!({
         "type": "object",
         "properties": {
@@ -192,26 +197,34 @@ fn argument_cost_probe() {
         .chunks(1024)
         .map(|chunk| std::str::from_utf8(chunk).unwrap_or(""))
         .collect();
-    match std::env::var("TOOLTAP_ARGUMENT_PROBE").as_deref() {
-        Ok("whole") => {
-            let mut joined = String::new();
-            for fragment in &fragments {
-                joined.push_str(fragment);
+    let mode = std::env::var("TOOLTAP_ARGUMENT_PROBE");
+    eprintln!(
+        "argument_cost_probe: {arguments} argument(s) of {} bytes, {} fragments each, mode {mode:?}",
+        text.len(),
+        fragments.len()
+    );
+    for _ in 0..arguments {
+        match mode.as_deref() {
+            Ok("whole") => {
+                let mut joined = String::new();
+                for fragment in &fragments {
+                    joined.push_str(fragment);
+                }
+                let value: Value = serde_json::from_str(&joined).unwrap_or_default();
+                assert!(
+                    matches!(schema.check(&value, 16), SchemaCheck::Checked(failures) if failures.is_empty())
+                );
             }
-            let value: Value = serde_json::from_str(&joined).unwrap_or_default();
-            assert!(
-                matches!(schema.check(&value, 16), SchemaCheck::Checked(failures) if failures.is_empty())
-            );
-        }
-        Ok("streamed") => {
-            let mut stream = ArgumentStream::new(Some(&schema), ArgumentLimits::default());
-            for (seq, fragment) in (1..).zip(&fragments) {
-                stream.push(fragment, seq);
+            Ok("streamed") => {
+                let mut stream = ArgumentStream::new(Some(&schema), ArgumentLimits::default());
+                for (seq, fragment) in (1..).zip(&fragments) {
+                    stream.push(fragment, seq);
+                }
+                assert!(
+                    matches!(stream.finish(Some(&schema)), ArgumentVerdict::Object { schema: ArgumentSchema::Checked(failures), .. } if failures.is_empty())
+                );
             }
-            assert!(
-                matches!(stream.finish(Some(&schema)), ArgumentVerdict::Object { schema: ArgumentSchema::Checked(failures), .. } if failures.is_empty())
-            );
+            _ => assert!(!fragments.is_empty()),
         }
-        _ => assert!(fragments.len() > 1),
     }
 }
