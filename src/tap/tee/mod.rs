@@ -35,7 +35,11 @@ use bytes::{Bytes, BytesMut};
 use http_body::{Body, Frame, SizeHint};
 use tokio::sync::{Notify, mpsc, oneshot};
 
-/// One copied data frame, stamped with the instant tooltap saw it.
+/// One copied data frame, stamped with the instant tooltap saw it. It travels the channel
+/// boxed: a channel's slots come in blocks of 32, allocated with the channel, and 32 unboxed
+/// events (48 bytes each) make a block past glibc's per-thread cache, served by its slow path
+/// for every exchange's two taps; 32 pointers stay inside it (see
+/// docs/benchmarks.md#tap-boxed).
 #[derive(Debug, Clone)]
 pub struct TapEvent {
     pub bytes: Bytes,
@@ -91,7 +95,7 @@ struct Shared {
 /// unfinished) wakes the consumer, which then finds the channel closed.
 #[derive(Debug)]
 struct DataSender {
-    tx: mpsc::Sender<TapEvent>,
+    tx: mpsc::Sender<Box<TapEvent>>,
     shared: Arc<Shared>,
 }
 
@@ -132,7 +136,7 @@ pub struct TapReceiver {
 /// The data channel's receiving end; gives back the bytes of each frame it hands out.
 #[derive(Debug)]
 pub struct TapData {
-    rx: mpsc::Receiver<TapEvent>,
+    rx: mpsc::Receiver<Box<TapEvent>>,
     shared: Arc<Shared>,
 }
 
@@ -140,7 +144,7 @@ impl TapData {
     /// The next frame, released at once; `None` once the body ended (or the tap stopped copying)
     /// and all were read.
     pub async fn recv(&mut self) -> Option<TapEvent> {
-        let event = self.rx.recv().await?;
+        let event = *self.rx.recv().await?;
         self.release(event.bytes.len());
         Some(event)
     }
@@ -148,12 +152,12 @@ impl TapData {
     /// The next frame, still counted against `inspect.tap_bytes` until [`TapData::release`]:
     /// for a consumer that holds frames a while (a batch waiting for the analysis pool).
     pub async fn recv_kept(&mut self) -> Option<TapEvent> {
-        self.rx.recv().await
+        self.rx.recv().await.map(|event| *event)
     }
 
     /// A frame already waiting, if any; kept like [`TapData::recv_kept`].
     pub fn try_recv_kept(&mut self) -> Result<TapEvent, mpsc::error::TryRecvError> {
-        self.rx.try_recv()
+        self.rx.try_recv().map(|event| *event)
     }
 
     /// The consumer is done with `bytes` of kept frames: the tap may copy that much again.
@@ -245,10 +249,10 @@ impl Tap {
             self.overflow();
             return;
         }
-        let event = TapEvent {
+        let event = Box::new(TapEvent {
             bytes: copy_into(&mut self.block, &mut self.next_block, bytes),
             at,
-        };
+        });
         match sender.try_send(event) {
             Ok(()) => {
                 let frames = sender.max_capacity() - sender.capacity();
