@@ -11,6 +11,7 @@
 mod family;
 pub mod upstream_pool;
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -210,30 +211,42 @@ impl Default for Metrics {
     }
 }
 
+/// A character a model label keeps (the rest are dropped).
+fn label_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "._:/-@+".contains(c)
+}
+
 impl Metrics {
-    /// A bounded label value for a model name (see the module doc).
-    pub fn model_label(&self, model: Option<&str>) -> String {
+    /// A bounded label value for a model name (see the module doc). A name that is already a
+    /// clean label (the common case) is looked up as it is and lent back: nothing is copied.
+    pub fn model_label<'a>(&self, model: Option<&'a str>) -> Cow<'a, str> {
         let Some(model) = model else {
-            return "unknown".to_string();
+            return Cow::Borrowed("unknown");
         };
-        let clean: String = model
-            .chars()
-            .filter(|c| c.is_ascii_alphanumeric() || "._:/-@+".contains(*c))
-            .take(MAX_LABEL_LEN)
-            .collect();
-        if clean.is_empty() {
-            return "unknown".to_string();
+        let label: Cow<'a, str> = if model.len() <= MAX_LABEL_LEN && model.chars().all(label_char)
+        {
+            Cow::Borrowed(model)
+        } else {
+            Cow::Owned(
+                model
+                    .chars()
+                    .filter(|c| label_char(*c))
+                    .take(MAX_LABEL_LEN)
+                    .collect(),
+            )
+        };
+        if label.is_empty() {
+            return Cow::Borrowed("unknown");
         }
         let mut models = lock(&self.models);
-        // A model seen before (the common case) is hashed once and not copied.
-        if models.contains(&clean) {
-            return clean;
+        if models.contains(label.as_ref()) {
+            return label;
         }
         if models.len() < MAX_MODELS {
-            models.insert(clean.clone());
-            clean
+            models.insert(label.clone().into_owned());
+            label
         } else {
-            "other".to_string()
+            Cow::Borrowed("other")
         }
     }
 
