@@ -27,7 +27,7 @@ use crate::tap::verdict::EnforceCut;
 pub struct RecordingSeed {
     pub started: SystemTime,
     pub upstream: String,
-    pub method: String,
+    pub method: http::Method,
     pub path: String,
     pub query: Option<String>,
     /// Copied, so it pins none of hyper's read buffer (see [`DetachedHeaders`]).
@@ -47,7 +47,7 @@ impl RecordingSeed {
         RecordingSeed {
             started,
             upstream: upstream.to_owned(),
-            method: head.method.as_str().to_owned(),
+            method: head.method.clone(),
             path: path.to_owned(),
             query: head.uri.query().map(str::to_owned),
             headers: DetachedHeaders::of(&head.headers),
@@ -67,7 +67,7 @@ fn begin(
         origin: label.started,
         route: &label.route,
         upstream: &seed.upstream,
-        method: &seed.method,
+        method: seed.method.as_str(),
         path: &seed.path,
         dialect: label.dialect,
         query: seed.query.as_deref(),
