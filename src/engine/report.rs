@@ -3,6 +3,8 @@
 //! Built by [`crate::engine::Exchange::finish`]; serialized by the proxy into JSON logs and
 //! recordings, and compared by tests. Our own limits are [`Completeness`], never violations.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -44,7 +46,7 @@ pub struct Report {
     pub body_kind: BodyKind,
     /// One entry per choice index, in index order.
     pub choices: Vec<ChoiceOutcome>,
-    pub usage: Option<Value>,
+    pub usage: Option<Usage>,
     pub violations: Vec<Violation>,
     /// Violations found past `inspect.max_violations`: counted, not listed.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -55,6 +57,54 @@ pub struct Report {
     /// and absent from reports written before MCP).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp: Option<Box<McpObservation>>,
+}
+
+/// A response's `usage` as the upstream sent it: a tree (from a stream's chunk, or a dialect
+/// that reads its document whole), or the exact text of the member a typed read passed over,
+/// read into a tree only when something asks ([`Usage::value`]: the report written, compared or
+/// exported). Most clean exchanges are never written, and a tree costs its allocations on each.
+#[derive(Debug, Clone)]
+pub enum Usage {
+    Tree(Value),
+    /// Text the reader checked as strictly as serde reads it ([`crate::engine::json_scan`]).
+    Text(Box<str>),
+}
+
+impl Usage {
+    /// The tree: the one held, or the text read now (`null` if it could not be, which a
+    /// checked text never is).
+    pub fn value(&self) -> Cow<'_, Value> {
+        match self {
+            Usage::Tree(value) => Cow::Borrowed(value),
+            Usage::Text(text) => Cow::Owned(serde_json::from_str(text).unwrap_or(Value::Null)),
+        }
+    }
+}
+
+impl From<Value> for Usage {
+    fn from(value: Value) -> Usage {
+        Usage::Tree(value)
+    }
+}
+
+/// Equal when their trees are: the same usage read either way compares equal.
+impl PartialEq for Usage {
+    fn eq(&self, other: &Usage) -> bool {
+        self.value() == other.value()
+    }
+}
+
+/// Written as its tree, so a report's bytes do not depend on how the usage was read.
+impl Serialize for Usage {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.value().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Usage {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Usage, D::Error> {
+        Value::deserialize(deserializer).map(Usage::Tree)
+    }
 }
 
 /// How the response body was framed.

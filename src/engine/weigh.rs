@@ -12,6 +12,8 @@
 
 use serde_json::Value;
 
+use crate::engine::report::Usage;
+
 /// What one reassembled entry costs beyond its text: its struct and map node while the stream
 /// runs, and its share of the document and the report built at the end.
 pub const ENTRY: usize = 4096;
@@ -41,6 +43,14 @@ pub fn value(value: &Value) -> usize {
 /// An optional kept value.
 pub fn maybe(kept: Option<&Value>) -> usize {
     kept.map_or(0, value)
+}
+
+/// The estimated heap of a response's usage as kept: its tree's, or its text.
+pub fn usage(kept: &Usage) -> usize {
+    match kept {
+        Usage::Tree(tree) => value(tree),
+        Usage::Text(text) => text.len(),
+    }
 }
 
 #[cfg(test)]

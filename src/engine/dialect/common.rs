@@ -18,6 +18,7 @@ use crate::engine::report::{ChoiceOutcome, RequestFacts};
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, ToolSchema};
 use crate::engine::violation::{Site, Stage, ViolationSink};
+use crate::engine::report::Usage;
 
 /// Shortens a value for a human detail; details are for people, never for matching.
 pub fn preview(value: &serde_json::Value) -> String {
@@ -186,12 +187,12 @@ pub fn judge_tree(
     body: &[u8],
     sink: &mut ViolationSink,
     judge: impl FnOnce(&Value, &mut ViolationSink) -> ChoiceOutcome,
-) -> (Vec<ChoiceOutcome>, Option<Value>) {
+) -> (Vec<ChoiceOutcome>, Option<Usage>) {
     let Some(document) = response_json(body, sink) else {
         return (Vec::new(), None);
     };
     let outcome = judge(&document, sink);
-    (vec![outcome], usage(&document))
+    (vec![outcome], usage(&document).map(Usage::from))
 }
 
 /// Removes `key` from an object and returns it, unless it is absent or `null` (or `value` is not

@@ -4,8 +4,8 @@
 //! text to serde, which decides and words the errors.
 //!
 //! Input: UTF-8 text. Output: members walked one by one ([`Scan::object`], [`Scan::array`]),
-//! `Value`s built as serde_json's `Value` builds them ([`Scan::value`]), values skipped but
-//! checked ([`Scan::skip`]). Refused here, left to serde: a key holding an escape, a number
+//! `Value`s built as serde_json's `Value` builds them ([`Scan::value`]) or checked as strictly
+//! and kept as their text ([`Scan::value_text`]), values skipped but checked ([`Scan::skip`]). Refused here, left to serde: a key holding an escape, a number
 //! other than a plain integer that fits a `u64` unless serde reads the token alone to a value
 //! ([`Scan::value`]) or it has JSON's grammar ([`Scan::skip`]), a lone surrogate, a raw control
 //! character, nesting deeper than [`MAX_DEPTH`], anything after the value but white space.
@@ -265,31 +265,46 @@ impl<'a> Scan<'a> {
         self.text.get(start..self.at)
     }
 
+    /// The next value's exact text, checked exactly as [`Scan::value`] reads it, numbers
+    /// included (one that is not a plain integer is read by serde, which refuses one out of
+    /// range): text serde reads to the tree [`Scan::value`] would build, kept as text.
+    pub fn value_text(&mut self) -> Option<&'a str> {
+        self.peek()?;
+        let start = self.at;
+        self.skip_checking(serde_number)?;
+        self.text.get(start..self.at)
+    }
+
     /// Skips the next value, checking it as strictly as [`Scan::value`] reads it (numbers
     /// against JSON's grammar).
     pub fn skip(&mut self) -> Option<()> {
+        self.skip_checking(number_grammar)
+    }
+
+    /// Skips the next value, each number token checked by `number`.
+    fn skip_checking(&mut self, number: fn(&str) -> bool) -> Option<()> {
         match self.peek()? {
             b'"' => {
                 self.at += 1;
                 self.at += skip_string_body(&self.text.as_bytes()[self.at..])?;
                 Some(())
             }
-            b'{' => self.skip_object(),
-            b'[' => self.array(Scan::skip),
+            b'{' => self.skip_object(number),
+            b'[' => self.array(|scan| scan.skip_checking(number)),
             b't' => self.literal("true", ()),
             b'f' => self.literal("false", ()),
             b'n' => self.literal("null", ()),
-            _ => number_grammar(self.number_token()?).then_some(()),
+            _ => number(self.number_token()?).then_some(()),
         }
     }
 
     /// Skips an object, keys with escapes included.
-    fn skip_object(&mut self) -> Option<()> {
+    fn skip_object(&mut self, number: fn(&str) -> bool) -> Option<()> {
         let skip_key = |scan: &mut Scan<'a>| {
             scan.at += skip_string_body(&scan.text.as_bytes()[scan.at..])?;
             Some(())
         };
-        self.members(skip_key, |scan, ()| scan.skip())
+        self.members(skip_key, |scan, ()| scan.skip_checking(number))
     }
 
     fn literal<T>(&mut self, word: &str, value: T) -> Option<T> {
@@ -367,6 +382,13 @@ impl Seen {
 }
 
 /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, the whole token.
+/// Whether `token` is a number [`Scan::value`] reads: a plain integer, or one serde reads
+/// alone to a number (it refuses one out of range).
+fn serde_number(token: &str) -> bool {
+    matches!(plain_integer(token), Some((_, "")))
+        || serde_json::from_str::<Value>(token).is_ok_and(|value| value.is_number())
+}
+
 fn number_grammar(token: &str) -> bool {
     let bytes = token.as_bytes();
     let mut at = usize::from(bytes.first() == Some(&b'-'));

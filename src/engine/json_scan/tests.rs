@@ -14,6 +14,14 @@ fn scanned(text: &str) -> Option<Value> {
     Some(value)
 }
 
+/// The value's text as [`Scan::value_text`] keeps it, read to a tree by serde.
+fn texted(text: &str) -> Option<Value> {
+    let mut scan = Scan::new(text);
+    let kept = scan.value_text()?;
+    scan.end()?;
+    Some(serde_json::from_str(kept).expect("value_text keeps only what serde reads"))
+}
+
 fn skipped(text: &str) -> Option<()> {
     let mut scan = Scan::new(text);
     scan.skip()?;
@@ -43,7 +51,8 @@ fn ordinary_values_are_read_as_serde_reads_them() {
     ];
     for text in texts {
         let expected: Value = serde_json::from_str(text).unwrap();
-        assert_eq!(scanned(text), Some(expected), "{text}");
+        assert_eq!(scanned(text), Some(expected.clone()), "{text}");
+        assert_eq!(texted(text), Some(expected), "{text}");
         assert_eq!(skipped(text), Some(()), "{text}");
     }
     // Bit for bit: serde reads `-0` as a float.
@@ -89,6 +98,7 @@ fn what_serde_refuses_the_scan_refuses() {
             "serde takes {text}"
         );
         assert_eq!(scanned(text), None, "{text}");
+        assert_eq!(texted(text), None, "{text}");
     }
     // Skipping: serde's skip takes two of these. An out-of-range exponent has JSON's grammar
     // and is skipped alike; a lone surrogate is left to serde.
@@ -185,7 +195,8 @@ proptest! {
             serde_json::to_string(&value).unwrap()
         };
         let expected: Value = serde_json::from_str(&text).unwrap();
-        prop_assert_eq!(scanned(&text), Some(expected));
+        prop_assert_eq!(scanned(&text), Some(expected.clone()));
+        prop_assert_eq!(texted(&text), Some(expected));
         prop_assert_eq!(skipped(&text), Some(()));
     }
 
@@ -199,6 +210,8 @@ proptest! {
         if let Some(read) = scanned(&text) {
             prop_assert_eq!(Some(read), serde_json::from_str::<Value>(&text).ok(), "{}", text);
         }
+        // The text kept is taken exactly where the tree is.
+        prop_assert_eq!(texted(&text), scanned(&text), "{}", text);
         if skipped(&text).is_some() {
             prop_assert!(serde_json::from_str::<IgnoredAny>(&text).is_ok(), "{}", text);
         }

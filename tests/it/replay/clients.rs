@@ -134,7 +134,7 @@ async fn the_python_sdk_reassembles_parallel_calls_as_tooltap_does() {
         "tool_calls": choice.tool_calls.iter().map(|call| json!({
             "id": call.id, "name": call.name, "arguments": call.arguments,
         })).collect::<Vec<_>>(),
-        "usage": report.usage.as_ref().map(|u| u["total_tokens"].clone()),
+        "usage": report.usage.as_ref().map(|u| u.value()["total_tokens"].clone()),
     });
     assert_eq!(sdk, ours);
     assert_eq!(sdk["tool_calls"].as_array().map(Vec::len), Some(2), "{sdk}");

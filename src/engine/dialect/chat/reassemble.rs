@@ -23,6 +23,7 @@ use super::arguments::{FollowedArguments, Taken};
 use super::whole_json::WholeJson;
 use crate::engine::schema::ToolSchema;
 use crate::engine::small_map::SmallMap;
+use crate::engine::report::Usage;
 
 /// Everything received for one choice.
 #[derive(Debug, Default)]
@@ -202,7 +203,7 @@ pub enum CallKey {
 #[derive(Debug, Default)]
 pub struct Assembly {
     pub choices: SmallMap<u32, ChoiceAssembly>,
-    pub usage: Option<Value>,
+    pub usage: Option<Usage>,
     /// What the reassembly holds, as [`crate::engine::weigh`] counts it.
     pub held: usize,
 }

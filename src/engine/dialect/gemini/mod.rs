@@ -38,6 +38,7 @@ use crate::engine::report::{BodyKind, ChoiceOutcome, RequestFacts};
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, SchemaCache};
 use crate::engine::violation::{Stage, ViolationSink};
+use crate::engine::report::Usage;
 
 /// The HTTP status enforce mode answers with by default (`enforce.status`), which Google's error
 /// object repeats as its `code`.
@@ -255,7 +256,7 @@ impl DialectRules for GeminiState {
             .get("usageMetadata")
             .filter(|u| !u.is_null())
             .cloned();
-        (outcomes, usage)
+        (outcomes, usage.map(Usage::from))
     }
 
     /// Ends a stream; see [`StreamFinish`].
@@ -272,7 +273,7 @@ impl DialectRules for GeminiState {
                 }
             }
         }
-        (self.outcomes(), self.stream.usage.clone())
+        (self.outcomes(), self.stream.usage.clone().map(Usage::from))
     }
 
     /// Google's error object: `{"error":{"code","message","status"}}` (what both SDKs raise

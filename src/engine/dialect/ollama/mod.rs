@@ -32,6 +32,7 @@ use crate::engine::report::{BodyKind, RequestFacts};
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, SchemaCache};
 use crate::engine::violation::{Stage, ViolationSink};
+use crate::engine::report::Usage;
 
 /// The NDJSON content type Ollama streams with.
 const NDJSON: &str = "application/x-ndjson";
@@ -180,7 +181,7 @@ impl DialectRules for OllamaState {
         };
         let read = Turn::read(&document, "", None);
         turn::judge(&read, self.context(), sink);
-        (vec![read.outcome()], stream::usage(&document))
+        (vec![read.outcome()], stream::usage(&document).map(Usage::from))
     }
 
     fn finish_stream(&mut self, end: StreamFinish<'_>) -> Judged {
@@ -191,7 +192,7 @@ impl DialectRules for OllamaState {
             } => self.finish_judged(ended_mid_event, sink),
             StreamFinish::Unjudged { .. } => {}
         }
-        (vec![self.stream.turn.outcome()], self.stream.usage.clone())
+        (vec![self.stream.turn.outcome()], self.stream.usage.clone().map(Usage::from))
     }
 
     /// Ollama's error shape, `{"error":"..."}`: what the server answers a failed request with,

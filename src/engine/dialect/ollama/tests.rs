@@ -64,8 +64,11 @@ fn stream_is_the_default_and_a_faithful_stream_passes() {
     assert_eq!(call.arguments, Some(serde_json::json!({"city":"Tokyo"})));
     assert_eq!(report.choices[0].finish_reason.as_deref(), Some("stop"));
     assert_eq!(
-        report.usage.as_ref().and_then(|u| u.get("eval_count")),
-        Some(&Value::from(15))
+        report
+            .usage
+            .as_ref()
+            .and_then(|u| u.value().get("eval_count").cloned()),
+        Some(Value::from(15))
     );
 }
 

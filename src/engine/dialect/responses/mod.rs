@@ -35,6 +35,7 @@ use crate::engine::report::RequestFacts;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, SchemaCache};
 use crate::engine::violation::{Stage, ViolationSink};
+use crate::engine::report::Usage;
 
 const STATUSES: [&str; 6] = [
     "completed",
@@ -226,7 +227,7 @@ impl DialectRules for ResponsesState {
             .and_then(|r| r.get("usage"))
             .filter(|u| !u.is_null())
             .cloned();
-        (vec![outcome], usage)
+        (vec![outcome], usage.map(Usage::from))
     }
 
     fn declared_request(&self) -> Declared<'_> {

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use crate::engine::dialect::common;
 use crate::engine::json_scan::{self, Scan, Seen};
+use crate::engine::report::Usage;
 
 /// One choice read typed, and how either read of it is viewed.
 pub trait ChoiceRead: DeserializeOwned {
@@ -39,7 +40,8 @@ pub struct Object<C> {
     /// Whether it was a JSON object (a pointer to `/choices` needs one).
     pub object: bool,
     pub error: Option<Value>,
-    pub usage: Option<Value>,
+    /// Its text when the scan read it (kept as text: nothing reads it on a clean exchange).
+    pub usage: Option<Usage>,
     choices: Choices<C>,
 }
 
@@ -69,17 +71,20 @@ impl<C: ChoiceRead> Object<C> {
         if text.trim_ascii_start().as_bytes().first() != Some(&b'{') {
             return None;
         }
-        let typed = Self::scanned(text).or_else(|| serde_json::from_str::<Typed<C>>(text).ok())?;
+        if let Some(object) = Self::scanned(text) {
+            return Some(object);
+        }
+        let typed = serde_json::from_str::<Typed<C>>(text).ok()?;
         Some(Object {
             object: true,
             error: typed.error,
-            usage: typed.usage,
+            usage: typed.usage.map(Usage::from),
             choices: Choices::Typed(typed.choices),
         })
     }
 
     /// The typed read by [`json_scan`], or `None` where it gives up.
-    fn scanned(text: &str) -> Option<Typed<C>> {
+    fn scanned(text: &str) -> Option<Object<C>> {
         let mut scan = Scan::new(text);
         let (mut error, mut usage, mut choices) = (None, None, None);
         let mut seen = Seen::default();
@@ -91,7 +96,9 @@ impl<C: ChoiceRead> Object<C> {
                 }
                 "usage" => {
                     seen.first(1)?;
-                    usage = json_scan::optional(scan)?;
+                    usage = json_scan::optional_with(scan, |scan| {
+                        scan.value_text().map(|text| Usage::Text(text.into()))
+                    })?;
                 }
                 "choices" => {
                     seen.first(2)?;
@@ -102,10 +109,11 @@ impl<C: ChoiceRead> Object<C> {
             Some(())
         })?;
         scan.end()?;
-        Some(Typed {
+        Some(Object {
+            object: true,
             error,
             usage,
-            choices,
+            choices: Choices::Typed(choices),
         })
     }
 
@@ -114,7 +122,7 @@ impl<C: ChoiceRead> Object<C> {
         Object {
             object: value.is_object(),
             error: common::take_member(&mut value, "error"),
-            usage: common::take_member(&mut value, "usage"),
+            usage: common::take_member(&mut value, "usage").map(Usage::from),
             choices: Choices::Tree(common::take_member(&mut value, "choices")),
         }
     }
@@ -140,11 +148,20 @@ mod tests {
     /// serde's derived read, as the scan must give it whenever it gives anything.
     fn by_serde<C: ChoiceRead + std::fmt::Debug>(text: &str) -> Option<String> {
         let typed = serde_json::from_str::<Typed<C>>(text).ok()?;
-        Some(format!("{typed:?}"))
+        Some(format!(
+            "{:?} {:?} {:?}",
+            typed.error, typed.usage, typed.choices
+        ))
     }
 
+    /// The scan's read, its usage (kept as text) read to the tree serde builds.
     fn by_scan<C: ChoiceRead + std::fmt::Debug>(text: &str) -> Option<String> {
-        Object::<C>::scanned(text).map(|typed| format!("{typed:?}"))
+        let object = Object::<C>::scanned(text)?;
+        let Choices::Typed(choices) = &object.choices else {
+            return Some("a tree".to_owned());
+        };
+        let usage = object.usage.as_ref().map(|usage| usage.value().into_owned());
+        Some(format!("{:?} {usage:?} {choices:?}", object.error))
     }
 
     const TAKEN: &[&str] = &[

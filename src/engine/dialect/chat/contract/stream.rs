@@ -136,8 +136,8 @@ impl StreamContract {
             return judge.flag(RuleId::SseErrorEvent, "/error", detail);
         }
         if let Some(usage) = chunk.usage.take() {
-            let weight = weigh::value(&usage);
-            let replaced = weigh::maybe(self.assembly.usage.as_ref());
+            let weight = weigh::usage(&usage);
+            let replaced = self.assembly.usage.as_ref().map_or(0, weigh::usage);
             self.assembly.held = (self.assembly.held + weight).saturating_sub(replaced);
             self.assembly.usage = Some(usage);
         }
