@@ -5,8 +5,6 @@
 //! be a string that parses to an object valid against the schema the request declared for that
 //! tool: that very schema object, compiled by [`crate::engine::schema`].
 
-use std::collections::HashSet;
-
 use serde_json::Value;
 
 use super::custom::check_custom_call;
@@ -19,6 +17,7 @@ use crate::engine::judge::Judge;
 use crate::engine::report::ToolCallOutcome;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, DeclaredTool, ToolSchema};
+use crate::engine::small_map::SmallMap;
 
 /// The rules a `tool_calls` item's arguments are judged by.
 pub const TOOL_CALL_ARGUMENTS: ArgumentRules = ArgumentRules {
@@ -55,7 +54,7 @@ pub fn check_tool_calls<'a>(
     judge: &mut Judge<'_>,
 ) -> Vec<ToolCallOutcome> {
     // Ids borrowed from the calls.
-    let mut seen_ids: HashSet<&'a str> = HashSet::new();
+    let mut seen_ids = SeenIds::default();
     let mut outcomes = Vec::with_capacity(calls.len());
     for (position, call) in calls.iter().enumerate() {
         let index = call_index(call, position, origin);
@@ -97,16 +96,22 @@ fn call_index(call: CallView<'_>, position: usize, origin: Origin) -> u32 {
 
 /// A call's `id` when it is a non-empty string (reported when an earlier call of the message
 /// used it); else what was sent, for the caller's rule.
+/// The ids of a message's calls seen so far: a message has one or a few, kept in a short `Vec`
+/// (no hashing, one small allocation), a `BTreeMap` past a handful.
+pub type SeenIds<'a> = SmallMap<&'a str, ()>;
+
 pub fn unique_id<'a>(
     call: CallView<'a>,
-    seen_ids: &mut HashSet<&'a str>,
+    seen_ids: &mut SeenIds<'a>,
     judge: &mut Judge<'_>,
 ) -> Result<String, Option<&'a Value>> {
     match call.id() {
         Some(Value::String(id)) if !id.is_empty() => {
-            if !seen_ids.insert(id) {
+            if seen_ids.contains_key(&id.as_str()) {
                 let detail = format!("id {id:?} is used by an earlier call of this message");
                 judge.flag(RuleId::ToolCallIdDuplicate, "/id", detail);
+            } else {
+                seen_ids.insert(id, ());
             }
             Ok(id.clone())
         }
@@ -118,7 +123,7 @@ pub fn unique_id<'a>(
 fn check_function_call<'a>(
     call: CallView<'a>,
     at: CallAt,
-    seen_ids: &mut HashSet<&'a str>,
+    seen_ids: &mut SeenIds<'a>,
     declared: Declared<'_>,
     streamed: Option<&mut Assembly>,
     judge: &mut Judge<'_>,

@@ -6,11 +6,9 @@
 //! `chat_custom.response.*` violations at [`Stage::Complete`] and the call's
 //! [`ToolCallOutcome`] (its `arguments` hold the input as received).
 
-use std::collections::HashSet;
-
 use serde_json::Value;
 
-use super::calls::unique_id;
+use super::calls::{SeenIds, unique_id};
 use super::view::{CallView, Part, PartName};
 use super::{Declared, preview};
 use crate::engine::custom_input::{InputProblem, RegexGrammar, judge_input};
@@ -32,7 +30,7 @@ enum Declaration<'d> {
 pub fn check_custom_call<'a>(
     call: CallView<'a>,
     index: u32,
-    seen_ids: &mut HashSet<&'a str>,
+    seen_ids: &mut SeenIds<'a>,
     declared: Declared<'_>,
     judge: &mut Judge<'_>,
 ) -> ToolCallOutcome {
