@@ -50,7 +50,8 @@ pub use framing::{SseEvent, SseFramer};
 pub use head::{BodyEnd, ResponseHead};
 pub use label::{Dialect, UnknownDialect};
 pub use report::{
-    BodyKind, ChoiceOutcome, Completeness, LimitKind, Report, RequestFacts, ToolCallOutcome, Usage,
+    BodyKind, ChoiceOutcome, Completeness, KeptJson, LimitKind, Report, RequestFacts,
+    ToolCallOutcome,
 };
 pub use rules::RuleId;
 pub use schema::{LookupFacts, SchemaCache, SchemaLimits};

@@ -23,7 +23,7 @@ pub struct RequestFacts {
     /// Names of the declared `type: "function"` tools, in declaration order.
     pub tools: Vec<String>,
     /// `tool_choice` exactly as sent.
-    pub tool_choice: Option<Value>,
+    pub tool_choice: Option<KeptJson>,
     pub parallel_tool_calls: Option<bool>,
     /// `stream_options.include_usage`.
     pub include_usage: Option<bool>,
@@ -46,7 +46,7 @@ pub struct Report {
     pub body_kind: BodyKind,
     /// One entry per choice index, in index order.
     pub choices: Vec<ChoiceOutcome>,
-    pub usage: Option<Usage>,
+    pub usage: Option<KeptJson>,
     pub violations: Vec<Violation>,
     /// Violations found past `inspect.max_violations`: counted, not listed.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -59,51 +59,52 @@ pub struct Report {
     pub mcp: Option<Box<McpObservation>>,
 }
 
-/// A response's `usage` as the upstream sent it: a tree (from a stream's chunk, or a dialect
-/// that reads its document whole), or the exact text of the member a typed read passed over,
-/// read into a tree only when something asks ([`Usage::value`]: the report written, compared or
-/// exported). Most clean exchanges are never written, and a tree costs its allocations on each.
+/// A JSON member a report keeps as it was sent (a response's `usage`, a request's
+/// `tool_choice`): a tree (from a stream's chunk, or a dialect that reads its document whole),
+/// or the exact text a typed read checked, read into a tree only when something asks
+/// ([`KeptJson::value`]: the report written, compared or exported). Most clean exchanges are
+/// never written, and a tree costs its allocations on each.
 #[derive(Debug, Clone)]
-pub enum Usage {
+pub enum KeptJson {
     Tree(Value),
     /// Text the reader checked as strictly as serde reads it ([`crate::engine::json_scan`]).
     Text(Box<str>),
 }
 
-impl Usage {
+impl KeptJson {
     /// The tree: the one held, or the text read now (`null` if it could not be, which a
     /// checked text never is).
     pub fn value(&self) -> Cow<'_, Value> {
         match self {
-            Usage::Tree(value) => Cow::Borrowed(value),
-            Usage::Text(text) => Cow::Owned(serde_json::from_str(text).unwrap_or(Value::Null)),
+            KeptJson::Tree(value) => Cow::Borrowed(value),
+            KeptJson::Text(text) => Cow::Owned(serde_json::from_str(text).unwrap_or(Value::Null)),
         }
     }
 }
 
-impl From<Value> for Usage {
-    fn from(value: Value) -> Usage {
-        Usage::Tree(value)
+impl From<Value> for KeptJson {
+    fn from(value: Value) -> KeptJson {
+        KeptJson::Tree(value)
     }
 }
 
 /// Equal when their trees are: the same usage read either way compares equal.
-impl PartialEq for Usage {
-    fn eq(&self, other: &Usage) -> bool {
+impl PartialEq for KeptJson {
+    fn eq(&self, other: &KeptJson) -> bool {
         self.value() == other.value()
     }
 }
 
 /// Written as its tree, so a report's bytes do not depend on how the usage was read.
-impl Serialize for Usage {
+impl Serialize for KeptJson {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.value().serialize(serializer)
     }
 }
 
-impl<'de> Deserialize<'de> for Usage {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Usage, D::Error> {
-        Value::deserialize(deserializer).map(Usage::Tree)
+impl<'de> Deserialize<'de> for KeptJson {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<KeptJson, D::Error> {
+        Value::deserialize(deserializer).map(KeptJson::Tree)
     }
 }
 

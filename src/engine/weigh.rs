@@ -12,7 +12,7 @@
 
 use serde_json::Value;
 
-use crate::engine::report::Usage;
+use crate::engine::report::KeptJson;
 
 /// What one reassembled entry costs beyond its text: its struct and map node while the stream
 /// runs, and its share of the document and the report built at the end.
@@ -46,10 +46,10 @@ pub fn maybe(kept: Option<&Value>) -> usize {
 }
 
 /// The estimated heap of a response's usage as kept: its tree's, or its text.
-pub fn usage(kept: &Usage) -> usize {
+pub fn usage(kept: &KeptJson) -> usize {
     match kept {
-        Usage::Tree(tree) => value(tree),
-        Usage::Text(text) => text.len(),
+        KeptJson::Tree(tree) => value(tree),
+        KeptJson::Text(text) => text.len(),
     }
 }
 

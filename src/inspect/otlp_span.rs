@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use super::ExchangeLabel;
 use crate::engine::mcp_observation::{MessageKind, Parts};
 use crate::engine::violation::{MAX_TEXT_BYTES, Stage, bounded_str};
-use crate::engine::{Dialect, Report, Usage};
+use crate::engine::{Dialect, KeptJson, Report};
 use crate::metrics::IncompleteReason;
 use crate::otlp::proto::SPAN_KIND_CLIENT;
 use crate::otlp::trace_context::random_id;
@@ -91,7 +91,10 @@ pub(super) fn send_judged(
                     AnyValue::StrArray(reasons),
                 ));
             }
-            usage(attributes, report.usage.as_ref().map(Usage::value).as_deref());
+            usage(
+                attributes,
+                report.usage.as_ref().map(KeptJson::value).as_deref(),
+            );
             if report.body_kind.is_stream()
                 && let Some(first) = seed.first_chunk
             {

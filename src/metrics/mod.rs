@@ -223,8 +223,7 @@ impl Metrics {
         let Some(model) = model else {
             return Cow::Borrowed("unknown");
         };
-        let label: Cow<'a, str> = if model.len() <= MAX_LABEL_LEN && model.chars().all(label_char)
-        {
+        let label: Cow<'a, str> = if model.len() <= MAX_LABEL_LEN && model.chars().all(label_char) {
             Cow::Borrowed(model)
         } else {
             Cow::Owned(

@@ -172,7 +172,11 @@ fn past_the_text_bound_what_needs_the_whole_value_is_incomplete() {
 #[test]
 #[ignore = "a probe for callgrind, run by hand"]
 fn argument_cost_probe() {
-    let number = |name: &str| std::env::var(name).ok().and_then(|n| n.parse::<usize>().ok());
+    let number = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .and_then(|n| n.parse::<usize>().ok())
+    };
     let total = number("TOOLTAP_ARGUMENT_PROBE_MB").unwrap_or(4) * 1024 * 1024;
     let size = number("TOOLTAP_ARGUMENT_PROBE_KB").map_or(total, |kb| kb * 1024);
     let line = "    let value = format!(\"{}\\n\", \"x\");\n";

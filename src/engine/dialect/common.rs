@@ -14,11 +14,11 @@ use serde_json::value::RawValue;
 
 use super::seam::EnforceError;
 pub use super::seam::{Declared, StreamFinish};
+use crate::engine::report::KeptJson;
 use crate::engine::report::{ChoiceOutcome, RequestFacts};
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, ToolSchema};
 use crate::engine::violation::{Site, Stage, ViolationSink};
-use crate::engine::report::Usage;
 
 /// Shortens a value for a human detail; details are for people, never for matching.
 pub fn preview(value: &serde_json::Value) -> String {
@@ -187,12 +187,12 @@ pub fn judge_tree(
     body: &[u8],
     sink: &mut ViolationSink,
     judge: impl FnOnce(&Value, &mut ViolationSink) -> ChoiceOutcome,
-) -> (Vec<ChoiceOutcome>, Option<Usage>) {
+) -> (Vec<ChoiceOutcome>, Option<KeptJson>) {
     let Some(document) = response_json(body, sink) else {
         return (Vec::new(), None);
     };
     let outcome = judge(&document, sink);
-    (vec![outcome], usage(&document).map(Usage::from))
+    (vec![outcome], usage(&document).map(KeptJson::from))
 }
 
 /// Removes `key` from an object and returns it, unless it is absent or `null` (or `value` is not

@@ -17,8 +17,8 @@ use crate::engine::head::ResponseHead;
 use crate::engine::mcp_observation::McpObservation;
 use crate::engine::report::BodyKind;
 use crate::engine::report::ChoiceOutcome;
+use crate::engine::report::KeptJson;
 use crate::engine::report::RequestFacts;
-use crate::engine::report::Usage;
 use crate::engine::schema::{CompiledTools, SchemaCache};
 use crate::engine::violation::ViolationSink;
 
@@ -197,7 +197,7 @@ pub struct EnforceError<'a> {
 
 /// What a judged body gives the report: its outcomes (one per choice, or one for the
 /// document) and its `usage`.
-pub type Judged = (Vec<ChoiceOutcome>, Option<Usage>);
+pub type Judged = (Vec<ChoiceOutcome>, Option<KeptJson>);
 
 /// How a stream is finished. `Judged`: the complete-stage and end-of-body rules run into the
 /// exchange's sink (`ended_mid_event`: the body stopped inside an event). `Unjudged` (a reader

@@ -165,7 +165,10 @@ fn the_clean_stream_reassembles_into_two_interleaved_calls_and_has_usage() {
         Some("tool_calls")
     );
     assert_eq!(
-        report.usage.as_ref().map(|u| u.value()["total_tokens"].clone()),
+        report
+            .usage
+            .as_ref()
+            .map(|u| u.value()["total_tokens"].clone()),
         Some(serde_json::json!(118))
     );
 }

@@ -35,11 +35,11 @@ use crate::engine::arguments::{ArgumentSchema, ArgumentVerdict};
 use crate::engine::framing::SseEvent;
 use crate::engine::judge::Judge;
 use crate::engine::report::ChoiceOutcome;
+use crate::engine::report::KeptJson;
 use crate::engine::report::RequestFacts;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, SchemaCache};
 use crate::engine::violation::{Stage, ViolationSink};
-use crate::engine::report::Usage;
 
 /// One Anthropic Messages exchange's dialect state.
 #[derive(Debug)]
@@ -240,7 +240,7 @@ impl DialectRules for AnthropicState {
             } => self.finish_judged(ended_mid_event, sink),
             StreamFinish::Unjudged { scratch } => self.complete(scratch),
         };
-        (vec![outcome], self.stream.usage.clone().map(Usage::from))
+        (vec![outcome], self.stream.usage.clone().map(KeptJson::from))
     }
 
     fn declared_request(&self) -> Declared<'_> {

@@ -17,6 +17,7 @@ use super::history;
 use crate::engine::dialect::common;
 use crate::engine::dialect::common::preview;
 use crate::engine::judge::Judge;
+use crate::engine::report::KeptJson;
 use crate::engine::report::RequestFacts;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{Declaration, ToolReading};
@@ -118,7 +119,7 @@ pub fn parse(body: &[u8], sink: &mut ViolationSink) -> AnthropicRequest {
     }
     let facts = RequestFacts {
         tools: tools.keys().cloned().collect(),
-        tool_choice: fields.tool_choice,
+        tool_choice: fields.tool_choice.map(KeptJson::from),
         parallel_tool_calls: single_call.then_some(false),
         ..common::facts(fields.model.as_ref(), fields.stream.as_ref())
     };

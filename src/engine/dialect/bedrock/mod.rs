@@ -29,11 +29,11 @@ use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
 use crate::engine::head::ResponseHead;
 use crate::engine::judge::Judge;
+use crate::engine::report::KeptJson;
 use crate::engine::report::{BodyKind, RequestFacts};
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, SchemaCache};
 use crate::engine::violation::{Stage, ViolationSink};
-use crate::engine::report::Usage;
 
 /// The error type enforce mode names in a refused buffered answer: a Converse error botocore
 /// maps to its modeled `ModelErrorException` (the model's processing failed).
@@ -191,7 +191,7 @@ impl DialectRules for BedrockState {
         let message = message::read_buffered(&document);
         message::judge(&message, &self.request, self.schemas.as_deref(), sink);
         let usage = document.get("usage").filter(|u| !u.is_null()).cloned();
-        (vec![message.into_outcome()], usage.map(Usage::from))
+        (vec![message.into_outcome()], usage.map(KeptJson::from))
     }
 
     fn finish_stream(&mut self, end: StreamFinish<'_>) -> Judged {
@@ -208,7 +208,7 @@ impl DialectRules for BedrockState {
         } else {
             vec![self.stream.message().into_outcome()]
         };
-        (outcomes, self.stream.usage.clone().map(Usage::from))
+        (outcomes, self.stream.usage.clone().map(KeptJson::from))
     }
 
     /// Bedrock's error body, `{"message": ...}` with its type in `__type` (botocore's rest-json

@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::engine::report::KeptJson;
 use crate::engine::report::RequestFacts;
 use crate::engine::schema::{Declaration, ToolReading};
 
@@ -107,7 +108,7 @@ pub fn read(body: Option<&[u8]>, path: Option<&str>) -> BedrockRequest {
         .as_ref()
         .map(read_choice)
         .unwrap_or_default();
-    request.facts.tool_choice = config.tool_choice;
+    request.facts.tool_choice = config.tool_choice.map(KeptJson::from);
     request.tools = config.tools;
     request
 }

@@ -21,9 +21,9 @@ use serde_json::{Map, Value, json};
 
 use super::arguments::{FollowedArguments, Taken};
 use super::whole_json::WholeJson;
+use crate::engine::report::KeptJson;
 use crate::engine::schema::ToolSchema;
 use crate::engine::small_map::SmallMap;
-use crate::engine::report::Usage;
 
 /// Everything received for one choice.
 #[derive(Debug, Default)]
@@ -203,7 +203,7 @@ pub enum CallKey {
 #[derive(Debug, Default)]
 pub struct Assembly {
     pub choices: SmallMap<u32, ChoiceAssembly>,
-    pub usage: Option<Usage>,
+    pub usage: Option<KeptJson>,
     /// What the reassembly holds, as [`crate::engine::weigh`] counts it.
     pub held: usize,
 }

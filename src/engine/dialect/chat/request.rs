@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 
 use crate::engine::dialect::common;
 use crate::engine::json_scan::{self, Scan, Seen};
-use crate::engine::report::RequestFacts;
+use crate::engine::report::{KeptJson, RequestFacts};
 use crate::engine::schema::{Declaration, ToolReading};
 
 /// The request's `tool_choice`, interpreted.
@@ -76,7 +76,7 @@ struct Fields {
     model: Option<Value>,
     stream: Option<Value>,
     tools: Option<RawJson>,
-    tool_choice: Option<Value>,
+    tool_choice: Option<KeptJson>,
     parallel_tool_calls: Option<Value>,
     stream_options: Option<Value>,
     functions: Option<RawJson>,
@@ -102,7 +102,7 @@ impl Fields {
                     model: map.remove("model"),
                     stream: map.remove("stream"),
                     tools: map.remove("tools").and_then(RawJson::of),
-                    tool_choice: map.remove("tool_choice"),
+                    tool_choice: map.remove("tool_choice").map(KeptJson::from),
                     parallel_tool_calls: map.remove("parallel_tool_calls"),
                     stream_options: map.remove("stream_options"),
                     functions: map.remove("functions").and_then(RawJson::of),
@@ -125,13 +125,16 @@ impl Fields {
         let raw = |scan: &mut Scan| {
             json_scan::optional_with(scan, |scan| Some(RawJson(scan.raw_text()?.into())))
         };
+        let kept = |scan: &mut Scan| {
+            json_scan::optional_with(scan, |scan| Some(KeptJson::Text(scan.value_text()?.into())))
+        };
         scan.object(|scan, key| {
             let f = &mut fields;
             match key {
                 "model" => seen.fill(0, &mut f.model, json_scan::optional(scan)),
                 "stream" => seen.fill(1, &mut f.stream, json_scan::optional(scan)),
                 "tools" => seen.fill(2, &mut f.tools, raw(scan)),
-                "tool_choice" => seen.fill(3, &mut f.tool_choice, json_scan::optional(scan)),
+                "tool_choice" => seen.fill(3, &mut f.tool_choice, kept(scan)),
                 "parallel_tool_calls" => {
                     seen.fill(4, &mut f.parallel_tool_calls, json_scan::optional(scan))
                 }
@@ -167,7 +170,11 @@ pub fn parse_request(body: &[u8]) -> ParsedRequest {
         functions,
         function_call,
     } = fields;
-    let choice = interpret_choice(tool_choice.as_ref());
+    let choice = match &tool_choice {
+        Some(KeptJson::Text(text)) => interpret_choice_text(text),
+        Some(KeptJson::Tree(tree)) => interpret_choice(Some(tree)),
+        None => ToolChoice::Unspecified,
+    };
     // `tools` is filled from the compiled tools by `ChatState::new` (cached per distinct array).
     let facts = RequestFacts {
         tool_choice,
@@ -214,6 +221,89 @@ pub fn function_name(tool: &Value) -> Option<&str> {
     tool.get("function")?.get("name")?.as_str()
 }
 
+/// `tool_choice` interpreted from the text the scan checked, as [`interpret_choice`] interprets
+/// its tree, without building the tree for the common shape (`{"type":"function","function":
+/// {"name":...}}`, or `custom` alike); any other shape (a string, a member given twice, an
+/// escape, a name that is not a plain string) is read into the tree and interpreted there.
+fn interpret_choice_text(text: &str) -> ToolChoice {
+    named_choice(text).unwrap_or_else(|| {
+        let tree = serde_json::from_str::<Value>(text).ok();
+        interpret_choice(tree.as_ref())
+    })
+}
+
+/// The common shape of a named `tool_choice` read from its text, or `None` (see
+/// [`interpret_choice_text`]).
+fn named_choice(text: &str) -> Option<ToolChoice> {
+    let mut scan = Scan::new(text);
+    if scan.peek()? != b'{' {
+        return None;
+    }
+    let mut kind = None;
+    // The `name` of the `function` and of the `custom` member: absent, or present with a
+    // name (`Some(Some)`) or without one (`Some(None)`).
+    let (mut function, mut custom) = (None, None);
+    let mut seen = Seen::default();
+    scan.object(|scan, key| {
+        match key {
+            "type" => {
+                seen.first(0)?;
+                kind = Some(plain_string(scan)?);
+            }
+            "function" => {
+                seen.first(1)?;
+                function = Some(name_member(scan)?);
+            }
+            "custom" => {
+                seen.first(2)?;
+                custom = Some(name_member(scan)?);
+            }
+            _ => scan.skip()?,
+        }
+        Some(())
+    })?;
+    scan.end()?;
+    let name = match kind {
+        Some("function") => function.flatten(),
+        Some("custom") => custom.flatten(),
+        _ => None,
+    };
+    Some(name.map_or(ToolChoice::Unchecked, |name| {
+        ToolChoice::Named(name.to_owned())
+    }))
+}
+
+/// A string value without escapes, its text; `None` for anything else.
+fn plain_string<'a>(scan: &mut Scan<'a>) -> Option<&'a str> {
+    let text = scan.raw_text()?;
+    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
+    (!inner.contains('\\')).then_some(inner)
+}
+
+/// The `name` of an object member when it is a plain string (`Some(None)`: no such name, or
+/// not an object); `None` when the scan gives up.
+fn name_member<'a>(scan: &mut Scan<'a>) -> Option<Option<&'a str>> {
+    if scan.peek()? != b'{' {
+        scan.skip()?;
+        return Some(None);
+    }
+    let mut name = None;
+    let mut seen = Seen::default();
+    scan.object(|scan, key| {
+        if key != "name" {
+            return scan.skip();
+        }
+        seen.first(0)?;
+        if scan.peek()? == b'"' {
+            name = Some(plain_string(scan)?);
+            Some(())
+        } else {
+            scan.skip()
+        }
+    })?;
+    Some(name)
+}
+
 fn interpret_choice(choice: Option<&Value>) -> ToolChoice {
     match choice {
         None | Some(Value::Null) => ToolChoice::Unspecified,
@@ -256,6 +346,73 @@ mod tests {
         assert!(parsed.tools.is_some());
     }
 
+    const CHOICES: &[&str] = &[
+        r#"{"type":"function","function":{"name":"get_weather"}}"#,
+        r#" { "function" : { "strict" : true , "name" : "f" } , "type" : "function" } "#,
+        r#"{"type":"custom","custom":{"name":"patch"}}"#,
+        r#"{"type":"custom","function":{"name":"f"}}"#,
+        r#"{"type":"function"}"#,
+        r#"{"type":"function","function":"f"}"#,
+        r#"{"type":"function","function":{"name":7}}"#,
+        r#"{"type":"function","function":{}}"#,
+        r#"{"type":"allowed_tools","allowed_tools":{"mode":"auto","tools":[]}}"#,
+        r#"{"type":7,"function":{"name":"f"}}"#,
+        r#"{"type":"\u0066unction","function":{"name":"f"}}"#,
+        r#"{"type":"function","function":{"name":"f\u00e9"}}"#,
+        r#"{"type":"function","type":"custom","custom":{"name":"c"}}"#,
+        r#"{"type":"function","function":{"name":"a","name":"b"}}"#,
+        r#"{"t\u0079pe":"function","function":{"name":"f"}}"#,
+        r#""auto""#,
+        r#""required""#,
+        r#""none""#,
+        r#""sometimes""#,
+        "null",
+        "[1]",
+        "{}",
+    ];
+
+    /// What the tree gives: the text read as the rules read a tree.
+    fn by_tree(text: &str) -> ToolChoice {
+        interpret_choice(serde_json::from_str::<Value>(text).ok().as_ref())
+    }
+
+    #[test]
+    fn a_choice_read_from_its_text_is_the_choice_its_tree_gives() {
+        for text in CHOICES {
+            assert_eq!(interpret_choice_text(text), by_tree(text), "{text}");
+        }
+        // The common shapes are read without a tree; escapes and repeats go to the tree.
+        assert!(named_choice(CHOICES[0]).is_some());
+        assert!(named_choice(CHOICES[1]).is_some());
+        assert!(named_choice(CHOICES[10]).is_none());
+        assert!(named_choice(CHOICES[12]).is_none());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn an_edited_choice_is_read_as_its_tree_reads_it(
+            pick in 0..CHOICES.len(),
+            at: usize,
+            edit in 0u8..45,
+        ) {
+            let chars: Vec<char> = CHOICES[pick].chars().collect();
+            let at = at % chars.len();
+            let insert = b"\"\\{}[],:0-.nu 1"[usize::from(edit) % 15] as char;
+            let mut text: String = chars[..at].iter().collect();
+            match edit / 15 {
+                0 => {}
+                1 => text.push(insert),
+                _ => { text.push(insert); text.push(chars[at]); }
+            }
+            text.extend(&chars[at + 1..]);
+            // Only text the request's scan would keep: checked as its tree would be read.
+            let mut scan = Scan::new(&text);
+            if scan.value_text().is_some() && scan.end().is_some() {
+                proptest::prop_assert_eq!(interpret_choice_text(&text), by_tree(&text), "{}", text);
+            }
+        }
+    }
+
     /// Every field of a read, comparable.
     fn described(fields: &Fields) -> String {
         let raw = |raw: &Option<RawJson>| raw.as_ref().map(|raw| raw.get().to_owned());
@@ -264,7 +421,7 @@ mod tests {
             fields.model,
             fields.stream,
             raw(&fields.tools),
-            fields.tool_choice,
+            (fields.tool_choice.as_ref()).map(|choice| choice.value().into_owned()),
             fields.parallel_tool_calls,
             fields.stream_options,
             raw(&fields.functions),

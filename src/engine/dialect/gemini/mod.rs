@@ -34,11 +34,11 @@ use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
 use crate::engine::head::ResponseHead;
 use crate::engine::judge::Judge;
+use crate::engine::report::KeptJson;
 use crate::engine::report::{BodyKind, ChoiceOutcome, RequestFacts};
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, SchemaCache};
 use crate::engine::violation::{Stage, ViolationSink};
-use crate::engine::report::Usage;
 
 /// The HTTP status enforce mode answers with by default (`enforce.status`), which Google's error
 /// object repeats as its `code`.
@@ -256,7 +256,7 @@ impl DialectRules for GeminiState {
             .get("usageMetadata")
             .filter(|u| !u.is_null())
             .cloned();
-        (outcomes, usage.map(Usage::from))
+        (outcomes, usage.map(KeptJson::from))
     }
 
     /// Ends a stream; see [`StreamFinish`].
@@ -273,7 +273,10 @@ impl DialectRules for GeminiState {
                 }
             }
         }
-        (self.outcomes(), self.stream.usage.clone().map(Usage::from))
+        (
+            self.outcomes(),
+            self.stream.usage.clone().map(KeptJson::from),
+        )
     }
 
     /// Google's error object: `{"error":{"code","message","status"}}` (what both SDKs raise

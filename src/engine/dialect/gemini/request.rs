@@ -15,6 +15,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::openapi;
+use crate::engine::report::KeptJson;
 use crate::engine::report::RequestFacts;
 use crate::engine::schema::{Declaration, ToolReading};
 
@@ -190,7 +191,9 @@ pub fn read(body: Option<&Value>, path: Option<&str>) -> GeminiRequest {
         model: on_path.model,
         stream: on_path.stream,
         tools: declared.keys().cloned().collect(),
-        tool_choice: member(body, "toolConfig", "tool_config").cloned(),
+        tool_choice: member(body, "toolConfig", "tool_config")
+            .cloned()
+            .map(KeptJson::from),
         ..RequestFacts::default()
     };
     GeminiRequest {

@@ -28,11 +28,11 @@ use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
 use crate::engine::head::ResponseHead;
 use crate::engine::judge::Judge;
+use crate::engine::report::KeptJson;
 use crate::engine::report::{BodyKind, RequestFacts};
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, SchemaCache};
 use crate::engine::violation::{Stage, ViolationSink};
-use crate::engine::report::Usage;
 
 /// The NDJSON content type Ollama streams with.
 const NDJSON: &str = "application/x-ndjson";
@@ -181,7 +181,10 @@ impl DialectRules for OllamaState {
         };
         let read = Turn::read(&document, "", None);
         turn::judge(&read, self.context(), sink);
-        (vec![read.outcome()], stream::usage(&document).map(Usage::from))
+        (
+            vec![read.outcome()],
+            stream::usage(&document).map(KeptJson::from),
+        )
     }
 
     fn finish_stream(&mut self, end: StreamFinish<'_>) -> Judged {
@@ -192,7 +195,10 @@ impl DialectRules for OllamaState {
             } => self.finish_judged(ended_mid_event, sink),
             StreamFinish::Unjudged { .. } => {}
         }
-        (vec![self.stream.turn.outcome()], self.stream.usage.clone().map(Usage::from))
+        (
+            vec![self.stream.turn.outcome()],
+            self.stream.usage.clone().map(KeptJson::from),
+        )
     }
 
     /// Ollama's error shape, `{"error":"..."}`: what the server answers a failed request with,

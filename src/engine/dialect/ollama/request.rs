@@ -14,6 +14,7 @@ use serde_json::value::RawValue;
 
 use super::super::common;
 use crate::engine::judge::Judge;
+use crate::engine::report::KeptJson;
 use crate::engine::report::RequestFacts;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{Declaration, ToolReading};
@@ -73,7 +74,7 @@ pub fn read(body: Option<&Value>, sink: &mut ViolationSink) -> OllamaRequest {
     facts.tools = declared.iter().cloned().collect();
     for field in ["tool_choice", "parallel_tool_calls"] {
         if let Some(value) = body.get(field) {
-            facts.tool_choice = (field == "tool_choice").then(|| value.clone());
+            facts.tool_choice = (field == "tool_choice").then(|| KeptJson::from(value.clone()));
             judge.flag(
                 RuleId::OllamaRequestToolChoiceIgnored,
                 format!("/{field}"),

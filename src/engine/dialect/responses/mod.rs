@@ -31,11 +31,11 @@ use super::seam::{DialectRules, EnforceError, Judged, RequestParts};
 use crate::engine::framing::SseEvent;
 use crate::engine::judge::Judge;
 use crate::engine::report::ChoiceOutcome;
+use crate::engine::report::KeptJson;
 use crate::engine::report::RequestFacts;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, SchemaCache};
 use crate::engine::violation::{Stage, ViolationSink};
-use crate::engine::report::Usage;
 
 const STATUSES: [&str; 6] = [
     "completed",
@@ -227,7 +227,7 @@ impl DialectRules for ResponsesState {
             .and_then(|r| r.get("usage"))
             .filter(|u| !u.is_null())
             .cloned();
-        (vec![outcome], usage.map(Usage::from))
+        (vec![outcome], usage.map(KeptJson::from))
     }
 
     fn declared_request(&self) -> Declared<'_> {

@@ -19,6 +19,7 @@ use crate::engine::custom_input::RegexGrammar;
 use crate::engine::dialect::common;
 use crate::engine::dialect::common::preview;
 use crate::engine::judge::Judge;
+use crate::engine::report::KeptJson;
 use crate::engine::report::RequestFacts;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, Declaration, ToolReading};
@@ -145,7 +146,7 @@ pub fn parse(
     tool_choice::check_request(&choice, &tools, !items.is_empty(), &mut judge);
     let facts = RequestFacts {
         tools: tools.keys().cloned().collect(),
-        tool_choice: fields.tool_choice,
+        tool_choice: fields.tool_choice.map(KeptJson::from),
         parallel_tool_calls: fields.parallel_tool_calls.as_ref().and_then(Value::as_bool),
         ..common::facts(fields.model.as_ref(), fields.stream.as_ref())
     };

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::engine::dialect::common;
 use crate::engine::json_scan::{self, Scan, Seen};
-use crate::engine::report::Usage;
+use crate::engine::report::KeptJson;
 
 /// One choice read typed, and how either read of it is viewed.
 pub trait ChoiceRead: DeserializeOwned {
@@ -41,7 +41,7 @@ pub struct Object<C> {
     pub object: bool,
     pub error: Option<Value>,
     /// Its text when the scan read it (kept as text: nothing reads it on a clean exchange).
-    pub usage: Option<Usage>,
+    pub usage: Option<KeptJson>,
     choices: Choices<C>,
 }
 
@@ -78,7 +78,7 @@ impl<C: ChoiceRead> Object<C> {
         Some(Object {
             object: true,
             error: typed.error,
-            usage: typed.usage.map(Usage::from),
+            usage: typed.usage.map(KeptJson::from),
             choices: Choices::Typed(typed.choices),
         })
     }
@@ -97,7 +97,7 @@ impl<C: ChoiceRead> Object<C> {
                 "usage" => {
                     seen.first(1)?;
                     usage = json_scan::optional_with(scan, |scan| {
-                        scan.value_text().map(|text| Usage::Text(text.into()))
+                        scan.value_text().map(|text| KeptJson::Text(text.into()))
                     })?;
                 }
                 "choices" => {
@@ -122,7 +122,7 @@ impl<C: ChoiceRead> Object<C> {
         Object {
             object: value.is_object(),
             error: common::take_member(&mut value, "error"),
-            usage: common::take_member(&mut value, "usage").map(Usage::from),
+            usage: common::take_member(&mut value, "usage").map(KeptJson::from),
             choices: Choices::Tree(common::take_member(&mut value, "choices")),
         }
     }
@@ -160,7 +160,10 @@ mod tests {
         let Choices::Typed(choices) = &object.choices else {
             return Some("a tree".to_owned());
         };
-        let usage = object.usage.as_ref().map(|usage| usage.value().into_owned());
+        let usage = object
+            .usage
+            .as_ref()
+            .map(|usage| usage.value().into_owned());
         Some(format!("{:?} {usage:?} {choices:?}", object.error))
     }
 

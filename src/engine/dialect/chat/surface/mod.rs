@@ -22,6 +22,7 @@ use crate::engine::custom_input::RegexGrammar;
 use crate::engine::dialect::common;
 use crate::engine::dialect::common::preview;
 use crate::engine::judge::Judge;
+use crate::engine::report::KeptJson;
 use crate::engine::rules::RuleId;
 use crate::engine::schema::{CompiledTools, Declaration, SchemaCache, ToolReading};
 use crate::engine::violation::{Stage, ViolationSink};
@@ -143,7 +144,17 @@ impl Surface {
         {
             surface.custom = custom::declare_custom(&items, tools, judge);
         }
-        let choice = request.facts.tool_choice.as_ref();
+        // Read into a tree only when it can be a custom or an allowed_tools choice (rare): kept
+        // as text, it then names one of them or holds an escape that could spell one.
+        let choice = (request.facts.tool_choice.as_ref())
+            .filter(|choice| match choice {
+                KeptJson::Text(text) => ["custom", "allowed_tools", "\\"]
+                    .iter()
+                    .any(|word| text.contains(word)),
+                KeptJson::Tree(_) => true,
+            })
+            .map(KeptJson::value);
+        let choice = choice.as_deref();
         custom::check_custom_choice(choice, &surface, judge);
         surface.allowed = custom::allowed_tools(choice, tools, &surface.custom, judge);
         surface
