@@ -346,6 +346,25 @@ mod tests {
         assert!(parsed.tools.is_some());
     }
 
+    /// `text` with one edit at char `at % len`: that char deleted, replaced by a JSON punctuation
+    /// or digit, or with one inserted before it (`edit` picks which and what).
+    fn edited(text: &str, at: usize, edit: u8) -> String {
+        let chars: Vec<char> = text.chars().collect();
+        let at = at % chars.len();
+        let insert = b"\"\\{}[],:0-.nu 1"[usize::from(edit) % 15] as char;
+        let mut text: String = chars[..at].iter().collect();
+        match edit / 15 {
+            0 => {}
+            1 => text.push(insert),
+            _ => {
+                text.push(insert);
+                text.push(chars[at]);
+            }
+        }
+        text.extend(&chars[at + 1..]);
+        text
+    }
+
     const CHOICES: &[&str] = &[
         r#"{"type":"function","function":{"name":"get_weather"}}"#,
         r#" { "function" : { "strict" : true , "name" : "f" } , "type" : "function" } "#,
@@ -386,31 +405,6 @@ mod tests {
         assert!(named_choice(CHOICES[1]).is_some());
         assert!(named_choice(CHOICES[10]).is_none());
         assert!(named_choice(CHOICES[12]).is_none());
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn an_edited_choice_is_read_as_its_tree_reads_it(
-            pick in 0..CHOICES.len(),
-            at: usize,
-            edit in 0u8..45,
-        ) {
-            let chars: Vec<char> = CHOICES[pick].chars().collect();
-            let at = at % chars.len();
-            let insert = b"\"\\{}[],:0-.nu 1"[usize::from(edit) % 15] as char;
-            let mut text: String = chars[..at].iter().collect();
-            match edit / 15 {
-                0 => {}
-                1 => text.push(insert),
-                _ => { text.push(insert); text.push(chars[at]); }
-            }
-            text.extend(&chars[at + 1..]);
-            // Only text the request's scan would keep: checked as its tree would be read.
-            let mut scan = Scan::new(&text);
-            if scan.value_text().is_some() && scan.end().is_some() {
-                proptest::prop_assert_eq!(interpret_choice_text(&text), by_tree(&text), "{}", text);
-            }
-        }
     }
 
     /// Every field of a read, comparable.
@@ -475,18 +469,23 @@ mod tests {
             at: usize,
             edit in 0u8..45,
         ) {
-            let chars: Vec<char> = BODIES[pick].chars().collect();
-            let at = at % chars.len();
-            let insert = b"\"\\{}[],:0-.nu 1"[usize::from(edit) % 15] as char;
-            let mut text: String = chars[..at].iter().collect();
-            match edit / 15 {
-                0 => {}
-                1 => text.push(insert),
-                _ => { text.push(insert); text.push(chars[at]); }
-            }
-            text.extend(&chars[at + 1..]);
+            let text = edited(BODIES[pick], at, edit);
             if let Some(fields) = Fields::scanned(&text) {
                 proptest::prop_assert_eq!(Some(described(&fields)), by_serde(&text), "{}", text);
+            }
+        }
+
+        #[test]
+        fn an_edited_choice_is_read_as_its_tree_reads_it(
+            pick in 0..CHOICES.len(),
+            at: usize,
+            edit in 0u8..45,
+        ) {
+            let text = edited(CHOICES[pick], at, edit);
+            // Only text the request's scan would keep: checked as its tree would be read.
+            let mut scan = Scan::new(&text);
+            if scan.value_text().is_some() && scan.end().is_some() {
+                proptest::prop_assert_eq!(interpret_choice_text(&text), by_tree(&text), "{}", text);
             }
         }
     }
