@@ -82,6 +82,16 @@ impl KeptJson {
     }
 }
 
+impl KeptJson {
+    /// The estimated heap it holds, as [`super::weigh`] counts: its tree's, or its text.
+    pub fn weight(&self) -> usize {
+        match self {
+            KeptJson::Tree(tree) => super::weigh::value(tree),
+            KeptJson::Text(text) => text.len(),
+        }
+    }
+}
+
 impl From<Value> for KeptJson {
     fn from(value: Value) -> KeptJson {
         KeptJson::Tree(value)

@@ -12,8 +12,6 @@
 
 use serde_json::Value;
 
-use crate::engine::report::KeptJson;
-
 /// What one reassembled entry costs beyond its text: its struct and map node while the stream
 /// runs, and its share of the document and the report built at the end.
 pub const ENTRY: usize = 4096;
@@ -43,14 +41,6 @@ pub fn value(value: &Value) -> usize {
 /// An optional kept value.
 pub fn maybe(kept: Option<&Value>) -> usize {
     kept.map_or(0, value)
-}
-
-/// The estimated heap of a response's usage as kept: its tree's, or its text.
-pub fn usage(kept: &KeptJson) -> usize {
-    match kept {
-        KeptJson::Tree(tree) => value(tree),
-        KeptJson::Text(text) => text.len(),
-    }
 }
 
 #[cfg(test)]

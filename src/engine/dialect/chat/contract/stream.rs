@@ -18,7 +18,7 @@ use crate::engine::dialect::chat::reassemble::{Assembly, ChoiceAssembly};
 use crate::engine::dialect::common;
 use crate::engine::framing::SseEvent;
 use crate::engine::judge::Judge;
-use crate::engine::report::ChoiceOutcome;
+use crate::engine::report::{ChoiceOutcome, KeptJson};
 use crate::engine::rules::RuleId;
 use crate::engine::violation::{Stage, ViolationSink};
 use crate::engine::weigh;
@@ -136,8 +136,8 @@ impl StreamContract {
             return judge.flag(RuleId::SseErrorEvent, "/error", detail);
         }
         if let Some(usage) = chunk.usage.take() {
-            let weight = weigh::usage(&usage);
-            let replaced = self.assembly.usage.as_ref().map_or(0, weigh::usage);
+            let weight = usage.weight();
+            let replaced = self.assembly.usage.as_ref().map_or(0, KeptJson::weight);
             self.assembly.held = (self.assembly.held + weight).saturating_sub(replaced);
             self.assembly.usage = Some(usage);
         }
