@@ -11,6 +11,7 @@
 
 mod custom;
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
@@ -144,21 +145,24 @@ impl Surface {
         {
             surface.custom = custom::declare_custom(&items, tools, judge);
         }
-        // Read into a tree only when it can be a custom or an allowed_tools choice (rare): kept
-        // as text, it then names one of them or holds an escape that could spell one.
-        let choice = (request.facts.tool_choice.as_ref())
-            .filter(|choice| match choice {
-                KeptJson::Text(text) => ["custom", "allowed_tools", "\\"]
-                    .iter()
-                    .any(|word| text.contains(word)),
-                KeptJson::Tree(_) => true,
-            })
-            .map(KeptJson::value);
+        let choice = custom_choice(request.facts.tool_choice.as_ref());
         let choice = choice.as_deref();
         custom::check_custom_choice(choice, &surface, judge);
         surface.allowed = custom::allowed_tools(choice, tools, &surface.custom, judge);
         surface
     }
+}
+
+/// `tool_choice`'s tree when it can be a custom or an allowed_tools choice (both rare): kept as
+/// text, it is read only when the text names one of them or holds an escape that could spell one.
+fn custom_choice(choice: Option<&KeptJson>) -> Option<Cow<'_, Value>> {
+    let choice = choice.filter(|choice| match choice {
+        KeptJson::Text(text) => ["custom", "allowed_tools", "\\"]
+            .iter()
+            .any(|word| text.contains(word)),
+        KeptJson::Tree(_) => true,
+    })?;
+    Some(choice.value())
 }
 
 /// Count, names and duplicates of the `functions` array.
