@@ -7,12 +7,13 @@
 //! oneshot. The wrapper does O(frame) work per frame: it copies the frame into a small block of
 //! its own (a clone of hyper's `Bytes` would keep alive the whole read buffer the frame was cut
 //! from; see docs/benchmarks.md#tee-copy), boxes it ([`TapEvent`]), then a `try_send`, an
-//! atomic add and a clock read. It never awaits, never locks, and never pushes back: when the channel is full (by
-//! frames, `inspect.tap_frames`, or by bytes not yet consumed, `inspect.tap_bytes`) it counts the
-//! drop, marks the exchange lossy and stops copying (a stream with a hole is useless to a
-//! reassembler), but it still delivers the ending, because the ending travels on its own oneshot
-//! that cannot be full. The bytes count until the consumer says it is done with them
-//! ([`TapData::release`]), so a batch waiting for the analysis pool is inside the bound too.
+//! atomic add and a clock read. It never awaits, never locks, and never pushes back: when the
+//! channel is full (by frames, `inspect.tap_frames`, or by bytes not yet consumed,
+//! `inspect.tap_bytes`) it counts the drop, marks the exchange lossy and stops copying (a stream
+//! with a hole is useless to a reassembler), but it still delivers the ending, because the ending
+//! travels on its own oneshot that cannot be full. The bytes count until the consumer says it is
+//! done with them ([`TapData::release`]), so a batch waiting for the analysis pool is inside the
+//! bound too.
 //!
 //! The consumer is not woken for every frame: a batching consumer ([`crate::inspect::gather`])
 //! sleeps while frames queue, and the tap wakes it ([`TapData::woken`]) only when half of
