@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::json_scan::{self, Scan};
 use super::label::Dialect;
 use super::mcp_observation::McpObservation;
 use super::violation::Violation;
@@ -80,9 +81,14 @@ impl KeptJson {
             KeptJson::Text(text) => Cow::Owned(serde_json::from_str(text).unwrap_or(Value::Null)),
         }
     }
-}
 
-impl KeptJson {
+    /// A member read by the scan as serde reads an `Option<KeptJson>`: `null` is `None`,
+    /// anything else its text, checked as [`Scan::value_text`] checks it; `None` where the scan
+    /// gives up.
+    pub fn read(scan: &mut Scan) -> Option<Option<KeptJson>> {
+        json_scan::optional_with(scan, |scan| Some(KeptJson::Text(scan.value_text()?.into())))
+    }
+
     /// The estimated heap it holds, as [`super::weigh`] counts: its tree's, or its text.
     pub fn weight(&self) -> usize {
         match self {
@@ -98,14 +104,14 @@ impl From<Value> for KeptJson {
     }
 }
 
-/// Equal when their trees are: the same usage read either way compares equal.
+/// Equal when their trees are: the same member read either way compares equal.
 impl PartialEq for KeptJson {
     fn eq(&self, other: &KeptJson) -> bool {
         self.value() == other.value()
     }
 }
 
-/// Written as its tree, so a report's bytes do not depend on how the usage was read.
+/// Written as its tree, so a report's bytes do not depend on how the member was read.
 impl Serialize for KeptJson {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.value().serialize(serializer)

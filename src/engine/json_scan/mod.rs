@@ -5,8 +5,9 @@
 //!
 //! Input: UTF-8 text. Output: members walked one by one ([`Scan::object`], [`Scan::array`]),
 //! `Value`s built as serde_json's `Value` builds them ([`Scan::value`]) or checked as strictly
-//! and kept as their text ([`Scan::value_text`]), values skipped but checked ([`Scan::skip`]). Refused here, left to serde: a key holding an escape, a number
-//! other than a plain integer that fits a `u64` unless serde reads the token alone to a value
+//! and kept as their text ([`Scan::value_text`]), values skipped but checked ([`Scan::skip`]).
+//! Refused here, left to serde: a key holding an escape, a number other than a plain integer
+//! that fits a `u64` unless serde reads the token alone to a value
 //! ([`Scan::value`]) or it has JSON's grammar ([`Scan::skip`]), a lone surrogate, a raw control
 //! character, nesting deeper than [`MAX_DEPTH`], anything after the value but white space.
 //! Stricter than serde is safe (serde reads it again); laxer never is, and the tests of each
@@ -198,6 +199,13 @@ impl<'a> Scan<'a> {
         (self.depth <= MAX_DEPTH).then_some(())
     }
 
+    /// The next value when it is a string without escapes, its text (not consumed past what it
+    /// read when not: the caller then gives up).
+    pub fn plain_string(&mut self) -> Option<&'a str> {
+        self.eat(b'"')?;
+        self.plain_key()
+    }
+
     /// A key whose opening quote was just read, when it holds no escape or control character.
     #[inline]
     fn plain_key(&mut self) -> Option<&'a str> {
@@ -259,19 +267,21 @@ impl<'a> Scan<'a> {
     /// The next value's exact text, checked as [`Scan::skip`] checks it: what serde's
     /// `RawValue` would hold, without serde reading it again.
     pub fn raw_text(&mut self) -> Option<&'a str> {
-        self.peek()?;
-        let start = self.at;
-        self.skip()?;
-        self.text.get(start..self.at)
+        self.text_checking(number_grammar)
     }
 
     /// The next value's exact text, checked exactly as [`Scan::value`] reads it, numbers
     /// included (one that is not a plain integer is read by serde, which refuses one out of
     /// range): text serde reads to the tree [`Scan::value`] would build, kept as text.
     pub fn value_text(&mut self) -> Option<&'a str> {
+        self.text_checking(serde_number)
+    }
+
+    /// The next value's exact text, skipped with each number token checked by `number`.
+    fn text_checking(&mut self, number: fn(&str) -> bool) -> Option<&'a str> {
         self.peek()?;
         let start = self.at;
-        self.skip_checking(serde_number)?;
+        self.skip_checking(number)?;
         self.text.get(start..self.at)
     }
 

@@ -13,6 +13,8 @@ pub mod request;
 pub mod surface;
 pub mod whole_json;
 pub mod pieces;
+#[cfg(test)]
+mod edited_text;
 
 use std::sync::Arc;
 

@@ -125,16 +125,13 @@ impl Fields {
         let raw = |scan: &mut Scan| {
             json_scan::optional_with(scan, |scan| Some(RawJson(scan.raw_text()?.into())))
         };
-        let kept = |scan: &mut Scan| {
-            json_scan::optional_with(scan, |scan| Some(KeptJson::Text(scan.value_text()?.into())))
-        };
         scan.object(|scan, key| {
             let f = &mut fields;
             match key {
                 "model" => seen.fill(0, &mut f.model, json_scan::optional(scan)),
                 "stream" => seen.fill(1, &mut f.stream, json_scan::optional(scan)),
                 "tools" => seen.fill(2, &mut f.tools, raw(scan)),
-                "tool_choice" => seen.fill(3, &mut f.tool_choice, kept(scan)),
+                "tool_choice" => seen.fill(3, &mut f.tool_choice, KeptJson::read(scan)),
                 "parallel_tool_calls" => {
                     seen.fill(4, &mut f.parallel_tool_calls, json_scan::optional(scan))
                 }
@@ -248,7 +245,7 @@ fn named_choice(text: &str) -> Option<ToolChoice> {
         match key {
             "type" => {
                 seen.first(0)?;
-                kind = Some(plain_string(scan)?);
+                kind = Some(scan.plain_string()?);
             }
             "function" => {
                 seen.first(1)?;
@@ -273,13 +270,6 @@ fn named_choice(text: &str) -> Option<ToolChoice> {
     }))
 }
 
-/// A string value without escapes, its text; `None` for anything else.
-fn plain_string<'a>(scan: &mut Scan<'a>) -> Option<&'a str> {
-    let text = scan.raw_text()?;
-    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
-    (!inner.contains('\\')).then_some(inner)
-}
-
 /// The `name` of an object member when it is a plain string (`Some(None)`: no such name, or
 /// not an object); `None` when the scan gives up.
 fn name_member<'a>(scan: &mut Scan<'a>) -> Option<Option<&'a str>> {
@@ -295,7 +285,7 @@ fn name_member<'a>(scan: &mut Scan<'a>) -> Option<Option<&'a str>> {
         }
         seen.first(0)?;
         if scan.peek()? == b'"' {
-            name = Some(plain_string(scan)?);
+            name = Some(scan.plain_string()?);
             Some(())
         } else {
             scan.skip()
@@ -333,6 +323,7 @@ fn interpret_choice(choice: Option<&Value>) -> ToolChoice {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::dialect::chat::edited_text::edited;
 
     #[test]
     fn reads_the_seed_forced_request() {
@@ -344,25 +335,6 @@ mod tests {
         assert_eq!(parsed.facts.include_usage, Some(true));
         assert_eq!(parsed.facts.parallel_tool_calls, Some(false));
         assert!(parsed.tools.is_some());
-    }
-
-    /// `text` with one edit at char `at % len`: that char deleted, replaced by a JSON punctuation
-    /// or digit, or with one inserted before it (`edit` picks which and what).
-    fn edited(text: &str, at: usize, edit: u8) -> String {
-        let chars: Vec<char> = text.chars().collect();
-        let at = at % chars.len();
-        let insert = b"\"\\{}[],:0-.nu 1"[usize::from(edit) % 15] as char;
-        let mut text: String = chars[..at].iter().collect();
-        match edit / 15 {
-            0 => {}
-            1 => text.push(insert),
-            _ => {
-                text.push(insert);
-                text.push(chars[at]);
-            }
-        }
-        text.extend(&chars[at + 1..]);
-        text
     }
 
     const CHOICES: &[&str] = &[

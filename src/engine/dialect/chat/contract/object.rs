@@ -57,7 +57,7 @@ struct Typed<C> {
     #[serde(default)]
     error: Option<Value>,
     #[serde(default)]
-    usage: Option<Value>,
+    usage: Option<KeptJson>,
     #[serde(default)]
     choices: Option<Vec<C>>,
 }
@@ -71,20 +71,18 @@ impl<C: ChoiceRead> Object<C> {
         if text.trim_ascii_start().as_bytes().first() != Some(&b'{') {
             return None;
         }
-        if let Some(object) = Self::scanned(text) {
-            return Some(object);
-        }
-        let typed = serde_json::from_str::<Typed<C>>(text).ok()?;
+        let typed = Self::scanned(text).or_else(|| serde_json::from_str::<Typed<C>>(text).ok())?;
         Some(Object {
             object: true,
             error: typed.error,
-            usage: typed.usage.map(KeptJson::from),
+            usage: typed.usage,
             choices: Choices::Typed(typed.choices),
         })
     }
 
-    /// The typed read by [`json_scan`], or `None` where it gives up.
-    fn scanned(text: &str) -> Option<Object<C>> {
+    /// The typed read by [`json_scan`] (the usage kept as its text), or `None` where it gives
+    /// up.
+    fn scanned(text: &str) -> Option<Typed<C>> {
         let mut scan = Scan::new(text);
         let (mut error, mut usage, mut choices) = (None, None, None);
         let mut seen = Seen::default();
@@ -96,9 +94,7 @@ impl<C: ChoiceRead> Object<C> {
                 }
                 "usage" => {
                     seen.first(1)?;
-                    usage = json_scan::optional_with(scan, |scan| {
-                        scan.value_text().map(|text| KeptJson::Text(text.into()))
-                    })?;
+                    usage = KeptJson::read(scan)?;
                 }
                 "choices" => {
                     seen.first(2)?;
@@ -109,11 +105,10 @@ impl<C: ChoiceRead> Object<C> {
             Some(())
         })?;
         scan.end()?;
-        Some(Object {
-            object: true,
+        Some(Typed {
             error,
             usage,
-            choices: Choices::Typed(choices),
+            choices,
         })
     }
 
@@ -144,27 +139,24 @@ mod tests {
 
     use super::super::{chunk, members};
     use super::*;
+    use crate::engine::dialect::chat::edited_text::edited;
+
+    /// A typed read, comparable however its usage was kept (a tree from serde, text from the
+    /// scan): the usage as its tree.
+    fn described<C: std::fmt::Debug>(typed: &Typed<C>) -> String {
+        let usage = typed.usage.as_ref().map(|usage| usage.value().into_owned());
+        format!("{:?} {usage:?} {:?}", typed.error, typed.choices)
+    }
 
     /// serde's derived read, as the scan must give it whenever it gives anything.
     fn by_serde<C: ChoiceRead + std::fmt::Debug>(text: &str) -> Option<String> {
-        let typed = serde_json::from_str::<Typed<C>>(text).ok()?;
-        Some(format!(
-            "{:?} {:?} {:?}",
-            typed.error, typed.usage, typed.choices
-        ))
+        serde_json::from_str::<Typed<C>>(text)
+            .ok()
+            .map(|typed| described(&typed))
     }
 
-    /// The scan's read, its usage (kept as text) read to the tree serde builds.
     fn by_scan<C: ChoiceRead + std::fmt::Debug>(text: &str) -> Option<String> {
-        let object = Object::<C>::scanned(text)?;
-        let Choices::Typed(choices) = &object.choices else {
-            return Some("a tree".to_owned());
-        };
-        let usage = object
-            .usage
-            .as_ref()
-            .map(|usage| usage.value().into_owned());
-        Some(format!("{:?} {usage:?} {choices:?}", object.error))
+        Object::<C>::scanned(text).map(|typed| described(&typed))
     }
 
     const TAKEN: &[&str] = &[
@@ -253,18 +245,7 @@ mod tests {
             let original = TAKEN.iter().chain(LEFT).nth(pick).unwrap();
             let mut text = original.to_string();
             for round in 0..(1 + usize::from(twice)) {
-                let chars: Vec<char> = text.chars().collect();
-                let at = (at / (round + 1)) % chars.len();
-                let insert = b"\"\\{}[],:0-.nu 1"[usize::from(edit) % 15] as char;
-                let mut out: String = chars[..at].iter().collect();
-                match edit / 15 {
-                    0 => {}
-                    1 => out.push(insert),
-                    2 => { out.push(insert); out.push(chars[at]); }
-                    _ => { out.push(chars[at]); out.push(chars[at]); }
-                }
-                out.extend(&chars[at + 1..]);
-                text = out;
+                text = edited(&text, at / (round + 1), edit);
             }
             compare::<chunk::TypedChoice>(&text)?;
             compare::<members::TypedChoice>(&text)?;
