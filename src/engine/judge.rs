@@ -4,8 +4,13 @@
 //! one place shares (the pointer prefix, the choice, the tool call, the frame); a rule says only
 //! what differs: `judge.flag(rule, "/name", detail)`. [`Judge::under`] narrows the place for a
 //! nested document (a candidate, a part, a batch element) and gives the sink back when it ends.
+//!
+//! A place's pointer prefix is written out only when it grows: a nested judge at `""` (as the
+//! stream rules take one per event) borrows its parent's prefix, and one a piece deeper writes
+//! the piece after a copy of it, with no formatting pass over the prefix.
 
-use std::fmt::Display;
+use std::borrow::Cow;
+use std::fmt::{self, Display, Write};
 
 use crate::engine::rules::RuleId;
 use crate::engine::violation::{Site, Stage, ViolationSink};
@@ -15,7 +20,7 @@ use crate::engine::violation::{Site, Stage, ViolationSink};
 pub struct Judge<'s> {
     sink: &'s mut ViolationSink,
     stage: Stage,
-    base: String,
+    base: Cow<'s, str>,
     choice: Option<u32>,
     tool_call: Option<u32>,
     seq: Option<u64>,
@@ -27,7 +32,7 @@ impl<'s> Judge<'s> {
         Judge {
             sink,
             stage,
-            base: String::new(),
+            base: Cow::Borrowed(""),
             choice: None,
             tool_call: None,
             seq: None,
@@ -60,15 +65,17 @@ impl<'s> Judge<'s> {
 
     /// The same judge, moved to the document at `pointer` below this place.
     pub fn at(mut self, pointer: impl Display) -> Judge<'s> {
-        self.base = format!("{}{pointer}", self.base);
+        extend(&mut self.base, pointer);
         self
     }
 
     /// A judge for the document at `pointer` below this place (same stage, choice, call and
     /// frame), borrowing the sink until it is dropped.
     pub fn under(&mut self, pointer: impl Display) -> Judge<'_> {
+        let mut base = Cow::Borrowed(&*self.base);
+        extend(&mut base, pointer);
         Judge {
-            base: format!("{}{pointer}", self.base),
+            base,
             sink: self.sink,
             stage: self.stage,
             choice: self.choice,
@@ -142,10 +149,32 @@ impl<'s> Judge<'s> {
             seq,
             ..
         } = self;
-        let (choice, tool_call, seq, base) = (*choice, *tool_call, *seq, base.as_str());
+        let (choice, tool_call, seq, base) = (*choice, *tool_call, *seq, &**base);
         let site = move || site_below(base, pointer, choice, tool_call, seq);
         (&mut **sink, site)
     }
+}
+
+/// Appends `pointer` to `base`, copying a borrowed prefix only once the pointer writes
+/// something.
+fn extend(base: &mut Cow<'_, str>, pointer: impl Display) {
+    /// Writes into the prefix, owning it at the first non-empty piece.
+    struct Extend<'b, 'c>(&'b mut Cow<'c, str>);
+    impl Write for Extend<'_, '_> {
+        fn write_str(&mut self, piece: &str) -> fmt::Result {
+            if !piece.is_empty() {
+                if let Cow::Borrowed(prefix) = *self.0 {
+                    let mut owned = String::with_capacity(prefix.len() + piece.len() + 16);
+                    owned.push_str(prefix);
+                    *self.0 = Cow::Owned(owned);
+                }
+                self.0.to_mut().push_str(piece);
+            }
+            Ok(())
+        }
+    }
+    // Writing into a string cannot fail; a `Display` that errors leaves what it wrote.
+    let _ = write!(Extend(base), "{pointer}");
 }
 
 /// The site of `pointer` below the document at `base`, in `choice` and `tool_call`, completed
@@ -209,5 +238,21 @@ mod tests {
             ]
         );
         assert_eq!(sink.as_slice()[1].severity, Severity::Warning);
+    }
+
+    #[test]
+    fn a_nested_judge_copies_its_prefix_only_when_its_pointer_writes_something() {
+        let mut sink = ViolationSink::new(SeverityOverrides::default());
+        let mut judge = Judge::new(&mut sink, Stage::Complete).at(format_args!("/choices/{}", 2));
+        assert_eq!(judge.base, "/choices/2");
+        {
+            let same = judge.under("");
+            assert!(matches!(same.base, Cow::Borrowed("/choices/2")));
+        }
+        let mut deeper = judge.under(format_args!("/message/tool_calls/{}", 10));
+        assert!(matches!(deeper.base, Cow::Owned(_)));
+        deeper.flag(RuleId::ToolCallIdMissing, "/id", "missing");
+        let paths: Vec<_> = sink.as_slice().iter().map(|v| v.path.as_str()).collect();
+        assert_eq!(paths, ["/choices/2/message/tool_calls/10/id"]);
     }
 }
