@@ -11,6 +11,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
+use foldhash::fast::RandomState;
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{PatternOptions, ValidationError, Validator};
 use serde_json::Value;
@@ -103,7 +104,7 @@ struct CacheEntries {
     capacity: usize,
     max_bytes: usize,
     bytes: usize,
-    by_key: HashMap<Arc<str>, Arc<CompiledTools>>,
+    by_key: HashMap<Arc<str>, Arc<CompiledTools>, RandomState>,
     insertion_order: VecDeque<Arc<str>>,
 }
 
@@ -127,7 +128,7 @@ impl SchemaCache {
                 capacity: capacity.max(1),
                 max_bytes: limits.max_cache_bytes,
                 bytes: 0,
-                by_key: HashMap::new(),
+                by_key: HashMap::default(),
                 insertion_order: VecDeque::new(),
             })),
         }
@@ -320,7 +321,7 @@ pub struct CompiledTools {
     /// common case, a cached array) skips the cache's lock and a hash of its key.
     admitted: AtomicBool,
     /// Position of each tool by name (the first one of a repeated name).
-    by_name: HashMap<String, usize>,
+    by_name: HashMap<String, usize, RandomState>,
     /// Every tool's schema is plain ([`super::schema_plain`]) and no grammar was compiled:
     /// checks cost in proportion to the arguments.
     plain: bool,
@@ -491,7 +492,7 @@ impl CompiledTools {
             None => Grammars::default(),
         };
         let plain = plain && !grammars.any();
-        let mut by_name = HashMap::with_capacity(tools.len());
+        let mut by_name = HashMap::with_capacity_and_hasher(tools.len(), RandomState::default());
         for (at, tool) in tools.iter().enumerate() {
             by_name.entry(tool.name.clone()).or_insert(at);
         }
