@@ -39,19 +39,54 @@ pub fn body_kind(content_type: Option<&str>, asked_stream: bool) -> BodyKind {
             BodyKind::Json
         };
     };
-    let mime = content_type
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase();
-    if mime == "text/event-stream" {
+    // Compared without case and without a lowercased copy (this runs twice per exchange).
+    let mime = content_type.split(';').next().unwrap_or_default().trim();
+    let is = |name: &str| mime.eq_ignore_ascii_case(name);
+    let suffix = mime.len().checked_sub(5).and_then(|at| mime.get(at..));
+    if is("text/event-stream") {
         BodyKind::Sse
-    } else if mime == "application/json" || mime.ends_with("+json") {
+    } else if is("application/json") || suffix.is_some_and(|end| end.eq_ignore_ascii_case("+json"))
+    {
         BodyKind::Json
-    } else if mime == EVENT_STREAM_TYPE {
+    } else if is(EVENT_STREAM_TYPE) {
         BodyKind::EventStream
     } else {
         BodyKind::Other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_content_type_names_its_framing_whatever_its_case_and_parameters() {
+        let kind = |content_type| body_kind(Some(content_type), false);
+        assert_eq!(kind("text/event-stream"), BodyKind::Sse);
+        assert_eq!(kind(" Text/Event-Stream ; charset=utf-8"), BodyKind::Sse);
+        assert_eq!(kind("application/json"), BodyKind::Json);
+        assert_eq!(kind("APPLICATION/JSON;charset=UTF-8"), BodyKind::Json);
+        assert_eq!(kind("application/problem+JSON"), BodyKind::Json);
+        assert_eq!(
+            kind("application/vnd.amazon.eventstream"),
+            BodyKind::EventStream
+        );
+        assert_eq!(
+            kind("Application/Vnd.Amazon.EventStream"),
+            BodyKind::EventStream
+        );
+        for other in [
+            "json",
+            "+jso",
+            "",
+            "text/plain",
+            "application/x-ndjson",
+            "é/jsonx",
+        ] {
+            assert_eq!(kind(other), BodyKind::Other, "{other:?}");
+        }
+        assert_eq!(kind("é+json"), BodyKind::Json);
+        assert_eq!(body_kind(None, true), BodyKind::Sse);
+        assert_eq!(body_kind(None, false), BodyKind::Json);
     }
 }
