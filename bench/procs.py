@@ -148,6 +148,10 @@ def start_variant(variant, bins, rundir, pin, mock_port, env=None, role="proxy")
         proc = Proc(name, pin.prefix(role) + cmd, rundir, env=proc_env, port=port)
         proc.admin_port = admin_port if variant.get("inspect", True) else None
         return proc
+    if kind == "floor":
+        cmd = [os.path.join(bins, "bench_floor"), "--listen", f"127.0.0.1:{port}",
+               "--upstream", f"127.0.0.1:{mock_port}"]
+        return Proc(name, pin.prefix(role) + cmd, rundir, port=port)
     conf, home = nginx_conf(rundir, name, port, mock_port, variant.get("buffering", False))
     cmd = ["nginx", "-p", home + "/", "-c", conf, "-e", os.path.join(home, "error.log")]
     return Proc(name, pin.prefix(role) + cmd, rundir, port=port)

@@ -210,8 +210,11 @@ def write(repo, meta, results):
         "(the exchange span is at `debug` for exchanges neither enforced nor injected, and a "
         "clean exchange's summary line is at `debug` too, so the clean traffic here logs "
         "nothing per request), except `tooltap-full-warn`. The "
-        "two diagnostic variants (`-warn`, `-norec`) and `tooltap-record-seg` run in the "
-        "closed-loop and SSE figures only. "
+        "two diagnostic variants (`-warn`, `-norec`), `tooltap-record-seg` and `hyper-floor` "
+        "run in the closed-loop and SSE figures only. `hyper-floor` is not a proxy to run but "
+        "the floor of tooltap's HTTP stack: hyper's server and client connections with one "
+        "upstream connection per client connection and no other work, so the part of "
+        "tooltap's cost that is its own is the difference to it. "
         + ("" if meta["record_variant"] else
            "The `--record all` variant is missing: this tooltap build has no `--record` yet. "),
         "", "## Buffered requests at fixed rates", "",
