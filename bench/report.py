@@ -199,7 +199,7 @@ def write(repo, meta, results):
         f"**Pinned:** {meta['pinning']}. A pinned tooltap sees one core, so its Tokio runtime "
         "runs one worker.",
         "", "## How to rerun", "",
-        "```sh\nbench/run            # ~10 minutes: builds release binaries, installs nginx if "
+        "```sh\nbench/run            # ~15 minutes after the release build: installs nginx if "
         "missing, runs everything\nbench/run --quick    # ~1-2 minutes smoke run\n"
         "python3 bench/report.py   # re-render this page from bench/results.json\n"
         "bench/profile full 2000   # callgrind: instructions per request, top functions "
