@@ -61,7 +61,8 @@ async fn connection(stream: TcpStream, upstream: SocketAddr) -> Result<(), hyper
     let up = TcpStream::connect(upstream)
         .await
         .expect("the upstream accepts connections");
-    up.set_nodelay(true).expect("a connected socket takes TCP_NODELAY");
+    up.set_nodelay(true)
+        .expect("a connected socket takes TCP_NODELAY");
     let (sender, driver) = client::handshake(TokioIo::new(up)).await?;
     tokio::spawn(driver);
     // HTTP/1.1 answers one request at a time, so the lock is never contended.
