@@ -516,6 +516,11 @@ async fn oversized_peak(proxy: &Proxy, path: &str, mib: usize) -> u64 {
 const OVERSIZED_BOUND_KIB: u64 = 24 * 1024;
 /// What a 4x (NDJSON) or 1.7x (event stream) larger one may cost more.
 const OVERSIZED_GROWTH_KIB: u64 = 4 * 1024;
+/// Pairs of a smaller and a larger attack measured before the growth is judged too much: a
+/// peak sampled while the allocator happens to hold more (seen on a loaded machine, about 6-7
+/// MiB once in several runs) passes in the next pair, and what the code would hold per byte
+/// (36 MiB more for the NDJSON pair) fails every pair.
+const OVERSIZED_PAIRS: usize = 2;
 
 /// The NDJSON line bound and the event-stream message bound (`max_sse_line`, 8 MiB) in the real
 /// binary, default settings: an Ollama line and a Bedrock message past the bound, then larger
@@ -534,21 +539,30 @@ async fn overlong_ndjson_lines_and_event_stream_messages_cost_bounded_resident_m
     let idle = rss_kib(proxy.pid);
     // An event-stream payload may not pass 24 MiB (the protocol's limit).
     for (path, small, large) in [("/api/chat", 12, 48), (oversized::CONVERSE_STREAM, 12, 20)] {
-        let small_peak = oversized_peak(&proxy, path, small).await;
-        let large_peak = oversized_peak(&proxy, path, large).await;
-        eprintln!(
-            "{path}: idle {idle} KiB; {small} MiB: peak {small_peak} KiB; {large} MiB: peak \
-             {large_peak} KiB"
-        );
-        let above = large_peak.max(small_peak).saturating_sub(idle);
+        let mut growths = Vec::new();
+        for _ in 0..OVERSIZED_PAIRS {
+            let small_peak = oversized_peak(&proxy, path, small).await;
+            let large_peak = oversized_peak(&proxy, path, large).await;
+            eprintln!(
+                "{path}: idle {idle} KiB; {small} MiB: peak {small_peak} KiB; {large} MiB: peak \
+                 {large_peak} KiB"
+            );
+            let above = large_peak.max(small_peak).saturating_sub(idle);
+            assert!(
+                above <= OVERSIZED_BOUND_KIB,
+                "{path}: {above} KiB above idle"
+            );
+            growths.push(large_peak.saturating_sub(small_peak));
+            if growths
+                .last()
+                .is_some_and(|&growth| growth <= OVERSIZED_GROWTH_KIB)
+            {
+                break;
+            }
+        }
         assert!(
-            above <= OVERSIZED_BOUND_KIB,
-            "{path}: {above} KiB above idle"
-        );
-        let growth = large_peak.saturating_sub(small_peak);
-        assert!(
-            growth <= OVERSIZED_GROWTH_KIB,
-            "{path}: {large} MiB cost {growth} KiB more than {small} MiB"
+            growths.iter().any(|&growth| growth <= OVERSIZED_GROWTH_KIB),
+            "{path}: {large} MiB cost more than {small} MiB in every pair: {growths:?} KiB"
         );
     }
     let _ = std::fs::remove_dir_all(&proxy.dir);
