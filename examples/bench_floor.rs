@@ -1,6 +1,6 @@
 //! The floor of the design card's HTTP stack: the least a proxy on hyper 1.x's own connection
-//! APIs does per request, measured beside tooltap and nginx (see docs/benchmarks.md and
-//! bench/closing-notes.md, "the hyper floor").
+//! APIs does per request, measured beside tooltap and nginx as `bench/run`'s `hyper-floor`
+//! variant (docs/benchmarks.md; what it shows: issue 39's fifth pass in bench/closing-notes.md).
 //!
 //! Each accepted client connection is served by `hyper::server::conn::http1` and gets one
 //! upstream connection of its own (`hyper::client::conn::http1`, opened once, kept alive): the
