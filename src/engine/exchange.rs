@@ -272,6 +272,13 @@ impl Exchange {
         }
     }
 
+    /// Whether inspection stopped early (a bound, a decode failure, a body not inspected):
+    /// further [`Exchange::feed`]s change nothing, and the report's verdicts on the body are
+    /// final but for the end-of-body bookkeeping.
+    pub fn stopped(&self) -> bool {
+        self.stopped.is_some()
+    }
+
     /// Violations found so far (enforce mode checks this after each feed).
     pub fn violations(&self) -> &[Violation] {
         self.sink.as_slice()

@@ -183,6 +183,11 @@ impl HeldFrames {
         }
     }
 
+    /// Whether [`HeldFrames::push`] would still keep a frame (no bound was reached).
+    pub fn takes_frames(&self) -> bool {
+        self.cut.is_none()
+    }
+
     /// Why frames stopped being kept, if they did.
     pub fn cut(&self) -> Option<Cut> {
         self.cut

@@ -349,6 +349,10 @@ async fn collect_request(mut tap: TapReceiver, max: usize, charge: &mut Charge) 
             over = true;
         } else if !charge.try_add(event.bytes.len()) {
             over_memory = true;
+        }
+        if over || over_memory {
+            // The copy will not be judged: the tee forwards the rest of the body uncopied.
+            tap.data.stop_copying();
         } else {
             body.extend_from_slice(&event.bytes);
         }
@@ -512,6 +516,10 @@ async fn analyse(
         engine_held = exchange.held_bytes();
         charge.set(request_and_tape.saturating_add(engine_held));
         body.data.release(bytes);
+        if exchange.stopped() && recording.as_ref().is_none_or(|tape| !tape.takes_frames()) {
+            // Nothing will read the rest of this body: the tee forwards it uncopied.
+            body.data.stop_copying();
+        }
     }
     // No frames left to feed: only the end-of-body checks.
     let here = exchange.plain();

@@ -183,6 +183,14 @@ impl ExchangeRecording {
         }
     }
 
+    /// Whether a next frame would still be kept: `false` past the recording's bounds.
+    pub(super) fn takes_frames(&self) -> bool {
+        match self {
+            ExchangeRecording::Live(handle) => handle.takes_frames(),
+            ExchangeRecording::Held(held) => held.takes_frames(),
+        }
+    }
+
     /// Whether taking these frames appends nothing to the spill (blocking I/O): a live
     /// recording only queues them for the writer thread.
     pub(super) fn keeps_in_memory(&self, frames: &[TapEvent]) -> bool {

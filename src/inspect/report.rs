@@ -91,6 +91,9 @@ pub(super) fn emit(
         let frames = u32::try_from(end.copied_frames).unwrap_or(u32::MAX);
         metrics.frame_overhead(route, end.copy_time / frames);
     }
+    for (body, end) in [("request", request.end), ("response", end.as_ref())] {
+        metrics.frames_not_copied(route, body, end.map_or(0, |end| end.skipped_frames));
+    }
     let incomplete = incomplete_reasons(&request, end.as_ref(), &report, enforced);
     for reason in &incomplete {
         metrics.incomplete(route, *reason);

@@ -24,14 +24,18 @@ pub(super) fn panic_on_marker(bytes: &[u8]) {
 }
 
 fn inspection() -> Arc<Inspection> {
+    inspection_with(EngineConfig::default(), 1 << 20)
+}
+
+fn inspection_with(engine: EngineConfig, max_request_body: usize) -> Arc<Inspection> {
     Arc::new(Inspection {
-        engine: Arc::new(EngineConfig::default()),
+        engine: Arc::new(engine),
         schemas: Arc::new(SchemaCache::default()),
         metrics: Arc::new(Metrics::default()),
         violations: None,
         recorder: None,
         hold: crate::inspect::HoldSettings::in_memory(1 << 20),
-        max_request_body: 1 << 20,
+        max_request_body,
         analysis: AnalysisPool::default(),
         memory: MemoryBudget::default(),
         mcp: None,
@@ -273,4 +277,117 @@ impl http_body::Body for Frames {
     ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
         std::task::Poll::Ready(self.0.pop_front().map(|b| Ok(http_body::Frame::data(b))))
     }
+}
+
+/// A body whose frames are the bytes sent on a channel, as they are sent; over when the
+/// sender is dropped.
+struct Paced(tokio::sync::mpsc::Receiver<Bytes>);
+
+impl http_body::Body for Paced {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        self.0
+            .poll_recv(cx)
+            .map(|bytes| bytes.map(|b| Ok(http_body::Frame::data(b))))
+    }
+}
+
+/// A tapped [`Paced`] body read to its end by a task of its own, as hyper would forward it:
+/// the sender of its frames, the tap's receiver, and the task (what the reader got).
+fn paced(
+    capacity: usize,
+) -> (
+    tokio::sync::mpsc::Sender<Bytes>,
+    tee::TapReceiver,
+    tokio::task::JoinHandle<Bytes>,
+) {
+    let (tx, rx) = tokio::sync::mpsc::channel(8);
+    let (tap, receiver) = tee::tap(capacity);
+    let body = TeeBody::new(Paced(rx), tap);
+    let reader = tokio::spawn(async move { body.collect().await.expect("body").to_bytes() });
+    (tx, receiver, reader)
+}
+
+/// Sends `first`, waits for the inspector to take it in, then sends `rest` and ends the body.
+async fn send_paced(tx: tokio::sync::mpsc::Sender<Bytes>, first: Bytes, rest: usize) {
+    tx.send(first).await.expect("reader");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    for i in 0..rest {
+        tx.send(Bytes::from(format!("more {i}\n")))
+            .await
+            .expect("reader");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bodies_past_what_inspection_takes_are_forwarded_whole_and_no_longer_copied() {
+    let engine = EngineConfig {
+        max_sse_line: 1024,
+        ..EngineConfig::default()
+    };
+    let shared = inspection_with(engine, 64);
+    let (request_tx, request_rx, request_reader) = paced(16);
+    let (response_tx, response_rx) = oneshot::channel();
+    let job = InspectJob {
+        head: crate::inspect::RequestHead::default(),
+        label: ExchangeLabel {
+            id: Arc::from("t-3"),
+            route: Arc::from("default"),
+            started: Instant::now(),
+            dialect: crate::engine::Dialect::Chat,
+        },
+        request: request_rx,
+        response: response_rx,
+        enforced: crate::tap::verdict::channel().1,
+        recording: None,
+        trace: None,
+    };
+    let task = tokio::spawn(run(shared.clone(), job));
+    // A request past `max_request_body` in its first frame: the rest is not copied.
+    let request_first = Bytes::from(format!(
+        "{{\"stream\":true,\"pad\":\"{}\"}}",
+        "p".repeat(100)
+    ));
+    send_paced(request_tx, request_first.clone(), 2).await;
+    let request_seen = request_reader.await.expect("request reader");
+    assert!(request_seen.starts_with(&request_first) && request_seen.ends_with(b"more 1\n"));
+    // A stream whose first line is past `max_sse_line` (the inspection stops `too_large`),
+    // in a frame large enough to wake the inspector at once: the rest is not copied.
+    let (response_tx_frames, body_rx, response_reader) = paced(16);
+    let part = ResponsePart {
+        head: ResponseHead {
+            status: 200,
+            content_type: Some("text/event-stream".into()),
+            content_encoding: None,
+            headers: Vec::new(),
+        },
+        body: body_rx,
+        ttfb: Duration::ZERO,
+        headers: None,
+        quirk: None,
+    };
+    assert!(response_tx.send(part).is_ok());
+    let line = Bytes::from(format!("data: {}", "x".repeat(tee::WAKE_BYTES)));
+    send_paced(response_tx_frames, line.clone(), 3).await;
+    let response_seen = response_reader.await.expect("response reader");
+    assert_eq!(response_seen.len(), line.len() + 3 * "more 0\n".len());
+    tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .expect("inspector finishes")
+        .expect("the inspector task itself does not die");
+    let text = shared.metrics.render();
+    for (body, frames) in [("request", 2), ("response", 3)] {
+        let line = format!(
+            "tooltap_frames_not_copied_total{{route=\"default\",body=\"{body}\"}} {frames}"
+        );
+        assert!(text.contains(&line), "{line} in {text}");
+    }
+    assert!(
+        text.contains("reason=\"too_large\"} 1") && !text.contains("reason=\"lossy\""),
+        "{text}"
+    );
 }

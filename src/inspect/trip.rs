@@ -142,6 +142,12 @@ impl LazyExchange {
         }
     }
 
+    /// Whether the started engine stopped inspecting (see [`Exchange::stopped`]); `false`
+    /// before it starts.
+    pub(super) fn stopped(&self) -> bool {
+        matches!(self, LazyExchange::Started { exchange, .. } if exchange.stopped())
+    }
+
     /// Whether this engine's small trips may run on the inspector's thread.
     pub(super) fn plain(&self) -> bool {
         matches!(self, LazyExchange::Started { plain: true, .. })

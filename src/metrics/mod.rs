@@ -54,6 +54,7 @@ pub struct Metrics {
     stream_duration: HistogramVec,
     request_overhead: HistogramVec,
     frame_overhead: HistogramVec,
+    frames_not_copied: CounterVec,
     upstream_pool: upstream_pool::PoolCounters,
     models: Mutex<BTreeSet<String>>,
     /// OpenTelemetry export (`[otlp]`): spans sent, dropped (by reason), failed requests and
@@ -184,6 +185,11 @@ impl Default for Metrics {
                 "Mean time the tee adds to a response frame (copying it for inspection), one sample per exchange.",
                 &["route"],
                 OVERHEAD_BUCKETS,
+            ),
+            frames_not_copied: CounterVec::new(
+                "tooltap_frames_not_copied_total",
+                "Body frames forwarded without a copy for the inspector, once it needed no more of the body (its inspection stopped at a bound and no recording took more), by route and body (request, response).",
+                &["route", "body"],
             ),
             upstream_pool: upstream_pool::PoolCounters::default(),
             models: Mutex::new(BTreeSet::new()),
@@ -317,6 +323,13 @@ impl Metrics {
     pub fn frame_overhead(&self, route: &str, d: Duration) {
         self.frame_overhead.observe(&[route], d.as_secs_f64());
     }
+    /// `count` frames of one exchange's `body` (`request`, `response`) that the tee forwarded
+    /// without copying them, the inspector having asked for no more.
+    pub fn frames_not_copied(&self, route: &str, body: &str, count: u64) {
+        if count > 0 {
+            self.frames_not_copied.add(&[route, body], count);
+        }
+    }
     pub fn otlp_spans_exported(&self, count: u64) {
         self.otlp_exported.add(&[], count);
     }
@@ -375,6 +388,7 @@ impl Metrics {
         self.stream_duration.render(&mut out);
         self.request_overhead.render(&mut out);
         self.frame_overhead.render(&mut out);
+        self.frames_not_copied.render(&mut out);
         self.otlp_exported.render(&mut out);
         self.otlp_dropped.render(&mut out);
         self.otlp_failures.render(&mut out);

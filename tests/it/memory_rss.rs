@@ -517,11 +517,11 @@ const OVERSIZED_BOUND_KIB: u64 = 24 * 1024;
 /// What a 4x (NDJSON) or 1.7x (event stream) larger one may cost more.
 const OVERSIZED_GROWTH_KIB: u64 = 4 * 1024;
 /// Pairs of a smaller and a larger attack, each pair in a fresh process, measured before the
-/// growth is judged too much. Now and then the larger attack costs about 6 MiB more (seen in
-/// clean-clone CI runs and in loops of local runs; most likely frames waiting in the tap while
-/// the inspector is kept off the core, which `inspect.tap_bytes` bounds and the bound above
-/// idle covers), and a second pair in a new process usually does not; what the code would hold
-/// per byte (36 MiB more for the NDJSON pair) fails every pair.
+/// growth is judged too much. The tee stops copying a body once its inspection stopped at the
+/// framing bound (and the held recording at its own), so what it still copies past the bound
+/// is what arrives while the inspector's trip that crossed the bound runs: on a busy machine
+/// up to a few MiB, which a second pair in a new process does not repeat; what the code would
+/// hold or copy per byte (36 MiB more for the NDJSON pair) fails every pair.
 const OVERSIZED_PAIRS: usize = 2;
 
 /// The NDJSON line bound and the event-stream message bound (`max_sse_line`, 8 MiB) in the real

@@ -84,6 +84,12 @@ impl RecordingHandle {
         });
     }
 
+    /// Whether [`RecordingHandle::frame`] would still keep a frame: `false` once the recording
+    /// was truncated at its byte bound, lost a frame to a full queue, or finished.
+    pub fn takes_frames(&self) -> bool {
+        !(self.frames_lost || self.lossy || self.finished)
+    }
+
     /// One response body frame exactly as it arrived, at `at`. Never blocks.
     pub fn frame(&mut self, bytes: &Bytes, at: Instant) {
         if self.pending.is_some() {

@@ -13,7 +13,10 @@
 //! with a hole is useless to a reassembler), but it still delivers the ending, because the ending
 //! travels on its own oneshot that cannot be full. The bytes count until the consumer says it is
 //! done with them ([`TapData::release`]), so a batch waiting for the analysis pool is inside the
-//! bound too.
+//! bound too. A consumer that needs no more of the body (its inspection stopped at a bound and
+//! no recording takes more) says so ([`TapData::stop_copying`]): the tee reads that flag with
+//! one atomic load per frame and forwards the rest uncopied, so a body far past every bound
+//! costs neither the copies nor a backlog of frames nobody will read.
 //!
 //! The consumer is not woken for every frame: a batching consumer ([`crate::inspect::gather`])
 //! sleeps while frames queue, and the tap wakes it ([`TapData::woken`]) only when half of
@@ -28,7 +31,7 @@
 
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Instant;
 
@@ -66,6 +69,9 @@ pub struct TapEnd {
     pub ending: Ending,
     /// Data frames that were not copied because the channel was full (or after it was).
     pub dropped_frames: u64,
+    /// Data frames forwarded without a copy after the consumer asked for no more
+    /// ([`TapData::stop_copying`]): not a hole, the consumer had stopped reading.
+    pub skipped_frames: u64,
     /// Whether any frame was dropped: the inspector saw a stream with a hole.
     pub lossy: bool,
     pub at: Instant,
@@ -85,11 +91,13 @@ pub const BATCH_FRAMES: usize = 64;
 /// that is smaller): a batch of large frames does not wait for [`BATCH_FRAMES`] of them.
 pub const WAKE_BYTES: usize = 32 * 1024;
 
-/// What both halves share: the bytes sent and not yet released, and the consumer's wake-up.
+/// What both halves share: the bytes sent and not yet released, the consumer's wake-up, and
+/// whether the consumer wants more frames at all.
 #[derive(Debug, Default)]
 struct Shared {
     queued: AtomicUsize,
     wake: Notify,
+    unwanted: AtomicBool,
 }
 
 /// The data channel's sender; dropping it (the body's end, an overflow, a tap dropped
@@ -122,6 +130,7 @@ pub struct Tap {
     wake_bytes: usize,
     end: oneshot::Sender<TapEnd>,
     dropped_frames: u64,
+    skipped_frames: u64,
     lossy: bool,
     copied_frames: u64,
     copy_time: std::time::Duration,
@@ -173,6 +182,13 @@ impl TapData {
     pub async fn woken(&self) {
         self.shared.wake.notified().await;
     }
+
+    /// The consumer needs no more of this body: the tee forwards the rest without copying it,
+    /// and closes the data channel at its next frame (the frames already sent can still be
+    /// read). The ending still arrives, with the frames skipped counted apart from drops.
+    pub fn stop_copying(&self) {
+        self.shared.unwanted.store(true, Ordering::Relaxed);
+    }
 }
 
 /// Bytes of the largest block frames are copied into; a new block starts when one is full, and
@@ -217,6 +233,7 @@ pub fn tap_bounded(capacity: usize, max_bytes: usize) -> (Tap, TapReceiver) {
         wake_bytes: (max_bytes / 2).min(WAKE_BYTES),
         end: end_tx,
         dropped_frames: 0,
+        skipped_frames: 0,
         lossy: false,
         copied_frames: 0,
         copy_time: std::time::Duration::ZERO,
@@ -237,10 +254,21 @@ impl Tap {
     /// Copy one frame, or count it as dropped. Never blocks.
     fn copy(&mut self, bytes: &Bytes) {
         let Some(DataSender { tx: sender, .. }) = &self.data else {
-            // Lossy already, or the inspector went away: count, do not copy.
-            self.dropped_frames += 1;
+            // Lossy already, the inspector went away, or it asked for no more: count, do not
+            // copy.
+            if !self.lossy && self.shared.unwanted.load(Ordering::Relaxed) {
+                self.skipped_frames += 1;
+            } else {
+                self.dropped_frames += 1;
+            }
             return;
         };
+        if self.shared.unwanted.load(Ordering::Relaxed) {
+            // Dropping the sender closes the channel and wakes the consumer.
+            self.data = None;
+            self.skipped_frames += 1;
+            return;
+        }
         let at = Instant::now();
         let len = bytes.len();
         let waiting = self.shared.queued.fetch_add(len, Ordering::Relaxed);
@@ -291,6 +319,7 @@ impl Tap {
             wake_frames: _,
             wake_bytes: _,
             dropped_frames,
+            skipped_frames,
             lossy,
             copied_frames,
             copy_time,
@@ -300,6 +329,7 @@ impl Tap {
         let _ = end.send(TapEnd {
             ending,
             dropped_frames,
+            skipped_frames,
             lossy,
             at: Instant::now(),
             copied_frames,

@@ -150,6 +150,58 @@ async fn a_closed_inspector_never_disturbs_the_body() {
 }
 
 #[tokio::test]
+async fn a_consumer_that_stops_copying_gets_the_frames_sent_and_the_end_not_a_hole() {
+    let (tap, mut rx) = tap(16);
+    let mut body = TeeBody::new(Scripted::data(&["a", "b", "c", "d"]), tap);
+    let first = body.frame().await.expect("a").expect("frame");
+    assert_eq!(rx.data.recv().await.expect("copied").bytes, "a");
+    rx.data.stop_copying();
+    let mut seen = vec![first.into_data().expect("data")];
+    while let Some(frame) = body.frame().await {
+        seen.push(frame.expect("frame").into_data().expect("data"));
+    }
+    assert_eq!(
+        seen,
+        vec!["a", "b", "c", "d"],
+        "the body is forwarded whole"
+    );
+    assert!(
+        drain(&mut rx).await.is_empty(),
+        "nothing copied after the stop"
+    );
+    let end = rx.end.await.expect("end delivered");
+    assert_eq!(end.ending, Ending::Complete);
+    assert_eq!(
+        (
+            end.skipped_frames,
+            end.dropped_frames,
+            end.lossy,
+            end.copied_frames
+        ),
+        (3, 0, false, 1)
+    );
+    assert_eq!(rx.data.shared.queued.load(Ordering::Relaxed), 0);
+}
+
+#[tokio::test]
+async fn a_stop_after_an_overflow_leaves_the_exchange_lossy() {
+    let (tap, mut rx) = tap(1);
+    let mut body = TeeBody::new(Scripted::data(&["a", "b", "c"]), tap);
+    body.frame().await.expect("a").expect("frame");
+    body.frame().await.expect("b").expect("frame");
+    rx.data.stop_copying();
+    while body.frame().await.is_some() {}
+    drop(body);
+    assert_eq!(drain(&mut rx).await, vec!["a"]);
+    let end = rx.end.await.expect("end delivered");
+    assert_eq!(
+        (end.dropped_frames, end.skipped_frames, end.lossy),
+        (2, 0, true),
+        "the hole came first: every frame after it is a drop"
+    );
+}
+
+#[tokio::test]
 async fn size_hint_and_end_of_stream_are_delegated() {
     let (tap, mut rx) = tap(1);
     let mut inner = Scripted::data(&["abc"]);
