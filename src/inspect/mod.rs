@@ -517,7 +517,8 @@ async fn analyse(
         charge.set(request_and_tape.saturating_add(engine_held));
         body.data.release(bytes);
         if exchange.stopped() && recording.as_ref().is_none_or(|tape| !tape.takes_frames()) {
-            // Nothing will read the rest of this body: the tee forwards it uncopied.
+            // Nothing will read the rest of this body (inspection stopped at a bound, or does
+            // not inspect it): the tee forwards it uncopied.
             body.data.stop_copying();
         }
     }

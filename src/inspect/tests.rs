@@ -323,13 +323,15 @@ async fn send_paced(tx: tokio::sync::mpsc::Sender<Bytes>, first: Bytes, rest: us
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn bodies_past_what_inspection_takes_are_forwarded_whole_and_no_longer_copied() {
-    let engine = EngineConfig {
-        max_sse_line: 1024,
-        ..EngineConfig::default()
-    };
-    let shared = inspection_with(engine, 64);
+/// One exchange whose request and response bodies arrive paced ([`send_paced`]): each its
+/// first frame, then, once the inspector took that in, `rest` frames. Asserts that each reader
+/// got every byte.
+async fn paced_exchange(
+    shared: &Arc<Inspection>,
+    request: (Bytes, usize),
+    content_type: &str,
+    response: (Bytes, usize),
+) {
     let (request_tx, request_rx, request_reader) = paced(16);
     let (response_tx, response_rx) = oneshot::channel();
     let job = InspectJob {
@@ -347,21 +349,15 @@ async fn bodies_past_what_inspection_takes_are_forwarded_whole_and_no_longer_cop
         trace: None,
     };
     let task = tokio::spawn(run(shared.clone(), job));
-    // A request past `max_request_body` in its first frame: the rest is not copied.
-    let request_first = Bytes::from(format!(
-        "{{\"stream\":true,\"pad\":\"{}\"}}",
-        "p".repeat(100)
-    ));
-    send_paced(request_tx, request_first.clone(), 2).await;
+    let more = |frames: usize| frames * "more 0\n".len();
+    send_paced(request_tx, request.0.clone(), request.1).await;
     let request_seen = request_reader.await.expect("request reader");
-    assert!(request_seen.starts_with(&request_first) && request_seen.ends_with(b"more 1\n"));
-    // A stream whose first line is past `max_sse_line` (the inspection stops `too_large`),
-    // in a frame large enough to wake the inspector at once: the rest is not copied.
-    let (response_tx_frames, body_rx, response_reader) = paced(16);
+    assert_eq!(request_seen.len(), request.0.len() + more(request.1));
+    let (frames_tx, body_rx, response_reader) = paced(16);
     let part = ResponsePart {
         head: ResponseHead {
             status: 200,
-            content_type: Some("text/event-stream".into()),
+            content_type: Some(content_type.into()),
             content_encoding: None,
             headers: Vec::new(),
         },
@@ -371,23 +367,66 @@ async fn bodies_past_what_inspection_takes_are_forwarded_whole_and_no_longer_cop
         quirk: None,
     };
     assert!(response_tx.send(part).is_ok());
-    let line = Bytes::from(format!("data: {}", "x".repeat(tee::WAKE_BYTES)));
-    send_paced(response_tx_frames, line.clone(), 3).await;
+    send_paced(frames_tx, response.0.clone(), response.1).await;
     let response_seen = response_reader.await.expect("response reader");
-    assert_eq!(response_seen.len(), line.len() + 3 * "more 0\n".len());
+    assert_eq!(response_seen.len(), response.0.len() + more(response.1));
     tokio::time::timeout(Duration::from_secs(5), task)
         .await
         .expect("inspector finishes")
         .expect("the inspector task itself does not die");
+}
+
+/// Asserts the frames not copied so far, by body.
+fn assert_not_copied(shared: &Inspection, request: u64, response: u64) {
     let text = shared.metrics.render();
-    for (body, frames) in [("request", 2), ("response", 3)] {
-        let line = format!(
-            "tooltap_frames_not_copied_total{{route=\"default\",body=\"{body}\"}} {frames}"
-        );
-        assert!(text.contains(&line), "{line} in {text}");
+    for (body, frames) in [("request", request), ("response", response)] {
+        let family =
+            format!("tooltap_frames_not_copied_total{{route=\"default\",body=\"{body}\"}} ");
+        let counted = text
+            .lines()
+            .find_map(|line| line.strip_prefix(family.as_str()))
+            .map_or(0, |n| n.trim().parse::<u64>().expect("a number"));
+        assert_eq!(counted, frames, "{body} frames not copied, in {text}");
     }
-    assert!(
-        text.contains("reason=\"too_large\"} 1") && !text.contains("reason=\"lossy\""),
-        "{text}"
-    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bodies_past_what_inspection_takes_are_forwarded_whole_and_no_longer_copied() {
+    let engine = EngineConfig {
+        max_sse_line: 1024,
+        ..EngineConfig::default()
+    };
+    let shared = inspection_with(engine, 64);
+    // A request past `max_request_body` in its first frame, and a stream whose first line is
+    // past `max_sse_line` (the inspection stops `too_large`), in a frame large enough to wake
+    // the inspector at once: the rest of each is forwarded, not copied.
+    let request = Bytes::from(format!(
+        "{{\"stream\":true,\"pad\":\"{}\"}}",
+        "p".repeat(100)
+    ));
+    let line = Bytes::from(format!("data: {}", "x".repeat(tee::WAKE_BYTES)));
+    paced_exchange(&shared, (request, 2), "text/event-stream", (line, 3)).await;
+    assert_not_copied(&shared, 2, 3);
+    let text = shared.metrics.render();
+    assert!(!text.contains("reason=\"lossy\""), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_is_not_inspected_is_copied_no_further_than_its_first_trip() {
+    let shared = inspection();
+    let request = Bytes::from_static(b"{\"stream\":true}");
+    // Within every bound, a stream is copied whole.
+    let event = Bytes::from_static(b"data: {\"id\":\"c\",\"choices\":[]}\n\n");
+    paced_exchange(
+        &shared,
+        (request.clone(), 0),
+        "text/event-stream",
+        (event, 2),
+    )
+    .await;
+    assert_not_copied(&shared, 0, 0);
+    // A content type without tool rules: after the first trip, nothing more is copied.
+    let page = Bytes::from(format!("<html>{}", "h".repeat(tee::WAKE_BYTES)));
+    paced_exchange(&shared, (request, 0), "text/html", (page, 4)).await;
+    assert_not_copied(&shared, 0, 4);
 }

@@ -188,7 +188,7 @@ impl Default for Metrics {
             ),
             frames_not_copied: CounterVec::new(
                 "tooltap_frames_not_copied_total",
-                "Body frames forwarded without a copy for the inspector, once it needed no more of the body (its inspection stopped at a bound and no recording took more), by route and body (request, response).",
+                "Body frames forwarded without a copy for the inspector, once it needed no more of the body (its inspection stopped, at a bound or on a body it does not inspect, and no recording took more), by route and body (request, response).",
                 &["route", "body"],
             ),
             upstream_pool: upstream_pool::PoolCounters::default(),
