@@ -52,12 +52,12 @@ def variants(bins, want_record):
                             args=["--record-layout", "segments"], phases={"max", "sse"},
                             label="tooltap full inspection + --record all --record-layout "
                                   "segments"))
-    # The floor of the HTTP stack tooltap is built on (examples/bench_floor.rs: hyper's own
+    # The floor of the HTTP stack tooltap is built on (bench/floor.rs: hyper's own
     # server and client connections, one upstream connection per client connection, nothing
     # else), in the closed-loop and SSE figures only: what any proxy on these parts costs.
     if os.path.exists(os.path.join(bins, "bench_floor")):
         out.append(dict(name="hyper-floor", kind="floor", phases={"max", "sse"},
-                        label="hyper's connections and nothing else (examples/bench_floor.rs)"))
+                        label="hyper's connections and nothing else (bench/floor.rs)"))
     out.append(dict(name="nginx", kind="nginx", label="nginx, proxy_buffering off"))
     return out
 

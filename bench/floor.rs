@@ -8,7 +8,8 @@
 //! as hyper hands them over. No pool, no header rewriting, no timeouts, no inspection, no
 //! metrics, no logging: not a proxy to run, a bound on what one built on these parts can cost.
 //!
-//! Usage: `bench_floor --listen 127.0.0.1:PORT --upstream 127.0.0.1:PORT`
+//! Usage: `bench_floor --listen 127.0.0.1:PORT --upstream 127.0.0.1:PORT`; built by `bench/run`
+//! with `cargo build --release --bin bench_floor --features bench-floor`.
 
 // Bench code may stop loudly: the deny lints in Cargo.toml guard the product code.
 #![allow(clippy::expect_used, clippy::panic, clippy::unreachable)]
