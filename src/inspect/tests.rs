@@ -43,6 +43,53 @@ fn inspection_with(engine: EngineConfig, max_request_body: usize) -> Arc<Inspect
     })
 }
 
+/// The inspection job of a Chat exchange named `id` on the `default` route, observe mode, no
+/// recording.
+fn chat_job(
+    id: &str,
+    request: tee::TapReceiver,
+    response: oneshot::Receiver<ResponsePart>,
+) -> InspectJob {
+    InspectJob {
+        head: crate::inspect::RequestHead::default(),
+        label: ExchangeLabel {
+            id: Arc::from(id),
+            route: Arc::from("default"),
+            started: Instant::now(),
+            dialect: crate::engine::Dialect::Chat,
+        },
+        request,
+        response,
+        enforced: crate::tap::verdict::channel().1,
+        recording: None,
+        trace: None,
+    }
+}
+
+/// A 200 response of `content_type` whose body the inspector reads from `body`.
+fn response_part(content_type: &str, body: tee::TapReceiver) -> ResponsePart {
+    ResponsePart {
+        head: ResponseHead {
+            status: 200,
+            content_type: Some(content_type.into()),
+            content_encoding: None,
+            headers: Vec::new(),
+        },
+        body,
+        ttfb: Duration::ZERO,
+        headers: None,
+        quirk: None,
+    }
+}
+
+/// Waits for an inspection task to end, which must be soon and without a panic.
+async fn finished(task: tokio::task::JoinHandle<Option<verdicts::Findings>>) {
+    tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .expect("inspector finishes")
+        .expect("the inspector task itself does not die");
+}
+
 /// Run one exchange whose response body is `body`; returns what the client read.
 async fn exchange(shared: &Arc<Inspection>, body: &'static [u8]) -> Bytes {
     exchange_with(shared, b"{\"stream\":true}", "text/event-stream", body).await
@@ -57,44 +104,16 @@ async fn exchange_with(
 ) -> Bytes {
     let (request_tap, request_rx) = tee::tap(16);
     let (response_tx, response_rx) = oneshot::channel();
-    let job = InspectJob {
-        head: crate::inspect::RequestHead::default(),
-        label: ExchangeLabel {
-            id: Arc::from("t-1"),
-            route: Arc::from("default"),
-            started: Instant::now(),
-            dialect: crate::engine::Dialect::Chat,
-        },
-        request: request_rx,
-        response: response_rx,
-        enforced: crate::tap::verdict::channel().1,
-        recording: None,
-        trace: None,
-    };
+    let job = chat_job("t-1", request_rx, response_rx);
     let task = tokio::spawn(run(shared.clone(), job));
     let request = TeeBody::new(Full::new(Bytes::from_static(request_body)), request_tap);
     request.collect().await.expect("request body");
     let (tap, body_rx) = tee::tap(16);
-    let head = ResponseHead {
-        status: 200,
-        content_type: Some(content_type.into()),
-        content_encoding: None,
-        headers: Vec::new(),
-    };
-    let part = ResponsePart {
-        head,
-        body: body_rx,
-        ttfb: Duration::ZERO,
-        headers: None,
-        quirk: None,
-    };
+    let part = response_part(content_type, body_rx);
     assert!(response_tx.send(part).is_ok());
     let client = TeeBody::new(Full::new(Bytes::from_static(body)), tap);
     let seen = client.collect().await.expect("response body").to_bytes();
-    tokio::time::timeout(Duration::from_secs(5), task)
-        .await
-        .expect("inspector finishes")
-        .expect("the inspector task itself does not die");
+    finished(task).await;
     seen
 }
 
@@ -228,33 +247,9 @@ async fn a_stalled_inspector_makes_the_report_lossy_while_the_client_gets_every_
         seen.len(),
         5 * "data: {\"id\":\"c0\",\"choices\":[]}\n\n".len()
     );
-    let part = ResponsePart {
-        head: ResponseHead {
-            status: 200,
-            content_type: Some("text/event-stream".into()),
-            content_encoding: None,
-            headers: Vec::new(),
-        },
-        body: body_rx,
-        ttfb: Duration::ZERO,
-        headers: None,
-        quirk: None,
-    };
+    let part = response_part("text/event-stream", body_rx);
     assert!(response_tx.send(part).is_ok());
-    let job = InspectJob {
-        head: crate::inspect::RequestHead::default(),
-        label: ExchangeLabel {
-            id: Arc::from("t-2"),
-            route: Arc::from("default"),
-            started: Instant::now(),
-            dialect: crate::engine::Dialect::Chat,
-        },
-        request: request_rx,
-        response: response_rx,
-        enforced: crate::tap::verdict::channel().1,
-        recording: None,
-        trace: None,
-    };
+    let job = chat_job("t-2", request_rx, response_rx);
     run(shared.clone(), job).await;
     let text = shared.metrics.render();
     assert!(
@@ -334,46 +329,19 @@ async fn paced_exchange(
 ) {
     let (request_tx, request_rx, request_reader) = paced(16);
     let (response_tx, response_rx) = oneshot::channel();
-    let job = InspectJob {
-        head: crate::inspect::RequestHead::default(),
-        label: ExchangeLabel {
-            id: Arc::from("t-3"),
-            route: Arc::from("default"),
-            started: Instant::now(),
-            dialect: crate::engine::Dialect::Chat,
-        },
-        request: request_rx,
-        response: response_rx,
-        enforced: crate::tap::verdict::channel().1,
-        recording: None,
-        trace: None,
-    };
+    let job = chat_job("t-3", request_rx, response_rx);
     let task = tokio::spawn(run(shared.clone(), job));
     let more = |frames: usize| frames * "more 0\n".len();
     send_paced(request_tx, request.0.clone(), request.1).await;
     let request_seen = request_reader.await.expect("request reader");
     assert_eq!(request_seen.len(), request.0.len() + more(request.1));
     let (frames_tx, body_rx, response_reader) = paced(16);
-    let part = ResponsePart {
-        head: ResponseHead {
-            status: 200,
-            content_type: Some(content_type.into()),
-            content_encoding: None,
-            headers: Vec::new(),
-        },
-        body: body_rx,
-        ttfb: Duration::ZERO,
-        headers: None,
-        quirk: None,
-    };
+    let part = response_part(content_type, body_rx);
     assert!(response_tx.send(part).is_ok());
     send_paced(frames_tx, response.0.clone(), response.1).await;
     let response_seen = response_reader.await.expect("response reader");
     assert_eq!(response_seen.len(), response.0.len() + more(response.1));
-    tokio::time::timeout(Duration::from_secs(5), task)
-        .await
-        .expect("inspector finishes")
-        .expect("the inspector task itself does not die");
+    finished(task).await;
 }
 
 /// Asserts the frames not copied so far, by body.
