@@ -12,8 +12,9 @@
 //! the middle of a stream, by at most [`GATHER`]; and the frames waiting still count against
 //! `inspect.tap_bytes` until they are fed.
 //!
-//! Input: the tap's data channel. Output: a non-empty batch and whether the body is over, or
-//! `None` when the body ended with nothing more to feed.
+//! Input: the tap's data channel. Output: a non-empty batch and whether the body is over (or
+//! the tap stopped copying it: no frame will follow either way), or `None` when the body ended
+//! with nothing more to feed.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -64,8 +65,9 @@ pub async fn next_batch(data: &mut TapData, window: Duration) -> Option<(Vec<Tap
     Some((batch, over))
 }
 
-/// Moves the frames already waiting into `batch`, up to [`BATCH`]: `Some(true)` when the body
-/// is over, `Some(false)` when the batch is full, `None` when no more frames wait.
+/// Moves the frames already waiting into `batch`, up to [`BATCH`]: `Some(true)` when no more
+/// will come (the body is over, or the tap stopped copying it), `Some(false)` when the batch is
+/// full, `None` when no more frames wait.
 fn take_waiting(data: &mut TapData, batch: &mut Vec<TapEvent>) -> Option<bool> {
     while batch.len() < BATCH {
         match data.try_recv_kept() {

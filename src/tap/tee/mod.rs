@@ -13,8 +13,8 @@
 //! with a hole is useless to a reassembler), but it still delivers the ending, because the ending
 //! travels on its own oneshot that cannot be full. The bytes count until the consumer says it is
 //! done with them ([`TapData::release`]), so a batch waiting for the analysis pool is inside the
-//! bound too. A consumer that needs no more of the body (its inspection stopped at a bound and
-//! no recording takes more) says so ([`TapData::stop_copying`]): the tee reads that flag with
+//! bound too. A consumer that needs no more of the body (its inspection stopped, at a bound or
+//! on a body it does not inspect, and no recording takes more) says so ([`TapData::stop_copying`]): the tee reads that flag with
 //! one atomic load per frame and forwards the rest uncopied, so a body far past every bound
 //! costs neither the copies nor a backlog of frames nobody will read.
 //!
@@ -251,7 +251,7 @@ pub fn tap_bounded(capacity: usize, max_bytes: usize) -> (Tap, TapReceiver) {
 }
 
 impl Tap {
-    /// Copy one frame, or count it as dropped. Never blocks.
+    /// Copy one frame, or count it as dropped (a hole) or skipped (not wanted). Never blocks.
     fn copy(&mut self, bytes: &Bytes) {
         let Some(DataSender { tx: sender, .. }) = &self.data else {
             // Lossy already, the inspector went away, or it asked for no more: count, do not
