@@ -503,9 +503,12 @@ async fn analyse(
         // engine's work is CPU, and both belong off the worker threads.
         let mut tape = recording.take();
         let plain = exchange.plain();
+        // Nothing will read the rest of this body once inspection stopped (a bound, or a body
+        // it does not inspect) and the recording is full: `feed` stops the tee's copies then.
+        let stop = body.data.copy_stop();
         let fed = pool.run_where(here, move || {
             let mut exchange = exchange.get();
-            feed(&mut exchange, batch, &mut tape);
+            feed(&mut exchange, batch, &mut tape, Some(&stop));
             let exchange = Box::new(exchange);
             (LazyExchange::Started { exchange, plain }, tape)
         });
@@ -516,11 +519,6 @@ async fn analyse(
         engine_held = exchange.held_bytes();
         charge.set(request_and_tape.saturating_add(engine_held));
         body.data.release(bytes);
-        if exchange.stopped() && recording.as_ref().is_none_or(|tape| !tape.takes_frames()) {
-            // Nothing will read the rest of this body (inspection stopped at a bound, or does
-            // not inspect it): the tee forwards it uncopied.
-            body.data.stop_copying();
-        }
     }
     // No frames left to feed: only the end-of-body checks.
     let here = exchange.plain();
@@ -546,7 +544,8 @@ async fn finish(
     let judged = pool.run_where(here, move || {
         let mut exchange = exchange.get();
         if let Some(batch) = batch {
-            feed(&mut exchange, batch, &mut tape);
+            // The body's last frames: nothing left to stop copying.
+            feed(&mut exchange, batch, &mut tape, None);
         }
         (exchange.finish(body_end), tape)
     });

@@ -398,3 +398,61 @@ async fn a_body_that_is_not_inspected_is_copied_no_further_than_its_first_trip()
     paced_exchange(&shared, (request, 0), "text/html", (page, 4)).await;
     assert_not_copied(&shared, 0, 4);
 }
+
+#[test]
+fn a_trip_stops_the_copies_at_the_frame_after_which_nothing_reads_the_body() {
+    let engine = Arc::new(EngineConfig {
+        max_sse_line: 1024,
+        ..EngineConfig::default()
+    });
+    let mut exchange =
+        crate::engine::Exchange::new(&engine, &SchemaCache::default(), b"{\"stream\":true}");
+    exchange.response_head(ResponseHead {
+        status: 200,
+        content_type: Some("text/event-stream".into()),
+        content_encoding: None,
+        headers: Vec::new(),
+    });
+    let (_tap, receiver) = tee::tap(16);
+    let stop = receiver.data.copy_stop();
+    let frames = |texts: &[String]| -> Vec<tee::TapEvent> {
+        texts
+            .iter()
+            .map(|text| tee::TapEvent {
+                bytes: Bytes::from(text.clone()),
+                at: Instant::now(),
+            })
+            .collect()
+    };
+    // A held recording of at most 4 KiB, which still takes the first 2 KiB.
+    let mut tape = Some(ExchangeRecording::Held(super::held::HeldFrames::new(
+        4096, 1024, None,
+    )));
+    let event = "data: {\"id\":\"c\",\"choices\":[]}\n\n".to_owned();
+    feed(&mut exchange, frames(&[event]), &mut tape, Some(&stop));
+    assert!(!exchange.stopped() && !receiver.data.copying_stopped());
+    // A line past `max_sse_line`: inspection stops, but the recording still takes frames.
+    let line = format!("data: {}", "x".repeat(2048));
+    feed(&mut exchange, frames(&[line]), &mut tape, Some(&stop));
+    assert!(exchange.stopped(), "the line bound stopped inspection");
+    assert!(
+        !receiver.data.copying_stopped(),
+        "the recording still reads"
+    );
+    // The recording's bound, at the first frame of a batch whose second frame panics the
+    // trip: the copies were stopped before the batch's end, in the middle of the trip.
+    let more = "y".repeat(3000);
+    let mut batch = frames(&[more]);
+    batch.push(tee::TapEvent {
+        bytes: Bytes::from_static(MARKER),
+        at: Instant::now(),
+    });
+    let trip = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        feed(&mut exchange, batch, &mut tape, Some(&stop));
+    }));
+    assert!(trip.is_err(), "the second frame panicked the trip");
+    assert!(
+        receiver.data.copying_stopped(),
+        "stopped at the first frame"
+    );
+}

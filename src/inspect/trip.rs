@@ -18,12 +18,16 @@ use crate::engine::framing::body_kind;
 use crate::engine::report::BodyKind;
 use crate::engine::weigh::BUFFERED_PER_BYTE;
 use crate::engine::{Dialect, EngineConfig, Exchange, RequestParts, ResponseHead, SchemaCache};
-use crate::tap::tee::TapEvent;
+use crate::tap::tee::{CopyStop, TapEvent};
 
+/// Feeds a batch to the engine and the recording. With `stop`, at the frame after which
+/// neither reads more (inspection stopped and the recording takes no more frames), the tee is
+/// told to stop copying: the frames that arrive while the rest of the trip runs are not copied.
 pub(super) fn feed(
     exchange: &mut Exchange,
     batch: Vec<TapEvent>,
     tape: &mut Option<ExchangeRecording>,
+    stop: Option<&CopyStop>,
 ) {
     for event in batch {
         #[cfg(test)]
@@ -32,6 +36,12 @@ pub(super) fn feed(
             tape.frame(&event.bytes, event.at);
         }
         exchange.feed(&event.bytes);
+        if let Some(stop) = stop
+            && exchange.stopped()
+            && tape.as_ref().is_none_or(|tape| !tape.takes_frames())
+        {
+            stop.stop();
+        }
     }
 }
 
@@ -140,12 +150,6 @@ impl LazyExchange {
         } else {
             bytes.saturating_mul(1 + BUFFERED_PER_BYTE)
         }
-    }
-
-    /// Whether the started engine stopped inspecting (see [`Exchange::stopped`]); `false`
-    /// before it starts.
-    pub(super) fn stopped(&self) -> bool {
-        matches!(self, LazyExchange::Started { exchange, .. } if exchange.stopped())
     }
 
     /// Whether this engine's small trips may run on the inspector's thread.

@@ -189,6 +189,28 @@ impl TapData {
     pub fn stop_copying(&self) {
         self.shared.unwanted.store(true, Ordering::Relaxed);
     }
+
+    /// A handle that can call [`TapData::stop_copying`] from elsewhere (the analysis pool, in
+    /// the middle of a trip).
+    pub fn copy_stop(&self) -> CopyStop {
+        CopyStop(Arc::clone(&self.shared))
+    }
+
+    /// Whether the consumer asked for no more frames.
+    #[cfg(test)]
+    pub fn copying_stopped(&self) -> bool {
+        self.shared.unwanted.load(Ordering::Relaxed)
+    }
+}
+
+/// What [`TapData::copy_stop`] hands out: [`CopyStop::stop`] is [`TapData::stop_copying`].
+#[derive(Debug, Clone)]
+pub struct CopyStop(Arc<Shared>);
+
+impl CopyStop {
+    pub fn stop(&self) {
+        self.0.unwanted.store(true, Ordering::Relaxed);
+    }
 }
 
 /// Bytes of the largest block frames are copied into; a new block starts when one is full, and
