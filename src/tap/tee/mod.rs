@@ -14,9 +14,10 @@
 //! travels on its own oneshot that cannot be full. The bytes count until the consumer says it is
 //! done with them ([`TapData::release`]), so a batch waiting for the analysis pool is inside the
 //! bound too. A consumer that needs no more of the body (its inspection stopped, at a bound or
-//! on a body it does not inspect, and no recording takes more) says so ([`TapData::stop_copying`]): the tee reads that flag with
-//! one atomic load per frame and forwards the rest uncopied, so a body far past every bound
-//! costs neither the copies nor a backlog of frames nobody will read.
+//! on a body it does not inspect, and no recording takes more) says so
+//! ([`TapData::stop_copying`], or a [`CopyStop`] from another thread): the tee reads that flag
+//! with one atomic load per frame and forwards the rest uncopied, so a body far past every
+//! bound costs neither the copies nor a backlog of frames nobody will read.
 //!
 //! The consumer is not woken for every frame: a batching consumer ([`crate::inspect::gather`])
 //! sleeps while frames queue, and the tap wakes it ([`TapData::woken`]) only when half of
