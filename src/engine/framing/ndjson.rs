@@ -9,7 +9,9 @@
 //! framer does not parse: each line's JSON is the dialect's to read. A last line without its
 //! final newline is handed out by [`NdjsonFramer::finish`] once the body ended, and said
 //! ([`NdjsonEnd::MissingFinalNewline`]). Only the current line is buffered, bounded by
-//! `max_line`.
+//! `max_line`, in a [`LineBuffer`] (a long line does not move as it grows).
+
+use super::line_buffer::LineBuffer;
 
 /// The line buffer kept between lines: larger ones are given back after their line.
 const KEPT_LINE_CAPACITY: usize = 4 * 1024;
@@ -39,7 +41,7 @@ pub enum NdjsonEnd {
 pub struct NdjsonFramer {
     max_line: usize,
     /// Bytes of the current line taken in by earlier pushes.
-    line: Vec<u8>,
+    line: LineBuffer,
     /// Body bytes taken in so far.
     offset: u64,
     blank_lines: u64,
@@ -52,7 +54,7 @@ impl NdjsonFramer {
     pub fn new(max_line: usize) -> NdjsonFramer {
         NdjsonFramer {
             max_line,
-            line: Vec::new(),
+            line: LineBuffer::default(),
             offset: 0,
             blank_lines: 0,
             first_blank: None,
@@ -86,7 +88,7 @@ impl NdjsonFramer {
         if self.line.len() + rest.len() > self.max_line {
             return Err(self.fail());
         }
-        self.line.extend_from_slice(rest);
+        self.line.extend(rest);
         self.offset += bytes.len() as u64;
         Ok(())
     }
@@ -127,29 +129,23 @@ impl NdjsonFramer {
 
     /// Hands out the line: the bytes of earlier pushes followed by `tail`, less a final `\r`.
     fn emit(&mut self, tail: &[u8], line_start: u64, lines: &mut Vec<String>) {
-        let whole: &[u8] = if self.line.is_empty() {
-            tail
-        } else {
-            self.line.extend_from_slice(tail);
-            &self.line
-        };
-        let text = whole.strip_suffix(b"\r").unwrap_or(whole);
-        if text.is_empty() {
-            self.blank_lines += 1;
-            self.first_blank.get_or_insert(line_start);
-        } else {
+        let whole = self.line.whole(tail);
+        let text = whole.strip_suffix(b"\r").unwrap_or(&whole);
+        let blank = text.is_empty();
+        if !blank {
             lines.push(super::json_array::decode(text));
         }
-        if self.line.capacity() > KEPT_LINE_CAPACITY {
-            self.line = Vec::new();
-        } else {
-            self.line.clear();
+        drop(whole);
+        if blank {
+            self.blank_lines += 1;
+            self.first_blank.get_or_insert(line_start);
         }
+        self.line.clear(KEPT_LINE_CAPACITY);
     }
 
     fn fail(&mut self) -> NdjsonLineTooLong {
         self.too_long = true;
-        self.line = Vec::new();
+        self.line = LineBuffer::default();
         self.error()
     }
 

@@ -5,7 +5,10 @@
 //! Lines end in CRLF, LF or CR; `:` starts a comment; several `data:` lines join with `\n`; one
 //! space after the colon is stripped; a field without a colon has an empty value; a leading BOM
 //! is skipped. Only complete lines are decoded, so split code points survive. Every buffer is
-//! bounded by `max_line`. Public so the proxy's enforce mode can reuse it.
+//! bounded by `max_line`; a line that straddles pushes is held in a [`LineBuffer`] (a long one
+//! does not move as it grows). Public so the proxy's enforce mode can reuse it.
+
+use super::line_buffer::LineBuffer;
 
 /// The data buffer kept between events: larger ones are given back after their event.
 const KEPT_DATA_CAPACITY: usize = 4 * 1024;
@@ -38,7 +41,7 @@ pub struct LineTooLong {
 pub struct SseFramer {
     max_line: usize,
     /// Bytes of the current, not yet terminated line.
-    partial_line: Vec<u8>,
+    partial_line: LineBuffer,
     /// The previous push ended in CR, so a leading LF of the next push ends nothing.
     skip_next_lf: bool,
     at_stream_start: bool,
@@ -53,7 +56,7 @@ impl SseFramer {
     pub fn new(max_line: usize) -> SseFramer {
         SseFramer {
             max_line,
-            partial_line: Vec::new(),
+            partial_line: LineBuffer::default(),
             skip_next_lf: false,
             at_stream_start: true,
             data: String::new(),
@@ -99,18 +102,18 @@ impl SseFramer {
                 self.line(line_bytes, events)?;
             } else {
                 self.check_len(self.partial_line.len() + line_bytes.len())?;
-                let mut whole = std::mem::take(&mut self.partial_line);
-                whole.extend_from_slice(line_bytes);
-                self.line(&whole, events)?;
-                if whole.capacity() <= KEPT_LINE_CAPACITY {
-                    whole.clear();
-                    self.partial_line = whole;
-                }
+                let mut partial = std::mem::take(&mut self.partial_line);
+                let whole = partial.whole(line_bytes);
+                let read = self.line(&whole, events);
+                drop(whole);
+                partial.clear(KEPT_LINE_CAPACITY);
+                self.partial_line = partial;
+                read?;
             }
             bytes = rest;
         }
         self.check_len(self.partial_line.len() + bytes.len())?;
-        self.partial_line.extend_from_slice(bytes);
+        self.partial_line.extend(bytes);
         Ok(())
     }
 
