@@ -10,7 +10,10 @@
 //! the dialect's JSON parser. How the array ended is [`JsonArrayFramer::end`]: closed, cut short
 //! before its `]`, not an array, malformed between elements, or followed by other bytes.
 //! The scanner's state lives across pushes, so every byte is looked at once; only the current
-//! element is buffered, bounded by `max_element`.
+//! element is buffered, bounded by `max_element`, in a [`LineBuffer`] (a large element does not
+//! move as it grows).
+
+use super::line_buffer::LineBuffer;
 
 /// The element buffer kept between elements: larger ones are given back after their element.
 const KEPT_ELEMENT_CAPACITY: usize = 4 * 1024;
@@ -83,7 +86,7 @@ pub struct JsonArrayFramer {
     in_string: bool,
     escaped: bool,
     /// Bytes of the current element taken in by earlier pushes.
-    element: Vec<u8>,
+    element: LineBuffer,
     /// Body bytes taken in before the current push.
     offset: u64,
 }
@@ -97,7 +100,7 @@ impl JsonArrayFramer {
             depth: 0,
             in_string: false,
             escaped: false,
-            element: Vec::new(),
+            element: LineBuffer::default(),
             offset: 0,
         }
     }
@@ -144,7 +147,7 @@ impl JsonArrayFramer {
                             at = end + 1;
                         }
                         Scanned::Bad { at: bad } => {
-                            self.element.clear();
+                            self.element.clear(KEPT_ELEMENT_CAPACITY);
                             start = None;
                             self.stop_malformed(bad);
                             at = bad;
@@ -187,7 +190,7 @@ impl JsonArrayFramer {
             if self.element.len() + rest.len() > self.max_element {
                 return Err(self.fail_too_large());
             }
-            self.element.extend_from_slice(rest);
+            self.element.extend(rest);
         }
         self.offset += bytes.len() as u64;
         Ok(())
@@ -311,18 +314,8 @@ impl JsonArrayFramer {
         if self.element.len() + tail.len() > self.max_element {
             return Err(self.fail_too_large());
         }
-        let text = if self.element.is_empty() {
-            decode(tail)
-        } else {
-            self.element.extend_from_slice(tail);
-            let text = decode(&self.element);
-            if self.element.capacity() > KEPT_ELEMENT_CAPACITY {
-                self.element = Vec::new();
-            } else {
-                self.element.clear();
-            }
-            text
-        };
+        let text = decode(&self.element.whole(tail));
+        self.element.clear(KEPT_ELEMENT_CAPACITY);
         elements.push(text);
         Ok(())
     }
@@ -335,7 +328,7 @@ impl JsonArrayFramer {
 
     fn fail_too_large(&mut self) -> ElementTooLarge {
         self.phase = Phase::TooLarge;
-        self.element = Vec::new();
+        self.element = LineBuffer::default();
         self.too_large()
     }
 

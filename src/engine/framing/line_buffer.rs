@@ -1,5 +1,5 @@
-//! The buffer a framer keeps for a line that straddles pushes, grown in fixed segments instead
-//! of one doubling `Vec`.
+//! The buffer a framer keeps for a line that straddles pushes (an SSE or NDJSON line, a
+//! streamed JSON array's element), grown in fixed segments instead of one doubling `Vec`.
 //!
 //! A doubling `Vec` moves its bytes at every growth: at 4 MiB it asks for 8 MiB, copies and
 //! frees the 4 MiB it had. Where glibc serves that from an arena (after a large free has

@@ -4,9 +4,9 @@
 //! streamed top-level JSON array into its elements incrementally; [`ndjson`] splits
 //! newline-delimited JSON into its lines incrementally; [`event_stream`] decodes AWS
 //! event-stream binary messages incrementally (CRCs verified); [`json`] collects a buffered
-//! body. All are bounded and do no I/O. A line that straddles pushes (SSE, NDJSON) is held in a
-//! [`line_buffer::LineBuffer`]. Input comes from the decoder in [`crate::engine::decode`];
-//! output goes to the dialect ([`crate::engine::dialect`]).
+//! body. All are bounded and do no I/O. A line (SSE, NDJSON) or an array element that straddles
+//! pushes is held in a [`line_buffer::LineBuffer`]. Input comes from the decoder in
+//! [`crate::engine::decode`]; output goes to the dialect ([`crate::engine::dialect`]).
 
 pub mod event_stream;
 pub mod json;
