@@ -96,6 +96,21 @@ fn a_line_exactly_at_the_bound_passes() {
     );
 }
 
+#[test]
+fn a_line_of_many_segments_comes_back_whole_however_it_was_pushed() {
+    // 300 KiB: several of the line buffer's segments, with code points of 2-4 bytes at every
+    // offset, so some straddle a segment's end.
+    let text: String = "é€𝄞a".chars().cycle().take(100_000).collect();
+    let line = format!("{{\"t\":\"{text}\"}}");
+    let body = format!("{line}\n{{\"n\":1}}\n");
+    for piece in [999, 65_536, 65_537] {
+        let chunks: Vec<&[u8]> = body.as_bytes().chunks(piece).collect();
+        let (lines, end, _) = frame(&chunks);
+        assert_eq!(lines, [line.as_str(), "{\"n\":1}"], "pieces of {piece}");
+        assert_eq!(end, NdjsonEnd::Complete);
+    }
+}
+
 /// A body of lines with their endings, and where to cut it.
 fn body_strategy() -> impl Strategy<Value = (Vec<String>, Vec<u8>, bool, Vec<usize>)> {
     (
