@@ -44,8 +44,16 @@ impl LineBuffer {
         self.full_capacity + self.tail.capacity()
     }
 
-    /// Appends `bytes` to the line.
-    pub fn extend(&mut self, mut bytes: &[u8]) {
+    /// Appends `bytes` to the line. Inlined for the empty case, which a framer meets after
+    /// every push that ends on a line's end.
+    #[inline]
+    pub fn extend(&mut self, bytes: &[u8]) {
+        if !bytes.is_empty() {
+            self.append(bytes);
+        }
+    }
+
+    fn append(&mut self, mut bytes: &[u8]) {
         while !bytes.is_empty() {
             if self.tail.len() == SEGMENT {
                 let full = std::mem::replace(&mut self.tail, Vec::with_capacity(SEGMENT));
