@@ -98,17 +98,10 @@ fn a_line_exactly_at_the_bound_passes() {
 
 #[test]
 fn a_line_of_many_segments_comes_back_whole_however_it_was_pushed() {
-    // 300 KiB: several of the line buffer's segments, with code points of 2-4 bytes at every
-    // offset, so some straddle a segment's end.
-    let text: String = "é€𝄞a".chars().cycle().take(100_000).collect();
-    let line = format!("{{\"t\":\"{text}\"}}");
+    let line = split_driver::object_of_many_segments();
     let body = format!("{line}\n{{\"n\":1}}\n");
-    for piece in [999, 65_536, 65_537] {
-        let chunks: Vec<&[u8]> = body.as_bytes().chunks(piece).collect();
-        let (lines, end, _) = frame(&chunks);
-        assert_eq!(lines, [line.as_str(), "{\"n\":1}"], "pieces of {piece}");
-        assert_eq!(end, NdjsonEnd::Complete);
-    }
+    let expected = (vec![line, "{\"n\":1}".to_owned()], NdjsonEnd::Complete, 0);
+    split_driver::frame_in_segment_pieces(body.as_bytes(), frame, &expected);
 }
 
 /// A body of lines with their endings, and where to cut it.

@@ -44,3 +44,24 @@ pub fn cut_at(body: &[u8], offsets: impl IntoIterator<Item = usize>) -> Vec<&[u8
     chunks.push(&body[from..]);
     chunks
 }
+
+/// A JSON object of 300 KiB, several of a line buffer's segments, whose one string holds code
+/// points of 2-4 bytes at every offset, so that some straddle a segment's end.
+pub fn object_of_many_segments() -> String {
+    let text: String = "é€𝄞a".chars().cycle().take(100_000).collect();
+    format!("{{\"t\":\"{text}\"}}")
+}
+
+/// Frames `body` pushed in pieces of 999 bytes and of a segment's size give or take one; each
+/// reading must equal `expected`.
+pub fn frame_in_segment_pieces<T: PartialEq + std::fmt::Debug>(
+    body: &[u8],
+    frame: impl Fn(&[&[u8]]) -> T,
+    expected: &T,
+) {
+    let segment = crate::engine::framing::line_buffer::SEGMENT;
+    for piece in [999, segment, segment + 1] {
+        let chunks: Vec<&[u8]> = body.chunks(piece).collect();
+        assert_eq!(&frame(&chunks), expected, "pieces of {piece}");
+    }
+}
