@@ -314,7 +314,7 @@ impl JsonArrayFramer {
         if self.element.len() + tail.len() > self.max_element {
             return Err(self.fail_too_large());
         }
-        let text = decode(&self.element.whole(tail));
+        let text = self.element.text(tail, false);
         self.element.clear(KEPT_ELEMENT_CAPACITY);
         elements.push(text);
         Ok(())
@@ -349,15 +349,6 @@ enum Scanned {
     Bad { at: usize },
     /// The element goes on in the next push.
     NeedMore,
-}
-
-/// Valid UTF-8 (the common case) is copied as is; invalid bytes become U+FFFD, as the SSE
-/// framer decodes them (the NDJSON framer too).
-pub(super) fn decode(bytes: &[u8]) -> String {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => text.to_owned(),
-        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
-    }
 }
 
 #[cfg(test)]

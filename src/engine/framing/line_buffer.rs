@@ -5,7 +5,7 @@
 //! frees the 4 MiB it had. Where glibc serves that from an arena (after a large free has
 //! raised its dynamic mmap threshold, which happens once any large buffer came and went), the
 //! freed 4, 2 and 1 MiB chunks may sit below the new one and stay resident: the same 8 MiB line
-//! then costs 5-7 MiB more than it did in a fresh process. Segments of [`SEGMENT`] bytes never
+//! then costs 4-7 MiB more than it did in a fresh process. Segments of [`SEGMENT`] bytes never
 //! move, so a long line costs its length in segments whatever the allocator's state. The whole
 //! line is joined once, into a buffer of its exact size, only when it ends within the framer's
 //! bound; a line past the bound is dropped without ever being joined. A line that fits in one
@@ -93,6 +93,26 @@ impl LineBuffer {
         Cow::Owned(joined)
     }
 
+    /// The line followed by `end` as text, less a final `\r` when `strip_cr`: valid UTF-8 as it
+    /// is, invalid bytes as U+FFFD (as the SSE framer decodes them). A line joined from several
+    /// segments becomes the text without another copy: framing a long line holds at most
+    /// twice its length at once (its segments and the text), as a doubling `Vec` and a copy of
+    /// it could hold three times.
+    pub fn text(&mut self, end: &[u8], strip_cr: bool) -> String {
+        let kept = |bytes: &[u8]| match bytes.strip_suffix(b"\r") {
+            Some(stripped) if strip_cr => stripped.len(),
+            _ => bytes.len(),
+        };
+        match self.whole(end) {
+            Cow::Borrowed(bytes) => decode(&bytes[..kept(bytes)]),
+            Cow::Owned(mut bytes) => {
+                bytes.truncate(kept(&bytes));
+                String::from_utf8(bytes)
+                    .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
+            }
+        }
+    }
+
     /// Empties the buffer for the next line, keeping one segment of at most `kept` bytes of
     /// capacity.
     pub fn clear(&mut self, kept: usize) {
@@ -104,6 +124,14 @@ impl LineBuffer {
         } else {
             self.tail.clear();
         }
+    }
+}
+
+/// Valid UTF-8 (the common case) is copied as is; invalid bytes become U+FFFD.
+fn decode(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text.to_owned(),
+        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
     }
 }
 

@@ -77,3 +77,20 @@ fn clearing_keeps_a_small_buffer_and_gives_back_a_large_one() {
     assert!(large.is_empty());
     assert_eq!(large.capacity(), 0);
 }
+
+#[test]
+fn text_strips_a_final_cr_when_asked_and_decodes_short_and_joined_lines_alike() {
+    for len in [10, 3 * SEGMENT] {
+        let mut line = vec![b'a'; len];
+        line.extend_from_slice(b"\xFF\r");
+        let mut expected = "a".repeat(len);
+        expected.push('\u{FFFD}');
+        let mut buffer = pushed(&line, 4096);
+        assert_eq!(buffer.text(b"", true), expected, "len {len}");
+        let mut buffer = pushed(&line, 4096);
+        expected.push('\r');
+        assert_eq!(buffer.text(b"", false), expected, "len {len}");
+        let mut buffer = pushed(&line[..len], 4096);
+        assert_eq!(buffer.text(b"\r", true), "a".repeat(len), "len {len}");
+    }
+}

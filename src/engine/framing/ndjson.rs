@@ -129,16 +129,12 @@ impl NdjsonFramer {
 
     /// Hands out the line: the bytes of earlier pushes followed by `tail`, less a final `\r`.
     fn emit(&mut self, tail: &[u8], line_start: u64, lines: &mut Vec<String>) {
-        let whole = self.line.whole(tail);
-        let text = whole.strip_suffix(b"\r").unwrap_or(&whole);
-        let blank = text.is_empty();
-        if !blank {
-            lines.push(super::json_array::decode(text));
-        }
-        drop(whole);
-        if blank {
+        let text = self.line.text(tail, true);
+        if text.is_empty() {
             self.blank_lines += 1;
             self.first_blank.get_or_insert(line_start);
+        } else {
+            lines.push(text);
         }
         self.line.clear(KEPT_LINE_CAPACITY);
     }
