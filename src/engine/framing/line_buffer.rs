@@ -20,10 +20,9 @@ pub const SEGMENT: usize = 64 * 1024;
 /// filled.
 #[derive(Debug, Default)]
 pub struct LineBuffer {
-    /// Segments already full, in order.
+    /// Segments already full ([`SEGMENT`] bytes each), in order.
     full: Vec<Vec<u8>>,
-    /// Bytes in `full`, and their capacity.
-    full_len: usize,
+    /// The capacity of the segments in `full`.
     full_capacity: usize,
     /// The segment being filled: the whole line while it is shorter than one segment.
     tail: Vec<u8>,
@@ -32,7 +31,7 @@ pub struct LineBuffer {
 impl LineBuffer {
     /// Bytes of the line taken in so far.
     pub fn len(&self) -> usize {
-        self.full_len + self.tail.len()
+        self.full.len() * SEGMENT + self.tail.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -57,7 +56,6 @@ impl LineBuffer {
         while !bytes.is_empty() {
             if self.tail.len() == SEGMENT {
                 let full = std::mem::replace(&mut self.tail, Vec::with_capacity(SEGMENT));
-                self.full_len += full.len();
                 self.full_capacity += full.capacity();
                 self.full.push(full);
             }
@@ -117,7 +115,6 @@ impl LineBuffer {
     /// capacity.
     pub fn clear(&mut self, kept: usize) {
         self.full = Vec::new();
-        self.full_len = 0;
         self.full_capacity = 0;
         if self.tail.capacity() > kept {
             self.tail = Vec::new();
