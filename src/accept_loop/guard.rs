@@ -2,15 +2,15 @@
 //! for a connection's first bytes, throttled warnings, the accept-error backoff and the file
 //! descriptor budget that bounds the default connection cap.
 //!
-//! Input: an accepted socket, clock readings, `/proc/self/limits`. Output: a verdict on the
-//! opening bytes ([`Opening`]), whether a warning is due ([`Throttle`]), the next pause
+//! Input: an accepted socket, clock readings, `/proc/self/limits`. Output: the protocol the
+//! opening bytes choose, or why there is none ([`Opening`]), whether a warning is due ([`Throttle`]), the next pause
 //! ([`Backoff`]) and the soft `RLIMIT_NOFILE` when the platform tells it ([`open_files_limit`]).
 
 use std::time::{Duration, Instant};
 
 use tokio::net::TcpStream;
 
-/// The HTTP/2 connection preface: the auto builder waits for up to its 24 bytes to decide.
+/// The HTTP/2 connection preface: a connection that opens with its 24 bytes speaks h2c.
 const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 /// How often a socket that sent part of the h2 preface is peeked again.
 const PREFACE_POLL: Duration = Duration::from_millis(10);
@@ -18,8 +18,10 @@ const PREFACE_POLL: Duration = Duration::from_millis(10);
 /// How a connection opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Opening {
-    /// Enough bytes arrived for hyper to pick a protocol; its own header timeout takes over.
-    Ready,
+    /// A byte that is not the h2 preface's arrived: HTTP/1.1, whose header timeout takes over.
+    Http1,
+    /// The whole h2 preface arrived: HTTP/2 with prior knowledge (h2c).
+    Http2,
     /// Nothing decisive arrived within the header-read timeout.
     Silent,
     /// The client closed (or the socket failed) before sending anything decisive.
@@ -27,9 +29,11 @@ pub enum Opening {
 }
 
 /// Wait until the client has sent enough for the protocol choice (one byte that is not the
-/// start of the h2 preface, or the whole preface), at most `deadline`. hyper-util's auto
-/// builder reads these bytes with no timeout of its own, so without this wait a socket that
-/// never sends a byte is held open forever.
+/// start of the h2 preface, or the whole preface), at most `deadline`, and say which. The bytes
+/// are peeked, not read: hyper's connection reads them as the start of its first request (or
+/// its preface), so the connection is served by hyper's own HTTP/1.1 or HTTP/2 builder with no
+/// rewinding layer under every later read. Without this wait a socket that never sends a byte
+/// would be held open forever, since neither builder times out before the first byte.
 pub async fn first_bytes(stream: &TcpStream, deadline: Duration) -> Opening {
     let wait = async {
         let mut buf = [0u8; H2_PREFACE.len()];
@@ -39,8 +43,11 @@ pub async fn first_bytes(stream: &TcpStream, deadline: Duration) -> Opening {
                 Ok(n) => n,
             };
             let seen = buf.get(..n).unwrap_or_default();
-            if n >= H2_PREFACE.len() || !H2_PREFACE.starts_with(seen) {
-                return Opening::Ready;
+            if !H2_PREFACE.starts_with(seen) {
+                return Opening::Http1;
+            }
+            if n == H2_PREFACE.len() {
+                return Opening::Http2;
             }
             // Part of the h2 preface: peek returns at once while it sits there, so poll slowly.
             tokio::time::sleep(PREFACE_POLL).await;

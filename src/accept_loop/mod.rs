@@ -1,7 +1,8 @@
-//! The accept loop shared by the proxy, its admin listener and the replay server: hyper-util's
-//! auto builder (HTTP/1.1 and h2c), `TCP_NODELAY` on every accepted socket, a header-read
-//! timeout that also covers a connection's first byte, a cap on open connections, a backoff on
-//! accept errors, no `Date` header of tooltap's own, and graceful shutdown.
+//! The accept loop shared by the proxy, its admin listener and the replay server: hyper's own
+//! HTTP/1.1 and HTTP/2 (h2c) server connections, the protocol picked from the peeked first
+//! bytes, `TCP_NODELAY` on every accepted socket, a header-read timeout that also covers a
+//! connection's first byte, a cap on open connections, a backoff on accept errors, no `Date`
+//! header of tooltap's own on HTTP/1.1, and graceful shutdown.
 //! [`listen_address`] reads every `--listen` flag (the proxy's, the admin listener's, replay's).
 //!
 //! Input: a bound listener, a per-request handler and a shutdown future. Output: every
@@ -11,6 +12,7 @@
 //! sockets and accept errors are counted in `tooltap_limit_hits_total` and logged at most once
 //! per [`LOG_EVERY`].
 
+mod graceful;
 mod guard;
 
 use std::convert::Infallible;
@@ -21,10 +23,9 @@ use std::time::Duration;
 
 use http::{Request, Response};
 use hyper::body::Incoming;
+use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
@@ -83,15 +84,15 @@ where
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let mut builder = auto::Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .timer(TokioTimer::new())
+    let mut h1 = http1::Builder::new();
+    h1.timer(TokioTimer::new())
         .header_read_timeout(settings.header_read)
         // The upstream's (or the recording's) Date passes through; tooltap adds none of its own.
         .auto_date_header(false);
-    builder.http2().timer(TokioTimer::new());
-    let graceful = GracefulShutdown::new();
+    let mut h2 = http2::Builder::new(TokioExecutor::new());
+    h2.timer(TokioTimer::new());
+    let builders = Arc::new((h1, h2));
+    let graceful = graceful::Shutdown::new();
     let settings = Arc::new(settings);
     let permits = Arc::new(Semaphore::new(settings.max_connections.max(1)));
     let mut cap_log = Throttle::new(LOG_EVERY);
@@ -151,25 +152,33 @@ where
                     tracing::debug!(%error, %peer, "cannot set TCP_NODELAY");
                 }
                 let handle = handle.clone();
-                let builder = builder.clone();
+                let builders = builders.clone();
                 let watcher = graceful.watcher();
                 let settings = settings.clone();
                 connections.spawn(async move {
                     let _permit = permit;
-                    match guard::first_bytes(&stream, settings.header_read).await {
-                        Opening::Ready => {}
+                    let opening = guard::first_bytes(&stream, settings.header_read).await;
+                    let io = TokioIo::new(ReadCapped(stream));
+                    let (h1, h2) = &*builders;
+                    let served = match opening {
+                        Opening::Http1 => {
+                            let connection = h1.serve_connection(io, service_fn(handle));
+                            graceful::watched(connection, watcher, |c| c.graceful_shutdown()).await
+                        }
+                        Opening::Http2 => {
+                            let connection = h2.serve_connection(io, service_fn(handle));
+                            graceful::watched(connection, watcher, |c| c.graceful_shutdown()).await
+                        }
                         Opening::Silent => {
                             settings.hit("header_read_timeout");
                             tracing::debug!(%peer, listener = settings.name, "closed a connection that sent nothing");
                             return;
                         }
                         Opening::Closed => return,
-                    }
-                    let connection = builder
-                        .serve_connection(TokioIo::new(ReadCapped(stream)), service_fn(handle))
-                        .into_owned();
-                    if let Err(error) = watcher.watch(connection).await {
-                        if is_timeout(error.as_ref()) {
+                    };
+                    if let Err(error) = served {
+                        // hyper's header-read timer fired.
+                        if error.is_timeout() {
                             settings.hit("header_read_timeout");
                         }
                         tracing::debug!(%peer, %error, "client connection ended with an error");
@@ -184,7 +193,9 @@ where
         grace_ms = settings.grace.as_millis() as u64,
         "draining"
     );
-    let connections_cut = match tokio::time::timeout(settings.grace, graceful.shutdown()).await {
+    graceful.begin();
+    let all_ended = async { while connections.join_next().await.is_some() {} };
+    let connections_cut = match tokio::time::timeout(settings.grace, all_ended).await {
         Ok(()) => 0,
         Err(_elapsed) => {
             // Reap tasks that finished but were not joined yet, so `len` counts live ones only.
@@ -196,13 +207,6 @@ where
     };
     connections.shutdown().await;
     ServeReport { connections_cut }
-}
-
-/// Whether a connection ended because hyper's header-read timer fired.
-fn is_timeout(error: &(dyn std::error::Error + 'static)) -> bool {
-    error
-        .downcast_ref::<hyper::Error>()
-        .is_some_and(hyper::Error::is_timeout)
 }
 
 /// A `--listen` value: an IP address and a port. A bare port (`4640`) or a host name is
