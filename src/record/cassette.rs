@@ -16,10 +16,12 @@
 
 use std::path::PathBuf;
 
-use http::HeaderMap;
+use http::{HeaderMap, HeaderName};
 
 /// The request header that names the test a request belongs to. Never forwarded upstream.
 pub const CASSETTE_HEADER: &str = "x-tooltap-cassette";
+/// [`CASSETTE_HEADER`] as a parsed name: a map looks it up without reading the text again.
+pub const CASSETTE_HEADER_NAME: HeaderName = HeaderName::from_static(CASSETTE_HEADER);
 /// The most folder levels a cassette name becomes; the rest of the name is joined into the last.
 pub const MAX_FOLDER_DEPTH: usize = 8;
 /// Longer cassette names are cut to this many bytes (at a character boundary) when read.
@@ -28,7 +30,7 @@ pub const MAX_NAME: usize = 1024;
 /// The cassette a request names, if any: the header's value, trimmed, cut to [`MAX_NAME`]
 /// bytes. An empty value names none.
 pub fn of_request(headers: &HeaderMap) -> Option<String> {
-    let value = headers.get(CASSETTE_HEADER)?;
+    let value = headers.get(CASSETTE_HEADER_NAME)?;
     bounded(&String::from_utf8_lossy(value.as_bytes()))
 }
 

@@ -57,7 +57,7 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
 /// upstream's authority, made into a header value once per route).
 pub fn prepare_request(headers: &mut HeaderMap, host: &HeaderValue) {
     strip_hop_by_hop(headers);
-    headers.remove(crate::record::cassette::CASSETTE_HEADER);
+    headers.remove(crate::record::cassette::CASSETTE_HEADER_NAME);
     headers.insert(header::HOST, host.clone());
 }
 
