@@ -7,6 +7,7 @@ use http::Request;
 use http_body_util::Empty;
 
 use crate::support::client::{Collected, collect, exchange, request, send};
+use crate::support::metrics::{metric_sum, metrics};
 use crate::support::proxy;
 use crate::support::upstream::{Script, Upstream};
 use tooltap::config::HumanDuration;
@@ -53,6 +54,47 @@ async fn a_silent_upstream_gives_504_after_the_first_byte_timeout() {
         "gave up early: {waited:?}"
     );
     assert!(waited < Duration::from_secs(2), "gave up late: {waited:?}");
+}
+
+/// The first-byte timeout is each request's own, not its pooled connection's: quick answers on
+/// one reused upstream connection, spread over more than the timeout, all pass, and a silent one
+/// after them waits its own whole timeout, not what an earlier request left of one.
+#[tokio::test]
+async fn on_a_reused_connection_each_request_gets_its_own_whole_first_byte_timeout() {
+    let upstream = Upstream::start(
+        |received| match received.uri.as_str() {
+            "/v1/silent" => Script::silent(),
+            _ => Script::full(200, "application/json", "{}"),
+        },
+        None,
+    )
+    .await;
+    let mut raw = proxy::raw_config(&upstream.url());
+    let timeout = Duration::from_millis(400);
+    raw.timeouts.first_byte = Some(HumanDuration(timeout));
+    let tooltap = proxy::start(raw).await;
+    let addr = tooltap.local_addr();
+
+    for _ in 0..4 {
+        let response = exchange(addr, request(addr, "POST", "/v1/quick", "{}")).await;
+        assert_eq!(response.status.as_u16(), 200, "a quick answer passes");
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+    let started = Instant::now();
+    let response = exchange(addr, request(addr, "POST", "/v1/silent", "{}")).await;
+    let waited = started.elapsed();
+    assert_tooltap_error(&response, 504, "upstream_timeout");
+    assert!(waited >= timeout, "gave up early: {waited:?}");
+    assert!(waited < Duration::from_secs(2), "gave up late: {waited:?}");
+    let text = metrics(&tooltap).await;
+    assert_eq!(
+        (
+            metric_sum(&text, "tooltap_upstream_connections_opened_total", &[]),
+            metric_sum(&text, "tooltap_upstream_connections_reused_total", &[]),
+        ),
+        (1, 4),
+        "the quick answers and the silent one shared one pooled connection"
+    );
 }
 
 #[tokio::test]
