@@ -3,8 +3,9 @@
 //! descriptor budget that bounds the default connection cap.
 //!
 //! Input: an accepted socket, clock readings, `/proc/self/limits`. Output: the protocol the
-//! opening bytes choose, or why there is none ([`Opening`]), whether a warning is due ([`Throttle`]), the next pause
-//! ([`Backoff`]) and the soft `RLIMIT_NOFILE` when the platform tells it ([`open_files_limit`]).
+//! opening bytes choose, or why there is none ([`Opening`]), whether a warning is due
+//! ([`Throttle`]), the next pause ([`Backoff`]) and the soft `RLIMIT_NOFILE` when the platform
+//! tells it ([`open_files_limit`]).
 
 use std::time::{Duration, Instant};
 
