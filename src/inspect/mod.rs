@@ -1,7 +1,7 @@
 //! The inspector task: drains one exchange's taps into the contract engine and reports.
 //!
 //! Input: an [`InspectJob`] made by the service when it decides to inspect an exchange — the
-//! request body's tap, and a oneshot on which the service later sends the response head and the
+//! request body's whole copy ([`crate::tap::whole`]), and a oneshot on which the service later sends the response head and the
 //! response body's tap (or nothing, when the upstream never answered). Output: one
 //! [`Report`] turned into log lines (a WARN per violation, an INFO summary), metrics and
 //! lines in the violations file; the frames themselves go to the recorder when one is set.
@@ -13,7 +13,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use tokio::sync::oneshot;
 
 use crate::config::mcp_state::McpStateSettings;
@@ -21,8 +21,10 @@ use crate::engine::{BodyEnd, Dialect, EngineConfig, Report, ResponseHead, Schema
 use crate::metrics::{IncompleteReason, Metrics};
 use crate::record::{Recorder, RecordingEnd};
 use crate::redact::Redactor;
-use crate::tap::tee::{Ending, TapEnd, TapReceiver};
+use crate::tap::memory::{Charge, MemoryBudget};
+use crate::tap::tee::{TapEnd, TapReceiver};
 use crate::tap::verdict::CutReceiver;
+use crate::tap::whole::WholeBody;
 use crate::violations_file::ViolationsFile;
 
 /// Everything an inspector needs that outlives one exchange; shared by all of them.
@@ -190,7 +192,8 @@ pub struct InspectJob {
     pub label: ExchangeLabel,
     /// The request head the dialect is started from.
     pub head: RequestHead,
-    pub request: TapReceiver,
+    /// The request body, kept whole by its tee (charged to the memory budget as it was kept).
+    pub request: oneshot::Receiver<WholeBody>,
     pub response: oneshot::Receiver<ResponsePart>,
     /// Enforce mode's verdict: an [`crate::tap::verdict::EnforceCut`] when it cut the stream or refused the body on
     /// purpose (the end the tap then sees is tooltap's doing, not a client that went away);
@@ -235,7 +238,7 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) -> Option<verdicts::F
         end: request_end,
         too_large: request_too_large,
         over_memory,
-    } = collect_request(request, shared.max_request_body, &mut charge).await;
+    } = collect_request(request, &mut charge).await;
     if let Some(handle) = recording.as_mut() {
         handle.request_body(request_body.as_deref());
     }
@@ -337,40 +340,31 @@ struct RequestCopy {
     over_memory: bool,
 }
 
-async fn collect_request(mut tap: TapReceiver, max: usize, charge: &mut Charge) -> RequestCopy {
-    let mut body = BytesMut::new();
-    let mut over = false;
-    let mut over_memory = false;
-    while let Some(event) = tap.data.recv().await {
-        if over || over_memory {
-            continue;
+/// The request body as its tee kept it; what it holds of the memory budget joins `charge`.
+async fn collect_request(copy: oneshot::Receiver<WholeBody>, charge: &mut Charge) -> RequestCopy {
+    match copy.await {
+        Ok(WholeBody {
+            body,
+            end,
+            too_large,
+            over_memory,
+            charge: kept,
+        }) => {
+            charge.absorb(kept);
+            RequestCopy {
+                body,
+                end: Some(end),
+                too_large,
+                over_memory,
+            }
         }
-        if body.len() + event.bytes.len() > max {
-            over = true;
-        } else if !charge.try_add(event.bytes.len()) {
-            over_memory = true;
-        }
-        if over || over_memory {
-            // The copy will not be judged: the tee forwards the rest of the body uncopied.
-            tap.data.stop_copying();
-        } else {
-            body.extend_from_slice(&event.bytes);
-        }
-    }
-    if over || over_memory {
-        body = BytesMut::new();
-    }
-    let end = tap.end.await.ok();
-    let whole = !over
-        && !over_memory
-        && end
-            .as_ref()
-            .is_some_and(|e| !e.lossy && matches!(e.ending, Ending::Complete | Ending::Trailers));
-    RequestCopy {
-        body: whole.then(|| body.freeze()),
-        end,
-        too_large: over,
-        over_memory,
+        // The tee always reports; only a body dropped with its runtime would not.
+        Err(_) => RequestCopy {
+            body: None,
+            end: None,
+            too_large: false,
+            over_memory: false,
+        },
     }
 }
 
@@ -379,7 +373,6 @@ mod gather;
 mod held;
 pub mod mcp_order;
 mod mcp_live;
-mod memory;
 mod offload;
 mod otlp_span;
 mod recording;
@@ -389,7 +382,6 @@ mod trip;
 pub mod verdicts;
 pub mod violation_line;
 
-pub use memory::{Charge, MemoryBudget};
 pub use offload::AnalysisPool;
 use trip::{HERE_BYTES, LazyExchange, Start, StartRequest, feed};
 

@@ -13,7 +13,8 @@ use http_body_util::{BodyExt, Full};
 use tokio::sync::oneshot;
 
 use super::*;
-use crate::tap::tee::{self, TeeBody};
+use crate::tap::tee::{self, Sink, TeeBody};
+use crate::tap::whole::{WholeBody, WholeCopy, whole_copy};
 
 const MARKER: &[u8] = b"\xde\xad-inject-panic";
 
@@ -37,7 +38,7 @@ fn inspection_with(engine: EngineConfig, max_request_body: usize) -> Arc<Inspect
         hold: crate::inspect::HoldSettings::in_memory(1 << 20),
         max_request_body,
         analysis: AnalysisPool::default(),
-        memory: MemoryBudget::default(),
+        memory: MemoryBudget::new(crate::config::inspect::DEFAULT_MAX_MEMORY),
         mcp: None,
         otlp: None,
     })
@@ -47,7 +48,7 @@ fn inspection_with(engine: EngineConfig, max_request_body: usize) -> Arc<Inspect
 /// recording.
 fn chat_job(
     id: &str,
-    request: tee::TapReceiver,
+    request: oneshot::Receiver<WholeBody>,
     response: oneshot::Receiver<ResponsePart>,
 ) -> InspectJob {
     InspectJob {
@@ -102,7 +103,7 @@ async fn exchange_with(
     content_type: &str,
     body: &'static [u8],
 ) -> Bytes {
-    let (request_tap, request_rx) = tee::tap(16);
+    let (request_tap, request_rx) = request_copy(shared);
     let (response_tx, response_rx) = oneshot::channel();
     let job = chat_job("t-1", request_rx, response_rx);
     let task = tokio::spawn(run(shared.clone(), job));
@@ -226,7 +227,7 @@ async fn small_trips_with_cached_plain_schemas_run_on_the_inspector_and_the_rest
 #[tokio::test]
 async fn a_stalled_inspector_makes_the_report_lossy_while_the_client_gets_every_byte() {
     let shared = inspection();
-    let (request_tap, request_rx) = tee::tap(16);
+    let (request_tap, request_rx) = request_copy(&shared);
     let (response_tx, response_rx) = oneshot::channel();
     let request = TeeBody::new(
         Full::new(Bytes::from_static(b"{\"stream\":true}")),
@@ -291,20 +292,24 @@ impl http_body::Body for Paced {
     }
 }
 
-/// A tapped [`Paced`] body read to its end by a task of its own, as hyper would forward it:
-/// the sender of its frames, the tap's receiver, and the task (what the reader got).
-fn paced(
-    capacity: usize,
+/// A request body's copy as admission makes it: bounded by `shared`'s `max_request_body`,
+/// charged to its memory budget.
+fn request_copy(shared: &Inspection) -> (WholeCopy, oneshot::Receiver<WholeBody>) {
+    whole_copy(shared.max_request_body, shared.memory.empty_charge())
+}
+
+/// A [`Paced`] body teed into `sink`, read to its end by a task of its own, as hyper would
+/// forward it: the sender of its frames, and the task (what the reader got).
+fn paced<S: Sink + Unpin + Send + 'static>(
+    sink: S,
 ) -> (
     tokio::sync::mpsc::Sender<Bytes>,
-    tee::TapReceiver,
     tokio::task::JoinHandle<Bytes>,
 ) {
     let (tx, rx) = tokio::sync::mpsc::channel(8);
-    let (tap, receiver) = tee::tap(capacity);
-    let body = TeeBody::new(Paced(rx), tap);
+    let body = TeeBody::new(Paced(rx), sink);
     let reader = tokio::spawn(async move { body.collect().await.expect("body").to_bytes() });
-    (tx, receiver, reader)
+    (tx, reader)
 }
 
 /// Sends `first`, waits for the inspector to take it in, then sends `rest` and ends the body.
@@ -327,7 +332,8 @@ async fn paced_exchange(
     content_type: &str,
     response: (Bytes, usize),
 ) {
-    let (request_tx, request_rx, request_reader) = paced(16);
+    let (request_copy, request_rx) = request_copy(shared);
+    let (request_tx, request_reader) = paced(request_copy);
     let (response_tx, response_rx) = oneshot::channel();
     let job = chat_job("t-3", request_rx, response_rx);
     let task = tokio::spawn(run(shared.clone(), job));
@@ -335,7 +341,8 @@ async fn paced_exchange(
     send_paced(request_tx, request.0.clone(), request.1).await;
     let request_seen = request_reader.await.expect("request reader");
     assert_eq!(request_seen.len(), request.0.len() + more(request.1));
-    let (frames_tx, body_rx, response_reader) = paced(16);
+    let (tap, body_rx) = tee::tap(16);
+    let (frames_tx, response_reader) = paced(tap);
     let part = response_part(content_type, body_rx);
     assert!(response_tx.send(part).is_ok());
     send_paced(frames_tx, response.0.clone(), response.1).await;
@@ -367,14 +374,15 @@ async fn bodies_past_what_inspection_takes_are_forwarded_whole_and_no_longer_cop
     let shared = inspection_with(engine, 64);
     // A request past `max_request_body` in its first frame, and a stream whose first line is
     // past `max_sse_line` (the inspection stops `too_large`), in a frame large enough to wake
-    // the inspector at once: the rest of each is forwarded, not copied.
+    // the inspector at once: the rest of each is forwarded, not copied. The request's copy
+    // stops at the bound itself, so none of its three frames is copied.
     let request = Bytes::from(format!(
         "{{\"stream\":true,\"pad\":\"{}\"}}",
         "p".repeat(100)
     ));
     let line = Bytes::from(format!("data: {}", "x".repeat(tee::WAKE_BYTES)));
     paced_exchange(&shared, (request, 2), "text/event-stream", (line, 3)).await;
-    assert_not_copied(&shared, 2, 3);
+    assert_not_copied(&shared, 3, 3);
     let text = shared.metrics.render();
     assert!(!text.contains("reason=\"lossy\""), "{text}");
 }

@@ -104,8 +104,9 @@ mod tests {
 
     use super::*;
     use crate::engine::{EngineConfig, SchemaCache};
-    use crate::inspect::{AnalysisPool, HoldSettings, Inspection, MemoryBudget};
+    use crate::inspect::{AnalysisPool, HoldSettings, Inspection};
     use crate::metrics::Metrics;
+    use crate::tap::memory::MemoryBudget;
     use crate::violations_file::ViolationsFile;
 
     /// An inspection still running at the deadline is reported left, and the writers are
@@ -126,7 +127,7 @@ mod tests {
             hold: HoldSettings::in_memory(1 << 20),
             max_request_body: 1 << 20,
             analysis: AnalysisPool::default(),
-            memory: MemoryBudget::default(),
+            memory: MemoryBudget::new(crate::config::inspect::DEFAULT_MAX_MEMORY),
             mcp: None,
             otlp: None,
         });

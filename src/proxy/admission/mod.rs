@@ -33,6 +33,7 @@ use crate::record::{RecordMode, Recorder};
 use crate::tap::detached::DetachedHeaders;
 use crate::tap::tee::{self, TeeBody};
 use crate::tap::verdict::CutSender;
+use crate::tap::whole::{self, WholeCopy};
 use crate::violations_file::ViolationsFile;
 
 mod drain;
@@ -208,7 +209,7 @@ impl Admission {
         request_head: RequestHead,
         trace: Option<Box<crate::otlp::TraceParent>>,
         recording: Option<RecordingSeed>,
-    ) -> Option<(tee::Tap, Admitted)> {
+    ) -> Option<(WholeCopy, Admitted)> {
         let Some(dialect) = ctx.dialect else {
             self.inspection
                 .metrics
@@ -226,7 +227,12 @@ impl Admission {
             return None;
         };
         self.begun.fetch_add(1, Ordering::Relaxed);
-        let (tap, request_rx) = tee::tap_bounded(self.tap_frames, self.tap_bytes);
+        // The request is kept whole by its tee, charged as it is kept; the inspector takes the
+        // charge over with the body.
+        let (copy, request_rx) = whole::whole_copy(
+            self.inspection.max_request_body,
+            self.inspection.memory.empty_charge(),
+        );
         let (response_tx, response_rx) = oneshot::channel();
         let (cut, cut_rx) = crate::tap::verdict::channel();
         let records = recording.is_some();
@@ -254,7 +260,7 @@ impl Admission {
             cut,
             records,
         };
-        Some((tap, admitted))
+        Some((copy, admitted))
     }
 }
 

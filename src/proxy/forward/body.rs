@@ -13,6 +13,7 @@ use hyper::body::Incoming;
 
 use super::flush_first::FlushFirst;
 use crate::tap::tee::TeeBody;
+use crate::tap::whole::WholeCopy;
 
 /// Errors inside a body stream, and what the upstream receives: defined beside the upstream
 /// client that sends it.
@@ -51,8 +52,9 @@ pub fn full(bytes: Bytes) -> ProxyBody {
         .boxed_unsync()
 }
 
-/// The client's request body behind a tee (the inspector gets a copy of each frame).
-pub fn from_client_tee(body: TeeBody<Incoming>) -> RequestBody {
+/// The client's request body behind a tee (the inspector gets the body whole, copied as it
+/// passed).
+pub fn from_client_tee(body: TeeBody<Incoming, WholeCopy>) -> RequestBody {
     body.map_err(|error| Box::new(ClientBodyError(error)) as BodyError)
         .boxed_unsync()
 }

@@ -1,7 +1,8 @@
 //! The tee: a transparent `http_body::Body` wrapper that forwards every frame first and copies it
-//! second, into a bounded per-exchange [`Tap`] that an inspector task drains.
+//! second, into a bounded per-exchange [`Tap`] that an inspector task drains (or into another
+//! [`Sink`]: the request body's is kept whole, [`crate::tap::whole`]).
 //!
-//! Input: any body with `Bytes` data (the upstream response, or the client's request). Output: the
+//! Input: any body with `Bytes` data (the upstream response, or a replayed one). Output: the
 //! same frames, unchanged and undelayed, to whoever polls the body (hyper, writing to the client
 //! or to the upstream), plus [`TapEvent`]s on a bounded channel and exactly one [`TapEnd`] on a
 //! oneshot. The wrapper does O(frame) work per frame: it copies the frame into a small block of
@@ -43,8 +44,7 @@ use tokio::sync::{Notify, mpsc, oneshot};
 /// One copied data frame, stamped with the instant tooltap saw it. It travels the channel
 /// boxed: a channel's slots come in blocks of 32, allocated with the channel, and 32 unboxed
 /// events (48 bytes each) make a block past glibc's per-thread cache, served by its slow path
-/// for every exchange's two taps; 32 pointers stay inside it (see
-/// docs/benchmarks.md#tap-boxed).
+/// for every tap; 32 pointers stay inside it (see docs/benchmarks.md#tap-boxed).
 #[derive(Debug, Clone)]
 pub struct TapEvent {
     pub bytes: Bytes,
@@ -273,6 +273,27 @@ pub fn tap_bounded(capacity: usize, max_bytes: usize) -> (Tap, TapReceiver) {
     )
 }
 
+/// Where a [`TeeBody`] puts its copies: a [`Tap`] streams them to a consumer that reads the body
+/// as it comes (the response's), a [`crate::tap::whole::WholeCopy`] keeps the body whole for
+/// one that needs it whole (the request's). Both are called inside `poll_frame`: they copy,
+/// count and never wait.
+pub trait Sink {
+    /// Copy one data frame (or count it, when no more are wanted or there is no room).
+    fn copy(&mut self, bytes: &Bytes);
+    /// The body ended this way; called exactly once.
+    fn finish(self, ending: Ending);
+}
+
+impl Sink for Tap {
+    fn copy(&mut self, bytes: &Bytes) {
+        Tap::copy(self, bytes);
+    }
+
+    fn finish(self, ending: Ending) {
+        Tap::finish(self, ending);
+    }
+}
+
 impl Tap {
     /// Copy one frame, or count it as dropped (a hole) or skipped (not wanted). Never blocks.
     fn copy(&mut self, bytes: &Bytes) {
@@ -361,18 +382,19 @@ impl Tap {
     }
 }
 
-/// A body that forwards its inner body's frames unchanged and copies data frames into a [`Tap`].
+/// A body that forwards its inner body's frames unchanged and copies data frames into a
+/// [`Sink`] (a [`Tap`] unless said otherwise).
 #[derive(Debug)]
-pub struct TeeBody<B> {
+pub struct TeeBody<B, S: Sink = Tap> {
     inner: B,
-    tap: Option<Tap>,
+    tap: Option<S>,
 }
 
-impl<B: Body> TeeBody<B> {
+impl<B: Body, S: Sink> TeeBody<B, S> {
     /// Wrap `inner`. A body that is already over (a `Content-Length: 0` response, an empty
     /// request) is finished `Complete` here: hyper drops such a body without ever polling it, so
     /// waiting for a poll would report a reader that went away instead of an empty body.
-    pub fn new(inner: B, tap: Tap) -> Self {
+    pub fn new(inner: B, tap: S) -> Self {
         let mut tee = TeeBody {
             inner,
             tap: Some(tap),
@@ -384,7 +406,7 @@ impl<B: Body> TeeBody<B> {
     }
 }
 
-impl<B> TeeBody<B> {
+impl<B, S: Sink> TeeBody<B, S> {
     /// The single place every ending goes through; a second call finds `None` and does nothing.
     fn finish(&mut self, ending: Ending) {
         if let Some(tap) = self.tap.take() {
@@ -393,9 +415,10 @@ impl<B> TeeBody<B> {
     }
 }
 
-impl<B> Body for TeeBody<B>
+impl<B, S> Body for TeeBody<B, S>
 where
     B: Body<Data = Bytes> + Unpin,
+    S: Sink + Unpin,
     B::Error: std::fmt::Display,
 {
     type Data = Bytes;
@@ -436,7 +459,7 @@ where
     }
 }
 
-impl<B> Drop for TeeBody<B> {
+impl<B, S: Sink> Drop for TeeBody<B, S> {
     fn drop(&mut self) {
         // hyper may drop a body without polling it to the end (the client went away).
         self.finish(Ending::ReaderGone);

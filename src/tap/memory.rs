@@ -1,6 +1,7 @@
-//! One global budget for the bytes inspection holds: request bodies, and what an inspector
-//! holds of the response (held recording frames, framing and reassembly buffers), not the
-//! bytes it has seen.
+//! One global budget for the bytes inspection holds: request bodies (charged by their tee as it
+//! keeps them, [`crate::tap::whole`]), and what an inspector holds of the response (held
+//! recording frames, framing and reassembly buffers), not the bytes it has seen. It lives in the
+//! leaf `tap` because both sides charge it: the client path's request copy and the inspector.
 //!
 //! Input: each inspector's [`Charge`], taken when it starts and grown as it holds more. Output:
 //! whether a new exchange may be inspected at all; past the budget it is forwarded uninspected
@@ -11,8 +12,6 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::config::inspect::DEFAULT_MAX_MEMORY;
-
 /// The global budget; cheap to clone.
 #[derive(Debug, Clone)]
 pub struct MemoryBudget {
@@ -20,17 +19,20 @@ pub struct MemoryBudget {
     max: usize,
 }
 
-impl Default for MemoryBudget {
-    fn default() -> Self {
-        MemoryBudget::new(DEFAULT_MAX_MEMORY)
-    }
-}
-
 impl MemoryBudget {
     pub fn new(max: usize) -> MemoryBudget {
         MemoryBudget {
             used: Arc::new(AtomicUsize::new(0)),
             max: max.max(1),
+        }
+    }
+
+    /// A charge that holds nothing yet, whatever the budget holds: for a copy that charges its
+    /// bytes as it keeps them ([`Charge::try_add`]), refused once the budget is spent.
+    pub fn empty_charge(&self) -> Charge {
+        Charge {
+            budget: self.clone(),
+            held: 0,
         }
     }
 
@@ -114,6 +116,14 @@ impl Charge {
         self.held -= bytes;
     }
 
+    /// Takes over what `other`, a charge on the same budget, holds: the bytes stay charged, now
+    /// to this one.
+    pub fn absorb(&mut self, mut other: Charge) {
+        debug_assert!(Arc::ptr_eq(&self.budget.used, &other.budget.used));
+        self.held = self.held.saturating_add(other.held);
+        other.held = 0;
+    }
+
     /// Gives back everything this charge holds (its exchange dropped its buffers).
     pub fn release(&mut self) {
         self.budget.used.fetch_sub(self.held, Ordering::Relaxed);
@@ -156,5 +166,24 @@ mod tests {
         drop(first);
         assert_eq!(budget.used(), 0);
         assert!(budget.charge().is_some());
+    }
+
+    #[test]
+    fn an_absorbed_charge_stays_counted_until_its_new_holder_releases_it() {
+        let budget = MemoryBudget::new(100);
+        let mut copy = budget.empty_charge();
+        assert!(copy.try_add(40));
+        let mut inspector = budget.charge().expect("room");
+        assert!(inspector.try_add(10));
+        inspector.absorb(copy);
+        assert_eq!((inspector.held(), budget.used()), (50, 50));
+        drop(inspector);
+        assert_eq!(budget.used(), 0);
+        let mut spent = budget.empty_charge();
+        spent.add(100);
+        assert!(
+            !budget.empty_charge().try_add(1),
+            "an empty charge is made even when the budget is spent, and refused there"
+        );
     }
 }
