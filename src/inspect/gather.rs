@@ -14,15 +14,18 @@
 //!
 //! Input: the tap's data channel. Output: a non-empty batch and whether the body is over (or
 //! the tap stopped copying it: no frame will follow either way), or `None` when the body ended
-//! with nothing more to feed.
+//! with nothing more to feed. A small response copied framed ([`crate::tap::framed`]) comes as
+//! one batch, over with it, once its body ended ([`Batches`]).
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use tokio::sync::mpsc::error::TryRecvError;
+use tokio::sync::oneshot;
 
+use crate::tap::framed::{Framed, ResponseCopy};
 pub use crate::tap::tee::BATCH_FRAMES as BATCH;
-use crate::tap::tee::{TapData, TapEvent};
+use crate::tap::tee::{CopyStop, TapData, TapEnd, TapEvent, TapReceiver};
 
 /// The longest a batch waits for more frames after its first.
 pub const GATHER: Duration = Duration::from_millis(50);
@@ -45,6 +48,74 @@ pub fn window() -> Duration {
 /// The window of the `nth` exchange.
 fn window_for(nth: u32) -> Duration {
     GATHER - Duration::from_millis(u64::from(nth % SPREAD_STEPS))
+}
+
+/// A response's frames as the inspector takes them: in batches from a streamed tap, or all at
+/// once from a framed copy.
+pub enum Batches {
+    Streamed {
+        tap: TapReceiver,
+        window: Duration,
+    },
+    Framed {
+        copied: Option<oneshot::Receiver<Framed>>,
+        end: Option<TapEnd>,
+    },
+}
+
+impl Batches {
+    pub fn of(copy: ResponseCopy) -> Batches {
+        match copy {
+            ResponseCopy::Streamed(tap) => Batches::Streamed {
+                tap,
+                window: window(),
+            },
+            ResponseCopy::Framed(copied) => Batches::Framed {
+                copied: Some(copied),
+                end: None,
+            },
+        }
+    }
+
+    /// The next batch ([`next_batch`]); a framed copy's frames all at once, over with them.
+    pub async fn next(&mut self) -> Option<(Vec<TapEvent>, bool)> {
+        match self {
+            Batches::Streamed { tap, window } => next_batch(&mut tap.data, *window).await,
+            Batches::Framed { copied, end } => {
+                let Framed { frames, end: ended } = copied.take()?.await.ok()?;
+                *end = Some(ended);
+                (!frames.is_empty()).then_some((frames, true))
+            }
+        }
+    }
+
+    /// The inspector is done with `bytes` of a batch: a tap may copy that much again.
+    pub fn release(&self, bytes: usize) {
+        if let Batches::Streamed { tap, .. } = self {
+            tap.data.release(bytes);
+        }
+    }
+
+    /// What stops a tap's copies from a trip (a framed copy is over before its one trip).
+    pub fn copy_stop(&self) -> Option<CopyStop> {
+        match self {
+            Batches::Streamed { tap, .. } => Some(tap.data.copy_stop()),
+            Batches::Framed { .. } => None,
+        }
+    }
+
+    /// How the body ended, once it did.
+    pub async fn end(self) -> Option<TapEnd> {
+        match self {
+            Batches::Streamed { tap, .. } => tap.end.await.ok(),
+            Batches::Framed { end: Some(end), .. } => Some(end),
+            Batches::Framed {
+                copied: Some(copied),
+                ..
+            } => copied.await.ok().map(|framed| framed.end),
+            Batches::Framed { .. } => None,
+        }
+    }
 }
 
 /// The next batch of frames, kept (not yet released from the tap's byte bound), and whether the

@@ -21,8 +21,9 @@ use crate::engine::{BodyEnd, Dialect, EngineConfig, Report, ResponseHead, Schema
 use crate::metrics::{IncompleteReason, Metrics};
 use crate::record::{Recorder, RecordingEnd};
 use crate::redact::Redactor;
+use crate::tap::framed::ResponseCopy;
 use crate::tap::memory::{Charge, MemoryBudget};
-use crate::tap::tee::{TapEnd, TapReceiver};
+use crate::tap::tee::TapEnd;
 use crate::tap::verdict::CutReceiver;
 use crate::tap::whole::WholeBody;
 use crate::violations_file::ViolationsFile;
@@ -139,7 +140,8 @@ pub struct ExchangeLabel {
 /// The response half, sent by the service once the upstream's head arrived.
 pub struct ResponsePart {
     pub head: ResponseHead,
-    pub body: TapReceiver,
+    /// The body's copy: streamed through a tap, or (small, of known length) framed at its end.
+    pub body: ResponseCopy,
     /// Time from sending the request upstream to its response head.
     pub ttfb: Duration,
     /// The response headers as the client got them, when a recording wants them.
@@ -420,7 +422,7 @@ async fn analyse(
     charge: &mut Charge,
     first_chunk: &mut Option<Instant>,
 ) -> (Inspected, bool) {
-    let ResponsePart { head, mut body, .. } = part;
+    let ResponsePart { head, body, .. } = part;
     let pool = &shared.analysis;
     // What this exchange holds of the response is charged, not the bytes it has seen: the held
     // recording's frames (what it took in, up to its in-memory bound) and what the engine holds
@@ -446,11 +448,11 @@ async fn analyse(
         head,
     });
     let mut closed = false;
-    let window = gather::window();
+    let mut body = gather::Batches::of(body);
     while !closed {
         // Kept frames count against the tap's byte bound until they are fed (released below):
         // a batch waiting for a pool thread is memory too.
-        let Some((batch, over)) = gather::next_batch(&mut body.data, window).await else {
+        let Some((batch, over)) = body.next().await else {
             break;
         };
         closed = over;
@@ -489,7 +491,8 @@ async fn analyse(
         shared.metrics.analysis_trip(here);
         if closed {
             // The body's last frames: fed and judged in the same trip below.
-            return finish(pool, here, exchange, Some(batch), recording, body.end).await;
+            let end = body.end().await;
+            return finish(pool, here, exchange, Some(batch), recording, end).await;
         }
         // The tape goes along: a held one may append to the spill, blocking I/O like the
         // engine's work is CPU, and both belong off the worker threads.
@@ -497,10 +500,10 @@ async fn analyse(
         let plain = exchange.plain();
         // Nothing will read the rest of this body once inspection stopped (a bound, or a body
         // it does not inspect) and the recording is full: `feed` stops the tee's copies then.
-        let stop = body.data.copy_stop();
+        let stop = body.copy_stop();
         let fed = pool.run_where(here, move || {
             let mut exchange = exchange.get();
-            feed(&mut exchange, batch, &mut tape, Some(&stop));
+            feed(&mut exchange, batch, &mut tape, stop.as_ref());
             let exchange = Box::new(exchange);
             (LazyExchange::Started { exchange, plain }, tape)
         });
@@ -510,12 +513,13 @@ async fn analyse(
         };
         engine_held = exchange.held_bytes();
         charge.set(request_and_tape.saturating_add(engine_held));
-        body.data.release(bytes);
+        body.release(bytes);
     }
     // No frames left to feed: only the end-of-body checks.
     let here = exchange.plain();
     shared.metrics.analysis_trip(here);
-    finish(pool, here, exchange, None, recording, body.end).await
+    let end = body.end().await;
+    finish(pool, here, exchange, None, recording, end).await
 }
 
 /// The last trip: the remaining frames (if any), then the verdict; on this thread when `here`.
@@ -525,9 +529,8 @@ async fn finish(
     exchange: LazyExchange,
     batch: Option<Vec<crate::tap::tee::TapEvent>>,
     recording: &mut Option<ExchangeRecording>,
-    end: oneshot::Receiver<TapEnd>,
+    end: Option<TapEnd>,
 ) -> (Inspected, bool) {
-    let end = end.await.ok();
     // The recording's outcome is the one vocabulary for endings: the same translation into the
     // engine's `BodyEnd` as `tooltap check` makes from the file.
     let body_end = recording::outcome(end.as_ref(), None)

@@ -13,6 +13,7 @@ use http_body_util::{BodyExt, Full};
 use tokio::sync::oneshot;
 
 use super::*;
+use crate::tap::framed::{ResponseCopy, ResponseSink};
 use crate::tap::tee::{self, Sink, TeeBody};
 use crate::tap::whole::{WholeBody, WholeCopy, whole_copy};
 
@@ -76,7 +77,7 @@ fn response_part(content_type: &str, body: tee::TapReceiver) -> ResponsePart {
             content_encoding: None,
             headers: Vec::new(),
         },
-        body,
+        body: crate::tap::framed::ResponseCopy::Streamed(body),
         ttfb: Duration::ZERO,
         headers: None,
         quirk: None,
@@ -463,4 +464,84 @@ fn a_trip_stops_the_copies_at_the_frame_after_which_nothing_reads_the_body() {
         receiver.data.copying_stopped(),
         "stopped at the first frame"
     );
+}
+
+/// One Chat exchange whose response body arrives as `frames`, copied `framed` (as a small body
+/// of known length is) or streamed through a tap of `tap_frames`: what the inspector found, and
+/// the metrics it left.
+async fn judged_as(
+    framed: bool,
+    frames: &[Bytes],
+    tap_frames: usize,
+) -> (Option<verdicts::Findings>, String) {
+    let shared = inspection();
+    let (request_tap, request_rx) = request_copy(&shared);
+    let (response_tx, response_rx) = oneshot::channel();
+    let job = chat_job("t-4", request_rx, response_rx);
+    let task = tokio::spawn(run(shared.clone(), job));
+    let request = declaring(r#"{"type":"object","properties":{"a":{"type":"string"}}}"#);
+    TeeBody::new(Full::new(Bytes::from_static(request)), request_tap)
+        .collect()
+        .await
+        .expect("request body");
+    let length: usize = frames.iter().map(Bytes::len).sum();
+    let (sink, copy) = if framed {
+        let (copy, copied) = crate::tap::framed::framed_copy(length, tap_frames);
+        (ResponseSink::Framed(copy), ResponseCopy::Framed(copied))
+    } else {
+        let (tap, receiver) = tee::tap(tap_frames);
+        (
+            ResponseSink::Streamed(tap),
+            ResponseCopy::Streamed(receiver),
+        )
+    };
+    let mut part = response_part("application/json", tee::tap(1).1);
+    part.body = copy;
+    assert!(response_tx.send(part).is_ok());
+    let client = TeeBody::new(Frames(frames.iter().cloned().collect()), sink);
+    let seen = client.collect().await.expect("response body").to_bytes();
+    assert_eq!(seen, frames.concat(), "the client gets every byte");
+    let findings = tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .expect("inspector finishes")
+        .expect("the inspector task itself does not die");
+    let text = shared.metrics.render();
+    let judged = text
+        .lines()
+        .filter(|line| {
+            line.starts_with("tooltap_violations_total")
+                || line.starts_with("tooltap_inspection_incomplete_total")
+                || line.starts_with("tooltap_exchanges_inspected_total")
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    (findings, judged)
+}
+
+#[tokio::test]
+async fn a_small_response_copied_framed_is_judged_as_the_streamed_copy_is() {
+    // A wrong argument type (a schema violation), cut in three frames.
+    let body = calling(r#"{\"a\":1}"#);
+    let frames: Vec<Bytes> = [&body[..20], &body[20..90], &body[90..]]
+        .iter()
+        .map(|part| Bytes::copy_from_slice(part))
+        .collect();
+    let framed = judged_as(true, &frames, 16).await;
+    let streamed = judged_as(false, &frames, 16).await;
+    assert_eq!(framed, streamed);
+    let findings = framed.0.expect("judged");
+    assert_eq!(findings.violations.len(), 1, "{findings:?}");
+    assert_eq!(findings.violations[0].rule, "tool_call.arguments_schema");
+    assert!(
+        framed.1.contains("tooltap_exchanges_inspected_total"),
+        "{}",
+        framed.1
+    );
+    // More frames than the tap holds: a hole either way (the streamed tap overflows because
+    // the client reads the whole body before the inspector runs), never a verdict on it.
+    let framed = judged_as(true, &frames, 2).await;
+    let streamed = judged_as(false, &frames, 2).await;
+    assert_eq!(framed, streamed);
+    assert!(framed.0.expect("judged").violations.is_empty());
+    assert!(framed.1.contains("reason=\"lossy\"} 1"), "{}", framed.1);
 }

@@ -31,6 +31,7 @@ use crate::proxy::exchange::ExchangeCtx;
 use crate::proxy::forward::body::{self, RequestBody};
 use crate::record::{RecordMode, Recorder};
 use crate::tap::detached::DetachedHeaders;
+use crate::tap::framed::{self, ResponseCopy, ResponseSink};
 use crate::tap::tee::{self, TeeBody};
 use crate::tap::verdict::CutSender;
 use crate::tap::whole::{self, WholeCopy};
@@ -283,15 +284,29 @@ fn spawn(
 
 impl Admitted {
     /// Tee a response body (the upstream's, behind the quirks injected, or a replayed one) and
-    /// tell the inspector about its head.
+    /// tell the inspector about its head. A body of known, small length is copied framed and
+    /// handed over at its end ([`framed`]); any other is streamed through a tap.
     pub fn tee<B: http_body::Body>(
         self,
         status: u16,
         headers: &HeaderMap,
         ttfb: Duration,
         body: B,
-    ) -> TeeBody<B> {
-        let (tap, body_rx) = tee::tap_bounded(self.tap_frames, self.tap_bytes);
+    ) -> TeeBody<B, ResponseSink> {
+        let (tap, body_rx) = match body.size_hint().exact() {
+            Some(length) if framed::fits(length, self.tap_bytes) => {
+                let length = usize::try_from(length).unwrap_or(usize::MAX);
+                let (copy, copied) = framed::framed_copy(length, self.tap_frames);
+                (ResponseSink::Framed(copy), ResponseCopy::Framed(copied))
+            }
+            _ => {
+                let (tap, receiver) = tee::tap_bounded(self.tap_frames, self.tap_bytes);
+                (
+                    ResponseSink::Streamed(tap),
+                    ResponseCopy::Streamed(receiver),
+                )
+            }
+        };
         // The inspector may have gone (it panicked): then nothing inspects it; forward anyway.
         let _ = self.response.send(ResponsePart {
             head: crate::inspect::head::response_head(status, headers),
