@@ -1,14 +1,16 @@
 //! The inspector task: drains one exchange's taps into the contract engine and reports.
 //!
 //! Input: an [`InspectJob`] made by the service when it decides to inspect an exchange — the
-//! request body's whole copy ([`crate::tap::whole`]), and a oneshot on which the service later sends the response head and the
-//! response body's tap (or nothing, when the upstream never answered). Output: one
+//! request body's whole copy ([`crate::tap::whole`]), and a oneshot on which the service later
+//! sends the response head and the response body's tap or framed copy ([`crate::tap::framed`])
+//! (or nothing, when the upstream never answered). Output: one
 //! [`Report`] turned into log lines (a WARN per violation, an INFO summary), metrics and
 //! lines in the violations file; the frames themselves go to the recorder when one is set.
 //!
 //! The analysis runs inside `catch_unwind`: a panic in the engine on a crafted input marks the
 //! exchange `inspection_failed` and the process lives on. The client never waits for any of it:
-//! the taps are fed by `try_send`, and this task only reads.
+//! the taps are fed by `try_send`, the whole and framed copies by one oneshot at their end, and
+//! this task only reads.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

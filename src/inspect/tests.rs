@@ -77,7 +77,7 @@ fn response_part(content_type: &str, body: tee::TapReceiver) -> ResponsePart {
             content_encoding: None,
             headers: Vec::new(),
         },
-        body: crate::tap::framed::ResponseCopy::Streamed(body),
+        body: ResponseCopy::Streamed(body),
         ttfb: Duration::ZERO,
         headers: None,
         quirk: None,

@@ -1,6 +1,7 @@
 //! The tee: a transparent `http_body::Body` wrapper that forwards every frame first and copies it
 //! second, into a bounded per-exchange [`Tap`] that an inspector task drains (or into another
-//! [`Sink`]: the request body's is kept whole, [`crate::tap::whole`]).
+//! [`Sink`]: the request body's is kept whole, [`crate::tap::whole`]; a small response of known
+//! length is copied framed, [`crate::tap::framed`]).
 //!
 //! Input: any body with `Bytes` data (the upstream response, or a replayed one). Output: the
 //! same frames, unchanged and undelayed, to whoever polls the body (hyper, writing to the client
@@ -274,9 +275,10 @@ pub fn tap_bounded(capacity: usize, max_bytes: usize) -> (Tap, TapReceiver) {
 }
 
 /// Where a [`TeeBody`] puts its copies: a [`Tap`] streams them to a consumer that reads the body
-/// as it comes (the response's), a [`crate::tap::whole::WholeCopy`] keeps the body whole for
-/// one that needs it whole (the request's). Both are called inside `poll_frame`: they copy,
-/// count and never wait.
+/// as it comes (a response's), a [`crate::tap::framed::FramedCopy`] hands a small response of
+/// known length over with its frames marked at its end, a [`crate::tap::whole::WholeCopy`] keeps
+/// the body whole for one that needs it whole (the request's). All are called inside
+/// `poll_frame`: they copy, count and never wait.
 pub trait Sink {
     /// Copy one data frame (or count it, when no more are wanted or there is no room).
     fn copy(&mut self, bytes: &Bytes);
