@@ -74,10 +74,13 @@ pub struct Framed {
     pub end: TapEnd,
 }
 
-/// Whether a response of `length` bytes is copied framed: at most what a streamed tap bounded by
-/// `tap_bytes` would queue before it woke its consumer ([`WAKE_BYTES`], or half of `tap_bytes`).
-pub fn fits(length: u64, tap_bytes: usize) -> bool {
-    usize::try_from(length).is_ok_and(|length| length <= (tap_bytes / 2).min(WAKE_BYTES))
+/// The length to make a framed copy for, when a response of `length` bytes is copied framed: at
+/// most what a streamed tap bounded by `tap_bytes` would queue before it woke its consumer
+/// ([`WAKE_BYTES`], or half of `tap_bytes`); `None` for a longer one.
+pub fn framed_length(length: u64, tap_bytes: usize) -> Option<usize> {
+    usize::try_from(length)
+        .ok()
+        .filter(|length| *length <= (tap_bytes / 2).min(WAKE_BYTES))
 }
 
 /// A framed copy of a body of at most `max_bytes` in at most `max_frames` frames.
@@ -160,16 +163,12 @@ impl FramedCopy {
 mod tests {
     use super::*;
     use crate::tap::tee::TeeBody;
-    use http_body_util::{BodyExt, StreamBody};
+    use crate::tap::tests_body::body_of;
+    use http_body_util::BodyExt;
 
     async fn framed(frames: &[&'static [u8]], max_bytes: usize, max_frames: usize) -> Framed {
         let (copy, receiver) = framed_copy(max_bytes, max_frames);
-        let chunks: Vec<Result<http_body::Frame<Bytes>, std::convert::Infallible>> = frames
-            .iter()
-            .map(|frame| Ok(http_body::Frame::data(Bytes::from_static(frame))))
-            .collect();
-        let body = StreamBody::new(futures_util::stream::iter(chunks));
-        let tee = TeeBody::new(body, ResponseSink::Framed(copy));
+        let tee = TeeBody::new(body_of(frames), ResponseSink::Framed(copy));
         let forwarded = tee.collect().await.expect("infallible").to_bytes();
         assert_eq!(forwarded, frames.concat(), "the client's bytes pass whole");
         receiver.await.expect("the copy reports its end")
@@ -211,12 +210,8 @@ mod tests {
     #[tokio::test]
     async fn a_body_cut_short_hands_over_what_passed() {
         let (copy, receiver) = framed_copy(64, 8);
-        let chunks: Vec<Result<http_body::Frame<Bytes>, std::convert::Infallible>> = vec![
-            Ok(http_body::Frame::data(Bytes::from_static(b"{\"id\":"))),
-            Ok(http_body::Frame::data(Bytes::from_static(b"\"c\"}"))),
-        ];
         let mut tee = TeeBody::new(
-            StreamBody::new(futures_util::stream::iter(chunks)),
+            body_of(&[b"{\"id\":", b"\"c\"}"]),
             ResponseSink::Framed(copy),
         );
         tee.frame().await.expect("a frame").expect("infallible");

@@ -12,3 +12,5 @@ pub mod framed;
 pub mod memory;
 pub mod detached;
 pub mod verdict;
+#[cfg(test)]
+mod tests_body;

@@ -151,18 +151,8 @@ mod tests {
     use super::*;
     use crate::tap::memory::MemoryBudget;
     use crate::tap::tee::TeeBody;
-    use http_body_util::{BodyExt, StreamBody};
-
-    /// A body of `frames`, each its own frame.
-    fn body_of(
-        frames: &[&'static [u8]],
-    ) -> impl http_body::Body<Data = Bytes, Error = std::convert::Infallible> + Unpin {
-        let frames: Vec<Result<http_body::Frame<Bytes>, std::convert::Infallible>> = frames
-            .iter()
-            .map(|frame| Ok(http_body::Frame::data(Bytes::from_static(frame))))
-            .collect();
-        StreamBody::new(futures_util::stream::iter(frames))
-    }
+    use crate::tap::tests_body::body_of;
+    use http_body_util::BodyExt;
 
     async fn copied(frames: &[&'static [u8]], max: usize, budget: &MemoryBudget) -> WholeBody {
         let (copy, receiver) = whole_copy(max, budget.charge().expect("budget free"));

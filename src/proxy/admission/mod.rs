@@ -293,9 +293,10 @@ impl Admitted {
         ttfb: Duration,
         body: B,
     ) -> TeeBody<B, ResponseSink> {
-        let (tap, body_rx) = match body.size_hint().exact() {
-            Some(length) if framed::fits(length, self.tap_bytes) => {
-                let length = usize::try_from(length).unwrap_or(usize::MAX);
+        let framed_length = (body.size_hint().exact())
+            .and_then(|length| framed::framed_length(length, self.tap_bytes));
+        let (tap, body_rx) = match framed_length {
+            Some(length) => {
                 let (copy, copied) = framed::framed_copy(length, self.tap_frames);
                 (ResponseSink::Framed(copy), ResponseCopy::Framed(copied))
             }
