@@ -74,14 +74,16 @@ def buffered_table(results, rates):
 def max_table(results):
     base = median(get(r, "rps") for r in results["max"].get("direct", []))
     lines = ["| variant | req/s (32 connections, closed loop) | ratio to direct | "
-             "proxy CPU µs/req | drain | p50 latency | threads |",
-             "|---|---|---|---|---|---|---|"]
+             "proxy CPU µs/req | of it user / kernel | drain | p50 latency | threads |",
+             "|---|---|---|---|---|---|---|---|"]
     for name in results["variants"]:
         runs = results["max"].get(name, [])
         rps = median(get(r, "rps") for r in runs)
         ratio = rps / base if rps and base else None
         lines.append(f"| {name} | {fmt(rps)} | {fmt(ratio, 2)} | "
                      f"{fmt(median(get(r, 'cpu', 'cpu_us_per_request') for r in runs), 1)} | "
+                     f"{fmt(median(get(r, 'cpu', 'user_us_per_request') for r in runs), 1)} / "
+                     f"{fmt(median(get(r, 'cpu', 'system_us_per_request') for r in runs), 1)} | "
                      f"{fmt(median(get(r, 'drain_seconds') for r in runs), 2, ' s')} | "
                      f"{fmt(median(get(r, 'latency_us', 'p50') for r in runs), 0, ' µs')} | "
                      f"{results['variants'][name].get('threads') or '—'} |")
@@ -234,7 +236,10 @@ def write(repo, meta, results):
         "resolution): read after the warm-up's load has stopped and the proxy's CPU time has "
         "stopped growing, and again once it stops growing after the window, so work the proxy "
         "queued (a recorder behind on its disk writes) is charged to the requests that queued "
-        "it. Drain = how long that took after the last response (median of rounds). "
+        "it. Of it user / kernel: utime and stime apart (medians each, so they need not add up "
+        "to the total's median): the kernel's share is mostly the loopback TCP stack, which "
+        "every proxy here pays for the same syscalls; the user share is the proxy's own code. "
+        "Drain = how long that took after the last response (median of rounds). "
         "Direct runs the mock and the load generator on the same core, so its rate is a floor "
         "of what the mock can do, not a ceiling.", "",
         max_table(results), "",

@@ -178,7 +178,7 @@ impl Target {
             .map_err(|_| "timeout".to_string())?
     }
 
-    fn cpu_ticks(&self) -> Option<u64> {
+    fn cpu_ticks(&self) -> Option<stats::CpuTicks> {
         self.pid.and_then(stats::cpu_ticks)
     }
 }

@@ -7,22 +7,31 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
-/// utime + stime of all threads, in clock ticks (fields 14 and 15 of /proc/PID/stat).
-pub fn cpu_ticks(pid: u32) -> Option<u64> {
+/// A process's CPU time in clock ticks, all threads: user and kernel apart (fields 14 and 15
+/// of /proc/PID/stat), since a proxy's kernel time (the loopback TCP stack) is most of it and
+/// moves with the machine, while its user time is its own code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuTicks {
+    pub user: u64,
+    pub system: u64,
+}
+
+pub fn cpu_ticks(pid: u32) -> Option<CpuTicks> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name may contain spaces; the fields after its closing parenthesis do not.
     let rest = &stat[stat.rfind(')')? + 2..];
     let fields: Vec<&str> = rest.split(' ').collect();
-    let utime: u64 = fields.get(11)?.parse().ok()?;
-    let stime: u64 = fields.get(12)?.parse().ok()?;
-    Some(utime + stime)
+    Some(CpuTicks {
+        user: fields.get(11)?.parse().ok()?,
+        system: fields.get(12)?.parse().ok()?,
+    })
 }
 
 /// After the load stops, waits until the target's CPU time stops growing (unchanged across
 /// three polls 100 ms apart, at most 60 s) and returns its ticks then, with how long that took.
 /// Work a proxy queued during the window (a recorder behind on its disk writes) belongs to the
 /// window's requests: read at the window's end, it would be left out of CPU per request.
-pub async fn settled_ticks(pid: Option<u32>) -> (Option<u64>, f64) {
+pub async fn settled_ticks(pid: Option<u32>) -> (Option<CpuTicks>, f64) {
     let started = Instant::now();
     let Some(pid) = pid else {
         return (None, 0.0);
@@ -43,11 +52,20 @@ pub async fn settled_ticks(pid: Option<u32>) -> (Option<u64>, f64) {
 /// Linux reports CPU time in USER_HZ ticks, 100 per second on every mainstream architecture.
 const TICKS_PER_SECOND: f64 = 100.0;
 
-pub fn cpu_json(before: Option<u64>, after: Option<u64>, requests: usize) -> Value {
+/// CPU seconds and microseconds per request between two readings: in all, and user and kernel
+/// apart.
+pub fn cpu_json(before: Option<CpuTicks>, after: Option<CpuTicks>, requests: usize) -> Value {
     match (before, after) {
         (Some(b), Some(a)) if requests > 0 => {
-            let seconds = (a.saturating_sub(b)) as f64 / TICKS_PER_SECOND;
-            json!({"cpu_seconds": seconds, "cpu_us_per_request": seconds * 1e6 / requests as f64})
+            let seconds = |b: u64, a: u64| a.saturating_sub(b) as f64 / TICKS_PER_SECOND;
+            let per_request = |seconds: f64| seconds * 1e6 / requests as f64;
+            let (user, system) = (seconds(b.user, a.user), seconds(b.system, a.system));
+            json!({
+                "cpu_seconds": user + system,
+                "cpu_us_per_request": per_request(user + system),
+                "user_us_per_request": per_request(user),
+                "system_us_per_request": per_request(system),
+            })
         }
         _ => json!({"cpu_seconds": null, "cpu_us_per_request": null}),
     }
