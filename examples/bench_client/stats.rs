@@ -8,7 +8,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use serde_json::{Value, json};
 
 /// A process's CPU time in clock ticks, all threads: user and kernel apart (fields 14 and 15
-/// of /proc/PID/stat), since a proxy's kernel time (the loopback TCP stack) is most of it and
+/// of /proc/PID/stat), since a proxy's kernel time (the loopback TCP stack) is much of it and
 /// moves with the machine, while its user time is its own code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CpuTicks {
