@@ -205,7 +205,8 @@ def write(repo, meta, results):
         "missing, runs everything\nbench/run --quick    # ~1-2 minutes smoke run\n"
         "python3 bench/report.py   # re-render this page from bench/results.json\n"
         "bench/profile full 2000   # callgrind: instructions per request, top functions "
-        "(needs valgrind)\n```", "",
+        "(needs valgrind)\nPROFILE_CACHE=1 bench/profile full 1000   # and simulated L1 "
+        "misses per request\n```", "",
         "Variants: " + "; ".join(f"`{n}` = {v['label']}" for n, v in results["variants"].items())
         + ". nginx runs as a single process (`master_process off`, one worker) with upstream "
         "keep-alive and its default access log; tooltap with its default `info` log to a file "
