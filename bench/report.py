@@ -93,8 +93,9 @@ def max_table(results):
 def sse_table(results):
     base = results["sse"].get("direct", [])
     lines = ["| variant | first event p50 | added first event p50 | added per-event p50 | "
-             "added p99 | added max | events in → out | frames out | complete streams |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "added p99 | added max | proxy CPU per event (of it user) | events in → out | "
+             "frames out | complete streams |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for name in results["variants"]:
         runs = results["sse"].get(name, [])
         first = median(get(r, "ttfe_us", "p50") for r in runs)
@@ -104,6 +105,7 @@ def sse_table(results):
             fmt(added(runs, base, "event_delay_us", "p50"), 0, " µs"),
             fmt(added(runs, base, "event_delay_us", "p99"), 0, " µs"),
             fmt(added(runs, base, "event_delay_us", "max"), 0, " µs")]
+        cells.append("—" if is_base else cpu_per_event(runs))
         sent = sum(get(r, "events_expected") or 0 for r in runs)
         got = sum(get(r, "events_received") or 0 for r in runs)
         frames = sum(get(r, "frames_received") or 0 for r in runs)
@@ -113,6 +115,20 @@ def sse_table(results):
                      + f" | {sent:,} → {got:,} {'✓' if sent == got and sent else '✗'} | "
                        f"{frames:,} | {complete}/{streams} |")
     return "\n".join(lines)
+
+
+def cpu_per_event(runs):
+    """The proxy's CPU time per event received (median of rounds), and its user part: the
+    client's per-stream utime and stime figures times streams, over events."""
+    total, user = [], []
+    for r in runs:
+        events, cpu = get(r, "events_received"), get(r, "cpu") or {}
+        if not events or cpu.get("cpu_seconds") is None:
+            continue
+        total.append(cpu["cpu_seconds"] * 1e6 / events)
+        if cpu.get("user_us_per_request") is not None:
+            user.append(cpu["user_us_per_request"] * get(r, "streams") / events)
+    return f"{fmt(median(total), 1, ' µs')} ({fmt(median(user), 1, ' µs')})"
 
 
 def hold_table(results):
@@ -206,7 +222,8 @@ def write(repo, meta, results):
         "python3 bench/report.py   # re-render this page from bench/results.json\n"
         "bench/profile full 2000   # callgrind: instructions per request, top functions "
         "(needs valgrind)\nPROFILE_CACHE=1 bench/profile full 1000   # and simulated L1 "
-        "misses per request\n```", "",
+        "misses per request\nbench/profile floor 1000  # the same for bench/floor.rs (hyper's "
+        "connections and nothing else)\n```", "",
         "Variants: " + "; ".join(f"`{n}` = {v['label']}" for n, v in results["variants"].items())
         + ". nginx runs as a single process (`master_process off`, one worker) with upstream "
         "keep-alive and its default access log; tooltap with its default `info` log to a file "
@@ -250,7 +267,13 @@ def write(repo, meta, results):
         "carries the mock's send time (CLOCK_REALTIME ns) and the client subtracts it from its "
         "receive time. First event = request sent → first event received on a warm connection. "
         "Events in → out counts stamped events sent by the mock and received by the client "
-        "(no loss); frames out ≥ events means no coalescing.", "",
+        "(no loss); frames out ≥ events means no coalescing. Proxy CPU per event = the proxy's "
+        "CPU time over the events it forwarded, from /proc clock ticks (10 ms: "
+        f"{1e4 / (sse['waves'] * sse['streams'] * (sse['events'] + 1)):.1f} µs per event at this "
+        "size, the column's step). With the proxy on one core and "
+        "the ten streams' events due at the same instants, an event waits on that core for the "
+        "events ahead of it, so the added per-event delay grows with the proxy's CPU per event.",
+        "",
         "![SSE added delay](img/bench-sse.svg)", "",
         sse_table(results), "",
         "## Memory per concurrent stream", "",
