@@ -270,9 +270,9 @@ def write(repo, meta, results):
         "(no loss); frames out ≥ events means no coalescing. Proxy CPU per event = the proxy's "
         "CPU time over the events it forwarded, from /proc clock ticks (10 ms: "
         f"{1e4 / (sse['waves'] * sse['streams'] * (sse['events'] + 1)):.1f} µs per event at this "
-        "size, the column's step). With the proxy on one core and "
-        "the ten streams' events due at the same instants, an event waits on that core for the "
-        "events ahead of it, so the added per-event delay grows with the proxy's CPU per event.",
+        "size, the column's step). With the proxy on one core and the ten streams' events due "
+        "at nearly the same instants, an event waits on that core for the events ahead of it, "
+        "so the added per-event delay grows with the proxy's CPU per event.",
         "",
         "![SSE added delay](img/bench-sse.svg)", "",
         sse_table(results), "",
