@@ -119,13 +119,18 @@ def sse_table(results):
 
 def cpu_per_event(runs):
     """The proxy's CPU time per event received (median of rounds), and its user part: the
-    client's per-stream utime and stime figures times streams, over events."""
+    client's per-stream figures times streams, over events. The total is the threads' run time
+    in ns where the client read it (`run_seconds`), else utime and stime in clock ticks; the
+    user part is always ticks."""
     total, user = [], []
     for r in runs:
         events, cpu = get(r, "events_received"), get(r, "cpu") or {}
-        if not events or cpu.get("cpu_seconds") is None:
+        seconds = cpu.get("run_seconds")
+        if seconds is None:
+            seconds = cpu.get("cpu_seconds")
+        if not events or seconds is None:
             continue
-        total.append(cpu["cpu_seconds"] * 1e6 / events)
+        total.append(seconds * 1e6 / events)
         if cpu.get("user_us_per_request") is not None:
             user.append(cpu["user_us_per_request"] * get(r, "streams") / events)
     return f"{fmt(median(total), 1, ' µs')} ({fmt(median(user), 1, ' µs')})"
@@ -268,9 +273,11 @@ def write(repo, meta, results):
         "receive time. First event = request sent → first event received on a warm connection. "
         "Events in → out counts stamped events sent by the mock and received by the client "
         "(no loss); frames out ≥ events means no coalescing. Proxy CPU per event = the proxy's "
-        "CPU time over the events it forwarded, from /proc clock ticks (10 ms: "
+        "CPU time over the events it forwarded: its threads' run time in ns "
+        "(/proc/PID/task/*/sched, where the kernel has it), else clock ticks; its user part is "
+        "always ticks (10 ms: "
         f"{1e4 / (sse['waves'] * sse['streams'] * (sse['events'] + 1)):.1f} µs per event at this "
-        "size, the column's step). With the proxy on one core and the ten streams' events due "
+        "size, that part's step). With the proxy on one core and the ten streams' events due "
         "at nearly the same instants, an event waits on that core for the events ahead of it, "
         "so the added per-event delay grows with the proxy's CPU per event.",
         "",

@@ -1,7 +1,8 @@
 //! Measurement helpers of `bench_client`: the target process's CPU time from /proc (and the
 //! wait until it stops growing after the load), nearest-rank percentiles, wall-clock
 //! nanoseconds, and the per-request sample store.
-//! Input: /proc/PID/stat and raw samples; output: JSON fragments for the report.
+//! Input: /proc/PID/stat, /proc/PID/task/*/sched and raw samples; output: JSON fragments for
+//! the report.
 
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -9,11 +10,53 @@ use serde_json::{Value, json};
 
 /// A process's CPU time in clock ticks, all threads: user and kernel apart (fields 14 and 15
 /// of /proc/PID/stat), since a proxy's kernel time (the loopback TCP stack) is much of it and
-/// moves with the machine, while its user time is its own code.
+/// moves with the machine, while its user time is its own code. With it, when the kernel
+/// exposes it, the same time to the nanosecond ([`run_ns`]), for figures too small for ticks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CpuTicks {
     pub user: u64,
     pub system: u64,
+    pub run_ns: Option<u64>,
+}
+
+impl CpuTicks {
+    /// The tick counts alone: what "stopped growing" compares, since a nanosecond count moves
+    /// with every timer a parked runtime wakes for.
+    fn ticks(self) -> (u64, u64) {
+        (self.user, self.system)
+    }
+}
+
+/// The time the process's live threads have run, in ns: the sum of each thread's
+/// `se.sum_exec_runtime` (milliseconds with six decimals) in /proc/PID/task/TID/sched, which
+/// kernels built with scheduler debugging expose. `None` without it. A thread that exits between
+/// two readings takes its time with it, so this is for processes whose threads live on (a proxy
+/// under test).
+pub fn run_ns(pid: u32) -> Option<u64> {
+    let mut total = None::<u64>;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .ok()?
+        .flatten()
+    {
+        // A thread that exited since the listing has no file left to read: skipped.
+        let Ok(sched) = std::fs::read_to_string(task.path().join("sched")) else {
+            continue;
+        };
+        let ns = sum_exec_runtime_ns(&sched)?;
+        total = Some(total.unwrap_or(0).saturating_add(ns));
+    }
+    total
+}
+
+/// `se.sum_exec_runtime` of one /proc/.../sched file, in ns.
+fn sum_exec_runtime_ns(sched: &str) -> Option<u64> {
+    let line = sched
+        .lines()
+        .find(|line| line.starts_with("se.sum_exec_runtime"))?;
+    let value = line.rsplit(':').next()?.trim();
+    let (ms, fraction) = value.split_once('.').unwrap_or((value, "0"));
+    let fraction = format!("{fraction:0<6}");
+    Some(ms.parse::<u64>().ok()? * 1_000_000 + fraction.get(..6)?.parse::<u64>().ok()?)
 }
 
 pub fn cpu_ticks(pid: u32) -> Option<CpuTicks> {
@@ -24,6 +67,7 @@ pub fn cpu_ticks(pid: u32) -> Option<CpuTicks> {
     Some(CpuTicks {
         user: fields.get(11)?.parse().ok()?,
         system: fields.get(12)?.parse().ok()?,
+        run_ns: run_ns(pid),
     })
 }
 
@@ -41,7 +85,11 @@ pub async fn settled_ticks(pid: Option<u32>) -> (Option<CpuTicks>, f64) {
     while quiet < 3 && started.elapsed().as_secs() < 60 {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         let now = cpu_ticks(pid);
-        quiet = if now == last { quiet + 1 } else { 0 };
+        quiet = if now.map(CpuTicks::ticks) == last.map(CpuTicks::ticks) {
+            quiet + 1
+        } else {
+            0
+        };
         last = now;
     }
     // The three quiet polls are not part of the drain.
@@ -60,11 +108,19 @@ pub fn cpu_json(before: Option<CpuTicks>, after: Option<CpuTicks>, requests: usi
             let seconds = |b: u64, a: u64| a.saturating_sub(b) as f64 / TICKS_PER_SECOND;
             let per_request = |seconds: f64| seconds * 1e6 / requests as f64;
             let (user, system) = (seconds(b.user, a.user), seconds(b.system, a.system));
+            // Nanoseconds, when both readings have them and no thread took its time away.
+            let run = b
+                .run_ns
+                .zip(a.run_ns)
+                .filter(|(b, a)| a >= b)
+                .map(|(b, a)| (a - b) as f64 / 1e9);
             json!({
                 "cpu_seconds": user + system,
                 "cpu_us_per_request": per_request(user + system),
                 "user_us_per_request": per_request(user),
                 "system_us_per_request": per_request(system),
+                "run_seconds": run,
+                "run_us_per_request": run.map(per_request),
             })
         }
         _ => json!({"cpu_seconds": null, "cpu_us_per_request": null}),
@@ -120,5 +176,41 @@ impl Samples {
                 self.first_error.get_or_insert(error);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sum_exec_runtime_reads_milliseconds_with_six_decimals_as_nanoseconds() {
+        let sched = "tooltap (7, #threads: 5)\n---\nse.exec_start   :   4017743.987134\n\
+                     se.sum_exec_runtime    :    1234.056789\nnr_switches : 3\n";
+        assert_eq!(sum_exec_runtime_ns(sched), Some(1_234_056_789));
+        assert_eq!(
+            sum_exec_runtime_ns("se.sum_exec_runtime : 2.5\n"),
+            Some(2_500_000)
+        );
+        assert_eq!(sum_exec_runtime_ns("nr_switches : 3\n"), None);
+    }
+
+    #[test]
+    fn this_process_has_run_for_a_while_when_the_kernel_exposes_it() {
+        // Where /proc/PID/task/*/sched exists, the sum grows as this thread burns CPU.
+        let Some(before) = run_ns(std::process::id()) else {
+            assert!(
+                std::fs::metadata(format!("/proc/{}/sched", std::process::id())).is_err(),
+                "sched files exist but could not be read"
+            );
+            return;
+        };
+        let spin = Instant::now();
+        let mut x = 0u64;
+        while spin.elapsed().as_millis() < 20 {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+        let after = run_ns(std::process::id()).unwrap_or(0);
+        assert!(after >= before + 10_000_000, "{before} -> {after}");
     }
 }
