@@ -8,7 +8,7 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
-use crate::stats::{Samples, cpu_json, percentiles, settled_ticks};
+use crate::stats::{Samples, cpu_json, percentiles, settled_cpu_time};
 use crate::{Target, request_body};
 
 pub async fn rate_mode(
@@ -46,7 +46,7 @@ pub async fn rate_mode(
     let mut tasks = Vec::with_capacity(total as usize);
     while let Some((i, at)) = due.recv().await {
         if i == warmup_count {
-            cpu_before = target.cpu_ticks();
+            cpu_before = target.cpu_time();
             measured_start = Some(Instant::now());
         }
         // Waiting for a permit is charged to the request: its clock started at `at`.
@@ -74,7 +74,7 @@ pub async fn rate_mode(
         let _ = task.await;
     }
     let elapsed = measured_start.map(|s| s.elapsed().as_secs_f64());
-    let (cpu_after, drain) = settled_ticks(target.pid).await;
+    let (cpu_after, drain) = settled_cpu_time(target.pid).await;
     let _ = pacer.join();
     let mut samples = std::mem::take(&mut *samples.lock().map_err(|_| "poisoned")?);
     let ok = samples.scheduled.len();
@@ -103,7 +103,7 @@ pub async fn max_mode(
     for worker in closed_loop(&target, &body, concurrency, warm_until, None) {
         let _ = worker.await;
     }
-    let (cpu_before, _) = settled_ticks(target.pid).await;
+    let (cpu_before, _) = settled_cpu_time(target.pid).await;
     let started = Instant::now();
     let stop_at = started + Duration::from_secs_f64(seconds);
     let samples = Arc::new(Mutex::new(Samples::default()));
@@ -113,7 +113,7 @@ pub async fn max_mode(
     // Every request sent in the window is counted, the last ones finishing after `stop_at`,
     // as the CPU read below includes their work.
     let elapsed = started.elapsed().as_secs_f64();
-    let (cpu_after, drain) = settled_ticks(target.pid).await;
+    let (cpu_after, drain) = settled_cpu_time(target.pid).await;
     let mut samples = std::mem::take(&mut *samples.lock().map_err(|_| "poisoned")?);
     let ok = samples.scheduled.len();
     Ok(json!({

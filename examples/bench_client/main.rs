@@ -11,7 +11,7 @@
 //!   process's VmRSS: the memory a concurrent stream costs.
 //!
 //! With `--pid`, the target's utime+stime (/proc/PID/stat) is read around the measured window,
-//! in `rate` and `max` once it stops growing after the load (see `stats::settled_ticks`).
+//! in `rate` and `max` once it stops growing after the load (see `stats::settled_cpu_time`).
 //! Every run is bounded in count and time; requests failing or timing out are counted, not hidden.
 
 // Test and bench code may stop loudly: the deny lints in Cargo.toml guard the product code.
@@ -178,7 +178,7 @@ impl Target {
             .map_err(|_| "timeout".to_string())?
     }
 
-    fn cpu_ticks(&self) -> Option<stats::CpuTicks> {
-        self.pid.and_then(stats::cpu_ticks)
+    fn cpu_time(&self) -> Option<stats::CpuTime> {
+        self.pid.and_then(stats::cpu_time)
     }
 }

@@ -8,18 +8,18 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
-/// A process's CPU time in clock ticks, all threads: user and kernel apart (fields 14 and 15
+/// A process's CPU time, all threads: in clock ticks, user and kernel apart (fields 14 and 15
 /// of /proc/PID/stat), since a proxy's kernel time (the loopback TCP stack) is much of it and
-/// moves with the machine, while its user time is its own code. With it, when the kernel
-/// exposes it, the same time to the nanosecond ([`run_ns`]), for figures too small for ticks.
+/// moves with the machine, while its user time is its own code; and, when the kernel exposes
+/// it, the total to the nanosecond ([`run_ns`]), for figures too small for ticks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CpuTicks {
+pub struct CpuTime {
     pub user: u64,
     pub system: u64,
     pub run_ns: Option<u64>,
 }
 
-impl CpuTicks {
+impl CpuTime {
     /// The tick counts alone: what "stopped growing" compares, since a nanosecond count moves
     /// with every timer a parked runtime wakes for.
     fn ticks(self) -> (u64, u64) {
@@ -59,33 +59,33 @@ fn sum_exec_runtime_ns(sched: &str) -> Option<u64> {
     Some(ms.parse::<u64>().ok()? * 1_000_000 + fraction.get(..6)?.parse::<u64>().ok()?)
 }
 
-pub fn cpu_ticks(pid: u32) -> Option<CpuTicks> {
+pub fn cpu_time(pid: u32) -> Option<CpuTime> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name may contain spaces; the fields after its closing parenthesis do not.
     let rest = &stat[stat.rfind(')')? + 2..];
     let fields: Vec<&str> = rest.split(' ').collect();
-    Some(CpuTicks {
+    Some(CpuTime {
         user: fields.get(11)?.parse().ok()?,
         system: fields.get(12)?.parse().ok()?,
         run_ns: run_ns(pid),
     })
 }
 
-/// After the load stops, waits until the target's CPU time stops growing (unchanged across
-/// three polls 100 ms apart, at most 60 s) and returns its ticks then, with how long that took.
+/// After the load stops, waits until the target's CPU time stops growing (its ticks unchanged
+/// across three polls 100 ms apart, at most 60 s) and returns that time, with how long it took.
 /// Work a proxy queued during the window (a recorder behind on its disk writes) belongs to the
 /// window's requests: read at the window's end, it would be left out of CPU per request.
-pub async fn settled_ticks(pid: Option<u32>) -> (Option<CpuTicks>, f64) {
+pub async fn settled_cpu_time(pid: Option<u32>) -> (Option<CpuTime>, f64) {
     let started = Instant::now();
     let Some(pid) = pid else {
         return (None, 0.0);
     };
-    let mut last = cpu_ticks(pid);
+    let mut last = cpu_time(pid);
     let mut quiet = 0;
     while quiet < 3 && started.elapsed().as_secs() < 60 {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        let now = cpu_ticks(pid);
-        quiet = if now.map(CpuTicks::ticks) == last.map(CpuTicks::ticks) {
+        let now = cpu_time(pid);
+        quiet = if now.map(CpuTime::ticks) == last.map(CpuTime::ticks) {
             quiet + 1
         } else {
             0
@@ -102,7 +102,7 @@ const TICKS_PER_SECOND: f64 = 100.0;
 
 /// CPU seconds and microseconds per request between two readings: in all, and user and kernel
 /// apart.
-pub fn cpu_json(before: Option<CpuTicks>, after: Option<CpuTicks>, requests: usize) -> Value {
+pub fn cpu_json(before: Option<CpuTime>, after: Option<CpuTime>, requests: usize) -> Value {
     match (before, after) {
         (Some(b), Some(a)) if requests > 0 => {
             let seconds = |b: u64, a: u64| a.saturating_sub(b) as f64 / TICKS_PER_SECOND;
@@ -197,7 +197,8 @@ mod tests {
 
     #[test]
     fn this_process_has_run_for_a_while_when_the_kernel_exposes_it() {
-        // Where /proc/PID/task/*/sched exists, the sum grows as this thread burns CPU.
+        // Where /proc/PID/task/*/sched exists, the sum grows as this thread burns CPU: 50 ms
+        // of spinning gives at least 10 ms of it even on a busy machine.
         let Some(before) = run_ns(std::process::id()) else {
             assert!(
                 std::fs::metadata(format!("/proc/{}/sched", std::process::id())).is_err(),
@@ -207,7 +208,7 @@ mod tests {
         };
         let spin = Instant::now();
         let mut x = 0u64;
-        while spin.elapsed().as_millis() < 20 {
+        while spin.elapsed().as_millis() < 50 {
             x = std::hint::black_box(x.wrapping_add(1));
         }
         let after = run_ns(std::process::id()).unwrap_or(0);

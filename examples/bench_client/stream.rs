@@ -120,7 +120,7 @@ pub async fn sse_mode(
     for warmer in warmers {
         let _ = warmer.await;
     }
-    let cpu_before = target.cpu_ticks();
+    let cpu_before = target.cpu_time();
     let (mut ttfe, mut delays) = (Vec::new(), Vec::new());
     let (mut received, mut frames, mut complete, mut errors) = (0u64, 0u64, 0usize, Vec::new());
     for _ in 0..waves.max(1) {
@@ -148,7 +148,7 @@ pub async fn sse_mode(
             }
         }
     }
-    let cpu_after = target.cpu_ticks();
+    let cpu_after = target.cpu_time();
     // Each stream carries `events` tool-call chunks plus the stamped finish chunk.
     let total_streams = streams * waves.max(1);
     let expected = total_streams as u64 * (u64::from(events) + 1);
