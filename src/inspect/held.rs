@@ -6,7 +6,8 @@
 //! keeps in memory is that block, the last block's [`Extent`] and one more per older segment
 //! it reached (segments are 32 MiB), whatever the length of its stream.
 //!
-//! Input: each response frame and the instant it was seen (from the analysis pool). Output, at
+//! Input: each response frame and the instant it was seen (from the analysis pool, or the
+//! inspector's own thread while no write is needed: [`HeldFrames::push_in_memory`]). Output, at
 //! a verdict with violations: the frames back, with their times, in order. Bounded twice: at
 //! most `inspect.max_held_recording` bytes in all (past it the rest is not kept and the
 //! recording ends `truncated`), and the spill's own bound. Without a spill (the folder cannot
@@ -70,27 +71,43 @@ impl HeldFrames {
         }
     }
 
-    /// Keeps one frame, unless a bound was reached.
+    /// Keeps one frame, unless a bound was reached; may append a block to the spill (blocking
+    /// I/O: off the workers).
     pub fn push(&mut self, bytes: &[u8], at: Instant) {
+        self.push_with(bytes, at, true);
+    }
+
+    /// [`HeldFrames::push`] without blocking I/O, for the inspector's own thread: `false`, with
+    /// the frame not taken and nothing changed, when keeping it would first append a block
+    /// that the spill can only take by writing ([`Spill::append_in_memory`]); that frame and
+    /// the ones after it are then pushed from the pool. A block that reached its bound after
+    /// a frame and could not be appended then is appended before the next frame instead.
+    pub fn push_in_memory(&mut self, bytes: &[u8], at: Instant) -> bool {
+        self.push_with(bytes, at, false)
+    }
+
+    fn push_with(&mut self, bytes: &[u8], at: Instant, io: bool) -> bool {
         if self.cut.is_some() {
-            return;
+            return true;
         }
         if self.kept + bytes.len() as u64 > self.max {
             self.cut = Some(Cut::Cap);
-            return;
+            return true;
         }
         let (Ok(len), Ok(t_us)) = (
             u32::try_from(bytes.len()),
             u64::try_from(at.saturating_duration_since(self.base).as_micros()),
         ) else {
             self.cut = Some(Cut::Cap);
-            return;
+            return true;
         };
         let needed = HEADER + bytes.len();
         if self.spilling && self.block.len() > CHAIN && self.block.len() + needed > self.in_memory {
-            self.spill_block();
+            if !self.spill_block(io) {
+                return false;
+            }
             if self.cut.is_some() {
-                return;
+                return true;
             }
         }
         if self.block.is_empty() {
@@ -112,25 +129,37 @@ impl HeldFrames {
         self.block.extend_from_slice(bytes);
         self.kept += bytes.len() as u64;
         if self.spilling && self.block.len() >= self.in_memory {
-            self.spill_block();
+            // Refused without I/O: the next frame's check above appends it.
+            self.spill_block(io);
         }
+        true
     }
 
-    fn spill_block(&mut self) {
+    /// Appends the block to the spill; `false` when `io` is off and that needs a write (the
+    /// block is left as it was).
+    fn spill_block(&mut self, io: bool) -> bool {
         let Some(spill) = self.spill.as_ref().filter(|_| self.spilling) else {
-            return;
+            return true;
         };
         let (number, offset, len) = self.tail.as_ref().map_or((0, 0, 0), |last| {
             (last.segment_number(), last.offset(), last.len())
         });
         let Ok(len) = u32::try_from(len) else {
             self.cut = Some(Cut::Cap);
-            return;
+            return true;
         };
         self.block[..8].copy_from_slice(&number.to_le_bytes());
         self.block[8..16].copy_from_slice(&offset.to_le_bytes());
         self.block[16..CHAIN].copy_from_slice(&len.to_le_bytes());
-        match spill.append(&self.block) {
+        let appended = if io {
+            spill.append(&self.block)
+        } else {
+            match spill.append_in_memory(&self.block) {
+                Some(appended) => appended,
+                None => return false,
+            }
+        };
+        match appended {
             Ok(extent) => {
                 let number = extent.segment_number();
                 if let Some(last) = self.tail.replace(extent)
@@ -153,19 +182,7 @@ impl HeldFrames {
                 self.spilling = false;
             }
         }
-    }
-
-    /// Whether frames of these sizes would all stay in memory: no spill append (blocking I/O)
-    /// while they are pushed.
-    pub fn keeps_in_memory(&self, sizes: impl Iterator<Item = usize>) -> bool {
-        if !self.spilling || self.cut.is_some() {
-            return true;
-        }
-        let mut len = self.block.len().max(CHAIN);
-        for size in sizes {
-            len = len.saturating_add(HEADER + size);
-        }
-        len < self.in_memory
+        true
     }
 
     /// Bytes these frames hold in memory now.
@@ -345,32 +362,49 @@ mod tests {
     }
 
     #[test]
-    fn frames_said_to_stay_in_memory_do_and_the_next_that_would_spill_is_said_to() {
-        let (_dir, spill) = spill("held-keeps");
-        let mut held = HeldFrames::new(1 << 20, 1024, Some(spill.clone()));
+    fn frames_pushed_without_io_join_the_tail_and_one_that_would_write_is_refused_unchanged() {
+        let (_dir, spill) = spill("held-in-memory");
+        let mut held = HeldFrames::new(1 << 24, 1024, Some(spill.clone()));
         let now = Instant::now();
-        let mut pushed = 0;
-        loop {
-            let sizes = [100, 50];
-            if !held.keeps_in_memory(sizes.into_iter()) {
-                break;
-            }
-            for size in sizes {
-                held.push(&vec![b'x'; size], now);
-            }
-            pushed += 1;
-            assert!(
-                held.tail.is_none(),
-                "nothing was spilled after {pushed} pairs"
+        let frames: Vec<Vec<u8>> = (0..2000)
+            .map(|i| vec![b'a' + (i % 26) as u8; 100 + i % 50])
+            .collect();
+        let mut refused = 0;
+        for frame in &frames {
+            let before = (
+                held.block.get(CHAIN..).map(<[u8]>::to_vec),
+                held.kept,
+                held.tail.as_ref().map(Extent::offset),
             );
+            if held.push_in_memory(frame, now) {
+                continue;
+            }
+            refused += 1;
+            let after = (
+                held.block.get(CHAIN..).map(<[u8]>::to_vec),
+                held.kept,
+                held.tail.as_ref().map(Extent::offset),
+            );
+            // (A block's first bytes name the block before it, written for each append.)
+            assert_eq!(after, before, "a refused frame changes nothing");
+            // As the pool does: with I/O.
+            held.push(frame, now);
         }
-        assert!(pushed >= 4, "{pushed} pairs fit in 1,024 bytes");
-        held.push(&[b'x'; 100], now);
-        held.push(&[b'x'; 50], now);
-        assert!(held.tail.is_some(), "the pair it refused spills");
-        // Without a spill nothing is ever written, so everything stays in memory.
-        let alone = HeldFrames::new(1 << 20, 1024, None);
-        assert!(alone.keeps_in_memory([1 << 19].into_iter()));
+        // The first block needs a segment made; after that only a full tail needs a write.
+        let spilled = usize::try_from(spill.live_bytes()).expect("small");
+        let flushes = spilled / crate::inspect::spill::PENDING_BYTES;
+        assert!(
+            (1 + flushes.saturating_sub(1)..=2 + flushes).contains(&refused),
+            "{refused} refusals for {spilled} bytes spilled"
+        );
+        let (back, failed) = held.load();
+        assert!(failed.is_none());
+        let back: Vec<&[u8]> = back.iter().map(|(bytes, _)| bytes.as_ref()).collect();
+        let sent: Vec<&[u8]> = frames.iter().map(Vec::as_slice).collect();
+        assert_eq!(back, sent, "every frame back, in order");
+        // Without a spill nothing is ever written: every push is in memory.
+        let mut alone = HeldFrames::new(1 << 20, 1024, None);
+        assert!(frames.iter().all(|frame| alone.push_in_memory(frame, now)));
     }
 
     #[test]

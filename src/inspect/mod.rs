@@ -387,7 +387,7 @@ pub mod verdicts;
 pub mod violation_line;
 
 pub use offload::AnalysisPool;
-use trip::{HERE_BYTES, LazyExchange, Start, StartRequest, feed};
+use trip::{HERE_BYTES, LazyExchange, Start, StartRequest, feed, record_rest};
 
 use recording::{ExchangeRecording, RecordingFinish};
 pub use recording::{HoldSettings, RecordingSeed};
@@ -476,13 +476,11 @@ async fn analyse(
             charge.release();
             return (Inspected::of(report, None), true);
         }
-        // A small trip runs on this task's thread when it needs no schema compiled, its
-        // schemas are plain and its held frames stay in memory (a spill append is blocking
-        // I/O); anything else goes to the pool (see `trip::HERE_BYTES`).
-        let small = bytes <= HERE_BYTES
-            && recording
-                .as_ref()
-                .is_none_or(|tape| tape.keeps_in_memory(&batch));
+        // A small trip runs on this task's thread when it needs no schema compiled and its
+        // schemas are plain; anything else goes to the pool (see `trip::HERE_BYTES`). Its
+        // held frames are kept there too, unless a spill append would write (blocking I/O):
+        // from that frame on they are kept on the pool (`trip::record_rest`).
+        let small = bytes <= HERE_BYTES;
         if small {
             exchange = match exchange.start_here() {
                 Some(exchange) => exchange,
@@ -494,10 +492,10 @@ async fn analyse(
         if closed {
             // The body's last frames: fed and judged in the same trip below.
             let end = body.end().await;
-            return finish(pool, here, exchange, Some(batch), recording, end).await;
+            return finish(shared, here, exchange, Some(batch), recording, end).await;
         }
-        // The tape goes along: a held one may append to the spill, blocking I/O like the
-        // engine's work is CPU, and both belong off the worker threads.
+        // The tape goes along: on the pool a held one may append to the spill, blocking I/O
+        // like the engine's work is CPU, and both belong off the worker threads.
         let mut tape = recording.take();
         let plain = exchange.plain();
         // Nothing will read the rest of this body once inspection stopped (a bound, or a body
@@ -505,14 +503,18 @@ async fn analyse(
         let stop = body.copy_stop();
         let fed = pool.run_where(here, move || {
             let mut exchange = exchange.get();
-            feed(&mut exchange, batch, &mut tape, stop.as_ref());
+            let rest = feed(&mut exchange, batch, &mut tape, stop.as_ref(), here);
             let exchange = Box::new(exchange);
-            (LazyExchange::Started { exchange, plain }, tape)
+            (LazyExchange::Started { exchange, plain }, tape, rest)
         });
-        (exchange, *recording) = match fed.await {
+        let rest;
+        (exchange, *recording, rest) = match fed.await {
             Some(fed) => fed,
             None => return (Inspected::Panicked, false),
         };
+        if !record_rest_on(shared, recording, rest).await {
+            return (Inspected::Panicked, false);
+        }
         engine_held = exchange.held_bytes();
         charge.set(request_and_tape.saturating_add(engine_held));
         body.release(bytes);
@@ -521,12 +523,12 @@ async fn analyse(
     let here = exchange.plain();
     shared.metrics.analysis_trip(here);
     let end = body.end().await;
-    finish(pool, here, exchange, None, recording, end).await
+    finish(shared, here, exchange, None, recording, end).await
 }
 
 /// The last trip: the remaining frames (if any), then the verdict; on this thread when `here`.
 async fn finish(
-    pool: &AnalysisPool,
+    shared: &Inspection,
     here: bool,
     exchange: LazyExchange,
     batch: Option<Vec<crate::tap::tee::TapEvent>>,
@@ -538,19 +540,46 @@ async fn finish(
     let body_end = recording::outcome(end.as_ref(), None)
         .body_end(end.as_ref().map_or(0, |end| end.dropped_frames));
     let mut tape = recording.take();
-    let judged = pool.run_where(here, move || {
+    let judged = shared.analysis.run_where(here, move || {
         let mut exchange = exchange.get();
-        if let Some(batch) = batch {
-            // The body's last frames: nothing left to stop copying.
-            feed(&mut exchange, batch, &mut tape, None);
+        // The body's last frames: nothing left to stop copying.
+        let rest = batch.map(|batch| feed(&mut exchange, batch, &mut tape, None, here));
+        (exchange.finish(body_end), tape, rest.unwrap_or_default())
+    });
+    let Some((report, tape, rest)) = judged.await else {
+        return (Inspected::Panicked, false);
+    };
+    *recording = tape;
+    if !record_rest_on(shared, recording, rest).await {
+        return (Inspected::Panicked, false);
+    }
+    (Inspected::of(Some(report), end), false)
+}
+
+/// The frames a trip on this thread left to the recording, kept on the pool (see
+/// [`trip::record_rest`]; counted as a trip there); `false` when that panicked (the recording
+/// is then gone).
+async fn record_rest_on(
+    shared: &Inspection,
+    recording: &mut Option<ExchangeRecording>,
+    rest: Vec<crate::tap::tee::TapEvent>,
+) -> bool {
+    if rest.is_empty() {
+        return true;
+    }
+    shared.metrics.analysis_trip(false);
+    let mut tape = recording.take();
+    let kept = shared.analysis.run(move || {
+        record_rest(&mut tape, rest);
+        tape
+    });
+    match kept.await {
+        Some(tape) => {
+            *recording = tape;
+            true
         }
-        (exchange.finish(body_end), tape)
-    });
-    let report = judged.await.map(|(report, tape)| {
-        *recording = tape;
-        report
-    });
-    (Inspected::of(report, end), false)
+        None => false,
+    }
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use crate::record::{
     RecordingStart,
 };
 use crate::tap::detached::DetachedHeaders;
-use crate::tap::tee::{Ending, TapEnd, TapEvent};
+use crate::tap::tee::{Ending, TapEnd};
 use crate::tap::verdict::EnforceCut;
 
 /// The request facts a recording's first line needs.
@@ -183,22 +183,24 @@ impl ExchangeRecording {
         }
     }
 
+    /// One response frame without blocking I/O, for the inspector's own thread: `false`, with
+    /// the frame not taken, when a held recording could keep it only by writing to the spill
+    /// (see [`HeldFrames::push_in_memory`]); a live one only queues it for the writer thread.
+    pub(super) fn frame_in_memory(&mut self, bytes: &Bytes, at: Instant) -> bool {
+        match self {
+            ExchangeRecording::Live(handle) => {
+                handle.frame(bytes, at);
+                true
+            }
+            ExchangeRecording::Held(held) => held.push_in_memory(bytes, at),
+        }
+    }
+
     /// Whether a next frame would still be kept: `false` past the recording's bounds.
     pub(super) fn takes_frames(&self) -> bool {
         match self {
             ExchangeRecording::Live(handle) => handle.takes_frames(),
             ExchangeRecording::Held(held) => held.takes_frames(),
-        }
-    }
-
-    /// Whether taking these frames appends nothing to the spill (blocking I/O): a live
-    /// recording only queues them for the writer thread.
-    pub(super) fn keeps_in_memory(&self, frames: &[TapEvent]) -> bool {
-        match self {
-            ExchangeRecording::Live(_) => true,
-            ExchangeRecording::Held(held) => {
-                held.keeps_in_memory(frames.iter().map(|f| f.bytes.len()))
-            }
         }
     }
 

@@ -2,8 +2,10 @@
 //! segment file shared by every exchange, so that what a `violations`-mode exchange keeps in
 //! memory until its verdict does not grow with the length of its stream.
 //!
-//! Input: blocks of encoded frames from each exchange's held frames (`inspect::held`), appended
-//! from the analysis pool (never a worker thread, never the client path). Output: an
+//! Input: blocks of encoded frames from each exchange's held frames (`inspect::held`), never
+//! from the client path. An append that writes (the tail is full, or a new segment is needed)
+//! runs on the analysis pool; one that only joins the tail in memory may run on the
+//! inspector's own thread ([`Spill::append_in_memory`], which refuses the others). Output: an
 //! [`Extent`] per block (the segment, an offset, a length: all an exchange keeps of it), read
 //! back only when the exchange turned out to have violations.
 //!
@@ -24,7 +26,7 @@ use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, TryLockError};
 
 /// A segment is closed to new appends past this size.
 pub const SEGMENT_BYTES: u64 = 32 * 1024 * 1024;
@@ -147,7 +149,9 @@ impl Spill {
         if self.inner.failed.load(Ordering::Relaxed) {
             return Err(SpillError::Off);
         }
-        self.write(block).inspect_err(|error| {
+        let written = self.write(block, true);
+        let written = written.unwrap_or_else(|| Err(self.io(std::io::Error::other("no segment"))));
+        written.inspect_err(|error| {
             if matches!(error, SpillError::Io { .. })
                 && !self.inner.failed.swap(true, Ordering::Relaxed)
             {
@@ -156,31 +160,66 @@ impl Spill {
         })
     }
 
-    fn write(&self, block: &[u8]) -> Result<Extent, SpillError> {
+    /// Appends `block` when that only joins the shared tail in memory; `None`, with nothing
+    /// appended, when it would write (the tail is full, the segment is, or there is none yet)
+    /// or wait for another append (which may be writing): the caller then appends it from the
+    /// analysis pool ([`Spill::append`]). The refusals without I/O (`Full`, `Off`) are
+    /// answered here.
+    pub fn append_in_memory(&self, block: &[u8]) -> Option<Result<Extent, SpillError>> {
+        if self.inner.failed.load(Ordering::Relaxed) {
+            return Some(Err(SpillError::Off));
+        }
+        self.write(block, false)
+    }
+
+    /// The one append: with `io`, writing the tail or a new segment as needed (never `None`);
+    /// without, `None` where it would have to.
+    fn write(&self, block: &[u8], io: bool) -> Option<Result<Extent, SpillError>> {
         let store = &self.inner;
         let len = block.len() as u64;
-        let mut current = store.current.lock().unwrap_or_else(|p| p.into_inner());
+        // Without I/O, without waiting either: the lock's holder may be writing the tail.
+        let mut current = if io {
+            store.current.lock().unwrap_or_else(|p| p.into_inner())
+        } else {
+            match store.current.try_lock() {
+                Ok(current) => current,
+                Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+                Err(TryLockError::WouldBlock) => return None,
+            }
+        };
         if store.live.load(Ordering::Relaxed) + len > store.max {
-            return Err(SpillError::Full { max: store.max });
+            return Some(Err(SpillError::Full { max: store.max }));
         }
         let full = current
             .as_ref()
             .is_none_or(|c| c.segment.len.load(Ordering::Relaxed) + len > store.segment_bytes);
+        let gathers = current.as_ref().is_some_and(|tail| {
+            block.len() < PENDING_BYTES && tail.pending.len() + block.len() <= PENDING_BYTES
+        });
+        if !io && (full || !gathers) {
+            return None;
+        }
         if full {
-            if let Some(old) = current.as_mut() {
-                old.flush().map_err(|e| self.io(e))?;
+            if let Some(old) = current.as_mut()
+                && let Err(error) = old.flush()
+            {
+                return Some(Err(self.io(error)));
             }
+            let segment = match self.segment() {
+                Ok(segment) => segment,
+                Err(error) => return Some(Err(error)),
+            };
             *current = Some(Current {
-                segment: Arc::new(self.segment()?),
+                segment: Arc::new(segment),
                 pending: Vec::new(),
                 pending_at: 0,
             });
         }
-        let Some(tail) = current.as_mut() else {
-            return Err(self.io(std::io::Error::other("no segment")));
-        };
-        if tail.pending.len() + block.len() > PENDING_BYTES {
-            tail.flush().map_err(|e| self.io(e))?;
+        let tail = current.as_mut()?;
+        if tail.pending.len() + block.len() > PENDING_BYTES
+            && let Err(error) = tail.flush()
+        {
+            return Some(Err(self.io(error)));
         }
         let offset = tail.segment.len.fetch_add(len, Ordering::Relaxed);
         store.live.fetch_add(len, Ordering::Relaxed);
@@ -188,18 +227,20 @@ impl Spill {
             // Too big to gather: written at once (the tail is empty, so order is kept).
             let written = tail.segment.file.write_all_at(block, offset);
             tail.pending_at = offset + len;
-            written.map_err(|e| self.io(e))?;
+            if let Err(error) = written {
+                return Some(Err(self.io(error)));
+            }
         } else {
             if tail.pending.capacity() == 0 {
                 tail.pending.reserve_exact(PENDING_BYTES);
             }
             tail.pending.extend_from_slice(block);
         }
-        Ok(Extent {
+        Some(Ok(Extent {
             segment: Arc::clone(&tail.segment),
             offset,
             len: block.len(),
-        })
+        }))
     }
 
     /// The block `extent` names, as appended: from the tail when not written yet, else from its
@@ -323,6 +364,50 @@ mod tests {
             Err(SpillError::Full { max: 8 })
         ));
         drop(kept);
+    }
+
+    #[test]
+    fn in_memory_appends_join_the_tail_and_refuse_whatever_would_write_or_wait() {
+        let dir = dir("in-memory");
+        let spill = Spill::new(dir.to_path_buf(), 1 << 30);
+        let block = vec![3u8; 1000];
+        assert!(
+            spill.append_in_memory(&block).is_none(),
+            "no segment yet: making one is I/O"
+        );
+        assert_eq!(spill.live_bytes(), 0, "a refusal appends nothing");
+        let mut extents = vec![spill.append(&block).expect("made on the pool")];
+        while let Some(appended) = spill.append_in_memory(&block) {
+            extents.push(appended.expect("joins the tail"));
+        }
+        // The tail holds PENDING_BYTES at most: the next block would write it out.
+        assert_eq!(extents.len(), PENDING_BYTES / block.len());
+        extents.push(spill.append(&block).expect("writes the tail, on the pool"));
+        extents.push(
+            spill
+                .append_in_memory(&block)
+                .expect("the new tail has room")
+                .expect("appended"),
+        );
+        assert!(
+            spill.append_in_memory(&vec![0; PENDING_BYTES]).is_none(),
+            "written at once"
+        );
+        // Another append holding the lock may be writing: no waiting for it.
+        let held = spill.inner.current.lock().expect("lock");
+        assert!(spill.append_in_memory(&block).is_none());
+        drop(held);
+        for extent in &extents {
+            assert_eq!(spill.read(extent).expect("read"), block);
+        }
+        assert_eq!(spill.live_bytes(), (extents.len() * block.len()) as u64);
+        // Full and off are answered without I/O.
+        let small = Spill::new(dir.join("small"), 10);
+        drop(small.append(b"0123456789").expect("fits"));
+        assert!(matches!(
+            small.append_in_memory(b"x"),
+            Some(Err(SpillError::Full { max: 10 }))
+        ));
     }
 
     #[test]

@@ -438,11 +438,23 @@ fn a_trip_stops_the_copies_at_the_frame_after_which_nothing_reads_the_body() {
         4096, 1024, None,
     )));
     let event = "data: {\"id\":\"c\",\"choices\":[]}\n\n".to_owned();
-    feed(&mut exchange, frames(&[event]), &mut tape, Some(&stop));
+    feed(
+        &mut exchange,
+        frames(&[event]),
+        &mut tape,
+        Some(&stop),
+        false,
+    );
     assert!(!exchange.stopped() && !receiver.data.copying_stopped());
     // A line past `max_sse_line`: inspection stops, but the recording still takes frames.
     let line = format!("data: {}", "x".repeat(2048));
-    feed(&mut exchange, frames(&[line]), &mut tape, Some(&stop));
+    feed(
+        &mut exchange,
+        frames(&[line]),
+        &mut tape,
+        Some(&stop),
+        false,
+    );
     assert!(exchange.stopped(), "the line bound stopped inspection");
     assert!(
         !receiver.data.copying_stopped(),
@@ -457,13 +469,76 @@ fn a_trip_stops_the_copies_at_the_frame_after_which_nothing_reads_the_body() {
         at: Instant::now(),
     });
     let trip = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        feed(&mut exchange, batch, &mut tape, Some(&stop));
+        feed(&mut exchange, batch, &mut tape, Some(&stop), false);
     }));
     assert!(trip.is_err(), "the second frame panicked the trip");
     assert!(
         receiver.data.copying_stopped(),
         "stopped at the first frame"
     );
+}
+
+#[test]
+fn a_trip_here_leaves_the_frames_whose_spill_append_would_write_to_the_pool_and_loses_none() {
+    let engine = Arc::new(EngineConfig::default());
+    let mut exchange =
+        crate::engine::Exchange::new(&engine, &SchemaCache::default(), b"{\"stream\":true}");
+    exchange.response_head(ResponseHead {
+        status: 200,
+        content_type: Some("text/event-stream".into()),
+        content_encoding: None,
+        headers: Vec::new(),
+    });
+    let dir = crate::test_dir::TestDir::new("trip-here-spill");
+    let spill = super::Spill::new(dir.join("spill"), 1 << 20);
+    let mut tape = Some(ExchangeRecording::Held(super::held::HeldFrames::new(
+        1 << 20,
+        256,
+        Some(spill),
+    )));
+    let events: Vec<Bytes> = (0..20)
+        .map(|i| {
+            Bytes::from(format!(
+                "data: {{\"id\":\"c\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{i};\"}}}}]}}\n\n"
+            ))
+        })
+        .collect();
+    let batch = events
+        .iter()
+        .map(|bytes| tee::TapEvent {
+            bytes: bytes.clone(),
+            at: Instant::now(),
+        })
+        .collect();
+    // The spill has no segment yet: the frame whose block would be appended first needs one
+    // made (a write), so it and every frame after it are left to the pool.
+    let rest = feed(&mut exchange, batch, &mut tape, None, true);
+    assert!(
+        !rest.is_empty() && rest.len() < events.len(),
+        "{} of {} frames left",
+        rest.len(),
+        events.len()
+    );
+    let left: Vec<&Bytes> = rest.iter().map(|event| &event.bytes).collect();
+    assert_eq!(
+        left,
+        events[events.len() - rest.len()..]
+            .iter()
+            .collect::<Vec<_>>()
+    );
+    super::trip::record_rest(&mut tape, rest);
+    let Some(ExchangeRecording::Held(held)) = tape else {
+        panic!("the recording is still held");
+    };
+    let (back, failed) = held.load();
+    assert!(failed.is_none());
+    let back: Vec<&[u8]> = back.iter().map(|(bytes, _)| bytes.as_ref()).collect();
+    let sent: Vec<&[u8]> = events.iter().map(Bytes::as_ref).collect();
+    assert_eq!(back, sent, "every frame kept, in order");
+    // The engine read every frame on the inspector's thread, whoever kept them.
+    let report = exchange.finish(crate::engine::BodyEnd::Complete);
+    let content: String = (0..20).map(|i| format!("{i};")).collect();
+    assert_eq!(report.choices[0].content.as_deref(), Some(content.as_str()));
 }
 
 /// One Chat exchange whose response body arrives as `frames`, copied `framed` (as a small body

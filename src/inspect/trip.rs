@@ -6,7 +6,8 @@
 //!
 //! Input: the request the inspector copied and the response head ([`Start`]), then batches of
 //! tap events. Output: the started [`Exchange`], fed each batch ([`feed`]), each frame also
-//! appended to the recording's [`ExchangeRecording`] when there is one.
+//! appended to the recording's [`ExchangeRecording`] when there is one (on the inspector's
+//! thread while that needs no write to the spill; the rest of such a batch on the pool).
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -23,24 +24,52 @@ use crate::tap::tee::{CopyStop, TapEvent};
 /// Feeds a batch to the engine and the recording. With `stop`, at the frame after which
 /// neither reads more (inspection stopped and the recording takes no more frames), the tee is
 /// told to stop copying: the frames that arrive while the rest of the trip runs are not copied.
+/// `here` (the inspector's own thread): the recording takes frames only while that needs no
+/// blocking I/O ([`ExchangeRecording::frame_in_memory`]); the frames it refused, from the
+/// first on, are returned for [`record_rest`] on the pool (empty on the pool, and nearly
+/// always here: only a spill append that must write refuses).
 pub(super) fn feed(
     exchange: &mut Exchange,
     batch: Vec<TapEvent>,
     tape: &mut Option<ExchangeRecording>,
     stop: Option<&CopyStop>,
-) {
+    here: bool,
+) -> Vec<TapEvent> {
+    let mut rest = Vec::new();
     for event in batch {
         #[cfg(test)]
         super::tests::panic_on_marker(&event.bytes);
-        if let Some(tape) = tape.as_mut() {
-            tape.frame(&event.bytes, event.at);
-        }
+        let refused = match tape.as_mut() {
+            Some(_) if !rest.is_empty() => true,
+            Some(tape) if here => !tape.frame_in_memory(&event.bytes, event.at),
+            Some(tape) => {
+                tape.frame(&event.bytes, event.at);
+                false
+            }
+            None => false,
+        };
         exchange.feed(&event.bytes);
+        if refused {
+            rest.push(event);
+            continue;
+        }
         if let Some(stop) = stop
+            && rest.is_empty()
             && exchange.stopped()
             && tape.as_ref().is_none_or(|tape| !tape.takes_frames())
         {
             stop.stop();
+        }
+    }
+    rest
+}
+
+/// The frames a trip on the inspector's thread left to the recording ([`feed`]), taken on the
+/// pool where a spill append may write.
+pub(super) fn record_rest(tape: &mut Option<ExchangeRecording>, rest: Vec<TapEvent>) {
+    if let Some(tape) = tape.as_mut() {
+        for event in rest {
+            tape.frame(&event.bytes, event.at);
         }
     }
 }

@@ -368,7 +368,8 @@ impl Metrics {
         out.push_str(
             "# HELP tooltap_analysis_trips_total Trips of the contract engine's work, by the thread \
              that ran it: the inspector's own (small trips with cached, plain schemas) or the \
-             analysis pool.\n",
+             analysis pool (also held recording frames left by a trip here whose spill append \
+             must write).\n",
         );
         out.push_str("# TYPE tooltap_analysis_trips_total counter\n");
         for (thread, counter) in [

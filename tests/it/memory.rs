@@ -139,6 +139,11 @@ async fn past_the_memory_budget_new_exchanges_are_forwarded_uninspected_and_coun
 /// `filler` chunks of 1000 characters of text, then a call to the undeclared `nope`, its finish
 /// and `[DONE]`.
 fn violating_stream(filler: usize) -> Vec<String> {
+    violating_stream_of(filler, 1000)
+}
+
+/// [`violating_stream`] with `size` characters of text a chunk.
+fn violating_stream_of(filler: usize, size: usize) -> Vec<String> {
     let chunk = |delta: serde_json::Value, finish: serde_json::Value| {
         format!(
             "data: {}\n\n",
@@ -147,7 +152,7 @@ fn violating_stream(filler: usize) -> Vec<String> {
         )
     };
     let mut events: Vec<String> = (0..filler)
-        .map(|_| chunk(json!({"content":"x".repeat(1000)}), json!(null)))
+        .map(|_| chunk(json!({"content":"x".repeat(size)}), json!(null)))
         .collect();
     events.push(chunk(
         json!({"tool_calls":[{"index":0,"id":"call_1","type":"function",
@@ -159,16 +164,17 @@ fn violating_stream(filler: usize) -> Vec<String> {
     events
 }
 
-/// Streams `events` through tooltap recording violating exchanges under `dir` (emptied first),
-/// its config tuned by `tune`; checks the client gets every byte, and returns once the
-/// recording is flushed.
+/// Streams `events` (`pace` apart) through tooltap recording violating exchanges under `dir`
+/// (emptied first), its config tuned by `tune`; checks the client gets every byte, and returns
+/// once the recording is flushed.
 async fn record_violating(
     events: &[String],
+    pace: Duration,
     dir: &Path,
     tune: impl FnOnce(&mut RawConfig),
 ) -> (RunningProxy, Upstream) {
     let refs: Vec<&str> = events.iter().map(String::as_str).collect();
-    let upstream = Upstream::serving(Script::sse(&refs, Duration::ZERO)).await;
+    let upstream = Upstream::serving(Script::sse(&refs, pace)).await;
     let _ = std::fs::remove_dir_all(dir);
     let mut raw = proxy::raw_config(&upstream.url());
     raw.record.mode = Some(tooltap::record::RecordMode::Violations);
@@ -176,12 +182,12 @@ async fn record_violating(
     tune(&mut raw);
     let tooltap = proxy::start(raw).await;
     let addr = tooltap.local_addr();
-    let body = json!({"model":"m","stream":true,"messages":[],
-        "tools":[{"type":"function","function":{"name":"f"}}]})
-    .to_string();
     let got = within(
         LIMIT,
-        exchange(addr, request(addr, "POST", "/v1/chat/completions", &body)),
+        exchange(
+            addr,
+            request(addr, "POST", "/v1/chat/completions", &violating_request()),
+        ),
     )
     .await;
     assert_eq!(
@@ -194,6 +200,13 @@ async fn record_violating(
         within(LIMIT, recorder.flush()).await;
     }
     (tooltap, upstream)
+}
+
+/// The request [`record_violating`] sends: a stream, declaring only the tool `f`.
+fn violating_request() -> String {
+    json!({"model":"m","stream":true,"messages":[],
+        "tools":[{"type":"function","function":{"name":"f"}}]})
+    .to_string()
 }
 
 /// The one recording among `files`, which ends `truncated` with the verdict on the whole stream.
@@ -220,7 +233,7 @@ fn the_truncated_recording(files: &[PathBuf]) -> Recording {
 async fn a_held_recording_past_its_cap_is_truncated_and_still_judged() {
     let events = violating_stream(20);
     let dir = TempDir::new("it-held");
-    let _running = record_violating(&events, &dir, |raw| {
+    let _running = record_violating(&events, Duration::ZERO, &dir, |raw| {
         raw.inspect.max_held_recording = Some(4 * 1024);
     })
     .await;
@@ -232,6 +245,65 @@ async fn a_held_recording_past_its_cap_is_truncated_and_still_judged() {
     );
 }
 
+/// A violating stream of small events, paced so that it takes many trips: its held frames pass
+/// `inspect.held_in_memory` (1 KiB) on nearly every trip, yet the trips run on the inspector's
+/// own thread, since a spill append that only joins the spill's shared tail needs no pool; only
+/// the first block (a segment to make) goes there. The stream is sent twice: the first
+/// exchange compiles its tools' schemas on the pool, and its trips stay there. The recordings
+/// hold the whole stream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spilling_held_recording_leaves_its_trips_on_the_inspectors_thread_and_loses_nothing() {
+    let events = violating_stream_of(120, 150);
+    let dir = TempDir::new("it-held-here");
+    let (tooltap, _upstream) =
+        record_violating(&events, Duration::from_millis(5), &dir, |_| {}).await;
+    let trips = |text: &str| {
+        let here = metric_sum(
+            text,
+            "tooltap_analysis_trips_total",
+            &["thread=\"inspector\""],
+        );
+        let pool = metric_sum(text, "tooltap_analysis_trips_total", &["thread=\"pool\""]);
+        (here, pool)
+    };
+    let first = trips(&metrics(&tooltap).await);
+    let addr = tooltap.local_addr();
+    let got = within(
+        LIMIT,
+        exchange(
+            addr,
+            request(addr, "POST", "/v1/chat/completions", &violating_request()),
+        ),
+    )
+    .await;
+    assert_eq!(got.body, events.concat().as_bytes());
+    let (here, pool) = trips(&settle(&tooltap, 2).await);
+    let (here, pool) = (here - first.0, pool - first.1);
+    assert!(
+        here >= 5 && pool <= 2,
+        "second exchange: {here} trips on the inspector's thread, {pool} on the pool"
+    );
+    if let Some(recorder) = &tooltap.state().admission.inspection().recorder {
+        within(LIMIT, recorder.flush()).await;
+    }
+    let files = jsonl_under(&dir);
+    assert_eq!(
+        files.len(),
+        2,
+        "both violating exchanges are recorded: {files:?}"
+    );
+    for file in &files {
+        let recording = tooltap::record::read_file(file).expect("readable");
+        assert_eq!(
+            recording.body(),
+            events.concat().as_bytes(),
+            "every frame kept"
+        );
+        let end = recording.end.as_ref().expect("end line");
+        assert_eq!(end.outcome, tooltap::record::Outcome::Complete);
+    }
+}
+
 /// A violating stream whose held frames cannot all be spilled (`inspect.max_spill` is tiny):
 /// its recording ends `truncated` and the cut is counted, the verdict still sees the whole
 /// stream, and the client gets every byte.
@@ -239,7 +311,7 @@ async fn a_held_recording_past_its_cap_is_truncated_and_still_judged() {
 async fn held_frames_past_the_spill_bound_end_the_recording_truncated_and_are_counted() {
     let events = violating_stream(60);
     let dir = TempDir::new("it-spill");
-    let (tooltap, _upstream) = record_violating(&events, &dir, |raw| {
+    let (tooltap, _upstream) = record_violating(&events, Duration::ZERO, &dir, |raw| {
         raw.inspect.held_in_memory = Some(4 * 1024);
         raw.inspect.max_spill = Some(20 * 1024);
     })
