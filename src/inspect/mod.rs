@@ -497,12 +497,11 @@ async fn analyse(
         // The tape goes along: on the pool a held one may append to the spill, blocking I/O
         // like the engine's work is CPU, and both belong off the worker threads.
         let mut tape = recording.take();
-        let plain = exchange.plain();
         // Nothing will read the rest of this body once inspection stopped (a bound, or a body
         // it does not inspect) and the recording is full: `feed` stops the tee's copies then.
         let stop = body.copy_stop();
         let fed = pool.run_where(here, move || {
-            let mut exchange = exchange.get();
+            let (mut exchange, plain) = exchange.started();
             let rest = feed(&mut exchange, batch, &mut tape, stop.as_ref(), here);
             let exchange = Box::new(exchange);
             (LazyExchange::Started { exchange, plain }, tape, rest)

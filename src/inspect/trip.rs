@@ -103,9 +103,9 @@ pub(super) enum LazyExchange {
     Pending(Start),
     Started {
         exchange: Box<Exchange>,
-        /// Started with every schema it declares cached and plain (`engine::schema_plain`):
-        /// its checks cost in proportion to the arguments, so its small trips may run on the
-        /// inspector's thread. `false` when unknown (started on the pool).
+        /// Every schema it declares is plain (`engine::schema_plain`), whether it was cached
+        /// or compiled by the start: its checks cost in proportion to the arguments, so its
+        /// small trips may run on the inspector's thread.
         plain: bool,
     },
 }
@@ -114,12 +114,19 @@ impl LazyExchange {
     /// The started exchange; starts it first when needed (compiling what the cache lacks).
     /// Call on a pool thread, or on a started engine.
     pub(super) fn get(self) -> Exchange {
+        self.started().0
+    }
+
+    /// [`LazyExchange::get`], with whether the exchange's schemas are all plain: known once it
+    /// is started, here or on the pool (what the start compiled counts), so that its later
+    /// small trips may run on the inspector's thread.
+    pub(super) fn started(self) -> (Exchange, bool) {
         match self {
-            LazyExchange::Started { exchange, .. } => *exchange,
+            LazyExchange::Started { exchange, plain } => (*exchange, plain),
             LazyExchange::Pending(start) => {
-                let mut exchange = start.exchange();
+                let (mut exchange, plain) = SchemaCache::observing(|| start.exchange());
                 exchange.response_head(start.head);
-                exchange
+                (exchange, plain)
             }
         }
     }

@@ -248,9 +248,10 @@ async fn a_held_recording_past_its_cap_is_truncated_and_still_judged() {
 /// A violating stream of small events, paced so that it takes many trips: its held frames pass
 /// `inspect.held_in_memory` (1 KiB) on nearly every trip, yet the trips run on the inspector's
 /// own thread, since a spill append that only joins the spill's shared tail needs no pool; only
-/// the first block (a segment to make) goes there. The stream is sent twice: the first
-/// exchange compiles its tools' schemas on the pool, and its trips stay there. The recordings
-/// hold the whole stream.
+/// the first block (a segment to make) goes there. The stream is sent three times. The first
+/// exchange compiles its tools' plain schema on the pool in its first trip; its later trips
+/// run here. The second finds it cached. The third declares a schema that is not plain
+/// (`anyOf`), so all its trips run on the pool. Every recording holds the whole stream.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_spilling_held_recording_leaves_its_trips_on_the_inspectors_thread_and_loses_nothing() {
     let events = violating_stream_of(120, 150);
@@ -267,30 +268,48 @@ async fn a_spilling_held_recording_leaves_its_trips_on_the_inspectors_thread_and
         (here, pool)
     };
     let first = trips(&metrics(&tooltap).await);
-    let addr = tooltap.local_addr();
-    let got = within(
-        LIMIT,
-        exchange(
-            addr,
-            request(addr, "POST", "/v1/chat/completions", &violating_request()),
-        ),
-    )
-    .await;
-    assert_eq!(got.body, events.concat().as_bytes());
-    let (here, pool) = trips(&settle(&tooltap, 2).await);
-    let (here, pool) = (here - first.0, pool - first.1);
     assert!(
-        here >= 5 && pool <= 2,
-        "second exchange: {here} trips on the inspector's thread, {pool} on the pool"
+        first.0 >= 5 && first.1 <= 3,
+        "first exchange: {} trips on the inspector's thread, {} on the pool",
+        first.0,
+        first.1
     );
+    let addr = tooltap.local_addr();
+    let costly = json!({"model":"m","stream":true,"messages":[],
+        "tools":[{"type":"function","function":{"name":"f",
+            "parameters":{"anyOf":[{"type":"object"},{"type":"string"}]}}}]})
+    .to_string();
+    let mut before = first;
+    for (n, body) in [violating_request(), costly].iter().enumerate() {
+        let got = within(
+            LIMIT,
+            exchange(addr, request(addr, "POST", "/v1/chat/completions", body)),
+        )
+        .await;
+        assert_eq!(got.body, events.concat().as_bytes());
+        let now = trips(&settle(&tooltap, 2 + n as u64).await);
+        let (here, pool) = (now.0 - before.0, now.1 - before.1);
+        before = now;
+        if n == 0 {
+            assert!(
+                here >= 5 && pool <= 2,
+                "cached plain schema: {here} trips on the inspector's thread, {pool} on the pool"
+            );
+        } else {
+            assert!(
+                here == 0 && pool >= 5,
+                "a schema not plain: {here} trips on the inspector's thread, {pool} on the pool"
+            );
+        }
+    }
     if let Some(recorder) = &tooltap.state().admission.inspection().recorder {
         within(LIMIT, recorder.flush()).await;
     }
     let files = jsonl_under(&dir);
     assert_eq!(
         files.len(),
-        2,
-        "both violating exchanges are recorded: {files:?}"
+        3,
+        "every violating exchange is recorded: {files:?}"
     );
     for file in &files {
         let recording = tooltap::record::read_file(file).expect("readable");

@@ -64,20 +64,19 @@ impl Default for SchemaLimits {
 }
 
 thread_local! {
-    /// Set while [`SchemaCache::lookup_only`] runs on this thread.
-    static LOOKUP: Cell<Option<LookupFacts>> = const { Cell::new(None) };
+    /// Set while [`SchemaCache::lookup_only`] or [`SchemaCache::observing`] runs on this
+    /// thread, with whether a miss compiles (the latter).
+    static LOOKUP: Cell<Option<(LookupFacts, bool)>> = const { Cell::new(None) };
 }
 
-/// Updates this thread's lookup facts when [`SchemaCache::lookup_only`] runs; `false` (and
-/// nothing done) otherwise.
-fn note_lookup(update: impl FnOnce(LookupFacts) -> LookupFacts) -> bool {
-    LOOKUP.with(|lookup| match lookup.get() {
-        Some(facts) => {
-            lookup.set(Some(update(facts)));
-            true
+/// Updates this thread's lookup facts when [`SchemaCache::lookup_only`] or
+/// [`SchemaCache::observing`] runs; nothing otherwise.
+fn note_lookup(update: impl FnOnce(LookupFacts) -> LookupFacts) {
+    LOOKUP.with(|lookup| {
+        if let Some((facts, compiles)) = lookup.get() {
+            lookup.set(Some((update(facts), compiles)));
         }
-        None => false,
-    })
+    });
 }
 
 /// What the schema lookups inside [`SchemaCache::lookup_only`] found.
@@ -85,7 +84,8 @@ fn note_lookup(update: impl FnOnce(LookupFacts) -> LookupFacts) -> bool {
 pub struct LookupFacts {
     /// Some array was not cached: nothing was compiled for it.
     pub missed: bool,
-    /// Every array found is [`CompiledTools::plain`].
+    /// Every array found (or, in [`SchemaCache::observing`], compiled) is
+    /// [`CompiledTools::plain`].
     pub plain: bool,
 }
 
@@ -185,16 +185,24 @@ impl SchemaCache {
             });
             return Arc::clone(found);
         }
-        if note_lookup(|facts| LookupFacts {
-            missed: true,
-            ..facts
-        }) {
+        if LOOKUP
+            .with(Cell::get)
+            .is_some_and(|(_, compiles)| !compiles)
+        {
+            note_lookup(|facts| LookupFacts {
+                missed: true,
+                ..facts
+            });
             return Arc::new(CompiledTools::compile(&Value::Null, &self.limits, reading));
         }
         let value = serde_json::from_str(text).unwrap_or(Value::Null);
         let mut compiled = CompiledTools::compile(&value, &self.limits, reading);
         compiled.key = Arc::from(key);
         compiled.home = Arc::downgrade(&self.entries);
+        note_lookup(|facts| LookupFacts {
+            plain: facts.plain && compiled.plain,
+            ..facts
+        });
         Arc::new(compiled)
     }
 
@@ -204,26 +212,40 @@ impl SchemaCache {
     /// where the miss compiles) and whether every array found is plain. For the inspector,
     /// which starts a small exchange on its own thread only when no compilation is needed.
     pub fn lookup_only<T>(work: impl FnOnce() -> T) -> (T, LookupFacts) {
-        /// Leaves lookup-only mode however `work` ends, a panic included: a thread left in it
-        /// would never compile again.
+        Self::scoped(false, work)
+    }
+
+    /// Runs `work` (an exchange's start, on the analysis pool) with misses compiled as usual,
+    /// noting whether every array it found or compiled is plain: whether the started
+    /// exchange's later small trips may run on the inspector's own thread.
+    pub fn observing<T>(work: impl FnOnce() -> T) -> (T, bool) {
+        let (result, facts) = Self::scoped(true, work);
+        (result, facts.plain && !facts.missed)
+    }
+
+    fn scoped<T>(compiles: bool, work: impl FnOnce() -> T) -> (T, LookupFacts) {
+        /// Leaves the mode however `work` ends, a panic included: a thread left in lookup-only
+        /// mode would never compile again.
         struct Scope;
         impl Drop for Scope {
             fn drop(&mut self) {
                 LOOKUP.with(|lookup| lookup.set(None));
             }
         }
-        LOOKUP.with(|lookup| {
-            lookup.set(Some(LookupFacts {
-                missed: false,
-                plain: true,
-            }));
-        });
+        let start = LookupFacts {
+            missed: false,
+            plain: true,
+        };
+        LOOKUP.with(|lookup| lookup.set(Some((start, compiles))));
         let scope = Scope;
         let result = work();
-        let facts = LOOKUP.with(Cell::get).unwrap_or(LookupFacts {
-            missed: true,
-            plain: false,
-        });
+        let facts = LOOKUP.with(Cell::get).map_or(
+            LookupFacts {
+                missed: true,
+                plain: false,
+            },
+            |(facts, _)| facts,
+        );
         drop(scope);
         (result, facts)
     }

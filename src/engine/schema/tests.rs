@@ -217,3 +217,31 @@ fn grammars_are_compiled_with_their_array_once_and_never_in_lookup_only_mode() {
         RegexGrammar::OverBudget
     ));
 }
+
+#[test]
+fn observing_compiles_misses_and_says_whether_everything_found_or_compiled_is_plain() {
+    let raw = |parameters: Value| {
+        let text = json!([{"type":"function","function":{"name":"f","parameters":parameters}}]);
+        RawValue::from_string(text.to_string()).expect("raw")
+    };
+    let plain = raw(json!({"type":"object","properties":{"a":{"type":"string"}}}));
+    let costly = raw(json!({"anyOf":[{"type":"object"},{"type":"string"}]}));
+    let cache = SchemaCache::default();
+    // A miss compiles (unlike lookup-only mode), and what it compiled counts.
+    let (compiled, is_plain) = SchemaCache::observing(|| cache.tools_for_raw(&plain, &TOOLS));
+    assert!(is_plain && compiled.plain() && compiled.get("f").is_some());
+    let (compiled, is_plain) = SchemaCache::observing(|| cache.tools_for_raw(&costly, &TOOLS));
+    assert!(!is_plain && !compiled.plain());
+    // Cached arrays count as in lookup-only mode; one array not plain makes the whole start not.
+    compiled.admit();
+    let (_, both) = SchemaCache::observing(|| {
+        (
+            cache.tools_for_raw(&plain, &TOOLS),
+            cache.tools_for_raw(&costly, &TOOLS),
+        )
+    });
+    assert!(!both);
+    // The mode ends with its scope: lookup-only afterwards still compiles nothing on a miss.
+    let (_, facts) = SchemaCache::lookup_only(|| cache.tools_for_raw(&raw(json!({})), &TOOLS));
+    assert!(facts.missed);
+}
