@@ -50,11 +50,11 @@ pub(super) fn feed(
         };
         exchange.feed(&event.bytes);
         if refused {
+            // The recording still takes frames (on the pool): no stopping the copies here.
             rest.push(event);
             continue;
         }
         if let Some(stop) = stop
-            && rest.is_empty()
             && exchange.stopped()
             && tape.as_ref().is_none_or(|tape| !tape.takes_frames())
         {
