@@ -408,12 +408,9 @@ async fn a_body_that_is_not_inspected_is_copied_no_further_than_its_first_trip()
     assert_not_copied(&shared, 0, 4);
 }
 
-#[test]
-fn a_trip_stops_the_copies_at_the_frame_after_which_nothing_reads_the_body() {
-    let engine = Arc::new(EngineConfig {
-        max_sse_line: 1024,
-        ..EngineConfig::default()
-    });
+/// A Chat stream's exchange, started, its response head an SSE one.
+fn started_stream(engine: EngineConfig) -> crate::engine::Exchange {
+    let engine = Arc::new(engine);
     let mut exchange =
         crate::engine::Exchange::new(&engine, &SchemaCache::default(), b"{\"stream\":true}");
     exchange.response_head(ResponseHead {
@@ -421,6 +418,15 @@ fn a_trip_stops_the_copies_at_the_frame_after_which_nothing_reads_the_body() {
         content_type: Some("text/event-stream".into()),
         content_encoding: None,
         headers: Vec::new(),
+    });
+    exchange
+}
+
+#[test]
+fn a_trip_stops_the_copies_at_the_frame_after_which_nothing_reads_the_body() {
+    let mut exchange = started_stream(EngineConfig {
+        max_sse_line: 1024,
+        ..EngineConfig::default()
     });
     let (_tap, receiver) = tee::tap(16);
     let stop = receiver.data.copy_stop();
@@ -480,15 +486,7 @@ fn a_trip_stops_the_copies_at_the_frame_after_which_nothing_reads_the_body() {
 
 #[test]
 fn a_trip_here_leaves_the_frames_whose_spill_append_would_write_to_the_pool_and_loses_none() {
-    let engine = Arc::new(EngineConfig::default());
-    let mut exchange =
-        crate::engine::Exchange::new(&engine, &SchemaCache::default(), b"{\"stream\":true}");
-    exchange.response_head(ResponseHead {
-        status: 200,
-        content_type: Some("text/event-stream".into()),
-        content_encoding: None,
-        headers: Vec::new(),
-    });
+    let mut exchange = started_stream(EngineConfig::default());
     let dir = crate::test_dir::TestDir::new("trip-here-spill");
     let spill = super::Spill::new(dir.join("spill"), 1 << 20);
     let mut tape = Some(ExchangeRecording::Held(super::held::HeldFrames::new(
