@@ -220,7 +220,7 @@ impl SchemaCache {
     /// exchange's later small trips may run on the inspector's own thread.
     pub fn observing<T>(work: impl FnOnce() -> T) -> (T, bool) {
         let (result, facts) = Self::scoped(true, work);
-        (result, facts.plain && !facts.missed)
+        (result, facts.plain)
     }
 
     fn scoped<T>(compiles: bool, work: impl FnOnce() -> T) -> (T, LookupFacts) {
