@@ -228,7 +228,9 @@ def write(repo, meta, results):
         "bench/profile full 2000   # callgrind: instructions per request, top functions "
         "(needs valgrind)\nPROFILE_CACHE=1 bench/profile full 1000   # and simulated L1 "
         "misses per request\nbench/profile floor 1000  # the same for bench/floor.rs (hyper's "
-        "connections and nothing else)\n```", "",
+        "connections and nothing else)\nbench/time-profile 3 6  # perf's cpu-clock samples: "
+        "CPU time per request per function and group, full inspection beside the pass-through"
+        "\n```", "",
         "Variants: " + "; ".join(f"`{n}` = {v['label']}" for n, v in results["variants"].items())
         + ". nginx runs as a single process (`master_process off`, one worker) with upstream "
         "keep-alive and its default access log; tooltap with its default `info` log to a file "
