@@ -212,7 +212,10 @@ pub struct InspectJob {
 
 /// Run one inspection to its end. Spawned by the service; never awaited by the client path.
 /// Returns what it found for the verdict board, `None` when it judged nothing.
-pub async fn run(shared: Arc<Inspection>, job: InspectJob) -> Option<verdicts::Findings> {
+pub fn run(
+    shared: Arc<Inspection>,
+    job: InspectJob,
+) -> impl Future<Output = Option<verdicts::Findings>> {
     let InspectJob {
         label,
         head: request_head,
@@ -222,115 +225,156 @@ pub async fn run(shared: Arc<Inspection>, job: InspectJob) -> Option<verdicts::F
         recording: seed,
         trace: trace_parent,
     } = job;
-    let Some(mut charge) = shared.memory.charge() else {
-        // Dropping the taps makes the tees stop copying; the client is not affected.
+    // The async block takes the job's parts, not the job: an `async fn` would keep its
+    // arguments in its state beside what they are moved into, and this state is every
+    // inspector's task.
+    async move {
+        let Some(mut charge) = shared.memory.charge() else {
+            // Dropping the taps makes the tees stop copying; the client is not affected.
+            shared
+                .metrics
+                .incomplete(&label.route, IncompleteReason::MemoryBudget);
+            return None;
+        };
+        let mut recording = match (&shared.recorder, &seed) {
+            (Some(recorder), Some(seed)) => {
+                ExchangeRecording::start(recorder, &label, seed, &shared.hold)
+            }
+            _ => None,
+        };
+        // An MCP exchange takes its place in the conversation store's order as its request starts.
+        let mcp_turn = mcp_live::begin(&shared, &label, &request_head, seed.as_ref());
+        let RequestCopy {
+            body: request_body,
+            end: request_end,
+            too_large: request_too_large,
+            over_memory,
+        } = collect_request(request, &mut charge).await;
+        if let Some(handle) = recording.as_mut() {
+            handle.request_body(request_body.as_deref());
+        }
+        let mut trace = otlp_span::TraceSeed {
+            parent: trace_parent,
+            ..otlp_span::TraceSeed::default()
+        };
+        // Taken apart where it is received: a local holding the whole part would keep its room
+        // in this future's state across every later await, its fields moved out or not.
+        let ResponsePart {
+            head,
+            body,
+            ttfb,
+            headers,
+            quirk,
+        } = match response.await {
+            Ok(part) => part,
+            Err(_) => {
+                // The upstream never answered (its error went to the client and the log):
+                // nothing to judge.
+                if let Some(spans) = &shared.otlp {
+                    otlp_span::send_unjudged(spans, &label, &trace, "no_response");
+                }
+                return None;
+            }
+        };
+        trace.ttfb = Some(ttfb);
+        shared.metrics.upstream_ttfb(&label.route, ttfb);
+        let head_at = Instant::now();
+        let status = head.status;
+        if let (Some(tape), Some(headers)) = (recording.as_mut(), headers.as_ref()) {
+            tape.response_head(status, headers);
+        }
+        // Boxed: with the response's analysis inline, this future (every inspector's task)
+        // would be past what glibc serves from its per-thread cache (see
+        // docs/benchmarks.md#inspector-boxed); both boxes are within it.
+        // The engine starts (the request parsed, its schemas compiled) on the first trip to
+        // the pool, together with the first frames; a buffered response whose end is already
+        // known then costs one trip in all (each trip is two cross-thread wake-ups, a large
+        // part of the CPU per request; see docs/benchmarks.md#analysis-pool).
+        let start = Start {
+            engine: Arc::clone(&shared.engine),
+            schemas: Arc::clone(&shared.schemas),
+            dialect: label.dialect,
+            request: StartRequest {
+                body: request_body.clone(),
+                head: request_head,
+            },
+            head,
+        };
+        let analysing = Box::pin(analyse(
+            &shared,
+            start,
+            body,
+            &mut recording,
+            &mut charge,
+            &mut trace.first_chunk,
+        ));
+        let (mut outcome, response_over_memory) = analysing.await;
         shared
             .metrics
-            .incomplete(&label.route, IncompleteReason::MemoryBudget);
-        return None;
-    };
-    let mut recording = match (&shared.recorder, &seed) {
-        (Some(recorder), Some(seed)) => {
-            ExchangeRecording::start(recorder, &label, seed, &shared.hold)
+            .response_duration(&label.route, head_at.elapsed());
+        // Awaited, not read: the decision is final once the sender is used or dropped, which
+        // happens when enforce mode judged the body (buffered) or the response is done (stream).
+        let cut = enforced.await.ok();
+        if let Some(turn) = mcp_turn
+            && let Inspected::Judged { report, end } = &mut outcome
+        {
+            // Boxed: MCP's exchanges alone settle, and inline its future would be the largest
+            // part of every inspector's state.
+            Box::pin(mcp_live::settle(
+                &shared,
+                &label,
+                turn,
+                report,
+                end.as_ref(),
+            ))
+            .await;
         }
-        _ => None,
-    };
-    // An MCP exchange takes its place in the conversation store's order as its request starts.
-    let mcp_turn = mcp_live::begin(&shared, &label, &request_head, seed.as_ref());
-    let RequestCopy {
-        body: request_body,
-        end: request_end,
-        too_large: request_too_large,
-        over_memory,
-    } = collect_request(request, &mut charge).await;
-    if let Some(handle) = recording.as_mut() {
-        handle.request_body(request_body.as_deref());
-    }
-    let mut trace = otlp_span::TraceSeed {
-        parent: trace_parent.map(|parent| *parent),
-        ..otlp_span::TraceSeed::default()
-    };
-    let Ok(mut part) = response.await else {
-        // The upstream never answered (its error went to the client and the log): nothing to judge.
-        if let Some(spans) = &shared.otlp {
-            otlp_span::send_unjudged(spans, &label, &trace, "no_response");
+        if let Some(tape) = recording
+            && let Some(recorder) = &shared.recorder
+            && let Some(seed) = &seed
+            && let Inspected::Judged { report, end } = &outcome
+        {
+            let finish = RecordingFinish {
+                recorder,
+                label: &label,
+                seed,
+                request_body: request_body.as_deref(),
+                status,
+                headers: headers.as_ref(),
+                end: RecordingEnd {
+                    outcome: recording::outcome(end.as_ref(), cut.as_ref()),
+                    ended: end.as_ref().map_or_else(Instant::now, |end| end.at),
+                    dropped_frames: end.as_ref().map_or(0, |end| end.dropped_frames),
+                    completeness: report.completeness.clone(),
+                    violations: report.violations.clone(),
+                    enforced: cut.as_ref().map(recording::enforced_line),
+                },
+            };
+            trace.recorded = tape.finish(finish, &shared.analysis, &shared.metrics).await;
         }
-        return None;
-    };
-    trace.ttfb = Some(part.ttfb);
-    shared.metrics.upstream_ttfb(&label.route, part.ttfb);
-    let head_at = Instant::now();
-    let status = part.head.status;
-    let headers = part.headers.take();
-    let quirk = part.quirk.take();
-    if let (Some(tape), Some(headers)) = (recording.as_mut(), headers.as_ref()) {
-        tape.response_head(status, headers);
-    }
-    let (mut outcome, response_over_memory) = analyse(
-        &shared,
-        label.dialect,
-        StartRequest {
-            body: request_body.clone(),
-            head: request_head,
-        },
-        part,
-        &mut recording,
-        &mut charge,
-        &mut trace.first_chunk,
-    )
-    .await;
-    shared
-        .metrics
-        .response_duration(&label.route, head_at.elapsed());
-    // Awaited, not read: the decision is final once the sender is used or dropped, which
-    // happens when enforce mode judged the body (buffered) or the response is done (stream).
-    let cut = enforced.await.ok();
-    if let (Some(turn), Inspected::Judged { report, end }) = (mcp_turn, &mut outcome) {
-        mcp_live::settle(&shared, &label, turn, report, end.as_ref()).await;
-    }
-    if let (Some(tape), Some(recorder), Some(seed), Inspected::Judged { report, end }) =
-        (recording, &shared.recorder, &seed, &outcome)
-    {
-        let finish = RecordingFinish {
-            recorder,
-            label: &label,
-            seed,
-            request_body: request_body.as_deref(),
-            status,
-            headers: headers.as_ref(),
-            end: RecordingEnd {
-                outcome: recording::outcome(end.as_ref(), cut.as_ref()),
-                ended: end.as_ref().map_or_else(Instant::now, |end| end.at),
-                dropped_frames: end.as_ref().map_or(0, |end| end.dropped_frames),
-                completeness: report.completeness.clone(),
-                violations: report.violations.clone(),
-                enforced: cut.as_ref().map(recording::enforced_line),
-            },
+        if let Inspected::Judged { end: Some(end), .. } = &outcome {
+            trace.ended = Some(end.at);
+        }
+        let findings = match &outcome {
+            Inspected::Judged { report, .. } => Some(verdicts::Findings::of(report)),
+            Inspected::Panicked => None,
         };
-        trace.recorded = tape.finish(finish, &shared.analysis, &shared.metrics).await;
+        let request = report::RequestSeen {
+            end: request_end.as_ref(),
+            too_large: request_too_large,
+            over_memory: over_memory || response_over_memory,
+        };
+        report::emit(
+            &shared,
+            &label,
+            request,
+            outcome,
+            cut.is_some(),
+            quirk.as_deref(),
+            &trace,
+        );
+        findings
     }
-    if let Inspected::Judged { end: Some(end), .. } = &outcome {
-        trace.ended = Some(end.at);
-    }
-    let findings = match &outcome {
-        Inspected::Judged { report, .. } => Some(verdicts::Findings::of(report)),
-        Inspected::Panicked => None,
-    };
-    let request = report::RequestSeen {
-        end: request_end.as_ref(),
-        too_large: request_too_large,
-        over_memory: over_memory || response_over_memory,
-    };
-    report::emit(
-        &shared,
-        &label,
-        request,
-        outcome,
-        cut.is_some(),
-        quirk.as_deref(),
-        &trace,
-    );
-    findings
 }
 
 /// The inspector's copy of the request body.
@@ -403,156 +447,152 @@ enum Inspected {
 }
 
 impl Inspected {
-    /// What a trip that ends in the verdict gave: the report, or `None` when the engine panicked.
-    fn of(report: Option<Report>, end: Option<TapEnd>) -> Inspected {
+    /// What a trip that ends in the verdict gave: the report (boxed where the engine made it,
+    /// so that it travels back from the trip as a pointer), or `None` when the engine panicked.
+    fn of(report: Option<Box<Report>>, end: Option<TapEnd>) -> Inspected {
         match report {
-            Some(report) => Inspected::Judged {
-                report: Box::new(report),
-                end,
-            },
+            Some(report) => Inspected::Judged { report, end },
             None => Inspected::Panicked,
         }
     }
 }
 
-async fn analyse(
+fn analyse(
     shared: &Inspection,
-    dialect: Dialect,
-    request: StartRequest,
-    part: ResponsePart,
+    start: Start,
+    body: ResponseCopy,
     recording: &mut Option<ExchangeRecording>,
     charge: &mut Charge,
     first_chunk: &mut Option<Instant>,
-) -> (Inspected, bool) {
-    let ResponsePart { head, body, .. } = part;
-    let pool = &shared.analysis;
-    // What this exchange holds of the response is charged, not the bytes it has seen: the held
-    // recording's frames (what it took in, up to its in-memory bound) and what the engine holds
-    // (framing buffers and reassembly, `LazyExchange::held_bytes`). Before each trip the batch is
-    // reserved on top (`LazyExchange::reserve`), so the charge rises before the memory is taken; when
-    // the trip is back the charge is set to what is then held, up or down. On top of what the
-    // request body holds, charged already.
-    let request_held = charge.held();
-    let tape_bound = recording
-        .as_ref()
-        .map_or(0, ExchangeRecording::in_memory_bound);
-    let mut seen = 0usize;
-    let mut engine_held = 0usize;
-    // The engine starts (the request parsed, its schemas compiled) on the first trip to the
-    // pool, together with the first frames; a buffered response whose end is already known
-    // then costs one trip in all (each trip is two cross-thread wake-ups, a large part of the
-    // CPU per request; see docs/benchmarks.md#analysis-pool).
-    let mut exchange = LazyExchange::Pending(Start {
-        engine: Arc::clone(&shared.engine),
-        schemas: Arc::clone(&shared.schemas),
-        dialect,
-        request,
-        head,
-    });
-    let mut closed = false;
+) -> impl Future<Output = (Inspected, bool)> {
+    let mut exchange = LazyExchange::Pending(start);
     let mut body = gather::Batches::of(body);
-    while !closed {
-        // Kept frames count against the tap's byte bound until they are fed (released below):
-        // a batch waiting for a pool thread is memory too.
-        let Some((batch, over)) = body.next().await else {
-            break;
-        };
-        closed = over;
-        if first_chunk.is_none() {
-            *first_chunk = batch.first().map(|event| event.at);
-        }
-        let bytes: usize = batch.iter().map(|event| event.bytes.len()).sum();
-        seen = seen.saturating_add(bytes);
-        let request_and_tape = request_held.saturating_add(seen.min(tape_bound));
-        let reserved = engine_held.saturating_add(exchange.reserve(bytes));
-        if !charge.try_set(request_and_tape.saturating_add(reserved)) {
-            // All inspections together hold `inspect.max_memory`: this one stops here and
-            // frees what it holds (its recording, its reassembly); the client is unaffected.
-            *recording = None;
-            drop(body);
-            let report = pool
-                .run(move || exchange.get().finish(BodyEnd::Lossy))
-                .await;
-            charge.release();
-            return (Inspected::of(report, None), true);
-        }
-        // A small trip runs on this task's thread when it needs no schema compiled and its
-        // schemas are plain; anything else goes to the pool (see `trip::HERE_BYTES`). Its
-        // held frames are kept there too, unless a spill append would write (blocking I/O):
-        // from that frame on they are kept on the pool (`trip::record_rest`).
-        let small = bytes <= HERE_BYTES;
-        if small {
-            exchange = match exchange.start_here() {
-                Some(exchange) => exchange,
+    // Not an `async fn`, which would keep the engine's start and the body's copy in its state
+    // beside the exchange and the batches they are moved into (as [`run`]).
+    async move {
+        let pool = &shared.analysis;
+        // What this exchange holds of the response is charged, not the bytes it has seen: the held
+        // recording's frames (what it took in, up to its in-memory bound) and what the engine holds
+        // (framing buffers and reassembly, `LazyExchange::held_bytes`). Before each trip the batch is
+        // reserved on top (`LazyExchange::reserve`), so the charge rises before the memory is taken; when
+        // the trip is back the charge is set to what is then held, up or down. On top of what the
+        // request body holds, charged already.
+        let request_held = charge.held();
+        let tape_bound = recording
+            .as_ref()
+            .map_or(0, ExchangeRecording::in_memory_bound);
+        let mut seen = 0usize;
+        let mut engine_held = 0usize;
+        let mut closed = false;
+        while !closed {
+            // Kept frames count against the tap's byte bound until they are fed (released below):
+            // a batch waiting for a pool thread is memory too.
+            let Some((batch, over)) = body.next().await else {
+                break;
+            };
+            closed = over;
+            if first_chunk.is_none() {
+                *first_chunk = batch.first().map(|event| event.at);
+            }
+            let bytes: usize = batch.iter().map(|event| event.bytes.len()).sum();
+            seen = seen.saturating_add(bytes);
+            let request_and_tape = request_held.saturating_add(seen.min(tape_bound));
+            let reserved = engine_held.saturating_add(exchange.reserve(bytes));
+            if !charge.try_set(request_and_tape.saturating_add(reserved)) {
+                // All inspections together hold `inspect.max_memory`: this one stops here and
+                // frees what it holds (its recording, its reassembly); the client is unaffected.
+                *recording = None;
+                drop(body);
+                let report = pool
+                    .run(move || Box::new(exchange.get().finish(BodyEnd::Lossy)))
+                    .await;
+                charge.release();
+                return (Inspected::of(report, None), true);
+            }
+            // A small trip runs on this task's thread when it needs no schema compiled and its
+            // schemas are plain; anything else goes to the pool (see `trip::HERE_BYTES`). Its
+            // held frames are kept there too, unless a spill append would write (blocking I/O):
+            // from that frame on they are kept on the pool (`trip::record_rest`).
+            let small = bytes <= HERE_BYTES;
+            if small {
+                exchange = match exchange.start_here() {
+                    Some(exchange) => exchange,
+                    None => return (Inspected::Panicked, false),
+                };
+            }
+            let here = small && exchange.plain();
+            shared.metrics.analysis_trip(here);
+            if closed {
+                // The body's last frames: fed and judged in the same trip below.
+                let end = body.end().await;
+                return finish(shared, here, exchange, Some(batch), recording, end).await;
+            }
+            // The tape goes along: on the pool a held one may append to the spill, blocking I/O
+            // like the engine's work is CPU, and both belong off the worker threads.
+            let mut tape = recording.take();
+            // Nothing will read the rest of this body once inspection stopped (a bound, or a body
+            // it does not inspect) and the recording is full: `feed` stops the tee's copies then.
+            let stop = body.copy_stop();
+            let fed = pool.run_where(here, move || {
+                let (mut exchange, plain) = exchange.started();
+                let rest = feed(&mut exchange, batch, &mut tape, stop.as_ref(), here);
+                let exchange = Box::new(exchange);
+                (LazyExchange::Started { exchange, plain }, tape, rest)
+            });
+            let rest;
+            (exchange, *recording, rest) = match fed.await {
+                Some(fed) => fed,
                 None => return (Inspected::Panicked, false),
             };
+            if !record_rest_on(shared, recording, rest).await {
+                return (Inspected::Panicked, false);
+            }
+            engine_held = exchange.held_bytes();
+            charge.set(request_and_tape.saturating_add(engine_held));
+            body.release(bytes);
         }
-        let here = small && exchange.plain();
+        // No frames left to feed: only the end-of-body checks.
+        let here = exchange.plain();
         shared.metrics.analysis_trip(here);
-        if closed {
-            // The body's last frames: fed and judged in the same trip below.
-            let end = body.end().await;
-            return finish(shared, here, exchange, Some(batch), recording, end).await;
-        }
-        // The tape goes along: on the pool a held one may append to the spill, blocking I/O
-        // like the engine's work is CPU, and both belong off the worker threads.
-        let mut tape = recording.take();
-        // Nothing will read the rest of this body once inspection stopped (a bound, or a body
-        // it does not inspect) and the recording is full: `feed` stops the tee's copies then.
-        let stop = body.copy_stop();
-        let fed = pool.run_where(here, move || {
-            let (mut exchange, plain) = exchange.started();
-            let rest = feed(&mut exchange, batch, &mut tape, stop.as_ref(), here);
-            let exchange = Box::new(exchange);
-            (LazyExchange::Started { exchange, plain }, tape, rest)
-        });
-        let rest;
-        (exchange, *recording, rest) = match fed.await {
-            Some(fed) => fed,
-            None => return (Inspected::Panicked, false),
-        };
-        if !record_rest_on(shared, recording, rest).await {
-            return (Inspected::Panicked, false);
-        }
-        engine_held = exchange.held_bytes();
-        charge.set(request_and_tape.saturating_add(engine_held));
-        body.release(bytes);
+        let end = body.end().await;
+        finish(shared, here, exchange, None, recording, end).await
     }
-    // No frames left to feed: only the end-of-body checks.
-    let here = exchange.plain();
-    shared.metrics.analysis_trip(here);
-    let end = body.end().await;
-    finish(shared, here, exchange, None, recording, end).await
 }
 
-/// The last trip: the remaining frames (if any), then the verdict; on this thread when `here`.
-async fn finish(
-    shared: &Inspection,
+/// The last trip: the remaining frames (if any), then the verdict; on this thread when `here`,
+/// at once (the future is then ready but for the recording's rest).
+fn finish<'a>(
+    shared: &'a Inspection,
     here: bool,
     exchange: LazyExchange,
     batch: Option<Vec<crate::tap::tee::TapEvent>>,
-    recording: &mut Option<ExchangeRecording>,
+    recording: &'a mut Option<ExchangeRecording>,
     end: Option<TapEnd>,
-) -> (Inspected, bool) {
+) -> impl Future<Output = (Inspected, bool)> + 'a {
     // The recording's outcome is the one vocabulary for endings: the same translation into the
     // engine's `BodyEnd` as `tooltap check` makes from the file.
     let body_end = recording::outcome(end.as_ref(), None)
         .body_end(end.as_ref().map_or(0, |end| end.dropped_frames));
     let mut tape = recording.take();
+    // Not an `async fn` (see [`analyse`]): the exchange and the batch go straight into the
+    // trip, and the future keeps only the way back.
     let judged = shared.analysis.run_where(here, move || {
         let mut exchange = exchange.get();
         // The body's last frames: nothing left to stop copying.
         let rest = batch.map(|batch| feed(&mut exchange, batch, &mut tape, None, here));
-        (exchange.finish(body_end), tape, rest.unwrap_or_default())
+        let report = Box::new(exchange.finish(body_end));
+        (report, tape, rest.unwrap_or_default())
     });
-    let Some((report, tape, rest)) = judged.await else {
-        return (Inspected::Panicked, false);
-    };
-    *recording = tape;
-    if !record_rest_on(shared, recording, rest).await {
-        return (Inspected::Panicked, false);
+    async move {
+        let Some((report, tape, rest)) = judged.await else {
+            return (Inspected::Panicked, false);
+        };
+        *recording = tape;
+        if !record_rest_on(shared, recording, rest).await {
+            return (Inspected::Panicked, false);
+        }
+        (Inspected::of(Some(report), end), false)
     }
-    (Inspected::of(Some(report), end), false)
 }
 
 /// The frames a trip on this thread left to the recording, kept on the pool (see

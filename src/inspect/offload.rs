@@ -21,6 +21,8 @@ use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
+use futures_util::future::Either;
+
 type Job = Box<dyn FnOnce() + Send>;
 
 /// The threads for engine work; shared by every inspector. The threads end when the last clone
@@ -143,34 +145,52 @@ impl AnalysisPool {
     }
 
     /// Runs `work` right here, on the inspector's own thread, when `here` (a small trip, see
-    /// [`super::trip::HERE_BYTES`]), else on a pool thread; `None` if it panicked.
-    pub async fn run_where<T: Send + 'static>(
+    /// [`super::trip::HERE_BYTES`]): at once, the future ready with its result; else on a pool
+    /// thread, when the future is polled. `None` if it panicked.
+    ///
+    /// Not an `async fn`: one would keep `work` (an exchange, a batch, a recording) in its
+    /// state twice, as its argument and inside [`AnalysisPool::run`]'s future, and every
+    /// inspector's future holds this one's state at each trip.
+    pub fn run_where<T: Send + 'static>(
         &self,
         here: bool,
         work: impl FnOnce() -> T + Send + 'static,
-    ) -> Option<T> {
+    ) -> impl Future<Output = Option<T>> + '_ {
         if here {
-            return catch_unwind(AssertUnwindSafe(work)).ok();
+            Either::Left(std::future::ready(
+                catch_unwind(AssertUnwindSafe(work)).ok(),
+            ))
+        } else {
+            Either::Right(self.run(work))
         }
-        self.run(work).await
     }
 
-    /// Runs `work` on a pool thread; `None` if it panicked (the panic hook has printed it) or
-    /// the runtime is shutting down.
-    pub async fn run<T: Send + 'static>(
+    /// Runs `work` on a pool thread, queued at once; the future gives its result, `None` if it
+    /// panicked (the panic hook has printed it) or the runtime is shutting down. Not an
+    /// `async fn`, for the reason [`AnalysisPool::run_where`] gives: its future holds only the
+    /// way back.
+    pub fn run<T: Send + 'static>(
         &self,
         work: impl FnOnce() -> T + Send + 'static,
-    ) -> Option<T> {
+    ) -> impl Future<Output = Option<T>> {
         let (done, result) = tokio::sync::oneshot::channel();
         let job: Job = Box::new(move || {
             // The inspector may have gone away (shutdown): nobody to tell then.
             let _ = done.send(catch_unwind(AssertUnwindSafe(work)).ok());
         });
-        match &self.queue {
-            Some(queue) => queue.0.push(job),
-            None => tokio::task::spawn_blocking(job).await.ok()?,
+        let blocking = match &self.queue {
+            Some(queue) => {
+                queue.0.push(job);
+                None
+            }
+            None => Some(tokio::task::spawn_blocking(job)),
+        };
+        async move {
+            if let Some(blocking) = blocking {
+                blocking.await.ok()?;
+            }
+            result.await.ok().flatten()
         }
-        result.await.ok().flatten()
     }
 }
 

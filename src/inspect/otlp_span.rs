@@ -27,7 +27,7 @@ use crate::otlp::{AnyValue, KeyValue, SpanData, SpanEvent, Spans, TraceParent};
 #[derive(Debug, Default)]
 pub(super) struct TraceSeed {
     /// The client's `traceparent` (and `tracestate`), when valid.
-    pub parent: Option<TraceParent>,
+    pub parent: Option<Box<TraceParent>>,
     /// From sending the request upstream to the response head.
     pub ttfb: Option<Duration>,
     /// When the first response frame reached the tee.

@@ -8,6 +8,7 @@
 use std::time::{Instant, SystemTime};
 
 use bytes::Bytes;
+use futures_util::future::Either;
 
 use super::ExchangeLabel;
 use super::held::{Cut, HeldFrames};
@@ -103,13 +104,13 @@ pub(super) fn enforced_line(cut: &EnforceCut) -> EnforcedLine {
 /// One exchange's recording as the inspector keeps it.
 pub(super) enum ExchangeRecording {
     /// `all` mode: every part goes to the recorder as it arrives.
-    Live(RecordingHandle),
+    Live(Box<RecordingHandle>),
     /// `violations` mode: frames stay here until the verdict, and the recording is made only
     /// when the exchange has violations. A clean exchange (the common case) then costs no
     /// redaction, no JSON re-parse of the request, no file. [`HeldFrames`] keeps them compactly
     /// (a small block in memory, the rest spilled); past its bounds the rest is not kept, the
     /// recording ends `truncated`, and the verdict is still computed from the whole stream.
-    Held(HeldFrames),
+    Held(Box<HeldFrames>),
 }
 
 /// What a held recording needs at the end, besides its frames.
@@ -154,12 +155,14 @@ impl ExchangeRecording {
     ) -> Option<ExchangeRecording> {
         match recorder.mode() {
             RecordMode::Off => None,
-            RecordMode::All => begin(recorder, label, seed).map(ExchangeRecording::Live),
-            RecordMode::Violations => Some(ExchangeRecording::Held(HeldFrames::new(
+            RecordMode::All => {
+                begin(recorder, label, seed).map(|handle| ExchangeRecording::Live(Box::new(handle)))
+            }
+            RecordMode::Violations => Some(ExchangeRecording::Held(Box::new(HeldFrames::new(
                 hold.max,
                 hold.in_memory,
                 hold.spill.clone(),
-            ))),
+            )))),
         }
     }
 
@@ -213,55 +216,68 @@ impl ExchangeRecording {
     }
 
     /// Finish: a live recording ends; a held one is written only when there are violations,
-    /// its spilled frames read back on the analysis pool.
-    pub(super) async fn finish(
+    /// its spilled frames read back on the analysis pool. The future is ready at once but for
+    /// that write, which alone is boxed: inline, its future would be the largest part of every
+    /// inspector's state, and a clean exchange (the common case) never takes it.
+    pub(super) fn finish<'a>(
         self,
-        finish: RecordingFinish<'_>,
-        pool: &AnalysisPool,
-        metrics: &Metrics,
-    ) -> bool {
-        let held = match self {
+        finish: RecordingFinish<'a>,
+        pool: &'a AnalysisPool,
+        metrics: &'a Metrics,
+    ) -> impl Future<Output = bool> + 'a {
+        match self {
             ExchangeRecording::Live(handle) => {
                 handle.finish(finish.end);
-                return true;
+                Either::Left(std::future::ready(true))
             }
-            ExchangeRecording::Held(held) => held,
-        };
-        let mut finish = finish;
-        if finish.end.violations.is_empty() {
-            return false;
+            ExchangeRecording::Held(_) if finish.end.violations.is_empty() => {
+                Either::Left(std::future::ready(false))
+            }
+            ExchangeRecording::Held(held) => {
+                Either::Right(Box::pin(write_held(held, finish, pool, metrics)))
+            }
         }
-        let cut = held.cut();
-        if cut == Some(Cut::SpillFull) {
-            metrics.limit_hit("held_spill", "inspect");
-        }
-        let Some((frames, failed)) = pool.run(move || held.load()).await else {
-            return false;
-        };
-        if let Some(error) = &failed {
-            tracing::warn!(
-                exchange = &*finish.label.id,
-                route = &*finish.label.route,
-                %error,
-                "held frames could not be read back; the recording is truncated"
-            );
-        }
-        let Some(mut handle) = begin(finish.recorder, finish.label, finish.seed) else {
-            return false;
-        };
-        handle.request_body(finish.request_body);
-        let headers = finish
-            .headers
-            .map(DetachedHeaders::to_map)
-            .unwrap_or_default();
-        handle.response_head(finish.status, &headers);
-        for (bytes, at) in &frames {
-            handle.frame(bytes, *at);
-        }
-        if cut.is_some() || failed.is_some() {
-            finish.end.outcome = Outcome::FramesLost;
-        }
-        handle.finish(finish.end);
-        true
     }
+}
+
+/// A held recording's frames written as a recording, its spilled ones read back on the pool;
+/// `false` when nothing could be written.
+async fn write_held(
+    held: Box<HeldFrames>,
+    mut finish: RecordingFinish<'_>,
+    pool: &AnalysisPool,
+    metrics: &Metrics,
+) -> bool {
+    let cut = held.cut();
+    if cut == Some(Cut::SpillFull) {
+        metrics.limit_hit("held_spill", "inspect");
+    }
+    let Some((frames, failed)) = pool.run(move || held.load()).await else {
+        return false;
+    };
+    if let Some(error) = &failed {
+        tracing::warn!(
+            exchange = &*finish.label.id,
+            route = &*finish.label.route,
+            %error,
+            "held frames could not be read back; the recording is truncated"
+        );
+    }
+    let Some(mut handle) = begin(finish.recorder, finish.label, finish.seed) else {
+        return false;
+    };
+    handle.request_body(finish.request_body);
+    let headers = finish
+        .headers
+        .map(DetachedHeaders::to_map)
+        .unwrap_or_default();
+    handle.response_head(finish.status, &headers);
+    for (bytes, at) in &frames {
+        handle.frame(bytes, *at);
+    }
+    if cut.is_some() || failed.is_some() {
+        finish.end.outcome = Outcome::FramesLost;
+    }
+    handle.finish(finish.end);
+    true
 }

@@ -440,8 +440,8 @@ fn a_trip_stops_the_copies_at_the_frame_after_which_nothing_reads_the_body() {
             .collect()
     };
     // A held recording of at most 4 KiB, which still takes the first 2 KiB.
-    let mut tape = Some(ExchangeRecording::Held(super::held::HeldFrames::new(
-        4096, 1024, None,
+    let mut tape = Some(ExchangeRecording::Held(Box::new(
+        super::held::HeldFrames::new(4096, 1024, None),
     )));
     let event = "data: {\"id\":\"c\",\"choices\":[]}\n\n".to_owned();
     feed(
@@ -489,10 +489,8 @@ fn a_trip_here_leaves_the_frames_whose_spill_append_would_write_to_the_pool_and_
     let mut exchange = started_stream(EngineConfig::default());
     let dir = crate::test_dir::TestDir::new("trip-here-spill");
     let spill = super::Spill::new(dir.join("spill"), 1 << 20);
-    let mut tape = Some(ExchangeRecording::Held(super::held::HeldFrames::new(
-        1 << 20,
-        256,
-        Some(spill),
+    let mut tape = Some(ExchangeRecording::Held(Box::new(
+        super::held::HeldFrames::new(1 << 20, 256, Some(spill)),
     )));
     let events: Vec<Bytes> = (0..20)
         .map(|i| {
@@ -617,4 +615,55 @@ async fn a_small_response_copied_framed_is_judged_as_the_streamed_copy_is() {
     assert_eq!(framed, streamed);
     assert!(framed.0.expect("judged").violations.is_empty());
     assert!(framed.1.contains("reason=\"lossy\"} 1"), "{}", framed.1);
+}
+
+/// The largest allocation glibc serves from its per-thread cache; a larger one takes its slow
+/// path (a search of its bins, and first a consolidation of its free lists).
+const GLIBC_CACHED_MAX: usize = 1032;
+
+#[test]
+fn every_inspector_task_and_its_boxed_analysis_are_allocations_glibc_serves_from_its_cache() {
+    // `proxy::admission::spawn` boxes the inspection's future with its permit and its verdict
+    // board guard mapped on; `run` boxes the response's analysis apart. A future grown past the
+    // bound (a large local kept across an await, an `async fn`'s argument kept beside what it
+    // was moved into) costs every exchange glibc's slow path and a copy of the whole future.
+    let shared = inspection();
+    let (_request, request) = oneshot::channel();
+    let (_response, response) = oneshot::channel();
+    let task = run(Arc::clone(&shared), chat_job("sizes", request, response));
+    let task_size = std::mem::size_of_val(&task)
+        + size_of::<tokio::sync::OwnedSemaphorePermit>()
+        + size_of::<verdicts::FinishGuard>();
+    assert!(
+        task_size <= GLIBC_CACHED_MAX,
+        "the inspector's task: {task_size} bytes"
+    );
+    let mut recording = None;
+    let mut charge = shared.memory.charge().expect("within the budget");
+    let mut first_chunk = None;
+    let (_tap, body) = tee::tap_bounded(8, 1 << 16);
+    let copy = response_part("application/json", body);
+    let start = Start {
+        engine: Arc::clone(&shared.engine),
+        schemas: Arc::clone(&shared.schemas),
+        dialect: crate::engine::Dialect::Chat,
+        request: StartRequest {
+            body: None,
+            head: RequestHead::default(),
+        },
+        head: copy.head,
+    };
+    let analysis = analyse(
+        &shared,
+        start,
+        copy.body,
+        &mut recording,
+        &mut charge,
+        &mut first_chunk,
+    );
+    let analysis_size = std::mem::size_of_val(&analysis);
+    assert!(
+        analysis_size <= GLIBC_CACHED_MAX,
+        "the analysis: {analysis_size} bytes"
+    );
 }

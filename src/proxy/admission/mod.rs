@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
+use futures_util::FutureExt;
 use http::HeaderMap;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
@@ -271,11 +272,13 @@ fn spawn(
     permit: OwnedSemaphorePermit,
     verdict: FinishGuard,
 ) {
-    let task = async move {
-        let findings = inspect::run(inspection, job).await;
+    // The inspection's future with its end mapped on, not an async block around it: captured
+    // there, the job (or the future, awaited) would keep its room in the task's state beside
+    // the future it was moved into.
+    let task = inspect::run(inspection, job).map(move |findings| {
         drop(permit);
         verdict.judged(findings);
-    };
+    });
     // Boxed where it is made: the inspector's future is large, and each move on the way into
     // the task's cell, and its stage changes there, would copy it whole (see
     // docs/benchmarks.md#inspector-boxed).
