@@ -187,7 +187,9 @@ async fn run(
     match held.filter(|_| enforce).zip(ctx.dialect) {
         Some((request_body, dialect)) => {
             let inspection = state.admission.inspection();
-            enforce::response(
+            // Boxed: enforce mode alone takes it, and inline its future would be a large part
+            // of every request's service future (see `upstream::pool::Pool::checkout`).
+            Box::pin(enforce::response(
                 &inspection.engine,
                 &inspection.schemas,
                 dialect,
@@ -203,7 +205,7 @@ async fn run(
                 response,
                 state.config.inspect.enforce_status,
                 cut,
-            )
+            ))
             .await
         }
         None => response,

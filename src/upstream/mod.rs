@@ -137,55 +137,63 @@ impl UpstreamClient {
     }
 
     /// Send `request` to `upstream` and wait for the response head.
-    pub async fn send(
-        &self,
-        upstream: &UpstreamUrl,
+    ///
+    /// Not an `async fn`: one would keep the request in its state twice (its argument, and
+    /// the request rebuilt without its absolute URI), and this future is part of every
+    /// request's service future, which hyper moves whole into its slot.
+    pub fn send<'a>(
+        &'a self,
+        upstream: &'a UpstreamUrl,
         request: Request<RequestBody>,
-    ) -> Result<Response<ResponseBody>, UpstreamError> {
+    ) -> impl Future<Output = Result<Response<ResponseBody>, UpstreamError>> + 'a {
         let pool = self.pool(upstream);
-        let (mut parts, body) = request.into_parts();
-        let absolute = std::mem::take(&mut parts.uri);
-        let mut request = Request::from_parts(parts, body);
-        let mut fresh = false;
-        loop {
-            let Checkout { conn, reused } = pool.checkout(fresh).await?;
-            let sent = match conn {
-                Conn::H1(mut sender) => {
-                    *request.uri_mut() = origin_form(&absolute);
-                    sender
-                        .try_send_request(request)
-                        .await
-                        .map(|response| (response, Some(sender)))
-                }
-                Conn::H2(mut sender) => {
-                    *request.uri_mut() = absolute.clone();
-                    sender
-                        .try_send_request(request)
-                        .await
-                        .map(|response| (response, None))
-                }
-            };
-            match sent {
-                Ok((response, sender)) => {
-                    let lease = sender.map(|sender| Lease {
-                        sender,
-                        pool: pool.clone(),
-                    });
-                    return Ok(response.map(|incoming| ResponseBody::new(incoming, lease)));
-                }
-                Err(mut error) => match error.take_message() {
-                    Some(unsent) if reused && !fresh => {
-                        tracing::debug!(
-                            upstream = upstream.as_str(),
-                            error = %error.error(),
-                            "a pooled upstream connection closed before the request was sent: \
-                             sending it on a new connection"
-                        );
-                        request = unsent;
-                        fresh = true;
+        let (absolute, mut request) = {
+            let (mut parts, body) = request.into_parts();
+            let absolute = std::mem::take(&mut parts.uri);
+            (absolute, Request::from_parts(parts, body))
+        };
+        async move {
+            let mut fresh = false;
+            loop {
+                let Checkout { conn, reused } = pool.checkout(fresh).await?;
+                let sent = match conn {
+                    Conn::H1(mut sender) => {
+                        *request.uri_mut() = origin_form(&absolute);
+                        sender
+                            .try_send_request(request)
+                            .await
+                            .map(|response| (response, Some(sender)))
                     }
-                    _ => return Err(UpstreamError::Request(error.into_error())),
-                },
+                    Conn::H2(mut sender) => {
+                        *request.uri_mut() = absolute.clone();
+                        sender
+                            .try_send_request(request)
+                            .await
+                            .map(|response| (response, None))
+                    }
+                };
+                match sent {
+                    Ok((response, sender)) => {
+                        let lease = sender.map(|sender| Lease {
+                            sender,
+                            pool: pool.clone(),
+                        });
+                        return Ok(response.map(|incoming| ResponseBody::new(incoming, lease)));
+                    }
+                    Err(mut error) => match error.take_message() {
+                        Some(unsent) if reused && !fresh => {
+                            tracing::debug!(
+                                upstream = upstream.as_str(),
+                                error = %error.error(),
+                                "a pooled upstream connection closed before the request was sent: \
+                                 sending it on a new connection"
+                            );
+                            request = unsent;
+                            fresh = true;
+                        }
+                        _ => return Err(UpstreamError::Request(error.into_error())),
+                    },
+                }
             }
         }
     }

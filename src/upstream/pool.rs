@@ -126,10 +126,13 @@ impl Pool {
         if !fresh && let Some(reused) = self.reuse() {
             return Ok(reused);
         }
+        // Opening and waiting are boxed: inline, their futures would be most of every
+        // request's service future, which hyper moves whole into its slot for each request,
+        // while a request on a kept-alive connection (the common case) takes neither.
         if let Ok(permit) = self.permits.clone().try_acquire_owned() {
-            return self.open(permit).await;
+            return Box::pin(self.open(permit)).await;
         }
-        self.wait(fresh).await
+        Box::pin(self.wait(fresh)).await
     }
 
     async fn wait(&self, fresh: bool) -> Result<Checkout, UpstreamError> {

@@ -22,6 +22,8 @@ pub type UpstreamBody = idle::IdleBody<ResponseBody>;
 
 use std::time::Duration;
 
+use futures_util::FutureExt;
+use futures_util::future::Either;
 use http::{Method, Request, Response, Version};
 
 use crate::config::Config;
@@ -86,12 +88,34 @@ impl Forwarder {
     }
 
     /// Send `request` to `route`'s upstream and wait for the response head (not the body).
-    pub async fn send(
+    ///
+    /// Not an `async fn`: the request is checked and made ready for the upstream here, and the
+    /// future is the upstream client's, timed and mapped; an `async fn` would keep the request
+    /// and its parts in its state beside that future, which is part of every request's service
+    /// future (hyper moves it whole into its slot for each request).
+    pub fn send<'a>(
+        &'a self,
+        ctx: &'a ExchangeCtx,
+        route: &'a Route,
+        request: Request<RequestBody>,
+    ) -> impl Future<Output = Result<Response<UpstreamBody>, ProxyError>> + 'a {
+        let request = match self.upstream_request(ctx, route, request) {
+            Ok(request) => request,
+            Err(error) => return Either::Left(std::future::ready(Err(error))),
+        };
+        let pending = self.client.send(&route.upstream, request);
+        let timed = tokio::time::timeout(self.first_byte_timeout, pending);
+        Either::Right(timed.map(move |answered| self.response_head(ctx, route, answered)))
+    }
+
+    /// The request as the upstream gets it: its URI, headers and version rewritten, its body
+    /// under the request body's deadlines.
+    fn upstream_request(
         &self,
         ctx: &ExchangeCtx,
         route: &Route,
         request: Request<RequestBody>,
-    ) -> Result<Response<UpstreamBody>, ProxyError> {
+    ) -> Result<Request<crate::upstream::RequestBody>, ProxyError> {
         let (mut parts, request_body) = request.into_parts();
         if parts.method == Method::CONNECT {
             return Err(ProxyError::BadRequest(
@@ -118,11 +142,23 @@ impl Forwarder {
             self.request_body_min_rate,
             self.metrics.as_ref().map(|counter| counter.0.clone()),
         );
-        let pending = self.client.send(
-            &route.upstream,
-            Request::from_parts(parts, http_body_util::BodyExt::boxed_unsync(request_body)),
-        );
-        let response = match tokio::time::timeout(self.first_byte_timeout, pending).await {
+        Ok(Request::from_parts(
+            parts,
+            http_body_util::BodyExt::boxed_unsync(request_body),
+        ))
+    }
+
+    /// What the upstream answered within the first-byte timeout, as the client will get it.
+    fn response_head(
+        &self,
+        ctx: &ExchangeCtx,
+        route: &Route,
+        answered: Result<
+            Result<Response<crate::upstream::ResponseBody>, crate::upstream::UpstreamError>,
+            tokio::time::error::Elapsed,
+        >,
+    ) -> Result<Response<UpstreamBody>, ProxyError> {
+        let response = match answered {
             Ok(Ok(response)) => response,
             Ok(Err(error)) => {
                 return Err(classify::upstream_error(
