@@ -283,9 +283,6 @@ pub fn run(
         if let (Some(tape), Some(headers)) = (recording.as_mut(), headers.as_ref()) {
             tape.response_head(status, headers);
         }
-        // Boxed: with the response's analysis inline, this future (every inspector's task)
-        // would be past what glibc serves from its per-thread cache (see
-        // docs/benchmarks.md#inspector-boxed); both boxes are within it.
         // The engine starts (the request parsed, its schemas compiled) on the first trip to
         // the pool, together with the first frames; a buffered response whose end is already
         // known then costs one trip in all (each trip is two cross-thread wake-ups, a large
@@ -300,6 +297,9 @@ pub fn run(
             },
             head,
         };
+        // Boxed: with the response's analysis inline, this future (every inspector's task)
+        // would be past what glibc serves from its per-thread cache (see
+        // docs/benchmarks.md#inspector-boxed); both boxes are within it.
         let analysing = Box::pin(analyse(
             &shared,
             start,

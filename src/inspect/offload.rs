@@ -145,8 +145,8 @@ impl AnalysisPool {
     }
 
     /// Runs `work` right here, on the inspector's own thread, when `here` (a small trip, see
-    /// [`super::trip::HERE_BYTES`]): at once, the future ready with its result; else on a pool
-    /// thread, when the future is polled. `None` if it panicked.
+    /// [`super::trip::HERE_BYTES`]): at once, the future ready with its result; else queued to
+    /// a pool thread at once ([`AnalysisPool::run`]). `None` if it panicked.
     ///
     /// Not an `async fn`: one would keep `work` (an exchange, a batch, a recording) in its
     /// state twice, as its argument and inside [`AnalysisPool::run`]'s future, and every
