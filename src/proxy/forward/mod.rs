@@ -31,8 +31,11 @@ use crate::proxy::error::{ProxyError, TimeoutPhase};
 use crate::proxy::exchange::ExchangeCtx;
 use crate::route::Route;
 use crate::tls::{self, TlsError};
-use crate::upstream::{PoolSettings, ResponseBody, UpstreamClient};
+use crate::upstream::{PoolSettings, ResponseBody, UpstreamClient, UpstreamError};
 use body::RequestBody;
+
+/// The upstream's answer to a request, or the first-byte timeout's.
+type Answered = Result<Result<Response<ResponseBody>, UpstreamError>, tokio::time::error::Elapsed>;
 
 pub use crate::upstream::{UPSTREAM_MAX_HEAD_BYTES, UPSTREAM_MAX_HEADERS};
 
@@ -153,10 +156,7 @@ impl Forwarder {
         &self,
         ctx: &ExchangeCtx,
         route: &Route,
-        answered: Result<
-            Result<Response<crate::upstream::ResponseBody>, crate::upstream::UpstreamError>,
-            tokio::time::error::Elapsed,
-        >,
+        answered: Answered,
     ) -> Result<Response<UpstreamBody>, ProxyError> {
         let response = match answered {
             Ok(Ok(response)) => response,
