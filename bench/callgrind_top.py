@@ -10,6 +10,10 @@ Usage: bench/callgrind_top.py UNITS DUMP [DUMP...] [--top N] [--calls REGEX]
   --top N        the N most expensive functions by exclusive instructions (default 40)
   --calls REGEX  also: calls per unit and inclusive instructions per unit of the functions
                  matching REGEX, with their two main callers
+  --apart REGEX  also: the instructions per unit spent in calls to the functions matching
+                 REGEX from functions that do not match it (so nested matches count once), and
+                 the total without them (bench/profile: the admin listener's /metrics answers
+                 that its settling loop asks for inside the measured window)
 """
 
 import argparse
@@ -24,13 +28,15 @@ def is_cost_line(line):
 
 
 def read(paths):
-    """Per function of the last dump: exclusive cost, calls, inclusive cost, callers."""
+    """Per function of the last dump: exclusive cost, calls, inclusive cost, callers, and the
+    inclusive cost per call edge (caller, callee)."""
     names = {}
     for path in paths:
         exclusive = collections.Counter()
         calls = collections.Counter()
         inclusive = collections.Counter()
         callers = collections.defaultdict(collections.Counter)
+        edges = collections.Counter()
         function = callee = pending = None
         with open(path, errors="replace") as dump:
             for line in dump:
@@ -61,10 +67,11 @@ def read(paths):
                 if pending is not None:
                     # The line after `calls=` is the call's inclusive cost, not the caller's own.
                     inclusive[pending] += cost
+                    edges[(function, pending)] += cost
                     pending = None
                 else:
                     exclusive[function] += cost
-    return exclusive, calls, inclusive, callers
+    return exclusive, calls, inclusive, callers, edges
 
 
 def main():
@@ -73,10 +80,17 @@ def main():
     parser.add_argument("dumps", nargs="+")
     parser.add_argument("--top", type=int, default=40)
     parser.add_argument("--calls")
+    parser.add_argument("--apart")
     args = parser.parse_args()
-    exclusive, calls, inclusive, callers = read(args.dumps)
+    exclusive, calls, inclusive, callers, edges = read(args.dumps)
     total = sum(exclusive.values())
     print(f"{total / args.units:,.0f} instructions per unit ({total:,} in {args.dumps[-1]})")
+    if args.apart:
+        apart = re.compile(args.apart)
+        cost = sum(cost for (caller, callee), cost in edges.items()
+                   if apart.search(callee) and not apart.search(caller or ""))
+        print(f"{cost / args.units:,.0f} per unit in calls to {args.apart}; "
+              f"{(total - cost) / args.units:,.0f} per unit without them")
     print("exclusive per unit  function")
     for function, cost in exclusive.most_common(args.top):
         print(f"{cost / args.units:>19,.1f}  {function[:160]}")
