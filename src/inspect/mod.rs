@@ -514,6 +514,13 @@ fn analyse(
             // held frames are kept there too, unless a spill append would write (blocking I/O):
             // from that frame on they are kept on the pool (`trip::record_rest`).
             let small = bytes <= HERE_BYTES;
+            if small && !closed {
+                // The middle of a stream, whose trip may run right here: the frames that arrived
+                // with this batch's wake-up (other streams' events, due at the same instants) are
+                // forwarded first. Tokio wakes a yielded task after the tasks already queued and
+                // the I/O that is ready (see docs/benchmarks.md#forwarding-first).
+                tokio::task::yield_now().await;
+            }
             if small {
                 exchange = match exchange.start_here() {
                     Some(exchange) => exchange,

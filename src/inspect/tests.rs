@@ -667,3 +667,42 @@ fn every_inspector_task_and_its_boxed_analysis_are_allocations_glibc_serves_from
         "the analysis: {analysis_size} bytes"
     );
 }
+
+#[tokio::test]
+async fn a_trip_in_the_middle_of_a_stream_runs_after_the_tasks_woken_with_it() {
+    let shared = inspection();
+    let (request_tap, request_rx) = request_copy(&shared);
+    let (response_tx, response_rx) = oneshot::channel();
+    let job = chat_job("t-1", request_rx, response_rx);
+    let task = tokio::spawn(run(shared.clone(), job));
+    let request = TeeBody::new(
+        Full::new(Bytes::from_static(b"{\"stream\":true}")),
+        request_tap,
+    );
+    request.collect().await.expect("request body");
+    let (mut tap, body_rx) = tee::tap(2 * gather::BATCH);
+    assert!(
+        response_tx
+            .send(response_part("text/event-stream", body_rx))
+            .is_ok()
+    );
+    let event = Bytes::from_static(b"data: {\"id\":\"c\",\"choices\":[]}\n\n");
+    // The first frame starts a batch; the inspector takes it and waits for more.
+    Sink::copy(&mut tap, &event);
+    for _ in 0..8 {
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(trips(&shared.metrics), (0, 0));
+    // A full batch waiting wakes the inspector; a task woken after it (as a connection is, by
+    // the next event) runs before its trip does.
+    for _ in 0..gather::BATCH {
+        Sink::copy(&mut tap, &event);
+    }
+    let metrics = Arc::clone(&shared.metrics);
+    let woken_after = tokio::spawn(async move { trips(&metrics) });
+    assert_eq!(woken_after.await.expect("task"), (0, 0));
+    Sink::finish(tap, tee::Ending::Complete);
+    finished(task).await;
+    // The trip was only put off: it ran on the inspector, and so did the body's last.
+    assert_eq!(trips(&shared.metrics), (2, 0));
+}
