@@ -37,7 +37,9 @@ use crate::tap::tee::{self, TeeBody};
 use crate::tap::verdict::CutSender;
 use crate::tap::whole::{self, WholeCopy};
 use crate::violations_file::ViolationsFile;
+use crew::Crew;
 
+mod crew;
 mod drain;
 pub use drain::{Drained, deadline as drain_deadline};
 
@@ -59,6 +61,8 @@ pub struct Admission {
     begun: AtomicU64,
     /// The last exchanges' verdicts, for `GET /__tooltap/verdicts`.
     verdicts: Arc<Verdicts>,
+    /// The tasks the inspections run on, kept between exchanges.
+    crew: Arc<Crew>,
 }
 
 /// An exchange admitted to inspection: the service hands it the upstream's response.
@@ -138,6 +142,7 @@ impl Admission {
             tap_bytes: tee::DEFAULT_TAP_BYTES,
             begun: AtomicU64::new(0),
             verdicts: Arc::default(),
+            crew: Arc::default(),
         }
     }
 
@@ -155,7 +160,7 @@ impl Admission {
         self.begun.load(Ordering::Relaxed)
     }
 
-    /// Admit: tee the request body and spawn the inspector, or forward untapped when no
+    /// Admit: tee the request body and start the inspector, or forward untapped when no
     /// permit is free. Call inside the exchange's span; the inspector task inherits it.
     pub fn begin(
         &self,
@@ -198,7 +203,7 @@ impl Admission {
         Some(admitted)
     }
 
-    /// Take a permit and spawn the inspector; `None` (counted `skipped`) when none is free.
+    /// Take a permit and start the inspector on a crew member's task; `None` (counted `skipped`) when none is free.
     /// The client's trace context, read only when OpenTelemetry export is on.
     fn trace_parent(&self, head: &http::request::Parts) -> Option<Box<crate::otlp::TraceParent>> {
         self.inspection.otlp.as_ref()?;
@@ -254,7 +259,7 @@ impl Admission {
         };
         // On the board before the response goes out: a client holding the id finds it there.
         let verdict = FinishGuard::begin(self.verdicts.clone(), job.label.id.clone());
-        spawn(self.inspection.clone(), job, permit, verdict);
+        start_inspection(&self.crew, self.inspection.clone(), job, permit, verdict);
         let admitted = Admitted {
             response: response_tx,
             tap_frames: self.tap_frames,
@@ -266,7 +271,9 @@ impl Admission {
     }
 }
 
-fn spawn(
+/// The inspection of `job` on a crew member's task.
+fn start_inspection(
+    crew: &Arc<Crew>,
     inspection: Arc<Inspection>,
     job: InspectJob,
     permit: OwnedSemaphorePermit,
@@ -279,10 +286,9 @@ fn spawn(
         drop(permit);
         verdict.judged(findings);
     });
-    // Boxed where it is made: the inspector's future is large, and each move on the way into
-    // the task's cell, and its stage changes there, would copy it whole (see
-    // docs/benchmarks.md#inspector-boxed).
-    tokio::spawn(Box::pin(task).instrument(tracing::Span::current()));
+    // Boxed where it is made: the inspector's future is large, and each move on the way to the
+    // crew member's task would copy it whole (see docs/benchmarks.md#inspector-boxed).
+    crew.run(Box::pin(task.instrument(tracing::Span::current())));
 }
 
 impl Admitted {
