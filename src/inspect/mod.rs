@@ -201,8 +201,9 @@ pub struct InspectJob {
     pub response: oneshot::Receiver<ResponsePart>,
     /// Enforce mode's verdict: an [`crate::tap::verdict::EnforceCut`] when it cut the stream or refused the body on
     /// purpose (the end the tap then sees is tooltap's doing, not a client that went away);
-    /// closed without one when it let the response pass or the route does not enforce.
-    pub enforced: CutReceiver,
+    /// closed without one when it let the response pass. `None` when the exchange is not
+    /// enforced (no channel is made for it).
+    pub enforced: Option<CutReceiver>,
     /// What a recording needs, when a recorder is on.
     pub recording: Option<RecordingSeed>,
     /// The client's W3C trace context (`traceparent`, `tracestate`), when OpenTelemetry export
@@ -314,7 +315,10 @@ pub fn run(
             .response_duration(&label.route, head_at.elapsed());
         // Awaited, not read: the decision is final once the sender is used or dropped, which
         // happens when enforce mode judged the body (buffered) or the response is done (stream).
-        let cut = enforced.await.ok();
+        let cut = match enforced {
+            Some(enforced) => enforced.await.ok(),
+            None => None,
+        };
         if let Some(turn) = mcp_turn
             && let Inspected::Judged { report, end } = &mut outcome
         {

@@ -62,7 +62,7 @@ fn chat_job(
         },
         request,
         response,
-        enforced: crate::tap::verdict::channel().1,
+        enforced: Some(crate::tap::verdict::channel().1),
         recording: None,
         trace: None,
     }

@@ -107,7 +107,7 @@ async fn run(
     let (mut request_body, mut admitted) = if inspect {
         state
             .admission
-            .begin(ctx, &parts, route.upstream.as_str(), incoming)
+            .begin(ctx, &parts, route.upstream.as_str(), incoming, enforce)
     } else {
         (body::from_client(incoming), None)
     };

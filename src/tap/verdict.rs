@@ -41,7 +41,8 @@ pub fn channel() -> (CutSender, CutReceiver) {
 }
 
 impl CutSender {
-    /// A sender that tells nobody (enforce mode without an inspector).
+    /// A sender that tells nobody (an exchange not enforced, or enforce mode without an
+    /// inspector).
     pub fn none() -> CutSender {
         CutSender(None)
     }

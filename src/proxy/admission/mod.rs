@@ -71,7 +71,8 @@ pub struct Admitted {
     tap_frames: usize,
     tap_bytes: usize,
     /// Enforce mode's half of the verdict channel: it tells the inspector when it cuts the
-    /// response on purpose. Taken by the service when the route enforces; dropped otherwise.
+    /// response on purpose. Taken by the service when the route enforces; a sender that tells
+    /// nobody otherwise (no channel is made for an exchange that is not enforced).
     pub cut: CutSender,
     /// Whether a recording wants the response headers.
     records: bool,
@@ -162,19 +163,21 @@ impl Admission {
 
     /// Admit: tee the request body and start the inspector, or forward untapped when no
     /// permit is free. Call inside the exchange's span; the inspector task inherits it.
+    /// `enforce`: the route enforces, so the inspector waits for enforce mode's decision.
     pub fn begin(
         &self,
         ctx: &ExchangeCtx,
         head: &http::request::Parts,
         upstream: &str,
         request: Incoming,
+        enforce: bool,
     ) -> (RequestBody, Option<Admitted>) {
         // Only a recorder needs the request's head; observe-only traffic copies nothing.
         let recording = (self.inspection.recorder.as_ref())
             .map(|_| RecordingSeed::of(SystemTime::now(), upstream, &ctx.path, head));
         let request_head = self.inspection.request_head(ctx.dialect, head);
         let trace = self.trace_parent(head);
-        match self.start(ctx, request_head, trace, recording) {
+        match self.start(ctx, request_head, trace, recording, enforce) {
             Some((tap, admitted)) => (
                 body::from_client_tee(TeeBody::new(request, tap)),
                 Some(admitted),
@@ -195,7 +198,7 @@ impl Admission {
     ) -> Option<Admitted> {
         let request_head = self.inspection.request_head(ctx.dialect, head);
         let trace = self.trace_parent(head);
-        let (tap, admitted) = self.start(ctx, request_head, trace, recording)?;
+        let (tap, admitted) = self.start(ctx, request_head, trace, recording, false)?;
         let copied = TeeBody::new(Full::new(body.clone()), tap).collect().await;
         if let Err(never) = copied {
             match never {}
@@ -216,6 +219,7 @@ impl Admission {
         request_head: RequestHead,
         trace: Option<Box<crate::otlp::TraceParent>>,
         recording: Option<RecordingSeed>,
+        enforce: bool,
     ) -> Option<(WholeCopy, Admitted)> {
         let Some(dialect) = ctx.dialect else {
             self.inspection
@@ -241,7 +245,14 @@ impl Admission {
             self.inspection.memory.empty_charge(),
         );
         let (response_tx, response_rx) = oneshot::channel();
-        let (cut, cut_rx) = crate::tap::verdict::channel();
+        // Only an enforced exchange has a decision to tell its inspector.
+        let (cut, cut_rx) = match enforce {
+            true => {
+                let (cut, cut_rx) = crate::tap::verdict::channel();
+                (cut, Some(cut_rx))
+            }
+            false => (CutSender::none(), None),
+        };
         let records = recording.is_some();
         let job = InspectJob {
             trace,
