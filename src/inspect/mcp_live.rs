@@ -1,5 +1,5 @@
 //! The live proxy's half of MCP conversation state: an MCP exchange's place in the settling
-//! order, taken when its request starts (a GET stream's when it ends), and its settlement once
+//! order, taken as it is admitted (a GET stream's when it ends), and its settlement once
 //! the engine's report is ready, merged into that report before it is recorded and reported.
 //!
 //! Times are the recording's: the request head's wall-clock time cut to milliseconds (what the
@@ -18,7 +18,7 @@ use super::mcp_order::{McpSettle, Ticket};
 use super::{ExchangeLabel, Inspection, RecordingSeed, RequestHead};
 
 /// An MCP exchange on its way to settlement.
-pub(super) struct Turn {
+pub struct Turn {
     settle: Arc<McpSettle>,
     /// `None` for a GET stream, which takes its place when it ends.
     ticket: Option<Ticket>,
@@ -26,7 +26,9 @@ pub(super) struct Turn {
     credential: u64,
 }
 
-/// The turn of an MCP exchange (`None` for other dialects, or with no store).
+/// The turn of an MCP exchange (`None` for other dialects, or with no store). Taken on the
+/// request path, as the exchange is admitted: the order of the tickets is then the order the
+/// requests came in, not the order their inspectors' tasks first ran.
 pub(super) fn begin(
     shared: &Inspection,
     label: &ExchangeLabel,

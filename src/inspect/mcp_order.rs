@@ -1,12 +1,13 @@
 //! Settles MCP exchanges in the order their requests started, live: [`McpSettle`].
 //!
-//! Input: each MCP inspector takes a [`Ticket`] when its request starts (a GET stream when it
-//! ends, so that a stream open for the whole session never holds the others back) and, once
-//! its engine report is ready, awaits its turn and settles its exchange in the shared
+//! Input: each MCP exchange takes a [`Ticket`] as it is admitted, on the request path, so that
+//! the tickets follow the order the requests came in (a GET stream takes one when it ends, so
+//! that a stream open for the whole session never holds the others back); its inspector, once
+//! the engine report is ready, awaits its turn and settles the exchange in the shared
 //! [`ConversationStore`]. Output: the exchange's S-rule verdict.
 //!
 //! The store's lock is taken on the analysis pool, never on the client path and never across an
-//! await. Bounds: at most `inspect.mcp.pending` tickets wait in the order (past it an exchange
+//! await; the order's lock, taken for a ticket, guards an insert or a removal. Bounds: at most `inspect.mcp.pending` tickets wait in the order (past it an exchange
 //! settles unordered, counted), and no exchange waits longer than `inspect.mcp.settle_wait` for
 //! those before it: a hung exchange is then passed over (counted, settled late when it ends),
 //! so it cannot stall the store.

@@ -114,6 +114,18 @@ impl Inspection {
         }
     }
 
+    /// An MCP exchange's place in the conversation store's order (`None` for other dialects,
+    /// or with no store), taken as it is admitted, on the request path: tickets then follow
+    /// the order the requests came in, whichever inspector's task runs first.
+    pub fn mcp_turn(
+        &self,
+        label: &ExchangeLabel,
+        head: &RequestHead,
+        seed: Option<&RecordingSeed>,
+    ) -> Option<McpTurn> {
+        mcp_live::begin(self, label, head, seed)
+    }
+
     /// The head of a request of `dialect` ([`RequestHead::of`]), with an MCP request's
     /// credential key when the conversation store is on.
     pub fn request_head(
@@ -209,6 +221,8 @@ pub struct InspectJob {
     /// The client's W3C trace context (`traceparent`, `tracestate`), when OpenTelemetry export
     /// is on and it sent a valid one: the exchange's span continues that trace.
     pub trace: Option<Box<crate::otlp::TraceParent>>,
+    /// An MCP exchange's place in the conversation store's order ([`Inspection::mcp_turn`]).
+    pub mcp_turn: Option<McpTurn>,
 }
 
 /// Run one inspection to its end. Spawned by the service; never awaited by the client path.
@@ -225,6 +239,7 @@ pub fn run(
         enforced,
         recording: seed,
         trace: trace_parent,
+        mcp_turn,
     } = job;
     // The async block takes the job's parts, not the job: an `async fn` would keep its
     // arguments in its state beside what they are moved into, and this state is every
@@ -243,8 +258,6 @@ pub fn run(
             }
             _ => None,
         };
-        // An MCP exchange takes its place in the conversation store's order as its request starts.
-        let mcp_turn = mcp_live::begin(&shared, &label, &request_head, seed.as_ref());
         let RequestCopy {
             body: request_body,
             end: request_end,
@@ -434,6 +447,7 @@ mod trip;
 pub mod verdicts;
 pub mod violation_line;
 
+pub use mcp_live::Turn as McpTurn;
 pub use offload::AnalysisPool;
 use trip::{HERE_BYTES, LazyExchange, Start, StartRequest, feed, record_rest};
 

@@ -65,6 +65,7 @@ fn chat_job(
         enforced: Some(crate::tap::verdict::channel().1),
         recording: None,
         trace: None,
+        mcp_turn: None,
     }
 }
 

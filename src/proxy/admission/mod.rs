@@ -254,19 +254,24 @@ impl Admission {
             false => (CutSender::none(), None),
         };
         let records = recording.is_some();
+        let label = ExchangeLabel {
+            id: ctx.id.shared(),
+            route: ctx.route.clone(),
+            started: ctx.started,
+            dialect,
+        };
+        let mcp_turn = self
+            .inspection
+            .mcp_turn(&label, &request_head, recording.as_ref());
         let job = InspectJob {
             trace,
             recording,
             enforced: cut_rx,
-            label: ExchangeLabel {
-                id: ctx.id.shared(),
-                route: ctx.route.clone(),
-                started: ctx.started,
-                dialect,
-            },
+            label,
             head: request_head,
             request: request_rx,
             response: response_rx,
+            mcp_turn,
         };
         // On the board before the response goes out: a client holding the id finds it there.
         let verdict = FinishGuard::begin(self.verdicts.clone(), job.label.id.clone());
