@@ -145,10 +145,13 @@ mod tests {
     #[test]
     fn a_member_whose_runtime_ended_is_passed_over() {
         let crew = Arc::new(Crew::default());
-        let first = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .expect("runtime");
+        let runtime = || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .build()
+                .expect("runtime")
+        };
+        let first = runtime();
         first.block_on(async {
             let (ran_on, ran) = oneshot::channel();
             crew.run(probe(ran_on));
@@ -156,11 +159,7 @@ mod tests {
             idle_count_reaches(&crew, 1).await;
         });
         drop(first);
-        let second = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .expect("runtime");
-        second.block_on(async {
+        runtime().block_on(async {
             let (ran_on, ran) = oneshot::channel();
             crew.run(probe(ran_on));
             tokio::time::timeout(Duration::from_secs(10), ran)
