@@ -37,7 +37,12 @@ pub struct Crew {
 impl Crew {
     /// Runs `inspection` on a waiting member, or on a new member's task when none waits.
     pub fn run(self: &Arc<Crew>, mut inspection: InspectionTask) {
-        while let Some(member) = self.lock().pop() {
+        loop {
+            // Popped in a statement of its own: the lock is released before the hand-over (a
+            // `while let` would hold its guard through the loop's body).
+            let Some(member) = self.lock().pop() else {
+                break;
+            };
             match member.send(inspection) {
                 Ok(()) => return,
                 // Its task was dropped (its runtime ended): offer the next one.
