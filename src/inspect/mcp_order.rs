@@ -7,10 +7,11 @@
 //! [`ConversationStore`]. Output: the exchange's S-rule verdict.
 //!
 //! The store's lock is taken on the analysis pool, never on the client path and never across an
-//! await; the order's lock, taken for a ticket, guards an insert or a removal. Bounds: at most `inspect.mcp.pending` tickets wait in the order (past it an exchange
-//! settles unordered, counted), and no exchange waits longer than `inspect.mcp.settle_wait` for
-//! those before it: a hung exchange is then passed over (counted, settled late when it ends),
-//! so it cannot stall the store.
+//! await; the order's lock, taken for a ticket, guards an insert or a removal. Bounds: at most
+//! `inspect.mcp.pending` tickets wait in the order (past it an exchange settles unordered,
+//! counted), and no exchange waits longer than `inspect.mcp.settle_wait` for those before it:
+//! a hung exchange is then passed over (counted, settled late when it ends), so it cannot
+//! stall the store.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};

@@ -225,7 +225,8 @@ pub struct InspectJob {
     pub mcp_turn: Option<McpTurn>,
 }
 
-/// Run one inspection to its end. Spawned by the service; never awaited by the client path.
+/// Run one inspection to its end. Started by the service on a crew member's task
+/// (`proxy::admission`); never awaited by the client path.
 /// Returns what it found for the verdict board, `None` when it judged nothing.
 pub fn run(
     shared: Arc<Inspection>,

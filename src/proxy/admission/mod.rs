@@ -206,13 +206,14 @@ impl Admission {
         Some(admitted)
     }
 
-    /// Take a permit and start the inspector on a crew member's task; `None` (counted `skipped`) when none is free.
     /// The client's trace context, read only when OpenTelemetry export is on.
     fn trace_parent(&self, head: &http::request::Parts) -> Option<Box<crate::otlp::TraceParent>> {
         self.inspection.otlp.as_ref()?;
         crate::otlp::TraceParent::from_headers(&head.headers).map(Box::new)
     }
 
+    /// Take a permit and start the inspector on a crew member's task; `None` (counted
+    /// `skipped`) when none is free.
     fn start(
         &self,
         ctx: &ExchangeCtx,
