@@ -2,7 +2,7 @@
 //! order, taken as it is admitted (a GET stream's when it ends), and its settlement once
 //! the engine's report is ready, merged into that report before it is recorded and reported.
 //!
-//! Times are the recording's: the request head's wall-clock time cut to milliseconds (what the
+//! Times are the recording's: the request head's wall-clock time to the microsecond (what the
 //! recording's `started` keeps) plus the microseconds since, so `tooltap check` orders and
 //! compares a recording of the same traffic with the same numbers.
 
@@ -22,7 +22,7 @@ pub struct Turn {
     settle: Arc<McpSettle>,
     /// `None` for a GET stream, which takes its place when it ends.
     ticket: Option<Ticket>,
-    start_ms_us: u64,
+    start_us: u64,
     credential: u64,
 }
 
@@ -43,17 +43,17 @@ pub(super) fn begin(
         || SystemTime::now() - label.started.elapsed(),
         |seed| seed.started,
     );
-    let millis = wall
+    let micros = wall
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
-        .as_millis();
-    let start_ms_us = u64::try_from(millis).unwrap_or(u64::MAX / 1000) * 1000;
+        .as_micros();
+    let start_us = u64::try_from(micros).unwrap_or(u64::MAX);
     let get = head.method.as_ref() == Some(&http::Method::GET);
-    let ticket = (!get).then(|| settle.ticket(start_ms_us, &shared.metrics));
+    let ticket = (!get).then(|| settle.ticket(start_us, &shared.metrics));
     Some(Turn {
         settle,
         ticket,
-        start_ms_us,
+        start_us,
         credential: head.credential,
     })
 }
@@ -72,13 +72,13 @@ pub(super) async fn settle(
     let ended = end.map_or_else(Instant::now, |end| end.at);
     let since = ended.saturating_duration_since(label.started).as_micros();
     let end_us = turn
-        .start_ms_us
+        .start_us
         .saturating_add(u64::try_from(since).unwrap_or(u64::MAX));
     let seen = seen_of(
         observation,
         Context {
             upstream: &label.route,
-            start_us: turn.start_ms_us,
+            start_us: turn.start_us,
             end_us,
             credential: turn.credential,
         },

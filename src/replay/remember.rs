@@ -86,7 +86,7 @@ fn recording(
     } = forwarded;
     let now = std::time::SystemTime::now();
     let head_at = now.checked_sub(ctx.started.elapsed()).unwrap_or(now);
-    let started = humantime::format_rfc3339_millis(head_at).to_string();
+    let started = humantime::format_rfc3339_micros(head_at).to_string();
     let headers = headers
         .iter()
         .filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned())))

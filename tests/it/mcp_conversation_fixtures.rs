@@ -8,7 +8,8 @@
 //! request's `Mcp-Session-Id`, `MCP-Protocol-Version`, `Last-Event-ID`); `headers` (more
 //! request headers, `[name, value]` pairs: `Mcp-Param-*`); `body` (the request's
 //! JSON); `status` (default 200, or 202 with no `events`); `response_session`; `events` (each
-//! `{"id"?, "data"}`); `start_ms` and `end_ms` (default 10 ms apart, 5 ms long).
+//! `{"id"?, "data"}`); `start_ms` and `end_ms` (default 10 ms apart, 5 ms long), or `start_us`
+//! and `end_us` where a case needs the microsecond the recordings keep.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
@@ -40,8 +41,14 @@ fn cases() -> Vec<PathBuf> {
 fn segment(conversation: &[Value]) -> String {
     let mut lines = Vec::new();
     for (k, exchange) in conversation.iter().enumerate() {
-        let start = exchange["start_ms"].as_u64().unwrap_or(k as u64 * 10);
-        let end = exchange["end_ms"].as_u64().unwrap_or(start + 5);
+        let start = exchange["start_us"]
+            .as_u64()
+            .or_else(|| exchange["start_ms"].as_u64().map(|ms| ms * 1000))
+            .unwrap_or(k as u64 * 10_000);
+        let end = exchange["end_us"]
+            .as_u64()
+            .or_else(|| exchange["end_ms"].as_u64().map(|ms| ms * 1000))
+            .unwrap_or(start + 5000);
         let mut request_headers = vec![json!(["content-type", "application/json"])];
         for (name, key) in [
             ("mcp-session-id", "session"),
@@ -90,7 +97,7 @@ fn segment(conversation: &[Value]) -> String {
                 .push(json!({"type": "frame", "seq": seq, "t_us": 1000 + seq * 100, "text": text}));
         }
         lines.push(json!({
-            "type": "end", "outcome": "complete", "t_us": (end - start) * 1000,
+            "type": "end", "outcome": "complete", "t_us": end - start,
             "dropped_frames": 0, "frames": events.len(), "bytes": bytes,
             "completeness": {"state": "complete"}, "violations": [],
         }));
@@ -98,10 +105,10 @@ fn segment(conversation: &[Value]) -> String {
     lines.iter().map(|line| format!("{line}\n")).collect()
 }
 
-/// `2026-12-06T00:00:00.000Z` plus `ms`.
-fn started(ms: u64) -> String {
-    let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(1_796_515_200_000 + ms);
-    humantime::format_rfc3339_millis(at).to_string()
+/// `2026-12-06T00:00:00.000000Z` plus `us`, to the microsecond as tooltap writes `started`.
+fn started(us: u64) -> String {
+    let at = std::time::UNIX_EPOCH + std::time::Duration::from_micros(1_796_515_200_000_000 + us);
+    humantime::format_rfc3339_micros(at).to_string()
 }
 
 /// The conversation rules `check` reports per exchange (1-based), comparable fields only.

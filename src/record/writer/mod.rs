@@ -222,7 +222,7 @@ impl Recorder {
         let meta = Meta {
             v: VERSION,
             id: id.to_string(),
-            started: humantime::format_rfc3339_millis(started).to_string(),
+            started: humantime::format_rfc3339_micros(started).to_string(),
             route: route.to_string(),
             upstream,
             method: method.to_string(),

@@ -109,10 +109,15 @@ async fn writes_the_documented_format_with_secrets_redacted() {
     let origin = Instant::now();
     let query = format!("api-version=1&key={SECRET}");
     let upstream = format!("https://user:{SECRET}@api.example.com/openai");
+    // This second, 120,417,389 ns into it: `started` keeps it to the microsecond.
+    let now = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .expect("after the epoch");
+    let started = SystemTime::UNIX_EPOCH + Duration::new(now.as_secs(), 120_417_389);
     let mut handle = recorder
         .begin(RecordingStart {
             id: "tx-1",
-            started: SystemTime::now(),
+            started,
             origin,
             route: "my route",
             upstream: &upstream,
@@ -158,6 +163,7 @@ async fn writes_the_documented_format_with_secrets_redacted() {
     let recording = read_file(path).expect("reads back");
     let meta = &recording.meta;
     assert_eq!(meta.id, "tx-1");
+    assert!(meta.started.ends_with(".120417Z"), "{}", meta.started);
     assert_eq!(meta.upstream, "https://api.example.com/openai");
     assert_eq!(meta.query.as_deref(), Some("api-version=1&key=[REDACTED]"));
     assert_eq!(meta.response.status, 200);
