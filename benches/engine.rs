@@ -1,5 +1,6 @@
 //! Engine benchmarks: MB/s of SSE checked (framing, reassembly, fragment and complete-stage
-//! rules, schema validation) and ns per buffered tool call validated.
+//! rules, schema validation), ns per buffered tool call validated, and MB/s of requests whose
+//! `tools` an earlier exchange already sent (an agent's every turn) read at an exchange's start.
 //! Run with `cargo bench --bench engine`.
 
 // Test and bench code may stop loudly: the deny lints in Cargo.toml guard the product code.
@@ -106,4 +107,41 @@ fn buffered_tool_calls_validated(bencher: divan::Bencher, calls: usize) {
         exchange.feed(divan::black_box(&body));
         exchange.finish(BodyEnd::Complete)
     });
+}
+
+/// A request declaring `tools` function tools, each with a schema of a few properties (about
+/// 340 bytes a tool: 64 tools make a coding agent's ~22 KB array).
+fn request_with_tools(tools: usize) -> Vec<u8> {
+    let declared: Vec<_> = (0..tools)
+        .map(|i| {
+            json!({"type":"function","function":{"name":format!("tool_{i}"),
+            "description":"Reads a file of the workspace and returns its text, or an error.",
+            "parameters":{"type":"object","properties":{
+                "path":{"type":"string","description":"Path from the workspace root"},
+                "offset":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":1}},
+            "required":["path"],"additionalProperties":false}}})
+        })
+        .collect();
+    json!({"model":"m","stream":true,"messages":[{"role":"user","content":"x"}],"tools":declared})
+        .to_string()
+        .into_bytes()
+}
+
+#[divan::bench(args = [1, 64])]
+fn request_start_with_repeated_tools(bencher: divan::Bencher, tools: usize) {
+    let config = Arc::new(EngineConfig::default());
+    let cache = SchemaCache::default();
+    let request = request_with_tools(tools);
+    // One exchange answered 200 admits the array to the cache, as an agent's first turn does.
+    let mut first = Exchange::new(&config, &cache, &request);
+    first.response_head(ResponseHead {
+        status: 200,
+        content_type: Some("text/event-stream".into()),
+        content_encoding: None,
+        headers: Vec::new(),
+    });
+    first.finish(BodyEnd::Complete);
+    bencher
+        .counter(BytesCount::new(request.len()))
+        .bench(|| Exchange::new(&config, &cache, divan::black_box(&request)));
 }

@@ -270,6 +270,22 @@ impl<'a> Scan<'a> {
         self.text_checking(number_grammar)
     }
 
+    /// The next value's exact text when `known` says how long it is from the text at the
+    /// value's start (a text read whole as JSON before, such as a cached array: see
+    /// [`crate::engine::schema::SchemaCache::known_at`]), stepped over without reading it;
+    /// `None` (nothing read) when `known` does not know it.
+    pub fn known_text<T>(
+        &mut self,
+        known: impl FnOnce(&'a str) -> Option<(usize, T)>,
+    ) -> Option<(&'a str, T)> {
+        self.peek()?;
+        let start = self.at;
+        let (length, found) = known(self.text.get(start..)?)?;
+        let text = self.text.get(start..start + length)?;
+        self.at += length;
+        Some((text, found))
+    }
+
     /// The next value's exact text, checked exactly as [`Scan::value`] reads it, numbers
     /// included (one that is not a plain integer is read by serde, which refuses one out of
     /// range): text serde reads to the tree [`Scan::value`] would build, kept as text.

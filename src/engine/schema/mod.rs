@@ -71,6 +71,14 @@ thread_local! {
 
 /// Updates this thread's lookup facts when [`SchemaCache::lookup_only`] or
 /// [`SchemaCache::observing`] runs; nothing otherwise.
+/// A lookup that found `found` in the cache, noted as such.
+fn note_found(found: &CompiledTools) {
+    note_lookup(|facts| LookupFacts {
+        plain: facts.plain && found.plain,
+        ..facts
+    });
+}
+
 fn note_lookup(update: impl FnOnce(LookupFacts) -> LookupFacts) {
     LOOKUP.with(|lookup| {
         if let Some((facts, compiles)) = lookup.get() {
@@ -106,7 +114,13 @@ struct CacheEntries {
     bytes: usize,
     by_key: HashMap<Arc<str>, Arc<CompiledTools>, RandomState>,
     insertion_order: VecDeque<Arc<str>>,
+    /// The entries most recently handed out, newest first, at most [`RECENT`]; each is also in
+    /// `by_key` (an evicted entry leaves both). See [`SchemaCache::known_at`].
+    recent: VecDeque<Arc<CompiledTools>>,
 }
+
+/// How many recently used arrays [`SchemaCache::known_at`] compares a request's text with.
+const RECENT: usize = 4;
 
 impl Default for SchemaCache {
     fn default() -> Self {
@@ -130,6 +144,7 @@ impl SchemaCache {
                 bytes: 0,
                 by_key: HashMap::default(),
                 insertion_order: VecDeque::new(),
+                recent: VecDeque::with_capacity(RECENT),
             })),
         }
     }
@@ -176,14 +191,12 @@ impl SchemaCache {
     /// validators. Compilation happens outside the lock. Inside [`SchemaCache::lookup_only`] a
     /// miss compiles nothing: it is noted, and an array that declares nothing stands in.
     fn tools_for_key(&self, key: &str, text: &str, reading: &ToolReading) -> Arc<CompiledTools> {
-        if let Ok(entries) = self.entries.lock()
-            && let Some(found) = entries.by_key.get(key)
+        if let Ok(mut entries) = self.entries.lock()
+            && let Some(found) = entries.by_key.get(key).map(Arc::clone)
         {
-            note_lookup(|facts| LookupFacts {
-                plain: facts.plain && found.plain,
-                ..facts
-            });
-            return Arc::clone(found);
+            note_found(&found);
+            entries.used(&found);
+            return found;
         }
         if LOOKUP
             .with(Cell::get)
@@ -198,12 +211,40 @@ impl SchemaCache {
         let value = serde_json::from_str(text).unwrap_or(Value::Null);
         let mut compiled = CompiledTools::compile(&value, &self.limits, reading);
         compiled.key = Arc::from(key);
+        compiled.mentions_custom = text.contains("custom");
         compiled.home = Arc::downgrade(&self.entries);
         note_lookup(|facts| LookupFacts {
             plain: facts.plain && compiled.plain,
             ..facts
         });
         Arc::new(compiled)
+    }
+
+    /// A cached array whose exact text `rest` starts with, among the [`RECENT`] arrays handed
+    /// out last for `reading`: the array a request's scan is at, found without reading it.
+    /// Agents send the same `tools` with every turn, and reading a large array (every string
+    /// and number checked) cost more than anything else in a request's start
+    /// (docs/benchmarks.md#known-tools). A cached text
+    /// was read whole as JSON when it was compiled, and an array's text ends where its
+    /// brackets close, so the value at `rest` is exactly that text: the same compiled tools
+    /// [`SchemaCache::tools_for_text`] would hand out, and its length.
+    pub fn known_at(
+        &self,
+        rest: &str,
+        reading: &ToolReading,
+    ) -> Option<(usize, Arc<CompiledTools>)> {
+        if !rest.starts_with('[') {
+            return None;
+        }
+        let mut entries = self.entries.lock().ok()?;
+        let found = entries.recent.iter().find_map(|entry| {
+            let text = entry.key.strip_prefix(reading.key_prefix)?;
+            (text.starts_with('[') && rest.as_bytes().starts_with(text.as_bytes()))
+                .then(|| (text.len(), Arc::clone(entry)))
+        })?;
+        note_found(&found.1);
+        entries.used(&found.1);
+        Some(found)
     }
 
     /// Runs `work` (an exchange's start) with this thread's schema lookups in lookup-only mode:
@@ -285,12 +326,30 @@ impl CacheEntries {
             };
             if let Some(gone) = self.by_key.remove(&oldest) {
                 self.bytes = self.bytes.saturating_sub(gone.weight());
+                self.recent.retain(|entry| !Arc::ptr_eq(entry, &gone));
             }
         }
         self.insertion_order.push_back(Arc::clone(&compiled.key));
         self.by_key
             .insert(Arc::clone(&compiled.key), Arc::clone(compiled));
         self.bytes += weight;
+        self.used(compiled);
+    }
+
+    /// `entry` (one of `by_key`'s) handed out: first in the recent list.
+    fn used(&mut self, entry: &Arc<CompiledTools>) {
+        if self
+            .recent
+            .front()
+            .is_some_and(|first| Arc::ptr_eq(first, entry))
+        {
+            return;
+        }
+        self.recent.retain(|other| !Arc::ptr_eq(other, entry));
+        if self.recent.len() == RECENT {
+            self.recent.pop_back();
+        }
+        self.recent.push_front(Arc::clone(entry));
     }
 }
 
@@ -350,6 +409,8 @@ pub struct CompiledTools {
     /// The custom tools' `regex` grammars, compiled with the schemas (so once per distinct
     /// array, on the analysis pool, and cached with it).
     grammars: Grammars,
+    /// The array's text holds the word `custom` (see [`CompiledTools::mentions_custom`]).
+    mentions_custom: bool,
 }
 
 /// One declared function tool.
@@ -527,6 +588,7 @@ impl CompiledTools {
             by_name,
             plain,
             grammars,
+            mentions_custom: false,
         }
     }
 
@@ -567,6 +629,12 @@ impl CompiledTools {
     /// Whether the request declared tools at all (a non-empty `tools` array).
     pub fn declares(&self) -> bool {
         self.declares
+    }
+
+    /// Whether the array's text holds the word `custom`, so that it can declare a custom tool
+    /// (Chat reads the array again only then); decided once, as the text is compiled.
+    pub fn mentions_custom(&self) -> bool {
+        self.mentions_custom
     }
 
     pub fn get(&self, name: &str) -> Option<&DeclaredTool> {

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use contract::Declared;
 use contract::buffered::{check_document, read_document};
 use contract::stream::StreamContract;
-use request::{ParsedRequest, parse_request};
+use request::{ParsedRequest, parse_request_with};
 use surface::{Mode, Surface};
 
 use super::common::{self, StreamFinish};
@@ -62,11 +62,14 @@ impl DialectRules for ChatState {
         notes: &mut Vec<String>,
     ) -> ChatState {
         let request_body = request.body;
-        let mut request = parse_request(request_body);
+        let mut request = parse_request_with(request_body, Some(cache));
         let tools = request
-            .tools
-            .as_ref()
-            .map(|tools| cache.tools_for_text(tools.get(), &request::TOOLS))
+            .known_tools
+            .take()
+            .or_else(|| {
+                let tools = request.tools.as_ref()?;
+                Some(cache.tools_for_text(tools.get(), &request::TOOLS))
+            })
             .filter(|tools| tools.declares());
         let surface = Surface::new(cache, &request, request_body, tools.as_deref(), sink);
         let functions = surface.functions.as_deref().filter(|f| f.declares());

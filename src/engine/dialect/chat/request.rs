@@ -4,6 +4,8 @@
 //! serializable [`RequestFacts`] for the report, the [`ToolChoice`] the rules check against, and
 //! the raw `tools` array that [`crate::engine::schema::SchemaCache`] compiles.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -11,7 +13,7 @@ use serde_json::value::RawValue;
 use crate::engine::dialect::common;
 use crate::engine::json_scan::{self, Scan, Seen};
 use crate::engine::report::{KeptJson, RequestFacts};
-use crate::engine::schema::{Declaration, ToolReading};
+use crate::engine::schema::{CompiledTools, Declaration, SchemaCache, ToolReading};
 
 /// The request's `tool_choice`, interpreted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,6 +64,9 @@ pub struct ParsedRequest {
     /// The `tools` value exactly as sent (compiled, and checked for being a non-empty array,
     /// by the schema cache).
     pub tools: Option<RawJson>,
+    /// `tools` compiled, when the read found its text among the cache's recent arrays
+    /// ([`SchemaCache::known_at`]) and so did not read it.
+    pub known_tools: Option<Arc<CompiledTools>>,
     /// The legacy `functions` value exactly as sent (compiled by the schema cache too).
     pub functions: Option<RawJson>,
     /// The legacy `function_call` exactly as sent.
@@ -81,16 +86,21 @@ struct Fields {
     stream_options: Option<Value>,
     functions: Option<RawJson>,
     function_call: Option<Value>,
+    #[serde(skip)]
+    known_tools: Option<Arc<CompiledTools>>,
 }
 
 impl Fields {
     /// The body's fields, or `None` when it is not one JSON object.
-    fn read(body: &[u8]) -> Option<Fields> {
+    fn read(body: &[u8], cache: Option<&SchemaCache>) -> Option<Fields> {
         // serde's derived struct would also accept a JSON array; a request is an object.
         if !common::is_object_text(body) {
             return None;
         }
-        if let Some(fields) = std::str::from_utf8(body).ok().and_then(Fields::scanned) {
+        if let Some(fields) = std::str::from_utf8(body)
+            .ok()
+            .and_then(|text| Fields::scanned(text, cache))
+        {
             return Some(fields);
         }
         match common::from_json_bytes::<Fields>(body) {
@@ -107,6 +117,7 @@ impl Fields {
                     stream_options: map.remove("stream_options"),
                     functions: map.remove("functions").and_then(RawJson::of),
                     function_call: map.remove("function_call"),
+                    known_tools: None,
                 }),
                 _ => None,
             },
@@ -117,8 +128,9 @@ impl Fields {
 impl Fields {
     /// The fields read by [`json_scan`] (no derived visitor, the skipped members checked as
     /// serde checks them), or `None` where it gives up (a member given twice, anything it
-    /// does not take): serde then reads the body.
-    fn scanned(text: &str) -> Option<Fields> {
+    /// does not take): serde then reads the body. A `tools` array among `cache`'s recent ones
+    /// is stepped over, not read, and comes with its compiled tools.
+    fn scanned(text: &str, cache: Option<&SchemaCache>) -> Option<Fields> {
         let mut fields = Fields::default();
         let mut seen = Seen::default();
         let mut scan = Scan::new(text);
@@ -130,7 +142,17 @@ impl Fields {
             match key {
                 "model" => seen.fill(0, &mut f.model, json_scan::optional(scan)),
                 "stream" => seen.fill(1, &mut f.stream, json_scan::optional(scan)),
-                "tools" => seen.fill(2, &mut f.tools, raw(scan)),
+                "tools" => {
+                    let known = cache
+                        .and_then(|cache| scan.known_text(|rest| cache.known_at(rest, &TOOLS)));
+                    match known {
+                        Some((text, compiled)) => {
+                            f.known_tools = Some(compiled);
+                            seen.fill(2, &mut f.tools, Some(Some(RawJson(text.into()))))
+                        }
+                        None => seen.fill(2, &mut f.tools, raw(scan)),
+                    }
+                }
                 "tool_choice" => seen.fill(3, &mut f.tool_choice, KeptJson::read(scan)),
                 "parallel_tool_calls" => {
                     seen.fill(4, &mut f.parallel_tool_calls, json_scan::optional(scan))
@@ -148,11 +170,18 @@ impl Fields {
 
 /// Reads a request body. Never fails: an unparsable body gives `parsed: false` and no tools.
 pub fn parse_request(body: &[u8]) -> ParsedRequest {
-    let Some(fields) = Fields::read(body) else {
+    parse_request_with(body, None)
+}
+
+/// As [`parse_request`], a `tools` array among `cache`'s recent ones compiled without being
+/// read ([`ParsedRequest::known_tools`]).
+pub fn parse_request_with(body: &[u8], cache: Option<&SchemaCache>) -> ParsedRequest {
+    let Some(fields) = Fields::read(body, cache) else {
         return ParsedRequest {
             facts: RequestFacts::default(),
             choice: ToolChoice::Unspecified,
             tools: None,
+            known_tools: None,
             functions: None,
             function_call: None,
         };
@@ -166,6 +195,7 @@ pub fn parse_request(body: &[u8]) -> ParsedRequest {
         stream_options,
         functions,
         function_call,
+        known_tools,
     } = fields;
     let choice = match &tool_choice {
         Some(KeptJson::Text(text)) => interpret_choice_text(text),
@@ -186,6 +216,7 @@ pub fn parse_request(body: &[u8]) -> ParsedRequest {
         facts,
         choice,
         tools,
+        known_tools,
         functions,
         function_call,
     }
@@ -418,7 +449,7 @@ mod tests {
     fn the_scan_reads_the_fields_serde_reads_and_leaves_the_rest_to_it() {
         let mut taken = 0;
         for body in BODIES {
-            if let Some(fields) = Fields::scanned(body) {
+            if let Some(fields) = Fields::scanned(body, None) {
                 taken += 1;
                 assert_eq!(Some(described(&fields)), by_serde(body), "{body}");
             }
@@ -427,11 +458,70 @@ mod tests {
         // `tools` (the scan checks a raw value as it skips one), the trailing text or the
         // leading zero.
         assert_eq!(taken, 4);
-        assert!(Fields::scanned(BODIES[7]).is_none());
+        assert!(Fields::scanned(BODIES[7], None).is_none());
         // serde reads that one, and takes the lone surrogate in the raw text.
-        let read = Fields::read(BODIES[7].as_bytes()).map(|fields| described(&fields));
+        let read = Fields::read(BODIES[7].as_bytes(), None).map(|fields| described(&fields));
         assert_eq!(read, by_serde(BODIES[7]));
         assert!(parse_request(BODIES[7].as_bytes()).tools.is_some());
+    }
+
+    /// A cache holding, admitted, the `tools` text of every body of [`BODIES`] that has one.
+    fn cached_tools() -> SchemaCache {
+        let cache = SchemaCache::default();
+        for body in BODIES {
+            if let Some(tools) = Fields::read(body.as_bytes(), None).and_then(|f| f.tools) {
+                cache.tools_for_text(tools.get(), &TOOLS).admit();
+            }
+        }
+        cache
+    }
+
+    #[test]
+    fn a_cached_tools_array_is_stepped_over_and_handed_out_compiled() {
+        let cache = cached_tools();
+        let body = BODIES[0];
+        let fields = Fields::scanned(body, Some(&cache)).expect("scanned");
+        let known = fields.known_tools.as_ref().expect("known from the cache");
+        let tools = fields.tools.as_ref().expect("tools text");
+        assert!(Arc::ptr_eq(
+            known,
+            &cache.tools_for_text(tools.get(), &TOOLS)
+        ));
+        assert_eq!(Some(described(&fields)), by_serde(body));
+        // The same array with other white space, or another array, is read, not known.
+        let spaced = body.replace(r#""tools":[{"#, r#""tools":[ {"#);
+        let fields = Fields::scanned(&spaced, Some(&cache)).expect("scanned");
+        assert!(fields.known_tools.is_none() && fields.tools.is_some());
+        // A cached array's text followed by more than the body's grammar allows is refused as
+        // without the cache (the scan goes on after the array it stepped over).
+        let broken = body.replace(r#"}}}],"tool_choice""#, r#"}}}]]"tool_choice""#);
+        assert!(Fields::scanned(&broken, Some(&cache)).is_none());
+        assert!(Fields::read(broken.as_bytes(), Some(&cache)).is_none());
+        // A request read with the cache is the request read without it, tools compiled once.
+        let with = parse_request_with(body.as_bytes(), Some(&cache));
+        let without = parse_request(body.as_bytes());
+        assert_eq!(format!("{:?}", with.facts), format!("{:?}", without.facts));
+        assert_eq!(with.choice, without.choice);
+        assert_eq!(with.tools, without.tools);
+        assert!(with.known_tools.is_some() && without.known_tools.is_none());
+    }
+
+    #[test]
+    fn an_evicted_array_is_no_longer_known() {
+        let cache = SchemaCache::with_capacity(1);
+        let first = r#"{"tools":[{"type":"function","function":{"name":"a"}}]}"#;
+        let second = r#"{"tools":[{"type":"function","function":{"name":"b"}}]}"#;
+        for body in [first, second] {
+            let tools = Fields::read(body.as_bytes(), None)
+                .and_then(|f| f.tools)
+                .expect("tools");
+            cache.tools_for_text(tools.get(), &TOOLS).admit();
+        }
+        let known = |body: &str| {
+            Fields::read(body.as_bytes(), Some(&cache)).map(|f| f.known_tools.is_some())
+        };
+        assert_eq!(known(first), Some(false));
+        assert_eq!(known(second), Some(true));
     }
 
     proptest::proptest! {
@@ -442,9 +532,21 @@ mod tests {
             edit in 0u8..45,
         ) {
             let text = edited(BODIES[pick], at, edit);
-            if let Some(fields) = Fields::scanned(&text) {
+            if let Some(fields) = Fields::scanned(&text, None) {
                 proptest::prop_assert_eq!(Some(described(&fields)), by_serde(&text), "{}", text);
             }
+        }
+
+        #[test]
+        fn an_edited_body_is_read_alike_whether_or_not_its_tools_are_cached(
+            pick in 0..BODIES.len(),
+            at: usize,
+            edit in 0u8..45,
+        ) {
+            let cache = cached_tools();
+            let text = edited(BODIES[pick], at, edit);
+            let read = |cache| Fields::read(text.as_bytes(), cache).map(|f| described(&f));
+            proptest::prop_assert_eq!(read(Some(&cache)), read(None), "{}", text);
         }
 
         #[test]

@@ -136,11 +136,12 @@ impl Surface {
         }
         let function_call = interpret_function_call(request, has_functions, &surface, judge);
         surface.function_call = function_call;
-        // Custom tools are rare: the array is read again only when it can hold one.
+        // Custom tools are rare: the array is read again only when it can hold one (an array
+        // that declares nothing holds none).
         if let Some(raw) = request
             .tools
             .as_ref()
-            .filter(|t| t.get().contains("custom"))
+            .filter(|_| tools.is_some_and(CompiledTools::mentions_custom))
             && let Ok(Value::Array(items)) = serde_json::from_str::<Value>(raw.get())
         {
             surface.custom = custom::declare_custom(&items, tools, judge);
