@@ -7,7 +7,10 @@
 //!
 //! A place's pointer prefix is written out only when it grows: a nested judge at `""` (as the
 //! stream rules take one per event) borrows its parent's prefix, and one a piece deeper writes
-//! the piece after a copy of it, with no formatting pass over the prefix.
+//! the piece after a copy of it, with no formatting pass over the prefix. Pieces of a fixed
+//! text and an array position ([`Judge::under_at`], [`Judge::at_position`]) are not written at
+//! all until a finding needs its path: a clean document's judges, a few levels deep, copy and
+//! format nothing (up to [`PIECES`] of them; a deeper one writes them out).
 
 use std::borrow::Cow;
 use std::fmt::{self, Display, Write};
@@ -21,9 +24,70 @@ pub struct Judge<'s> {
     sink: &'s mut ViolationSink,
     stage: Stage,
     base: Cow<'s, str>,
+    /// The place's pointer after `base`, not written out yet.
+    pieces: Pieces,
     choice: Option<u32>,
     tool_call: Option<u32>,
     seq: Option<u64>,
+}
+
+/// How many deferred pieces a place holds before it writes them into its prefix.
+const PIECES: usize = 4;
+
+/// A pointer piece kept as its parts: a fixed text, then an array position unless it is
+/// [`NO_POSITION`].
+#[derive(Debug, Clone, Copy)]
+struct Piece {
+    text: &'static str,
+    position: usize,
+}
+
+/// A [`Piece`]'s position when it has none (no array holds that many items).
+const NO_POSITION: usize = usize::MAX;
+
+/// The deferred pieces of a place's pointer: the first `len` of `held`, in order (written as
+/// one text by `Display`).
+#[derive(Debug, Clone, Copy)]
+struct Pieces {
+    held: [Piece; PIECES],
+    len: usize,
+}
+
+impl Default for Pieces {
+    fn default() -> Self {
+        Pieces {
+            held: [Piece {
+                text: "",
+                position: NO_POSITION,
+            }; PIECES],
+            len: 0,
+        }
+    }
+}
+
+impl Pieces {
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// `piece` after these, or `None` when they are full.
+    fn with(mut self, piece: Piece) -> Option<Pieces> {
+        *self.held.get_mut(self.len)? = piece;
+        self.len += 1;
+        Some(self)
+    }
+}
+
+impl Display for Pieces {
+    fn fmt(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for piece in self.held.iter().take(self.len) {
+            out.write_str(piece.text)?;
+            if piece.position != NO_POSITION {
+                write!(out, "{}", piece.position)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 impl<'s> Judge<'s> {
@@ -33,6 +97,7 @@ impl<'s> Judge<'s> {
             sink,
             stage,
             base: Cow::Borrowed(""),
+            pieces: Pieces::default(),
             choice: None,
             tool_call: None,
             seq: None,
@@ -65,23 +130,81 @@ impl<'s> Judge<'s> {
 
     /// The same judge, moved to the document at `pointer` below this place.
     pub fn at(mut self, pointer: impl Display) -> Judge<'s> {
+        self.write_pieces();
         extend(&mut self.base, pointer);
         self
+    }
+
+    /// As [`Judge::at`], at `text` then `position` (`"/choices/"`, 2), written out only for a
+    /// finding.
+    pub fn at_position(mut self, text: &'static str, position: usize) -> Judge<'s> {
+        self.defer(Piece { text, position });
+        self
+    }
+
+    /// Writes the deferred pieces into the prefix.
+    fn write_pieces(&mut self) {
+        if !self.pieces.is_empty() {
+            let pieces = std::mem::take(&mut self.pieces);
+            extend(&mut self.base, pieces);
+        }
+    }
+
+    /// Adds `piece` to the deferred ones (writing them out first when they are full).
+    fn defer(&mut self, piece: Piece) {
+        self.pieces = match self.pieces.with(piece) {
+            Some(pieces) => pieces,
+            None => {
+                self.write_pieces();
+                Pieces::default().with(piece).unwrap_or_default()
+            }
+        };
     }
 
     /// A judge for the document at `pointer` below this place (same stage, choice, call and
     /// frame), borrowing the sink until it is dropped.
     pub fn under(&mut self, pointer: impl Display) -> Judge<'_> {
+        self.write_pieces();
         let mut base = Cow::Borrowed(&*self.base);
         extend(&mut base, pointer);
         Judge {
             base,
+            pieces: Pieces::default(),
             sink: self.sink,
             stage: self.stage,
             choice: self.choice,
             tool_call: self.tool_call,
             seq: self.seq,
         }
+    }
+
+    /// As [`Judge::under`], at the fixed `text` (`"/message/tool_calls"`), written out only
+    /// for a finding.
+    pub fn under_text(&mut self, text: &'static str) -> Judge<'_> {
+        self.under_piece(Piece {
+            text,
+            position: NO_POSITION,
+        })
+    }
+
+    /// As [`Judge::under`], at `text` then `position` (`"/message/tool_calls/"`, 3), written
+    /// out only for a finding.
+    pub fn under_at(&mut self, text: &'static str, position: usize) -> Judge<'_> {
+        self.under_piece(Piece { text, position })
+    }
+
+    fn under_piece(&mut self, piece: Piece) -> Judge<'_> {
+        let mut nested = Judge {
+            base: Cow::Borrowed(&*self.base),
+            pieces: self.pieces,
+            sink: self.sink,
+            stage: self.stage,
+            choice: self.choice,
+            tool_call: self.tool_call,
+            seq: self.seq,
+        };
+        nested.defer(piece);
+        nested
     }
 
     /// The frame that completed this place, if any.
@@ -91,7 +214,8 @@ impl<'s> Judge<'s> {
 
     /// The site of `pointer` below this place.
     pub fn site(&self, pointer: impl Display) -> Site {
-        site_below(&self.base, pointer, self.choice, self.tool_call, self.seq)
+        let place = Place(&self.base, self.pieces);
+        site_below(place, pointer, self.choice, self.tool_call, self.seq)
     }
 
     /// Records `rule` broken at `pointer` below this place.
@@ -144,14 +268,26 @@ impl<'s> Judge<'s> {
         let Judge {
             sink,
             base,
+            pieces,
             choice,
             tool_call,
             seq,
             ..
         } = self;
-        let (choice, tool_call, seq, base) = (*choice, *tool_call, *seq, &**base);
-        let site = move || site_below(base, pointer, choice, tool_call, seq);
+        let (choice, tool_call, seq, place) = (*choice, *tool_call, *seq, Place(base, *pieces));
+        let site = move || site_below(place, pointer, choice, tool_call, seq);
         (&mut **sink, site)
+    }
+}
+
+/// A place's pointer: its written prefix, then its deferred pieces.
+#[derive(Clone, Copy)]
+struct Place<'p>(&'p str, Pieces);
+
+impl Display for Place<'_> {
+    fn fmt(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
+        out.write_str(self.0)?;
+        self.1.fmt(out)
     }
 }
 
@@ -180,7 +316,7 @@ fn extend(base: &mut Cow<'_, str>, pointer: impl Display) {
 /// The site of `pointer` below the document at `base`, in `choice` and `tool_call`, completed
 /// by frame `seq`.
 fn site_below(
-    base: &str,
+    base: impl Display,
     pointer: impl Display,
     choice: Option<u32>,
     tool_call: Option<u32>,
@@ -254,5 +390,63 @@ mod tests {
         deeper.flag(RuleId::ToolCallIdMissing, "/id", "missing");
         let paths: Vec<_> = sink.as_slice().iter().map(|v| v.path.as_str()).collect();
         assert_eq!(paths, ["/choices/2/message/tool_calls/10/id"]);
+    }
+
+    #[test]
+    fn deferred_pieces_give_the_paths_written_ones_give_and_write_nothing_until_a_finding() {
+        // Every finding: once through deferred pieces, once through written ones.
+        let paths = |deferred: bool| {
+            let mut sink = ViolationSink::new(SeverityOverrides::default());
+            let root = Judge::new(&mut sink, Stage::Complete);
+            let mut choice = match deferred {
+                true => root.at_position("/choices/", 2),
+                false => root.at(format_args!("/choices/{}", 2)),
+            };
+            {
+                let mut calls = match deferred {
+                    true => choice.under_text("/message/tool_calls"),
+                    false => choice.under("/message/tool_calls"),
+                };
+                if deferred {
+                    assert!(matches!(calls.base, Cow::Borrowed("")), "nothing written");
+                }
+                for position in [0, 13] {
+                    let mut call = match deferred {
+                        true => calls.under_at("/", position),
+                        false => calls.under(format_args!("/{position}")),
+                    };
+                    call.flag(RuleId::ToolCallIdMissing, "/id", "missing");
+                    // Deeper than the pieces a place defers: five more levels.
+                    let mut deep = call.under_at("/a/", 1);
+                    let mut deeper = deep.under_text("/b");
+                    let mut deepest = deeper.under_at("/c/", 3);
+                    let mut below = deepest.under("/d");
+                    let mut last = below.under_at("/e/", 5);
+                    last.warn(RuleId::ToolCallIdMissing, "/f", "deep");
+                    let (_, site) = last.sink_and_site("/g");
+                    assert_eq!(
+                        site().path,
+                        format!("/choices/2/message/tool_calls/{position}/a/1/b/c/3/d/e/5/g")
+                    );
+                }
+            }
+            choice.flag(RuleId::ToolCallIdMissing, "/x", "after");
+            sink.as_slice()
+                .iter()
+                .map(|v| v.path.clone())
+                .collect::<Vec<_>>()
+        };
+        let deferred = paths(true);
+        assert_eq!(deferred, paths(false));
+        assert_eq!(
+            deferred,
+            [
+                "/choices/2/message/tool_calls/0/id",
+                "/choices/2/message/tool_calls/0/a/1/b/c/3/d/e/5/f",
+                "/choices/2/message/tool_calls/13/id",
+                "/choices/2/message/tool_calls/13/a/1/b/c/3/d/e/5/f",
+                "/choices/2/x",
+            ]
+        );
     }
 }

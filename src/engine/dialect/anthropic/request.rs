@@ -142,7 +142,7 @@ fn is_server_tool(tool: &Value) -> bool {
 fn declare(items: &[Value], judge: &mut Judge<'_>) -> BTreeMap<String, Tool> {
     let mut tools = BTreeMap::new();
     for (position, tool) in items.iter().enumerate() {
-        let mut judge = judge.under(format_args!("/tools/{position}"));
+        let mut judge = judge.under_at("/tools/", position);
         let openai = tool.get("function").is_some()
             || tool.get("type").and_then(Value::as_str) == Some("function")
             || (tool.get("parameters").is_some() && tool.get("input_schema").is_none());

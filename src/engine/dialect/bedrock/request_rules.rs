@@ -25,10 +25,7 @@ pub fn check(body: &Value, request: &BedrockRequest, sink: &mut ViolationSink) {
         .and_then(Value::as_array)
     {
         for (position, tool) in tools.iter().enumerate() {
-            check_tool(
-                tool,
-                &mut judge.under(format_args!("/toolConfig/tools/{position}")),
-            );
+            check_tool(tool, &mut judge.under_at("/toolConfig/tools/", position));
         }
     }
     if let Some(choice) = config.and_then(|c| c.get("toolChoice")) {

@@ -77,7 +77,7 @@ impl McpState {
                     );
                 }
                 for (index, item) in items.iter().enumerate() {
-                    let mut judge = judge.under(format_args!("/{index}"));
+                    let mut judge = judge.under_at("/", index);
                     self.response_message(item, &mut judge, on_stream);
                 }
                 for item in items {

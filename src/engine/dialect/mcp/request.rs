@@ -75,7 +75,7 @@ pub fn judge(request: &RequestView<'_>, sink: &mut ViolationSink) {
                 );
             }
             for (index, item) in items.iter().enumerate() {
-                let mut judge = root.under(format_args!("/{index}"));
+                let mut judge = root.under_at("/", index);
                 if request.version == Version::V1
                     && item.get("method").and_then(Value::as_str) == Some("initialize")
                 {

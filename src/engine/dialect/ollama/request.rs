@@ -125,7 +125,7 @@ fn judge_tool(tool: &Value, position: usize, judge: &mut Judge<'_>) {
 }
 
 fn judge_message(message: &Value, position: usize, judge: &mut Judge<'_>) {
-    let mut judge = judge.under(format_args!("/messages/{position}"));
+    let mut judge = judge.under_at("/messages/", position);
     if let Some(content) = message
         .get("content")
         .filter(|c| c.is_array() || c.is_object())

@@ -169,7 +169,7 @@ fn declare(
 ) -> BTreeMap<String, Tool> {
     let mut tools = BTreeMap::new();
     for (position, tool) in items.iter().enumerate() {
-        let mut judge = judge.under(format_args!("/tools/{position}"));
+        let mut judge = judge.under_at("/tools/", position);
         let Some(kind) = Kind::parse(tool.get("type").and_then(Value::as_str)) else {
             continue;
         };

@@ -30,7 +30,7 @@ pub fn check_allowed(
         };
         let detail = format!("{name:?} is outside the allowed tools {:?}", allowed.names);
         let mut judge = judge
-            .under(format_args!("/message/tool_calls/{position}"))
+            .under_at("/message/tool_calls/", position)
             .tool_call(Some(call.index));
         judge.flag(RuleId::ChatAllowedResponseToolNotAllowed, "", detail);
     }

@@ -72,7 +72,7 @@ fn check_choice(
     let index = choice_index(choice, position);
     let mut judge = Judge::new(sink, Stage::Complete)
         .choice(Some(index))
-        .at(format_args!("/choices/{position}"));
+        .at_position("/choices/", position);
     let Some(message) = &choice.message else {
         let detail = "the choice has no `message` object";
         judge.flag(RuleId::ResponseShapeInvalid, "/message", detail);
@@ -148,7 +148,7 @@ fn message_tool_calls(
     let shown = match calls {
         Slot::Absent => return Vec::new(),
         Slot::Present(items) if !items.is_empty() => {
-            let judge = &mut judge.under(AT);
+            let judge = &mut judge.under_text(AT);
             return check_tool_calls(items, choice, declared, origin, streamed, judge);
         }
         Slot::Present(_) => "[]".to_owned(),
@@ -274,7 +274,7 @@ fn check_named_choice(wanted: &str, calls: &[ToolCallOutcome], judge: &mut Judge
         };
         let detail = format!("tool_choice names {wanted:?} and {name:?} was called");
         let mut judge = judge
-            .under(format_args!("/message/tool_calls/{position}"))
+            .under_at("/message/tool_calls/", position)
             .tool_call(Some(call.index));
         judge.flag(RuleId::ToolChoiceWrongFunction, "/function/name", detail);
     }

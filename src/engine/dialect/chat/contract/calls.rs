@@ -58,9 +58,7 @@ pub fn check_tool_calls<'a>(
     let mut outcomes = Vec::with_capacity(calls.len());
     for (position, call) in calls.iter().enumerate() {
         let index = call_index(call, position, origin);
-        let mut judge = judge
-            .under(format_args!("/{position}"))
-            .tool_call(Some(index));
+        let mut judge = judge.under_at("/", position).tool_call(Some(index));
         if let Some(call) = call.non_object() {
             let detail = format!("a tool call must be an object, got {}", preview(call));
             judge.flag(RuleId::ResponseShapeInvalid, "", detail);

@@ -249,9 +249,7 @@ impl StreamContract {
                     RuleId::StreamTruncated
                 };
                 let detail = "the stream ended with no finish_reason for this choice";
-                let mut judge = judge
-                    .under(format_args!("/choices/{position}"))
-                    .choice(Some(*index));
+                let mut judge = judge.under_at("/choices/", position).choice(Some(*index));
                 judge.flag(rule, "/finish_reason", detail);
             }
         }
