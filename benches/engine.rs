@@ -68,6 +68,16 @@ fn buffered_body(calls: usize) -> Vec<u8> {
         .into_bytes()
 }
 
+/// A 200 answer's head of `content_type`.
+fn answered(content_type: &str) -> ResponseHead {
+    ResponseHead {
+        status: 200,
+        content_type: Some(content_type.into()),
+        content_encoding: None,
+        headers: Vec::new(),
+    }
+}
+
 #[divan::bench(args = [1, 4, 16])]
 fn sse_checked(bencher: divan::Bencher, calls: usize) {
     let config = Arc::new(EngineConfig::default());
@@ -76,12 +86,7 @@ fn sse_checked(bencher: divan::Bencher, calls: usize) {
     let body = sse_body(calls);
     bencher.counter(BytesCount::new(body.len())).bench(|| {
         let mut exchange = Exchange::new(&config, &cache, &request);
-        exchange.response_head(ResponseHead {
-            status: 200,
-            content_type: Some("text/event-stream".into()),
-            content_encoding: None,
-            headers: Vec::new(),
-        });
+        exchange.response_head(answered("text/event-stream"));
         // Network-sized frames, as the proxy's tee hands them over.
         for frame in body.chunks(1400) {
             exchange.feed(divan::black_box(frame));
@@ -98,12 +103,7 @@ fn buffered_tool_calls_validated(bencher: divan::Bencher, calls: usize) {
     let body = buffered_body(calls);
     bencher.counter(ItemsCount::new(calls)).bench(|| {
         let mut exchange = Exchange::new(&config, &cache, &request);
-        exchange.response_head(ResponseHead {
-            status: 200,
-            content_type: Some("application/json".into()),
-            content_encoding: None,
-            headers: Vec::new(),
-        });
+        exchange.response_head(answered("application/json"));
         exchange.feed(divan::black_box(&body));
         exchange.finish(BodyEnd::Complete)
     });
@@ -134,12 +134,7 @@ fn request_start_with_repeated_tools(bencher: divan::Bencher, tools: usize) {
     let request = request_with_tools(tools);
     // One exchange answered 200 admits the array to the cache, as an agent's first turn does.
     let mut first = Exchange::new(&config, &cache, &request);
-    first.response_head(ResponseHead {
-        status: 200,
-        content_type: Some("text/event-stream".into()),
-        content_encoding: None,
-        headers: Vec::new(),
-    });
+    first.response_head(answered("text/event-stream"));
     first.finish(BodyEnd::Complete);
     bencher
         .counter(BytesCount::new(request.len()))
