@@ -155,8 +155,8 @@ async fn conversation(sse: bool) {
         ),
     ];
     let count = steps.len() as u64;
-    // The ping follows the DELETE's answer at once, most often within its millisecond: the
-    // store compares times to the microsecond, live and in the recordings.
+    // The ping follows the DELETE's answer at once, sometimes within the millisecond the
+    // DELETE began: the store compares times to the microsecond, live and in the recordings.
     for (method, body, session) in steps {
         within(Duration::from_secs(10), send(addr, method, body, session)).await;
     }

@@ -69,9 +69,8 @@ thread_local! {
     static LOOKUP: Cell<Option<(LookupFacts, bool)>> = const { Cell::new(None) };
 }
 
-/// Updates this thread's lookup facts when [`SchemaCache::lookup_only`] or
-/// [`SchemaCache::observing`] runs; nothing otherwise.
-/// A lookup that found `found` in the cache, noted as such.
+/// A lookup that found (or compiled) `found`, noted in this thread's lookup facts: whether every
+/// array found is plain.
 fn note_found(found: &CompiledTools) {
     note_lookup(|facts| LookupFacts {
         plain: facts.plain && found.plain,
@@ -79,6 +78,8 @@ fn note_found(found: &CompiledTools) {
     });
 }
 
+/// Updates this thread's lookup facts when [`SchemaCache::lookup_only`] or
+/// [`SchemaCache::observing`] runs; nothing otherwise.
 fn note_lookup(update: impl FnOnce(LookupFacts) -> LookupFacts) {
     LOOKUP.with(|lookup| {
         if let Some((facts, compiles)) = lookup.get() {
@@ -213,10 +214,7 @@ impl SchemaCache {
         compiled.key = Arc::from(key);
         compiled.mentions_custom = text.contains("custom");
         compiled.home = Arc::downgrade(&self.entries);
-        note_lookup(|facts| LookupFacts {
-            plain: facts.plain && compiled.plain,
-            ..facts
-        });
+        note_found(&compiled);
         Arc::new(compiled)
     }
 
@@ -224,10 +222,10 @@ impl SchemaCache {
     /// out last for `reading`: the array a request's scan is at, found without reading it.
     /// Agents send the same `tools` with every turn, and reading a large array (every string
     /// and number checked) cost more than anything else in a request's start
-    /// (docs/benchmarks.md#known-tools). A cached text
-    /// was read whole as JSON when it was compiled, and an array's text ends where its
-    /// brackets close, so the value at `rest` is exactly that text: the same compiled tools
-    /// [`SchemaCache::tools_for_text`] would hand out, and its length.
+    /// (docs/benchmarks.md#known-tools). A cached text was read whole as JSON when it was
+    /// compiled, and an array's text ends where its brackets close, so the value at `rest` is
+    /// exactly that text: the same compiled tools [`SchemaCache::tools_for_text`] would hand
+    /// out, and its length.
     pub fn known_at(
         &self,
         rest: &str,
