@@ -1,6 +1,7 @@
 //! Engine benchmarks: MB/s of SSE checked (framing, reassembly, fragment and complete-stage
 //! rules, schema validation), ns per buffered tool call validated, and MB/s of requests whose
-//! `tools` an earlier exchange already sent (an agent's every turn) read at an exchange's start.
+//! `tools` an earlier exchange already sent (an agent's every turn) read at an exchange's start,
+//! and MB/s of an Anthropic agent's request (its whole tool history) read at an exchange's start.
 //! Run with `cargo bench --bench engine`.
 
 // Test and bench code may stop loudly: the deny lints in Cargo.toml guard the product code.
@@ -10,7 +11,7 @@ use std::sync::Arc;
 
 use divan::counter::{BytesCount, ItemsCount};
 use serde_json::json;
-use tooltap::engine::{BodyEnd, EngineConfig, Exchange, ResponseHead, SchemaCache};
+use tooltap::engine::{BodyEnd, Dialect, EngineConfig, Exchange, ResponseHead, SchemaCache};
 
 fn main() {
     divan::main();
@@ -139,4 +140,51 @@ fn request_start_with_repeated_tools(bencher: divan::Bencher, tools: usize) {
     bencher
         .counter(BytesCount::new(request.len()))
         .bench(|| Exchange::new(&config, &cache, divan::black_box(&request)));
+}
+
+/// An Anthropic Messages request of a coding agent `turns` tool round trips in: each turn an
+/// assistant `tool_use` (a `read_file` call) answered by a user `tool_result` holding a 4 KiB
+/// file, under 16 declared tools (~6 KB). What every later turn sends again, whole.
+fn anthropic_agent_request(turns: usize) -> Vec<u8> {
+    let file: String = "fn main() { println!(\"hello\"); }\n".repeat(4096 / 33);
+    let mut messages = vec![json!({"role":"user","content":"Fix the failing test."})];
+    for turn in 0..turns {
+        let id = format!("toolu_{turn:04}");
+        messages.push(json!({"role":"assistant","content":[
+            {"type":"text","text":"Let me read the file."},
+            {"type":"tool_use","id":id,"name":"read_file","input":{"path":format!("src/f{turn}.rs")}}]}));
+        messages.push(json!({"role":"user","content":[
+            {"type":"tool_result","tool_use_id":id,"content":[{"type":"text","text":file}]}]}));
+    }
+    let tools: Vec<_> = (0..16)
+        .map(|i| {
+            json!({"name":format!("tool_{i}"),
+            "description":"Reads a file of the workspace and returns its text, or an error.",
+            "input_schema":{"type":"object","properties":{
+                "path":{"type":"string","description":"Path from the workspace root"},
+                "offset":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":1}},
+            "required":["path"],"additionalProperties":false}})
+        })
+        .collect();
+    json!({"model":"m","max_tokens":1024,"stream":true,"messages":messages,"tools":tools})
+        .to_string()
+        .into_bytes()
+}
+
+#[divan::bench(args = [1, 50])]
+fn anthropic_request_start_with_history(bencher: divan::Bencher, turns: usize) {
+    let config = Arc::new(EngineConfig::default());
+    let cache = SchemaCache::default();
+    let request = anthropic_agent_request(turns);
+    let mut first = Exchange::with_dialect(&config, &cache, Dialect::Anthropic, &request);
+    first.response_head(answered("text/event-stream"));
+    first.finish(BodyEnd::Complete);
+    bencher.counter(BytesCount::new(request.len())).bench(|| {
+        Exchange::with_dialect(
+            &config,
+            &cache,
+            Dialect::Anthropic,
+            divan::black_box(&request),
+        )
+    });
 }

@@ -10,7 +10,6 @@ use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use super::seam::EnforceError;
 pub use super::seam::{Declared, StreamFinish};
@@ -71,9 +70,9 @@ pub fn from_json_bytes<T: DeserializeOwned>(bytes: &[u8]) -> serde_json::Result<
     }
 }
 
-/// The items of a request's `tools` (none when absent, unparsable or not an array).
-pub fn tool_items(raw: Option<&RawValue>) -> Vec<Value> {
-    match raw.and_then(|raw| serde_json::from_str(raw.get()).ok()) {
+/// The items of a request's `tools` text (none when absent, unparsable or not an array).
+pub fn tool_items(text: Option<&str>) -> Vec<Value> {
+    match text.and_then(|text| serde_json::from_str(text).ok()) {
         Some(Value::Array(items)) => items,
         _ => Vec::new(),
     }
@@ -122,9 +121,9 @@ pub fn valid_name(name: &str, max: usize) -> bool {
 /// The request's declared tools compiled by `compile` (the dialect's schema-cache lookup), kept
 /// only when they declare any; reports the schemas that do not compile and notes why the
 /// declaration rules are skipped.
-pub fn declared_tools(
-    raw: Option<&RawValue>,
-    compile: impl FnOnce(&RawValue) -> Arc<CompiledTools>,
+pub fn declared_tools<Raw>(
+    raw: Option<Raw>,
+    compile: impl FnOnce(Raw) -> Arc<CompiledTools>,
     (parsed, declares): (bool, bool),
     sink: &mut ViolationSink,
     notes: &mut Vec<String>,

@@ -16,6 +16,8 @@
 //! skipped member, which a direct scan with the same allocations avoids; strings are searched
 //! eight bytes at a time (see docs/benchmarks.md#json-scan).
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 /// Deeper nesting is left to serde (whose own limit is 128).
@@ -262,6 +264,33 @@ impl<'a> Scan<'a> {
         let (string, used) = string_body(&self.text[self.at..])?;
         self.at += used;
         Some(string)
+    }
+
+    /// The next value as `read` reads it, with its exact text.
+    pub fn with_text<T>(
+        &mut self,
+        read: impl FnOnce(&mut Scan<'a>) -> Option<T>,
+    ) -> Option<(&'a str, T)> {
+        self.peek()?;
+        let start = self.at;
+        let read = read(self)?;
+        Some((self.text.get(start..self.at)?, read))
+    }
+
+    /// The next value decoded when it is a string (borrowed from the text when it holds no
+    /// escape), `Some(None)` when it is another value, skipped as [`Scan::value_text`] checks
+    /// it: what `Value::as_str` gives of the value serde reads.
+    pub fn string_or_other(&mut self) -> Option<Option<Cow<'a, str>>> {
+        if self.peek()? != b'"' {
+            self.value_text()?;
+            return Some(None);
+        }
+        self.at += 1;
+        if let Some(plain) = self.plain_key() {
+            return Some(Some(Cow::Borrowed(plain)));
+        }
+        self.string_after_quote()
+            .map(|decoded| Some(Cow::Owned(decoded)))
     }
 
     /// The next value's exact text, checked as [`Scan::skip`] checks it: what serde's
@@ -571,4 +600,4 @@ fn hex4(digits: &[u8]) -> Option<u32> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

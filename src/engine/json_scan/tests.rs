@@ -168,7 +168,7 @@ fn any_value() -> impl Strategy<Value = Value> {
 
 /// A small edit of `text` at `at` (by chars): one char removed, doubled or replaced by one
 /// JSON cares about.
-fn edited(text: &str, at: usize, edit: u8) -> String {
+pub(crate) fn edited(text: &str, at: usize, edit: u8) -> String {
     let chars: Vec<char> = text.chars().collect();
     if chars.is_empty() {
         return String::new();

@@ -194,7 +194,7 @@ impl DialectRules for AnthropicState {
         let request = request::parse(request_body, sink);
         let schemas = common::declared_tools(
             request.raw_tools.as_deref(),
-            |raw| cache.tools_for_raw(raw, &request::TOOLS),
+            |text| cache.tools_for_text(text, &request::TOOLS),
             (request.facts.parsed, request.declares),
             sink,
             notes,

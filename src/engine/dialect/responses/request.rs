@@ -130,7 +130,7 @@ pub fn parse(
     };
     let mut judge = Judge::new(sink, Stage::Request);
     let compiled = fields.tools.as_deref().map(compile);
-    let items = common::tool_items(fields.tools.as_deref());
+    let items = common::tool_items(fields.tools.as_deref().map(RawValue::get));
     let tools = declare(&items, compiled.as_deref(), &mut judge);
     if let Some(input) = fields
         .input

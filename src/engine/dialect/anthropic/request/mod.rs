@@ -5,7 +5,9 @@
 //! the client tools by name with their strictness, the interpreted [`Choice`]) plus
 //! request-stage violations. Client tools are `{"name","input_schema",...}`; server tools carry
 //! a date-versioned `type` (`web_search_20250305`, `bash_20250124`, ...) and pass untouched.
-//! `messages` (most of a request's bytes) is parsed only when it holds tool blocks.
+//! The body is read in one pass ([`Fields::scanned`]), `messages` (most of an agent's request)
+//! into the few facts the history rules read, which are judged only when it holds tool blocks
+//! (see docs/benchmarks.md#anthropic-history).
 
 use std::collections::BTreeMap;
 
@@ -13,9 +15,10 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::history;
+use super::history::{self, History};
 use crate::engine::dialect::common;
 use crate::engine::dialect::common::preview;
+use crate::engine::json_scan::{self, Scan, Seen};
 use crate::engine::judge::Judge;
 use crate::engine::report::KeptJson;
 use crate::engine::report::RequestFacts;
@@ -73,11 +76,25 @@ pub struct AnthropicRequest {
     pub choice: Choice,
     /// `tool_choice.disable_parallel_tool_use: true`.
     pub single_call: bool,
-    pub raw_tools: Option<Box<RawValue>>,
+    /// The `tools` array's exact text.
+    pub raw_tools: Option<Box<str>>,
 }
 
+/// The body's members the rules read, `messages` read into its history on the way.
+#[derive(Default)]
+struct Fields<'a> {
+    model: Option<Value>,
+    stream: Option<Value>,
+    /// The `tools` array's exact text.
+    tools: Option<Box<str>>,
+    tool_choice: Option<Value>,
+    messages: Option<History<'a>>,
+    thread: Option<Value>,
+}
+
+/// The same members as serde reads them, where the scan gives up.
 #[derive(Deserialize)]
-struct Fields {
+struct SerdeFields {
     model: Option<Value>,
     stream: Option<Value>,
     tools: Option<Box<RawValue>>,
@@ -86,12 +103,75 @@ struct Fields {
     thread: Option<Value>,
 }
 
+impl<'a> Fields<'a> {
+    /// The body's fields, or `None` when it is not one JSON object or does not parse (a member
+    /// given twice included: serde's derived read refuses it).
+    fn read(body: &'a [u8]) -> Option<Fields<'a>> {
+        if !common::is_object_text(body) {
+            return None;
+        }
+        if let Some(fields) = std::str::from_utf8(body).ok().and_then(Fields::scanned) {
+            return Some(fields);
+        }
+        Fields::by_serde(body)
+    }
+
+    /// The fields as serde reads them.
+    fn by_serde(body: &[u8]) -> Option<Fields<'a>> {
+        let read: SerdeFields = common::from_json_bytes(body).ok()?;
+        Some(Fields {
+            model: read.model,
+            stream: read.stream,
+            tools: read.tools.map(Box::<str>::from),
+            tool_choice: read.tool_choice,
+            messages: read.messages.map(History::raw),
+            thread: read.thread,
+        })
+    }
+
+    /// The fields read in one pass by [`json_scan`] (the members skipped checked as serde
+    /// checks them, the history read as [`History::scan`] reads it), or `None` where it gives
+    /// up: serde then reads the body. An agent's request is mostly its history, which serde
+    /// would step over once and the rules read again.
+    fn scanned(text: &'a str) -> Option<Fields<'a>> {
+        let mut fields = Fields::default();
+        let mut seen = Seen::default();
+        let mut scan = Scan::new(text);
+        scan.object(|scan, key| {
+            let f = &mut fields;
+            match key {
+                "model" => seen.fill(0, &mut f.model, json_scan::optional(scan)),
+                "stream" => seen.fill(1, &mut f.stream, json_scan::optional(scan)),
+                "tools" => {
+                    let tools =
+                        json_scan::optional_with(scan, |scan| scan.raw_text().map(Box::from));
+                    seen.fill(2, &mut f.tools, tools)
+                }
+                "tool_choice" => seen.fill(3, &mut f.tool_choice, json_scan::optional(scan)),
+                "messages" => {
+                    let history = json_scan::optional_with(scan, History::scan);
+                    seen.fill(4, &mut f.messages, history)
+                }
+                "thread" => seen.fill(5, &mut f.thread, json_scan::optional(scan)),
+                _ => scan.skip(),
+            }
+        })?;
+        scan.end()?;
+        Some(fields)
+    }
+}
+
 /// The longest client tool name older platforms allowed (the current docs allow 128).
 const OLD_MAX_NAME: usize = 64;
 
 /// Reads the body; never fails (an unparsable body declares nothing).
 pub fn parse(body: &[u8], sink: &mut ViolationSink) -> AnthropicRequest {
-    let Some(fields) = common::read_object::<Fields>(body) else {
+    judge_fields(Fields::read(body), sink)
+}
+
+/// The request `fields` make (by default, when the body gave none), judged.
+fn judge_fields(fields: Option<Fields<'_>>, sink: &mut ViolationSink) -> AnthropicRequest {
+    let Some(fields) = fields else {
         return AnthropicRequest::default();
     };
     let mut judge = Judge::new(sink, Stage::Request);
@@ -104,11 +184,7 @@ pub fn parse(body: &[u8], sink: &mut ViolationSink) -> AnthropicRequest {
         .collect();
     let (choice, single_call) =
         tool_choice(fields.tool_choice.as_ref(), &tools, &servers, &mut judge);
-    if let Some(messages) = fields
-        .messages
-        .as_ref()
-        .filter(|raw| raw.get().contains("tool_use") || raw.get().contains("tool_result"))
-    {
+    if let Some(messages) = fields.messages.as_ref().filter(|h| h.has_tool_blocks()) {
         let continues = fields
             .thread
             .as_ref()
@@ -253,3 +329,6 @@ fn tool_choice(
     }
     (interpreted, single)
 }
+
+#[cfg(test)]
+mod tests;
