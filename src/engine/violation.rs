@@ -118,6 +118,8 @@ pub struct ViolationSink {
     violations: Vec<Violation>,
     max: usize,
     not_listed: u64,
+    /// Every violation pushed, whatever became of it (kept, past the cap, or its rule off).
+    reported: u64,
     schema_budget: u32,
     schema_streaming: u32,
 }
@@ -134,6 +136,7 @@ impl ViolationSink {
             violations: Vec::new(),
             max: max.max(1),
             not_listed: 0,
+            reported: 0,
             schema_budget: 0,
             schema_streaming: 0,
         }
@@ -142,6 +145,12 @@ impl ViolationSink {
     /// Violations found past the cap: counted, not kept.
     pub fn not_listed(&self) -> u64 {
         self.not_listed
+    }
+
+    /// How many violations were pushed, kept or not (a rule turned off included): whether a
+    /// piece of work found anything, whatever this sink's settings made of it.
+    pub fn reported(&self) -> u64 {
+        self.reported
     }
 
     /// A tool call's arguments were not schema-checked: the check would exceed its budget.
@@ -168,6 +177,7 @@ impl ViolationSink {
 
     /// Records a violation unless its rule is turned off.
     pub fn push(&mut self, rule: RuleId, stage: Stage, site: Site, detail: impl Into<String>) {
+        self.reported = self.reported.saturating_add(1);
         let severity = match self.overrides.level(rule) {
             Level::Off => return,
             Level::Warning => Severity::Warning,

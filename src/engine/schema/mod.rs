@@ -6,6 +6,7 @@
 //! schema invalid (reported as `request.schema_invalid`), so a client cannot make tooltap read
 //! files or open connections. This is the one module that imports `jsonschema`.
 
+use std::any::Any;
 use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -409,6 +410,8 @@ pub struct CompiledTools {
     grammars: Grammars,
     /// The array's text holds the word `custom` (see [`CompiledTools::mentions_custom`]).
     mentions_custom: bool,
+    /// What a dialect read of the array besides its schemas ([`CompiledTools::keep_reading`]).
+    reading: OnceLock<Box<dyn Any + Send + Sync>>,
 }
 
 /// One declared function tool.
@@ -587,7 +590,23 @@ impl CompiledTools {
             plain,
             grammars,
             mentions_custom: false,
+            reading: OnceLock::new(),
         }
+    }
+
+    /// What [`CompiledTools::keep_reading`] kept of type `T`, if anything.
+    pub fn reading<T: Any>(&self) -> Option<&T> {
+        self.reading.get()?.downcast_ref()
+    }
+
+    /// Keeps `reading` for every later request that sends this array (the first one kept
+    /// stays): what a dialect read of the array's text besides its schemas, which depends on
+    /// nothing else, so that an agent's every turn does not read it again. It is not counted in
+    /// the cache's bytes: a dialect keeps the tools' names (which the text holds too) and a few
+    /// flags.
+    pub fn keep_reading<T: Any + Send + Sync>(&self, reading: T) {
+        // Another thread's reading of the same text, kept first, is the same.
+        let _ = self.reading.set(Box::new(reading));
     }
 
     /// The compiled form of a custom tool's `regex` grammar (one this array does not declare,

@@ -191,10 +191,10 @@ impl DialectRules for AnthropicState {
         notes: &mut Vec<String>,
     ) -> AnthropicState {
         let request_body = request.body;
-        let request = request::parse(request_body, sink);
+        let (request, compiled) = request::parse(request_body, cache, sink);
         let schemas = common::declared_tools(
-            request.raw_tools.as_deref(),
-            |text| cache.tools_for_text(text, &request::TOOLS),
+            compiled,
+            |compiled| compiled,
             (request.facts.parsed, request.declares),
             sink,
             notes,

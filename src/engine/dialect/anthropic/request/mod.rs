@@ -9,7 +9,9 @@
 //! into the few facts the history rules read, which are judged only when it holds tool blocks
 //! (see docs/benchmarks.md#anthropic-history).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -23,7 +25,7 @@ use crate::engine::judge::Judge;
 use crate::engine::report::KeptJson;
 use crate::engine::report::RequestFacts;
 use crate::engine::rules::RuleId;
-use crate::engine::schema::{Declaration, ToolReading};
+use crate::engine::schema::{CompiledTools, Declaration, SchemaCache, ToolReading};
 use crate::engine::violation::{Stage, ViolationSink};
 
 /// How Anthropic's `tools` array declares client tools: `{"name","input_schema"}` (no `type`,
@@ -70,14 +72,24 @@ pub enum Choice {
 #[derive(Debug, Clone, Default)]
 pub struct AnthropicRequest {
     pub facts: RequestFacts,
-    pub tools: BTreeMap<String, Tool>,
+    pub tools: Arc<BTreeMap<String, Tool>>,
     /// Whether `tools` was a non-empty array (of any tool types).
     pub declares: bool,
     pub choice: Choice,
     /// `tool_choice.disable_parallel_tool_use: true`.
     pub single_call: bool,
-    /// The `tools` array's exact text.
-    pub raw_tools: Option<Box<str>>,
+}
+
+/// What the `tools` array declares, read from its text alone: kept with its compiled schemas
+/// when reading it reported nothing (see [`CompiledTools::keep_reading`]), so that an agent's
+/// every turn does not parse and judge its array again.
+#[derive(Debug, Clone, Default)]
+struct Declarations {
+    tools: Arc<BTreeMap<String, Tool>>,
+    /// The server tools' names (`tool_choice` may force one).
+    servers: Vec<String>,
+    /// `tools` is a non-empty array.
+    declares: bool,
 }
 
 /// The body's members the rules read, `messages` read into its history on the way.
@@ -86,7 +98,9 @@ struct Fields<'a> {
     model: Option<Value>,
     stream: Option<Value>,
     /// The `tools` array's exact text.
-    tools: Option<Box<str>>,
+    tools: Option<Cow<'a, str>>,
+    /// Its compiled tools, when the cache knew the text (stepped over, not read).
+    known: Option<Arc<CompiledTools>>,
     tool_choice: Option<Value>,
     messages: Option<History<'a>>,
     thread: Option<Value>,
@@ -106,11 +120,14 @@ struct SerdeFields {
 impl<'a> Fields<'a> {
     /// The body's fields, or `None` when it is not one JSON object or does not parse (a member
     /// given twice included: serde's derived read refuses it).
-    fn read(body: &'a [u8]) -> Option<Fields<'a>> {
+    fn read(body: &'a [u8], cache: Option<&SchemaCache>) -> Option<Fields<'a>> {
         if !common::is_object_text(body) {
             return None;
         }
-        if let Some(fields) = std::str::from_utf8(body).ok().and_then(Fields::scanned) {
+        if let Some(fields) = std::str::from_utf8(body)
+            .ok()
+            .and_then(|text| Fields::scanned(text, cache))
+        {
             return Some(fields);
         }
         Fields::by_serde(body)
@@ -122,7 +139,10 @@ impl<'a> Fields<'a> {
         Some(Fields {
             model: read.model,
             stream: read.stream,
-            tools: read.tools.map(Box::<str>::from),
+            tools: read
+                .tools
+                .map(|raw| Cow::Owned(Box::<str>::from(raw).into())),
+            known: None,
             tool_choice: read.tool_choice,
             messages: read.messages.map(History::raw),
             thread: read.thread,
@@ -132,8 +152,9 @@ impl<'a> Fields<'a> {
     /// The fields read in one pass by [`json_scan`] (the members skipped checked as serde
     /// checks them, the history read as [`History::scan`] reads it), or `None` where it gives
     /// up: serde then reads the body. An agent's request is mostly its history, which serde
-    /// would step over once and the rules read again.
-    fn scanned(text: &'a str) -> Option<Fields<'a>> {
+    /// would step over once and the rules read again. A `tools` array among `cache`'s recent
+    /// ones is stepped over, not read, and comes with its compiled tools.
+    fn scanned(text: &'a str, cache: Option<&SchemaCache>) -> Option<Fields<'a>> {
         let mut fields = Fields::default();
         let mut seen = Seen::default();
         let mut scan = Scan::new(text);
@@ -143,9 +164,14 @@ impl<'a> Fields<'a> {
                 "model" => seen.fill(0, &mut f.model, json_scan::optional(scan)),
                 "stream" => seen.fill(1, &mut f.stream, json_scan::optional(scan)),
                 "tools" => {
-                    let tools =
-                        json_scan::optional_with(scan, |scan| scan.raw_text().map(Box::from));
-                    seen.fill(2, &mut f.tools, tools)
+                    let known = cache
+                        .and_then(|cache| scan.known_text(|rest| cache.known_at(rest, &TOOLS)));
+                    if let Some((text, compiled)) = known {
+                        f.known = Some(compiled);
+                        return seen.fill(2, &mut f.tools, Some(Some(Cow::Borrowed(text))));
+                    }
+                    let text = |scan: &mut Scan<'a>| scan.raw_text().map(Cow::Borrowed);
+                    seen.fill(2, &mut f.tools, json_scan::optional_with(scan, text))
                 }
                 "tool_choice" => seen.fill(3, &mut f.tool_choice, json_scan::optional(scan)),
                 "messages" => {
@@ -164,26 +190,47 @@ impl<'a> Fields<'a> {
 /// The longest client tool name older platforms allowed (the current docs allow 128).
 const OLD_MAX_NAME: usize = 64;
 
-/// Reads the body; never fails (an unparsable body declares nothing).
-pub fn parse(body: &[u8], sink: &mut ViolationSink) -> AnthropicRequest {
-    judge_fields(Fields::read(body), sink)
+/// Reads the body; never fails (an unparsable body declares nothing). With the request, the
+/// `tools` array's compiled tools from `cache` (compiled on first sight).
+pub fn parse(
+    body: &[u8],
+    cache: &SchemaCache,
+    sink: &mut ViolationSink,
+) -> (AnthropicRequest, Option<Arc<CompiledTools>>) {
+    judge_fields(Fields::read(body, Some(cache)), Some(cache), sink)
 }
 
-/// The request `fields` make (by default, when the body gave none), judged.
-fn judge_fields(fields: Option<Fields<'_>>, sink: &mut ViolationSink) -> AnthropicRequest {
-    let Some(fields) = fields else {
-        return AnthropicRequest::default();
+/// The request `fields` make (by default, when the body gave none), judged, and the compiled
+/// tools of its array (none without a `cache`).
+fn judge_fields(
+    fields: Option<Fields<'_>>,
+    cache: Option<&SchemaCache>,
+    sink: &mut ViolationSink,
+) -> (AnthropicRequest, Option<Arc<CompiledTools>>) {
+    let Some(mut fields) = fields else {
+        return (AnthropicRequest::default(), None);
     };
+    let text = fields.tools.as_deref();
+    let compiled = fields
+        .known
+        .take()
+        .or_else(|| Some(cache?.tools_for_text(text?, &TOOLS)));
     let mut judge = Judge::new(sink, Stage::Request);
-    let items = common::tool_items(fields.tools.as_deref());
-    let tools = declare(&items, &mut judge);
-    let servers: Vec<&str> = items
-        .iter()
-        .filter(|tool| is_server_tool(tool))
-        .filter_map(|tool| tool.get("name").and_then(Value::as_str))
-        .collect();
-    let (choice, single_call) =
-        tool_choice(fields.tool_choice.as_ref(), &tools, &servers, &mut judge);
+    let fresh;
+    let declared = match compiled.as_deref().and_then(CompiledTools::reading) {
+        Some(kept) => kept,
+        None => {
+            fresh = declarations(text, compiled.as_deref(), &mut judge);
+            &fresh
+        }
+    };
+    let servers: Vec<&str> = declared.servers.iter().map(String::as_str).collect();
+    let (choice, single_call) = tool_choice(
+        fields.tool_choice.as_ref(),
+        &declared.tools,
+        &servers,
+        &mut judge,
+    );
     if let Some(messages) = fields.messages.as_ref().filter(|h| h.has_tool_blocks()) {
         let continues = fields
             .thread
@@ -194,19 +241,45 @@ fn judge_fields(fields: Option<Fields<'_>>, sink: &mut ViolationSink) -> Anthrop
         history::check(messages, continues, &mut judge);
     }
     let facts = RequestFacts {
-        tools: tools.keys().cloned().collect(),
+        tools: declared.tools.keys().cloned().collect(),
         tool_choice: fields.tool_choice.map(KeptJson::from),
         parallel_tool_calls: single_call.then_some(false),
         ..common::facts(fields.model.as_ref(), fields.stream.as_ref())
     };
-    AnthropicRequest {
+    let request = AnthropicRequest {
         facts,
-        tools,
-        declares: !items.is_empty(),
+        tools: Arc::clone(&declared.tools),
+        declares: declared.declares,
         choice,
         single_call,
-        raw_tools: fields.tools,
+    };
+    (request, compiled)
+}
+
+/// Reads and judges the `tools` array's `text`; keeps what it declares with its `compiled`
+/// tools when judging it reported nothing (an array with a finding is judged again on every
+/// request, so that every request reports it, whatever its route turns off).
+fn declarations(
+    text: Option<&str>,
+    compiled: Option<&CompiledTools>,
+    judge: &mut Judge<'_>,
+) -> Declarations {
+    let reported = judge.sink().reported();
+    let items = common::tool_items(text);
+    let declared = Declarations {
+        tools: Arc::new(declare(&items, judge)),
+        servers: items
+            .iter()
+            .filter(|tool| is_server_tool(tool))
+            .filter_map(|tool| tool.get("name").and_then(Value::as_str))
+            .map(str::to_owned)
+            .collect(),
+        declares: !items.is_empty(),
+    };
+    if let Some(compiled) = compiled.filter(|_| judge.sink().reported() == reported) {
+        compiled.keep_reading(declared.clone());
     }
+    declared
 }
 
 /// A server tool: a `type` other than `custom` (date-versioned, e.g. `web_search_20250305`).
