@@ -1,7 +1,8 @@
 //! Engine benchmarks: MB/s of SSE checked (framing, reassembly, fragment and complete-stage
 //! rules, schema validation), ns per buffered tool call validated, and MB/s of requests whose
 //! `tools` an earlier exchange already sent (an agent's every turn) read at an exchange's start,
-//! and MB/s of an Anthropic agent's request (its whole tool history) read at an exchange's start.
+//! and MB/s of an Anthropic or Responses agent's request (its whole tool history) read at an
+//! exchange's start.
 //! Run with `cargo bench --bench engine`.
 
 // Test and bench code may stop loudly: the deny lints in Cargo.toml guard the product code.
@@ -171,20 +172,54 @@ fn anthropic_agent_request(turns: usize) -> Vec<u8> {
         .into_bytes()
 }
 
-#[divan::bench(args = [1, 50])]
-fn anthropic_request_start_with_history(bencher: divan::Bencher, turns: usize) {
+/// Times an exchange's start for `request` in `dialect`, after a first exchange answered 200
+/// admitted its `tools` to the cache, as an agent's first turn does.
+fn bench_later_turns(bencher: divan::Bencher, dialect: Dialect, request: &[u8]) {
     let config = Arc::new(EngineConfig::default());
     let cache = SchemaCache::default();
-    let request = anthropic_agent_request(turns);
-    let mut first = Exchange::with_dialect(&config, &cache, Dialect::Anthropic, &request);
+    let mut first = Exchange::with_dialect(&config, &cache, dialect, request);
     first.response_head(answered("text/event-stream"));
     first.finish(BodyEnd::Complete);
-    bencher.counter(BytesCount::new(request.len())).bench(|| {
-        Exchange::with_dialect(
-            &config,
-            &cache,
-            Dialect::Anthropic,
-            divan::black_box(&request),
-        )
-    });
+    bencher
+        .counter(BytesCount::new(request.len()))
+        .bench(|| Exchange::with_dialect(&config, &cache, dialect, divan::black_box(request)));
+}
+
+#[divan::bench(args = [1, 50])]
+fn anthropic_request_start_with_history(bencher: divan::Bencher, turns: usize) {
+    bench_later_turns(bencher, Dialect::Anthropic, &anthropic_agent_request(turns));
+}
+
+/// A Responses API request of a coding agent `turns` tool round trips in: each turn a
+/// `function_call` answered by a `function_call_output` holding a 4 KiB file, under 16 declared
+/// function tools (~5 KB), the whole `input` sent again every turn.
+fn responses_agent_request(turns: usize) -> Vec<u8> {
+    let file: String = "fn main() { println!(\"hello\"); }\n".repeat(4096 / 33);
+    let mut input = vec![json!({"role":"user","content":"Fix the failing test."})];
+    for turn in 0..turns {
+        let id = format!("call_{turn:04}");
+        input.push(
+            json!({"type":"function_call","call_id":id,"name":"read_file",
+            "arguments":format!("{{\"path\":\"src/f{turn}.rs\"}}")}),
+        );
+        input.push(json!({"type":"function_call_output","call_id":id,"output":file}));
+    }
+    let tools: Vec<_> = (0..16)
+        .map(|i| {
+            json!({"type":"function","name":format!("tool_{i}"),
+            "description":"Reads a file of the workspace and returns its text, or an error.",
+            "parameters":{"type":"object","properties":{
+                "path":{"type":"string","description":"Path from the workspace root"},
+                "offset":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":1}},
+            "required":["path"],"additionalProperties":false}})
+        })
+        .collect();
+    json!({"model":"m","stream":true,"input":input,"tools":tools})
+        .to_string()
+        .into_bytes()
+}
+
+#[divan::bench(args = [1, 50])]
+fn responses_request_start_with_history(bencher: divan::Bencher, turns: usize) {
+    bench_later_turns(bencher, Dialect::Responses, &responses_agent_request(turns));
 }

@@ -6,6 +6,8 @@
 //! Input: what a dialect already holds (bytes, values, its rule ids and sites). Output: parsed
 //! values, plus violations into its sink and notes; nothing here does I/O.
 
+use std::any::Any;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
@@ -13,10 +15,12 @@ use serde_json::Value;
 
 use super::seam::EnforceError;
 pub use super::seam::{Declared, StreamFinish};
+use crate::engine::json_scan::{self, Scan};
+use crate::engine::judge::Judge;
 use crate::engine::report::KeptJson;
 use crate::engine::report::{ChoiceOutcome, RequestFacts};
 use crate::engine::rules::RuleId;
-use crate::engine::schema::{CompiledTools, ToolSchema};
+use crate::engine::schema::{CompiledTools, SchemaCache, ToolReading, ToolSchema};
 use crate::engine::violation::{Site, Stage, ViolationSink};
 
 /// Shortens a value for a human detail; details are for people, never for matching.
@@ -52,12 +56,21 @@ pub fn is_object_text(body: &[u8]) -> bool {
     body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
 }
 
-/// A request body's fields, or `None` when it is not one JSON object or does not parse.
-pub fn read_object<T: DeserializeOwned>(body: &[u8]) -> Option<T> {
+/// A request body's fields: read in one pass by `scanned` ([`json_scan`]) when the body is text
+/// it takes, else by `by_serde`; `None` when the body is not one JSON object (serde's derived
+/// struct would also take an array) or does not parse.
+pub fn read_fields<'a, F>(
+    body: &'a [u8],
+    scanned: impl FnOnce(&'a str) -> Option<F>,
+    by_serde: impl FnOnce(&'a [u8]) -> Option<F>,
+) -> Option<F> {
     if !is_object_text(body) {
         return None;
     }
-    from_json_bytes(body).ok()
+    std::str::from_utf8(body)
+        .ok()
+        .and_then(scanned)
+        .or_else(|| by_serde(body))
 }
 
 /// `serde_json::from_slice`, with the same result: bytes that are UTF-8 (checked once, whole)
@@ -76,6 +89,46 @@ pub fn tool_items(text: Option<&str>) -> Vec<Value> {
         Some(Value::Array(items)) => items,
         _ => Vec::new(),
     }
+}
+
+/// A `tools` member's exact text and, when the schema cache knew it, its compiled tools.
+pub type ScannedTools<'a> = (&'a str, Option<Arc<CompiledTools>>);
+
+/// A request's `tools` member at `scan`, in a body read by [`json_scan`]: its exact text
+/// (`None` for `null`, checked as serde's `RawValue` checks it) and, when that text is among
+/// `cache`'s arrays handed out last for `reading`, its compiled tools: the array is then stepped
+/// over, not read (see [`SchemaCache::known_at`]).
+pub fn scan_tools<'a>(
+    scan: &mut Scan<'a>,
+    cache: Option<&SchemaCache>,
+    reading: &ToolReading,
+) -> Option<Option<ScannedTools<'a>>> {
+    let known = cache.and_then(|cache| scan.known_text(|rest| cache.known_at(rest, reading)));
+    if let Some((text, compiled)) = known {
+        return Some(Some((text, Some(compiled))));
+    }
+    json_scan::optional_with(scan, |scan| Some((scan.raw_text()?, None)))
+}
+
+/// What a dialect reads of a `tools` array from its text alone (`read`, which judges as it
+/// reads): kept with its `compiled` tools by an earlier request, or read, and kept there when
+/// reading reported nothing. An array with a finding is read on every request, so that every
+/// request reports it, a finding its route turns off included ([`ViolationSink::reported`]).
+/// See [`CompiledTools::keep_reading`].
+pub fn kept_reading<'c, T: Clone + Any + Send + Sync>(
+    compiled: Option<&'c CompiledTools>,
+    judge: &mut Judge<'_>,
+    read: impl FnOnce(&mut Judge<'_>) -> T,
+) -> Cow<'c, T> {
+    if let Some(kept) = compiled.and_then(CompiledTools::reading::<T>) {
+        return Cow::Borrowed(kept);
+    }
+    let reported = judge.sink().reported();
+    let reading = read(judge);
+    if let Some(compiled) = compiled.filter(|_| judge.sink().reported() == reported) {
+        compiled.keep_reading(reading.clone());
+    }
+    Cow::Owned(reading)
 }
 
 /// The facts of a parsed request every dialect reads alike: `model` and `stream`.

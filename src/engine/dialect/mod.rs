@@ -23,6 +23,8 @@ pub mod bedrock;
 pub mod chat;
 pub mod argument_verdict;
 mod common;
+mod item_list;
+mod request_basics;
 pub mod gemini;
 pub mod mcp;
 pub mod ollama;

@@ -217,3 +217,31 @@ proptest! {
         }
     }
 }
+
+/// JSON text built from `keys` (as written, escapes included) and `leaves` (JSON texts), or any
+/// string, nested up to `depth`, whose objects may repeat a key (which a `Value` cannot write).
+pub(crate) fn json_text_of(
+    keys: Vec<&'static str>,
+    leaves: Vec<&'static str>,
+    depth: u32,
+) -> impl Strategy<Value = String> {
+    let fixed = prop::sample::select(leaves).prop_map(str::to_owned);
+    let leaf = prop_oneof![
+        4 => fixed,
+        1 => any::<String>().prop_map(|text| Value::String(text).to_string()),
+    ];
+    let key = prop::sample::select(keys);
+    leaf.prop_recursive(depth, 48, 6, move |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6)
+                .prop_map(|items| format!("[{}]", items.join(","))),
+            prop::collection::vec((key.clone(), inner), 0..6).prop_map(|members| {
+                let members: Vec<String> = members
+                    .iter()
+                    .map(|(key, value)| format!("\"{key}\":{value}"))
+                    .collect();
+                format!("{{{}}}", members.join(","))
+            }),
+        ]
+    })
+}

@@ -143,15 +143,13 @@ impl Fields {
                 "model" => seen.fill(0, &mut f.model, json_scan::optional(scan)),
                 "stream" => seen.fill(1, &mut f.stream, json_scan::optional(scan)),
                 "tools" => {
-                    let known = cache
-                        .and_then(|cache| scan.known_text(|rest| cache.known_at(rest, &TOOLS)));
-                    match known {
-                        Some((text, compiled)) => {
-                            f.known_tools = Some(compiled);
-                            seen.fill(2, &mut f.tools, Some(Some(RawJson(text.into()))))
-                        }
-                        None => seen.fill(2, &mut f.tools, raw(scan)),
-                    }
+                    let read = common::scan_tools(scan, cache, &TOOLS).map(|tools| {
+                        tools.map(|(text, known)| {
+                            f.known_tools = known;
+                            RawJson(text.into())
+                        })
+                    });
+                    seen.fill(2, &mut f.tools, read)
                 }
                 "tool_choice" => seen.fill(3, &mut f.tool_choice, KeptJson::read(scan)),
                 "parallel_tool_calls" => {

@@ -10,6 +10,7 @@
 
 pub mod arguments;
 mod events;
+pub mod input;
 pub mod items;
 pub mod output;
 pub mod request;
@@ -172,11 +173,7 @@ impl DialectRules for ResponsesState {
         notes: &mut Vec<String>,
     ) -> ResponsesState {
         let request_body = request.body;
-        let (request, compiled) = request::parse(
-            request_body,
-            |raw| cache.tools_for_raw(raw, &request::TOOLS),
-            sink,
-        );
+        let (request, compiled) = request::parse(request_body, cache, sink);
         let schemas = compiled.filter(|tools| tools.declares());
         common::report_invalid_schemas(schemas.as_deref(), sink);
         common::note_skipped(request.facts.parsed, request.declares, notes);

@@ -10,29 +10,24 @@
 //! `tool_use` its first message answers lives server-side, so that message's results are not
 //! orphans (the twin of the Responses API's `previous_response_id`).
 //!
-//! An agent sends its whole history again with every turn, most of it text the rules never
-//! read (files in tool results). The history is read into [`Turn`]s, each message's role and
-//! each content block's type, ids and whether its `input` is an object, by a scan that steps
-//! over everything else ([`crate::engine::json_scan`], as strict as serde's `Value`, a member
-//! given twice read as the last one, as a `Value` keeps it); only when the scan gives up (a key
-//! with an escape, a lone surrogate, deep nesting...) is the text read as a `Value` tree, which
-//! gives the same [`Turn`]s. The rules read [`Turn`]s alone (see
-//! docs/benchmarks.md#anthropic-history).
+//! The history is read into [`Turn`]s, each message's role and each content block's type, ids
+//! and whether its `input` is an object ([`crate::engine::dialect::item_list`]); the rules read
+//! [`Turn`]s alone.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
 
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use crate::engine::dialect::common::preview;
+use crate::engine::dialect::item_list::{ItemList, ListItem};
 use crate::engine::json_scan::Scan;
 use crate::engine::judge::Judge;
 use crate::engine::rules::RuleId;
 
 /// One message of the history, as the rules read it.
 #[derive(Debug, Default, PartialEq)]
-struct Turn<'a> {
+pub struct Turn<'a> {
     role: Role,
     /// The `content` array's blocks (none when `content` is a string or anything else).
     blocks: Vec<Block<'a>>,
@@ -94,66 +89,35 @@ impl Kind {
     }
 }
 
-/// A request's `messages` as its first read left them.
-#[derive(Debug)]
-pub struct History<'a>(Read<'a>);
+/// How the history rules read a message.
+pub struct Messages;
 
-#[derive(Debug)]
-enum Read<'a> {
-    /// Read with the rest of the body by its scan: the array's text and its turns.
-    Scanned(&'a str, Vec<Turn<'a>>),
-    /// Kept as text by serde's read of the body (which the scan left to it): read when judged.
-    Raw(Box<RawValue>),
+impl ListItem for Messages {
+    type Item<'t> = Turn<'t>;
+
+    fn scan<'t>(scan: &mut Scan<'t>) -> Option<Turn<'t>> {
+        Turn::scan(scan)
+    }
+
+    fn of_tree(message: &Value) -> Turn<'_> {
+        Turn::of_tree(message)
+    }
 }
 
-impl<'a> History<'a> {
-    /// The value at `scan` (past `null`, which the caller takes as absent) read into turns; a
-    /// value other than an array holds none, as the tree read judges none.
-    pub fn scan(scan: &mut Scan<'a>) -> Option<History<'a>> {
-        let (text, turns) = scan.with_text(|scan| {
-            if scan.peek()? != b'[' {
-                return scan.raw_text().map(|_| Vec::new());
-            }
-            scan.items(Turn::scan)
-        })?;
-        Some(History(Read::Scanned(text, turns)))
-    }
+/// A request's `messages` as its first read left them.
+pub type History<'a> = ItemList<'a, Messages>;
 
-    /// The history serde's read of the body kept as text.
-    pub fn raw(messages: Box<RawValue>) -> History<'a> {
-        History(Read::Raw(messages))
-    }
-
-    /// Whether the text holds a tool block's type at all: only then are the rules run (a
-    /// history without one has nothing they judge).
-    pub fn has_tool_blocks(&self) -> bool {
-        let text = match &self.0 {
-            Read::Scanned(text, _) => text,
-            Read::Raw(raw) => raw.get(),
-        };
-        text.contains("tool_use") || text.contains("tool_result")
-    }
+/// Whether the history's text holds a tool block's type at all: only then are the rules run (a
+/// history without one has nothing they judge).
+pub fn has_tool_blocks(history: &History<'_>) -> bool {
+    let text = history.text();
+    text.contains("tool_use") || text.contains("tool_result")
 }
 
 /// `continues`: the request continues a server-held thread, so the first message's results
 /// answer a `tool_use` this request does not hold (`judge`: at the request's root).
 pub fn check(history: &History<'_>, continues: bool, judge: &mut Judge<'_>) {
-    let text = match &history.0 {
-        Read::Scanned(_, turns) => return judge_turns(turns, continues, judge),
-        Read::Raw(raw) => raw.get(),
-    };
-    let tree: Vec<Value>;
-    let turns = match scanned(text) {
-        Some(turns) => turns,
-        None => {
-            let Ok(Value::Array(messages)) = serde_json::from_str::<Value>(text) else {
-                return;
-            };
-            tree = messages;
-            tree.iter().map(Turn::of_tree).collect()
-        }
-    };
-    judge_turns(&turns, continues, judge);
+    history.with_items(|turns| judge_turns(turns, continues, judge));
 }
 
 fn judge_turns(turns: &[Turn<'_>], continues: bool, judge: &mut Judge<'_>) {
@@ -255,14 +219,6 @@ fn unanswered(turn: &Turn<'_>, next: &Turn<'_>, judge: &mut Judge<'_>) {
             judge.flag(rule, format_args!("/{index}/id"), detail);
         }
     }
-}
-
-/// The history read by the scan, or `None` where the scan leaves the text to serde.
-fn scanned(text: &str) -> Option<Vec<Turn<'_>>> {
-    let mut scan = Scan::new(text);
-    let turns = scan.items(Turn::scan)?;
-    scan.end()?;
-    Some(turns)
 }
 
 impl<'a> Turn<'a> {

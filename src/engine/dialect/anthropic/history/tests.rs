@@ -5,11 +5,18 @@
 
 use proptest::prelude::*;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::*;
 use crate::engine::SeverityOverrides;
-use crate::engine::json_scan::tests::edited;
+use crate::engine::dialect::item_list;
+use crate::engine::json_scan::tests::{edited, json_text_of};
 use crate::engine::violation::{Stage, ViolationSink};
+
+/// The scan's read of a whole history's `text`.
+fn scanned(text: &str) -> Option<Vec<Turn<'_>>> {
+    item_list::scanned::<Messages>(text)
+}
 
 /// The tree's read of `text`, `None` when it is not a JSON array.
 fn tree(text: &str) -> Option<Vec<Value>> {
@@ -144,9 +151,10 @@ fn escaped_values_null_inputs_and_odd_shapes_read_as_the_tree_reads_them() {
     }
 }
 
-/// A JSON text of one of the keys the rules read (or one they skip), escaped at times.
-fn key() -> impl Strategy<Value = &'static str> {
-    prop::sample::select(vec![
+/// JSON text of the keys and values the history rules read (escaped at times), or values
+/// serde refuses, or any string; objects may repeat a key.
+pub(crate) fn value() -> impl Strategy<Value = String> {
+    let keys = vec![
         "role",
         "content",
         "type",
@@ -157,12 +165,8 @@ fn key() -> impl Strategy<Value = &'static str> {
         "name",
         "r\\u006fle",
         "typ\\u0065",
-    ])
-}
-
-/// A JSON text the rules care about (roles, kinds, ids), or one serde refuses, or any string.
-fn leaf() -> impl Strategy<Value = String> {
-    let fixed = prop::sample::select(vec![
+    ];
+    let leaves = vec![
         "\"assistant\"",
         "\"user\"",
         "\"tool_use\"",
@@ -179,29 +183,8 @@ fn leaf() -> impl Strategy<Value = String> {
         "\"\\ud800\"",
         "{}",
         "[]",
-    ])
-    .prop_map(str::to_owned);
-    prop_oneof![
-        4 => fixed,
-        1 => any::<String>().prop_map(|text| Value::String(text).to_string()),
-    ]
-}
-
-/// JSON text whose objects may repeat a key.
-pub(crate) fn value() -> impl Strategy<Value = String> {
-    leaf().prop_recursive(4, 48, 6, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..6)
-                .prop_map(|items| format!("[{}]", items.join(","))),
-            prop::collection::vec((key(), inner), 0..6).prop_map(|members| {
-                let members: Vec<String> = members
-                    .iter()
-                    .map(|(key, value)| format!("\"{key}\":{value}"))
-                    .collect();
-                format!("{{{}}}", members.join(","))
-            }),
-        ]
-    })
+    ];
+    json_text_of(keys, leaves, 4)
 }
 
 /// A message in the API's shape: a role, and blocks of the kinds the rules read.

@@ -9,7 +9,6 @@
 //! into the few facts the history rules read, which are judged only when it holds tool blocks
 //! (see docs/benchmarks.md#anthropic-history).
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -20,6 +19,7 @@ use serde_json::value::RawValue;
 use super::history::{self, History};
 use crate::engine::dialect::common;
 use crate::engine::dialect::common::preview;
+use crate::engine::dialect::request_basics::Basics;
 use crate::engine::json_scan::{self, Scan, Seen};
 use crate::engine::judge::Judge;
 use crate::engine::report::KeptJson;
@@ -95,13 +95,7 @@ struct Declarations {
 /// The body's members the rules read, `messages` read into its history on the way.
 #[derive(Default)]
 struct Fields<'a> {
-    model: Option<Value>,
-    stream: Option<Value>,
-    /// The `tools` array's exact text.
-    tools: Option<Cow<'a, str>>,
-    /// Its compiled tools, when the cache knew the text (stepped over, not read).
-    known: Option<Arc<CompiledTools>>,
-    tool_choice: Option<Value>,
+    basics: Basics<'a>,
     messages: Option<History<'a>>,
     thread: Option<Value>,
 }
@@ -121,29 +115,15 @@ impl<'a> Fields<'a> {
     /// The body's fields, or `None` when it is not one JSON object or does not parse (a member
     /// given twice included: serde's derived read refuses it).
     fn read(body: &'a [u8], cache: Option<&SchemaCache>) -> Option<Fields<'a>> {
-        if !common::is_object_text(body) {
-            return None;
-        }
-        if let Some(fields) = std::str::from_utf8(body)
-            .ok()
-            .and_then(|text| Fields::scanned(text, cache))
-        {
-            return Some(fields);
-        }
-        Fields::by_serde(body)
+        let scanned = |text| Fields::scanned(text, cache);
+        common::read_fields(body, scanned, Fields::by_serde)
     }
 
     /// The fields as serde reads them.
     fn by_serde(body: &[u8]) -> Option<Fields<'a>> {
         let read: SerdeFields = common::from_json_bytes(body).ok()?;
         Some(Fields {
-            model: read.model,
-            stream: read.stream,
-            tools: read
-                .tools
-                .map(|raw| Cow::Owned(Box::<str>::from(raw).into())),
-            known: None,
-            tool_choice: read.tool_choice,
+            basics: Basics::of_serde(read.model, read.stream, read.tools, read.tool_choice),
             messages: read.messages.map(History::raw),
             thread: read.thread,
         })
@@ -160,20 +140,10 @@ impl<'a> Fields<'a> {
         let mut scan = Scan::new(text);
         scan.object(|scan, key| {
             let f = &mut fields;
+            if let Some(read) = f.basics.scan_member(key, scan, &mut seen, (cache, &TOOLS)) {
+                return read;
+            }
             match key {
-                "model" => seen.fill(0, &mut f.model, json_scan::optional(scan)),
-                "stream" => seen.fill(1, &mut f.stream, json_scan::optional(scan)),
-                "tools" => {
-                    let known = cache
-                        .and_then(|cache| scan.known_text(|rest| cache.known_at(rest, &TOOLS)));
-                    if let Some((text, compiled)) = known {
-                        f.known = Some(compiled);
-                        return seen.fill(2, &mut f.tools, Some(Some(Cow::Borrowed(text))));
-                    }
-                    let text = |scan: &mut Scan<'a>| scan.raw_text().map(Cow::Borrowed);
-                    seen.fill(2, &mut f.tools, json_scan::optional_with(scan, text))
-                }
-                "tool_choice" => seen.fill(3, &mut f.tool_choice, json_scan::optional(scan)),
                 "messages" => {
                     let history = json_scan::optional_with(scan, History::scan);
                     seen.fill(4, &mut f.messages, history)
@@ -210,28 +180,27 @@ fn judge_fields(
     let Some(mut fields) = fields else {
         return (AnthropicRequest::default(), None);
     };
-    let text = fields.tools.as_deref();
-    let compiled = fields
-        .known
-        .take()
-        .or_else(|| Some(cache?.tools_for_text(text?, &TOOLS)));
+    let compiled = fields.basics.compiled(cache, &TOOLS);
+    let Basics {
+        model,
+        stream,
+        tools: text,
+        tool_choice: choice_sent,
+        ..
+    } = fields.basics;
+    let text = text.as_deref();
     let mut judge = Judge::new(sink, Stage::Request);
-    let fresh;
-    let declared = match compiled.as_deref().and_then(CompiledTools::reading) {
-        Some(kept) => kept,
-        None => {
-            fresh = declarations(text, compiled.as_deref(), &mut judge);
-            &fresh
-        }
-    };
+    let declared = common::kept_reading(compiled.as_deref(), &mut judge, |judge| {
+        declarations(text, judge)
+    });
     let servers: Vec<&str> = declared.servers.iter().map(String::as_str).collect();
-    let (choice, single_call) = tool_choice(
-        fields.tool_choice.as_ref(),
-        &declared.tools,
-        &servers,
-        &mut judge,
-    );
-    if let Some(messages) = fields.messages.as_ref().filter(|h| h.has_tool_blocks()) {
+    let (choice, single_call) =
+        tool_choice(choice_sent.as_ref(), &declared.tools, &servers, &mut judge);
+    if let Some(messages) = fields
+        .messages
+        .as_ref()
+        .filter(|h| history::has_tool_blocks(h))
+    {
         let continues = fields
             .thread
             .as_ref()
@@ -242,9 +211,9 @@ fn judge_fields(
     }
     let facts = RequestFacts {
         tools: declared.tools.keys().cloned().collect(),
-        tool_choice: fields.tool_choice.map(KeptJson::from),
+        tool_choice: choice_sent.map(KeptJson::from),
         parallel_tool_calls: single_call.then_some(false),
-        ..common::facts(fields.model.as_ref(), fields.stream.as_ref())
+        ..common::facts(model.as_ref(), stream.as_ref())
     };
     let request = AnthropicRequest {
         facts,
@@ -256,17 +225,10 @@ fn judge_fields(
     (request, compiled)
 }
 
-/// Reads and judges the `tools` array's `text`; keeps what it declares with its `compiled`
-/// tools when judging it reported nothing (an array with a finding is judged again on every
-/// request, so that every request reports it, whatever its route turns off).
-fn declarations(
-    text: Option<&str>,
-    compiled: Option<&CompiledTools>,
-    judge: &mut Judge<'_>,
-) -> Declarations {
-    let reported = judge.sink().reported();
+/// Reads and judges the `tools` array's `text`.
+fn declarations(text: Option<&str>, judge: &mut Judge<'_>) -> Declarations {
     let items = common::tool_items(text);
-    let declared = Declarations {
+    Declarations {
         tools: Arc::new(declare(&items, judge)),
         servers: items
             .iter()
@@ -275,11 +237,7 @@ fn declarations(
             .map(str::to_owned)
             .collect(),
         declares: !items.is_empty(),
-    };
-    if let Some(compiled) = compiled.filter(|_| judge.sink().reported() == reported) {
-        compiled.keep_reading(declared.clone());
     }
-    declared
 }
 
 /// A server tool: a `type` other than `custom` (date-versioned, e.g. `web_search_20250305`).

@@ -153,11 +153,8 @@ fn a_clean_array_is_judged_once_and_its_declarations_kept() {
     let Some(scanned) = Fields::scanned(&next, Some(&cache)) else {
         panic!("the body scans");
     };
-    assert!(
-        scanned
-            .known
-            .is_some_and(|known| Arc::ptr_eq(&known, &compiled))
-    );
+    let known = scanned.basics.known();
+    assert!(known.is_some_and(|known| Arc::ptr_eq(known, &compiled)));
 }
 
 #[test]

@@ -12,17 +12,20 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::input::{self, Input};
 use super::tool_choice;
 use std::sync::Arc;
 
 use crate::engine::custom_input::RegexGrammar;
 use crate::engine::dialect::common;
 use crate::engine::dialect::common::preview;
+use crate::engine::dialect::request_basics::Basics;
+use crate::engine::json_scan::{self, Scan, Seen};
 use crate::engine::judge::Judge;
 use crate::engine::report::KeptJson;
 use crate::engine::report::RequestFacts;
 use crate::engine::rules::RuleId;
-use crate::engine::schema::{CompiledTools, Declaration, ToolReading};
+use crate::engine::schema::{CompiledTools, Declaration, SchemaCache, ToolReading};
 use crate::engine::violation::{Stage, ViolationSink};
 
 /// How the Responses API's `tools` array declares function tools: flat,
@@ -97,65 +100,159 @@ pub enum Choice {
 #[derive(Debug, Clone, Default)]
 pub struct ResponsesRequest {
     pub facts: RequestFacts,
-    pub tools: BTreeMap<String, Tool>,
+    pub tools: Arc<BTreeMap<String, Tool>>,
     /// Whether `tools` was a non-empty array (of any tool types).
     pub declares: bool,
     pub choice: Choice,
-    pub raw_tools: Option<Box<RawValue>>,
 }
 
+/// What the `tools` array declares, read from its text alone: kept with its compiled schemas
+/// when reading it reported nothing (see [`common::kept_reading`]).
+#[derive(Debug, Clone, Default)]
+struct Declarations {
+    tools: Arc<BTreeMap<String, Tool>>,
+    /// `tools` is a non-empty array.
+    declares: bool,
+}
+
+/// The body's members the rules read, `input` read into its items on the way.
+#[derive(Default)]
+struct Fields<'a> {
+    basics: Basics<'a>,
+    parallel_tool_calls: Option<Value>,
+    /// Most of an agent's request: judged only when it holds call ids.
+    input: Option<Input<'a>>,
+    previous_response_id: Option<Value>,
+    conversation: Option<Value>,
+}
+
+/// The same members as serde reads them, where the scan gives up.
 #[derive(Deserialize)]
-struct Fields {
+struct SerdeFields {
     model: Option<Value>,
     stream: Option<Value>,
     tools: Option<Box<RawValue>>,
     tool_choice: Option<Value>,
     parallel_tool_calls: Option<Value>,
-    /// Kept unparsed: it is most of a request's bytes, and read only when it holds call ids.
     input: Option<Box<RawValue>>,
     previous_response_id: Option<Value>,
     conversation: Option<Value>,
 }
 
-/// Reads the body; never fails (an unparsable body declares nothing). `compile` gives the
-/// `tools` array's compiled form (the schema cache's), returned beside the request; its
-/// grammars are what custom tools are judged by.
+impl<'a> Fields<'a> {
+    /// The body's fields, or `None` when it is not one JSON object or does not parse (a member
+    /// given twice included: serde's derived read refuses it).
+    fn read(body: &'a [u8], cache: Option<&SchemaCache>) -> Option<Fields<'a>> {
+        let scanned = |text| Fields::scanned(text, cache);
+        common::read_fields(body, scanned, Fields::by_serde)
+    }
+
+    /// The fields as serde reads them.
+    fn by_serde(body: &[u8]) -> Option<Fields<'a>> {
+        let read: SerdeFields = common::from_json_bytes(body).ok()?;
+        Some(Fields {
+            basics: Basics::of_serde(read.model, read.stream, read.tools, read.tool_choice),
+            parallel_tool_calls: read.parallel_tool_calls,
+            input: read.input.map(Input::raw),
+            previous_response_id: read.previous_response_id,
+            conversation: read.conversation,
+        })
+    }
+
+    /// The fields read in one pass by [`json_scan`] (the members skipped checked as serde
+    /// checks them, `input` read as [`Input::scan`] reads it), or `None` where it gives up:
+    /// serde then reads the body. A `tools` array among `cache`'s recent ones is stepped over,
+    /// not read, and comes with its compiled tools.
+    fn scanned(text: &'a str, cache: Option<&SchemaCache>) -> Option<Fields<'a>> {
+        let mut fields = Fields::default();
+        let mut seen = Seen::default();
+        let mut scan = Scan::new(text);
+        scan.object(|scan, key| {
+            let f = &mut fields;
+            if let Some(read) = f.basics.scan_member(key, scan, &mut seen, (cache, &TOOLS)) {
+                return read;
+            }
+            match key {
+                "parallel_tool_calls" => {
+                    seen.fill(4, &mut f.parallel_tool_calls, json_scan::optional(scan))
+                }
+                "input" => {
+                    let input = json_scan::optional_with(scan, Input::scan);
+                    seen.fill(5, &mut f.input, input)
+                }
+                "previous_response_id" => {
+                    seen.fill(6, &mut f.previous_response_id, json_scan::optional(scan))
+                }
+                "conversation" => seen.fill(7, &mut f.conversation, json_scan::optional(scan)),
+                _ => scan.skip(),
+            }
+        })?;
+        scan.end()?;
+        Some(fields)
+    }
+}
+
+/// Reads the body; never fails (an unparsable body declares nothing). With the request, the
+/// `tools` array's compiled form from `cache` (compiled on first sight); its grammars are what
+/// custom tools are judged by.
 pub fn parse(
     body: &[u8],
-    compile: impl FnOnce(&RawValue) -> Arc<CompiledTools>,
+    cache: &SchemaCache,
     sink: &mut ViolationSink,
 ) -> (ResponsesRequest, Option<Arc<CompiledTools>>) {
-    let Some(fields) = common::read_object::<Fields>(body) else {
+    judge_fields(Fields::read(body, Some(cache)), Some(cache), sink)
+}
+
+/// The request `fields` make (by default, when the body gave none), judged, and the compiled
+/// tools of its array (none without a `cache`).
+fn judge_fields(
+    fields: Option<Fields<'_>>,
+    cache: Option<&SchemaCache>,
+    sink: &mut ViolationSink,
+) -> (ResponsesRequest, Option<Arc<CompiledTools>>) {
+    let Some(mut fields) = fields else {
         return (ResponsesRequest::default(), None);
     };
+    let compiled = fields.basics.compiled(cache, &TOOLS);
+    let Basics {
+        model,
+        stream,
+        tools: text,
+        tool_choice,
+        ..
+    } = fields.basics;
+    let text = text.as_deref();
     let mut judge = Judge::new(sink, Stage::Request);
-    let compiled = fields.tools.as_deref().map(compile);
-    let items = common::tool_items(fields.tools.as_deref().map(RawValue::get));
-    let tools = declare(&items, compiled.as_deref(), &mut judge);
+    let declared = common::kept_reading(compiled.as_deref(), &mut judge, |judge| {
+        let items = common::tool_items(text);
+        Declarations {
+            tools: Arc::new(declare(&items, compiled.as_deref(), judge)),
+            declares: !items.is_empty(),
+        }
+    });
     if let Some(input) = fields
         .input
         .as_ref()
-        .filter(|raw| raw.get().contains("call_id"))
+        .filter(|input| input::has_call_ids(input))
     {
         let continues = [&fields.previous_response_id, &fields.conversation]
             .iter()
             .any(|field| field.as_ref().is_some_and(|v| !v.is_null()));
-        check_input(input, continues, &mut judge);
+        input::check(input, continues, &mut judge);
     }
-    let choice = tool_choice::interpret(fields.tool_choice.as_ref());
-    tool_choice::check_request(&choice, &tools, !items.is_empty(), &mut judge);
+    let choice = tool_choice::interpret(tool_choice.as_ref());
+    tool_choice::check_request(&choice, &declared.tools, declared.declares, &mut judge);
     let facts = RequestFacts {
-        tools: tools.keys().cloned().collect(),
-        tool_choice: fields.tool_choice.map(KeptJson::from),
+        tools: declared.tools.keys().cloned().collect(),
+        tool_choice: tool_choice.map(KeptJson::from),
         parallel_tool_calls: fields.parallel_tool_calls.as_ref().and_then(Value::as_bool),
-        ..common::facts(fields.model.as_ref(), fields.stream.as_ref())
+        ..common::facts(model.as_ref(), stream.as_ref())
     };
     let request = ResponsesRequest {
         facts,
-        tools,
-        declares: !items.is_empty(),
+        tools: Arc::clone(&declared.tools),
+        declares: declared.declares,
         choice,
-        raw_tools: fields.tools,
     };
     (request, compiled)
 }
@@ -298,45 +395,5 @@ fn custom_format(
     None
 }
 
-/// The longest `call_id` the spec allows on input items.
-const MAX_CALL_ID: usize = 64;
-
-/// `call_id_too_long` and `function_call_output_orphan` over the input items. A result whose
-/// call is not in `input` is fine when the call lives server-side (`previous_response_id` or
-/// `conversation` set).
-fn check_input(input: &RawValue, continues: bool, judge: &mut Judge<'_>) {
-    let Ok(Value::Array(items)) = serde_json::from_str::<Value>(input.get()) else {
-        return;
-    };
-    let mut calls = std::collections::HashSet::new();
-    for item in &items {
-        if matches!(
-            item.get("type").and_then(Value::as_str),
-            Some("function_call" | "custom_tool_call")
-        ) && let Some(id) = item.get("call_id").and_then(Value::as_str)
-        {
-            calls.insert(id);
-        }
-    }
-    for (position, item) in items.iter().enumerate() {
-        let Some(id) = item.get("call_id").and_then(Value::as_str) else {
-            continue;
-        };
-        let mut judge = judge.under(format_args!("/input/{position}/call_id"));
-        if id.len() > MAX_CALL_ID {
-            let detail = format!(
-                "call_id is {} characters; the spec allows {MAX_CALL_ID}",
-                id.len()
-            );
-            judge.flag(RuleId::ResponsesRequestCallIdTooLong, "", detail);
-        }
-        let output = matches!(
-            item.get("type").and_then(Value::as_str),
-            Some("function_call_output" | "custom_tool_call_output")
-        );
-        if output && !continues && !calls.contains(id) {
-            let detail = format!("a tool result for call_id {id:?}, which no call in input has");
-            judge.flag(RuleId::ResponsesRequestFunctionCallOutputOrphan, "", detail);
-        }
-    }
-}
+#[cfg(test)]
+mod tests;
