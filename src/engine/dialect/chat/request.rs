@@ -142,14 +142,18 @@ impl Fields {
             match key {
                 "model" => seen.fill(0, &mut f.model, json_scan::optional(scan)),
                 "stream" => seen.fill(1, &mut f.stream, json_scan::optional(scan)),
+                // Written out, not through `common::scan_tools`: on this path (every Chat
+                // request) the helper costs more (docs/benchmarks.md#anthropic-history).
                 "tools" => {
-                    let read = common::scan_tools(scan, cache, &TOOLS).map(|tools| {
-                        tools.map(|(text, known)| {
-                            f.known_tools = known;
-                            RawJson(text.into())
-                        })
-                    });
-                    seen.fill(2, &mut f.tools, read)
+                    let known = cache
+                        .and_then(|cache| scan.known_text(|rest| cache.known_at(rest, &TOOLS)));
+                    match known {
+                        Some((text, compiled)) => {
+                            f.known_tools = Some(compiled);
+                            seen.fill(2, &mut f.tools, Some(Some(RawJson(text.into()))))
+                        }
+                        None => seen.fill(2, &mut f.tools, raw(scan)),
+                    }
                 }
                 "tool_choice" => seen.fill(3, &mut f.tool_choice, KeptJson::read(scan)),
                 "parallel_tool_calls" => {
