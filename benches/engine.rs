@@ -1,8 +1,8 @@
 //! Engine benchmarks: MB/s of SSE checked (framing, reassembly, fragment and complete-stage
 //! rules, schema validation), ns per buffered tool call validated, and MB/s of requests whose
 //! `tools` an earlier exchange already sent (an agent's every turn) read at an exchange's start,
-//! and MB/s of an Anthropic or Responses agent's request (its whole tool history) read at an
-//! exchange's start.
+//! and MB/s of an Anthropic, Responses or Gemini agent's request (its whole tool history) read at
+//! an exchange's start.
 //! Run with `cargo bench --bench engine`.
 
 // Test and bench code may stop loudly: the deny lints in Cargo.toml guard the product code.
@@ -222,4 +222,37 @@ fn responses_agent_request(turns: usize) -> Vec<u8> {
 #[divan::bench(args = [1, 50])]
 fn responses_request_start_with_history(bencher: divan::Bencher, turns: usize) {
     bench_later_turns(bencher, Dialect::Responses, &responses_agent_request(turns));
+}
+
+/// A Gemini `generateContent` request of a coding agent `turns` tool round trips in: each turn a
+/// `functionCall` answered by a `functionResponse` holding a 4 KiB file, under 16 function
+/// declarations (~5 KB), the whole `contents` sent again every turn.
+fn gemini_agent_request(turns: usize) -> Vec<u8> {
+    let file: String = "fn main() { println!(\"hello\"); }\n".repeat(4096 / 33);
+    let mut contents = vec![json!({"role":"user","parts":[{"text":"Fix the failing test."}]})];
+    for turn in 0..turns {
+        let path = format!("src/f{turn}.rs");
+        contents.push(json!({"role":"model","parts":[
+            {"functionCall":{"name":"tool_0","args":{"path":path}}}]}));
+        contents.push(json!({"role":"user","parts":[
+            {"functionResponse":{"name":"tool_0","response":{"content":file}}}]}));
+    }
+    let declarations: Vec<_> = (0..16)
+        .map(|i| {
+            json!({"name":format!("tool_{i}"),
+            "description":"Reads a file of the workspace and returns its text, or an error.",
+            "parameters":{"type":"object","properties":{
+                "path":{"type":"string","description":"Path from the workspace root"},
+                "offset":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":1}},
+            "required":["path"]}})
+        })
+        .collect();
+    json!({"contents":contents,"tools":[{"functionDeclarations":declarations}]})
+        .to_string()
+        .into_bytes()
+}
+
+#[divan::bench(args = [1, 50])]
+fn gemini_request_start_with_history(bencher: divan::Bencher, turns: usize) {
+    bench_later_turns(bencher, Dialect::Gemini, &gemini_agent_request(turns));
 }
