@@ -2,7 +2,8 @@
 //! (`anthropic.request.tool_use_unanswered`, `tool_result_not_leading`, `tool_result_orphan`,
 //! `history_tool_use_input_not_object`).
 //!
-//! Input: the request's `messages` array, unparsed. Output: request-stage violations. The rule
+//! Input: the request's `messages`, as the body's first read left it ([`History`]: read with
+//! the rest of the body, or kept as text by serde). Output: request-stage violations. The rule
 //! the API enforces: every `tool_use` of an assistant message is answered by a `tool_result` in
 //! the immediately following user message, and those results lead that message's content.
 //! A request that continues a server-held thread (`thread: {"type":"continue",

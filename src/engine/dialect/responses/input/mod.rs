@@ -1,8 +1,8 @@
 //! Judges the call items of a Responses API request's `input`
 //! (`responses.request.call_id_too_long`, `function_call_output_orphan`).
 //!
-//! Input: the request's `input`, read with the rest of the body ([`Input::scan`]) or kept as
-//! text by serde's read of it ([`Input::raw`]). Output: request-stage violations. A result
+//! Input: the request's `input`, as the body's first read left it ([`Input`]: read with the
+//! rest of the body, or kept as text by serde). Output: request-stage violations. A result
 //! (`function_call_output`, `custom_tool_call_output`) answers a call (`function_call`,
 //! `custom_tool_call`) of the same `call_id` in `input`, unless the call lives server-side
 //! (`previous_response_id` or `conversation` set); a `call_id` is at most 64 characters.
