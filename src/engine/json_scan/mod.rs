@@ -324,10 +324,8 @@ impl<'a> Scan<'a> {
 
     /// The next value's exact text, skipped with each number token checked by `number`.
     fn text_checking(&mut self, number: fn(&str) -> bool) -> Option<&'a str> {
-        self.peek()?;
-        let start = self.at;
-        self.skip_checking(number)?;
-        self.text.get(start..self.at)
+        let (text, ()) = self.with_text(|scan| scan.skip_checking(number))?;
+        Some(text)
     }
 
     /// Skips the next value, checking it as strictly as [`Scan::value`] reads it (numbers

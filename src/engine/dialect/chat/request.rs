@@ -93,16 +93,12 @@ struct Fields {
 impl Fields {
     /// The body's fields, or `None` when it is not one JSON object.
     fn read(body: &[u8], cache: Option<&SchemaCache>) -> Option<Fields> {
-        // serde's derived struct would also accept a JSON array; a request is an object.
-        if !common::is_object_text(body) {
-            return None;
-        }
-        if let Some(fields) = std::str::from_utf8(body)
-            .ok()
-            .and_then(|text| Fields::scanned(text, cache))
-        {
-            return Some(fields);
-        }
+        let scanned = |text| Fields::scanned(text, cache);
+        common::read_fields(body, scanned, Fields::by_serde)
+    }
+
+    /// The fields as serde reads them; a member given twice as a `Value` reads it.
+    fn by_serde(body: &[u8]) -> Option<Fields> {
         match common::from_json_bytes::<Fields>(body) {
             Ok(fields) => Some(fields),
             // Duplicate keys are an error for a derived struct; a Value keeps the last one,
