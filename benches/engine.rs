@@ -111,17 +111,34 @@ fn buffered_tool_calls_validated(bencher: divan::Bencher, calls: usize) {
     });
 }
 
+/// The description of the benches' tools, each a coding agent's `read_file`.
+const READ_FILE: &str = "Reads a file of the workspace and returns its text, or an error.";
+
+/// A `read_file` tool's parameters: a path, an offset and a limit (`closed`: no other property,
+/// which Gemini's schema dialect does not take).
+fn read_file_parameters(closed: bool) -> serde_json::Value {
+    let mut schema = json!({"type":"object","properties":{
+        "path":{"type":"string","description":"Path from the workspace root"},
+        "offset":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":1}},
+        "required":["path"]});
+    if closed {
+        schema["additionalProperties"] = json!(false);
+    }
+    schema
+}
+
+/// A workspace file of about 4 KiB, what a coding agent's tool result holds.
+fn agent_file() -> String {
+    "fn main() { println!(\"hello\"); }\n".repeat(4096 / 33)
+}
+
 /// A request declaring `tools` function tools, each with a schema of a few properties (about
 /// 340 bytes a tool: 64 tools make a coding agent's ~22 KB array).
 fn request_with_tools(tools: usize) -> Vec<u8> {
     let declared: Vec<_> = (0..tools)
         .map(|i| {
             json!({"type":"function","function":{"name":format!("tool_{i}"),
-            "description":"Reads a file of the workspace and returns its text, or an error.",
-            "parameters":{"type":"object","properties":{
-                "path":{"type":"string","description":"Path from the workspace root"},
-                "offset":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":1}},
-            "required":["path"],"additionalProperties":false}}})
+                "description":READ_FILE,"parameters":read_file_parameters(true)}})
         })
         .collect();
     json!({"model":"m","stream":true,"messages":[{"role":"user","content":"x"}],"tools":declared})
@@ -147,7 +164,7 @@ fn request_start_with_repeated_tools(bencher: divan::Bencher, tools: usize) {
 /// assistant `tool_use` (a `read_file` call) answered by a user `tool_result` holding a 4 KiB
 /// file, under 16 declared tools (~6 KB). What every later turn sends again, whole.
 fn anthropic_agent_request(turns: usize) -> Vec<u8> {
-    let file: String = "fn main() { println!(\"hello\"); }\n".repeat(4096 / 33);
+    let file = agent_file();
     let mut messages = vec![json!({"role":"user","content":"Fix the failing test."})];
     for turn in 0..turns {
         let id = format!("toolu_{turn:04}");
@@ -159,12 +176,8 @@ fn anthropic_agent_request(turns: usize) -> Vec<u8> {
     }
     let tools: Vec<_> = (0..16)
         .map(|i| {
-            json!({"name":format!("tool_{i}"),
-            "description":"Reads a file of the workspace and returns its text, or an error.",
-            "input_schema":{"type":"object","properties":{
-                "path":{"type":"string","description":"Path from the workspace root"},
-                "offset":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":1}},
-            "required":["path"],"additionalProperties":false}})
+            json!({"name":format!("tool_{i}"),"description":READ_FILE,
+                "input_schema":read_file_parameters(true)})
         })
         .collect();
     json!({"model":"m","max_tokens":1024,"stream":true,"messages":messages,"tools":tools})
@@ -194,7 +207,7 @@ fn anthropic_request_start_with_history(bencher: divan::Bencher, turns: usize) {
 /// `function_call` answered by a `function_call_output` holding a 4 KiB file, under 16 declared
 /// function tools (~5 KB), the whole `input` sent again every turn.
 fn responses_agent_request(turns: usize) -> Vec<u8> {
-    let file: String = "fn main() { println!(\"hello\"); }\n".repeat(4096 / 33);
+    let file = agent_file();
     let mut input = vec![json!({"role":"user","content":"Fix the failing test."})];
     for turn in 0..turns {
         let id = format!("call_{turn:04}");
@@ -206,12 +219,8 @@ fn responses_agent_request(turns: usize) -> Vec<u8> {
     }
     let tools: Vec<_> = (0..16)
         .map(|i| {
-            json!({"type":"function","name":format!("tool_{i}"),
-            "description":"Reads a file of the workspace and returns its text, or an error.",
-            "parameters":{"type":"object","properties":{
-                "path":{"type":"string","description":"Path from the workspace root"},
-                "offset":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":1}},
-            "required":["path"],"additionalProperties":false}})
+            json!({"type":"function","name":format!("tool_{i}"),"description":READ_FILE,
+                "parameters":read_file_parameters(true)})
         })
         .collect();
     json!({"model":"m","stream":true,"input":input,"tools":tools})
@@ -228,7 +237,7 @@ fn responses_request_start_with_history(bencher: divan::Bencher, turns: usize) {
 /// `functionCall` answered by a `functionResponse` holding a 4 KiB file, under 16 function
 /// declarations (~5 KB), the whole `contents` sent again every turn.
 fn gemini_agent_request(turns: usize) -> Vec<u8> {
-    let file: String = "fn main() { println!(\"hello\"); }\n".repeat(4096 / 33);
+    let file = agent_file();
     let mut contents = vec![json!({"role":"user","parts":[{"text":"Fix the failing test."}]})];
     for turn in 0..turns {
         let path = format!("src/f{turn}.rs");
@@ -239,12 +248,8 @@ fn gemini_agent_request(turns: usize) -> Vec<u8> {
     }
     let declarations: Vec<_> = (0..16)
         .map(|i| {
-            json!({"name":format!("tool_{i}"),
-            "description":"Reads a file of the workspace and returns its text, or an error.",
-            "parameters":{"type":"object","properties":{
-                "path":{"type":"string","description":"Path from the workspace root"},
-                "offset":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":1}},
-            "required":["path"]}})
+            json!({"name":format!("tool_{i}"),"description":READ_FILE,
+                "parameters":read_file_parameters(false)})
         })
         .collect();
     json!({"contents":contents,"tools":[{"functionDeclarations":declarations}]})
